@@ -1,0 +1,69 @@
+# ebb's build. Plain GNU Make: the project is one binary and a few test
+# programs, and make's pattern rules say that in forty lines (docs/BUILD.md).
+#
+#   make                      build build/ebb
+#   make test                 unit and integration tests
+#   make test SANITIZER=address    the same under ASan (build-address/)
+#   make test SANITIZER=undefined  the same under UBSan (build-undefined/)
+#   make bench                benchmarks, figures into docs/BENCHMARKS.md
+
+CC      ?= cc
+PKGS    := sqlite3 libevent libmicrohttpd jansson inih libcurl
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L \
+           -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers \
+           $(shell pkg-config --cflags $(PKGS))
+LDLIBS  += $(shell pkg-config --libs $(PKGS)) -lm
+
+ifeq ($(SANITIZER),)
+BUILD   ?= build
+else
+BUILD   ?= build-$(SANITIZER)
+CFLAGS  += -fsanitize=$(SANITIZER) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=$(SANITIZER)
+endif
+
+LIB_SRC   := $(filter-out src/main.c,$(wildcard src/*.c))
+LIB_OBJ   := $(LIB_SRC:src/%.c=$(BUILD)/src/%.o)
+UNIT      := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
+INTEG     := $(patsubst tests/integration/%.c,$(BUILD)/tests/%,$(wildcard tests/integration/test_*.c))
+HARNESS   := $(BUILD)/tests/harness.o
+BENCH     := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
+
+all: $(BUILD)/ebb
+
+$(BUILD)/src/%.o: src/%.c $(wildcard src/*.h) | $(BUILD)/src
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/libebb.a: $(LIB_OBJ)
+	$(AR) rcs $@ $^
+
+$(BUILD)/ebb: $(BUILD)/src/main.o $(BUILD)/libebb.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(HARNESS): tests/harness.c tests/harness.h $(wildcard src/*.h) | $(BUILD)/tests
+	$(CC) $(CFLAGS) -Isrc -c -o $@ $<
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libebb.a $(HARNESS) | $(BUILD)/tests
+	$(CC) $(CFLAGS) -Isrc -Itests $(LDFLAGS) -o $@ $< $(HARNESS) $(BUILD)/libebb.a $(LDLIBS) -lcmocka
+
+$(BUILD)/tests/%: tests/integration/%.c $(BUILD)/libebb.a $(HARNESS) | $(BUILD)/tests
+	$(CC) $(CFLAGS) -Isrc -Itests $(LDFLAGS) -o $@ $< $(HARNESS) $(BUILD)/libebb.a $(LDLIBS) -lcmocka
+
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libebb.a | $(BUILD)/bench
+	$(CC) $(CFLAGS) -Isrc $(LDFLAGS) -o $@ $< $(BUILD)/libebb.a $(LDLIBS) -lpthread
+
+$(BUILD)/src $(BUILD)/tests $(BUILD)/bench:
+	mkdir -p $@
+
+test: $(BUILD)/ebb $(UNIT) $(INTEG)
+	EBB_BIN=$(abspath $(BUILD)/ebb) EBB_SRC=$(CURDIR) ./tests/run.sh $(UNIT) $(INTEG)
+
+bench: $(BUILD)/ebb $(BENCH)
+	EBB_BIN=$(abspath $(BUILD)/ebb) ./bench/run.sh $(BUILD)/bench
+
+clean:
+	rm -rf build build-address build-undefined
+
+.PHONY: all test bench clean
+.SECONDARY:

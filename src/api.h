@@ -1,0 +1,43 @@
+/* The HTTP API under /v1: routing, bearer tokens, and the handlers, which
+ * live in api_jobs.c (clients) and api_worker.c (workers). docs/API.md is
+ * its reference. */
+#ifndef EBB_API_H
+#define EBB_API_H
+
+#include "error.h"
+#include "httpd.h"
+#include "jsonin.h"
+#include "server.h"
+
+struct api_call {
+	struct server *srv;
+	struct request *req;
+	/* The caller's token; NULL when no token is configured (open API). */
+	const struct token_conf *token;
+	/* Jobs the caller may see: its team, or NULL for all. */
+	const char *team;
+	int64_t id; /* the {id} of the path */
+	json_t *body;
+};
+
+/* Entry point for every complete request. */
+void api_handle(struct server *s, struct request *req);
+
+/* Replies with the error and returns -1, for `return api_fail(c, &err)`. */
+int api_fail(struct api_call *c, const struct ebb_error *e);
+/* Checks the body against fields; on error replies and returns -1. */
+int api_body(struct api_call *c, const struct field *fields);
+
+int api_submit(struct api_call *c);
+int api_list(struct api_call *c);
+int api_get(struct api_call *c);
+int api_cancel(struct api_call *c);
+int api_stats(struct api_call *c);
+
+int api_lease(struct api_call *c);
+int api_heartbeat(struct api_call *c);
+int api_checkpoint(struct api_call *c);
+int api_complete(struct api_call *c);
+int api_fail_job(struct api_call *c);
+
+#endif

@@ -1,0 +1,25 @@
+/* Subcommands: one file each (cmd_NAME.c), dispatched from main.c's table.
+ * Each returns the process exit code; only main exits. */
+#ifndef EBB_CMD_H
+#define EBB_CMD_H
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+extern const struct command commands[];
+
+int cmd_serve(int argc, char **argv);
+int cmd_submit(int argc, char **argv);
+int cmd_jobs(int argc, char **argv);
+int cmd_job(int argc, char **argv);
+int cmd_cancel(int argc, char **argv);
+int cmd_config(int argc, char **argv);
+int cmd_version(int argc, char **argv);
+int cmd_help(int argc, char **argv);
+
+#define EBB_VERSION "0.1.0"
+
+#endif

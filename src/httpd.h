@@ -1,0 +1,66 @@
+/* The HTTP server: libmicrohttpd driven from the libevent loop through its
+ * epoll descriptor, one thread, no locks.
+ *
+ * A handler never writes a reply straight to the socket. Every reply waits,
+ * with its connection suspended, until the next flush; a flush first calls
+ * the owner's commit hook, so no reply leaves before the store changes it
+ * acknowledges are on disk, and all the requests read in one pass of the
+ * loop share one commit. A long-poll is a request with no reply yet. */
+#ifndef EBB_HTTPD_H
+#define EBB_HTTPD_H
+
+#include <event2/event.h>
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct httpd;
+struct request;
+
+struct httpd_hooks {
+	void *ctx;
+	/* A complete request: reply now (request_reply) or later (park it). */
+	void (*handle)(void *ctx, struct request *req);
+	/* Called at every flush before pending replies go out (and once
+	 * more after the last of them): commit what the batch wrote. Nonzero
+	 * when it could not, and every pending reply becomes a 500. */
+	int (*commit)(void *ctx);
+	/* A request is gone: replied, or its client went away. sent is 1 when
+	 * its reply was written in full. */
+	void (*done)(void *ctx, struct request *req, int sent);
+};
+
+struct httpd_options {
+	const char *listen; /* "host:port" or "[v6]:port" */
+	int64_t max_body;
+	int64_t max_connections;
+	int64_t connection_timeout_ms;
+};
+
+struct httpd *httpd_start(struct event_base *base, const struct httpd_options *o,
+			  const struct httpd_hooks *hooks, char *err, size_t errsize);
+int httpd_port(const struct httpd *h);
+/* Commits and sends every reply made since the last flush. Call it after
+ * any event that may have produced replies. */
+void httpd_flush(struct httpd *h);
+void httpd_stop(struct httpd *h);
+
+const char *request_method(const struct request *req);
+const char *request_path(const struct request *req);
+const char *request_header(const struct request *req, const char *name);
+const char *request_query(const struct request *req, const char *key);
+const char *request_body(const struct request *req, size_t *len);
+/* The body went over max_body and was not kept. */
+int request_body_too_large(const struct request *req);
+void request_set_data(struct request *req, void *data);
+void *request_data(const struct request *req);
+
+/* Queues a JSON reply (steals body); it leaves at the next flush. */
+void request_reply(struct request *req, int status, json_t *body);
+/* Same with a body already in the Prometheus or plain text format. */
+void request_reply_text(struct request *req, int status, const char *content_type, char *text);
+
+/* Is host:port an address on the loopback interface? -1 if it does not parse. */
+int httpd_is_loopback(const char *listen);
+
+#endif

@@ -1,0 +1,71 @@
+/* The job: what a client submits, what the store keeps, what a worker runs. */
+#ifndef EBB_JOB_H
+#define EBB_JOB_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "config.h"
+
+enum job_state {
+	JOB_QUEUED,
+	JOB_DELAYED,
+	JOB_LEASED,
+	JOB_SUCCEEDED,
+	JOB_FAILED,
+	JOB_DEAD,
+	JOB_CANCELLED,
+	JOB_NSTATES
+};
+
+#define JOB_CHECKPOINT_MAX (64 * 1024)
+#define JOB_KEY_MAX 256
+
+struct job {
+	int64_t id;
+	enum job_state state;
+	char type[CONF_NAME_MAX + 1];
+	char lane[CONF_NAME_MAX + 1];
+	char team[CONF_NAME_MAX + 1];
+	int lane_rank;
+	int priority;
+	char *command; /* JSON array of strings, or NULL */
+	char *payload; /* JSON text, or NULL */
+	char *labels;  /* JSON array of strings the worker must offer, or NULL */
+	int gpus;
+	int min_vram_gb;
+	int64_t items;
+	int64_t timeout_s;
+	int max_attempts;
+	int attempts; /* leases handed out that counted */
+	int64_t run_at_ms;
+	int64_t created_ms;
+	int64_t updated_ms;
+	int64_t finished_ms;
+	char *idem_key;
+	int64_t idem_hash;
+	/* The lease: a fencing token that grows with every lease of this job. */
+	int64_t lease_token;
+	char worker[CONF_NAME_MAX + 1];
+	int64_t lease_expires_ms;
+	int64_t lease_ms;
+	char *checkpoint;
+	int64_t items_done;
+	char *error;
+	char *result; /* JSON text, or NULL */
+	/* Order within a lane and priority, before the id: smaller first. */
+	int64_t seq;
+};
+
+const char *job_state_name(enum job_state s);
+int job_state_parse(const char *name); /* -1: unknown */
+int job_state_terminal(enum job_state s);
+
+void job_free(struct job *job);
+/* Replaces *dst with a copy of src (NULL stays NULL). */
+void job_set_str(char **dst, const char *src);
+
+/* The API's view of a job: always has "id" and "state". */
+json_t *job_to_json(const struct job *job);
+
+#endif

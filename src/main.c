@@ -1,0 +1,33 @@
+/* ebb: one binary, many subcommands, dispatched from one table. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+
+const struct command commands[] = {
+	{"serve", cmd_serve, "run the control plane: queue, HTTP API"},
+	{"submit", cmd_submit, "submit a job"},
+	{"jobs", cmd_jobs, "list jobs"},
+	{"job", cmd_job, "show one job"},
+	{"cancel", cmd_cancel, "cancel a job"},
+	{"config", cmd_config, "check a config file, or print the example config"},
+	{"version", cmd_version, "print the version"},
+	{"help", cmd_help, "list the commands"},
+	{NULL, NULL, NULL},
+};
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return cmd_help(argc, argv) ? 2 : 2;
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+		return cmd_help(1, argv);
+	if (strcmp(argv[1], "--version") == 0)
+		return cmd_version(1, argv);
+	for (const struct command *c = commands; c->name; c++) {
+		if (strcmp(c->name, argv[1]) == 0)
+			return c->run(argc - 1, argv + 1);
+	}
+	fprintf(stderr, "ebb: unknown command '%s' (see 'ebb help')\n", argv[1]);
+	return 2;
+}

@@ -1,0 +1,65 @@
+/* Queue semantics on top of the store: submit with idempotency keys, lanes
+ * and priorities, delays, fenced leases, retries with backoff, dead-letter,
+ * per-type concurrency limits and cancellation. Every function reads time
+ * from the injected clock and leaves its writes in the store's open batch. */
+#ifndef EBB_QUEUE_H
+#define EBB_QUEUE_H
+
+#include <stdint.h>
+
+#include "clock.h"
+#include "config.h"
+#include "error.h"
+#include "store.h"
+
+struct queue {
+	struct store *store;
+	const struct config *cfg;
+	const struct clock *clock;
+	uint64_t rng; /* backoff jitter; seeded by the caller */
+	/* Set when a job may have become leasable: waiting workers are worth
+	 * another look. */
+	int ready_changed;
+};
+
+void queue_init(struct queue *q, struct store *store, const struct config *cfg,
+		const struct clock *clock, uint64_t seed);
+
+/* job holds the request (lane, type, team, ... set; id, state and times
+ * not). On success job is the stored job, and *existed is 1 when the
+ * idempotency key named an earlier job with the same body. */
+int queue_submit(struct queue *q, struct job *job, int64_t delay_ms, int *existed,
+		 struct ebb_error *err);
+
+/* 1 and the leased job in out, 0 when nothing fits, -1 on error. */
+int queue_lease(struct queue *q, const struct lease_offer *offer, const char *worker,
+		int64_t lease_ms, struct job *out, struct ebb_error *err);
+
+int queue_get(struct queue *q, int64_t id, const char *team, struct job *out,
+	      struct ebb_error *err);
+int queue_heartbeat(struct queue *q, int64_t id, int64_t token, struct job *out,
+		    struct ebb_error *err);
+int queue_checkpoint(struct queue *q, int64_t id, int64_t token, const char *checkpoint,
+		     int64_t items_done, struct job *out, struct ebb_error *err);
+int queue_complete(struct queue *q, int64_t id, int64_t token, int64_t items_done,
+		   const char *result, struct job *out, struct ebb_error *err);
+/* retry = 0: the job failed for good; otherwise it is retried after a
+ * backoff, or dead once its attempts are spent. */
+int queue_fail(struct queue *q, int64_t id, int64_t token, const char *reason, int retry,
+	       struct job *out, struct ebb_error *err);
+/* team: the caller's team scope, or NULL for all. */
+int queue_cancel(struct queue *q, int64_t id, const char *team, struct job *out,
+		 struct ebb_error *err);
+/* Takes back a lease whose reply never reached its worker: the job is
+ * queued again and the attempt is not counted. */
+int queue_unlease(struct queue *q, int64_t id, int64_t token);
+
+/* Promotes delayed jobs that are due and expires overdue leases. */
+int queue_process_due(struct queue *q, struct ebb_error *err);
+/* The next time queue_process_due has work; 0 if none. */
+int queue_next_deadline(struct queue *q, int64_t *out_ms);
+
+/* The delay before the attempt after `attempts` failed ones. */
+int64_t queue_backoff_ms(struct queue *q, int attempts);
+
+#endif

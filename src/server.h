@@ -1,0 +1,46 @@
+/* The `ebb serve` process: one context owning the loop, the store, the
+ * queue and the HTTP server, passed explicitly to every handler. */
+#ifndef EBB_SERVER_H
+#define EBB_SERVER_H
+
+#include <event2/event.h>
+
+#include "clock.h"
+#include "config.h"
+#include "httpd.h"
+#include "queue.h"
+#include "store.h"
+
+struct waiter;
+
+struct server {
+	const struct config *cfg;
+	struct clock clock;
+	int test_clock; /* POST /v1/admin/clock may move the clock */
+	struct store *store;
+	struct queue queue;
+	struct event_base *base;
+	struct httpd *httpd;
+	struct event *deadline;
+	struct event *signals[2];
+	/* Lease requests waiting for a job, oldest first. */
+	struct waiter *waiters_head, *waiters_tail;
+	int in_batch;     /* a store transaction is open */
+	int batch_writes; /* and something wrote in it */
+	int64_t started_ms;
+};
+
+struct server_options {
+	const char *config_path; /* NULL: defaults */
+	int test_clock;
+};
+
+/* Runs until SIGTERM or SIGINT; returns the process exit code. */
+int server_run(const struct config *cfg, const struct server_options *o);
+
+/* Opens the request's savepoint in the current batch. */
+int server_begin_request(struct server *s);
+/* Releases (ok) or rolls back the request's savepoint. */
+void server_end_request(struct server *s, int ok);
+
+#endif

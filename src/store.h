@@ -1,0 +1,83 @@
+/* The store interface: every engine is a table of these functions.
+ *
+ * Calls return 0 on success, STORE_NOT_FOUND where a row may be missing,
+ * and -1 on an engine error, with the reason in store->errmsg. Writes are
+ * made inside a batch (begin .. commit) that the server commits before it
+ * sends any reply of the batch; a request's own writes sit in a savepoint
+ * inside it so that a failed request leaves no trace. */
+#ifndef EBB_STORE_H
+#define EBB_STORE_H
+
+#include <stdint.h>
+
+#include "job.h"
+
+#define STORE_NOT_FOUND 1
+
+struct store;
+
+/* What a worker offers when it asks for a lease. */
+struct lease_offer {
+	int gpus;
+	int vram_gb;
+	json_t *labels; /* array of strings, or NULL */
+	/* Types at their max_running: skipped. */
+	const char *const *full_types;
+	int nfull_types;
+};
+
+struct job_filter {
+	int state; /* -1: any */
+	const char *lane, *team, *type;
+	int64_t after_id; /* ids greater than this, ascending */
+	int limit;
+};
+
+/* One row of job counts: the store keeps them per state, lane, type, team. */
+struct job_count {
+	enum job_state state;
+	const char *lane, *type, *team;
+	int64_t n;
+};
+
+typedef int (*job_cb)(void *arg, const struct job *job);
+typedef int (*count_cb)(void *arg, const struct job_count *count);
+
+struct store_ops {
+	const char *name;
+	int (*begin)(struct store *);
+	int (*commit)(struct store *);
+	int (*rollback)(struct store *);
+	int (*savepoint)(struct store *);
+	int (*release)(struct store *);
+	int (*rollback_savepoint)(struct store *);
+
+	/* Assigns job->id and job->seq. */
+	int (*job_insert)(struct store *, struct job *job);
+	/* Writes every mutable field of the job with this id. */
+	int (*job_update)(struct store *, const struct job *job);
+	int (*job_get)(struct store *, int64_t id, struct job *out);
+	int (*job_get_by_key)(struct store *, const char *team, const char *key, struct job *out);
+	/* The first queued job the offer fits, in lane, priority, seq order. */
+	int (*job_next_ready)(struct store *, const struct lease_offer *offer, struct job *out);
+	int (*job_list)(struct store *, const struct job_filter *filter, job_cb cb, void *arg);
+	/* Ids of delayed jobs due and leases expired at now_ms, up to max. */
+	int (*job_due)(struct store *, int64_t now_ms, int64_t *ids, int max, int *n);
+	/* The earliest run_at of a delayed job or expiry of a lease; 0 if none. */
+	int (*next_deadline)(struct store *, int64_t *out_ms);
+	int (*job_counts)(struct store *, count_cb cb, void *arg);
+	/* Jobs in one state, all lanes, types and teams. */
+	int (*count_in_state)(struct store *, enum job_state state, int64_t *n);
+	void (*close)(struct store *);
+};
+
+struct store {
+	const struct store_ops *ops;
+	char errmsg[512];
+};
+
+/* Opens (creating if needed) ebb.db in dir and migrates it. NULL on error,
+ * with the reason in err. */
+struct store *store_sqlite_open(const char *dir, char *err, size_t errsize);
+
+#endif

@@ -1,0 +1,548 @@
+/* The SQLite store engine: one file, WAL mode, synchronous = FULL, so a
+ * commit is on disk when it returns. Statements are prepared once. */
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "store.h"
+
+/* Each entry takes the schema one version further; never edit a shipped
+ * one, append a new one. */
+static const char *const migrations[] = {
+	/* 1: jobs and their counts */
+	"CREATE TABLE jobs ("
+	" id INTEGER PRIMARY KEY,"
+	" state TEXT NOT NULL, type TEXT NOT NULL, lane TEXT NOT NULL,"
+	" lane_rank INTEGER NOT NULL, priority INTEGER NOT NULL, team TEXT NOT NULL,"
+	" command TEXT, payload TEXT, labels TEXT,"
+	" gpus INTEGER NOT NULL, min_vram_gb INTEGER NOT NULL, items INTEGER NOT NULL,"
+	" timeout_s INTEGER NOT NULL, max_attempts INTEGER NOT NULL, attempts INTEGER NOT NULL,"
+	" run_at INTEGER NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,"
+	" finished_at INTEGER NOT NULL, idem_key TEXT, idem_hash INTEGER NOT NULL,"
+	" lease_token INTEGER NOT NULL, worker TEXT NOT NULL, lease_expires INTEGER NOT NULL,"
+	" lease_ms INTEGER NOT NULL, checkpoint TEXT, items_done INTEGER NOT NULL,"
+	" error TEXT, result TEXT, seq INTEGER NOT NULL);"
+	"CREATE INDEX jobs_ready ON jobs(lane_rank, priority DESC, seq) WHERE state = 'queued';"
+	"CREATE INDEX jobs_delayed ON jobs(run_at) WHERE state = 'delayed';"
+	"CREATE INDEX jobs_leased ON jobs(lease_expires) WHERE state = 'leased';"
+	"CREATE UNIQUE INDEX jobs_idem ON jobs(team, idem_key) WHERE idem_key IS NOT NULL;"
+	"CREATE TABLE job_counts (state TEXT, lane TEXT, type TEXT, team TEXT, n INTEGER NOT NULL,"
+	" PRIMARY KEY (state, lane, type, team)) WITHOUT ROWID;"
+	"CREATE TRIGGER jobs_count_insert AFTER INSERT ON jobs BEGIN"
+	" INSERT INTO job_counts VALUES (NEW.state, NEW.lane, NEW.type, NEW.team, 1)"
+	"  ON CONFLICT DO UPDATE SET n = n + 1; END;"
+	"CREATE TRIGGER jobs_count_update AFTER UPDATE OF state ON jobs"
+	" WHEN OLD.state IS NOT NEW.state BEGIN"
+	" UPDATE job_counts SET n = n - 1 WHERE state = OLD.state AND lane = OLD.lane"
+	"  AND type = OLD.type AND team = OLD.team;"
+	" INSERT INTO job_counts VALUES (NEW.state, NEW.lane, NEW.type, NEW.team, 1)"
+	"  ON CONFLICT DO UPDATE SET n = n + 1; END;"
+	"CREATE TRIGGER jobs_count_delete AFTER DELETE ON jobs BEGIN"
+	" UPDATE job_counts SET n = n - 1 WHERE state = OLD.state AND lane = OLD.lane"
+	"  AND type = OLD.type AND team = OLD.team; END;",
+};
+
+#define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
+
+#define JOB_COLUMNS                                                                          \
+	"id, state, type, lane, lane_rank, priority, team, command, payload, labels, gpus,"  \
+	" min_vram_gb, items, timeout_s, max_attempts, attempts, run_at, created_at,"        \
+	" updated_at, finished_at, idem_key, idem_hash, lease_token, worker, lease_expires," \
+	" lease_ms, checkpoint, items_done, error, result, seq"
+
+enum stmt_id {
+	S_BEGIN, S_COMMIT, S_ROLLBACK, S_SAVEPOINT, S_RELEASE, S_ROLLBACK_TO,
+	S_INSERT, S_UPDATE, S_GET, S_GET_BY_KEY, S_NEXT_READY, S_LIST, S_DUE,
+	S_NEXT_DEADLINE, S_COUNTS, S_COUNT_STATE, S_COUNT
+};
+
+static const char *const stmt_sql[S_COUNT] = {
+	[S_BEGIN] = "BEGIN",
+	[S_COMMIT] = "COMMIT",
+	[S_ROLLBACK] = "ROLLBACK",
+	[S_SAVEPOINT] = "SAVEPOINT request",
+	[S_RELEASE] = "RELEASE request",
+	[S_ROLLBACK_TO] = "ROLLBACK TO request",
+	[S_INSERT] = "INSERT INTO jobs (" JOB_COLUMNS ") VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+		     " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[S_UPDATE] = "UPDATE jobs SET state = ?2, priority = ?3, attempts = ?4, run_at = ?5,"
+		     " updated_at = ?6, finished_at = ?7, lease_token = ?8, worker = ?9,"
+		     " lease_expires = ?10, lease_ms = ?11, checkpoint = ?12, items_done = ?13,"
+		     " error = ?14, result = ?15, seq = ?16 WHERE id = ?1",
+	[S_GET] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?",
+	[S_GET_BY_KEY] = "SELECT " JOB_COLUMNS " FROM jobs WHERE team = ? AND idem_key = ?",
+	/* The partial index gives the order; the filters are checked per row. */
+	[S_NEXT_READY] = "SELECT " JOB_COLUMNS " FROM jobs WHERE state = 'queued'"
+			 " AND gpus <= ?1 AND min_vram_gb <= ?2"
+			 " AND (?3 IS NULL OR type NOT IN (SELECT value FROM json_each(?3)))"
+			 " AND (labels IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(jobs.labels) l"
+			 "  WHERE l.value NOT IN (SELECT value FROM json_each(COALESCE(?4, '[]')))))"
+			 " ORDER BY lane_rank, priority DESC, seq, id LIMIT 1",
+	[S_LIST] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id > ?5"
+		   " AND (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR lane = ?2)"
+		   " AND (?3 IS NULL OR team = ?3) AND (?4 IS NULL OR type = ?4)"
+		   " ORDER BY id LIMIT ?6",
+	[S_DUE] = "SELECT id FROM jobs WHERE state = 'delayed' AND run_at <= ?1"
+		  " UNION ALL SELECT id FROM jobs WHERE state = 'leased' AND lease_expires <= ?1"
+		  " LIMIT ?2",
+	[S_NEXT_DEADLINE] = "SELECT MIN(t) FROM ("
+			    " SELECT MIN(run_at) AS t FROM jobs WHERE state = 'delayed'"
+			    " UNION ALL SELECT MIN(lease_expires) FROM jobs WHERE state = 'leased')",
+	[S_COUNTS] = "SELECT state, lane, type, team, n FROM job_counts WHERE n > 0",
+	[S_COUNT_STATE] = "SELECT COALESCE(SUM(n), 0) FROM job_counts WHERE state = ?",
+};
+
+struct sqlite_store {
+	struct store base;
+	sqlite3 *db;
+	sqlite3_stmt *stmt[S_COUNT];
+};
+
+static struct sqlite_store *impl(struct store *s) { return (struct sqlite_store *)s; }
+
+static int fail(struct sqlite_store *s, const char *what)
+{
+	snprintf(s->base.errmsg, sizeof s->base.errmsg, "sqlite: %s: %s", what, sqlite3_errmsg(s->db));
+	return -1;
+}
+
+/* Runs a statement that returns no rows and resets it. */
+static int run(struct sqlite_store *s, enum stmt_id id)
+{
+	sqlite3_stmt *st = s->stmt[id];
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc != SQLITE_DONE)
+		return fail(s, stmt_sql[id]);
+	return 0;
+}
+
+static int op_begin(struct store *st) { return run(impl(st), S_BEGIN); }
+static int op_commit(struct store *st) { return run(impl(st), S_COMMIT); }
+static int op_rollback(struct store *st) { return run(impl(st), S_ROLLBACK); }
+static int op_savepoint(struct store *st) { return run(impl(st), S_SAVEPOINT); }
+static int op_release(struct store *st) { return run(impl(st), S_RELEASE); }
+
+static int op_rollback_savepoint(struct store *st)
+{
+	return run(impl(st), S_ROLLBACK_TO) || run(impl(st), S_RELEASE) ? -1 : 0;
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+	if (v)
+		sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static char *column_text(sqlite3_stmt *st, int i)
+{
+	const unsigned char *v = sqlite3_column_text(st, i);
+	return v ? strdup((const char *)v) : NULL;
+}
+
+static void column_name(sqlite3_stmt *st, int i, char *dst)
+{
+	const unsigned char *v = sqlite3_column_text(st, i);
+	snprintf(dst, CONF_NAME_MAX + 1, "%s", v ? (const char *)v : "");
+}
+
+/* Fills a job from a row of JOB_COLUMNS. */
+static void read_job(sqlite3_stmt *st, struct job *j)
+{
+	int state;
+
+	memset(j, 0, sizeof *j);
+	j->id = sqlite3_column_int64(st, 0);
+	state = job_state_parse((const char *)sqlite3_column_text(st, 1));
+	j->state = state < 0 ? JOB_FAILED : (enum job_state)state;
+	column_name(st, 2, j->type);
+	column_name(st, 3, j->lane);
+	j->lane_rank = sqlite3_column_int(st, 4);
+	j->priority = sqlite3_column_int(st, 5);
+	column_name(st, 6, j->team);
+	j->command = column_text(st, 7);
+	j->payload = column_text(st, 8);
+	j->labels = column_text(st, 9);
+	j->gpus = sqlite3_column_int(st, 10);
+	j->min_vram_gb = sqlite3_column_int(st, 11);
+	j->items = sqlite3_column_int64(st, 12);
+	j->timeout_s = sqlite3_column_int64(st, 13);
+	j->max_attempts = sqlite3_column_int(st, 14);
+	j->attempts = sqlite3_column_int(st, 15);
+	j->run_at_ms = sqlite3_column_int64(st, 16);
+	j->created_ms = sqlite3_column_int64(st, 17);
+	j->updated_ms = sqlite3_column_int64(st, 18);
+	j->finished_ms = sqlite3_column_int64(st, 19);
+	j->idem_key = column_text(st, 20);
+	j->idem_hash = sqlite3_column_int64(st, 21);
+	j->lease_token = sqlite3_column_int64(st, 22);
+	column_name(st, 23, j->worker);
+	j->lease_expires_ms = sqlite3_column_int64(st, 24);
+	j->lease_ms = sqlite3_column_int64(st, 25);
+	j->checkpoint = column_text(st, 26);
+	j->items_done = sqlite3_column_int64(st, 27);
+	j->error = column_text(st, 28);
+	j->result = column_text(st, 29);
+	j->seq = sqlite3_column_int64(st, 30);
+}
+
+static int op_job_insert(struct store *base, struct job *j)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_INSERT];
+	int rc;
+
+	bind_text(st, 1, job_state_name(j->state));
+	bind_text(st, 2, j->type);
+	bind_text(st, 3, j->lane);
+	sqlite3_bind_int(st, 4, j->lane_rank);
+	sqlite3_bind_int(st, 5, j->priority);
+	bind_text(st, 6, j->team);
+	bind_text(st, 7, j->command);
+	bind_text(st, 8, j->payload);
+	bind_text(st, 9, j->labels);
+	sqlite3_bind_int(st, 10, j->gpus);
+	sqlite3_bind_int(st, 11, j->min_vram_gb);
+	sqlite3_bind_int64(st, 12, j->items);
+	sqlite3_bind_int64(st, 13, j->timeout_s);
+	sqlite3_bind_int(st, 14, j->max_attempts);
+	sqlite3_bind_int(st, 15, j->attempts);
+	sqlite3_bind_int64(st, 16, j->run_at_ms);
+	sqlite3_bind_int64(st, 17, j->created_ms);
+	sqlite3_bind_int64(st, 18, j->updated_ms);
+	sqlite3_bind_int64(st, 19, j->finished_ms);
+	bind_text(st, 20, j->idem_key);
+	sqlite3_bind_int64(st, 21, j->idem_hash);
+	sqlite3_bind_int64(st, 22, j->lease_token);
+	bind_text(st, 23, j->worker);
+	sqlite3_bind_int64(st, 24, j->lease_expires_ms);
+	sqlite3_bind_int64(st, 25, j->lease_ms);
+	bind_text(st, 26, j->checkpoint);
+	sqlite3_bind_int64(st, 27, j->items_done);
+	bind_text(st, 28, j->error);
+	bind_text(st, 29, j->result);
+	sqlite3_bind_int64(st, 30, j->seq);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc != SQLITE_DONE)
+		return fail(s, "insert job");
+	j->id = sqlite3_last_insert_rowid(s->db);
+	return 0;
+}
+
+static int op_job_update(struct store *base, const struct job *j)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_UPDATE];
+	int rc;
+
+	sqlite3_bind_int64(st, 1, j->id);
+	bind_text(st, 2, job_state_name(j->state));
+	sqlite3_bind_int(st, 3, j->priority);
+	sqlite3_bind_int(st, 4, j->attempts);
+	sqlite3_bind_int64(st, 5, j->run_at_ms);
+	sqlite3_bind_int64(st, 6, j->updated_ms);
+	sqlite3_bind_int64(st, 7, j->finished_ms);
+	sqlite3_bind_int64(st, 8, j->lease_token);
+	bind_text(st, 9, j->worker);
+	sqlite3_bind_int64(st, 10, j->lease_expires_ms);
+	sqlite3_bind_int64(st, 11, j->lease_ms);
+	bind_text(st, 12, j->checkpoint);
+	sqlite3_bind_int64(st, 13, j->items_done);
+	bind_text(st, 14, j->error);
+	bind_text(st, 15, j->result);
+	sqlite3_bind_int64(st, 16, j->seq);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc != SQLITE_DONE)
+		return fail(s, "update job");
+	return 0;
+}
+
+/* Steps a bound SELECT of JOB_COLUMNS once. */
+static int fetch_one(struct sqlite_store *s, enum stmt_id id, struct job *out)
+{
+	sqlite3_stmt *st = s->stmt[id];
+	int rc = sqlite3_step(st), ret = 0;
+
+	if (rc == SQLITE_ROW)
+		read_job(st, out);
+	else if (rc == SQLITE_DONE)
+		ret = STORE_NOT_FOUND;
+	else
+		ret = fail(s, stmt_sql[id]);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return ret;
+}
+
+static int op_job_get(struct store *base, int64_t id, struct job *out)
+{
+	struct sqlite_store *s = impl(base);
+
+	sqlite3_bind_int64(s->stmt[S_GET], 1, id);
+	return fetch_one(s, S_GET, out);
+}
+
+static int op_job_get_by_key(struct store *base, const char *team, const char *key,
+			     struct job *out)
+{
+	struct sqlite_store *s = impl(base);
+
+	bind_text(s->stmt[S_GET_BY_KEY], 1, team);
+	bind_text(s->stmt[S_GET_BY_KEY], 2, key);
+	return fetch_one(s, S_GET_BY_KEY, out);
+}
+
+static int op_job_next_ready(struct store *base, const struct lease_offer *o, struct job *out)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_NEXT_READY];
+	char *full = NULL, *labels = NULL;
+	int rc;
+
+	if (o->nfull_types > 0) {
+		json_t *a = json_array();
+		for (int i = 0; i < o->nfull_types; i++)
+			json_array_append_new(a, json_string(o->full_types[i]));
+		full = json_dumps(a, JSON_COMPACT);
+		json_decref(a);
+	}
+	if (o->labels)
+		labels = json_dumps(o->labels, JSON_COMPACT);
+	sqlite3_bind_int(st, 1, o->gpus);
+	sqlite3_bind_int(st, 2, o->vram_gb);
+	bind_text(st, 3, full);
+	bind_text(st, 4, labels);
+	rc = fetch_one(s, S_NEXT_READY, out);
+	free(full);
+	free(labels);
+	return rc;
+}
+
+static int op_job_list(struct store *base, const struct job_filter *f, job_cb cb, void *arg)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_LIST];
+	struct job j;
+	int rc, ret = 0;
+
+	bind_text(st, 1, f->state >= 0 ? job_state_name((enum job_state)f->state) : NULL);
+	bind_text(st, 2, f->lane);
+	bind_text(st, 3, f->team);
+	bind_text(st, 4, f->type);
+	sqlite3_bind_int64(st, 5, f->after_id);
+	sqlite3_bind_int(st, 6, f->limit);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		read_job(st, &j);
+		ret = cb(arg, &j);
+		job_free(&j);
+		if (ret)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = fail(s, "list jobs");
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return ret;
+}
+
+static int op_job_due(struct store *base, int64_t now_ms, int64_t *ids, int max, int *n)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_DUE];
+	int rc;
+
+	*n = 0;
+	sqlite3_bind_int64(st, 1, now_ms);
+	sqlite3_bind_int(st, 2, max);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		ids[(*n)++] = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return fail(s, "due jobs");
+	return 0;
+}
+
+static int op_next_deadline(struct store *base, int64_t *out_ms)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_NEXT_DEADLINE];
+	int rc = sqlite3_step(st);
+
+	*out_ms = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_reset(st);
+	if (rc != SQLITE_ROW)
+		return fail(s, "next deadline");
+	return 0;
+}
+
+static int op_job_counts(struct store *base, count_cb cb, void *arg)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_COUNTS];
+	int rc, ret = 0;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int state = job_state_parse((const char *)sqlite3_column_text(st, 0));
+		struct job_count c = {
+			.state = state < 0 ? JOB_FAILED : (enum job_state)state,
+			.lane = (const char *)sqlite3_column_text(st, 1),
+			.type = (const char *)sqlite3_column_text(st, 2),
+			.team = (const char *)sqlite3_column_text(st, 3),
+			.n = sqlite3_column_int64(st, 4),
+		};
+		if ((ret = cb(arg, &c)) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = fail(s, "job counts");
+	sqlite3_reset(st);
+	return ret;
+}
+
+static int op_count_in_state(struct store *base, enum job_state state, int64_t *n)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_COUNT_STATE];
+	int rc;
+
+	bind_text(st, 1, job_state_name(state));
+	rc = sqlite3_step(st);
+	*n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc == SQLITE_ROW ? 0 : fail(s, "count jobs");
+}
+
+static void op_close(struct store *base)
+{
+	struct sqlite_store *s = impl(base);
+
+	for (int i = 0; i < S_COUNT; i++)
+		sqlite3_finalize(s->stmt[i]);
+	sqlite3_close(s->db);
+	free(s);
+}
+
+static const struct store_ops sqlite_ops = {
+	.name = "sqlite",
+	.begin = op_begin,
+	.commit = op_commit,
+	.rollback = op_rollback,
+	.savepoint = op_savepoint,
+	.release = op_release,
+	.rollback_savepoint = op_rollback_savepoint,
+	.job_insert = op_job_insert,
+	.job_update = op_job_update,
+	.job_get = op_job_get,
+	.job_get_by_key = op_job_get_by_key,
+	.job_next_ready = op_job_next_ready,
+	.job_list = op_job_list,
+	.job_due = op_job_due,
+	.next_deadline = op_next_deadline,
+	.job_counts = op_job_counts,
+	.count_in_state = op_count_in_state,
+	.close = op_close,
+};
+
+static int exec(struct sqlite_store *s, const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		snprintf(s->base.errmsg, sizeof s->base.errmsg, "sqlite: %s", msg ? msg : "error");
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int schema_version(struct sqlite_store *s, int *version)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (exec(s, "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)") != 0)
+		return -1;
+	if (sqlite3_prepare_v2(s->db, "SELECT MAX(version) FROM schema_version", -1, &st, NULL) != SQLITE_OK)
+		return fail(s, "schema version");
+	rc = sqlite3_step(st);
+	*version = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : fail(s, "schema version");
+}
+
+static int migrate(struct sqlite_store *s)
+{
+	char sql[128];
+	int version;
+
+	if (schema_version(s, &version) != 0)
+		return -1;
+	if (version > NMIGRATIONS) {
+		snprintf(s->base.errmsg, sizeof s->base.errmsg,
+			 "database schema version %d is newer than this ebb knows (%d)", version,
+			 NMIGRATIONS);
+		return -1;
+	}
+	for (; version < NMIGRATIONS; version++) {
+		snprintf(sql, sizeof sql, "INSERT INTO schema_version VALUES (%d)", version + 1);
+		if (exec(s, "BEGIN") != 0)
+			return -1;
+		if (exec(s, migrations[version]) != 0 || exec(s, sql) != 0 || exec(s, "COMMIT") != 0) {
+			char why[400];
+			snprintf(why, sizeof why, "%.399s", s->base.errmsg);
+			exec(s, "ROLLBACK");
+			snprintf(s->base.errmsg, sizeof s->base.errmsg, "migration %d: %s", version + 1, why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+struct store *store_sqlite_open(const char *dir, char *err, size_t errsize)
+{
+	struct sqlite_store *s = calloc(1, sizeof *s);
+	char path[4200];
+
+	s->base.ops = &sqlite_ops;
+	if (mkdir(dir, 0750) != 0 && errno != EEXIST) {
+		snprintf(err, errsize, "%s: cannot create: %s", dir, strerror(errno));
+		free(s);
+		return NULL;
+	}
+	snprintf(path, sizeof path, "%s/ebb.db", dir);
+	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+		snprintf(err, errsize, "%s: %s", path, sqlite3_errmsg(s->db));
+		op_close(&s->base);
+		return NULL;
+	}
+	/* FULL makes every commit durable; WAL makes that one fsync of the
+	 * log per commit, which the server's batching amortises. */
+	if (exec(s, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
+		    " PRAGMA busy_timeout = 5000;") != 0 ||
+	    migrate(s) != 0)
+		goto fail;
+	for (int i = 0; i < S_COUNT; i++) {
+		if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->stmt[i],
+				       NULL) != SQLITE_OK) {
+			fail(s, stmt_sql[i]);
+			goto fail;
+		}
+	}
+	return &s->base;
+fail:
+	snprintf(err, errsize, "%s: %s", path, s->base.errmsg);
+	op_close(&s->base);
+	return NULL;
+}
