@@ -30,6 +30,10 @@ static const struct route routes[] = {
 	{"POST", "/v1/jobs/{id}/fail", WORKER, api_fail_job},
 	{"POST", "/v1/lease", WORKER, api_lease},
 	{"GET", "/v1/stats", SUBMIT | WORKER, api_stats},
+	{"POST", "/v1/workers/register", WORKER, api_register},
+	{"GET", "/v1/fleet", SUBMIT | WORKER, api_fleet},
+	{"GET", "/v1/decisions", SUBMIT, api_decisions},
+	{"POST", "/v1/fleet/{id}/drain", ADMIN, api_drain},
 	{"POST", "/v1/admin/clock", ADMIN, api_clock},
 	{NULL, NULL, 0, NULL},
 };

@@ -40,4 +40,9 @@ int api_checkpoint(struct api_call *c);
 int api_complete(struct api_call *c);
 int api_fail_job(struct api_call *c);
 
+int api_register(struct api_call *c);
+int api_fleet(struct api_call *c);
+int api_decisions(struct api_call *c);
+int api_drain(struct api_call *c);
+
 #endif

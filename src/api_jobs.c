@@ -20,6 +20,7 @@ static const struct field submit_fields[] = {
 	{"min_vram_gb", F_INT, 0, 4096},
 	{"items", F_INT, 1, 1000000000000LL},
 	{"timeout_s", F_INT, 1, 30 * DAY_S},
+	{"est_s", F_INT, 1, 30 * DAY_S},
 	{"max_attempts", F_INT, 1, 100},
 	{"delay_s", F_INT, 0, 365 * DAY_S},
 	{"run_at", F_INT, 0, 4102444800LL}, /* Unix seconds, before 2100 */
@@ -92,6 +93,7 @@ static int job_from_body(struct api_call *c, const char *team, struct job *job, 
 	job->min_vram_gb = (int)json_get_int(b, "min_vram_gb", 0);
 	job->items = json_get_int(b, "items", 1);
 	job->timeout_s = json_get_int(b, "timeout_s", cfg->default_timeout_ms / 1000);
+	job->est_s = json_get_int(b, "est_s", 0);
 	job->max_attempts = (int)json_get_int(b, "max_attempts", cfg->max_attempts);
 	job->run_at_ms = json_get_int(b, "run_at", 0) * 1000;
 	if (json_get_str(b, "idempotency_key", NULL)) {

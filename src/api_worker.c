@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "fleet.h"
 #include "longpoll.h"
 
 #define ITEMS_MAX 1000000000000LL
@@ -68,11 +69,14 @@ static int lease_token(struct api_call *c, const struct field *fields, int64_t *
 	return 0;
 }
 
-/* Replies with the job after a successful call, or with the error. */
+/* Replies with the job after a successful call, or with the error. A job
+ * that ended frees its worker's instance. */
 static int reply(struct api_call *c, int rc, struct job *job, const struct ebb_error *err)
 {
 	if (rc != 0)
 		return api_fail(c, err);
+	if (job->state != JOB_LEASED)
+		fleet_worker_job(c->srv, job->worker, 0);
 	request_reply(c->req, 200, job_to_json(job));
 	job_free(job);
 	return 0;

@@ -17,6 +17,7 @@ int cmd_jobs(int argc, char **argv);
 int cmd_job(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 int cmd_config(int argc, char **argv);
+int cmd_worker(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 

@@ -1,3 +1,154 @@
-/* placeholder until the client lands */
+/* `ebb job ID`: GET /v1/jobs/ID, as "key: value" lines for people or the
+ * job's JSON. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "cli.h"
 #include "cmd.h"
-int cmd_job(int argc, char **argv) { (void)argc; (void)argv; return 1; }
+#include "units.h"
+
+#define JSON_WIDTH 200 /* payload and result; --json shows them whole */
+
+static const char usage[] = "usage: ebb job ID\n"
+			    "Shows one job.\n" CLI_USAGE_COMMON;
+
+static void line(const char *key, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void line(const char *key, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%-17s", key);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+/* Text that may span lines (a worker's error): later lines under the first. */
+static void text_line(const char *key, const char *s)
+{
+	printf("%-17s", key);
+	for (; *s; s++) {
+		putchar(*s);
+		if (*s == '\n')
+			printf("%17s", "");
+	}
+	putchar('\n');
+}
+
+static const char *str(json_t *job, const char *name)
+{
+	const char *s = json_string_value(json_object_get(job, name));
+
+	return s ? s : "-";
+}
+
+static long long num(json_t *job, const char *name)
+{
+	return (long long)json_integer_value(json_object_get(job, name));
+}
+
+/* Unix seconds as UTC ISO 8601; "-" for null (not yet, or never). */
+static void time_line(const char *key, json_t *t)
+{
+	time_t s = (time_t)json_number_value(t);
+	char buf[32];
+	struct tm tm;
+
+	if (!json_is_number(t) || !gmtime_r(&s, &tm) || !strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		line(key, "-");
+	else
+		line(key, "%s", buf);
+}
+
+static void json_line(const char *key, json_t *v)
+{
+	char *text;
+
+	if (!v || !(text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY)))
+		return;
+	cli_truncate(text, JSON_WIDTH);
+	line(key, "%s", text);
+	free(text);
+}
+
+static void print_job(json_t *job)
+{
+	json_t *cmd = json_object_get(job, "command"), *lease = json_object_get(job, "lease"), *v;
+	char buf[4096];
+	size_t i;
+
+	line("id:", "%lld", num(job, "id"));
+	line("state:", "%s", str(job, "state"));
+	line("lane:", "%s", str(job, "lane"));
+	line("priority:", "%lld", num(job, "priority"));
+	line("type:", "%s", str(job, "type"));
+	line("team:", "%s", str(job, "team"));
+	if (json_is_array(cmd)) {
+		cli_argv_text(cmd, buf, sizeof buf);
+		line("command:", "%s", buf);
+	}
+	json_line("payload:", json_object_get(job, "payload"));
+	if (json_array_size(json_object_get(job, "labels")) > 0) {
+		printf("%-17s", "labels:");
+		json_array_foreach(json_object_get(job, "labels"), i, v)
+			printf("%s%s", i ? "," : "", json_string_value(v));
+		putchar('\n');
+	}
+	line("gpus:", "%lld", num(job, "gpus"));
+	line("min_vram_gb:", "%lld", num(job, "min_vram_gb"));
+	line("items:", "%lld", num(job, "items"));
+	line("items_done:", "%lld", num(job, "items_done"));
+	line("attempts:", "%lld/%lld", num(job, "attempts"), num(job, "max_attempts"));
+	format_duration(buf, sizeof buf, num(job, "timeout_s") * 1000);
+	line("timeout:", "%s", buf);
+	time_line("created:", json_object_get(job, "created_at"));
+	time_line("updated:", json_object_get(job, "updated_at"));
+	if (json_object_get(job, "started_at"))
+		time_line("started:", json_object_get(job, "started_at"));
+	time_line("run_at:", json_object_get(job, "run_at"));
+	time_line("finished:", json_object_get(job, "finished_at"));
+	if (json_object_get(job, "idempotency_key"))
+		line("idempotency_key:", "%s", str(job, "idempotency_key"));
+	if (lease) {
+		line("lease worker:", "%s", str(lease, "worker"));
+		line("lease token:", "%lld", num(lease, "token"));
+		time_line("lease expires:", json_object_get(lease, "expires_at"));
+	}
+	if (json_object_get(job, "checkpoint"))
+		line("checkpoint:", "%zu bytes", json_string_length(json_object_get(job, "checkpoint")));
+	if (json_object_get(job, "error"))
+		text_line("error:", str(job, "error"));
+	json_line("result:", json_object_get(job, "result"));
+}
+
+int cmd_job(int argc, char **argv)
+{
+	static const struct option longopts[] = {CLI_LONGOPTS, {NULL, 0, NULL, 0}};
+	struct cli cli = {.name = "job", .usage = usage};
+	char path[64];
+	json_t *job;
+	int64_t id;
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, CLI_SHORTOPTS, longopts, NULL)) != -1) {
+		if ((rc = cli_option(&cli, c, argv)) != CLI_NEXT)
+			return rc;
+	}
+	if (cli_job_id(&cli, argc, argv, &id) != 0)
+		return 2;
+	snprintf(path, sizeof path, "/v1/jobs/%lld", (long long)id);
+	rc = cli_call(&cli, "GET", path, NULL, &job) < 0;
+	cli_close(&cli);
+	if (rc)
+		return 1;
+	if (cli.json)
+		cli_print_json(job);
+	else
+		print_job(job);
+	json_decref(job);
+	return 0;
+}

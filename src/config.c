@@ -15,7 +15,7 @@
 #include "log.h"
 #include "units.h"
 
-enum conf_type { CONF_STRING, CONF_INT, CONF_DURATION, CONF_SIZE, CONF_ENUM };
+enum conf_type { CONF_STRING, CONF_INT, CONF_DOUBLE, CONF_BOOL, CONF_DURATION, CONF_SIZE, CONF_ENUM };
 
 struct conf_key {
 	const char *name;
@@ -25,7 +25,9 @@ struct conf_key {
 	const char *def;
 	const char *const *choices; /* CONF_ENUM, NULL-terminated */
 	const char *help;
-	int secret; /* never printed back */
+	int secret;  /* never printed back */
+	int auto_ok; /* a duration that may be "auto" (CONF_AUTO) */
+	double fmin, fmax; /* CONF_DOUBLE bounds */
 };
 
 struct conf_section {
@@ -40,6 +42,7 @@ struct conf_section {
 static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
 static const char *const store_kinds[] = {"sqlite", NULL};
 static const char *const roles[] = {"admin", "submit", "worker", NULL};
+static const char *const provider_kinds[] = {"none", "local", NULL};
 
 #define CFG(field) offsetof(struct config, field)
 #define DAY_MS (86400LL * 1000)
@@ -88,6 +91,80 @@ static const struct conf_key queue_keys[] = {
 	{0},
 };
 
+static const struct conf_key scaler_keys[] = {
+	{"interval", CONF_DURATION, CFG(scaler_interval_ms), 100, 600 * 1000, "2s", NULL,
+	 "Least time between two scaling decisions; events (submits, finished jobs) bring the next one forward to this."},
+	{"max_instances", CONF_INT, CFG(max_instances), 0, 100000, "4", NULL,
+	 "Hard limit: instances at once, booting and draining ones included. No decision passes it."},
+	{"max_gpus", CONF_INT, CFG(max_gpus), 0, 1000000, "8", NULL,
+	 "Hard limit: GPUs at once over all instances."},
+	{"max_spend_per_hour", CONF_DOUBLE, CFG(max_spend_per_hour), 0, 0, "20", NULL,
+	 "Hard limit: USD per hour of all instances at once, at their offers' prices; 0 means no limit.",
+	 .fmin = 0, .fmax = 1e6},
+	{"idle_timeout", CONF_DURATION, CFG(idle_timeout_ms), 0, DAY_MS, "10m", NULL,
+	 "An idle instance is released after this long; auto: the idle_gap_quantile of the gaps between submissions.",
+	 .auto_ok = 1},
+	{"idle_timeout_min", CONF_DURATION, CFG(idle_timeout_min_ms), 0, DAY_MS, "1m", NULL,
+	 "Shortest idle timeout auto may choose; also the shortest gap auto counts."},
+	{"idle_timeout_max", CONF_DURATION, CFG(idle_timeout_max_ms), 0, DAY_MS, "30m", NULL,
+	 "Longest idle timeout auto may choose."},
+	{"idle_gap_quantile", CONF_DOUBLE, CFG(idle_gap_quantile), 0, 0, "0.95", NULL,
+	 "Share of the gaps between submissions that the auto idle timeout covers.", .fmin = 0.5, .fmax = 1},
+	{"idle_decay", CONF_BOOL, CFG(idle_decay), 0, 1, "off", NULL,
+	 "on: release half of the idle instances at idle_decay_t1 and the rest at idle_decay_t2, instead of idle_timeout."},
+	{"idle_decay_t1", CONF_DURATION, CFG(decay_t1_ms), 0, DAY_MS, "10m", NULL,
+	 "With idle_decay: when the first half of the idle instances goes."},
+	{"idle_decay_t2", CONF_DURATION, CFG(decay_t2_ms), 0, DAY_MS, "30m", NULL,
+	 "With idle_decay: when the rest goes."},
+	{"boot_timeout", CONF_DURATION, CFG(boot_timeout_ms), 1000, DAY_MS, "10m", NULL,
+	 "An instance whose worker has not registered this long after launch is terminated as a failed launch."},
+	{"warm", CONF_STRING, CFG(warm), 0, 1023, "", NULL,
+	 "Warm pool: ready instances to keep by weekday and hour (UTC), e.g. 'mon-fri 08-18 2; * * 0'. Empty: none."},
+	{"default_est", CONF_DURATION, CFG(default_est_ms), 1000, 30 * DAY_MS, "1m", NULL,
+	 "Run time assumed for a job with no est_s and no finished job of its type to learn from."},
+	{0},
+};
+
+static const struct conf_key provider_keys[] = {
+	{"kind", CONF_ENUM, CFG(provider_kind), 0, 0, "none", provider_kinds,
+	 "Where instances come from. none: no scaling, workers are started by hand. local: ebb worker processes on this machine."},
+	{"orphan_timeout", CONF_DURATION, CFG(orphan_timeout_ms), 1000, DAY_MS, "5m", NULL,
+	 "A worker that cannot reach serve for this long exits and runs on_exit."},
+	{"on_exit", CONF_STRING, CFG(on_exit), 0, 1023, "", NULL,
+	 "Shell command a worker runs when it exits by itself (idle or orphaned): a cloud VM's power-off."},
+	{"server_url", CONF_STRING, CFG(server_url), 0, 1023, "", NULL,
+	 "URL workers use to reach serve; empty: http:// and the listen address."},
+	{0},
+};
+
+static const struct conf_key local_keys[] = {
+	{"gpus", CONF_STRING, CFG(local_gpus), 0, 1023, "0", NULL,
+	 "GPU indices handed to local workers (CUDA_VISIBLE_DEVICES), each index to one worker at a time."},
+	{"boot", CONF_DURATION, CFG(local_boot_ms), 0, 3600 * 1000, "0s", NULL,
+	 "Delay before a local worker starts, standing in for a cloud instance's cold start."},
+	{0},
+};
+
+#define LANE(field) offsetof(struct lane_conf, field)
+static const struct conf_key lane_keys[] = {
+	{"wait_target", CONF_DURATION, LANE(wait_target_ms), 1000, 7 * DAY_MS, "5m", NULL,
+	 "Queued work of this lane should start within this long: the scaler launches when it cannot."},
+	{0},
+};
+
+#define OFFER(field) offsetof(struct offer_conf, field)
+static const struct conf_key offer_keys[] = {
+	{"gpus", CONF_INT, OFFER(gpus), 1, 64, "1", NULL, "GPUs of one instance."},
+	{"vram_gb", CONF_INT, OFFER(vram_gb), 0, 4096, "24", NULL, "Memory of each GPU, GB."},
+	{"price_ondemand", CONF_DOUBLE, OFFER(price_ondemand), 0, 0, "0", NULL,
+	 "USD per hour of one instance, on demand.", .fmin = 0, .fmax = 10000},
+	{"boot", CONF_DURATION, OFFER(boot_ms), 0, 3600 * 1000, "0s", NULL,
+	 "Expected time from launch to a registered worker."},
+	{"max_instances", CONF_INT, OFFER(max_instances), 0, 100000, "0", NULL,
+	 "Instances of this offer at once; 0: only the global limits."},
+	{0},
+};
+
 #define TYPE(field) offsetof(struct type_conf, field)
 static const struct conf_key type_keys[] = {
 	{"max_running", CONF_INT, TYPE(max_running), 0, 1000000, "0", NULL,
@@ -110,6 +187,13 @@ static const struct conf_section sections[] = {
 	{"server", 0, server_keys, 0, 0, 0, 0, "The HTTP API."},
 	{"store", 0, store_keys, 0, 0, 0, 0, "Where jobs are kept."},
 	{"queue", 0, queue_keys, 0, 0, 0, 0, "Queue semantics and their defaults."},
+	{"scaler", 0, scaler_keys, 0, 0, 0, 0, "When instances are launched and released (docs/SCALING.md)."},
+	{"provider", 0, provider_keys, 0, 0, 0, 0, "Where instances come from."},
+	{"local", 0, local_keys, 0, 0, 0, 0, "The local provider."},
+	{"lane", 1, lane_keys, sizeof(struct lane_conf), CFG(lane_confs), CFG(nlane_confs),
+	 LANE(name), "One section per lane whose wait target is not the default, e.g. [lane.express]."},
+	{"offer", 1, offer_keys, sizeof(struct offer_conf), CFG(offers), CFG(noffers),
+	 OFFER(name), "Instance types the provider can launch, e.g. [offer.a10g]. With none, one offer 'default': 1 GPU, price 0, boot 0."},
 	{"type", 1, type_keys, sizeof(struct type_conf), CFG(types), CFG(ntypes),
 	 TYPE(name), "One section per job type that needs a limit, e.g. [type.transcode]."},
 	{"token", 1, token_keys, sizeof(struct token_conf), CFG(tokens), CFG(ntokens),
@@ -148,8 +232,17 @@ static void format_value(char *buf, size_t size, const struct conf_key *k, const
 	case CONF_INT:
 		snprintf(buf, size, "%lld", (long long)v);
 		break;
+	case CONF_DOUBLE:
+		snprintf(buf, size, "%g", *(const double *)p);
+		break;
+	case CONF_BOOL:
+		snprintf(buf, size, "%s", v ? "on" : "off");
+		break;
 	case CONF_DURATION:
-		format_duration(buf, size, v);
+		if (k->auto_ok && v == CONF_AUTO)
+			snprintf(buf, size, "auto");
+		else
+			format_duration(buf, size, v);
 		break;
 	case CONF_SIZE:
 		format_size(buf, size, v);
@@ -213,7 +306,30 @@ static int set_value(const struct conf_key *k, void *base, const char *value, ch
 		if (rc)
 			fmt_err(err, errsize, "expected an integer, got '%s'", value);
 		break;
+	case CONF_DOUBLE: {
+		double d;
+		if (parse_double(value, &d) != 0 || d < k->fmin || d > k->fmax) {
+			fmt_err(err, errsize, "expected a number from %g to %g, got '%s'", k->fmin, k->fmax, value);
+			return -1;
+		}
+		*(double *)p = d;
+		return 0;
+	}
+	case CONF_BOOL:
+		if (strcmp(value, "on") == 0 || strcmp(value, "true") == 0 || strcmp(value, "yes") == 0) {
+			*(int64_t *)p = 1;
+		} else if (strcmp(value, "off") == 0 || strcmp(value, "false") == 0 || strcmp(value, "no") == 0) {
+			*(int64_t *)p = 0;
+		} else {
+			fmt_err(err, errsize, "expected on or off, got '%s'", value);
+			return -1;
+		}
+		return 0;
 	case CONF_DURATION:
+		if (k->auto_ok && strcmp(value, "auto") == 0) {
+			*(int64_t *)p = CONF_AUTO;
+			return 0;
+		}
 		rc = parse_duration_ms(value, &v);
 		if (rc)
 			fmt_err(err, errsize,
@@ -293,7 +409,8 @@ int config_set(struct config *cfg, const char *section, const char *key, const c
 
 	if (!s) {
 		fmt_err(err, errsize,
-			"[%s]: unknown section (expected server, store, queue, type.NAME or token.NAME)",
+			"[%s]: unknown section (expected server, store, queue, scaler, provider, local,"
+			" type.NAME, token.NAME, lane.NAME or offer.NAME)",
 			section);
 		return -1;
 	}
@@ -419,6 +536,32 @@ static int check_tokens(const struct config *cfg, char *err, size_t errsize)
 	return 0;
 }
 
+static int check_scaler(struct config *cfg, char *err, size_t errsize)
+{
+	char why[300];
+
+	if (warm_parse(cfg->warm, &cfg->warm_schedule, why, sizeof why) != 0) {
+		fmt_err(err, errsize, "[scaler] warm: %s", why);
+		return -1;
+	}
+	if (cfg->idle_timeout_min_ms > cfg->idle_timeout_max_ms) {
+		fmt_err(err, errsize, "[scaler] idle_timeout_min is above idle_timeout_max");
+		return -1;
+	}
+	if (cfg->decay_t1_ms > cfg->decay_t2_ms) {
+		fmt_err(err, errsize, "[scaler] idle_decay_t1 is after idle_decay_t2");
+		return -1;
+	}
+	for (size_t i = 0; i < cfg->nlane_confs; i++) {
+		if (config_lane_rank(cfg, cfg->lane_confs[i].name) < 0) {
+			fmt_err(err, errsize, "[lane.%s]: not one of [queue] lanes (%s)", cfg->lane_confs[i].name,
+				cfg->lanes);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int config_load(struct config *cfg, const char *path, char *err, size_t errsize)
 {
 	struct reader r = {.cfg = cfg};
@@ -442,7 +585,8 @@ int config_load(struct config *cfg, const char *path, char *err, size_t errsize)
 			path, rc);
 		return -1;
 	}
-	if (derive_lanes(cfg, why, sizeof why) != 0 || check_tokens(cfg, why, sizeof why) != 0) {
+	if (derive_lanes(cfg, why, sizeof why) != 0 || check_tokens(cfg, why, sizeof why) != 0 ||
+	    check_scaler(cfg, why, sizeof why) != 0) {
 		fmt_err(err, errsize, "%s: %s", path, why);
 		return -1;
 	}
@@ -488,6 +632,10 @@ static void write_key_doc(FILE *out, const struct conf_key *k, const char *inden
 		fputc('\n', out);
 		break;
 	case CONF_STRING:
+	case CONF_BOOL:
+		break;
+	case CONF_DOUBLE:
+		fprintf(out, "%s# From %g to %g.\n", indent, k->fmin, k->fmax);
 		break;
 	default:
 		format_bound(lo, sizeof lo, k, k->min);
@@ -567,4 +715,13 @@ const struct type_conf *config_type(const struct config *cfg, const char *type)
 			return &cfg->types[i];
 	}
 	return NULL;
+}
+
+int64_t config_wait_target_ms(const struct config *cfg, const char *lane)
+{
+	for (size_t i = 0; i < cfg->nlane_confs; i++) {
+		if (strcmp(cfg->lane_confs[i].name, lane) == 0)
+			return cfg->lane_confs[i].wait_target_ms;
+	}
+	return 5 * 60 * 1000;
 }

@@ -8,7 +8,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "warm.h"
+
 #define CONF_MAX_LANES 16
+#define CONF_AUTO (-1) /* a duration set to "auto" */
 #define CONF_NAME_MAX 64
 
 enum role { ROLE_ADMIN, ROLE_SUBMIT, ROLE_WORKER };
@@ -17,6 +20,22 @@ struct type_conf {
 	char *name;
 	int64_t max_running; /* 0: no limit */
 };
+
+struct lane_conf {
+	char *name;
+	int64_t wait_target_ms;
+};
+
+struct offer_conf {
+	char *name;
+	int64_t gpus;
+	int64_t vram_gb;
+	double price_ondemand;
+	int64_t boot_ms;
+	int64_t max_instances;
+};
+
+enum provider_kind { PROVIDER_NONE, PROVIDER_LOCAL };
 
 struct token_conf {
 	char *name;
@@ -45,12 +64,41 @@ struct config {
 	int64_t max_attempts;
 	int64_t retry_base_ms;
 	int64_t retry_max_ms;
-	/* [type.NAME] and [token.NAME] */
+	/* [scaler] */
+	int64_t scaler_interval_ms;
+	int64_t max_instances;
+	int64_t max_gpus;
+	double max_spend_per_hour;
+	int64_t idle_timeout_ms; /* CONF_AUTO: from the arrival gaps */
+	int64_t idle_timeout_min_ms;
+	int64_t idle_timeout_max_ms;
+	double idle_gap_quantile;
+	int64_t idle_decay;
+	int64_t decay_t1_ms;
+	int64_t decay_t2_ms;
+	int64_t boot_timeout_ms;
+	char *warm;
+	int64_t default_est_ms;
+	/* [provider] */
+	int64_t provider_kind; /* enum provider_kind */
+	int64_t orphan_timeout_ms;
+	char *on_exit;
+	char *server_url;
+	/* [local] */
+	char *local_gpus;
+	int64_t local_boot_ms;
+	/* [type.NAME], [token.NAME], [lane.NAME], [offer.NAME] */
 	struct type_conf *types;
 	size_t ntypes;
 	struct token_conf *tokens;
 	size_t ntokens;
+	struct lane_conf *lane_confs;
+	size_t nlane_confs;
+	struct offer_conf *offers;
+	size_t noffers;
 
+	/* Derived from `warm`. */
+	struct warm_schedule warm_schedule;
 	/* Derived from `lanes`: names in rank order (0 is served first). */
 	char lane_names[CONF_MAX_LANES][CONF_NAME_MAX + 1];
 	int nlanes;
@@ -73,6 +121,8 @@ void config_write(const struct config *cfg, FILE *out);
 
 int config_lane_rank(const struct config *cfg, const char *lane); /* -1: unknown */
 const struct type_conf *config_type(const struct config *cfg, const char *type);
+/* The lane's wait target: its [lane.NAME] section or the default. */
+int64_t config_wait_target_ms(const struct config *cfg, const char *lane);
 /* A name usable for lanes, types, teams and sections: [A-Za-z0-9_.-], 1..64. */
 int config_name_ok(const char *s);
 

@@ -77,11 +77,14 @@ json_t *job_to_json(const struct job *j)
 	json_object_set_new(o, "items", json_integer(j->items));
 	json_object_set_new(o, "items_done", json_integer(j->items_done));
 	json_object_set_new(o, "timeout_s", json_integer(j->timeout_s));
+	if (j->est_s)
+		json_object_set_new(o, "est_s", json_integer(j->est_s));
 	json_object_set_new(o, "max_attempts", json_integer(j->max_attempts));
 	json_object_set_new(o, "attempts", json_integer(j->attempts));
 	json_object_set_new(o, "created_at", seconds(j->created_ms));
 	json_object_set_new(o, "updated_at", seconds(j->updated_ms));
 	json_object_set_new(o, "run_at", seconds(j->run_at_ms));
+	json_object_set_new(o, "started_at", seconds(j->started_ms));
 	json_object_set_new(o, "finished_at", seconds(j->finished_ms));
 	if (j->idem_key)
 		json_object_set_new(o, "idempotency_key", json_string(j->idem_key));

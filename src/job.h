@@ -36,12 +36,14 @@ struct job {
 	int min_vram_gb;
 	int64_t items;
 	int64_t timeout_s;
+	int64_t est_s; /* the submitter's estimate of the run time; 0: none */
 	int max_attempts;
 	int attempts; /* leases handed out that counted */
 	int64_t run_at_ms;
 	int64_t created_ms;
 	int64_t updated_ms;
 	int64_t finished_ms;
+	int64_t started_ms; /* the current or last lease began */
 	char *idem_key;
 	int64_t idem_hash;
 	/* The lease: a fencing token that grows with every lease of this job. */

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "fleet.h"
 #include "log.h"
 
 static void reply_job(struct waiter *w, const struct job *job)
@@ -13,6 +14,7 @@ static void reply_job(struct waiter *w, const struct job *job)
 	if (job) {
 		w->granted_id = job->id;
 		w->granted_token = job->lease_token;
+		fleet_worker_job(w->srv, w->worker, job->id);
 	}
 	request_reply(w->req, 200, body);
 }
@@ -51,7 +53,13 @@ void longpoll_lease(struct server *s, struct waiter *w, int64_t wait_ms)
 	struct ebb_error err;
 	struct job job;
 	struct timeval tv = {.tv_sec = wait_ms / 1000, .tv_usec = (wait_ms % 1000) * 1000};
-	int rc = queue_lease(&s->queue, &w->offer, w->worker, w->lease_ms, &job, &err);
+	int rc = 0;
+
+	/* A worker that asks for work runs none: its instance is idle. */
+	fleet_worker_job(s, w->worker, 0);
+	w->draining = !fleet_worker_may_lease(s, w->worker);
+	if (!w->draining)
+		rc = queue_lease(&s->queue, &w->offer, w->worker, w->lease_ms, &job, &err);
 
 	if (rc < 0) {
 		request_reply(w->req, err.status, error_to_json(&err));
@@ -88,6 +96,8 @@ int longpoll_dispatch(struct server *s)
 			int rc;
 
 			next = w->next;
+			if (w->draining)
+				continue;
 			if (s->store->ops->count_in_state(s->store, JOB_QUEUED, &queued) != 0)
 				return -1;
 			if (queued == 0)

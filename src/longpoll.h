@@ -14,6 +14,7 @@ struct waiter {
 	int64_t lease_ms;
 	struct event *timer;
 	int parked;
+	int draining; /* its instance drains: it waits, but gets no job */
 	struct waiter *prev, *next;
 	/* The lease this request was answered with, taken back if the reply
 	 * never reaches the worker. */

@@ -10,6 +10,7 @@ const struct command commands[] = {
 	{"jobs", cmd_jobs, "list jobs"},
 	{"job", cmd_job, "show one job"},
 	{"cancel", cmd_cancel, "cancel a job"},
+	{"worker", cmd_worker, "run the agent that leases and runs jobs on an instance"},
 	{"config", cmd_config, "check a config file, or print the example config"},
 	{"version", cmd_version, "print the version"},
 	{"help", cmd_help, "list the commands"},

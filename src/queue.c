@@ -88,6 +88,7 @@ int queue_submit(struct queue *q, struct job *job, int64_t delay_ms, int *existe
 		return store_error(q, err);
 	if (job->state == JOB_QUEUED)
 		q->ready_changed = 1;
+	q->changes++;
 	return 0;
 }
 
@@ -149,11 +150,13 @@ int queue_lease(struct queue *q, const struct lease_offer *offer, const char *wo
 	snprintf(out->worker, sizeof out->worker, "%s", worker);
 	out->lease_ms = lease_ms;
 	out->lease_expires_ms = now + lease_ms;
+	out->started_ms = now;
 	out->updated_ms = now;
 	if (q->store->ops->job_update(q->store, out) != 0) {
 		job_free(out);
 		return store_error(q, err);
 	}
+	q->changes++;
 	log_info("job leased", "job=%lld worker=%s attempt=%d token=%lld", (long long)out->id,
 		 worker, out->attempts, (long long)out->lease_token);
 	return 1;
@@ -197,6 +200,7 @@ static int get_leased(struct queue *q, int64_t id, int64_t token, struct job *ou
 
 static int save(struct queue *q, struct job *job, struct ebb_error *err)
 {
+	q->changes++;
 	job->updated_ms = clock_now(q->clock);
 	if (job_state_terminal(job->state))
 		job->finished_ms = job->updated_ms;
@@ -312,6 +316,21 @@ int queue_unlease(struct queue *q, int64_t id, int64_t token)
 		return -1;
 	job_free(&job);
 	return 0;
+}
+
+void queue_expire_lease(struct queue *q, int64_t id, const char *worker)
+{
+	struct ebb_error err;
+	struct job job;
+
+	if (queue_get(q, id, NULL, &job, &err) != 0)
+		return;
+	if (job.state == JOB_LEASED && strcmp(job.worker, worker) == 0) {
+		job.lease_expires_ms = clock_now(q->clock);
+		if (q->store->ops->job_update(q->store, &job) != 0)
+			log_error("store failed", "error=\"%s\"", q->store->errmsg);
+	}
+	job_free(&job);
 }
 
 int queue_process_due(struct queue *q, struct ebb_error *err)

@@ -20,6 +20,8 @@ struct queue {
 	/* Set when a job may have become leasable: waiting workers are worth
 	 * another look. */
 	int ready_changed;
+	/* Grows with every job state change: the scaler looks again. */
+	uint64_t changes;
 };
 
 void queue_init(struct queue *q, struct store *store, const struct config *cfg,
@@ -53,6 +55,10 @@ int queue_cancel(struct queue *q, int64_t id, const char *team, struct job *out,
 /* Takes back a lease whose reply never reached its worker: the job is
  * queued again and the attempt is not counted. */
 int queue_unlease(struct queue *q, int64_t id, int64_t token);
+
+/* The lease of job id held by worker ends now (its instance is gone); the
+ * next queue_process_due puts the job back. */
+void queue_expire_lease(struct queue *q, int64_t id, const char *worker);
 
 /* Promotes delayed jobs that are due and expires overdue leases. */
 int queue_process_due(struct queue *q, struct ebb_error *err);

@@ -18,6 +18,8 @@
 #include "api.h"
 #include "log.h"
 #include "longpoll.h"
+#include "provider.h"
+#include "scaler.h"
 
 int server_begin_request(struct server *s)
 {
@@ -66,6 +68,10 @@ static int commit_batch(void *ctx)
 	s->in_batch = 0;
 	if (!failed && s->store->ops->commit(s->store) == 0) {
 		arm_deadline(s);
+		if (s->queue.changes != s->changes_seen) {
+			s->changes_seen = s->queue.changes;
+			scaler_poke(s->scaler);
+		}
 		return 0;
 	}
 	log_error("commit failed, batch rolled back", "error=\"%s\"", s->store->errmsg);
@@ -140,6 +146,47 @@ static void raise_fd_limit(void)
 	}
 }
 
+static void on_provider_change(void *arg)
+{
+	struct server *s = arg;
+	scaler_poke(s->scaler);
+}
+
+/* The provider and the scaler, when [provider] kind is not none. Workers
+ * reach serve at server_url, or at the address it listens on. */
+static int start_scaler(struct server *s, char *err, size_t errsize)
+{
+	const struct config *cfg = s->cfg;
+	struct provider_env env = {
+		.cfg = cfg, .base = s->base, .changed = on_provider_change, .changed_arg = s,
+	};
+	char url[1100];
+	const char *colon = strrchr(cfg->listen, ':');
+
+	if (cfg->provider_kind == PROVIDER_NONE)
+		return 0;
+	if (cfg->server_url[0])
+		snprintf(url, sizeof url, "%s", cfg->server_url);
+	else
+		snprintf(url, sizeof url, "http://%.*s:%d", (int)(colon - cfg->listen), cfg->listen,
+			 httpd_port(s->httpd));
+	env.server_url = url;
+	for (size_t i = 0; i < cfg->ntokens && !env.worker_token; i++) {
+		if (cfg->tokens[i].role == ROLE_WORKER)
+			env.worker_token = cfg->tokens[i].secret;
+	}
+	if (cfg->ntokens > 0 && !env.worker_token) {
+		snprintf(err, errsize, "the provider's workers need a [token.NAME] with role = worker");
+		return -1;
+	}
+	if (!(s->provider = provider_open(&env, err, errsize)))
+		return -1;
+	s->scaler = scaler_new(s, s->provider);
+	log_info("scaler started", "provider=%s workers_reach=%s", s->provider->ops->name, url);
+	scaler_poke(s->scaler);
+	return 0;
+}
+
 int server_run(const struct config *cfg, const struct server_options *o)
 {
 	struct server s = {.cfg = cfg, .test_clock = o->test_clock};
@@ -185,6 +232,10 @@ int server_run(const struct config *cfg, const struct server_options *o)
 		log_error("cannot start", "reason=\"%s\"", err);
 		goto out;
 	}
+	if (start_scaler(&s, err, sizeof err) != 0) {
+		log_error("cannot start", "reason=\"%s\"", err);
+		goto out;
+	}
 	s.signals[0] = evsignal_new(s.base, SIGTERM, on_signal, &s);
 	s.signals[1] = evsignal_new(s.base, SIGINT, on_signal, &s);
 	event_add(s.signals[0], NULL);
@@ -199,6 +250,9 @@ int server_run(const struct config *cfg, const struct server_options *o)
 	event_base_dispatch(s.base);
 	rc = 0;
 out:
+	scaler_free(s.scaler);
+	if (s.provider)
+		s.provider->ops->close(s.provider);
 	httpd_stop(s.httpd);
 	for (int i = 0; i < 2; i++) {
 		if (s.signals[i])

@@ -12,6 +12,8 @@
 #include "store.h"
 
 struct waiter;
+struct scaler;
+struct provider;
 
 struct server {
 	const struct config *cfg;
@@ -25,6 +27,9 @@ struct server {
 	struct event *signals[2];
 	/* Lease requests waiting for a job, oldest first. */
 	struct waiter *waiters_head, *waiters_tail;
+	struct provider *provider; /* NULL: [provider] kind = none */
+	struct scaler *scaler;
+	uint64_t changes_seen;     /* queue.changes at the last scaler poke */
 	int in_batch;     /* a store transaction is open */
 	int batch_writes; /* and something wrote in it */
 	int64_t started_ms;

@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include "instance.h"
 #include "job.h"
 
 #define STORE_NOT_FOUND 1
@@ -40,7 +41,33 @@ struct job_count {
 	int64_t n;
 };
 
+/* Queued work of one requirement class, lane and type. */
+struct demand_row {
+	int gpus, min_vram_gb;
+	const char *lane, *type;
+	int64_t jobs;
+	int64_t jobs_without_est;
+	int64_t est_s; /* summed over the jobs that have one */
+	int64_t oldest_ms;
+};
+
+struct decision {
+	int64_t id;
+	int64_t at_ms;
+	const char *kind; /* launch, drain, terminate */
+	const char *offer;
+	int count;
+	int64_t instance;
+	const char *reason;
+};
+
 typedef int (*job_cb)(void *arg, const struct job *job);
+typedef int (*demand_cb)(void *arg, const struct demand_row *row);
+typedef int (*instance_cb)(void *arg, const struct instance *inst);
+typedef int (*decision_cb)(void *arg, const struct decision *d);
+/* One finished job: its type and run time, newest first. */
+typedef int (*duration_cb)(void *arg, const char *type, int64_t run_ms);
+typedef int (*time_cb)(void *arg, int64_t ms);
 typedef int (*count_cb)(void *arg, const struct job_count *count);
 
 struct store_ops {
@@ -68,6 +95,20 @@ struct store_ops {
 	int (*job_counts)(struct store *, count_cb cb, void *arg);
 	/* Jobs in one state, all lanes, types and teams. */
 	int (*count_in_state)(struct store *, enum job_state state, int64_t *n);
+	int (*demand)(struct store *, demand_cb cb, void *arg);
+	/* Submit times of the newest `limit` jobs, newest first. */
+	int (*recent_submits)(struct store *, int limit, time_cb cb, void *arg);
+	int (*recent_durations)(struct store *, int limit, duration_cb cb, void *arg);
+
+	int (*instance_insert)(struct store *, struct instance *inst); /* sets id */
+	int (*instance_update)(struct store *, const struct instance *inst);
+	int (*instance_get)(struct store *, int64_t id, struct instance *out);
+	/* All instances but the terminated ones, or all of them. */
+	int (*instance_list)(struct store *, int with_terminated, instance_cb cb, void *arg);
+	int (*decision_insert)(struct store *, const struct decision *d);
+	/* The newest `limit` decisions, newest first. */
+	int (*decision_list)(struct store *, int limit, decision_cb cb, void *arg);
+
 	void (*close)(struct store *);
 };
 

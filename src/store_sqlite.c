@@ -43,6 +43,26 @@ static const char *const migrations[] = {
 	"CREATE TRIGGER jobs_count_delete AFTER DELETE ON jobs BEGIN"
 	" UPDATE job_counts SET n = n - 1 WHERE state = OLD.state AND lane = OLD.lane"
 	"  AND type = OLD.type AND team = OLD.team; END;",
+	/* 2: the fleet, its history and the scaler's decisions */
+	"ALTER TABLE jobs ADD COLUMN est_s INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE jobs ADD COLUMN started_at INTEGER NOT NULL DEFAULT 0;"
+	"CREATE INDEX jobs_finished ON jobs(finished_at) WHERE state = 'succeeded';"
+	"CREATE TABLE instances ("
+	" id INTEGER PRIMARY KEY, offer TEXT NOT NULL, market TEXT NOT NULL, state TEXT NOT NULL,"
+	" gpus INTEGER NOT NULL, vram_gb INTEGER NOT NULL, gpu_ids TEXT NOT NULL,"
+	" provider_ref TEXT NOT NULL, launched_at INTEGER NOT NULL, registered_at INTEGER NOT NULL,"
+	" idle_since INTEGER NOT NULL, terminated_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,"
+	" job_id INTEGER NOT NULL, reason TEXT NOT NULL);"
+	"CREATE INDEX instances_live ON instances(id) WHERE state <> 'terminated';"
+	"CREATE TABLE instance_events (instance_id INTEGER NOT NULL, at INTEGER NOT NULL,"
+	" state TEXT NOT NULL, reason TEXT NOT NULL);"
+	"CREATE TRIGGER instances_history_insert AFTER INSERT ON instances BEGIN"
+	" INSERT INTO instance_events VALUES (NEW.id, NEW.updated_at, NEW.state, NEW.reason); END;"
+	"CREATE TRIGGER instances_history_update AFTER UPDATE OF state ON instances"
+	" WHEN OLD.state IS NOT NEW.state BEGIN"
+	" INSERT INTO instance_events VALUES (NEW.id, NEW.updated_at, NEW.state, NEW.reason); END;"
+	"CREATE TABLE decisions (id INTEGER PRIMARY KEY, at INTEGER NOT NULL, kind TEXT NOT NULL,"
+	" offer TEXT NOT NULL, count INTEGER NOT NULL, instance_id INTEGER NOT NULL, reason TEXT NOT NULL);",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -51,12 +71,18 @@ static const char *const migrations[] = {
 	"id, state, type, lane, lane_rank, priority, team, command, payload, labels, gpus,"  \
 	" min_vram_gb, items, timeout_s, max_attempts, attempts, run_at, created_at,"        \
 	" updated_at, finished_at, idem_key, idem_hash, lease_token, worker, lease_expires," \
-	" lease_ms, checkpoint, items_done, error, result, seq"
+	" lease_ms, checkpoint, items_done, error, result, seq, est_s, started_at"
+
+#define INST_COLUMNS                                                                      \
+	"id, offer, market, state, gpus, vram_gb, gpu_ids, provider_ref, launched_at,"    \
+	" registered_at, idle_since, terminated_at, updated_at, job_id, reason"
 
 enum stmt_id {
 	S_BEGIN, S_COMMIT, S_ROLLBACK, S_SAVEPOINT, S_RELEASE, S_ROLLBACK_TO,
 	S_INSERT, S_UPDATE, S_GET, S_GET_BY_KEY, S_NEXT_READY, S_LIST, S_DUE,
-	S_NEXT_DEADLINE, S_COUNTS, S_COUNT_STATE, S_COUNT
+	S_NEXT_DEADLINE, S_COUNTS, S_COUNT_STATE, S_DEMAND, S_RECENT_SUBMITS,
+	S_RECENT_DURATIONS, S_INST_INSERT, S_INST_UPDATE, S_INST_GET, S_INST_LIST, S_DEC_INSERT,
+	S_DEC_LIST, S_COUNT
 };
 
 static const char *const stmt_sql[S_COUNT] = {
@@ -67,11 +93,11 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_RELEASE] = "RELEASE request",
 	[S_ROLLBACK_TO] = "ROLLBACK TO request",
 	[S_INSERT] = "INSERT INTO jobs (" JOB_COLUMNS ") VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-		     " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		     " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[S_UPDATE] = "UPDATE jobs SET state = ?2, priority = ?3, attempts = ?4, run_at = ?5,"
 		     " updated_at = ?6, finished_at = ?7, lease_token = ?8, worker = ?9,"
 		     " lease_expires = ?10, lease_ms = ?11, checkpoint = ?12, items_done = ?13,"
-		     " error = ?14, result = ?15, seq = ?16 WHERE id = ?1",
+		     " error = ?14, result = ?15, seq = ?16, started_at = ?17 WHERE id = ?1",
 	[S_GET] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?",
 	[S_GET_BY_KEY] = "SELECT " JOB_COLUMNS " FROM jobs WHERE team = ? AND idem_key = ?",
 	/* The partial index gives the order; the filters are checked per row. */
@@ -93,6 +119,26 @@ static const char *const stmt_sql[S_COUNT] = {
 			    " UNION ALL SELECT MIN(lease_expires) FROM jobs WHERE state = 'leased')",
 	[S_COUNTS] = "SELECT state, lane, type, team, n FROM job_counts WHERE n > 0",
 	[S_COUNT_STATE] = "SELECT COALESCE(SUM(n), 0) FROM job_counts WHERE state = ?",
+	[S_DEMAND] = "SELECT gpus, min_vram_gb, lane, type, COUNT(*), SUM(est_s = 0), SUM(est_s),"
+		     " MIN(created_at) FROM jobs WHERE state = 'queued'"
+		     " GROUP BY gpus, min_vram_gb, lane, type",
+	[S_RECENT_SUBMITS] = "SELECT created_at FROM jobs ORDER BY id DESC LIMIT ?",
+	[S_RECENT_DURATIONS] = "SELECT type, finished_at - started_at FROM jobs"
+			       " WHERE state = 'succeeded' AND started_at > 0"
+			       " ORDER BY finished_at DESC LIMIT ?",
+	[S_INST_INSERT] = "INSERT INTO instances (" INST_COLUMNS ") VALUES"
+			  " (NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+	[S_INST_UPDATE] = "UPDATE instances SET offer = ?2, market = ?3, state = ?4, gpus = ?5,"
+			  " vram_gb = ?6, gpu_ids = ?7, provider_ref = ?8, launched_at = ?9,"
+			  " registered_at = ?10, idle_since = ?11, terminated_at = ?12, updated_at = ?13,"
+			  " job_id = ?14, reason = ?15 WHERE id = ?1",
+	[S_INST_GET] = "SELECT " INST_COLUMNS " FROM instances WHERE id = ?",
+	[S_INST_LIST] = "SELECT " INST_COLUMNS " FROM instances WHERE ?1 OR state <> 'terminated'"
+			" ORDER BY id",
+	[S_DEC_INSERT] = "INSERT INTO decisions (at, kind, offer, count, instance_id, reason)"
+			 " VALUES (?, ?, ?, ?, ?, ?)",
+	[S_DEC_LIST] = "SELECT id, at, kind, offer, count, instance_id, reason FROM decisions"
+		       " ORDER BY id DESC LIMIT ?",
 };
 
 struct sqlite_store {
@@ -191,6 +237,8 @@ static void read_job(sqlite3_stmt *st, struct job *j)
 	j->error = column_text(st, 28);
 	j->result = column_text(st, 29);
 	j->seq = sqlite3_column_int64(st, 30);
+	j->est_s = sqlite3_column_int64(st, 31);
+	j->started_ms = sqlite3_column_int64(st, 32);
 }
 
 static int op_job_insert(struct store *base, struct job *j)
@@ -229,6 +277,8 @@ static int op_job_insert(struct store *base, struct job *j)
 	bind_text(st, 28, j->error);
 	bind_text(st, 29, j->result);
 	sqlite3_bind_int64(st, 30, j->seq);
+	sqlite3_bind_int64(st, 31, j->est_s);
+	sqlite3_bind_int64(st, 32, j->started_ms);
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
@@ -260,6 +310,7 @@ static int op_job_update(struct store *base, const struct job *j)
 	bind_text(st, 14, j->error);
 	bind_text(st, 15, j->result);
 	sqlite3_bind_int64(st, 16, j->seq);
+	sqlite3_bind_int64(st, 17, j->started_ms);
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
@@ -424,6 +475,214 @@ static int op_count_in_state(struct store *base, enum job_state state, int64_t *
 	return rc == SQLITE_ROW ? 0 : fail(s, "count jobs");
 }
 
+static int op_demand(struct store *base, demand_cb cb, void *arg)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_DEMAND];
+	int rc, ret = 0;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct demand_row r = {
+			.gpus = sqlite3_column_int(st, 0),
+			.min_vram_gb = sqlite3_column_int(st, 1),
+			.lane = (const char *)sqlite3_column_text(st, 2),
+			.type = (const char *)sqlite3_column_text(st, 3),
+			.jobs = sqlite3_column_int64(st, 4),
+			.jobs_without_est = sqlite3_column_int64(st, 5),
+			.est_s = sqlite3_column_int64(st, 6),
+			.oldest_ms = sqlite3_column_int64(st, 7),
+		};
+		if ((ret = cb(arg, &r)) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = fail(s, "demand");
+	sqlite3_reset(st);
+	return ret;
+}
+
+static int op_recent_submits(struct store *base, int limit, time_cb cb, void *arg)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_RECENT_SUBMITS];
+	int rc, ret = 0;
+
+	sqlite3_bind_int(st, 1, limit);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if ((ret = cb(arg, sqlite3_column_int64(st, 0))) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = fail(s, "recent submits");
+	sqlite3_reset(st);
+	return ret;
+}
+
+static int op_recent_durations(struct store *base, int limit, duration_cb cb, void *arg)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_RECENT_DURATIONS];
+	int rc, ret = 0;
+
+	sqlite3_bind_int(st, 1, limit);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if ((ret = cb(arg, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1))) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = fail(s, "recent durations");
+	sqlite3_reset(st);
+	return ret;
+}
+
+static void read_instance(sqlite3_stmt *st, struct instance *i)
+{
+	const char *v;
+	int state;
+
+	memset(i, 0, sizeof *i);
+	i->id = sqlite3_column_int64(st, 0);
+	column_name(st, 1, i->offer);
+	v = (const char *)sqlite3_column_text(st, 2);
+	i->market = v && strcmp(v, "spot") == 0 ? MARKET_SPOT : MARKET_ONDEMAND;
+	state = instance_state_parse((const char *)sqlite3_column_text(st, 3));
+	i->state = state < 0 ? INST_TERMINATED : (enum instance_state)state;
+	i->gpus = sqlite3_column_int(st, 4);
+	i->vram_gb = sqlite3_column_int(st, 5);
+	snprintf(i->gpu_ids, sizeof i->gpu_ids, "%s", (const char *)sqlite3_column_text(st, 6));
+	snprintf(i->provider_ref, sizeof i->provider_ref, "%s", (const char *)sqlite3_column_text(st, 7));
+	i->launched_ms = sqlite3_column_int64(st, 8);
+	i->registered_ms = sqlite3_column_int64(st, 9);
+	i->idle_since_ms = sqlite3_column_int64(st, 10);
+	i->terminated_ms = sqlite3_column_int64(st, 11);
+	i->updated_ms = sqlite3_column_int64(st, 12);
+	i->job_id = sqlite3_column_int64(st, 13);
+	snprintf(i->reason, sizeof i->reason, "%s", (const char *)sqlite3_column_text(st, 14));
+}
+
+static int write_instance(struct sqlite_store *s, enum stmt_id id, const struct instance *i)
+{
+	sqlite3_stmt *st = s->stmt[id];
+	int rc;
+
+	if (id == S_INST_UPDATE)
+		sqlite3_bind_int64(st, 1, i->id);
+	bind_text(st, 2, i->offer);
+	bind_text(st, 3, i->market == MARKET_SPOT ? "spot" : "on-demand");
+	bind_text(st, 4, instance_state_name(i->state));
+	sqlite3_bind_int(st, 5, i->gpus);
+	sqlite3_bind_int(st, 6, i->vram_gb);
+	bind_text(st, 7, i->gpu_ids);
+	bind_text(st, 8, i->provider_ref);
+	sqlite3_bind_int64(st, 9, i->launched_ms);
+	sqlite3_bind_int64(st, 10, i->registered_ms);
+	sqlite3_bind_int64(st, 11, i->idle_since_ms);
+	sqlite3_bind_int64(st, 12, i->terminated_ms);
+	sqlite3_bind_int64(st, 13, i->updated_ms);
+	sqlite3_bind_int64(st, 14, i->job_id);
+	bind_text(st, 15, i->reason);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc == SQLITE_DONE ? 0 : fail(s, "write instance");
+}
+
+static int op_instance_insert(struct store *base, struct instance *i)
+{
+	struct sqlite_store *s = impl(base);
+
+	if (write_instance(s, S_INST_INSERT, i) != 0)
+		return -1;
+	i->id = sqlite3_last_insert_rowid(s->db);
+	return 0;
+}
+
+static int op_instance_update(struct store *base, const struct instance *i)
+{
+	return write_instance(impl(base), S_INST_UPDATE, i);
+}
+
+static int op_instance_get(struct store *base, int64_t id, struct instance *out)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_INST_GET];
+	int rc, ret = 0;
+
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		read_instance(st, out);
+	else if (rc == SQLITE_DONE)
+		ret = STORE_NOT_FOUND;
+	else
+		ret = fail(s, "get instance");
+	sqlite3_reset(st);
+	return ret;
+}
+
+static int op_instance_list(struct store *base, int with_terminated, instance_cb cb, void *arg)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_INST_LIST];
+	struct instance i;
+	int rc, ret = 0;
+
+	sqlite3_bind_int(st, 1, with_terminated);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		read_instance(st, &i);
+		if ((ret = cb(arg, &i)) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = fail(s, "list instances");
+	sqlite3_reset(st);
+	return ret;
+}
+
+static int op_decision_insert(struct store *base, const struct decision *d)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_DEC_INSERT];
+	int rc;
+
+	sqlite3_bind_int64(st, 1, d->at_ms);
+	bind_text(st, 2, d->kind);
+	bind_text(st, 3, d->offer);
+	sqlite3_bind_int(st, 4, d->count);
+	sqlite3_bind_int64(st, 5, d->instance);
+	bind_text(st, 6, d->reason);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc == SQLITE_DONE ? 0 : fail(s, "insert decision");
+}
+
+static int op_decision_list(struct store *base, int limit, decision_cb cb, void *arg)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_DEC_LIST];
+	int rc, ret = 0;
+
+	sqlite3_bind_int(st, 1, limit);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct decision d = {
+			.id = sqlite3_column_int64(st, 0),
+			.at_ms = sqlite3_column_int64(st, 1),
+			.kind = (const char *)sqlite3_column_text(st, 2),
+			.offer = (const char *)sqlite3_column_text(st, 3),
+			.count = sqlite3_column_int(st, 4),
+			.instance = sqlite3_column_int64(st, 5),
+			.reason = (const char *)sqlite3_column_text(st, 6),
+		};
+		if ((ret = cb(arg, &d)) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = fail(s, "list decisions");
+	sqlite3_reset(st);
+	return ret;
+}
+
 static void op_close(struct store *base)
 {
 	struct sqlite_store *s = impl(base);
@@ -452,6 +711,15 @@ static const struct store_ops sqlite_ops = {
 	.next_deadline = op_next_deadline,
 	.job_counts = op_job_counts,
 	.count_in_state = op_count_in_state,
+	.demand = op_demand,
+	.recent_submits = op_recent_submits,
+	.recent_durations = op_recent_durations,
+	.instance_insert = op_instance_insert,
+	.instance_update = op_instance_update,
+	.instance_get = op_instance_get,
+	.instance_list = op_instance_list,
+	.decision_insert = op_decision_insert,
+	.decision_list = op_decision_list,
 	.close = op_close,
 };
 

@@ -1,0 +1,404 @@
+/* The scaling policy (see plan.h and docs/SCALING.md).
+ *
+ * In order: instances that never came up are terminated; if the limits
+ * shrank below the fleet, idle and booting instances go first and busy
+ * ones are drained, never stopped; each class of queued work is matched
+ * against the capacity that is up or booting and more is launched when the
+ * backlog cannot drain within its lane's wait target; the warm floor is
+ * kept; idle instances past their idle timeout are released. Every launch
+ * is clamped by the hard limits, whatever the demand. */
+#include "plan.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const state_names[INST_NSTATES] = {
+	"requested", "booting", "idle", "busy", "draining", "terminated",
+};
+
+const char *instance_state_name(enum instance_state s) { return state_names[s]; }
+
+int instance_state_parse(const char *name)
+{
+	for (int i = 0; i < INST_NSTATES; i++) {
+		if (strcmp(name, state_names[i]) == 0)
+			return i;
+	}
+	return -1;
+}
+
+const char *market_name(enum market m) { return m == MARKET_SPOT ? "spot" : "on-demand"; }
+
+struct planner {
+	const struct plan_view *v;
+	const struct plan_settings *s;
+	struct plan_result *out;
+	char *taken;      /* per instance: already decided on or matched to work */
+	int64_t count;    /* instances that cost money (all but terminated) */
+	int64_t serving;  /* of those, the ones that take jobs */
+	int64_t gpus;
+	double spend;     /* USD per hour */
+	int *per_offer;   /* instances per offer */
+};
+
+static void add(struct planner *p, enum action_kind kind, int offer, int count, int64_t instance,
+		const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static void add(struct planner *p, enum action_kind kind, int offer, int count, int64_t instance,
+		const char *fmt, ...)
+{
+	struct action *a;
+	va_list ap;
+
+	if (p->out->n == PLAN_MAX_ACTIONS)
+		return;
+	a = &p->out->actions[p->out->n++];
+	a->kind = kind;
+	a->offer = offer;
+	a->market = MARKET_ONDEMAND;
+	a->count = count;
+	a->instance = instance;
+	va_start(ap, fmt);
+	vsnprintf(a->reason, sizeof a->reason, fmt, ap);
+	va_end(ap);
+}
+
+static void wake_at(struct planner *p, int64_t at)
+{
+	if (at > p->v->now_ms && (p->out->next_ms == 0 || at < p->out->next_ms))
+		p->out->next_ms = at;
+}
+
+static const struct offer *offer_of(const struct planner *p, const struct plan_instance *i)
+{
+	return &p->v->offers[i->offer];
+}
+
+/* The instance leaves the fleet: it no longer counts against the limits. */
+static void release(struct planner *p, int idx, const char *why)
+{
+	const struct plan_instance *i = &p->v->fleet[idx];
+	const struct offer *o = offer_of(p, i);
+
+	p->taken[idx] = 1;
+	p->count--;
+	if (i->state != INST_DRAINING)
+		p->serving--;
+	p->gpus -= o->gpus;
+	p->spend -= o->price_ondemand;
+	p->per_offer[i->offer]--;
+	add(p, ACTION_TERMINATE, i->offer, 1, i->id, "terminate %lld (%s, %s): %s", (long long)i->id,
+	    o->name, state_names[i->state], why);
+}
+
+static void tally(struct planner *p)
+{
+	for (int k = 0; k < p->v->nfleet; k++) {
+		const struct plan_instance *i = &p->v->fleet[k];
+		if (i->state == INST_TERMINATED) {
+			p->taken[k] = 1;
+			continue;
+		}
+		p->count++;
+		p->serving += i->state != INST_DRAINING;
+		p->gpus += offer_of(p, i)->gpus;
+		p->spend += offer_of(p, i)->price_ondemand;
+		p->per_offer[i->offer]++;
+	}
+}
+
+static void expire_boots(struct planner *p)
+{
+	for (int k = 0; k < p->v->nfleet; k++) {
+		const struct plan_instance *i = &p->v->fleet[k];
+		int64_t deadline = i->launched_ms + p->s->boot_timeout_ms;
+
+		if (p->taken[k] || (i->state != INST_REQUESTED && i->state != INST_BOOTING))
+			continue;
+		if (p->v->now_ms >= deadline)
+			release(p, k, "never registered within boot_timeout");
+		else
+			wake_at(p, deadline);
+	}
+}
+
+static int over_limits(const struct planner *p)
+{
+	return p->serving > p->s->max_instances || p->gpus > p->s->max_gpus ||
+	       (p->s->max_spend_per_hour > 0 && p->spend > p->s->max_spend_per_hour + 1e-9);
+}
+
+/* The next instance to give up when over the limits: idle first (the
+ * longest idle), then booting (the newest), never a busy one. */
+static int pick_victim(const struct planner *p, enum instance_state want)
+{
+	int best = -1;
+
+	for (int k = 0; k < p->v->nfleet; k++) {
+		const struct plan_instance *i = &p->v->fleet[k], *b;
+		int match = want == INST_BOOTING ? (i->state == INST_BOOTING || i->state == INST_REQUESTED)
+						 : i->state == want;
+		if (p->taken[k] || !match)
+			continue;
+		b = best < 0 ? NULL : &p->v->fleet[best];
+		if (!b || (want == INST_IDLE ? i->idle_since_ms < b->idle_since_ms : i->launched_ms > b->launched_ms))
+			best = k;
+	}
+	return best;
+}
+
+static void enforce_limits(struct planner *p)
+{
+	static const char why[] = "over the hard limits (max_instances, max_gpus, max_spend_per_hour)";
+
+	while (over_limits(p)) {
+		int k = pick_victim(p, INST_IDLE);
+		if (k < 0)
+			k = pick_victim(p, INST_BOOTING);
+		if (k >= 0) {
+			release(p, k, why);
+			continue;
+		}
+		k = pick_victim(p, INST_BUSY);
+		if (k < 0)
+			break;
+		/* Busy: it finishes its job first and is terminated once idle. */
+		p->taken[k] = 1;
+		p->serving--;
+		add(p, ACTION_DRAIN, p->v->fleet[k].offer, 1, p->v->fleet[k].id, "drain %lld (%s, busy): %s",
+		    (long long)p->v->fleet[k].id, offer_of(p, &p->v->fleet[k])->name, why);
+	}
+}
+
+static int fits(const struct offer *o, const struct plan_class *c)
+{
+	return o->gpus >= c->gpus && o->vram_gb >= c->min_vram_gb;
+}
+
+/* The cheapest offer the class fits, or -1. */
+static int cheapest_offer(const struct planner *p, const struct plan_class *c)
+{
+	int best = -1;
+
+	for (int k = 0; k < p->v->noffers; k++) {
+		const struct offer *o = &p->v->offers[k], *b = best < 0 ? NULL : &p->v->offers[best];
+		if (!fits(o, c) || (o->max_instances && p->per_offer[k] >= o->max_instances))
+			continue;
+		if (!b || o->price_ondemand < b->price_ondemand ||
+		    (o->price_ondemand == b->price_ondemand && o->gpus < b->gpus))
+			best = k;
+	}
+	return best;
+}
+
+/* How many of `want` instances of offer k the hard limits allow; names
+ * the binding limit in why. */
+static int64_t clamp_launch(const struct planner *p, int k, int64_t want, const char **why)
+{
+	const struct offer *o = &p->v->offers[k];
+	int64_t n = want, room;
+
+	*why = NULL;
+	room = p->s->max_instances - p->count;
+	if (n > room) {
+		n = room;
+		*why = "max_instances";
+	}
+	room = o->gpus > 0 ? (p->s->max_gpus - p->gpus) / o->gpus : n;
+	if (n > room) {
+		n = room;
+		*why = "max_gpus";
+	}
+	if (p->s->max_spend_per_hour > 0 && o->price_ondemand > 0) {
+		room = (int64_t)floor((p->s->max_spend_per_hour - p->spend) / o->price_ondemand + 1e-9);
+		if (n > room) {
+			n = room;
+			*why = "max_spend_per_hour";
+		}
+	}
+	if (o->max_instances) {
+		room = o->max_instances - p->per_offer[k];
+		if (n > room) {
+			n = room;
+			*why = "the offer's max_instances";
+		}
+	}
+	return n < 0 ? 0 : n;
+}
+
+static void launch(struct planner *p, int k, int64_t want, const char *why_launch)
+{
+	const struct offer *o = &p->v->offers[k];
+	const char *capped;
+	int64_t n = clamp_launch(p, k, want, &capped);
+
+	if (n <= 0)
+		return;
+	p->count += n;
+	p->serving += n;
+	p->gpus += n * o->gpus;
+	p->spend += (double)n * o->price_ondemand;
+	p->per_offer[k] += (int)n;
+	add(p, ACTION_LAUNCH, k, (int)n, 0, "launch %lld x %s (%s, $%.2f/h): %s%s%s", (long long)n,
+	    o->name, market_name(MARKET_ONDEMAND), o->price_ondemand, why_launch,
+	    capped ? "; capped by " : "", capped ? capped : "");
+}
+
+/* Seconds of work an instance can take on within the next target_s. */
+static double capacity_within(const struct planner *p, const struct plan_instance *i, double target_s)
+{
+	double boot_left, c = target_s;
+
+	switch (i->state) {
+	case INST_BUSY:
+		c = target_s - i->busy_remaining_s;
+		break;
+	case INST_REQUESTED:
+	case INST_BOOTING:
+		boot_left = (double)(offer_of(p, i)->boot_ms - (p->v->now_ms - i->launched_ms)) / 1000.0;
+		c = target_s - (boot_left > 0 ? boot_left : 0);
+		break;
+	default:
+		break;
+	}
+	return c > 0 ? c : 0;
+}
+
+static int class_order(const void *a, const void *b)
+{
+	const struct plan_class *x = *(const struct plan_class *const *)a, *y = *(const struct plan_class *const *)b;
+
+	if (x->lane_rank != y->lane_rank)
+		return x->lane_rank - y->lane_rank;
+	return y->gpus - x->gpus; /* larger needs first: they fit fewer instances */
+}
+
+static void scale_up(struct planner *p, const struct plan_class *c)
+{
+	double target_s = (double)c->wait_target_ms / 1000.0, capacity = 0, shortfall, per_launch;
+	int64_t matched = 0, waiting_ms = p->v->now_ms - c->oldest_ms, need = 0;
+	int ready = 0, k, offer;
+	char why[200];
+
+	for (k = 0; k < p->v->nfleet && capacity < c->work_s && matched < c->jobs; k++) {
+		const struct plan_instance *i = &p->v->fleet[k];
+		if (p->taken[k] || i->state == INST_DRAINING || !fits(offer_of(p, i), c))
+			continue;
+		p->taken[k] = 1;
+		capacity += capacity_within(p, i, target_s);
+		ready += i->state == INST_IDLE || i->state == INST_REQUESTED || i->state == INST_BOOTING;
+		matched++;
+	}
+	if ((offer = cheapest_offer(p, c)) < 0)
+		return;
+	shortfall = c->work_s - capacity;
+	if (shortfall > 0) {
+		/* A new instance helps for the part of the target left after its
+		 * boot; when the boot alone exceeds the target, every waiting job
+		 * gets its own instance so that none waits longer than a boot. */
+		per_launch = target_s - (double)p->v->offers[offer].boot_ms / 1000.0;
+		need = per_launch > 0 ? (int64_t)ceil(shortfall / per_launch) : c->jobs;
+		if (need > c->jobs - matched)
+			need = c->jobs - matched;
+		snprintf(why, sizeof why,
+			 "lane %s: %lld jobs, %.0f s of work, cannot drain within its %.0f s wait target"
+			 " with %lld instances up or booting", c->lane, (long long)c->jobs, c->work_s, target_s,
+			 (long long)matched);
+	}
+	if (need <= 0 && waiting_ms >= c->wait_target_ms && ready == 0) {
+		need = 1;
+		snprintf(why, sizeof why, "lane %s: oldest job waited %.0f s, past its %.0f s wait target,"
+			 " and no fitting instance is free or booting", c->lane, (double)waiting_ms / 1000.0,
+			 target_s);
+	} else if (need <= 0 && c->jobs > 0 && ready == 0) {
+		wake_at(p, c->oldest_ms + c->wait_target_ms);
+	}
+	if (need > 0)
+		launch(p, offer, need, why);
+}
+
+static void keep_warm(struct planner *p)
+{
+	static const struct plan_class any = {.lane = "", .gpus = 0, .min_vram_gb = 0};
+	int floor_n = p->s->warm ? warm_floor(p->s->warm, p->v->now_ms) : 0, offer;
+	char why[100];
+
+	if (p->s->warm)
+		wake_at(p, warm_next_change(p->s->warm, p->v->now_ms));
+	if (p->serving >= floor_n || (offer = cheapest_offer(p, &any)) < 0)
+		return;
+	snprintf(why, sizeof why, "warm pool floor of %d for this hour", floor_n);
+	launch(p, offer, floor_n - p->serving, why);
+}
+
+static int64_t idle_timeout_of(const struct planner *p, const struct plan_instance *i)
+{
+	/* Decay: instances of even id go at t1, odd ones at t2, so that about
+	 * half of an idle fleet is released at each. */
+	if (p->s->idle_decay)
+		return i->id % 2 == 0 ? p->s->decay_t1_ms : p->s->decay_t2_ms;
+	return p->s->idle_timeout_ms;
+}
+
+static void scale_down(struct planner *p)
+{
+	int floor_n = p->s->warm ? warm_floor(p->s->warm, p->v->now_ms) : 0;
+	char why[120];
+
+	for (;;) {
+		int k = pick_victim(p, INST_IDLE);
+		const struct plan_instance *i;
+		int64_t timeout, idle_ms;
+
+		if (k < 0)
+			break;
+		i = &p->v->fleet[k];
+		timeout = idle_timeout_of(p, i);
+		idle_ms = p->v->now_ms - i->idle_since_ms;
+		if (idle_ms < timeout) {
+			/* Not yet: come back when it expires. Later ones expire later
+			 * only without decay, so look at them all. */
+			p->taken[k] = 1;
+			wake_at(p, i->idle_since_ms + timeout);
+			continue;
+		}
+		if (p->serving <= floor_n) {
+			p->taken[k] = 1;
+			continue;
+		}
+		snprintf(why, sizeof why, "idle %.0f s, past its %.0f s idle timeout%s", (double)idle_ms / 1000.0,
+			 (double)timeout / 1000.0, p->s->idle_decay ? " (decay)" : "");
+		release(p, k, why);
+	}
+	for (int k = 0; k < p->v->nfleet; k++) {
+		const struct plan_instance *i = &p->v->fleet[k];
+		if (i->state == INST_DRAINING && !i->running && !p->taken[k])
+			release(p, k, "drained");
+	}
+}
+
+void plan(const struct plan_view *v, struct plan_result *out)
+{
+	struct planner p = {.v = v, .s = v->settings, .out = out};
+	const struct plan_class **order;
+
+	memset(out, 0, sizeof *out);
+	p.taken = calloc((size_t)v->nfleet + 1, 1);
+	p.per_offer = calloc((size_t)v->noffers + 1, sizeof *p.per_offer);
+	order = malloc(((size_t)v->nclasses + 1) * sizeof *order);
+	tally(&p);
+	expire_boots(&p);
+	enforce_limits(&p);
+	for (int k = 0; k < v->nclasses; k++)
+		order[k] = &v->classes[k];
+	qsort(order, (size_t)v->nclasses, sizeof *order, class_order);
+	for (int k = 0; k < v->nclasses; k++)
+		scale_up(&p, order[k]);
+	keep_warm(&p);
+	scale_down(&p);
+	free(order);
+	free(p.per_offer);
+	free(p.taken);
+}
