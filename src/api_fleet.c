@@ -53,19 +53,21 @@ int api_fleet(struct api_call *c)
 	json_t *reply;
 	struct ebb_error err;
 	char why[300] = "no scaler ([provider] kind = none)";
-	int64_t idle_ms = 0;
+	int64_t idle_ms = 0, instance_ms = 0, job_ms = 0;
 
-	if (s->store->ops->instance_list(s->store, all && strcmp(all, "1") == 0, add_instance, &l) != 0) {
+	if (s->store->ops->instance_list(s->store, all && strcmp(all, "1") == 0, add_instance, &l) != 0 ||
+	    s->store->ops->usage(s->store, 0, l.now_ms, &instance_ms, &job_ms) != 0) {
 		json_decref(l.instances);
 		error_set(&err, 500, "store", NULL, "store: %s", s->store->errmsg);
 		return api_fail(c, &err);
 	}
 	if (s->scaler)
 		idle_ms = scaler_idle_timeout(s->scaler, why, sizeof why);
-	reply = json_pack("{s:o, s:f, s:s, s:{s:I, s:I, s:f}}", "instances", l.instances, "idle_timeout_s",
-			  (double)idle_ms / 1000.0, "idle_timeout_why", why, "limits", "max_instances",
-			  (json_int_t)s->cfg->max_instances, "max_gpus", (json_int_t)s->cfg->max_gpus,
-			  "max_spend_per_hour", s->cfg->max_spend_per_hour);
+	reply = json_pack("{s:o, s:f, s:s, s:{s:I, s:I, s:f}, s:f, s:f}", "instances", l.instances,
+			  "idle_timeout_s", (double)idle_ms / 1000.0, "idle_timeout_why", why, "limits",
+			  "max_instances", (json_int_t)s->cfg->max_instances, "max_gpus",
+			  (json_int_t)s->cfg->max_gpus, "max_spend_per_hour", s->cfg->max_spend_per_hour,
+			  "instance_seconds", (double)instance_ms / 1000.0, "job_seconds", (double)job_ms / 1000.0);
 	request_reply(c->req, 200, reply);
 	return 0;
 }

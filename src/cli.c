@@ -71,10 +71,10 @@ int cli_int(struct cli *cli, const char *flag, const char *arg, int64_t min, int
 	return 0;
 }
 
-int cli_job_id(struct cli *cli, int argc, char **argv, int64_t *id)
+int cli_id(struct cli *cli, int argc, char **argv, const char *what, int64_t *id)
 {
 	if (optind >= argc) {
-		cli_usage_error(cli, "which job? (give its id)");
+		cli_usage_error(cli, "which %s? (give its id)", what);
 		return -1;
 	}
 	if (optind + 1 < argc) {
@@ -82,7 +82,7 @@ int cli_job_id(struct cli *cli, int argc, char **argv, int64_t *id)
 		return -1;
 	}
 	if (parse_int64(argv[optind], id) != 0 || *id <= 0) {
-		cli_usage_error(cli, "'%s' is not a job id (a positive integer)", argv[optind]);
+		cli_usage_error(cli, "'%s' is not a %s id (a positive integer)", argv[optind], what);
 		return -1;
 	}
 	return 0;
@@ -94,13 +94,9 @@ int cli_call(struct cli *cli, const char *method, const char *path, json_t *body
 	int status;
 
 	*reply = NULL;
-	if (!cli->connected) {
-		if (client_init(&cli->client, cli->server, cli->token) != 0) {
-			cli_error(cli, "%s", cli->client.err);
-			client_free(&cli->client);
-			return -1;
-		}
-		cli->connected = 1;
+	if (!cli->client.curl && client_init(&cli->client, cli->server, cli->token) != 0) {
+		cli_error(cli, "%s", cli->client.err);
+		return -1;
 	}
 	status = client_call(&cli->client, method, path, body, reply);
 	if (status < 0) {
@@ -122,9 +118,7 @@ int cli_call(struct cli *cli, const char *method, const char *path, json_t *body
 
 void cli_close(struct cli *cli)
 {
-	if (cli->connected)
-		client_free(&cli->client);
-	cli->connected = 0;
+	client_free(&cli->client);
 }
 
 int cli_query_add(char *path, size_t size, const char *name, const char *value)
@@ -152,9 +146,24 @@ int cli_query_add(char *path, size_t size, const char *name, const char *value)
 	return 0;
 }
 
+void cli_span_text(double seconds, char *buf, size_t size)
+{
+	long long s = seconds > 0 ? (long long)seconds : 0;
+
+	if (s < 60)
+		snprintf(buf, size, "%llds", s);
+	else if (s < 3600)
+		snprintf(buf, size, "%lldm", s / 60);
+	else if (s < 86400)
+		snprintf(buf, size, "%lldh", s / 3600);
+	else
+		snprintf(buf, size, "%lldd", s / 86400);
+}
+
 void cli_print_json(json_t *v)
 {
-	json_dumpf(v, stdout, JSON_INDENT(2));
+	/* 13 digits: Unix times to the millisecond, without float noise. */
+	json_dumpf(v, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(13));
 	fputc('\n', stdout);
 }
 

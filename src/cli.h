@@ -32,8 +32,7 @@ struct cli {
 	const char *usage;          /* its --help text */
 	const char *server, *token; /* from the flags; NULL: from the environment */
 	int json;
-	struct client client;
-	int connected;
+	struct client client; /* connected when client.curl is set */
 };
 
 /* Handles an option of the common set, or getopt's report of a bad one, in
@@ -50,9 +49,9 @@ int cli_usage_error(struct cli *cli, const char *fmt, ...) __attribute__((format
 /* A flag's integer value in [min, max]: 0, or -1 after cli_usage_error. */
 int cli_int(struct cli *cli, const char *flag, const char *arg, int64_t min, int64_t max,
 	    int64_t *out);
-/* The command's one argument after its options, a job id: 0, or -1 after
- * cli_usage_error. */
-int cli_job_id(struct cli *cli, int argc, char **argv, int64_t *id);
+/* The command's one argument after its options, the id of a `what` (job,
+ * instance): 0, or -1 after cli_usage_error. */
+int cli_id(struct cli *cli, int argc, char **argv, const char *what, int64_t *id);
 
 /* Sends a call (connecting on the first) and returns its 2xx status with
  * the reply object in *reply, or -1 after printing why it failed: the
@@ -65,6 +64,8 @@ void cli_close(struct cli *cli);
 int cli_query_add(char *path, size_t size, const char *name, const char *value);
 
 void cli_print_json(json_t *v);
+/* "5s", "3m", "2h", "4d": the largest unit that fits, as people glance. */
+void cli_span_text(double seconds, char *buf, size_t size);
 
 /* A command's argv as a shell would read it back ("sh -c 'a b'"), cut
  * with "..." at size; control characters shown as '?'. */

@@ -21,7 +21,7 @@ int cmd_cancel(int argc, char **argv)
 		if ((rc = cli_option(&cli, c, argv)) != CLI_NEXT)
 			return rc;
 	}
-	if (cli_job_id(&cli, argc, argv, &id) != 0)
+	if (cli_id(&cli, argc, argv, "job", &id) != 0)
 		return 2;
 	snprintf(path, sizeof path, "/v1/jobs/%lld/cancel", (long long)id);
 	rc = cli_call(&cli, "POST", path, NULL, &job) < 0;

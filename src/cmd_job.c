@@ -9,6 +9,7 @@
 #include "cmd.h"
 #include "units.h"
 
+#define KEY_WIDTH 17
 #define JSON_WIDTH 200 /* payload and result; --json shows them whole */
 
 static const char usage[] = "usage: ebb job ID\n"
@@ -20,7 +21,7 @@ static void line(const char *key, const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("%-17s", key);
+	printf("%-*s", KEY_WIDTH, key);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
@@ -30,11 +31,11 @@ static void line(const char *key, const char *fmt, ...)
 /* Text that may span lines (a worker's error): later lines under the first. */
 static void text_line(const char *key, const char *s)
 {
-	printf("%-17s", key);
+	printf("%-*s", KEY_WIDTH, key);
 	for (; *s; s++) {
 		putchar(*s);
 		if (*s == '\n')
-			printf("%17s", "");
+			printf("%*s", KEY_WIDTH, "");
 	}
 	putchar('\n');
 }
@@ -93,7 +94,7 @@ static void print_job(json_t *job)
 	}
 	json_line("payload:", json_object_get(job, "payload"));
 	if (json_array_size(json_object_get(job, "labels")) > 0) {
-		printf("%-17s", "labels:");
+		printf("%-*s", KEY_WIDTH, "labels:");
 		json_array_foreach(json_object_get(job, "labels"), i, v)
 			printf("%s%s", i ? "," : "", json_string_value(v));
 		putchar('\n');
@@ -107,9 +108,9 @@ static void print_job(json_t *job)
 	line("timeout:", "%s", buf);
 	time_line("created:", json_object_get(job, "created_at"));
 	time_line("updated:", json_object_get(job, "updated_at"));
+	time_line("run_at:", json_object_get(job, "run_at"));
 	if (json_object_get(job, "started_at"))
 		time_line("started:", json_object_get(job, "started_at"));
-	time_line("run_at:", json_object_get(job, "run_at"));
 	time_line("finished:", json_object_get(job, "finished_at"));
 	if (json_object_get(job, "idempotency_key"))
 		line("idempotency_key:", "%s", str(job, "idempotency_key"));
@@ -138,7 +139,7 @@ int cmd_job(int argc, char **argv)
 		if ((rc = cli_option(&cli, c, argv)) != CLI_NEXT)
 			return rc;
 	}
-	if (cli_job_id(&cli, argc, argv, &id) != 0)
+	if (cli_id(&cli, argc, argv, "job", &id) != 0)
 		return 2;
 	snprintf(path, sizeof path, "/v1/jobs/%lld", (long long)id);
 	rc = cli_call(&cli, "GET", path, NULL, &job) < 0;

@@ -20,22 +20,19 @@ static const char usage[] =
 
 enum { OPT_STATE = CLI_OPT_OWN, OPT_LANE, OPT_TEAM, OPT_TYPE, OPT_LIMIT, OPT_AFTER };
 
-/* "5s", "3m", "2h", "4d": the largest unit that fits, as people glance. */
 static void age_text(json_t *created, char *buf, size_t size)
 {
-	double age = difftime(time(NULL), (time_t)json_number_value(created));
-	long long s = age > 0 ? (long long)age : 0;
-
-	if (!json_is_number(created))
-		snprintf(buf, size, "-");
-	else if (s < 60)
-		snprintf(buf, size, "%llds", s);
-	else if (s < 3600)
-		snprintf(buf, size, "%lldm", s / 60);
-	else if (s < 86400)
-		snprintf(buf, size, "%lldh", s / 3600);
+	if (json_is_number(created))
+		cli_span_text(difftime(time(NULL), (time_t)json_number_value(created)), buf, size);
 	else
-		snprintf(buf, size, "%lldd", s / 86400);
+		snprintf(buf, size, "-");
+}
+
+static const char *str(json_t *job, const char *name)
+{
+	const char *s = json_string_value(json_object_get(job, name));
+
+	return s ? s : "-";
 }
 
 static void add_row(struct table *t, json_t *job)
@@ -50,11 +47,11 @@ static void add_row(struct table *t, json_t *job)
 		snprintf(command, sizeof command, "payload");
 	cli_truncate(command, COMMAND_WIDTH);
 	table_add(t, "%lld", (long long)json_integer_value(json_object_get(job, "id")));
-	table_add(t, "%s", json_string_value(json_object_get(job, "state")));
-	table_add(t, "%s", json_string_value(json_object_get(job, "lane")));
+	table_add(t, "%s", str(job, "state"));
+	table_add(t, "%s", str(job, "lane"));
 	table_add(t, "%lld", (long long)json_integer_value(json_object_get(job, "priority")));
-	table_add(t, "%s", json_string_value(json_object_get(job, "type")));
-	table_add(t, "%s", json_string_value(json_object_get(job, "team")));
+	table_add(t, "%s", str(job, "type"));
+	table_add(t, "%s", str(job, "team"));
 	table_add(t, "%lld", (long long)json_integer_value(json_object_get(job, "gpus")));
 	table_add(t, "%lld/%lld", (long long)json_integer_value(json_object_get(job, "attempts")),
 		  (long long)json_integer_value(json_object_get(job, "max_attempts")));

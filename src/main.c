@@ -5,11 +5,14 @@
 #include "cmd.h"
 
 const struct command commands[] = {
-	{"serve", cmd_serve, "run the control plane: queue, HTTP API"},
+	{"serve", cmd_serve, "run the control plane: queue, HTTP API, scaler"},
 	{"submit", cmd_submit, "submit a job"},
 	{"jobs", cmd_jobs, "list jobs"},
 	{"job", cmd_job, "show one job"},
 	{"cancel", cmd_cancel, "cancel a job"},
+	{"fleet", cmd_fleet, "list the instances, the idle timeout in force, instance time against job time"},
+	{"decisions", cmd_decisions, "show the scaler's last decisions and their reasons"},
+	{"drain", cmd_drain, "stop giving jobs to an instance; it is terminated once idle"},
 	{"worker", cmd_worker, "run the agent that leases and runs jobs on an instance"},
 	{"config", cmd_config, "check a config file, or print the example config"},
 	{"version", cmd_version, "print the version"},

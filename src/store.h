@@ -100,6 +100,11 @@ struct store_ops {
 	int (*recent_submits)(struct store *, int limit, time_cb cb, void *arg);
 	int (*recent_durations)(struct store *, int limit, duration_cb cb, void *arg);
 
+	/* Instance time billed (launch to termination, or now) and job run
+	 * time of finished jobs, both since since_ms. */
+	int (*usage)(struct store *, int64_t since_ms, int64_t now_ms, int64_t *instance_ms,
+		     int64_t *job_ms);
+
 	int (*instance_insert)(struct store *, struct instance *inst); /* sets id */
 	int (*instance_update)(struct store *, const struct instance *inst);
 	int (*instance_get)(struct store *, int64_t id, struct instance *out);

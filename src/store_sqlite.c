@@ -82,7 +82,7 @@ enum stmt_id {
 	S_INSERT, S_UPDATE, S_GET, S_GET_BY_KEY, S_NEXT_READY, S_LIST, S_DUE,
 	S_NEXT_DEADLINE, S_COUNTS, S_COUNT_STATE, S_DEMAND, S_RECENT_SUBMITS,
 	S_RECENT_DURATIONS, S_INST_INSERT, S_INST_UPDATE, S_INST_GET, S_INST_LIST, S_DEC_INSERT,
-	S_DEC_LIST, S_COUNT
+	S_DEC_LIST, S_USAGE, S_COUNT
 };
 
 static const char *const stmt_sql[S_COUNT] = {
@@ -137,6 +137,10 @@ static const char *const stmt_sql[S_COUNT] = {
 			" ORDER BY id",
 	[S_DEC_INSERT] = "INSERT INTO decisions (at, kind, offer, count, instance_id, reason)"
 			 " VALUES (?, ?, ?, ?, ?, ?)",
+	[S_USAGE] = "SELECT (SELECT COALESCE(SUM(CASE WHEN terminated_at > 0 THEN terminated_at ELSE ?2 END"
+		    " - launched_at), 0) FROM instances WHERE launched_at >= ?1),"
+		    " (SELECT COALESCE(SUM(finished_at - started_at), 0) FROM jobs"
+		    "  WHERE finished_at >= ?1 AND started_at > 0 AND state IN ('succeeded', 'failed', 'dead'))",
 	[S_DEC_LIST] = "SELECT id, at, kind, offer, count, instance_id, reason FROM decisions"
 		       " ORDER BY id DESC LIMIT ?",
 };
@@ -683,6 +687,22 @@ static int op_decision_list(struct store *base, int limit, decision_cb cb, void 
 	return ret;
 }
 
+static int op_usage(struct store *base, int64_t since_ms, int64_t now_ms, int64_t *instance_ms,
+		    int64_t *job_ms)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_USAGE];
+	int rc;
+
+	sqlite3_bind_int64(st, 1, since_ms);
+	sqlite3_bind_int64(st, 2, now_ms);
+	rc = sqlite3_step(st);
+	*instance_ms = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	*job_ms = rc == SQLITE_ROW ? sqlite3_column_int64(st, 1) : 0;
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW ? 0 : fail(s, "usage");
+}
+
 static void op_close(struct store *base)
 {
 	struct sqlite_store *s = impl(base);
@@ -714,6 +734,7 @@ static const struct store_ops sqlite_ops = {
 	.demand = op_demand,
 	.recent_submits = op_recent_submits,
 	.recent_durations = op_recent_durations,
+	.usage = op_usage,
 	.instance_insert = op_instance_insert,
 	.instance_update = op_instance_update,
 	.instance_get = op_instance_get,
