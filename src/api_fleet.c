@@ -19,6 +19,10 @@ int api_register(struct api_call *c)
 
 	if (api_body(c, fields) != 0)
 		return -1;
+	if (!json_get_int(c->body, "instance", 0)) {
+		error_set(&err, 400, "missing_field", "instance", "instance: required, the instance id");
+		return api_fail(c, &err);
+	}
 	if (fleet_register(s, json_get_int(c->body, "instance", 0), &inst, &err) != 0)
 		return api_fail(c, &err);
 	if (s->scaler)

@@ -112,7 +112,7 @@ int api_checkpoint(struct api_call *c)
 		return api_fail(c, &err);
 	}
 	return reply(c, queue_checkpoint(&c->srv->queue, c->id, token, json_get_str(c->body, "checkpoint", ""),
-					 json_get_int(c->body, "items_done", 0), &job, &err),
+					 json_get_int(c->body, "items_done", -1), &job, &err),
 		     &job, &err);
 }
 

@@ -124,6 +124,16 @@ static void transport_error(struct client *c, CURLcode rc, const char *detail, c
 		snprintf(c->err, sizeof c->err, "%.10s %.150s%.100s: %.230s", method, c->server, path, why);
 }
 
+static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
+{
+	(void)dltotal;
+	(void)dlnow;
+	(void)ultotal;
+	(void)ulnow;
+	return *(volatile sig_atomic_t *)arg != 0;
+}
+
 int client_call(struct client *c, const char *method, const char *path, json_t *body,
 		json_t **reply)
 {
@@ -169,6 +179,11 @@ int client_call(struct client *c, const char *method, const char *path, json_t *
 		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)(text ? strlen(text) : 0));
 	}
 	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+	if (c->abort_flag) {
+		curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+		curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+		curl_easy_setopt(h, CURLOPT_XFERINFODATA, (void *)c->abort_flag);
+	}
 	rc = curl_easy_perform(h);
 	curl_slist_free_all(headers);
 	free(text);

@@ -4,6 +4,7 @@
 #define EBB_CLIENT_H
 
 #include <jansson.h>
+#include <signal.h>
 #include <stddef.h>
 
 struct client {
@@ -11,6 +12,9 @@ struct client {
 	char token[512];  /* bearer token, may be empty */
 	void *curl;       /* CURL * */
 	char err[512];    /* reason of the last failure */
+	/* When it points at a nonzero flag, a call in flight is given up (a
+	 * worker's long-poll on SIGTERM). NULL: calls run to their end. */
+	volatile sig_atomic_t *abort_flag;
 };
 
 /* server and token: NULL to read EBB_SERVER / EBB_TOKEN (server defaults to

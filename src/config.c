@@ -536,9 +536,38 @@ static int check_tokens(const struct config *cfg, char *err, size_t errsize)
 	return 0;
 }
 
+int config_gpu_list(const char *list, int *out, int max)
+{
+	char *copy = strdup(list), *save = NULL;
+	int n = 0;
+
+	for (char *tok = strtok_r(copy, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		char *end;
+		long v = strtol(tok, &end, 10);
+		if (*end || v < 0 || v > 1023 || n == max) {
+			n = -1;
+			break;
+		}
+		out[n++] = (int)v;
+	}
+	free(copy);
+	return n;
+}
+
 static int check_scaler(struct config *cfg, char *err, size_t errsize)
 {
 	char why[300];
+	int gpus[256];
+
+	if (config_gpu_list(cfg->local_gpus, gpus, 256) < 0) {
+		fmt_err(err, errsize, "[local] gpus: expected GPU indices from 0 to 1023 separated by commas"
+			" (256 at most), got '%s'", cfg->local_gpus);
+		return -1;
+	}
+	if (cfg->ntypes > 64) {
+		fmt_err(err, errsize, "[type.*]: %zu sections, 64 at most", cfg->ntypes);
+		return -1;
+	}
 
 	if (warm_parse(cfg->warm, &cfg->warm_schedule, why, sizeof why) != 0) {
 		fmt_err(err, errsize, "[scaler] warm: %s", why);

@@ -3,6 +3,7 @@
 #include "httpd.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -299,6 +300,19 @@ const char *request_method(const struct request *req) { return req->method; }
 const char *request_path(const struct request *req) { return req->path; }
 int request_body_too_large(const struct request *req) { return req->too_large; }
 void request_set_data(struct request *req, void *data) { req->data = data; }
+
+int request_peer_gone(const struct request *req)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	char byte;
+	ssize_t n;
+
+	if (!ci)
+		return 1;
+	n = recv(ci->connect_fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
 void *request_data(const struct request *req) { return req->data; }
 
 const char *request_header(const struct request *req, const char *name)

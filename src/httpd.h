@@ -52,6 +52,9 @@ const char *request_query(const struct request *req, const char *key);
 const char *request_body(const struct request *req, size_t *len);
 /* The body went over max_body and was not kept. */
 int request_body_too_large(const struct request *req);
+/* Has the client of a parked request closed its connection? MHD does not
+ * watch suspended connections, so ask the socket. */
+int request_peer_gone(const struct request *req);
 void request_set_data(struct request *req, void *data);
 void *request_data(const struct request *req);
 

@@ -98,6 +98,12 @@ int longpoll_dispatch(struct server *s)
 			next = w->next;
 			if (w->draining)
 				continue;
+			if (request_peer_gone(w->req)) {
+				/* A job leased to it would wait out its lease for nothing. */
+				unpark(w);
+				reply_job(w, NULL);
+				continue;
+			}
 			if (s->store->ops->count_in_state(s->store, JOB_QUEUED, &queued) != 0)
 				return -1;
 			if (queued == 0)

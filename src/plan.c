@@ -149,11 +149,19 @@ static int pick_victim(const struct planner *p, enum instance_state want)
 	return best;
 }
 
+static const char *limit_passed(const struct planner *p)
+{
+	if (p->serving > p->s->max_instances)
+		return "over max_instances";
+	if (p->gpus > p->s->max_gpus)
+		return "over max_gpus";
+	return "over max_spend_per_hour";
+}
+
 static void enforce_limits(struct planner *p)
 {
-	static const char why[] = "over the hard limits (max_instances, max_gpus, max_spend_per_hour)";
-
 	while (over_limits(p)) {
+		const char *why = limit_passed(p);
 		int k = pick_victim(p, INST_IDLE);
 		if (k < 0)
 			k = pick_victim(p, INST_BOOTING);
@@ -164,6 +172,7 @@ static void enforce_limits(struct planner *p)
 		k = pick_victim(p, INST_BUSY);
 		if (k < 0)
 			break;
+		why = limit_passed(p);
 		/* Busy: it finishes its job first and is terminated once idle. */
 		p->taken[k] = 1;
 		p->serving--;

@@ -21,6 +21,9 @@ struct provider_ops {
 	int (*launch)(struct provider *, struct instance *inst, char *err, size_t errsize);
 	int (*terminate)(struct provider *, const struct instance *inst);
 	int (*list)(struct provider *, provider_ref_cb cb, void *arg);
+	/* Takes charge again of an instance a previous serve started, if it
+	 * still runs (a restart must not lose a busy worker): 0 if adopted. */
+	int (*adopt)(struct provider *, const struct instance *inst);
 	void (*close)(struct provider *);
 };
 

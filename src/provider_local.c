@@ -17,6 +17,7 @@
 
 struct local_child {
 	pid_t pid;
+	int adopted; /* started by an earlier serve: not our child, polled */
 	int64_t instance;
 	int gpu_index[64];
 	int ngpus;
@@ -147,10 +148,65 @@ static int local_list(struct provider *p, provider_ref_cb cb, void *arg)
 	struct local *l = impl(p);
 	char ref[32];
 
+	/* Adopted workers are not our children: no SIGCHLD, so look. */
+	for (int k = 0; k < l->nchildren; k++) {
+		if (l->children[k].adopted && kill(l->children[k].pid, 0) != 0 && errno == ESRCH) {
+			free_gpus(l, &l->children[k]);
+			l->children[k--] = l->children[--l->nchildren];
+		}
+	}
 	for (int k = 0; k < l->nchildren; k++) {
 		snprintf(ref, sizeof ref, "pid:%d", (int)l->children[k].pid);
 		cb(arg, ref);
 	}
+	return 0;
+}
+
+/* Is pid an `ebb worker --instance ID` process? */
+static int is_worker_of(pid_t pid, int64_t id)
+{
+	char path[64], args[4096], want[40];
+	size_t n, wn;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	n = fread(args, 1, sizeof args, f);
+	fclose(f);
+	wn = (size_t)snprintf(want, sizeof want, "--instance%c%lld", '\0', (long long)id) + 1;
+	for (size_t i = 0; i + wn <= n; i++) {
+		if (memcmp(args + i, want, wn) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static int local_adopt(struct provider *p, const struct instance *inst)
+{
+	struct local *l = impl(p);
+	struct local_child c = {.adopted = 1, .instance = inst->id};
+	char *ids = strdup(inst->gpu_ids), *save = NULL;
+	int pid;
+
+	if (sscanf(inst->provider_ref, "pid:%d", &pid) != 1 || !is_worker_of(pid, inst->id)) {
+		free(ids);
+		return -1;
+	}
+	c.pid = pid;
+	for (char *t = strtok_r(ids, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		for (int g = 0; g < l->ngpus; g++) {
+			if (l->gpus[g] == atoi(t) && !l->gpu_busy[g] && c.ngpus < 64) {
+				l->gpu_busy[g] = 1;
+				c.gpu_index[c.ngpus++] = g;
+				break;
+			}
+		}
+	}
+	free(ids);
+	l->children = realloc(l->children, (size_t)(l->nchildren + 1) * sizeof *l->children);
+	l->children[l->nchildren++] = c;
+	log_info("worker adopted", "instance=%lld pid=%d", (long long)inst->id, pid);
 	return 0;
 }
 
@@ -168,28 +224,22 @@ static const struct provider_ops local_ops = {
 	.launch = local_launch,
 	.terminate = local_terminate,
 	.list = local_list,
+	.adopt = local_adopt,
 	.close = local_close,
 };
 
 struct provider *provider_local_open(const struct provider_env *env, char *err, size_t errsize)
 {
 	struct local *l = calloc(1, sizeof *l);
-	char *list = strdup(env->cfg->local_gpus), *save = NULL;
 
 	l->base.ops = &local_ops;
 	l->env = *env;
-	for (char *tok = strtok_r(list, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
-		char *end;
-		long v = strtol(tok, &end, 10);
-		if (*end || v < 0 || v > 1023 || l->ngpus == MAX_GPUS) {
-			snprintf(err, errsize, "[local] gpus: '%s' is not a GPU index (0 to 1023)", tok);
-			free(list);
-			free(l);
-			return NULL;
-		}
-		l->gpus[l->ngpus++] = (int)v;
+	l->ngpus = config_gpu_list(env->cfg->local_gpus, l->gpus, MAX_GPUS);
+	if (l->ngpus < 0) {
+		snprintf(err, errsize, "[local] gpus: '%s' is not a list of GPU indices", env->cfg->local_gpus);
+		free(l);
+		return NULL;
 	}
-	free(list);
 	l->sigchld = evsignal_new(env->base, SIGCHLD, on_sigchld, l);
 	event_add(l->sigchld, NULL);
 	return &l->base;

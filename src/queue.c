@@ -226,7 +226,8 @@ int queue_checkpoint(struct queue *q, int64_t id, int64_t token, const char *che
 	if (get_leased(q, id, token, out, err) != 0)
 		return -1;
 	job_set_str(&out->checkpoint, checkpoint);
-	out->items_done = items_done;
+	if (items_done >= 0)
+		out->items_done = items_done;
 	out->lease_expires_ms = clock_now(q->clock) + out->lease_ms;
 	return save(q, out, err);
 }

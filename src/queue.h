@@ -41,6 +41,7 @@ int queue_get(struct queue *q, int64_t id, const char *team, struct job *out,
 	      struct ebb_error *err);
 int queue_heartbeat(struct queue *q, int64_t id, int64_t token, struct job *out,
 		    struct ebb_error *err);
+/* items_done < 0: unchanged. */
 int queue_checkpoint(struct queue *q, int64_t id, int64_t token, const char *checkpoint,
 		     int64_t items_done, struct job *out, struct ebb_error *err);
 int queue_complete(struct queue *q, int64_t id, int64_t token, int64_t items_done,

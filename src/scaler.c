@@ -49,6 +49,16 @@ static void load_offers(struct scaler *sc, const struct config *cfg)
 	}
 }
 
+static int adopt(void *arg, const struct instance *inst)
+{
+	struct scaler *sc = arg;
+
+	/* One that cannot be adopted is marked gone by the next reconcile. */
+	if (inst->provider_ref[0])
+		sc->provider->ops->adopt(sc->provider, inst);
+	return 0;
+}
+
 struct scaler *scaler_new(struct server *s, struct provider *p)
 {
 	struct scaler *sc = calloc(1, sizeof *sc);
@@ -57,6 +67,7 @@ struct scaler *scaler_new(struct server *s, struct provider *p)
 	sc->provider = p;
 	sc->timer = evtimer_new(s->base, on_timer, sc);
 	load_offers(sc, s->cfg);
+	s->store->ops->instance_list(s->store, 0, adopt, sc);
 	return sc;
 }
 

@@ -79,7 +79,7 @@ struct store_ops {
 	int (*release)(struct store *);
 	int (*rollback_savepoint)(struct store *);
 
-	/* Assigns job->id and job->seq. */
+	/* Assigns job->id. */
 	int (*job_insert)(struct store *, struct job *job);
 	/* Writes every mutable field of the job with this id. */
 	int (*job_update)(struct store *, const struct job *job);

@@ -205,6 +205,9 @@ int worker_run(const struct worker_options *o)
 		snprintf(w.name, sizeof w.name, "%s", o->name);
 	else if (gethostname(host, sizeof host) == 0)
 		snprintf(w.name, sizeof w.name, "%.40s-%d", host, (int)getpid());
+	/* SIGTERM cuts a long-poll short; a lease it would have brought is
+	 * taken back by serve when the reply finds nobody. */
+	w.client.abort_flag = &w.sig->stop;
 	w.idle_timeout_ms = o->idle_timeout_ms < 0 ? 0 : o->idle_timeout_ms;
 	w.orphan_timeout_ms = o->orphan_timeout_ms;
 	w.heartbeat_ms = 10000;
