@@ -27,6 +27,7 @@ struct conf_key {
 	const char *help;
 	int secret;  /* never printed back */
 	int auto_ok; /* a duration that may be "auto" (CONF_AUTO) */
+	int optional; /* a number that may be left empty (CONF_ABSENT) */
 	double fmin, fmax; /* CONF_DOUBLE bounds */
 };
 
@@ -43,6 +44,7 @@ static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL}
 static const char *const store_kinds[] = {"sqlite", NULL};
 static const char *const roles[] = {"admin", "submit", "worker", NULL};
 static const char *const provider_kinds[] = {"none", "local", NULL};
+static const char *const billings[] = {"per-second", "per-minute", "per-hour", NULL};
 
 #define CFG(field) offsetof(struct config, field)
 #define DAY_MS (86400LL * 1000)
@@ -122,6 +124,17 @@ static const struct conf_key scaler_keys[] = {
 	 "Warm pool: ready instances to keep by weekday and hour (UTC), e.g. 'mon-fri 08-18 2; * * 0'. Empty: none."},
 	{"default_est", CONF_DURATION, CFG(default_est_ms), 1000, 30 * DAY_MS, "1m", NULL,
 	 "Run time assumed for a job with no est_s and no finished job of its type to learn from."},
+	{"max_price", CONF_DOUBLE, CFG(max_price), 0, 0, "0", NULL,
+	 "Offers dearer than this, USD per hour, are never launched; 0 means no limit.", .fmin = 0, .fmax = 1e6},
+	{"min_reliability", CONF_DOUBLE, CFG(min_reliability), 0, 0, "0", NULL,
+	 "Spot offers whose chance of no reclaim in an hour is below this are not used.", .fmin = 0, .fmax = 1},
+	{"max_share_per_offer", CONF_DOUBLE, CFG(max_share_per_offer), 0, 0, "0.5", NULL,
+	 "Spot instances of one offer, as a share of all spot instances, at most (one reclaim wave hits one offer).",
+	 .fmin = 0.01, .fmax = 1},
+	{"spot", CONF_BOOL, CFG(use_spot), 0, 1, "on", NULL,
+	 "Launch on the spot market where an offer has a spot price and it is cheaper per item."},
+	{"checkpoint_every", CONF_DURATION, CFG(checkpoint_every_ms), 1000, 30 * DAY_MS, "10m", NULL,
+	 "Checkpoint interval assumed when pricing reclaims: a reclaim loses half of it, or half a job if shorter."},
 	{0},
 };
 
@@ -134,6 +147,8 @@ static const struct conf_key provider_keys[] = {
 	 "Shell command a worker runs when it exits by itself (idle or orphaned): a cloud VM's power-off."},
 	{"server_url", CONF_STRING, CFG(server_url), 0, 1023, "", NULL,
 	 "URL workers use to reach serve; empty: http:// and the listen address."},
+	{"reclaim_grace", CONF_DURATION, CFG(reclaim_grace_ms), 0, 3600 * 1000, "25s", NULL,
+	 "After a reclaim notice, how long a worker waits for its job's last checkpoint before reporting it interrupted."},
 	{0},
 };
 
@@ -141,7 +156,11 @@ static const struct conf_key local_keys[] = {
 	{"gpus", CONF_STRING, CFG(local_gpus), 0, 1023, "0", NULL,
 	 "GPU indices handed to local workers (CUDA_VISIBLE_DEVICES), each index to one worker at a time."},
 	{"boot", CONF_DURATION, CFG(local_boot_ms), 0, 3600 * 1000, "0s", NULL,
-	 "Delay before a local worker starts, standing in for a cloud instance's cold start."},
+	 "Delay before a local worker starts, standing in for a cloud instance's cold start; an offer's boot adds to it."},
+	{"reclaim_notice", CONF_DURATION, CFG(local_reclaim_notice_ms), 0, 3600 * 1000, "10s", NULL,
+	 "A local spot reclaim: the notice is served, and the worker is killed this long after."},
+	{"seed", CONF_INT, CFG(local_seed), 0, 1LL << 62, "1", NULL,
+	 "Seed of the local provider's simulated faults (spot_reclaim_rate, launch_failure_rate)."},
 	{0},
 };
 
@@ -154,14 +173,33 @@ static const struct conf_key lane_keys[] = {
 
 #define OFFER(field) offsetof(struct offer_conf, field)
 static const struct conf_key offer_keys[] = {
+	{"provider", CONF_STRING, OFFER(provider), 0, CONF_NAME_MAX, "", NULL,
+	 "The provider that launches it; empty: [provider] kind."},
+	{"gpu", CONF_STRING, OFFER(gpu), 0, CONF_NAME_MAX, "", NULL, "GPU model, for people (e.g. A10G)."},
 	{"gpus", CONF_INT, OFFER(gpus), 1, 64, "1", NULL, "GPUs of one instance."},
 	{"vram_gb", CONF_INT, OFFER(vram_gb), 0, 4096, "24", NULL, "Memory of each GPU, GB."},
-	{"price_ondemand", CONF_DOUBLE, OFFER(price_ondemand), 0, 0, "0", NULL,
-	 "USD per hour of one instance, on demand.", .fmin = 0, .fmax = 10000},
+	{"price_ondemand", CONF_DOUBLE, OFFER(price_ondemand), 0, 0, "", NULL,
+	 "USD per hour of one instance on demand; empty: not sold on demand.", .fmin = 0, .fmax = 10000,
+	 .optional = 1},
+	{"price_spot", CONF_DOUBLE, OFFER(price_spot), 0, 0, "", NULL,
+	 "USD per hour of one instance on the spot market; empty: no spot.", .fmin = 0, .fmax = 10000,
+	 .optional = 1},
 	{"boot", CONF_DURATION, OFFER(boot_ms), 0, 3600 * 1000, "0s", NULL,
-	 "Expected time from launch to a registered worker."},
+	 "Expected time from launch to a registered worker, until measured."},
+	{"speed", CONF_DOUBLE, OFFER(speed), 0, 0, "1", NULL,
+	 "Throughput relative to the reference GPU, until measured.", .fmin = 0.001, .fmax = 1000},
+	{"reliability", CONF_DOUBLE, OFFER(reliability), 0, 0, "0.8", NULL,
+	 "Spot: chance of no reclaim in an hour, until measured.", .fmin = 0, .fmax = 1},
+	{"billing", CONF_ENUM, OFFER(billing), 0, 0, "per-second", billings,
+	 "How the provider bills a running instance: per started second, minute or hour."},
+	{"billing_minimum", CONF_DURATION, OFFER(billing_minimum_ms), 0, 3600 * 1000, "1m", NULL,
+	 "Least time billed for one instance."},
 	{"max_instances", CONF_INT, OFFER(max_instances), 0, 100000, "0", NULL,
 	 "Instances of this offer at once; 0: only the global limits."},
+	{"spot_reclaim_rate", CONF_DOUBLE, OFFER(spot_reclaim_rate), 0, 0, "0", NULL,
+	 "Local provider faults: reclaims per hour of a spot instance of this offer.", .fmin = 0, .fmax = 3600},
+	{"launch_failure_rate", CONF_DOUBLE, OFFER(launch_failure_rate), 0, 0, "0", NULL,
+	 "Local provider faults: share of spot launches that fail with a capacity error.", .fmin = 0, .fmax = 1},
 	{0},
 };
 
@@ -233,7 +271,10 @@ static void format_value(char *buf, size_t size, const struct conf_key *k, const
 		snprintf(buf, size, "%lld", (long long)v);
 		break;
 	case CONF_DOUBLE:
-		snprintf(buf, size, "%g", *(const double *)p);
+		if (k->optional && *(const double *)p == CONF_ABSENT)
+			buf[0] = '\0';
+		else
+			snprintf(buf, size, "%g", *(const double *)p);
 		break;
 	case CONF_BOOL:
 		snprintf(buf, size, "%s", v ? "on" : "off");
@@ -308,6 +349,10 @@ static int set_value(const struct conf_key *k, void *base, const char *value, ch
 		break;
 	case CONF_DOUBLE: {
 		double d;
+		if (k->optional && value[0] == '\0') {
+			*(double *)p = CONF_ABSENT;
+			return 0;
+		}
 		if (parse_double(value, &d) != 0 || d < k->fmin || d > k->fmax) {
 			fmt_err(err, errsize, "expected a number from %g to %g, got '%s'", k->fmin, k->fmax, value);
 			return -1;
@@ -564,6 +609,13 @@ static int check_scaler(struct config *cfg, char *err, size_t errsize)
 			" (256 at most), got '%s'", cfg->local_gpus);
 		return -1;
 	}
+	for (size_t i = 0; i < cfg->noffers; i++) {
+		const struct offer_conf *o = &cfg->offers[i];
+		if (o->price_ondemand == CONF_ABSENT && o->price_spot == CONF_ABSENT) {
+			fmt_err(err, errsize, "[offer.%s]: needs price_ondemand, price_spot or both", o->name);
+			return -1;
+		}
+	}
 	if (cfg->ntypes > 64) {
 		fmt_err(err, errsize, "[type.*]: %zu sections, 64 at most", cfg->ntypes);
 		return -1;
@@ -664,7 +716,7 @@ static void write_key_doc(FILE *out, const struct conf_key *k, const char *inden
 	case CONF_BOOL:
 		break;
 	case CONF_DOUBLE:
-		fprintf(out, "%s# From %g to %g.\n", indent, k->fmin, k->fmax);
+		fprintf(out, "%s# From %g to %g%s.\n", indent, k->fmin, k->fmax, k->optional ? ", or empty" : "");
 		break;
 	default:
 		format_bound(lo, sizeof lo, k, k->min);

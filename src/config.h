@@ -26,14 +26,27 @@ struct lane_conf {
 	int64_t wait_target_ms;
 };
 
+enum billing { BILL_PER_SECOND, BILL_PER_MINUTE, BILL_PER_HOUR };
+
 struct offer_conf {
 	char *name;
+	char *provider;
+	char *gpu;
 	int64_t gpus;
 	int64_t vram_gb;
-	double price_ondemand;
+	double price_ondemand; /* USD/h; CONF_ABSENT: not sold on demand */
+	double price_spot;     /* USD/h; CONF_ABSENT: no spot market */
 	int64_t boot_ms;
+	double speed;
+	double reliability;
+	int64_t billing; /* enum billing */
+	int64_t billing_minimum_ms;
 	int64_t max_instances;
+	double spot_reclaim_rate;   /* local provider faults: reclaims per hour */
+	double launch_failure_rate; /* local provider faults: share of launches */
 };
+
+#define CONF_ABSENT (-1.0) /* an optional number left empty */
 
 enum provider_kind { PROVIDER_NONE, PROVIDER_LOCAL };
 
@@ -79,14 +92,22 @@ struct config {
 	int64_t boot_timeout_ms;
 	char *warm;
 	int64_t default_est_ms;
+	double max_price;
+	double min_reliability;
+	double max_share_per_offer;
+	int64_t use_spot;
+	int64_t checkpoint_every_ms;
 	/* [provider] */
 	int64_t provider_kind; /* enum provider_kind */
 	int64_t orphan_timeout_ms;
 	char *on_exit;
 	char *server_url;
+	int64_t reclaim_grace_ms;
 	/* [local] */
 	char *local_gpus;
 	int64_t local_boot_ms;
+	int64_t local_reclaim_notice_ms;
+	int64_t local_seed;
 	/* [type.NAME], [token.NAME], [lane.NAME], [offer.NAME] */
 	struct type_conf *types;
 	size_t ntypes;

@@ -30,8 +30,6 @@ int instance_state_parse(const char *name)
 	return -1;
 }
 
-const char *market_name(enum market m) { return m == MARKET_SPOT ? "spot" : "on-demand"; }
-
 struct planner {
 	const struct plan_view *v;
 	const struct plan_settings *s;
@@ -42,7 +40,12 @@ struct planner {
 	int64_t gpus;
 	double spend;     /* USD per hour */
 	int *per_offer;   /* instances per offer */
+	int *spot_per_offer;
+	int64_t spot;     /* spot instances in all */
 };
+
+/* USD per hour of an instance, on its market. */
+static double price_of(const struct offer *o, enum market m) { return o->price[m] > 0 ? o->price[m] : 0; }
 
 static void add(struct planner *p, enum action_kind kind, int offer, int count, int64_t instance,
 		const char *fmt, ...) __attribute__((format(printf, 6, 7)));
@@ -87,8 +90,12 @@ static void release(struct planner *p, int idx, const char *why)
 	if (i->state != INST_DRAINING)
 		p->serving--;
 	p->gpus -= o->gpus;
-	p->spend -= o->price_ondemand;
+	p->spend -= price_of(o, i->market);
 	p->per_offer[i->offer]--;
+	if (i->market == MARKET_SPOT) {
+		p->spot_per_offer[i->offer]--;
+		p->spot--;
+	}
 	add(p, ACTION_TERMINATE, i->offer, 1, i->id, "terminate %lld (%s, %s): %s", (long long)i->id,
 	    o->name, state_names[i->state], why);
 }
@@ -104,8 +111,12 @@ static void tally(struct planner *p)
 		p->count++;
 		p->serving += i->state != INST_DRAINING;
 		p->gpus += offer_of(p, i)->gpus;
-		p->spend += offer_of(p, i)->price_ondemand;
+		p->spend += price_of(offer_of(p, i), i->market);
 		p->per_offer[i->offer]++;
+		if (i->market == MARKET_SPOT) {
+			p->spot_per_offer[i->offer]++;
+			p->spot++;
+		}
 	}
 }
 
@@ -172,7 +183,6 @@ static void enforce_limits(struct planner *p)
 		k = pick_victim(p, INST_BUSY);
 		if (k < 0)
 			break;
-		why = limit_passed(p);
 		/* Busy: it finishes its job first and is terminated once idle. */
 		p->taken[k] = 1;
 		p->serving--;
@@ -186,73 +196,183 @@ static int fits(const struct offer *o, const struct plan_class *c)
 	return o->gpus >= c->gpus && o->vram_gb >= c->min_vram_gb;
 }
 
-/* The cheapest offer the class fits, or -1. */
-static int cheapest_offer(const struct planner *p, const struct plan_class *c)
-{
-	int best = -1;
+/* One way to launch: an offer on a market, and its expected cost. */
+struct candidate {
+	int offer;
+	enum market market;
+	double per_work_s; /* USD per second of reference work */
+	int64_t count;     /* chosen in this launch */
+};
 
-	for (int k = 0; k < p->v->noffers; k++) {
-		const struct offer *o = &p->v->offers[k], *b = best < 0 ? NULL : &p->v->offers[best];
-		if (!fits(o, c) || (o->max_instances && p->per_offer[k] >= o->max_instances))
+#define MAX_CANDIDATES 128
+
+/* Expected USD per second of reference work on offer o and market m, for
+ * an instance that will do run_ref_s of it in jobs of job_ref_s: its boot
+ * is billed, it runs at the offer's speed, and on spot each reclaim loses
+ * half a checkpoint interval (or half a job, if shorter) plus a new boot. */
+static double cost_per_work_s(const struct planner *p, const struct offer *o, enum market m,
+			      double run_ref_s, double job_ref_s)
+{
+	double speed = o->speed > 0 ? o->speed : 1, run_s = run_ref_s / speed;
+	double boot_s = (double)o->boot_ms / 1000.0, lost_s = 0;
+
+	if (m == MARKET_SPOT) {
+		double job_s = job_ref_s / speed, ckpt_s = (double)p->s->checkpoint_every_ms / 1000.0;
+		lost_s = run_s * o->reclaims_per_hour / 3600.0 * ((job_s < ckpt_s ? job_s : ckpt_s) / 2 + boot_s);
+	}
+	return price_of(o, m) / 3600.0 * (boot_s + run_s + lost_s) / run_ref_s;
+}
+
+static int by_cost(const void *a, const void *b)
+{
+	const struct candidate *x = a, *y = b;
+
+	if (x->per_work_s != y->per_work_s)
+		return x->per_work_s < y->per_work_s ? -1 : 1;
+	if (x->offer != y->offer)
+		return x->offer - y->offer;
+	return (int)x->market - (int)y->market;
+}
+
+/* The ways to launch for class c, cheapest first. spot_ok = 0 leaves spot
+ * out; *spot_failed tells whether every fitting spot offer was left out
+ * because its launches fail. */
+static int candidates(const struct planner *p, const struct plan_class *c, int spot_ok,
+		      double run_ref_s, double job_ref_s, struct candidate *out, int *spot_failed)
+{
+	int n = 0, spot_fits = 0, spot_failing = 0;
+
+	for (int k = 0; k < p->v->noffers && n < MAX_CANDIDATES - 1; k++) {
+		const struct offer *o = &p->v->offers[k];
+		if (!fits(o, c))
 			continue;
-		if (!b || o->price_ondemand < b->price_ondemand ||
-		    (o->price_ondemand == b->price_ondemand && o->gpus < b->gpus))
-			best = k;
-	}
-	return best;
-}
-
-/* How many of `want` instances of offer k the hard limits allow; names
- * the binding limit in why. */
-static int64_t clamp_launch(const struct planner *p, int k, int64_t want, const char **why)
-{
-	const struct offer *o = &p->v->offers[k];
-	int64_t n = want, room;
-
-	*why = NULL;
-	room = p->s->max_instances - p->count;
-	if (n > room) {
-		n = room;
-		*why = "max_instances";
-	}
-	room = o->gpus > 0 ? (p->s->max_gpus - p->gpus) / o->gpus : n;
-	if (n > room) {
-		n = room;
-		*why = "max_gpus";
-	}
-	if (p->s->max_spend_per_hour > 0 && o->price_ondemand > 0) {
-		room = (int64_t)floor((p->s->max_spend_per_hour - p->spend) / o->price_ondemand + 1e-9);
-		if (n > room) {
-			n = room;
-			*why = "max_spend_per_hour";
+		for (int m = 0; m < MARKET_COUNT; m++) {
+			if (o->price[m] < 0 || (p->s->max_price > 0 && o->price[m] > p->s->max_price))
+				continue;
+			if (m == MARKET_SPOT) {
+				if (!p->s->use_spot || exp(-o->reclaims_per_hour) < p->s->min_reliability)
+					continue;
+				spot_fits++;
+				if (o->spot_failing) {
+					spot_failing++;
+					continue;
+				}
+				if (!spot_ok)
+					continue;
+			}
+			out[n++] = (struct candidate){k, (enum market)m,
+						      cost_per_work_s(p, o, (enum market)m, run_ref_s, job_ref_s), 0};
 		}
 	}
-	if (o->max_instances) {
-		room = o->max_instances - p->per_offer[k];
-		if (n > room) {
-			n = room;
-			*why = "the offer's max_instances";
-		}
-	}
-	return n < 0 ? 0 : n;
+	*spot_failed = spot_fits > 0 && spot_failing == spot_fits;
+	qsort(out, (size_t)n, sizeof *out, by_cost);
+	return n;
 }
 
-static void launch(struct planner *p, int k, int64_t want, const char *why_launch)
+/* May one more instance of candidate c start within the hard limits? */
+static const char *limit_hit(const struct planner *p, const struct candidate *c)
 {
-	const struct offer *o = &p->v->offers[k];
-	const char *capped;
-	int64_t n = clamp_launch(p, k, want, &capped);
+	const struct offer *o = &p->v->offers[c->offer];
 
-	if (n <= 0)
-		return;
-	p->count += n;
-	p->serving += n;
-	p->gpus += n * o->gpus;
-	p->spend += (double)n * o->price_ondemand;
-	p->per_offer[k] += (int)n;
-	add(p, ACTION_LAUNCH, k, (int)n, 0, "launch %lld x %s (%s, $%.2f/h): %s%s%s", (long long)n,
-	    o->name, market_name(MARKET_ONDEMAND), o->price_ondemand, why_launch,
-	    capped ? "; capped by " : "", capped ? capped : "");
+	if (p->count + 1 > p->s->max_instances)
+		return "max_instances";
+	if (p->gpus + o->gpus > p->s->max_gpus)
+		return "max_gpus";
+	if (p->s->max_spend_per_hour > 0 && p->spend + price_of(o, c->market) > p->s->max_spend_per_hour + 1e-9)
+		return "max_spend_per_hour";
+	if (o->max_instances && p->per_offer[c->offer] + 1 > o->max_instances)
+		return "the offer's max_instances";
+	return NULL;
+}
+
+/* Spot launches spread over offers: no offer above max_share_per_offer of
+ * the spot fleet, unless no other spot offer can take the instance. */
+static int share_ok(const struct planner *p, const struct candidate *all, int n, int k)
+{
+	const struct candidate *c = &all[k];
+
+	if (c->market != MARKET_SPOT ||
+	    p->spot_per_offer[c->offer] + 1 <= p->s->max_share_per_offer * (double)(p->spot + 1) + 1e-9)
+		return 1;
+	for (int j = 0; j < n; j++) {
+		if (j != k && all[j].market == MARKET_SPOT && all[j].offer != c->offer && !limit_hit(p, &all[j]) &&
+		    p->spot_per_offer[all[j].offer] + 1 <= p->s->max_share_per_offer * (double)(p->spot + 1) + 1e-9)
+			return 0;
+	}
+	return 1;
+}
+
+static void count_launch(struct planner *p, struct candidate *c)
+{
+	const struct offer *o = &p->v->offers[c->offer];
+
+	c->count++;
+	p->count++;
+	p->serving++;
+	p->gpus += o->gpus;
+	p->spend += price_of(o, c->market);
+	p->per_offer[c->offer]++;
+	if (c->market == MARKET_SPOT) {
+		p->spot_per_offer[c->offer]++;
+		p->spot++;
+	}
+}
+
+/* "t4 spot $0.0021/item, a10g spot $0.0030/item, ...": what was compared. */
+static void compared(const struct planner *p, const struct candidate *all, int n, double work_per_item,
+		     char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int k = 0; k < n && k < 4 && len < size; k++) {
+		const struct offer *o = &p->v->offers[all[k].offer];
+		len += (size_t)snprintf(buf + len, size - len, "%s%s %s $%.4f/%s", k ? ", " : "", o->name,
+					market_name(all[k].market), all[k].per_work_s * work_per_item,
+					work_per_item == 1 ? "work-s" : "item");
+	}
+}
+
+/* Launches `want` instances for class c, each on the cheapest way per item
+ * that the limits and the spot spread allow. */
+static void launch(struct planner *p, const struct plan_class *c, int64_t want, int spot_ok,
+		   double run_ref_s, double job_ref_s, const char *why)
+{
+	struct candidate all[MAX_CANDIDATES];
+	double work_per_item = c->items > 0 ? c->work_s / (double)c->items : 1;
+	const char *capped = NULL, *market_note = "";
+	char costs[300];
+	int spot_failed, n = candidates(p, c, spot_ok, run_ref_s, job_ref_s, all, &spot_failed);
+	int64_t placed = 0;
+
+	if (spot_failed)
+		market_note = "; spot launches of every fitting offer failed, so on demand";
+	else if (!spot_ok)
+		market_note = "; on demand: the oldest job is about to miss its wait target";
+	for (; placed < want; placed++) {
+		int pick = -1;
+		for (int k = 0; k < n && pick < 0; k++) {
+			const char *hit = limit_hit(p, &all[k]);
+			if (hit)
+				capped = capped ? capped : hit;
+			else if (share_ok(p, all, n, k))
+				pick = k;
+		}
+		if (pick < 0)
+			break;
+		count_launch(p, &all[pick]);
+	}
+	compared(p, all, n, work_per_item, costs, sizeof costs);
+	for (int k = 0; k < n; k++) {
+		const struct offer *o = &p->v->offers[all[k].offer];
+		if (!all[k].count)
+			continue;
+		add(p, ACTION_LAUNCH, all[k].offer, (int)all[k].count, 0,
+		    "launch %lld x %s (%s, $%.2f/h): %s; cheapest per item: %s%s%s%s", (long long)all[k].count,
+		    o->name, market_name(all[k].market), price_of(o, all[k].market), why, costs, market_note,
+		    placed < want && capped ? "; capped by " : "", placed < want && capped ? capped : "");
+		p->out->actions[p->out->n - 1].market = all[k].market;
+	}
 }
 
 /* Seconds of work an instance can take on within the next target_s. */
@@ -272,7 +392,7 @@ static double capacity_within(const struct planner *p, const struct plan_instanc
 	default:
 		break;
 	}
-	return c > 0 ? c : 0;
+	return c > 0 ? c * offer_of(p, i)->speed : 0;
 }
 
 static int class_order(const void *a, const void *b)
@@ -284,11 +404,28 @@ static int class_order(const void *a, const void *b)
 	return y->gpus - x->gpus; /* larger needs first: they fit fewer instances */
 }
 
+/* The boot of the quickest fitting offer: what a launch can do at best. */
+static double fastest_boot_s(const struct planner *p, const struct plan_class *c, double *speed)
+{
+	double best = -1;
+
+	*speed = 1;
+	for (int k = 0; k < p->v->noffers; k++) {
+		const struct offer *o = &p->v->offers[k];
+		if (fits(o, c) && (best < 0 || (double)o->boot_ms / 1000.0 < best)) {
+			best = (double)o->boot_ms / 1000.0;
+			*speed = o->speed > 0 ? o->speed : 1;
+		}
+	}
+	return best;
+}
+
 static void scale_up(struct planner *p, const struct plan_class *c)
 {
-	double target_s = (double)c->wait_target_ms / 1000.0, capacity = 0, shortfall, per_launch;
+	double target_s = (double)c->wait_target_ms / 1000.0, capacity = 0, shortfall, per_launch, boot_s, speed;
+	double job_ref_s = c->jobs > 0 ? c->work_s / (double)c->jobs : 0;
 	int64_t matched = 0, waiting_ms = p->v->now_ms - c->oldest_ms, need = 0;
-	int ready = 0, k, offer;
+	int ready = 0, k;
 	char why[200];
 
 	for (k = 0; k < p->v->nfleet && capacity < c->work_s && matched < c->jobs; k++) {
@@ -300,14 +437,14 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 		ready += i->state == INST_IDLE || i->state == INST_REQUESTED || i->state == INST_BOOTING;
 		matched++;
 	}
-	if ((offer = cheapest_offer(p, c)) < 0)
+	if ((boot_s = fastest_boot_s(p, c, &speed)) < 0)
 		return;
 	shortfall = c->work_s - capacity;
 	if (shortfall > 0) {
 		/* A new instance helps for the part of the target left after its
 		 * boot; when the boot alone exceeds the target, every waiting job
 		 * gets its own instance so that none waits longer than a boot. */
-		per_launch = target_s - (double)p->v->offers[offer].boot_ms / 1000.0;
+		per_launch = (target_s - boot_s) * speed;
 		need = per_launch > 0 ? (int64_t)ceil(shortfall / per_launch) : c->jobs;
 		if (need > c->jobs - matched)
 			need = c->jobs - matched;
@@ -324,22 +461,28 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 	} else if (need <= 0 && c->jobs > 0 && ready == 0) {
 		wake_at(p, c->oldest_ms + c->wait_target_ms);
 	}
-	if (need > 0)
-		launch(p, offer, need, why);
+	if (need > 0) {
+		/* Spot unless the oldest job is about to miss its target: an
+		 * on-demand instance is not reclaimed while it catches up. */
+		int spot_ok = waiting_ms < c->wait_target_ms * 8 / 10;
+		double run_ref_s = shortfall > 0 ? shortfall / (double)need : job_ref_s;
+		launch(p, c, need, spot_ok, run_ref_s > job_ref_s ? run_ref_s : job_ref_s, job_ref_s, why);
+	}
 }
 
 static void keep_warm(struct planner *p)
 {
 	static const struct plan_class any = {.lane = "", .gpus = 0, .min_vram_gb = 0};
-	int floor_n = p->s->warm ? warm_floor(p->s->warm, p->v->now_ms) : 0, offer;
+	int floor_n = p->s->warm ? warm_floor(p->s->warm, p->v->now_ms) : 0;
 	char why[100];
 
 	if (p->s->warm)
 		wake_at(p, warm_next_change(p->s->warm, p->v->now_ms));
-	if (p->serving >= floor_n || (offer = cheapest_offer(p, &any)) < 0)
+	if (p->serving >= floor_n)
 		return;
 	snprintf(why, sizeof why, "warm pool floor of %d for this hour", floor_n);
-	launch(p, offer, floor_n - p->serving, why);
+	/* Priced as an hour of work: a warm instance waits for whatever comes. */
+	launch(p, &any, floor_n - p->serving, 1, 3600, 60, why);
 }
 
 static int64_t idle_timeout_of(const struct planner *p, const struct plan_instance *i)
@@ -396,6 +539,7 @@ void plan(const struct plan_view *v, struct plan_result *out)
 	memset(out, 0, sizeof *out);
 	p.taken = calloc((size_t)v->nfleet + 1, 1);
 	p.per_offer = calloc((size_t)v->noffers + 1, sizeof *p.per_offer);
+	p.spot_per_offer = calloc((size_t)v->noffers + 1, sizeof *p.spot_per_offer);
 	order = malloc(((size_t)v->nclasses + 1) * sizeof *order);
 	tally(&p);
 	expire_boots(&p);
@@ -409,5 +553,6 @@ void plan(const struct plan_view *v, struct plan_result *out)
 	scale_down(&p);
 	free(order);
 	free(p.per_offer);
+	free(p.spot_per_offer);
 	free(p.taken);
 }

@@ -17,7 +17,8 @@ struct plan_class {
 	int min_vram_gb;
 	int lane_rank; /* smaller is served first */
 	int64_t jobs;
-	double work_s;          /* estimated run time of those jobs, summed */
+	int64_t items;          /* units of work of those jobs, summed */
+	double work_s;          /* estimated run time on the reference GPU, summed */
 	int64_t oldest_ms;      /* submit time of the oldest of them */
 	int64_t wait_target_ms; /* the lane's wait target */
 };
@@ -35,6 +36,7 @@ enum instance_state {
 struct plan_instance {
 	int64_t id;
 	int offer; /* index into the view's offers */
+	enum market market;
 	enum instance_state state;
 	int running;            /* runs a job (busy, or draining with a job) */
 	int64_t launched_ms;    /* launch requested */
@@ -51,6 +53,11 @@ struct plan_settings {
 	int64_t decay_t1_ms, decay_t2_ms;
 	int64_t boot_timeout_ms;
 	const struct warm_schedule *warm;
+	double max_price;           /* USD per hour; 0: no limit */
+	double min_reliability;     /* spot: P(no reclaim in an hour) at least */
+	double max_share_per_offer; /* of the spot fleet */
+	int use_spot;
+	int64_t checkpoint_every_ms; /* assumed, to price the work a reclaim loses */
 };
 
 struct plan_view {

@@ -26,29 +26,6 @@ struct scaler {
 
 static void on_timer(evutil_socket_t fd, short what, void *arg);
 
-static void load_offers(struct scaler *sc, const struct config *cfg)
-{
-	if (cfg->noffers == 0) {
-		/* One GPU for free, ready at once: the local provider works with
-		 * no offer configured. */
-		struct offer *o = &sc->offers[sc->noffers++];
-		snprintf(o->name, sizeof o->name, "default");
-		o->gpus = 1;
-		o->vram_gb = 4096;
-		return;
-	}
-	for (size_t k = 0; k < cfg->noffers && k < MAX_OFFERS; k++) {
-		const struct offer_conf *c = &cfg->offers[k];
-		struct offer *o = &sc->offers[sc->noffers++];
-		snprintf(o->name, sizeof o->name, "%s", c->name);
-		o->gpus = (int)c->gpus;
-		o->vram_gb = (int)c->vram_gb;
-		o->price_ondemand = c->price_ondemand;
-		o->boot_ms = c->boot_ms;
-		o->max_instances = (int)c->max_instances;
-	}
-}
-
 static int adopt(void *arg, const struct instance *inst)
 {
 	struct scaler *sc = arg;
@@ -66,7 +43,7 @@ struct scaler *scaler_new(struct server *s, struct provider *p)
 	sc->srv = s;
 	sc->provider = p;
 	sc->timer = evtimer_new(s->base, on_timer, sc);
-	load_offers(sc, s->cfg);
+	sc->noffers = offers_from_config(s->cfg, sc->offers, MAX_OFFERS);
 	s->store->ops->instance_list(s->store, 0, adopt, sc);
 	return sc;
 }
@@ -212,6 +189,7 @@ static int add_demand(void *arg, const struct demand_row *r)
 		c->wait_target_ms = config_wait_target_ms(cfg, c->lane);
 	}
 	c->jobs += r->jobs;
+	c->items += r->items;
 	c->work_s += (double)r->est_s + (double)r->jobs_without_est * estimate_s(&b->med, r->type, cfg);
 	if (r->oldest_ms < c->oldest_ms)
 		c->oldest_ms = r->oldest_ms;
@@ -244,6 +222,7 @@ static int add_instance(void *arg, const struct instance *inst)
 	memset(p, 0, sizeof *p);
 	p->id = inst->id;
 	p->offer = offer;
+	p->market = inst->market;
 	p->state = inst->state;
 	p->running = inst->job_id != 0;
 	p->launched_ms = inst->launched_ms;
@@ -389,6 +368,11 @@ static void run(struct scaler *sc)
 		.decay_t2_ms = cfg->decay_t2_ms,
 		.boot_timeout_ms = cfg->boot_timeout_ms,
 		.warm = &cfg->warm_schedule,
+		.max_price = cfg->max_price,
+		.min_reliability = cfg->min_reliability,
+		.max_share_per_offer = cfg->max_share_per_offer,
+		.use_spot = (int)cfg->use_spot,
+		.checkpoint_every_ms = cfg->checkpoint_every_ms,
 	};
 	struct plan_view view;
 	struct plan_result *result = malloc(sizeof *result);

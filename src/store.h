@@ -46,6 +46,7 @@ struct demand_row {
 	int gpus, min_vram_gb;
 	const char *lane, *type;
 	int64_t jobs;
+	int64_t items;
 	int64_t jobs_without_est;
 	int64_t est_s; /* summed over the jobs that have one */
 	int64_t oldest_ms;

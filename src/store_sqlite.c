@@ -120,7 +120,7 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_COUNTS] = "SELECT state, lane, type, team, n FROM job_counts WHERE n > 0",
 	[S_COUNT_STATE] = "SELECT COALESCE(SUM(n), 0) FROM job_counts WHERE state = ?",
 	[S_DEMAND] = "SELECT gpus, min_vram_gb, lane, type, COUNT(*), SUM(est_s = 0), SUM(est_s),"
-		     " MIN(created_at) FROM jobs WHERE state = 'queued'"
+		     " MIN(created_at), SUM(items) FROM jobs WHERE state = 'queued'"
 		     " GROUP BY gpus, min_vram_gb, lane, type",
 	[S_RECENT_SUBMITS] = "SELECT created_at FROM jobs ORDER BY id DESC LIMIT ?",
 	[S_RECENT_DURATIONS] = "SELECT type, finished_at - started_at FROM jobs"
@@ -495,6 +495,7 @@ static int op_demand(struct store *base, demand_cb cb, void *arg)
 			.jobs_without_est = sqlite3_column_int64(st, 5),
 			.est_s = sqlite3_column_int64(st, 6),
 			.oldest_ms = sqlite3_column_int64(st, 7),
+			.items = sqlite3_column_int64(st, 8),
 		};
 		if ((ret = cb(arg, &r)) != 0)
 			break;
