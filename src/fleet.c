@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ledger.h"
 #include "log.h"
 
 int fleet_set_state(struct server *s, struct instance *inst, enum instance_state state,
@@ -11,6 +12,8 @@ int fleet_set_state(struct server *s, struct instance *inst, enum instance_state
 {
 	char quoted[400];
 
+	if (ledger_transition(s, inst, state) != 0)
+		return -1;
 	if (inst->state != state)
 		log_info("instance", "id=%lld from=%s to=%s reason=%s", (long long)inst->id,
 			 instance_state_name(inst->state), instance_state_name(state),
@@ -45,6 +48,9 @@ int fleet_register(struct server *s, int64_t id, struct instance *out, struct eb
 		return 0; /* a worker that restarted on its instance */
 	out->registered_ms = out->idle_since_ms = clock_now(&s->clock);
 	out->job_id = 0;
+	s->store->ops->offer_stat_add(s->store, &(struct offer_stat){
+		.offer = out->offer, .market = out->market, .boots = 1,
+		.boot_ms = out->registered_ms - out->launched_ms});
 	return fleet_set_state(s, out, INST_IDLE, "worker registered") == 0
 		       ? 0 : error_set(err, 500, "store", NULL, "store: %s", s->store->errmsg);
 }

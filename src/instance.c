@@ -41,5 +41,8 @@ json_t *instance_to_json(const struct instance *i, int64_t now_ms)
 				 ? json_real((double)(now_ms - i->idle_since_ms) / 1000.0) : json_null());
 	json_object_set_new(o, "job", i->job_id ? json_integer(i->job_id) : json_null());
 	json_object_set_new(o, "reason", json_string(i->reason));
+	json_object_set_new(o, "billed_s", json_real((double)i->billed_ms / 1000.0));
+	json_object_set_new(o, "cost_usd", json_real(i->cost));
+	json_object_set_new(o, "reclaim_notice", json_boolean(i->reclaim_at_ms != 0));
 	return o;
 }

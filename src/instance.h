@@ -26,6 +26,9 @@ struct instance {
 	int64_t updated_ms;
 	int64_t job_id; /* the job it runs; 0 when none */
 	char reason[320]; /* why it is in its state */
+	int64_t billed_ms; /* once terminated, under its offer's billing rule */
+	double cost;       /* USD, once terminated */
+	int64_t reclaim_at_ms; /* a reclaim notice is served from then on; 0: none */
 };
 
 /* The worker name an instance's worker leases under: "i-ID". */

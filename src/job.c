@@ -95,6 +95,11 @@ json_t *job_to_json(const struct job *j)
 	}
 	if (j->checkpoint)
 		json_object_set_new(o, "checkpoint", json_string(j->checkpoint));
+	json_object_set_new(o, "cost_usd", json_real(j->cost));
+	json_object_set_new(o, "cost_per_item_usd",
+			    j->items_done > 0 ? json_real(j->cost / (double)j->items_done) : json_null());
+	json_object_set_new(o, "interruptions", json_integer(j->interruptions));
+	json_object_set_new(o, "items_lost", json_integer(j->items_lost));
 	if (j->error)
 		json_object_set_new(o, "error", json_string(j->error));
 	if (j->result)

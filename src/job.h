@@ -55,6 +55,10 @@ struct job {
 	int64_t items_done;
 	char *error;
 	char *result; /* JSON text, or NULL */
+	double cost;         /* USD of the instance time its runs used */
+	int64_t items_start; /* items_done when the current run began */
+	int64_t items_lost;  /* items redone after reclaims */
+	int interruptions;   /* runs ended by a reclaim, not counted as attempts */
 	/* Order within a lane and priority, before the id: smaller first. */
 	int64_t seq;
 };

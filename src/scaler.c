@@ -7,11 +7,11 @@
 
 #include "fleet.h"
 #include "idle.h"
+#include "ledger.h"
 #include "log.h"
 #include "plan.h"
 
 #define HISTORY 1000 /* submissions and finished jobs the estimates look at */
-#define MAX_OFFERS 64
 
 struct scaler {
 	struct server *srv;
@@ -20,7 +20,7 @@ struct scaler {
 	int64_t last_run_ms;
 	int64_t next_ms; /* the run that is scheduled, 0 if none */
 	int running;
-	struct offer offers[MAX_OFFERS];
+	struct offer offers[64]; /* in force: the config's, with what was measured */
 	int noffers;
 };
 
@@ -43,7 +43,8 @@ struct scaler *scaler_new(struct server *s, struct provider *p)
 	sc->srv = s;
 	sc->provider = p;
 	sc->timer = evtimer_new(s->base, on_timer, sc);
-	sc->noffers = offers_from_config(s->cfg, sc->offers, MAX_OFFERS);
+	memcpy(sc->offers, s->offers, sizeof s->offers);
+	sc->noffers = s->noffers;
 	s->store->ops->instance_list(s->store, 0, adopt, sc);
 	return sc;
 }
@@ -285,6 +286,42 @@ static void reconcile(struct scaler *sc, struct view_builder *b)
 	free(a);
 }
 
+/* Estimates replace the declared figures once there is evidence: speed
+ * after 3 timed runs, boot after 3 boots; the reclaim rate blends the
+ * declared one (as one hour of evidence) with the hours observed; a spot
+ * market whose last launch failed for capacity rests for 10 minutes. */
+#define MIN_SAMPLES 3
+#define SPOT_REST_MS (10 * 60 * 1000)
+
+static int apply_stat(void *arg, const struct offer_stat *st)
+{
+	struct scaler *sc = arg;
+	int64_t now = clock_now(&sc->srv->clock);
+
+	for (int k = 0; k < sc->noffers; k++) {
+		struct offer *o = &sc->offers[k];
+		if (strcmp(o->name, st->offer) != 0)
+			continue;
+		if (st->speed_n >= MIN_SAMPLES)
+			o->speed = st->speed_sum / (double)st->speed_n;
+		if (st->boots >= MIN_SAMPLES)
+			o->boot_ms = st->boot_ms / st->boots;
+		if (st->market == MARKET_SPOT) {
+			double hours = (double)st->alive_ms / 3600000.0;
+			o->reclaims_per_hour = ((double)st->reclaims + o->reclaims_per_hour) / (hours + 1.0);
+			o->spot_failing = st->launch_failures > 0 && st->last_failure_ms >= st->last_launch_ms &&
+					  now - st->last_failure_ms < SPOT_REST_MS;
+		}
+	}
+	return 0;
+}
+
+void scaler_estimates(struct scaler *sc)
+{
+	memcpy(sc->offers, sc->srv->offers, sizeof sc->offers);
+	sc->srv->store->ops->offer_stats(sc->srv->store, apply_stat, sc);
+}
+
 static void record(struct scaler *sc, const struct action *a, const char *kind)
 {
 	struct server *s = sc->srv;
@@ -310,6 +347,7 @@ static void do_launch(struct scaler *sc, const struct action *a)
 
 	record(sc, a, "launch");
 	for (int n = 0; n < a->count; n++) {
+		struct offer_stat stat = {.offer = o->name, .market = a->market};
 		struct instance inst = {0};
 		snprintf(inst.offer, sizeof inst.offer, "%s", o->name);
 		inst.market = a->market;
@@ -318,14 +356,21 @@ static void do_launch(struct scaler *sc, const struct action *a)
 		inst.vram_gb = o->vram_gb;
 		inst.launched_ms = inst.updated_ms = clock_now(&s->clock);
 		snprintf(inst.reason, sizeof inst.reason, "%s", a->reason);
-		if (s->store->ops->instance_insert(s->store, &inst) != 0)
+		if (s->store->ops->instance_insert(s->store, &inst) != 0 ||
+		    ledger_transition(s, &inst, INST_REQUESTED) != 0)
 			return;
+		stat.launches = 1;
+		stat.last_launch_ms = inst.launched_ms;
 		if (sc->provider->ops->launch(sc->provider, &inst, err, sizeof err) != 0) {
 			char why[340];
 			snprintf(why, sizeof why, "launch failed: %s", err);
+			stat.launch_failures = 1;
+			stat.last_failure_ms = inst.launched_ms;
+			s->store->ops->offer_stat_add(s->store, &stat);
 			fleet_set_state(s, &inst, INST_TERMINATED, why);
 			continue;
 		}
+		s->store->ops->offer_stat_add(s->store, &stat);
 		fleet_set_state(s, &inst, INST_BOOTING, "launched");
 	}
 }
@@ -379,6 +424,7 @@ static void run(struct scaler *sc)
 	char why[300];
 
 	sc->running = 1;
+	scaler_estimates(sc);
 	settings.idle_timeout_ms = scaler_idle_timeout(sc, why, sizeof why);
 	s->store->ops->recent_durations(s->store, HISTORY, add_duration, &b.med);
 	s->store->ops->instance_list(s->store, 0, add_instance, &b);

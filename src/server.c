@@ -39,6 +39,15 @@ void server_end_request(struct server *s, int ok)
 		s->store->ops->rollback_savepoint(s->store);
 }
 
+const struct offer *server_offer(const struct server *s, const char *name)
+{
+	for (int k = 0; k < s->noffers; k++) {
+		if (strcmp(s->offers[k].name, name) == 0)
+			return &s->offers[k];
+	}
+	return NULL;
+}
+
 static void arm_deadline(struct server *s)
 {
 	int64_t at = 0, wait;
@@ -217,6 +226,7 @@ int server_run(const struct config *cfg, const struct server_options *o)
 	raise_fd_limit();
 	signal(SIGPIPE, SIG_IGN);
 	clock_init_real(&s.clock);
+	s.noffers = offers_from_config(cfg, s.offers, 64);
 	s.started_ms = clock_now(&s.clock);
 	s.store = store_sqlite_open(cfg->data_dir, err, sizeof err);
 	if (!s.store) {

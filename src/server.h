@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "config.h"
 #include "httpd.h"
+#include "offer.h"
 #include "queue.h"
 #include "store.h"
 
@@ -27,6 +28,9 @@ struct server {
 	struct event *signals[2];
 	/* Lease requests waiting for a job, oldest first. */
 	struct waiter *waiters_head, *waiters_tail;
+	/* The catalogue as configured; the scaler applies what it measured. */
+	struct offer offers[64];
+	int noffers;
 	struct provider *provider; /* NULL: [provider] kind = none */
 	struct scaler *scaler;
 	uint64_t changes_seen;     /* queue.changes at the last scaler poke */
@@ -39,6 +43,9 @@ struct server_options {
 	const char *config_path; /* NULL: defaults */
 	int test_clock;
 };
+
+/* The configured offer named name, or NULL. */
+const struct offer *server_offer(const struct server *s, const char *name);
 
 /* Runs until SIGTERM or SIGINT; returns the process exit code. */
 int server_run(const struct config *cfg, const struct server_options *o);

@@ -62,6 +62,42 @@ struct decision {
 	const char *reason;
 };
 
+/* A stretch of one instance's life: boot, idle, a job's run, or the
+ * billing remainder (time billed past its termination). */
+struct segment {
+	int64_t instance;
+	char kind[8]; /* boot, idle, job, billing */
+	int64_t job;
+	int64_t start_ms, end_ms;
+	double cost;
+};
+
+/* What ebb has observed of one offer on one market; added up in the store. */
+struct offer_stat {
+	const char *offer;
+	enum market market;
+	int64_t runs;          /* finished job runs */
+	double speed_sum;      /* per run with an est_s: est_s / run time */
+	int64_t speed_n;
+	int64_t items, run_ms; /* items done and run time of those runs */
+	int64_t boots, boot_ms; /* launch to registration */
+	int64_t alive_ms;      /* instance time, for the reclaim rate */
+	int64_t reclaims;
+	int64_t launches, launch_failures;
+	int64_t last_failure_ms, last_launch_ms;
+};
+
+/* One row of the ledger for reports: a segment with what it belongs to. */
+struct ledger_row {
+	const struct segment *seg;
+	const char *offer;
+	enum market market;
+	int gpus;
+	const char *team, *type; /* of the job; NULL for boot, idle, billing */
+	int64_t items_done, items_lost; /* of the job, when the segment ended it */
+	int reclaimed;         /* the instance ended by a reclaim */
+};
+
 typedef int (*job_cb)(void *arg, const struct job *job);
 typedef int (*demand_cb)(void *arg, const struct demand_row *row);
 typedef int (*instance_cb)(void *arg, const struct instance *inst);
@@ -69,6 +105,8 @@ typedef int (*decision_cb)(void *arg, const struct decision *d);
 /* One finished job: its type and run time, newest first. */
 typedef int (*duration_cb)(void *arg, const char *type, int64_t run_ms);
 typedef int (*time_cb)(void *arg, int64_t ms);
+typedef int (*offer_stat_cb)(void *arg, const struct offer_stat *stat);
+typedef int (*ledger_cb)(void *arg, const struct ledger_row *row);
 typedef int (*count_cb)(void *arg, const struct job_count *count);
 
 struct store_ops {
@@ -114,6 +152,19 @@ struct store_ops {
 	int (*decision_insert)(struct store *, const struct decision *d);
 	/* The newest `limit` decisions, newest first. */
 	int (*decision_list)(struct store *, int limit, decision_cb cb, void *arg);
+
+	int (*segment_open)(struct store *, const struct segment *seg);
+	/* Ends the instance's open segment at end_ms, costed at usd_per_ms;
+	 * *closed gets it. STORE_NOT_FOUND if none is open. */
+	int (*segment_close)(struct store *, int64_t instance, int64_t end_ms, double usd_per_ms,
+			     struct segment *closed);
+	int (*job_add_cost)(struct store *, int64_t job, double usd);
+	/* Adds delta's counts to the offer's; the last_* times are replaced
+	 * when nonzero. */
+	int (*offer_stat_add)(struct store *, const struct offer_stat *delta);
+	int (*offer_stats)(struct store *, offer_stat_cb cb, void *arg);
+	/* Segments that ended at or after since_ms, and the open ones. */
+	int (*ledger)(struct store *, int64_t since_ms, ledger_cb cb, void *arg);
 
 	void (*close)(struct store *);
 };

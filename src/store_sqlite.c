@@ -63,6 +63,24 @@ static const char *const migrations[] = {
 	" INSERT INTO instance_events VALUES (NEW.id, NEW.updated_at, NEW.state, NEW.reason); END;"
 	"CREATE TABLE decisions (id INTEGER PRIMARY KEY, at INTEGER NOT NULL, kind TEXT NOT NULL,"
 	" offer TEXT NOT NULL, count INTEGER NOT NULL, instance_id INTEGER NOT NULL, reason TEXT NOT NULL);",
+	/* 3: the ledger, live offer estimates, interruptions */
+	"ALTER TABLE jobs ADD COLUMN cost REAL NOT NULL DEFAULT 0;"
+	"ALTER TABLE jobs ADD COLUMN items_start INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE jobs ADD COLUMN items_lost INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE jobs ADD COLUMN interruptions INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE instances ADD COLUMN billed_ms INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE instances ADD COLUMN cost REAL NOT NULL DEFAULT 0;"
+	"ALTER TABLE instances ADD COLUMN reclaim_at INTEGER NOT NULL DEFAULT 0;"
+	"CREATE TABLE segments (id INTEGER PRIMARY KEY, instance_id INTEGER NOT NULL, kind TEXT NOT NULL,"
+	" job_id INTEGER NOT NULL, start_at INTEGER NOT NULL, end_at INTEGER NOT NULL, cost REAL NOT NULL);"
+	"CREATE INDEX segments_open ON segments(instance_id) WHERE end_at = 0;"
+	"CREATE INDEX segments_instance ON segments(instance_id);"
+	"CREATE TABLE offer_stats (offer TEXT NOT NULL, market TEXT NOT NULL,"
+	" runs INTEGER NOT NULL, speed_sum REAL NOT NULL, speed_n INTEGER NOT NULL, items INTEGER NOT NULL,"
+	" run_ms INTEGER NOT NULL, boots INTEGER NOT NULL, boot_ms INTEGER NOT NULL,"
+	" alive_ms INTEGER NOT NULL, reclaims INTEGER NOT NULL, launches INTEGER NOT NULL,"
+	" launch_failures INTEGER NOT NULL, last_failure_at INTEGER NOT NULL,"
+	" last_launch_at INTEGER NOT NULL, PRIMARY KEY (offer, market)) WITHOUT ROWID;",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -71,18 +89,21 @@ static const char *const migrations[] = {
 	"id, state, type, lane, lane_rank, priority, team, command, payload, labels, gpus,"  \
 	" min_vram_gb, items, timeout_s, max_attempts, attempts, run_at, created_at,"        \
 	" updated_at, finished_at, idem_key, idem_hash, lease_token, worker, lease_expires," \
-	" lease_ms, checkpoint, items_done, error, result, seq, est_s, started_at"
+	" lease_ms, checkpoint, items_done, error, result, seq, est_s, started_at, cost,"  \
+	" items_start, items_lost, interruptions"
 
 #define INST_COLUMNS                                                                      \
 	"id, offer, market, state, gpus, vram_gb, gpu_ids, provider_ref, launched_at,"    \
-	" registered_at, idle_since, terminated_at, updated_at, job_id, reason"
+	" registered_at, idle_since, terminated_at, updated_at, job_id, reason, billed_ms, cost,"  \
+	" reclaim_at"
 
 enum stmt_id {
 	S_BEGIN, S_COMMIT, S_ROLLBACK, S_SAVEPOINT, S_RELEASE, S_ROLLBACK_TO,
 	S_INSERT, S_UPDATE, S_GET, S_GET_BY_KEY, S_NEXT_READY, S_LIST, S_DUE,
 	S_NEXT_DEADLINE, S_COUNTS, S_COUNT_STATE, S_DEMAND, S_RECENT_SUBMITS,
 	S_RECENT_DURATIONS, S_INST_INSERT, S_INST_UPDATE, S_INST_GET, S_INST_LIST, S_DEC_INSERT,
-	S_DEC_LIST, S_USAGE, S_COUNT
+	S_DEC_LIST, S_USAGE, S_SEG_OPEN, S_SEG_FIND, S_SEG_CLOSE, S_JOB_COST,
+	S_STAT_ADD, S_STATS, S_LEDGER, S_COUNT
 };
 
 static const char *const stmt_sql[S_COUNT] = {
@@ -93,11 +114,12 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_RELEASE] = "RELEASE request",
 	[S_ROLLBACK_TO] = "ROLLBACK TO request",
 	[S_INSERT] = "INSERT INTO jobs (" JOB_COLUMNS ") VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-		     " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		     " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[S_UPDATE] = "UPDATE jobs SET state = ?2, priority = ?3, attempts = ?4, run_at = ?5,"
 		     " updated_at = ?6, finished_at = ?7, lease_token = ?8, worker = ?9,"
 		     " lease_expires = ?10, lease_ms = ?11, checkpoint = ?12, items_done = ?13,"
-		     " error = ?14, result = ?15, seq = ?16, started_at = ?17 WHERE id = ?1",
+		     " error = ?14, result = ?15, seq = ?16, started_at = ?17, cost = ?18,"
+		     " items_start = ?19, items_lost = ?20, interruptions = ?21 WHERE id = ?1",
 	[S_GET] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?",
 	[S_GET_BY_KEY] = "SELECT " JOB_COLUMNS " FROM jobs WHERE team = ? AND idem_key = ?",
 	/* The partial index gives the order; the filters are checked per row. */
@@ -127,11 +149,11 @@ static const char *const stmt_sql[S_COUNT] = {
 			       " WHERE state = 'succeeded' AND started_at > 0"
 			       " ORDER BY finished_at DESC LIMIT ?",
 	[S_INST_INSERT] = "INSERT INTO instances (" INST_COLUMNS ") VALUES"
-			  " (NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+			  " (NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
 	[S_INST_UPDATE] = "UPDATE instances SET offer = ?2, market = ?3, state = ?4, gpus = ?5,"
 			  " vram_gb = ?6, gpu_ids = ?7, provider_ref = ?8, launched_at = ?9,"
 			  " registered_at = ?10, idle_since = ?11, terminated_at = ?12, updated_at = ?13,"
-			  " job_id = ?14, reason = ?15 WHERE id = ?1",
+			  " job_id = ?14, reason = ?15, billed_ms = ?16, cost = ?17, reclaim_at = ?18 WHERE id = ?1",
 	[S_INST_GET] = "SELECT " INST_COLUMNS " FROM instances WHERE id = ?",
 	[S_INST_LIST] = "SELECT " INST_COLUMNS " FROM instances WHERE ?1 OR state <> 'terminated'"
 			" ORDER BY id",
@@ -141,6 +163,25 @@ static const char *const stmt_sql[S_COUNT] = {
 		    " - launched_at), 0) FROM instances WHERE launched_at >= ?1),"
 		    " (SELECT COALESCE(SUM(finished_at - started_at), 0) FROM jobs"
 		    "  WHERE finished_at >= ?1 AND started_at > 0 AND state IN ('succeeded', 'failed', 'dead'))",
+	[S_SEG_OPEN] = "INSERT INTO segments (instance_id, kind, job_id, start_at, end_at, cost)"
+		       " VALUES (?, ?, ?, ?, ?, ?)",
+	[S_SEG_FIND] = "SELECT id, kind, job_id, start_at FROM segments WHERE instance_id = ? AND end_at = 0",
+	[S_SEG_CLOSE] = "UPDATE segments SET end_at = ?2, cost = ?3 WHERE id = ?1",
+	[S_JOB_COST] = "UPDATE jobs SET cost = cost + ?2 WHERE id = ?1",
+	[S_STAT_ADD] = "INSERT INTO offer_stats VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
+		       " ON CONFLICT DO UPDATE SET runs = runs + ?3, speed_sum = speed_sum + ?4,"
+		       " speed_n = speed_n + ?5, items = items + ?6, run_ms = run_ms + ?7,"
+		       " boots = boots + ?8, boot_ms = boot_ms + ?9, alive_ms = alive_ms + ?10,"
+		       " reclaims = reclaims + ?11, launches = launches + ?12,"
+		       " launch_failures = launch_failures + ?13,"
+		       " last_failure_at = MAX(last_failure_at, ?14), last_launch_at = MAX(last_launch_at, ?15)",
+	[S_STATS] = "SELECT offer, market, runs, speed_sum, speed_n, items, run_ms, boots, boot_ms, alive_ms,"
+		    " reclaims, launches, launch_failures, last_failure_at, last_launch_at FROM offer_stats",
+	[S_LEDGER] = "SELECT s.instance_id, s.kind, s.job_id, s.start_at, s.end_at, s.cost, i.offer, i.market,"
+		     " i.gpus, j.team, j.type, j.items_done, j.items_lost, i.reclaim_at > 0"
+		     " FROM segments s JOIN instances i ON i.id = s.instance_id"
+		     " LEFT JOIN jobs j ON j.id = s.job_id AND s.kind = 'job'"
+		     " WHERE s.end_at >= ?1 OR s.end_at = 0 ORDER BY s.id",
 	[S_DEC_LIST] = "SELECT id, at, kind, offer, count, instance_id, reason FROM decisions"
 		       " ORDER BY id DESC LIMIT ?",
 };
@@ -243,6 +284,10 @@ static void read_job(sqlite3_stmt *st, struct job *j)
 	j->seq = sqlite3_column_int64(st, 30);
 	j->est_s = sqlite3_column_int64(st, 31);
 	j->started_ms = sqlite3_column_int64(st, 32);
+	j->cost = sqlite3_column_double(st, 33);
+	j->items_start = sqlite3_column_int64(st, 34);
+	j->items_lost = sqlite3_column_int64(st, 35);
+	j->interruptions = sqlite3_column_int(st, 36);
 }
 
 static int op_job_insert(struct store *base, struct job *j)
@@ -283,6 +328,10 @@ static int op_job_insert(struct store *base, struct job *j)
 	sqlite3_bind_int64(st, 30, j->seq);
 	sqlite3_bind_int64(st, 31, j->est_s);
 	sqlite3_bind_int64(st, 32, j->started_ms);
+	sqlite3_bind_double(st, 33, j->cost);
+	sqlite3_bind_int64(st, 34, j->items_start);
+	sqlite3_bind_int64(st, 35, j->items_lost);
+	sqlite3_bind_int(st, 36, j->interruptions);
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
@@ -315,6 +364,10 @@ static int op_job_update(struct store *base, const struct job *j)
 	bind_text(st, 15, j->result);
 	sqlite3_bind_int64(st, 16, j->seq);
 	sqlite3_bind_int64(st, 17, j->started_ms);
+	sqlite3_bind_double(st, 18, j->cost);
+	sqlite3_bind_int64(st, 19, j->items_start);
+	sqlite3_bind_int64(st, 20, j->items_lost);
+	sqlite3_bind_int(st, 21, j->interruptions);
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
@@ -549,7 +602,7 @@ static void read_instance(sqlite3_stmt *st, struct instance *i)
 	i->id = sqlite3_column_int64(st, 0);
 	column_name(st, 1, i->offer);
 	v = (const char *)sqlite3_column_text(st, 2);
-	i->market = v && strcmp(v, "spot") == 0 ? MARKET_SPOT : MARKET_ONDEMAND;
+	i->market = v && market_parse(v) == MARKET_SPOT ? MARKET_SPOT : MARKET_ONDEMAND;
 	state = instance_state_parse((const char *)sqlite3_column_text(st, 3));
 	i->state = state < 0 ? INST_TERMINATED : (enum instance_state)state;
 	i->gpus = sqlite3_column_int(st, 4);
@@ -563,6 +616,9 @@ static void read_instance(sqlite3_stmt *st, struct instance *i)
 	i->updated_ms = sqlite3_column_int64(st, 12);
 	i->job_id = sqlite3_column_int64(st, 13);
 	snprintf(i->reason, sizeof i->reason, "%s", (const char *)sqlite3_column_text(st, 14));
+	i->billed_ms = sqlite3_column_int64(st, 15);
+	i->cost = sqlite3_column_double(st, 16);
+	i->reclaim_at_ms = sqlite3_column_int64(st, 17);
 }
 
 static int write_instance(struct sqlite_store *s, enum stmt_id id, const struct instance *i)
@@ -573,7 +629,7 @@ static int write_instance(struct sqlite_store *s, enum stmt_id id, const struct 
 	if (id == S_INST_UPDATE)
 		sqlite3_bind_int64(st, 1, i->id);
 	bind_text(st, 2, i->offer);
-	bind_text(st, 3, i->market == MARKET_SPOT ? "spot" : "on-demand");
+	bind_text(st, 3, market_name(i->market));
 	bind_text(st, 4, instance_state_name(i->state));
 	sqlite3_bind_int(st, 5, i->gpus);
 	sqlite3_bind_int(st, 6, i->vram_gb);
@@ -586,6 +642,9 @@ static int write_instance(struct sqlite_store *s, enum stmt_id id, const struct 
 	sqlite3_bind_int64(st, 13, i->updated_ms);
 	sqlite3_bind_int64(st, 14, i->job_id);
 	bind_text(st, 15, i->reason);
+	sqlite3_bind_int64(st, 16, i->billed_ms);
+	sqlite3_bind_double(st, 17, i->cost);
+	sqlite3_bind_int64(st, 18, i->reclaim_at_ms);
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
@@ -704,6 +763,167 @@ static int op_usage(struct store *base, int64_t since_ms, int64_t now_ms, int64_
 	return rc == SQLITE_ROW ? 0 : fail(s, "usage");
 }
 
+static int op_segment_open(struct store *base, const struct segment *g)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_SEG_OPEN];
+	int rc;
+
+	sqlite3_bind_int64(st, 1, g->instance);
+	bind_text(st, 2, g->kind);
+	sqlite3_bind_int64(st, 3, g->job);
+	sqlite3_bind_int64(st, 4, g->start_ms);
+	sqlite3_bind_int64(st, 5, g->end_ms);
+	sqlite3_bind_double(st, 6, g->cost);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc == SQLITE_DONE ? 0 : fail(s, "open segment");
+}
+
+static int op_segment_close(struct store *base, int64_t instance, int64_t end_ms, double usd_per_ms,
+			    struct segment *closed)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *find = s->stmt[S_SEG_FIND], *upd = s->stmt[S_SEG_CLOSE];
+	int64_t id;
+	int rc;
+
+	sqlite3_bind_int64(find, 1, instance);
+	rc = sqlite3_step(find);
+	if (rc != SQLITE_ROW) {
+		sqlite3_reset(find);
+		return rc == SQLITE_DONE ? STORE_NOT_FOUND : fail(s, "find segment");
+	}
+	id = sqlite3_column_int64(find, 0);
+	*closed = (struct segment){
+		.instance = instance,
+		.job = sqlite3_column_int64(find, 2),
+		.start_ms = sqlite3_column_int64(find, 3),
+		.end_ms = end_ms,
+	};
+	snprintf(closed->kind, sizeof closed->kind, "%s", (const char *)sqlite3_column_text(find, 1));
+	sqlite3_reset(find);
+	closed->cost = (double)(end_ms - closed->start_ms) * usd_per_ms;
+	sqlite3_bind_int64(upd, 1, id);
+	sqlite3_bind_int64(upd, 2, end_ms);
+	sqlite3_bind_double(upd, 3, closed->cost);
+	rc = sqlite3_step(upd);
+	sqlite3_reset(upd);
+	return rc == SQLITE_DONE ? 0 : fail(s, "close segment");
+}
+
+static int op_job_add_cost(struct store *base, int64_t job, double usd)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_JOB_COST];
+	int rc;
+
+	sqlite3_bind_int64(st, 1, job);
+	sqlite3_bind_double(st, 2, usd);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : fail(s, "job cost");
+}
+
+static int op_offer_stat_add(struct store *base, const struct offer_stat *d)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_STAT_ADD];
+	int rc;
+
+	bind_text(st, 1, d->offer);
+	bind_text(st, 2, market_name(d->market));
+	sqlite3_bind_int64(st, 3, d->runs);
+	sqlite3_bind_double(st, 4, d->speed_sum);
+	sqlite3_bind_int64(st, 5, d->speed_n);
+	sqlite3_bind_int64(st, 6, d->items);
+	sqlite3_bind_int64(st, 7, d->run_ms);
+	sqlite3_bind_int64(st, 8, d->boots);
+	sqlite3_bind_int64(st, 9, d->boot_ms);
+	sqlite3_bind_int64(st, 10, d->alive_ms);
+	sqlite3_bind_int64(st, 11, d->reclaims);
+	sqlite3_bind_int64(st, 12, d->launches);
+	sqlite3_bind_int64(st, 13, d->launch_failures);
+	sqlite3_bind_int64(st, 14, d->last_failure_ms);
+	sqlite3_bind_int64(st, 15, d->last_launch_ms);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc == SQLITE_DONE ? 0 : fail(s, "offer stats");
+}
+
+static int op_offer_stats(struct store *base, offer_stat_cb cb, void *arg)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_STATS];
+	int rc, ret = 0;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int m = market_parse((const char *)sqlite3_column_text(st, 1));
+		struct offer_stat o = {
+			.offer = (const char *)sqlite3_column_text(st, 0),
+			.market = m < 0 ? MARKET_ONDEMAND : (enum market)m,
+			.runs = sqlite3_column_int64(st, 2),
+			.speed_sum = sqlite3_column_double(st, 3),
+			.speed_n = sqlite3_column_int64(st, 4),
+			.items = sqlite3_column_int64(st, 5),
+			.run_ms = sqlite3_column_int64(st, 6),
+			.boots = sqlite3_column_int64(st, 7),
+			.boot_ms = sqlite3_column_int64(st, 8),
+			.alive_ms = sqlite3_column_int64(st, 9),
+			.reclaims = sqlite3_column_int64(st, 10),
+			.launches = sqlite3_column_int64(st, 11),
+			.launch_failures = sqlite3_column_int64(st, 12),
+			.last_failure_ms = sqlite3_column_int64(st, 13),
+			.last_launch_ms = sqlite3_column_int64(st, 14),
+		};
+		if ((ret = cb(arg, &o)) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = fail(s, "offer stats");
+	sqlite3_reset(st);
+	return ret;
+}
+
+static int op_ledger(struct store *base, int64_t since_ms, ledger_cb cb, void *arg)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_LEDGER];
+	int rc, ret = 0;
+
+	sqlite3_bind_int64(st, 1, since_ms);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int m = market_parse((const char *)sqlite3_column_text(st, 7));
+		struct segment g = {
+			.instance = sqlite3_column_int64(st, 0),
+			.job = sqlite3_column_int64(st, 2),
+			.start_ms = sqlite3_column_int64(st, 3),
+			.end_ms = sqlite3_column_int64(st, 4),
+			.cost = sqlite3_column_double(st, 5),
+		};
+		snprintf(g.kind, sizeof g.kind, "%s", (const char *)sqlite3_column_text(st, 1));
+		struct ledger_row r = {
+			.seg = &g,
+			.offer = (const char *)sqlite3_column_text(st, 6),
+			.market = m < 0 ? MARKET_ONDEMAND : (enum market)m,
+			.gpus = sqlite3_column_int(st, 8),
+			.team = (const char *)sqlite3_column_text(st, 9),
+			.type = (const char *)sqlite3_column_text(st, 10),
+			.items_done = sqlite3_column_int64(st, 11),
+			.items_lost = sqlite3_column_int64(st, 12),
+			.reclaimed = sqlite3_column_int(st, 13),
+		};
+		if ((ret = cb(arg, &r)) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = fail(s, "ledger");
+	sqlite3_reset(st);
+	return ret;
+}
+
 static void op_close(struct store *base)
 {
 	struct sqlite_store *s = impl(base);
@@ -736,6 +956,12 @@ static const struct store_ops sqlite_ops = {
 	.recent_submits = op_recent_submits,
 	.recent_durations = op_recent_durations,
 	.usage = op_usage,
+	.segment_open = op_segment_open,
+	.segment_close = op_segment_close,
+	.job_add_cost = op_job_add_cost,
+	.offer_stat_add = op_offer_stat_add,
+	.offer_stats = op_offer_stats,
+	.ledger = op_ledger,
 	.instance_insert = op_instance_insert,
 	.instance_update = op_instance_update,
 	.instance_get = op_instance_get,
