@@ -18,6 +18,7 @@ int cmd_job(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
+int cmd_sim(int argc, char **argv);
 int cmd_fleet(int argc, char **argv);
 int cmd_decisions(int argc, char **argv);
 int cmd_drain(int argc, char **argv);

@@ -14,6 +14,7 @@ const struct command commands[] = {
 	{"decisions", cmd_decisions, "show the scaler's last decisions and their reasons"},
 	{"drain", cmd_drain, "stop giving jobs to an instance; it is terminated once idle"},
 	{"worker", cmd_worker, "run the agent that leases and runs jobs on an instance"},
+	{"sim", cmd_sim, "replay a job trace against ebb's policy and the usual ones"},
 	{"config", cmd_config, "check a config file, or print the example config"},
 	{"version", cmd_version, "print the version"},
 	{"help", cmd_help, "list the commands"},

@@ -1,0 +1,195 @@
+/* Policy specs for `ebb sim` and `ebb tune`: "NAME[:k=v,...]" (see sim.h).
+ * ebb's knobs are any config key, written SECTION.KEY; a baseline's are
+ * its own, with the documented defaults of the tool it stands for. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+#include "units.h"
+
+struct knob {
+	const char *name;
+	enum { K_INT, K_SECONDS, K_FRACTION, K_OFFER, K_MARKET } type;
+	size_t offset;
+};
+
+#define P(field) offsetof(struct policy, field)
+static const struct knob always_on_knobs[] = {{"n", K_INT, P(n)}, {0}};
+static const struct knob min1_knobs[] = {{"idle", K_SECONDS, P(idle_ms)}, {0}};
+static const struct knob util_knobs[] = {
+	{"up", K_FRACTION, P(up)}, {"down", K_FRACTION, P(down)},
+	{"window", K_SECONDS, P(window_ms)}, {"poll", K_SECONDS, P(poll_ms)}, {0}};
+static const struct knob keda_knobs[] = {
+	{"target", K_FRACTION, P(target)}, {"poll", K_SECONDS, P(poll_ms)},
+	{"cooldown", K_SECONDS, P(cooldown_ms)}, {"stabilize", K_SECONDS, P(stabilize_ms)}, {0}};
+static const struct knob no_knobs[] = {{0}};
+static const struct knob common_knobs[] = {{"offer", K_OFFER, P(offer)}, {"market", K_MARKET, P(market)}, {0}};
+
+struct kind {
+	const char *name;
+	enum policy_kind kind;
+	const struct knob *knobs;
+};
+
+static const struct kind kinds[] = {
+	{"ebb", POL_EBB, no_knobs},
+	{"always-on", POL_ALWAYS_ON, always_on_knobs},
+	{"min1", POL_MIN1, min1_knobs},
+	{"util", POL_UTIL, util_knobs},
+	{"keda", POL_KEDA, keda_knobs},
+	{"bound", POL_BOUND, no_knobs},
+	{NULL, 0, NULL},
+};
+
+static int set_knob(struct policy *p, const struct knob *k, const char *value, char *err, size_t errsize)
+{
+	char *at = (char *)p + k->offset, *end;
+	double v = strtod(value, &end);
+
+	switch (k->type) {
+	case K_OFFER:
+		for (size_t i = 0; i < p->cfg.noffers; i++) {
+			if (strcmp(p->cfg.offers[i].name, value) == 0) {
+				*(int *)at = (int)i;
+				return 0;
+			}
+		}
+		snprintf(err, errsize, "offer=%s: no [offer.%s] in the config", value, value);
+		return -1;
+	case K_MARKET:
+		if (market_parse(value) < 0) {
+			snprintf(err, errsize, "market=%s: expected spot or on-demand", value);
+			return -1;
+		}
+		*(enum market *)at = (enum market)market_parse(value);
+		return 0;
+	default:
+		break;
+	}
+	if (end == value || *end || v < 0 || v > 1e9 || (k->type == K_INT && v != (double)(int64_t)v)) {
+		snprintf(err, errsize, "%s=%s: expected %s", k->name, value,
+			 k->type == K_SECONDS ? "seconds (a number)" : k->type == K_INT ? "a whole number" : "a number");
+		return -1;
+	}
+	if (k->type == K_INT)
+		*(int64_t *)at = (int64_t)v;
+	else if (k->type == K_SECONDS)
+		*(int64_t *)at = (int64_t)(v * 1000);
+	else
+		*(double *)at = v;
+	return 0;
+}
+
+/* SECTION.KEY=VALUE on ebb's config; KEY_s=N is read as the duration KEY
+ * in seconds, so `lane.standard.wait_target_s=60` works. */
+static int set_config(struct policy *p, char *key, const char *value, char *err, size_t errsize)
+{
+	char *dot = strrchr(key, '.'), seconds[64];
+	size_t n;
+
+	if (!dot) {
+		snprintf(err, errsize, "ebb:%s: expected SECTION.KEY=VALUE, such as scaler.idle_timeout=auto", key);
+		return -1;
+	}
+	*dot = '\0';
+	if (config_set(&p->cfg, key, dot + 1, value, err, errsize) == 0)
+		return 0;
+	n = strlen(dot + 1);
+	if (n > 2 && strcmp(dot + 1 + n - 2, "_s") == 0) {
+		dot[n - 1] = '\0';
+		snprintf(seconds, sizeof seconds, "%ss", value);
+		return config_set(&p->cfg, key, dot + 1, seconds, err, errsize);
+	}
+	return -1;
+}
+
+static const struct knob *find_knob(const struct knob *knobs, const char *name)
+{
+	for (const struct knob *k = knobs; k->name; k++) {
+		if (strcmp(k->name, name) == 0)
+			return k;
+	}
+	return NULL;
+}
+
+int policy_parse(const char *spec, const struct config *base, const char *config_path,
+		 struct policy *out, char *err, size_t errsize)
+{
+	char *copy = strdup(spec), *colon = strchr(copy, ':'), *save = NULL, why[400];
+	const struct kind *kind = kinds;
+	int rc = 0;
+
+	memset(out, 0, sizeof *out);
+	snprintf(out->spec, sizeof out->spec, "%s", spec);
+	if (colon)
+		*colon = '\0';
+	while (kind->name && strcmp(kind->name, copy) != 0)
+		kind++;
+	if (!kind->name) {
+		snprintf(err, errsize, "policy '%s': expected ebb, always-on, min1, util, keda or bound", copy);
+		free(copy);
+		return -1;
+	}
+	out->kind = kind->kind;
+	/* The tools' documented defaults (shared/FACTS.md). */
+	out->idle_ms = 600000;
+	out->up = 0.8;
+	out->down = 0.2;
+	out->window_ms = 300000;
+	out->poll_ms = 30000;
+	out->target = 1;
+	out->cooldown_ms = 300000;
+	out->stabilize_ms = 300000;
+	if (config_path)
+		rc = config_load(&out->cfg, config_path, why, sizeof why);
+	else
+		config_defaults(&out->cfg);
+	(void)base;
+	if (rc != 0) {
+		snprintf(err, errsize, "%s", why);
+		free(copy);
+		return -1;
+	}
+	for (char *kv = colon ? strtok_r(colon + 1, ",", &save) : NULL; kv && rc == 0;
+	     kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '=');
+		const struct knob *k;
+		if (!eq) {
+			snprintf(err, errsize, "policy %s: '%s': expected KEY=VALUE", spec, kv);
+			rc = -1;
+			break;
+		}
+		*eq = '\0';
+		if (out->kind == POL_EBB) {
+			if ((rc = set_config(out, kv, eq + 1, why, sizeof why)) != 0)
+				snprintf(err, errsize, "policy %s: %s", spec, why);
+		} else if ((k = find_knob(kind->knobs, kv)) || (k = find_knob(common_knobs, kv))) {
+			if ((rc = set_knob(out, k, eq + 1, why, sizeof why)) != 0)
+				snprintf(err, errsize, "policy %s: %s", spec, why);
+		} else {
+			snprintf(err, errsize, "policy %s: unknown knob '%s'", spec, kv);
+			rc = -1;
+		}
+	}
+	free(copy);
+	if (rc == 0 && out->kind == POL_EBB) {
+		/* Re-derive what config_load derives (lanes, warm schedule). */
+		char why2[300];
+		struct warm_schedule w;
+		if (warm_parse(out->cfg.warm, &w, why2, sizeof why2) != 0) {
+			snprintf(err, errsize, "policy %s: [scaler] warm: %s", spec, why2);
+			rc = -1;
+		} else {
+			out->cfg.warm_schedule = w;
+		}
+	}
+	if (rc != 0)
+		policy_free(out);
+	return rc;
+}
+
+void policy_free(struct policy *p)
+{
+	config_free(&p->cfg);
+}

@@ -1,0 +1,790 @@
+/* The discrete-event simulator (see sim.h).
+ *
+ * Events in one heap: job arrivals are read from the sorted trace, and
+ * instance boots, job ends and spot reclaims are pushed as they are
+ * scheduled. After each batch of events at one instant, idle instances
+ * take queued jobs in serve's order (lane, priority, arrival), and the
+ * policy looks when it is due. The ebb policy builds plan()'s view from
+ * the simulated fleet and queue and carries out its actions. */
+#include "sim.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "idle.h"
+#include "plan.h"
+
+enum ev_kind { EV_READY, EV_FINISH, EV_RECLAIM };
+
+struct event {
+	int64_t at;
+	enum ev_kind kind;
+	int inst;
+	int64_t gen; /* the instance's generation when scheduled: stale if it moved on */
+};
+
+enum sstate { S_BOOTING, S_IDLE, S_BUSY, S_GONE };
+
+struct sinst {
+	int offer;
+	enum market market;
+	enum sstate state;
+	int draining;
+	int64_t launched, idle_since, run_start;
+	int job;
+	int64_t gen;
+};
+
+struct sjob {
+	int64_t submit, left_ms; /* reference work still to do */
+	int64_t first_start;     /* -1 until it first runs */
+	int cls;
+};
+
+/* Queued jobs of one class (GPUs, lane), oldest first. */
+struct squeue {
+	int gpus, lane;
+	int *items;
+	size_t head, len, cap;
+	double work_ms; /* reference work of the queued jobs */
+};
+
+struct sim {
+	const struct trace *t;
+	const struct policy *p;
+	const struct sim_options *o;
+	struct sim_result *r;
+	int64_t now;
+	uint64_t rng;
+	struct event *heap;
+	size_t nheap, capheap;
+	struct sinst *inst;
+	int ninst, capinst, live, busy;
+	struct sjob *jobs;
+	struct squeue *q;
+	int nq;
+	int64_t queued;
+	double spend_per_ms, cost; /* running cost, for samples */
+	int64_t *waits;
+	size_t nwaits;
+	int64_t next_arrival;
+	size_t done;
+	/* policy state */
+	int64_t next_policy, last_policy;
+	int dirty;
+	int64_t gaps[1000];
+	size_t ngaps;
+	int64_t last_submit, idle_timeout_ms;
+	int64_t keda_last_active;
+	int64_t *keda_hist_at, *keda_hist_n;
+	size_t keda_nhist;
+	double util_busy_ms, util_alive_ms; /* integrated over the window */
+	int64_t util_since;
+	int64_t next_sample;
+};
+
+/* ---- heap ---- */
+
+static int before(const struct event *a, const struct event *b)
+{
+	if (a->at != b->at)
+		return a->at < b->at;
+	if (a->kind != b->kind)
+		return a->kind < b->kind;
+	return a->inst < b->inst;
+}
+
+static void push(struct sim *s, struct event e)
+{
+	size_t i;
+
+	if (s->nheap == s->capheap) {
+		s->capheap = s->capheap ? s->capheap * 2 : 256;
+		s->heap = realloc(s->heap, s->capheap * sizeof *s->heap);
+	}
+	i = s->nheap++;
+	while (i > 0 && before(&e, &s->heap[(i - 1) / 2])) {
+		s->heap[i] = s->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	s->heap[i] = e;
+}
+
+static struct event pop(struct sim *s)
+{
+	struct event top = s->heap[0], last = s->heap[--s->nheap];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= s->nheap)
+			break;
+		if (c + 1 < s->nheap && before(&s->heap[c + 1], &s->heap[c]))
+			c++;
+		if (!before(&s->heap[c], &last))
+			break;
+		s->heap[i] = s->heap[c];
+		i = c;
+	}
+	if (s->nheap)
+		s->heap[i] = last;
+	return top;
+}
+
+/* ---- randomness: xorshift64*, seeded, so a seed replays exactly ---- */
+
+static double uniform(struct sim *s)
+{
+	s->rng ^= s->rng >> 12;
+	s->rng ^= s->rng << 25;
+	s->rng ^= s->rng >> 27;
+	return (double)((s->rng * 0x2545f4914f6cdd1dULL) >> 11) / 9007199254740992.0;
+}
+
+/* ---- the queue ---- */
+
+static int class_of(struct sim *s, int gpus, int lane)
+{
+	for (int k = 0; k < s->nq; k++) {
+		if (s->q[k].gpus == gpus && s->q[k].lane == lane)
+			return k;
+	}
+	s->q = realloc(s->q, (size_t)(s->nq + 1) * sizeof *s->q);
+	memset(&s->q[s->nq], 0, sizeof *s->q);
+	s->q[s->nq].gpus = gpus;
+	s->q[s->nq].lane = lane;
+	return s->nq++;
+}
+
+static void enqueue(struct sim *s, int job, int front)
+{
+	struct squeue *q = &s->q[s->jobs[job].cls];
+
+	if (q->len == q->cap) {
+		size_t cap = q->cap ? q->cap * 2 : 64;
+		int *items = malloc(cap * sizeof *items);
+		for (size_t i = 0; i < q->len; i++)
+			items[i] = q->items[(q->head + i) % q->cap];
+		free(q->items);
+		q->items = items;
+		q->cap = cap;
+		q->head = 0;
+	}
+	if (front) {
+		q->head = (q->head + q->cap - 1) % q->cap;
+		q->items[q->head] = job;
+	} else {
+		q->items[(q->head + q->len) % q->cap] = job;
+	}
+	q->len++;
+	q->work_ms += (double)s->jobs[job].left_ms;
+	s->queued++;
+}
+
+static int dequeue(struct sim *s, int k)
+{
+	struct squeue *q = &s->q[k];
+	int job = q->items[q->head];
+
+	q->head = (q->head + 1) % q->cap;
+	q->len--;
+	q->work_ms -= (double)s->jobs[job].left_ms;
+	s->queued--;
+	return job;
+}
+
+/* ---- money ---- */
+
+static const struct offer *offer_of(const struct sim *s, const struct sinst *i)
+{
+	return &s->o->offers[i->offer];
+}
+
+static double price_per_ms(const struct sim *s, const struct sinst *i)
+{
+	double p = offer_of(s, i)->price[i->market];
+	return p > 0 ? p / 3600000.0 : 0;
+}
+
+/* Advances the running cost and the utilisation integrals to `to`. */
+static void advance(struct sim *s, int64_t to)
+{
+	double dt = (double)(to - s->now);
+
+	if (dt <= 0)
+		return;
+	s->cost += s->spend_per_ms * dt;
+	s->util_alive_ms += dt * s->live;
+	s->util_busy_ms += dt * s->busy;
+	s->now = to;
+}
+
+static void sample(struct sim *s)
+{
+	while (s->o->sample_ms && s->next_sample <= s->now) {
+		struct sim_sample *x;
+		s->r->samples = realloc(s->r->samples, (s->r->nsamples + 1) * sizeof *s->r->samples);
+		x = &s->r->samples[s->r->nsamples++];
+		memset(x, 0, sizeof *x);
+		x->t_ms = s->next_sample;
+		x->queued = (int)s->queued;
+		x->cost = s->cost;
+		for (int k = 0; k < s->ninst; k++) {
+			if (s->inst[k].state != S_GONE)
+				x->instances[s->inst[k].offer]++;
+		}
+		s->next_sample += s->o->sample_ms;
+	}
+}
+
+/* ---- instances ---- */
+
+static int launch(struct sim *s, int offer, enum market m, int warm)
+{
+	const struct offer *o = &s->o->offers[offer];
+	struct sinst *i;
+	int k;
+
+	if (s->ninst == s->capinst) {
+		s->capinst = s->capinst ? s->capinst * 2 : 64;
+		s->inst = realloc(s->inst, (size_t)s->capinst * sizeof *s->inst);
+	}
+	k = s->ninst++;
+	i = &s->inst[k];
+	memset(i, 0, sizeof *i);
+	i->offer = offer;
+	i->market = m;
+	i->launched = s->now;
+	i->job = -1;
+	i->state = S_BOOTING;
+	s->live++;
+	s->spend_per_ms += price_per_ms(s, i);
+	if (s->live > s->r->max_instances)
+		s->r->max_instances = s->live;
+	if (warm) {
+		i->state = S_IDLE;
+		i->idle_since = s->now;
+	} else {
+		s->r->cold_starts++;
+		push(s, (struct event){s->now + o->boot_ms, EV_READY, k, i->gen});
+	}
+	if (m == MARKET_SPOT && o->reclaims_per_hour > 0) {
+		double hours = -log(1.0 - uniform(s)) / o->reclaims_per_hour;
+		push(s, (struct event){s->now + (int64_t)(hours * 3600000.0), EV_RECLAIM, k, i->gen});
+	}
+	return k;
+}
+
+/* Stops an instance; a job on it loses the work since its last
+ * checkpoint and goes back to the head of its queue. */
+static void stop(struct sim *s, int k)
+{
+	struct sinst *i = &s->inst[k];
+	const struct offer *o = offer_of(s, i);
+	int64_t lifetime = s->now - i->launched, billed = offer_billed_ms(o, lifetime);
+
+	if (i->state == S_GONE)
+		return;
+	if (i->state == S_BUSY) {
+		struct sjob *j = &s->jobs[i->job];
+		int64_t ran = s->now - i->run_start, ckpt = s->o->checkpoint_every_ms;
+		int64_t saved = ckpt > 0 ? (int64_t)((double)(ran / ckpt * ckpt) * o->speed) : 0;
+		j->left_ms -= saved < j->left_ms ? saved : j->left_ms;
+		s->r->gpu_hours_busy += (double)ran * o->gpus / 3600000.0;
+		s->busy--;
+		enqueue(s, i->job, 1);
+	}
+	s->spend_per_ms -= price_per_ms(s, i);
+	s->cost += (double)(billed - lifetime) * price_per_ms(s, i);
+	s->r->cost_usd += offer_cost(o, i->market, billed);
+	s->r->gpu_hours_billed += (double)billed * o->gpus / 3600000.0;
+	i->state = S_GONE;
+	i->gen++;
+	s->live--;
+	s->dirty = 1;
+}
+
+static void finish(struct sim *s, int k)
+{
+	struct sinst *i = &s->inst[k];
+	struct sjob *j = &s->jobs[i->job];
+
+	s->r->gpu_hours_busy += (double)(s->now - i->run_start) * offer_of(s, i)->gpus / 3600000.0;
+	j->left_ms = 0;
+	s->done++;
+	s->busy--;
+	i->job = -1;
+	i->state = S_IDLE;
+	i->idle_since = s->now;
+	i->gen++;
+	s->dirty = 1;
+}
+
+/* Idle instances take queued jobs: lanes in order, then priority and
+ * arrival, as serve's lease query orders them. */
+static void dispatch(struct sim *s)
+{
+	for (int k = 0; k < s->ninst && s->queued > 0; k++) {
+		struct sinst *i = &s->inst[k];
+		const struct offer *o = offer_of(s, i);
+		int best = -1;
+
+		if (i->state != S_IDLE || i->draining)
+			continue;
+		for (int c = 0; c < s->nq; c++) {
+			struct squeue *q = &s->q[c], *b = best >= 0 ? &s->q[best] : NULL;
+			if (!q->len || q->gpus > o->gpus)
+				continue;
+			if (!b || q->lane < b->lane ||
+			    (q->lane == b->lane && s->jobs[q->items[q->head]].submit < s->jobs[b->items[b->head]].submit))
+				best = c;
+		}
+		if (best < 0)
+			continue;
+		i->job = dequeue(s, best);
+		struct sjob *j = &s->jobs[i->job];
+		if (j->first_start < 0) {
+			j->first_start = s->now;
+			s->waits[s->nwaits++] = s->now - j->submit;
+		}
+		i->state = S_BUSY;
+		i->run_start = s->now;
+		i->gen++;
+		s->busy++;
+		push(s, (struct event){s->now + (int64_t)ceil((double)j->left_ms / o->speed), EV_FINISH, k, i->gen});
+	}
+}
+
+/* ---- policies ---- */
+
+/* Can any offer the policy launches run a job of this many GPUs? */
+static int placeable(const struct sim *s, int gpus)
+{
+	for (int k = 0; k < s->o->noffers; k++) {
+		if ((s->p->kind == POL_EBB || k == s->p->offer) && s->o->offers[k].gpus >= gpus)
+			return 1;
+	}
+	return 0;
+}
+
+static int64_t min_positive(int64_t a, int64_t b) { return a == 0 ? b : b == 0 ? a : a < b ? a : b; }
+
+static void ebb_policy(struct sim *s)
+{
+	const struct config *cfg = &s->p->cfg;
+	struct plan_settings st = {
+		.max_instances = cfg->max_instances, .max_gpus = cfg->max_gpus,
+		.max_spend_per_hour = cfg->max_spend_per_hour, .idle_timeout_ms = s->idle_timeout_ms,
+		.idle_decay = (int)cfg->idle_decay, .decay_t1_ms = cfg->decay_t1_ms,
+		.decay_t2_ms = cfg->decay_t2_ms, .boot_timeout_ms = cfg->boot_timeout_ms,
+		.warm = &cfg->warm_schedule, .max_price = cfg->max_price,
+		.min_reliability = cfg->min_reliability, .max_share_per_offer = cfg->max_share_per_offer,
+		.use_spot = (int)cfg->use_spot, .checkpoint_every_ms = cfg->checkpoint_every_ms,
+	};
+	struct plan_class *classes = calloc((size_t)s->nq + 1, sizeof *classes);
+	struct plan_instance *fleet = calloc((size_t)s->ninst + 1, sizeof *fleet);
+	int *fleet_index = calloc((size_t)s->ninst + 1, sizeof *fleet_index);
+	struct plan_result *res = malloc(sizeof *res);
+	struct plan_view v = {.now_ms = s->now, .settings = &st, .offers = s->o->offers,
+			      .noffers = s->o->noffers};
+	int nc = 0, nf = 0;
+
+	for (int c = 0; c < s->nq; c++) {
+		struct squeue *q = &s->q[c];
+		if (!q->len)
+			continue;
+		classes[nc++] = (struct plan_class){
+			.lane = s->t->lanes[q->lane], .gpus = q->gpus, .lane_rank = config_lane_rank(cfg, s->t->lanes[q->lane]),
+			.jobs = (int64_t)q->len, .items = (int64_t)q->len, .work_s = q->work_ms / 1000.0,
+			.oldest_ms = s->jobs[q->items[q->head]].submit,
+			.wait_target_ms = config_wait_target_ms(cfg, s->t->lanes[q->lane]),
+		};
+		if (classes[nc - 1].lane_rank < 0)
+			classes[nc - 1].lane_rank = cfg->nlanes;
+	}
+	for (int k = 0; k < s->ninst; k++) {
+		struct sinst *i = &s->inst[k];
+		static const enum instance_state map[] = {INST_BOOTING, INST_IDLE, INST_BUSY, INST_TERMINATED};
+		if (i->state == S_GONE)
+			continue;
+		fleet_index[nf] = k;
+		fleet[nf++] = (struct plan_instance){
+			.id = k + 1, .offer = i->offer, .market = i->market,
+			.state = i->draining ? INST_DRAINING : map[i->state], .running = i->state == S_BUSY,
+			.launched_ms = i->launched, .idle_since_ms = i->idle_since,
+			.busy_remaining_s = i->state == S_BUSY
+				? (double)s->jobs[i->job].left_ms / offer_of(s, i)->speed / 1000.0
+				  - (double)(s->now - i->run_start) / 1000.0 : 0,
+		};
+	}
+	v.classes = classes;
+	v.nclasses = nc;
+	v.fleet = fleet;
+	v.nfleet = nf;
+	plan(&v, res);
+	for (int a = 0; a < res->n; a++) {
+		const struct action *x = &res->actions[a];
+		if (x->kind == ACTION_LAUNCH) {
+			for (int n = 0; n < x->count; n++)
+				launch(s, x->offer, x->market, 0);
+		} else if (x->instance >= 1 && x->instance <= s->ninst) {
+			int k = (int)x->instance - 1;
+			if (x->kind == ACTION_DRAIN)
+				s->inst[k].draining = 1;
+			else if (s->inst[k].state != S_BUSY)
+				stop(s, k);
+		}
+	}
+	s->next_policy = min_positive(res->next_ms, s->next_policy);
+	free(res);
+	free(fleet_index);
+	free(fleet);
+	free(classes);
+}
+
+/* Idle instances first (the longest idle), then booting, then busy. */
+static int pick_to_stop(struct sim *s, int allow_busy)
+{
+	int best = -1;
+	static const int order[] = {[S_IDLE] = 0, [S_BOOTING] = 1, [S_BUSY] = 2, [S_GONE] = 9};
+
+	for (int k = 0; k < s->ninst; k++) {
+		struct sinst *i = &s->inst[k], *b = best >= 0 ? &s->inst[best] : NULL;
+		if (i->state == S_GONE || (i->state == S_BUSY && !allow_busy))
+			continue;
+		if (!b || order[i->state] < order[b->state] ||
+		    (order[i->state] == order[b->state] && i->idle_since < b->idle_since))
+			best = k;
+	}
+	return best;
+}
+
+static void scale_to(struct sim *s, int64_t want, int allow_busy)
+{
+	while (s->live < want)
+		launch(s, s->p->offer, s->p->market, 0);
+	while (s->live > want) {
+		int k = pick_to_stop(s, allow_busy);
+		if (k < 0)
+			break;
+		stop(s, k);
+	}
+}
+
+static void min1_policy(struct sim *s)
+{
+	int64_t free_slots = 0;
+
+	for (int k = 0; k < s->ninst; k++) {
+		struct sinst *i = &s->inst[k];
+		if (i->state == S_IDLE || i->state == S_BOOTING)
+			free_slots++;
+	}
+	for (int64_t n = s->queued - free_slots; n > 0; n--)
+		launch(s, s->p->offer, s->p->market, 0);
+	for (int k = 0; k < s->ninst; k++) {
+		struct sinst *i = &s->inst[k];
+		if (i->state != S_IDLE || s->live <= 1)
+			continue;
+		if (s->now - i->idle_since >= s->p->idle_ms)
+			stop(s, k);
+		else
+			s->next_policy = min_positive(s->next_policy, i->idle_since + s->p->idle_ms);
+	}
+}
+
+static void util_policy(struct sim *s)
+{
+	double busy = s->util_alive_ms > 0 ? s->util_busy_ms / s->util_alive_ms : 0;
+
+	if (s->now - s->util_since >= s->p->window_ms || s->live == 0) {
+		if ((busy > s->p->up && s->queued > 0) || (s->live == 0 && s->queued > 0))
+			launch(s, s->p->offer, s->p->market, 0);
+		else if (busy < s->p->down && s->live > 1)
+			scale_to(s, s->live - 1, 0);
+		s->util_busy_ms = s->util_alive_ms = 0;
+		s->util_since = s->now;
+	}
+	s->next_policy = s->now + s->p->poll_ms;
+}
+
+static void keda_policy(struct sim *s)
+{
+	int64_t metric = s->queued + s->busy, desired = (int64_t)ceil((double)metric / s->p->target), keep = desired;
+
+	if (metric > 0)
+		s->keda_last_active = s->now;
+	/* The HPA keeps the largest recommendation of its stabilisation window. */
+	s->keda_hist_at = realloc(s->keda_hist_at, (s->keda_nhist + 1) * sizeof *s->keda_hist_at);
+	s->keda_hist_n = realloc(s->keda_hist_n, (s->keda_nhist + 1) * sizeof *s->keda_hist_n);
+	s->keda_hist_at[s->keda_nhist] = s->now;
+	s->keda_hist_n[s->keda_nhist++] = desired;
+	for (size_t h = s->keda_nhist; h-- > 0 && s->now - s->keda_hist_at[h] <= s->p->stabilize_ms;)
+		keep = s->keda_hist_n[h] > keep ? s->keda_hist_n[h] : keep;
+	if (s->keda_nhist > 4096) {
+		size_t drop = s->keda_nhist - 2048;
+		memmove(s->keda_hist_at, s->keda_hist_at + drop, 2048 * sizeof *s->keda_hist_at);
+		memmove(s->keda_hist_n, s->keda_hist_n + drop, 2048 * sizeof *s->keda_hist_n);
+		s->keda_nhist = 2048;
+	}
+	if (desired > s->live) {
+		scale_to(s, desired, 1);
+	} else if (keep < s->live) {
+		/* KEDA owns 1 -> 0 after its cooldown; the HPA never goes below 1. */
+		int64_t floor_n = s->now - s->keda_last_active >= s->p->cooldown_ms ? 0 : 1;
+		scale_to(s, keep > floor_n ? keep : floor_n, 1);
+	}
+	s->next_policy = s->now + s->p->poll_ms;
+}
+
+static void run_policy(struct sim *s)
+{
+	switch (s->p->kind) {
+	case POL_EBB:
+		ebb_policy(s);
+		break;
+	case POL_MIN1:
+		min1_policy(s);
+		break;
+	case POL_UTIL:
+		util_policy(s);
+		break;
+	case POL_KEDA:
+		keda_policy(s);
+		break;
+	case POL_ALWAYS_ON:
+	case POL_BOUND:
+		break;
+	}
+	s->last_policy = s->now;
+	s->dirty = 0;
+}
+
+/* When the policy looks next (INT64_MAX: not until something happens):
+ * ebb after any change, at most once per [scaler] interval, and when
+ * plan() asked; min1 after any change and at idle expiries; the pollers
+ * on their period. */
+static int64_t policy_due(const struct sim *s)
+{
+	int64_t due = s->next_policy ? s->next_policy : INT64_MAX, soon = INT64_MAX;
+
+	if (s->p->kind == POL_EBB && s->dirty)
+		soon = s->last_policy < 0 ? s->now : s->last_policy + s->p->cfg.scaler_interval_ms;
+	if (s->p->kind == POL_MIN1 && s->dirty)
+		soon = s->now;
+	return soon < due ? soon : due;
+}
+
+static void note_arrival(struct sim *s, int64_t at)
+{
+	const struct config *cfg = &s->p->cfg;
+
+	if (s->last_submit >= 0) {
+		s->gaps[s->ngaps % 1000] = at - s->last_submit;
+		s->ngaps++;
+	}
+	s->last_submit = at;
+	/* The auto idle timeout follows the gaps, as in serve; recomputed
+	 * every 100 arrivals to keep a million-job replay fast. */
+	if (s->p->kind == POL_EBB && cfg->idle_timeout_ms == CONF_AUTO && s->ngaps % 100 == 1) {
+		int64_t gaps[1000];
+		size_t n = s->ngaps < 1000 ? s->ngaps : 1000;
+		char why[200];
+		memcpy(gaps, s->gaps, n * sizeof *gaps);
+		s->idle_timeout_ms = idle_timeout_auto(gaps, n, cfg->idle_gap_quantile, cfg->idle_timeout_min_ms,
+						       cfg->idle_timeout_max_ms, why, sizeof why);
+	}
+}
+
+static int by_value(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static double quantile_s(const int64_t *sorted, size_t n, double q)
+{
+	size_t rank;
+
+	if (n == 0)
+		return 0;
+	rank = (size_t)ceil(q * (double)n);
+	rank = rank < 1 ? 1 : rank > n ? n : rank;
+	return (double)sorted[rank - 1] / 1000.0;
+}
+
+static void summarise(struct sim *s)
+{
+	double sum = 0;
+
+	qsort(s->waits, s->nwaits, sizeof *s->waits, by_value);
+	for (size_t k = 0; k < s->nwaits; k++)
+		sum += (double)s->waits[k];
+	s->r->wait_p50_s = quantile_s(s->waits, s->nwaits, 0.50);
+	s->r->wait_p95_s = quantile_s(s->waits, s->nwaits, 0.95);
+	s->r->wait_p99_s = quantile_s(s->waits, s->nwaits, 0.99);
+	s->r->wait_mean_s = s->nwaits ? sum / (double)s->nwaits / 1000.0 : 0;
+	s->r->jobs_done = (int64_t)s->done;
+	s->r->idle_gpu_hours = s->r->gpu_hours_billed - s->r->gpu_hours_busy;
+	s->r->end_ms = s->now;
+}
+
+int64_t sim_peak_concurrency(const struct trace *t)
+{
+	int64_t *ends = malloc((t->n + 1) * sizeof *ends), peak = 0;
+	size_t nends = 0, head = 0;
+
+	/* Arrivals are sorted; ends are kept in a sorted array by insertion
+	 * from the back, which is cheap because most jobs are short. */
+	for (size_t k = 0; k < t->n; k++) {
+		int64_t end = t->jobs[k].submit_ms + t->jobs[k].duration_ms;
+		size_t pos;
+		while (head < nends && ends[head] <= t->jobs[k].submit_ms)
+			head++;
+		pos = nends++;
+		while (pos > head && ends[pos - 1] > end) {
+			ends[pos] = ends[pos - 1];
+			pos--;
+		}
+		ends[pos] = end;
+		if ((int64_t)(nends - head) > peak)
+			peak = (int64_t)(nends - head);
+	}
+	free(ends);
+	return peak;
+}
+
+/* The offline lower bound: every job at the lowest price per unit of work
+ * among the offers it fits, with no idle time and no boot. */
+static void bound(const struct trace *t, const struct sim_options *o, struct sim_result *r)
+{
+	for (size_t k = 0; k < t->n; k++) {
+		const struct trace_job *j = &t->jobs[k];
+		double best = -1, best_gpu_h = 0;
+		for (int f = 0; f < o->noffers; f++) {
+			const struct offer *of = &o->offers[f];
+			for (int m = 0; m < MARKET_COUNT; m++) {
+				double hours = (double)j->duration_ms / of->speed / 3600000.0, c;
+				if (of->gpus < j->gpus || of->price[m] < 0)
+					continue;
+				c = of->price[m] * hours;
+				if (best < 0 || c < best) {
+					best = c;
+					best_gpu_h = hours * of->gpus;
+				}
+			}
+		}
+		if (best < 0)
+			continue;
+		r->cost_usd += best;
+		r->gpu_hours_billed += best_gpu_h;
+		r->gpu_hours_busy += best_gpu_h;
+		r->jobs_done++;
+	}
+}
+
+int sim_run(const struct trace *t, const struct policy *p, const struct sim_options *o,
+	    struct sim_result *r)
+{
+	struct sim s = {.t = t, .p = p, .o = o, .r = r, .rng = o->seed ? o->seed : 1, .last_submit = -1,
+			.last_policy = -1};
+	size_t next = 0;
+
+	memset(r, 0, sizeof *r);
+	snprintf(r->policy, sizeof r->policy, "%s", p->spec);
+	r->jobs = (int64_t)t->n;
+	if (p->kind == POL_BOUND) {
+		bound(t, o, r);
+		return 0;
+	}
+	s.jobs = calloc(t->n + 1, sizeof *s.jobs);
+	s.waits = malloc((t->n + 1) * sizeof *s.waits);
+	for (size_t k = 0; k < t->n; k++) {
+		s.jobs[k] = (struct sjob){.submit = t->jobs[k].submit_ms, .left_ms = t->jobs[k].duration_ms,
+					  .first_start = -1,
+					  .cls = class_of(&s, t->jobs[k].gpus, t->jobs[k].lane)};
+		/* A job no usable offer fits could never run: it is left out and
+		 * counted, not waited for forever. */
+		if (!placeable(&s, t->jobs[k].gpus)) {
+			s.jobs[k].first_start = 0;
+			s.done++;
+			r->unplaceable++;
+		}
+	}
+	s.idle_timeout_ms = p->cfg.idle_timeout_ms == CONF_AUTO ? p->cfg.idle_timeout_min_ms : p->cfg.idle_timeout_ms;
+	if (p->kind == POL_ALWAYS_ON || p->kind == POL_MIN1 || p->kind == POL_UTIL) {
+		int64_t n = p->kind == POL_ALWAYS_ON ? (p->n ? p->n : sim_peak_concurrency(t)) : 1;
+		for (int64_t k = 0; k < n; k++)
+			launch(&s, p->offer, p->market, 1);
+	}
+	s.next_policy = p->kind == POL_UTIL || p->kind == POL_KEDA ? 1 : 0;
+	for (;;) {
+		int64_t t_arrival, t_event = s.nheap ? s.heap[0].at : INT64_MAX, t_policy = policy_due(&s), at;
+
+		t_arrival = next < t->n ? t->jobs[next].submit_ms : INT64_MAX;
+		if (s.done == t->n && s.queued == 0)
+			break;
+		at = t_arrival < t_event ? t_arrival : t_event;
+		at = t_policy < at ? t_policy : at;
+		if (at == INT64_MAX)
+			break; /* nothing left can happen: jobs that no instance fits stay queued */
+		if (at < s.now)
+			at = s.now;
+		advance(&s, at);
+		sample(&s);
+		while (next < t->n && t->jobs[next].submit_ms <= s.now) {
+			if (placeable(&s, t->jobs[next].gpus)) {
+				note_arrival(&s, t->jobs[next].submit_ms);
+				enqueue(&s, (int)next, 0);
+				s.dirty = 1;
+			}
+			next++;
+		}
+		while (s.nheap && s.heap[0].at <= s.now) {
+			struct event e = pop(&s);
+			struct sinst *i = &s.inst[e.inst];
+			if (e.kind == EV_RECLAIM && i->state != S_GONE) {
+				s.r->reclaims++;
+				stop(&s, e.inst);
+			} else if (e.gen != i->gen || i->state == S_GONE) {
+				continue;
+			} else if (e.kind == EV_READY) {
+				i->state = S_IDLE;
+				i->idle_since = s.now;
+				i->gen++;
+				s.dirty = 1;
+			} else if (e.kind == EV_FINISH) {
+				finish(&s, e.inst);
+			}
+		}
+		dispatch(&s);
+		if (policy_due(&s) <= s.now) {
+			s.next_policy = 0;
+			run_policy(&s);
+			dispatch(&s);
+		}
+	}
+	/* The replay ends when the last job ends: what still runs is billed
+	 * up to then. */
+	for (int k = 0; k < s.ninst; k++)
+		stop(&s, k);
+	summarise(&s);
+	for (int c = 0; c < s.nq; c++)
+		free(s.q[c].items);
+	free(s.q);
+	free(s.heap);
+	free(s.inst);
+	free(s.jobs);
+	free(s.waits);
+	free(s.keda_hist_at);
+	free(s.keda_hist_n);
+	return 0;
+}
+
+void sim_result_free(struct sim_result *r)
+{
+	free(r->samples);
+	r->samples = NULL;
+	r->nsamples = 0;
+}

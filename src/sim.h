@@ -1,0 +1,77 @@
+/* The simulator: replays a job trace on a virtual clock against a
+ * scaling policy — ebb's own plan(), the very function serve runs, or one
+ * of the baselines people use today — and measures what it would have
+ * cost and how long jobs would have waited. */
+#ifndef EBB_SIM_H
+#define EBB_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "offer.h"
+#include "trace.h"
+
+enum policy_kind { POL_EBB, POL_ALWAYS_ON, POL_MIN1, POL_UTIL, POL_KEDA, POL_BOUND };
+
+#define SIM_MAX_OFFERS 16
+
+struct policy {
+	enum policy_kind kind;
+	char spec[512]; /* as given, for the output */
+	/* ebb: the config with the policy's overrides applied */
+	struct config cfg;
+	/* baselines: one offer and market */
+	int offer;
+	enum market market;
+	int64_t n;           /* always-on; 0: the trace's peak concurrency */
+	int64_t idle_ms;     /* min1 */
+	double up, down;     /* util */
+	int64_t window_ms;   /* util */
+	int64_t poll_ms;     /* util, keda */
+	double target;       /* keda */
+	int64_t cooldown_ms, stabilize_ms; /* keda */
+};
+
+/* Parses "NAME[:k=v,...]". ebb takes SECTION.KEY=VALUE overrides of base. */
+int policy_parse(const char *spec, const struct config *base, const char *config_path,
+		 struct policy *out, char *err, size_t errsize);
+void policy_free(struct policy *p);
+
+struct sim_options {
+	struct offer offers[SIM_MAX_OFFERS];
+	int noffers;
+	uint64_t seed;
+	int64_t checkpoint_every_ms; /* 0: jobs do not checkpoint */
+	int64_t sample_ms;           /* time-series step for plots; 0: none */
+};
+
+struct sim_sample {
+	int64_t t_ms;
+	int queued;
+	int instances[SIM_MAX_OFFERS];
+	double cost;
+};
+
+struct sim_result {
+	char policy[512];
+	int64_t jobs, jobs_done;
+	int64_t unplaceable; /* jobs no offer of the policy fits: left out */
+	double cost_usd;
+	double gpu_hours_billed, gpu_hours_busy, idle_gpu_hours;
+	int64_t cold_starts, reclaims, max_instances;
+	double wait_p50_s, wait_p95_s, wait_p99_s, wait_mean_s;
+	int64_t end_ms;
+	struct sim_sample *samples;
+	size_t nsamples;
+};
+
+int sim_run(const struct trace *t, const struct policy *p, const struct sim_options *o,
+	    struct sim_result *r);
+void sim_result_free(struct sim_result *r);
+
+/* The most jobs of the trace running at once if each started when it
+ * arrived (on the reference speed): always-on's default size. */
+int64_t sim_peak_concurrency(const struct trace *t);
+
+#endif

@@ -1,0 +1,180 @@
+/* Output of the simulator (see simout.h). The chart is plain SVG text:
+ * three panels sharing the time axis, one colour per policy. */
+#include "simout.h"
+
+#include <math.h>
+#include <string.h>
+
+void simout_table(const struct sim_result *r, int n, FILE *out)
+{
+	fprintf(out, "%-44s %10s %9s %9s %9s %9s %6s %8s %8s %8s %8s %5s\n", "POLICY", "COST $", "$/JOB",
+		"GPU-H", "BUSY", "IDLE", "COLD", "RECLAIMS", "WAIT P50", "P95", "P99", "MAX");
+	for (int k = 0; k < n; k++) {
+		const struct sim_result *x = &r[k];
+		fprintf(out, "%-44.44s %10.2f %9.5f %9.1f %9.1f %9.1f %6lld %8lld %7.1fs %7.1fs %7.1fs %5lld\n",
+			x->policy, x->cost_usd, x->jobs_done ? x->cost_usd / (double)x->jobs_done : 0,
+			x->gpu_hours_billed, x->gpu_hours_busy, x->idle_gpu_hours, (long long)x->cold_starts,
+			(long long)x->reclaims, x->wait_p50_s, x->wait_p95_s, x->wait_p99_s,
+			(long long)x->max_instances);
+	}
+	for (int k = 0; k < n; k++) {
+		if (r[k].jobs_done + r[k].unplaceable < r[k].jobs || r[k].unplaceable)
+			fprintf(out, "note: %s ran %lld of %lld jobs (%lld fit none of its offers)\n", r[k].policy,
+				(long long)r[k].jobs_done - (long long)r[k].unplaceable, (long long)r[k].jobs,
+				(long long)r[k].unplaceable);
+	}
+}
+
+json_t *simout_result_json(const struct sim_result *x)
+{
+	return json_pack("{s:s, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:f, s:f, s:f, s:f, s:I, s:I}",
+			 "policy", x->policy, "jobs", (json_int_t)x->jobs_done, "jobs_left_out",
+			 (json_int_t)x->unplaceable, "cost_usd", x->cost_usd, "cost_per_job_usd",
+			 x->jobs_done ? x->cost_usd / (double)x->jobs_done : 0.0, "gpu_hours_billed",
+			 x->gpu_hours_billed, "gpu_hours_busy", x->gpu_hours_busy, "idle_gpu_hours",
+			 x->idle_gpu_hours, "cold_starts", (json_int_t)x->cold_starts, "reclaims",
+			 (json_int_t)x->reclaims, "wait_p50_s", x->wait_p50_s, "wait_p95_s", x->wait_p95_s,
+			 "wait_p99_s", x->wait_p99_s, "wait_mean_s", x->wait_mean_s, "max_instances",
+			 (json_int_t)x->max_instances, "end_s", (json_int_t)(x->end_ms / 1000));
+}
+
+void simout_json(const struct sim_result *r, int n, FILE *out)
+{
+	json_t *a = json_array();
+
+	for (int k = 0; k < n; k++)
+		json_array_append_new(a, simout_result_json(&r[k]));
+	json_dumpf(a, out, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+	fputc('\n', out);
+	json_decref(a);
+}
+
+int64_t simout_sample_step(const struct trace *t)
+{
+	int64_t span = t->n ? t->jobs[t->n - 1].submit_ms : 0;
+	return span / 600 > 1000 ? span / 600 : 1000;
+}
+
+static const char *const colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+				      "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+
+#define W 960
+#define PANEL_H 220
+#define LEFT 80
+#define RIGHT 220
+#define TOP 40
+
+struct panel {
+	const char *title, *unit;
+	int index; /* 0 queue, 1 instances, 2 cost */
+};
+
+static double value(const struct sim_sample *x, int index, int noffers)
+{
+	double n = 0;
+
+	if (index == 0)
+		return x->queued;
+	if (index == 2)
+		return x->cost;
+	for (int k = 0; k < noffers; k++)
+		n += x->instances[k];
+	return n;
+}
+
+/* A round axis maximum: 1, 2 or 5 times a power of ten. */
+static double nice(double v)
+{
+	static const double steps[] = {1, 2, 5, 10};
+	double p = v > 0 ? pow(10, floor(log10(v))) : 1;
+
+	for (size_t k = 0; k < 4; k++) {
+		if (steps[k] * p >= v)
+			return steps[k] * p;
+	}
+	return 10 * p;
+}
+
+static void draw_panel(FILE *f, const struct sim_result *r, int n, const struct sim_options *o,
+		       const struct panel *pn, int y0, double t_max_h)
+{
+	double vmax = 0, ymax;
+	int pw = W - LEFT - RIGHT;
+
+	for (int k = 0; k < n; k++) {
+		for (size_t s = 0; s < r[k].nsamples; s++) {
+			double v = value(&r[k].samples[s], pn->index, o->noffers);
+			vmax = v > vmax ? v : vmax;
+		}
+	}
+	ymax = nice(vmax > 0 ? vmax : 1);
+	fprintf(f, "<text x='%d' y='%d' font-size='14' font-weight='bold'>%s</text>\n", LEFT, y0 - 8, pn->title);
+	fprintf(f, "<rect x='%d' y='%d' width='%d' height='%d' fill='none' stroke='#333'/>\n", LEFT, y0, pw, PANEL_H);
+	for (int g = 0; g <= 4; g++) {
+		int y = y0 + PANEL_H - g * PANEL_H / 4;
+		fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='#ddd'/>\n", LEFT, y, LEFT + pw, y);
+		fprintf(f, "<text x='%d' y='%d' font-size='11' text-anchor='end'>%g</text>\n", LEFT - 6, y + 4,
+			ymax * g / 4);
+	}
+	fprintf(f, "<text x='16' y='%d' font-size='12' transform='rotate(-90 16 %d)' text-anchor='middle'>%s</text>\n",
+		y0 + PANEL_H / 2, y0 + PANEL_H / 2, pn->unit);
+	for (int k = 0; k < n; k++) {
+		if (!r[k].nsamples)
+			continue;
+		fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='1.5' points='", colours[k % 10]);
+		for (size_t s = 0; s < r[k].nsamples; s++) {
+			const struct sim_sample *x = &r[k].samples[s];
+			double px = LEFT + (double)x->t_ms / 3600000.0 / t_max_h * pw;
+			double py = y0 + PANEL_H - value(x, pn->index, o->noffers) / ymax * PANEL_H;
+			fprintf(f, "%.1f,%.1f ", px, py);
+		}
+		fprintf(f, "'/>\n");
+	}
+	for (int g = 0; g <= 6; g++) {
+		int x = LEFT + g * pw / 6;
+		fprintf(f, "<text x='%d' y='%d' font-size='11' text-anchor='middle'>%.1f</text>\n", x,
+			y0 + PANEL_H + 14, t_max_h * g / 6);
+	}
+}
+
+int simout_plot(const struct sim_result *r, int n, const struct sim_options *o, const char *path,
+		char *err, size_t errsize)
+{
+	static const struct panel panels[] = {
+		{"Queue depth", "jobs queued", 0},
+		{"Instances (all offers)", "instances", 1},
+		{"Cumulative cost", "USD", 2},
+	};
+	FILE *f = fopen(path, "w");
+	double t_max_h = 0;
+	int h = TOP + 3 * (PANEL_H + 60) + 20;
+
+	if (!f) {
+		snprintf(err, errsize, "--plot %s: cannot write", path);
+		return -1;
+	}
+	for (int k = 0; k < n; k++) {
+		if (r[k].nsamples)
+			t_max_h = fmax(t_max_h, (double)r[k].samples[r[k].nsamples - 1].t_ms / 3600000.0);
+	}
+	t_max_h = t_max_h > 0 ? t_max_h : 1;
+	fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' font-family='sans-serif'>\n"
+		   "<rect width='100%%' height='100%%' fill='white'/>\n", W, h);
+	for (int p = 0; p < 3; p++)
+		draw_panel(f, r, n, o, &panels[p], TOP + p * (PANEL_H + 60), t_max_h);
+	fprintf(f, "<text x='%d' y='%d' font-size='12' text-anchor='middle'>time (hours from the trace's start)</text>\n",
+		LEFT + (W - LEFT - RIGHT) / 2, h - 6);
+	for (int k = 0; k < n; k++) {
+		int y = TOP + 10 + k * 18;
+		fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='%s' stroke-width='3'/>\n", W - RIGHT + 14, y,
+			W - RIGHT + 34, y, colours[k % 10]);
+		fprintf(f, "<text x='%d' y='%d' font-size='11'>%.28s%s</text>\n", W - RIGHT + 40, y + 4, r[k].policy,
+			r[k].nsamples ? "" : " (no timeline)");
+	}
+	fprintf(f, "</svg>\n");
+	if (fclose(f) != 0) {
+		snprintf(err, errsize, "--plot %s: write failed", path);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,26 @@
+/* What `ebb sim` and `ebb tune` print: a table for people, JSON for
+ * scripts, and an SVG chart. */
+#ifndef EBB_SIMOUT_H
+#define EBB_SIMOUT_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "sim.h"
+
+void simout_table(const struct sim_result *r, int n, FILE *out);
+void simout_json(const struct sim_result *r, int n, FILE *out);
+json_t *simout_result_json(const struct sim_result *r);
+/* Queue depth, instances by offer and cumulative cost over time, one
+ * panel each, a line per policy. */
+int simout_plot(const struct sim_result *r, int n, const struct sim_options *o, const char *path,
+		char *err, size_t errsize);
+/* A sample step giving about 600 points over the trace. */
+int64_t simout_sample_step(const struct trace *t);
+
+/* Shared by sim and tune: the trace and the offers of a config. */
+int sim_load(const char *trace_path, const char *offers_path, const struct trace_filter *filters,
+	     int nfilters, int skip_bad, struct trace *t, struct sim_options *o, char *err,
+	     size_t errsize);
+
+#endif

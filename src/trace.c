@@ -1,0 +1,250 @@
+/* The trace loader (see trace.h). Rows are read with getline and split
+ * on commas; quoted fields are refused with a clear error, since the
+ * traces ebb reads have none. */
+#include "trace.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_COLUMNS 64
+
+enum column { C_SUBMIT, C_DURATION, C_GPUS, C_PRIORITY, C_LANE, C_TYPE, C_KNOWN };
+static const char *const known[C_KNOWN] = {"submit_time_s", "duration_s", "gpus", "priority", "lane",
+					   "job_class"};
+
+struct loader {
+	const char *path;
+	size_t line;
+	int index[C_KNOWN]; /* column of each known field, -1 if absent */
+	char *names[MAX_COLUMNS];
+	int ncols;
+	int filter_col[8];
+	char *err;
+	size_t errsize;
+};
+
+static int split(char *line, char **fields, int max)
+{
+	int n = 0;
+
+	line[strcspn(line, "\r\n")] = '\0';
+	for (char *p = line;; p++) {
+		if (n < max)
+			fields[n] = p;
+		n++;
+		p = strchr(p, ',');
+		if (!p)
+			break;
+		*p = '\0';
+	}
+	return n;
+}
+
+static int intern(char ***names, int *n, const char *s)
+{
+	for (int i = 0; i < *n; i++) {
+		if (strcmp((*names)[i], s) == 0)
+			return i;
+	}
+	*names = realloc(*names, (size_t)(*n + 1) * sizeof **names);
+	(*names)[*n] = strdup(s);
+	return (*n)++;
+}
+
+static int bad(struct loader *l, int col, const char *what, const char *got)
+{
+	snprintf(l->err, l->errsize, "%s:%zu: column %d (%s): %s, got '%.40s'", l->path, l->line, col + 1,
+		 col < l->ncols ? l->names[col] : "?", what, got);
+	return -1;
+}
+
+static int read_header(struct loader *l, char *line, const struct trace_filter *filters, int nfilters)
+{
+	char *fields[MAX_COLUMNS];
+	int n = split(line, fields, MAX_COLUMNS);
+
+	if (n > MAX_COLUMNS) {
+		snprintf(l->err, l->errsize, "%s:1: more than %d columns", l->path, MAX_COLUMNS);
+		return -1;
+	}
+	l->ncols = n;
+	for (int i = 0; i < n; i++)
+		l->names[i] = strdup(fields[i]);
+	for (int k = 0; k < C_KNOWN; k++) {
+		l->index[k] = -1;
+		for (int i = 0; i < n; i++) {
+			if (strcmp(fields[i], known[k]) == 0)
+				l->index[k] = i;
+		}
+	}
+	for (int k = 0; k < 2; k++) {
+		if (l->index[k] < 0) {
+			snprintf(l->err, l->errsize, "%s:1: the header has no %s column (required: submit_time_s,"
+				 " duration_s)", l->path, known[k]);
+			return -1;
+		}
+	}
+	for (int f = 0; f < nfilters; f++) {
+		l->filter_col[f] = -1;
+		for (int i = 0; i < n; i++) {
+			if (strcmp(fields[i], filters[f].column) == 0)
+				l->filter_col[f] = i;
+		}
+		if (l->filter_col[f] < 0) {
+			snprintf(l->err, l->errsize, "%s:1: --filter %s=%s: no column %s in the header", l->path,
+				 filters[f].column, filters[f].value, filters[f].column);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int number(struct loader *l, char **fields, int k, double min, double max, double *out)
+{
+	const char *s = fields[l->index[k]];
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	if (end == s || *end || errno || !isfinite(*out) || *out < min || *out > max) {
+		char what[80];
+		snprintf(what, sizeof what, "expected a number from %g to %g", min, max);
+		return bad(l, l->index[k], what, s);
+	}
+	return 0;
+}
+
+/* One data row into job; 1 when a filter leaves it out. */
+static int read_row(struct loader *l, char *line, const struct trace_filter *filters, int nfilters,
+		    struct trace *t, struct trace_job *job)
+{
+	char *fields[MAX_COLUMNS];
+	int n = split(line, fields, MAX_COLUMNS);
+	double v;
+
+	if (n != l->ncols) {
+		snprintf(l->err, l->errsize, "%s:%zu: %d columns, the header has %d", l->path, l->line, n,
+			 l->ncols);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		if (fields[i][0] == '"')
+			return bad(l, i, "quoted fields are not supported", fields[i]);
+	}
+	for (int f = 0; f < nfilters; f++) {
+		if (strcmp(fields[l->filter_col[f]], filters[f].value) != 0)
+			return 1;
+	}
+	memset(job, 0, sizeof *job);
+	if (number(l, fields, C_SUBMIT, 0, 1e10, &v) != 0)
+		return -1;
+	job->submit_ms = (int64_t)llround(v * 1000);
+	if (number(l, fields, C_DURATION, 0, 1e9, &v) != 0)
+		return -1;
+	job->duration_ms = (int64_t)llround(v * 1000);
+	job->gpus = 1;
+	if (l->index[C_GPUS] >= 0 && fields[l->index[C_GPUS]][0]) {
+		if (number(l, fields, C_GPUS, 0, 64, &v) != 0)
+			return -1;
+		if (v != floor(v))
+			return bad(l, l->index[C_GPUS], "expected a whole number of GPUs", fields[l->index[C_GPUS]]);
+		job->gpus = (int)v;
+	}
+	if (l->index[C_PRIORITY] >= 0 && fields[l->index[C_PRIORITY]][0]) {
+		if (number(l, fields, C_PRIORITY, -1000, 1000, &v) != 0)
+			return -1;
+		job->priority = (int)v;
+	}
+	job->lane = intern(&t->lanes, &t->nlanes,
+			   l->index[C_LANE] >= 0 && fields[l->index[C_LANE]][0] ? fields[l->index[C_LANE]] : "standard");
+	job->type = intern(&t->types, &t->ntypes,
+			   l->index[C_TYPE] >= 0 && fields[l->index[C_TYPE]][0] ? fields[l->index[C_TYPE]] : "default");
+	return 0;
+}
+
+static int by_submit(const void *a, const void *b)
+{
+	const struct trace_job *x = a, *y = b;
+	return (x->submit_ms > y->submit_ms) - (x->submit_ms < y->submit_ms);
+}
+
+int trace_load(const char *path, const struct trace_filter *filters, int nfilters, int skip_bad,
+	       struct trace *out, char *err, size_t errsize)
+{
+	struct loader l = {.path = path, .err = err, .errsize = errsize};
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0, alloc = 0;
+	int rc = 0, sorted = 1;
+
+	memset(out, 0, sizeof *out);
+	if (nfilters > 8) {
+		snprintf(err, errsize, "at most 8 filters");
+		return -1;
+	}
+	if (!f) {
+		snprintf(err, errsize, "%s: cannot open: %s", path, strerror(errno));
+		return -1;
+	}
+	if (getline(&line, &cap, f) < 0) {
+		snprintf(err, errsize, "%s:1: empty file (expected a header with submit_time_s,duration_s)", path);
+		rc = -1;
+	} else {
+		l.line = 1;
+		rc = read_header(&l, line, filters, nfilters);
+	}
+	while (rc == 0 && getline(&line, &cap, f) >= 0) {
+		struct trace_job job;
+		int r;
+
+		l.line++;
+		if (line[0] == '\n' || line[0] == '\0')
+			continue;
+		r = read_row(&l, line, filters, nfilters, out, &job);
+		if (r < 0 && skip_bad) {
+			out->skipped++;
+			continue;
+		}
+		if (r < 0) {
+			rc = -1;
+			break;
+		}
+		if (r == 1) {
+			out->filtered++;
+			continue;
+		}
+		if (out->n == alloc) {
+			alloc = alloc ? alloc * 2 : 1024;
+			out->jobs = realloc(out->jobs, alloc * sizeof *out->jobs);
+		}
+		if (out->n && job.submit_ms < out->jobs[out->n - 1].submit_ms)
+			sorted = 0;
+		out->jobs[out->n++] = job;
+	}
+	free(line);
+	fclose(f);
+	for (int i = 0; i < l.ncols; i++)
+		free(l.names[i]);
+	if (rc != 0) {
+		trace_free(out);
+		return -1;
+	}
+	if (!sorted)
+		qsort(out->jobs, out->n, sizeof *out->jobs, by_submit);
+	return 0;
+}
+
+void trace_free(struct trace *t)
+{
+	for (int i = 0; i < t->nlanes; i++)
+		free(t->lanes[i]);
+	for (int i = 0; i < t->ntypes; i++)
+		free(t->types[i]);
+	free(t->lanes);
+	free(t->types);
+	free(t->jobs);
+	memset(t, 0, sizeof *t);
+}

@@ -1,0 +1,41 @@
+/* Job traces for the simulator: CSV with a header. Required columns
+ * submit_time_s and duration_s; optional gpus, team, job_class (the job
+ * type), priority, lane; any other column is ignored. A bad row stops the
+ * load with the file, line and column, unless skip_bad, which counts it. */
+#ifndef EBB_TRACE_H
+#define EBB_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct trace_job {
+	int64_t submit_ms;
+	int64_t duration_ms; /* on the reference GPU */
+	int gpus;
+	int priority;
+	int lane; /* index into the trace's lanes */
+	int type; /* index into the trace's types */
+};
+
+struct trace {
+	struct trace_job *jobs;
+	size_t n;
+	char **lanes; /* names, in the order first seen */
+	int nlanes;
+	char **types;
+	int ntypes;
+	size_t skipped; /* bad rows passed over with skip_bad */
+	size_t filtered; /* rows a filter left out */
+};
+
+struct trace_filter {
+	const char *column;
+	const char *value;
+};
+
+/* 0, or -1 with "FILE:LINE: column N (NAME): what was expected" in err. */
+int trace_load(const char *path, const struct trace_filter *filters, int nfilters, int skip_bad,
+	       struct trace *out, char *err, size_t errsize);
+void trace_free(struct trace *t);
+
+#endif
