@@ -50,7 +50,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libebb.a $(HARNESS) | $(BUILD)/tests
 $(BUILD)/tests/%: tests/integration/%.c $(BUILD)/libebb.a $(HARNESS) | $(BUILD)/tests
 	$(CC) $(CFLAGS) -Isrc -Itests $(LDFLAGS) -o $@ $< $(HARNESS) $(BUILD)/libebb.a $(LDLIBS) -lcmocka
 
-$(BUILD)/bench/%: bench/%.c $(BUILD)/libebb.a | $(BUILD)/bench
+$(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h) $(BUILD)/libebb.a | $(BUILD)/bench
 	$(CC) $(CFLAGS) -Isrc $(LDFLAGS) -o $@ $< $(BUILD)/libebb.a $(LDLIBS) -lpthread
 
 $(BUILD)/src $(BUILD)/tests $(BUILD)/bench:

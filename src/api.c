@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "scaler.h"
 
 enum { OPEN = 0, ADMIN = 1 << ROLE_ADMIN, SUBMIT = 1 << ROLE_SUBMIT, WORKER = 1 << ROLE_WORKER };
 
@@ -184,6 +185,9 @@ static int api_clock(struct api_call *c)
 	clock_advance(&c->srv->clock, json_get_int(c->body, "advance_ms", 0));
 	if (queue_process_due(&c->srv->queue, &err) != 0)
 		return api_fail(c, &err);
+	/* Idle timeouts and the warm floor run on this clock: let the scaler
+	 * look at the new time, as the simulator would. */
+	scaler_poke(c->srv->scaler);
 	request_reply(c->req, 200, json_pack("{s:f}", "now", (double)clock_now(&c->srv->clock) / 1000.0));
 	return 0;
 }

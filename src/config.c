@@ -317,7 +317,9 @@ static int set_value(const struct conf_key *k, void *base, const char *value, ch
 	switch (k->type) {
 	case CONF_STRING: {
 		size_t n = strlen(value);
-		if ((int64_t)n > k->max || (n > 0 && (int64_t)n < k->min)) {
+		/* Empty means "not set" only where the default is empty too (a
+		 * token's secret, checked later); "listen =" is an error here. */
+		if ((int64_t)n > k->max || ((int64_t)n < k->min && (n > 0 || k->def[0] != '\0'))) {
 			fmt_err(err, errsize, "expected %lld to %lld characters, got %zu",
 				(long long)k->min, (long long)k->max, n);
 			return -1;

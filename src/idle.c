@@ -27,7 +27,9 @@ int64_t idle_timeout_auto(int64_t *gaps, size_t n, double q, int64_t min_ms, int
 		return min_ms;
 	}
 	qsort(gaps, kept, sizeof *gaps, by_value);
-	rank = (size_t)ceil(q * (double)kept);
+	/* ceil(q * kept) in exact arithmetic: 0.55 * 100 is 55.000000000000007
+	 * in doubles, and the 56th gap is not the nearest rank. */
+	rank = (size_t)ceil(q * (double)kept - 1e-9);
 	rank = rank < 1 ? 1 : rank > kept ? kept : rank;
 	t = gaps[rank - 1];
 	snprintf(why, why_size, "auto: %.0f%% of the %zu gaps of %llds or more between submissions are"

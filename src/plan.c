@@ -39,6 +39,11 @@ struct planner {
 	int64_t serving;  /* of those, the ones that take jobs */
 	int64_t gpus;
 	double spend;     /* USD per hour */
+	/* GPUs and spend of the serving ones: a drained instance is on its
+	 * way out, so draining one more does not bring the fleet under a
+	 * limit any sooner. */
+	int64_t serving_gpus;
+	double serving_spend;
 	int *per_offer;   /* instances per offer */
 	int *spot_per_offer;
 	int64_t spot;     /* spot instances in all */
@@ -87,8 +92,11 @@ static void release(struct planner *p, int idx, const char *why)
 
 	p->taken[idx] = 1;
 	p->count--;
-	if (i->state != INST_DRAINING)
+	if (i->state != INST_DRAINING) {
 		p->serving--;
+		p->serving_gpus -= o->gpus;
+		p->serving_spend -= price_of(o, i->market);
+	}
 	p->gpus -= o->gpus;
 	p->spend -= price_of(o, i->market);
 	p->per_offer[i->offer]--;
@@ -110,6 +118,10 @@ static void tally(struct planner *p)
 		}
 		p->count++;
 		p->serving += i->state != INST_DRAINING;
+		if (i->state != INST_DRAINING) {
+			p->serving_gpus += offer_of(p, i)->gpus;
+			p->serving_spend += price_of(offer_of(p, i), i->market);
+		}
 		p->gpus += offer_of(p, i)->gpus;
 		p->spend += price_of(offer_of(p, i), i->market);
 		p->per_offer[i->offer]++;
@@ -137,8 +149,8 @@ static void expire_boots(struct planner *p)
 
 static int over_limits(const struct planner *p)
 {
-	return p->serving > p->s->max_instances || p->gpus > p->s->max_gpus ||
-	       (p->s->max_spend_per_hour > 0 && p->spend > p->s->max_spend_per_hour + 1e-9);
+	return p->serving > p->s->max_instances || p->serving_gpus > p->s->max_gpus ||
+	       (p->s->max_spend_per_hour > 0 && p->serving_spend > p->s->max_spend_per_hour + 1e-9);
 }
 
 /* The next instance to give up when over the limits: idle first (the
@@ -164,7 +176,7 @@ static const char *limit_passed(const struct planner *p)
 {
 	if (p->serving > p->s->max_instances)
 		return "over max_instances";
-	if (p->gpus > p->s->max_gpus)
+	if (p->serving_gpus > p->s->max_gpus)
 		return "over max_gpus";
 	return "over max_spend_per_hour";
 }
@@ -186,6 +198,8 @@ static void enforce_limits(struct planner *p)
 		/* Busy: it finishes its job first and is terminated once idle. */
 		p->taken[k] = 1;
 		p->serving--;
+		p->serving_gpus -= offer_of(p, &p->v->fleet[k])->gpus;
+		p->serving_spend -= price_of(offer_of(p, &p->v->fleet[k]), p->v->fleet[k].market);
 		add(p, ACTION_DRAIN, p->v->fleet[k].offer, 1, p->v->fleet[k].id, "drain %lld (%s, busy): %s",
 		    (long long)p->v->fleet[k].id, offer_of(p, &p->v->fleet[k])->name, why);
 	}
@@ -206,21 +220,23 @@ struct candidate {
 
 #define MAX_CANDIDATES 128
 
-/* Expected USD per second of reference work on offer o and market m, for
- * an instance that will do run_ref_s of it in jobs of job_ref_s: its boot
- * is billed, it runs at the offer's speed, and on spot each reclaim loses
- * half a checkpoint interval (or half a job, if shorter) plus a new boot. */
-static double cost_per_work_s(const struct planner *p, const struct offer *o, enum market m,
-			      double run_ref_s, double job_ref_s)
+double plan_cost_per_work_s(const struct offer *o, enum market m, int64_t checkpoint_every_ms,
+			    double run_ref_s, double job_ref_s)
 {
 	double speed = o->speed > 0 ? o->speed : 1, run_s = run_ref_s / speed;
 	double boot_s = (double)o->boot_ms / 1000.0, lost_s = 0;
 
 	if (m == MARKET_SPOT) {
-		double job_s = job_ref_s / speed, ckpt_s = (double)p->s->checkpoint_every_ms / 1000.0;
+		double job_s = job_ref_s / speed, ckpt_s = (double)checkpoint_every_ms / 1000.0;
 		lost_s = run_s * o->reclaims_per_hour / 3600.0 * ((job_s < ckpt_s ? job_s : ckpt_s) / 2 + boot_s);
 	}
 	return price_of(o, m) / 3600.0 * (boot_s + run_s + lost_s) / run_ref_s;
+}
+
+static double cost_per_work_s(const struct planner *p, const struct offer *o, enum market m,
+			      double run_ref_s, double job_ref_s)
+{
+	return plan_cost_per_work_s(o, m, p->s->checkpoint_every_ms, run_ref_s, job_ref_s);
 }
 
 static int by_cost(const void *a, const void *b)
@@ -311,6 +327,8 @@ static void count_launch(struct planner *p, struct candidate *c)
 	p->serving++;
 	p->gpus += o->gpus;
 	p->spend += price_of(o, c->market);
+	p->serving_gpus += o->gpus;
+	p->serving_spend += price_of(o, c->market);
 	p->per_offer[c->offer]++;
 	if (c->market == MARKET_SPOT) {
 		p->spot_per_offer[c->offer]++;
@@ -430,10 +448,15 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 
 	for (k = 0; k < p->v->nfleet && capacity < c->work_s && matched < c->jobs; k++) {
 		const struct plan_instance *i = &p->v->fleet[k];
+		double cap;
 		if (p->taken[k] || i->state == INST_DRAINING || !fits(offer_of(p, i), c))
 			continue;
+		/* A busy one whose job outlasts the target takes none of these
+		 * jobs within it: it must not stand in for a launch. */
+		if ((cap = capacity_within(p, i, target_s)) <= 0 && i->state == INST_BUSY)
+			continue;
 		p->taken[k] = 1;
-		capacity += capacity_within(p, i, target_s);
+		capacity += cap;
 		ready += i->state == INST_IDLE || i->state == INST_REQUESTED || i->state == INST_BOOTING;
 		matched++;
 	}

@@ -94,6 +94,14 @@ struct plan_result {
 
 void plan(const struct plan_view *v, struct plan_result *out);
 
+/* Expected USD per second of reference work on offer o and market m, for
+ * an instance that will do run_ref_s of it in jobs of job_ref_s: its boot
+ * is billed, it runs at o->speed, and on spot each reclaim loses half a
+ * checkpoint interval (or half a job, if shorter) plus a new boot. The
+ * price plan() compares offers by (docs/COST.md); 0 when m is not sold. */
+double plan_cost_per_work_s(const struct offer *o, enum market m, int64_t checkpoint_every_ms,
+			    double run_ref_s, double job_ref_s);
+
 const char *instance_state_name(enum instance_state s);
 int instance_state_parse(const char *name);
 

@@ -235,7 +235,14 @@ int server_run(const struct config *cfg, const struct server_options *o)
 		return 1;
 	}
 	queue_init(&s.queue, s.store, cfg, &s.clock, (uint64_t)s.started_ms ^ ((uint64_t)getpid() << 32));
-	s.base = event_base_new();
+	{
+		/* Timers are set from the time now, not from when the loop woke:
+		 * a long pass must not make a long-poll end early. */
+		struct event_config *ec = event_config_new();
+		event_config_set_flag(ec, EVENT_BASE_FLAG_NO_CACHE_TIME);
+		s.base = event_base_new_with_config(ec);
+		event_config_free(ec);
+	}
 	s.deadline = evtimer_new(s.base, on_deadline, &s);
 	s.httpd = httpd_start(s.base, &ho, &hooks, err, sizeof err);
 	if (!s.httpd) {

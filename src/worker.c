@@ -223,6 +223,11 @@ int worker_run(const struct worker_options *o)
 	} else if (o->instance && register_instance(&w) != 0) {
 		why = orphaned(&w) ? "orphaned: serve out of reach" : "serve says the instance is gone";
 	} else {
+		/* While a job runs its heartbeats are the only contact with serve:
+		 * they must come well within orphan_timeout, or a job longer than
+		 * it is killed as if serve were gone. */
+		if (w.heartbeat_ms > w.orphan_timeout_ms / 3)
+			w.heartbeat_ms = w.orphan_timeout_ms / 3 > 100 ? w.orphan_timeout_ms / 3 : 100;
 		log_info("worker ready", "worker=%s server=%s", w.name, w.client.server);
 		why = serve_jobs(&w);
 	}

@@ -1,0 +1,226 @@
+/* Benchmark 3: lease latency with many workers long-polling at once. N
+ * connections each park a lease request (wait_s = 60) on a fresh serve;
+ * once /v1/stats counts N waiting workers, jobs are submitted one at a
+ * time and for each we take the time from the submit's reply (and from
+ * its request) to the arrival of the lease reply that carries the job. A
+ * worker that got a job asks again at once, so N stay parked throughout.
+ * The baseline is the same with a single waiting worker.
+ *
+ * One thread and epoll over plain sockets (struct wire), so that the client
+ * adds no latency of its own.
+ *
+ * Environment: BENCH_RUNS (3), BENCH_WORKERS (1000), BENCH_LEASE_JOBS
+ * (1000), EBB_BIN. */
+#include <sys/epoll.h>
+#include <sys/resource.h>
+
+#include "bench.h"
+
+#define MAX_RUNS 15
+
+static int lease_request(struct wire *w)
+{
+	char body[128];
+
+	snprintf(body, sizeof body, "{\"worker\":\"w%d\",\"wait_s\":60,\"gpus\":1,\"lease_s\":3600}", w->tag);
+	return wire_send(w, "/v1/lease", body);
+}
+
+struct sample {
+	double from_reply, from_request; /* ms */
+};
+
+/* The stats reply's waiting_workers, polled until it reaches n. */
+static int wait_parked(const char *url, int n)
+{
+	struct http h;
+	long long got = -1;
+
+	http_init(&h, url);
+	for (double deadline = now_s() + 60; now_s() < deadline; sleep_s(0.05)) {
+		if (http_call(&h, "/v1/stats", NULL) == 200 && (got = reply_int(h.body, "waiting_workers")) >= n)
+			break;
+	}
+	http_free(&h);
+	if (got < n) {
+		fprintf(stderr, "longpoll: only %lld of %d workers parked\n", got, n);
+		return -1;
+	}
+	return 0;
+}
+
+/* One run: n parked workers, jobs submitted one by one; fills samples and
+ * serve's resident memory with the n connections parked. */
+static int run(int n, int jobs, struct sample *samples, long *rss_kb)
+{
+	struct wire *conns = calloc((size_t)n + 1, sizeof *conns), *sub = &conns[n];
+	struct epoll_event ev, evs[256];
+	struct serve s;
+	int ep = epoll_create1(0), rc = -1, done = 0;
+
+	if (serve_start(&s, "") != 0)
+		goto out;
+	for (int i = 0; i <= n; i++) {
+		conns[i].tag = i < n ? i : -1;
+		if (wire_open(&conns[i], s.port, 1) != 0 || (i < n && lease_request(&conns[i]) != 0)) {
+			fprintf(stderr, "longpoll: connection %d: %s\n", i, strerror(errno));
+			goto out;
+		}
+		ev.events = EPOLLIN;
+		ev.data.ptr = &conns[i];
+		epoll_ctl(ep, EPOLL_CTL_ADD, conns[i].fd, &ev);
+	}
+	if (wait_parked(s.url, n) != 0)
+		goto out;
+	*rss_kb = proc_status(s.pid, "VmRSS");
+	while (done < jobs) {
+		double sent = now_s(), replied = 0, leased = 0, deadline = sent + 10;
+		long long id = -1, leased_id = -2;
+
+		if (wire_send(sub, "/v1/jobs", "{\"command\":[\"true\"]}") != 0)
+			goto out;
+		while ((!replied || leased_id != id) && now_s() < deadline) {
+			int k = epoll_wait(ep, evs, 256, 1000);
+			double t = now_s();
+			for (int i = 0; i < k; i++) {
+				struct wire *c = evs[i].data.ptr;
+				const char *body;
+				int status, r = wire_read(c, &status, &body);
+				if (r < 0) {
+					fprintf(stderr, "longpoll: connection %d closed\n", c->tag);
+					goto out;
+				}
+				if (r == 0)
+					continue;
+				if (c == sub) {
+					if (status != 201)
+						goto out;
+					replied = t;
+					id = reply_int(body, "id");
+				} else {
+					if (status != 200)
+						goto out;
+					if (!strstr(body, "\"job\":null")) {
+						leased = t;
+						leased_id = reply_int(body, "id");
+					}
+					if (lease_request(c) != 0) /* park again */
+						goto out;
+				}
+			}
+		}
+		if (!replied || leased_id != id) {
+			fprintf(stderr, "longpoll: job %lld was not leased within 10 s\n", id);
+			goto out;
+		}
+		samples[done].from_reply = (leased - replied) * 1000;
+		samples[done++].from_request = (leased - sent) * 1000;
+	}
+	rc = 0;
+out:
+	for (int i = 0; i <= n; i++) {
+		if (conns[i].fd > 0)
+			wire_close(&conns[i]);
+	}
+	close(ep);
+	free(conns);
+	serve_stop(&s);
+	return rc;
+}
+
+struct row {
+	int workers, nruns;
+	double p50_reply[MAX_RUNS], p99_reply[MAX_RUNS], p50_req[MAX_RUNS], p99_req[MAX_RUNS];
+	double max_req[MAX_RUNS], rss_mb[MAX_RUNS];
+};
+
+static int measure(struct row *w, int workers, int runs, int jobs)
+{
+	struct sample *samples = calloc((size_t)jobs, sizeof *samples);
+	double *v = calloc((size_t)jobs, sizeof *v);
+
+	memset(w, 0, sizeof *w);
+	w->workers = workers;
+	for (int r = 0; r < runs; r++, w->nruns++) {
+		long rss = 0;
+		if (run(workers, jobs, samples, &rss) != 0)
+			return -1;
+		for (int i = 0; i < jobs; i++)
+			v[i] = samples[i].from_reply;
+		w->p50_reply[r] = quantile(v, jobs, 0.50);
+		w->p99_reply[r] = quantile(v, jobs, 0.99);
+		for (int i = 0; i < jobs; i++)
+			v[i] = samples[i].from_request;
+		w->p50_req[r] = quantile(v, jobs, 0.50);
+		w->p99_req[r] = quantile(v, jobs, 0.99);
+		w->max_req[r] = v[jobs - 1];
+		w->rss_mb[r] = (double)rss / 1024;
+		fprintf(stderr, "longpoll: %d workers run %d: after the submit's reply p50 %.3f p99 %.3f ms;"
+				" after its request p50 %.3f p99 %.3f max %.3f ms; serve RSS %.1f MB\n",
+			workers, r + 1, w->p50_reply[r], w->p99_reply[r], w->p50_req[r], w->p99_req[r],
+			w->max_req[r], w->rss_mb[r]);
+	}
+	free(samples);
+	free(v);
+	return 0;
+}
+
+static void print_row(struct row *w, const char *name)
+{
+	int n = w->nruns;
+
+	printf("| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.1f |\n", name, median(w->p50_reply, n),
+	       median(w->p99_reply, n), median(w->p50_req, n), median(w->p99_req, n), median(w->max_req, n),
+	       median(w->rss_mb, n));
+}
+
+int main(void)
+{
+	int runs = (int)env_long("BENCH_RUNS", 3), workers = (int)env_long("BENCH_WORKERS", 1000);
+	int jobs = (int)env_long("BENCH_LEASE_JOBS", 1000);
+	struct rlimit rl;
+	struct row base, many;
+	char name[64];
+	double p99, p99_base;
+
+	if (runs < 1 || runs > MAX_RUNS)
+		runs = 3;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < (rlim_t)workers + 64) {
+		fprintf(stderr, "longpoll: RLIMIT_NOFILE %llu is too low for %d workers\n",
+			(unsigned long long)rl.rlim_cur, workers);
+		return 1;
+	}
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	signal(SIGPIPE, SIG_IGN);
+	if (measure(&base, 1, runs, jobs) != 0 || measure(&many, workers, runs, jobs) != 0)
+		return 1;
+
+	printf("## 3. Lease latency with %d workers long-polling\n\n", workers);
+	printf("%d connections each park `POST /v1/lease` with wait_s = 60; once `/v1/stats` counts\n"
+	       "them all, %d jobs are submitted one at a time, each when the previous one has been\n"
+	       "leased. For each job: the time from the arrival of the submit's reply, and from the\n"
+	       "sending of the submit, to the arrival of the lease reply that carries the job. The\n"
+	       "worker that got it parks again at once. One client thread with epoll over plain\n"
+	       "sockets; %d runs per row, medians of each run's percentiles, in milliseconds. Both\n"
+	       "replies leave serve after the same commit, so the first column is near zero unless\n"
+	       "serve handles the waiting workers one by one; the second includes the submit's\n"
+	       "own round trip and fsync.\n\n",
+	       workers, jobs, runs);
+	printf("| waiting workers | p50 after reply | p99 after reply | p50 after request"
+	       " | p99 after request | max after request | serve RSS, MB |\n");
+	printf("|---|---:|---:|---:|---:|---:|---:|\n");
+	print_row(&base, "baseline: 1");
+	snprintf(name, sizeof name, "%d", workers);
+	print_row(&many, name);
+	p99 = median(many.p99_req, many.nruns);
+	p99_base = median(base.p99_req, base.nruns);
+	printf("\nNo goal is set for this figure. Against the baseline: p99 from the submit's request\n"
+	       "%.3f ms with %d waiting workers, %.3f ms with one (%+.0f%%).\n\n",
+	       p99, workers, p99_base, 100 * (p99 - p99_base) / p99_base);
+	curl_global_cleanup();
+	return 0;
+}

@@ -1,0 +1,718 @@
+/* The tests' shared helpers (see harness.h). */
+#include "harness.h"
+
+#include <curl/curl.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define START_TIMEOUT_MS 15000 /* a cold start under ASan on a busy machine */
+#define STOP_TIMEOUT_MS 15000
+#define RUN_TIMEOUT_MS 20000
+
+struct tmpdir {
+	char *path;
+	struct tmpdir *next;
+};
+
+static struct tmpdir *tmpdirs;
+static struct harness_server *servers;
+static char *cli_dir;
+
+static void cleanup_at_exit(void) { harness_cleanup(NULL); }
+
+/* Lines in order when stdout is a pipe (tests/run.sh), and the curl
+ * globals set up before any thread may want them. */
+__attribute__((constructor)) static void harness_init(void)
+{
+	const char *only = getenv("EBB_TEST"); /* a test name or pattern: run only those */
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (only && *only)
+		cmocka_set_test_filter(only);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	atexit(cleanup_at_exit);
+}
+
+int64_t harness_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void harness_sleep_ms(int ms)
+{
+	struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)ms * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+const char *harness_fmt(const char *fmt, ...)
+{
+	static char bufs[8][8192];
+	static int next;
+	char *buf = bufs[next++ % 8];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof bufs[0], fmt, ap);
+	va_end(ap);
+	return buf;
+}
+
+/* ---- files and directories ---- */
+
+const char *harness_tmpdir(void)
+{
+	const char *base = getenv("TMPDIR");
+	char path[4096];
+	struct tmpdir *t;
+
+	snprintf(path, sizeof path, "%s/ebb-test.XXXXXX", base && *base ? base : "/tmp");
+	if (!mkdtemp(path))
+		fail_msg("mkdtemp %s: %s", path, strerror(errno));
+	t = calloc(1, sizeof *t);
+	t->path = strdup(path);
+	t->next = tmpdirs;
+	tmpdirs = t;
+	return t->path;
+}
+
+void harness_rmtree(const char *path)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *e;
+
+	if (lstat(path, &st) != 0)
+		return;
+	if (S_ISDIR(st.st_mode) && (d = opendir(path))) {
+		while ((e = readdir(d))) {
+			char child[4600];
+			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+				continue;
+			snprintf(child, sizeof child, "%s/%s", path, e->d_name);
+			harness_rmtree(child);
+		}
+		closedir(d);
+	}
+	remove(path);
+}
+
+void harness_write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		fail_msg("cannot write %s: %s", path, strerror(errno));
+	fputs(text, f);
+	if (fclose(f) != 0)
+		fail_msg("cannot write %s: %s", path, strerror(errno));
+}
+
+char *harness_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t n = 0, cap = 0, got;
+
+	if (!f)
+		return NULL;
+	do {
+		if (n + 4096 + 1 > cap) {
+			cap = (n + 4096 + 1) * 2;
+			buf = realloc(buf, cap);
+		}
+		got = fread(buf + n, 1, cap - n - 1, f);
+		n += got;
+	} while (got > 0);
+	fclose(f);
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+/* ---- child processes ---- */
+
+/* $EBB_BIN made absolute: the children run in their own directories. */
+const char *harness_ebb_bin(void)
+{
+	static char path[4096];
+	const char *bin = getenv("EBB_BIN");
+
+	if (path[0])
+		return path;
+	if (!bin || !*bin)
+		fail_msg("EBB_BIN is not set: the path of the ebb binary (make test sets it)");
+	if (access(bin, X_OK) != 0 || !realpath(bin, path)) {
+		path[0] = '\0';
+		fail_msg("EBB_BIN=%s: %s", bin, strerror(errno));
+	}
+	return path;
+}
+
+/* In the child after fork: die with the test process, so that a test
+ * killed by its timeout leaves no server behind. */
+static void child_setup(const char *dir, const char *out_path, const char *err_path)
+{
+	int fd;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() == 1)
+		_exit(127);
+	if (chdir(dir) != 0)
+		_exit(127);
+	fd = open("/dev/null", O_RDONLY);
+	dup2(fd, 0);
+	close(fd);
+	fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	dup2(fd, 1);
+	close(fd);
+	fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	dup2(fd, 2);
+	close(fd);
+}
+
+/* Reaps pid within timeout_ms; its status as the shell shows it, or -1. */
+static int wait_exit(pid_t pid, int timeout_ms)
+{
+	int64_t until = harness_now_ms() + timeout_ms;
+	int st;
+
+	for (;;) {
+		pid_t r = waitpid(pid, &st, WNOHANG);
+		if (r == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		if (r < 0 || harness_now_ms() > until)
+			return -1;
+		harness_sleep_ms(5);
+	}
+}
+
+/* ---- ebb serve ---- */
+
+void harness_server_dump_log(const struct harness_server *s)
+{
+	char *text = harness_read_file(s->log, NULL);
+
+	print_message("---- %s ----\n%s---- end of log ----\n", s->log, text ? text : "(none)\n");
+	free(text);
+}
+
+/* The port of "msg=listening ... port=N" in the log; 0 if not there yet. */
+static int logged_port(const char *log)
+{
+	char *text = harness_read_file(log, NULL), *line, *port;
+	int n = 0;
+
+	if (text && (line = strstr(text, "msg=listening ")) && (port = strstr(line, " port=")) &&
+	    strchr(port, '\n'))
+		n = atoi(port + 6);
+	free(text);
+	return n;
+}
+
+void harness_server_start(struct harness_server *s)
+{
+	const char *bin = harness_ebb_bin();
+	char out[4200];
+	int64_t until;
+	pid_t pid;
+
+	if (s->pid)
+		fail_msg("harness_server_start: serve is already running (pid %d)", (int)s->pid);
+	s->starts++;
+	snprintf(s->log, sizeof s->log, "%s/serve-%d.log", s->dir, s->starts);
+	snprintf(out, sizeof out, "%s/serve-%d.out", s->dir, s->starts);
+	pid = fork();
+	if (pid < 0)
+		fail_msg("fork: %s", strerror(errno));
+	if (pid == 0) {
+		child_setup(s->dir, out, s->log);
+		if (s->test_clock)
+			execl(bin, "ebb", "serve", "-c", s->conf, "--test-clock", (char *)NULL);
+		else
+			execl(bin, "ebb", "serve", "-c", s->conf, (char *)NULL);
+		_exit(127);
+	}
+	s->pid = pid;
+	until = harness_now_ms() + START_TIMEOUT_MS;
+	while ((s->port = logged_port(s->log)) == 0) {
+		int st = wait_exit(pid, 0);
+		if (st >= 0) {
+			s->pid = 0;
+			harness_server_dump_log(s);
+			fail_msg("ebb serve exited with status %d before it listened", st);
+		}
+		if (harness_now_ms() > until) {
+			harness_server_kill(s);
+			harness_server_dump_log(s);
+			fail_msg("ebb serve did not log 'msg=listening ... port=' within %d ms",
+				 START_TIMEOUT_MS);
+		}
+		harness_sleep_ms(5);
+	}
+	snprintf(s->url, sizeof s->url, "http://127.0.0.1:%d", s->port);
+	if (s->client_ready)
+		client_free(&s->client);
+	if (client_init(&s->client, s->url, s->token) != 0)
+		fail_msg("client_init %s: %s", s->url, s->client.err);
+	s->client_ready = 1;
+}
+
+struct harness_server *harness_serve(const char *conf_extra, int flags)
+{
+	struct harness_server *s = calloc(1, sizeof *s);
+	char conf[16384];
+
+	harness_ebb_bin();
+	snprintf(s->dir, sizeof s->dir, "%s", harness_tmpdir());
+	snprintf(s->conf, sizeof s->conf, "%s/ebb.conf", s->dir);
+	snprintf(s->data, sizeof s->data, "%s/data", s->dir);
+	s->test_clock = (flags & HARNESS_TEST_CLOCK) != 0;
+	if (flags & HARNESS_TOKENS)
+		snprintf(s->token, sizeof s->token, "%s", HARNESS_ADMIN);
+	snprintf(conf, sizeof conf,
+		 "# written by tests/harness.c\n"
+		 "[server]\nlisten = 127.0.0.1:0\ndata_dir = %s\n%s\n%s",
+		 s->data,
+		 flags & HARNESS_TOKENS ? "[token.admin]\nsecret = " HARNESS_ADMIN "\nrole = admin\n" : "",
+		 conf_extra ? conf_extra : "");
+	harness_write_file(s->conf, conf);
+	s->next = servers;
+	servers = s;
+	harness_server_start(s);
+	return s;
+}
+
+int harness_server_stop(struct harness_server *s)
+{
+	int st;
+
+	if (!s->pid)
+		return 0;
+	kill(s->pid, SIGTERM);
+	st = wait_exit(s->pid, STOP_TIMEOUT_MS);
+	if (st < 0) {
+		print_error("ebb serve (pid %d) ignored SIGTERM for %d ms: killed\n", (int)s->pid,
+			    STOP_TIMEOUT_MS);
+		harness_server_kill(s);
+	}
+	s->pid = 0;
+	if (st != 0)
+		harness_server_dump_log(s);
+	return st;
+}
+
+void harness_server_kill(struct harness_server *s)
+{
+	if (!s->pid)
+		return;
+	kill(s->pid, SIGKILL);
+	waitpid(s->pid, NULL, 0);
+	s->pid = 0;
+}
+
+void harness_server_free(struct harness_server *s)
+{
+	struct harness_server **p;
+
+	if (!s)
+		return;
+	harness_server_kill(s);
+	if (s->client_ready)
+		client_free(&s->client);
+	if (!getenv("EBB_KEEP_TMP"))
+		harness_rmtree(s->dir);
+	for (p = &servers; *p; p = &(*p)->next) {
+		if (*p == s) {
+			*p = s->next;
+			break;
+		}
+	}
+	free(s);
+}
+
+int harness_cleanup(void **state)
+{
+	(void)state;
+	while (servers)
+		harness_server_free(servers);
+	while (tmpdirs) {
+		struct tmpdir *t = tmpdirs;
+		tmpdirs = t->next;
+		if (!getenv("EBB_KEEP_TMP"))
+			harness_rmtree(t->path);
+		free(t->path);
+		free(t);
+	}
+	cli_dir = NULL;
+	return 0;
+}
+
+/* ---- HTTP ---- */
+
+static int call(struct client *c, const char *method, const char *path, const char *body,
+		json_t **reply)
+{
+	json_t *jbody = NULL, *r = NULL;
+	json_error_t je;
+	int status;
+
+	if (body) {
+		jbody = json_loads(body, JSON_DECODE_ANY, &je);
+		if (!jbody)
+			fail_msg("harness_call: the test's body is not JSON (%s): %.200s", je.text, body);
+	}
+	status = client_call(c, method, path, jbody, &r);
+	json_decref(jbody);
+	if (status < 0)
+		print_error("%s %s: no reply: %s\n", method, path, c->err);
+	if (reply)
+		*reply = r;
+	else
+		json_decref(r);
+	return status;
+}
+
+int harness_call(struct harness_server *s, const char *method, const char *path, const char *body,
+		 json_t **reply)
+{
+	return call(&s->client, method, path, body, reply);
+}
+
+int harness_call_as(struct harness_server *s, const char *token, const char *method,
+		    const char *path, const char *body, json_t **reply)
+{
+	struct client c;
+	int status;
+
+	if (client_init(&c, s->url, token) != 0)
+		fail_msg("client_init %s: %s", s->url, c.err);
+	status = call(&c, method, path, body, reply);
+	client_free(&c);
+	return status;
+}
+
+struct buf {
+	char *data;
+	size_t len, pos;
+};
+
+static size_t on_write(char *ptr, size_t size, size_t n, void *arg)
+{
+	struct buf *b = arg;
+
+	b->data = realloc(b->data, b->len + size * n + 1);
+	memcpy(b->data + b->len, ptr, size * n);
+	b->len += size * n;
+	b->data[b->len] = '\0';
+	return size * n;
+}
+
+/* Hands out the body in pieces of 64 KiB, for a chunked upload. */
+static size_t on_read(char *ptr, size_t size, size_t n, void *arg)
+{
+	struct buf *b = arg;
+	size_t take = size * n;
+
+	if (take > 65536)
+		take = 65536;
+	if (take > b->len - b->pos)
+		take = b->len - b->pos;
+	memcpy(ptr, b->data + b->pos, take);
+	b->pos += take;
+	return take;
+}
+
+int harness_raw(struct harness_server *s, const char *token, const char *method, const char *path,
+		const char *body, size_t len, int chunked, json_t **reply)
+{
+	CURL *curl = curl_easy_init();
+	struct curl_slist *headers = NULL;
+	struct buf in = {.data = (char *)body, .len = len}, out = {0};
+	char url[4200], auth[600];
+	long status = -1;
+	CURLcode rc;
+
+	snprintf(url, sizeof url, "%s%s", s->url, path);
+	curl_easy_setopt(curl, CURLOPT_URL, url);
+	curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 30000L);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_write);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &out);
+	headers = curl_slist_append(headers, "Content-Type: application/json");
+	if (token && *token) {
+		snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
+		headers = curl_slist_append(headers, auth);
+	}
+	if (chunked) {
+		headers = curl_slist_append(headers, "Transfer-Encoding: chunked");
+		curl_easy_setopt(curl, CURLOPT_POST, 1L);
+		curl_easy_setopt(curl, CURLOPT_READFUNCTION, on_read);
+		curl_easy_setopt(curl, CURLOPT_READDATA, &in);
+	} else if (body) {
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	}
+	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+	rc = curl_easy_perform(curl);
+	if (rc == CURLE_OK)
+		curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+	else
+		print_error("%s %s (%zu bytes): %s\n", method, path, len, curl_easy_strerror(rc));
+	if (reply)
+		*reply = out.data ? json_loads(out.data, 0, NULL) : NULL;
+	free(out.data);
+	curl_slist_free_all(headers);
+	curl_easy_cleanup(curl);
+	return rc == CURLE_OK ? (int)status : -1;
+}
+
+void harness_advance(struct harness_server *s, int64_t ms)
+{
+	json_t *r = NULL;
+	int st = harness_call(s, "POST", "/v1/admin/clock",
+			      harness_fmt("{\"advance_ms\": %lld}", (long long)ms), &r);
+
+	if (st != 200) {
+		char *text = r ? json_dumps(r, JSON_COMPACT) : NULL;
+		fail_msg("POST /v1/admin/clock: status %d, %s (serve needs --test-clock)", st,
+			 text ? text : "no body");
+	}
+	json_decref(r);
+}
+
+void harness_wait_waiting(struct harness_server *s, int n)
+{
+	int64_t until = harness_now_ms() + 5000, got = -1;
+
+	for (;;) {
+		json_t *r = NULL;
+		if (harness_call(s, "GET", "/v1/stats", NULL, &r) == 200 &&
+		    json_is_integer(harness_jget(r, "waiting_workers")))
+			got = json_integer_value(harness_jget(r, "waiting_workers"));
+		json_decref(r);
+		if (got == n)
+			return;
+		if (harness_now_ms() > until)
+			fail_msg("waiting_workers is %lld after 5 s, expected %d", (long long)got, n);
+		harness_sleep_ms(5);
+	}
+}
+
+static void *async_main(void *arg)
+{
+	struct harness_async *a = arg;
+	json_t *body = a->body ? json_loads(a->body, JSON_DECODE_ANY, NULL) : NULL;
+
+	a->status = client_call(&a->client, a->method, a->path, body, &a->reply);
+	a->elapsed_ms = harness_now_ms() - a->started_ms;
+	json_decref(body);
+	return NULL;
+}
+
+void harness_async_start(struct harness_async *a, struct harness_server *s, const char *method,
+			 const char *path, const char *body)
+{
+	json_t *check = body ? json_loads(body, JSON_DECODE_ANY, NULL) : NULL;
+
+	memset(a, 0, sizeof *a);
+	if (body && !check)
+		fail_msg("harness_async_start: the test's body is not JSON: %.200s", body);
+	json_decref(check);
+	if (client_init(&a->client, s->url, s->token) != 0)
+		fail_msg("client_init %s: %s", s->url, a->client.err);
+	snprintf(a->method, sizeof a->method, "%s", method);
+	snprintf(a->path, sizeof a->path, "%s", path);
+	a->body = body ? strdup(body) : NULL;
+	a->started_ms = harness_now_ms();
+	if (pthread_create(&a->thread, NULL, async_main, a) != 0)
+		fail_msg("pthread_create failed");
+}
+
+int harness_async_join(struct harness_async *a, json_t **reply)
+{
+	pthread_join(a->thread, NULL);
+	client_free(&a->client);
+	free(a->body);
+	a->body = NULL;
+	if (reply)
+		*reply = a->reply;
+	else
+		json_decref(a->reply);
+	a->reply = NULL;
+	return a->status;
+}
+
+/* ---- the CLI ---- */
+
+int harness_ebb(struct harness_run *r, struct harness_server *s, ...)
+{
+	const char *argv[64], *dir, *bin = harness_ebb_bin();
+	char out[4300], err[4300];
+	static int runs;
+	int argc = 0;
+	va_list ap;
+	pid_t pid;
+
+	memset(r, 0, sizeof *r);
+	argv[argc++] = "ebb";
+	va_start(ap, s);
+	while (argc < 63 && (argv[argc] = va_arg(ap, const char *)))
+		argc++;
+	va_end(ap);
+	argv[argc] = NULL;
+	if (!s && !cli_dir)
+		cli_dir = (char *)harness_tmpdir();
+	dir = s ? s->dir : cli_dir;
+	runs++;
+	snprintf(out, sizeof out, "%s/run-%d.out", dir, runs);
+	snprintf(err, sizeof err, "%s/run-%d.err", dir, runs);
+	pid = fork();
+	if (pid < 0)
+		fail_msg("fork: %s", strerror(errno));
+	if (pid == 0) {
+		child_setup(dir, out, err);
+		if (s) {
+			setenv("EBB_SERVER", s->url, 1);
+			setenv("EBB_TOKEN", s->token, 1);
+		} else {
+			unsetenv("EBB_SERVER");
+			unsetenv("EBB_TOKEN");
+		}
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	r->status = wait_exit(pid, RUN_TIMEOUT_MS);
+	if (r->status < 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		r->status = 128 + SIGKILL;
+		print_error("ebb %s: killed after %d ms\n", argc > 1 ? argv[1] : "", RUN_TIMEOUT_MS);
+	}
+	r->out = harness_read_file(out, NULL);
+	r->err = harness_read_file(err, NULL);
+	if (!r->out)
+		r->out = strdup("");
+	if (!r->err)
+		r->err = strdup("");
+	return r->status;
+}
+
+void harness_run_free(struct harness_run *r)
+{
+	free(r->out);
+	free(r->err);
+	memset(r, 0, sizeof *r);
+}
+
+/* ---- JSON and asserts ---- */
+
+json_t *harness_jget(json_t *v, const char *path)
+{
+	char key[256];
+
+	while (v && *path) {
+		size_t n = strcspn(path, ".");
+		char *end;
+		snprintf(key, sizeof key, "%.*s", (int)n, path);
+		if (json_is_array(v)) {
+			long i = strtol(key, &end, 10);
+			v = *end == '\0' && i >= 0 ? json_array_get(v, (size_t)i) : NULL;
+		} else {
+			v = json_object_get(v, key);
+		}
+		path += n + (path[n] == '.');
+	}
+	return v;
+}
+
+static void show(const char *what, json_t *v)
+{
+	char *text = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+
+	print_error("%s: %.2000s\n", what, text ? text : "(no JSON)");
+	free(text);
+}
+
+int64_t harness_jint(json_t *v, const char *path, const char *file, int line)
+{
+	json_t *x = harness_jget(v, path);
+
+	if (!json_is_integer(x)) {
+		print_error("'%s' is %s, expected an integer\n", path, x ? "not an integer" : "missing");
+		show("in", v);
+		_fail(file, line);
+	}
+	return json_integer_value(x);
+}
+
+const char *harness_jstr(json_t *v, const char *path)
+{
+	json_t *x = harness_jget(v, path);
+
+	if (!x)
+		return "(missing)";
+	if (json_is_null(x))
+		return "(null)";
+	return json_is_string(x) ? json_string_value(x) : "(not a string)";
+}
+
+void harness_assert_int(int64_t got, int64_t want, const char *expr, const char *file, int line)
+{
+	if (got == want)
+		return;
+	print_error("%s is %lld, expected %lld\n", expr, (long long)got, (long long)want);
+	_fail(file, line);
+}
+
+void harness_assert_between(int64_t got, int64_t lo, int64_t hi, const char *expr, const char *file,
+			    int line)
+{
+	if (got >= lo && got <= hi)
+		return;
+	print_error("%s is %lld, expected %lld to %lld\n", expr, (long long)got, (long long)lo,
+		    (long long)hi);
+	_fail(file, line);
+}
+
+void harness_assert_contains(const char *haystack, const char *needle, const char *file, int line)
+{
+	if (haystack && strstr(haystack, needle))
+		return;
+	print_error("expected \"%s\" in: %.2000s\n", needle, haystack ? haystack : "(null)");
+	_fail(file, line);
+}
+
+void harness_assert_error(int status, json_t *reply, int want_status, const char *want_code,
+			  const char *want_field, const char *file, int line)
+{
+	json_t *e = json_object_get(reply, "error"), *field = json_object_get(e, "field");
+	const char *msg = json_string_value(json_object_get(e, "message"));
+	const char *code = json_string_value(json_object_get(e, "code"));
+	int ok = status == want_status && json_is_object(e) && code && strcmp(code, want_code) == 0 &&
+		 msg && *msg && json_object_size(e) == 3 &&
+		 (want_field ? json_is_string(field) && strcmp(json_string_value(field), want_field) == 0
+			     : json_is_null(field));
+
+	if (ok)
+		return;
+	print_error("expected status %d, error.code \"%s\", error.field %s%s%s, a message;"
+		    " got status %d\n", want_status, want_code, want_field ? "\"" : "",
+		    want_field ? want_field : "null", want_field ? "\"" : "", status);
+	show("reply", reply);
+	_fail(file, line);
+}

@@ -1,0 +1,174 @@
+/* What the tests share: temp dirs, files, a real `ebb serve` child process
+ * on a port the kernel picks, the ebb CLI run as a child, and HTTP calls
+ * through the project's own client (src/client.h).
+ *
+ * Functions that cannot go on (no temp dir, a server that never listens)
+ * fail the running cmocka test with a message saying why. Every server
+ * and temp dir is also remembered, so that a test that fails half-way
+ * leaves no process or directory behind: harness_cleanup() (a cmocka
+ * teardown, and run at exit) stops and removes them. Nothing here sleeps
+ * for a fixed time: every wait polls, with a bound.
+ *
+ * Environment: EBB_BIN (the ebb binary; make test sets it), EBB_SRC (the
+ * source tree), EBB_TEST=PATTERN to run only the tests it matches,
+ * EBB_KEEP_TMP=1 to keep the temp dirs (configs, serve logs) to look at. */
+#ifndef EBB_TESTS_HARNESS_H
+#define EBB_TESTS_HARNESS_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "client.h"
+
+/* cmocka needs these before its header. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <cmocka.h>
+
+/* The admin token of harness_serve()'s [token.admin] when asked for. */
+#define HARNESS_ADMIN "admin-secret-0123456789"
+
+/* harness_serve() flags */
+#define HARNESS_TEST_CLOCK 1 /* serve --test-clock */
+#define HARNESS_TOKENS 2     /* add [token.admin] and use it for harness_call */
+
+/* ---- files and directories ---- */
+
+/* A new directory under $TMPDIR (or /tmp), removed by harness_cleanup(). */
+const char *harness_tmpdir(void);
+/* rm -r path. */
+void harness_rmtree(const char *path);
+void harness_write_file(const char *path, const char *text);
+/* The whole file, NUL-terminated (free it); NULL if it cannot be read. */
+char *harness_read_file(const char *path, size_t *len);
+/* printf into one of a few rotating static buffers: for short paths and
+ * bodies passed straight to a call. */
+const char *harness_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- ebb serve ---- */
+
+struct harness_server {
+	char dir[4096];  /* its own temp dir: config, logs, data */
+	char conf[4200]; /* the config file */
+	char data[4200]; /* data_dir */
+	char log[4200];  /* stderr of the running process */
+	char url[64];    /* http://127.0.0.1:PORT */
+	char token[256]; /* what harness_call sends; "" for none */
+	int port;
+	pid_t pid; /* 0 when not running */
+	int test_clock;
+	int starts;
+	struct client client;
+	int client_ready;
+	struct harness_server *next; /* harness_cleanup()'s list */
+};
+
+/* Writes a config (listen = 127.0.0.1:0, data_dir in the temp dir, then
+ * conf_extra, which starts with a [section] and may repeat [server]) and
+ * starts serve. Fails the test if it does not listen within 15 s. The
+ * port is read from the "msg=listening" line, so log_level stays info. */
+struct harness_server *harness_serve(const char *conf_extra, int flags);
+/* Starts serve again on the same config and data dir. */
+void harness_server_start(struct harness_server *s);
+/* SIGTERM and wait; the exit status (0 for a clean exit), or -1 if it had
+ * to be killed. A non-zero status prints the server's log. */
+int harness_server_stop(struct harness_server *s);
+/* kill -9 and reap: a crash, with no chance to tidy up. */
+void harness_server_kill(struct harness_server *s);
+/* Stops (if running) and removes the temp dir. */
+void harness_server_free(struct harness_server *s);
+/* Prints the server's log so far (to see why a test failed). */
+void harness_server_dump_log(const struct harness_server *s);
+
+/* Stops every server and removes every temp dir still around; usable as
+ * a cmocka teardown (returns 0). */
+int harness_cleanup(void **state);
+
+/* ---- HTTP ---- */
+
+/* METHOD path with body (JSON text, or NULL for none), as the server's
+ * token. Returns the HTTP status (-1: no reply) and the reply in *reply
+ * (NULL if reply is NULL, the body is empty or not JSON; json_decref it). */
+int harness_call(struct harness_server *s, const char *method, const char *path,
+		 const char *body, json_t **reply);
+/* Same with another token; "" sends none. */
+int harness_call_as(struct harness_server *s, const char *token, const char *method,
+		    const char *path, const char *body, json_t **reply);
+/* Any bytes as the body, straight through libcurl (malformed or huge
+ * bodies). chunked: no Content-Length, the body in chunks. */
+int harness_raw(struct harness_server *s, const char *token, const char *method,
+		const char *path, const char *body, size_t len, int chunked, json_t **reply);
+
+/* POST /v1/admin/clock {"advance_ms": ms}: needs HARNESS_TEST_CLOCK. */
+void harness_advance(struct harness_server *s, int64_t ms);
+/* Polls GET /v1/stats until waiting_workers is n; fails after 5 s. */
+void harness_wait_waiting(struct harness_server *s, int n);
+
+/* A call on its own thread and connection, for long-polls. */
+struct harness_async {
+	pthread_t thread;
+	struct client client;
+	char method[16], path[512];
+	char *body;
+	int status;
+	json_t *reply;
+	int64_t started_ms, elapsed_ms;
+};
+void harness_async_start(struct harness_async *a, struct harness_server *s, const char *method,
+			 const char *path, const char *body);
+/* Waits for it; the status, the reply in *reply and a->elapsed_ms. */
+int harness_async_join(struct harness_async *a, json_t **reply);
+
+/* ---- the CLI ---- */
+
+struct harness_run {
+	int status; /* exit code, 128 + signal if killed */
+	char *out, *err;
+};
+/* Runs $EBB_BIN with the arguments (NULL-terminated) in the server's dir,
+ * with EBB_SERVER and EBB_TOKEN set to it, or, with s NULL, in a temp dir
+ * with neither set. Killed after 20 s. Returns the status. */
+int harness_ebb(struct harness_run *r, struct harness_server *s, ...);
+void harness_run_free(struct harness_run *r);
+const char *harness_ebb_bin(void);
+
+/* ---- JSON ---- */
+
+/* A member by dotted path ("job.lease.token"); NULL when missing. */
+json_t *harness_jget(json_t *v, const char *path);
+/* The integer at path; fails the test if it is missing or not one. */
+#define JINT(v, path) harness_jint((v), (path), __FILE__, __LINE__)
+/* The string at path, or "(missing)" / "(null)" / "(not a string)". */
+#define JSTR(v, path) harness_jstr((v), (path))
+int64_t harness_jint(json_t *v, const char *path, const char *file, int line);
+const char *harness_jstr(json_t *v, const char *path);
+
+/* Checks an error reply: the status, and the body
+ * {"error": {"code": code, "message": "...", "field": field or null}}. */
+#define assert_error(status, reply, want_status, want_code, want_field)                     \
+	harness_assert_error((status), (reply), (want_status), (want_code), (want_field), __FILE__, \
+			     __LINE__)
+void harness_assert_error(int status, json_t *reply, int want_status, const char *want_code,
+			  const char *want_field, const char *file, int line);
+/* Fails unless needle occurs in haystack, printing both. */
+#define assert_contains(haystack, needle) harness_assert_contains((haystack), (needle), __FILE__, __LINE__)
+void harness_assert_contains(const char *haystack, const char *needle, const char *file, int line);
+
+/* cmocka 1.1 prints integers in hex; these print decimal, and the
+ * expression that was checked. */
+#define assert_int(got, want) \
+	harness_assert_int((int64_t)(got), (int64_t)(want), #got, __FILE__, __LINE__)
+#define assert_between(got, lo, hi) \
+	harness_assert_between((int64_t)(got), (int64_t)(lo), (int64_t)(hi), #got, __FILE__, __LINE__)
+void harness_assert_int(int64_t got, int64_t want, const char *expr, const char *file, int line);
+void harness_assert_between(int64_t got, int64_t lo, int64_t hi, const char *expr, const char *file,
+			    int line);
+
+int64_t harness_now_ms(void); /* monotonic */
+/* The pause between two looks of a loop that polls, with its own bound. */
+void harness_sleep_ms(int ms);
+
+#endif

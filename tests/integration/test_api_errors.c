@@ -1,0 +1,481 @@
+/* Every error a client can get from a real `ebb serve`, each with the
+ * body {"error": {"code", "message", "field"}}, and a server that is still
+ * healthy after all of them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+#define ML "ml-submit-secret-0001"
+#define VISION "vision-submit-secret-1"
+#define WORKER "worker-secret-0000001"
+
+static const char tokens[] = "[token.ml]\nsecret = " ML "\nrole = submit\nteam = ml\n"
+			     "[token.vision]\nsecret = " VISION "\nrole = submit\nteam = vision\n"
+			     "[token.worker]\nsecret = " WORKER "\nrole = worker\n";
+
+static struct harness_server *srv; /* shared by the tests, in order */
+
+static int start(void **state)
+{
+	(void)state;
+	srv = harness_serve(tokens, HARNESS_TOKENS);
+	return 0;
+}
+
+static int stop(void **state)
+{
+	(void)state;
+	return harness_cleanup(NULL);
+}
+
+static const char job[] = "{\"command\": [\"echo\", \"hi\"]}";
+
+/* Submits body as token; the new job's id (fails unless 201). */
+static int64_t submit_as(const char *token, const char *body)
+{
+	json_t *r = NULL;
+	int st = harness_call_as(srv, token, "POST", "/v1/jobs", body, &r);
+	int64_t id;
+
+	if (st != 201) {
+		json_decref(r);
+		fail_msg("submit %s: status %d, expected 201", body, st);
+	}
+	id = JINT(r, "id");
+	json_decref(r);
+	return id;
+}
+
+/* A raw body as admin: status, reply in *r. */
+static int raw(const char *path, const char *body, json_t **r)
+{
+	return harness_raw(srv, HARNESS_ADMIN, "POST", path, body, strlen(body), 0, r);
+}
+
+static void malformed_json(void **state)
+{
+	json_t *r = NULL;
+	int st;
+
+	(void)state;
+	st = raw("/v1/jobs", "{\n  \"command\": [\"echo\", ]\n}", &r);
+	assert_error(st, r, 400, "bad_json", NULL);
+	assert_contains(JSTR(r, "error.message"), "line 2, column");
+	json_decref(r);
+	st = raw("/v1/jobs", "[\"not\", \"an object\"]", &r);
+	assert_error(st, r, 400, "bad_json", NULL);
+	json_decref(r);
+	st = raw("/v1/jobs", "{\"command\": [\"a\"], \"command\": [\"b\"]}", &r);
+	assert_error(st, r, 400, "bad_json", NULL);
+	json_decref(r);
+}
+
+static void unknown_field(void **state)
+{
+	json_t *r = NULL;
+	int st;
+
+	(void)state;
+	st = harness_call(srv, "POST", "/v1/jobs", "{\"command\": [\"true\"], \"colour\": \"red\"}", &r);
+	assert_error(st, r, 400, "unknown_field", "colour");
+	assert_contains(JSTR(r, "error.message"), "colour");
+	json_decref(r);
+	st = harness_call(srv, "POST", "/v1/lease", "{\"worker\": \"w\", \"gpu\": 1}", &r);
+	assert_error(st, r, 400, "unknown_field", "gpu");
+	json_decref(r);
+}
+
+/* One body that must be refused with the code and field. */
+static void refused(const char *body, const char *code, const char *field)
+{
+	json_t *r = NULL;
+	int st = harness_call(srv, "POST", "/v1/jobs", body, &r);
+
+	if (st != 400)
+		print_error("body: %s\n", body);
+	assert_error(st, r, 400, code, field);
+	json_decref(r);
+}
+
+static void bad_values(void **state)
+{
+	(void)state;
+	refused("{\"command\": [\"true\"], \"gpus\": 1000}", "out_of_range", "gpus");
+	refused("{\"command\": [\"true\"], \"priority\": -5000}", "out_of_range", "priority");
+	refused("{\"command\": [\"true\"], \"items\": 0}", "out_of_range", "items");
+	refused("{\"command\": [\"true\"], \"delay_s\": -1}", "out_of_range", "delay_s");
+	refused("{\"command\": [\"true\"], \"idempotency_key\": \"\"}", "out_of_range", "idempotency_key");
+	refused("{\"command\": [\"true\"], \"priority\": \"high\"}", "bad_value", "priority");
+	refused("{\"command\": [\"true\"], \"priority\": 1.5}", "bad_value", "priority");
+	refused("{\"command\": [\"true\"], \"lane\": \"warp\"}", "bad_value", "lane");
+	refused("{\"command\": [\"true\"], \"lane\": \"no spaces\"}", "bad_value", "lane");
+	refused("{\"command\": [\"true\"], \"labels\": [\"ok\", \"not ok\"]}", "bad_value", "labels");
+	refused("{\"command\": []}", "bad_value", "command");
+	refused("{\"command\": [\"\"]}", "bad_value", "command");
+	refused("{\"command\": \"echo hi\"}", "bad_value", "command");
+	refused("{\"command\": [\"echo\", 5]}", "bad_value", "command");
+	refused("{\"priority\": 1}", "missing_field", "command");
+	refused("{\"command\": [\"true\"], \"delay_s\": 5, \"run_at\": 4000000000}", "bad_value", "run_at");
+}
+
+static void bad_queries_and_worker_bodies(void **state)
+{
+	json_t *r = NULL;
+	int st;
+
+	(void)state;
+	st = harness_call(srv, "GET", "/v1/jobs?limit=0", NULL, &r);
+	assert_error(st, r, 400, "out_of_range", "limit");
+	json_decref(r);
+	st = harness_call(srv, "GET", "/v1/jobs?limit=ten", NULL, &r);
+	assert_error(st, r, 400, "out_of_range", "limit");
+	json_decref(r);
+	st = harness_call(srv, "GET", "/v1/jobs?state=running", NULL, &r);
+	assert_error(st, r, 400, "bad_value", "state");
+	json_decref(r);
+	st = harness_call(srv, "POST", "/v1/lease", "{\"wait_s\": 0}", &r);
+	assert_error(st, r, 400, "missing_field", "worker");
+	json_decref(r);
+	st = harness_call(srv, "POST", "/v1/lease", "{\"worker\": \"w\", \"wait_s\": 601}", &r);
+	assert_error(st, r, 400, "out_of_range", "wait_s");
+	json_decref(r);
+	st = harness_call(srv, "POST", "/v1/jobs/1/complete", "{}", &r);
+	assert_error(st, r, 400, "missing_field", "lease_token");
+	json_decref(r);
+	st = harness_call(srv, "POST", "/v1/jobs/1/checkpoint", "{\"lease_token\": 1}", &r);
+	assert_error(st, r, 400, "missing_field", "checkpoint");
+	json_decref(r);
+	st = harness_call(srv, "POST", "/v1/jobs/1/fail", "{\"lease_token\": 1, \"retry\": \"yes\"}", &r);
+	assert_error(st, r, 400, "bad_value", "retry");
+	json_decref(r);
+}
+
+static void authentication(void **state)
+{
+	json_t *r = NULL;
+	int st;
+
+	(void)state;
+	st = harness_call_as(srv, "", "POST", "/v1/jobs", job, &r);
+	assert_error(st, r, 401, "unauthorized", NULL);
+	assert_contains(JSTR(r, "error.message"), "missing bearer token");
+	json_decref(r);
+	st = harness_call_as(srv, "not-a-token-of-this-server", "GET", "/v1/jobs", NULL, &r);
+	assert_error(st, r, 401, "unauthorized", NULL);
+	assert_contains(JSTR(r, "error.message"), "unknown token");
+	json_decref(r);
+	/* A prefix of a real secret is no secret. */
+	st = harness_call_as(srv, "ml-submit-secret", "GET", "/v1/jobs", NULL, &r);
+	assert_error(st, r, 401, "unauthorized", NULL);
+	json_decref(r);
+	/* Health is open to anyone. */
+	st = harness_call_as(srv, "", "GET", "/healthz", NULL, &r);
+	assert_int(st, 200);
+	assert_string_equal(JSTR(r, "status"), "ok");
+	json_decref(r);
+}
+
+static void roles(void **state)
+{
+	json_t *r = NULL;
+	int st;
+
+	(void)state;
+	st = harness_call_as(srv, WORKER, "POST", "/v1/jobs", job, &r);
+	assert_error(st, r, 403, "forbidden", NULL);
+	assert_contains(JSTR(r, "error.message"), "worker");
+	json_decref(r);
+	st = harness_call_as(srv, ML, "POST", "/v1/lease", "{\"worker\": \"w\"}", &r);
+	assert_error(st, r, 403, "forbidden", NULL);
+	json_decref(r);
+	st = harness_call_as(srv, ML, "POST", "/v1/admin/clock", "{\"advance_ms\": 1}", &r);
+	assert_error(st, r, 403, "forbidden", NULL);
+	json_decref(r);
+	/* A submit token submits for its own team only. */
+	st = harness_call_as(srv, ML, "POST", "/v1/jobs",
+			     "{\"command\": [\"true\"], \"team\": \"vision\"}", &r);
+	assert_error(st, r, 403, "forbidden", "team");
+	json_decref(r);
+	/* The worker may read a job, and the admin anything. */
+	st = harness_call_as(srv, WORKER, "GET", "/v1/stats", NULL, &r);
+	assert_int(st, 200);
+	json_decref(r);
+	/* Without --test-clock the clock cannot move, even for the admin. */
+	st = harness_call(srv, "POST", "/v1/admin/clock", "{\"advance_ms\": 1}", &r);
+	assert_error(st, r, 404, "not_found", NULL);
+	json_decref(r);
+}
+
+/* Ids of the jobs in a GET /v1/jobs reply. */
+static int listed(json_t *r, int64_t id)
+{
+	size_t i;
+	json_t *j;
+
+	json_array_foreach(json_object_get(r, "jobs"), i, j) {
+		if (json_integer_value(json_object_get(j, "id")) == id)
+			return 1;
+	}
+	return 0;
+}
+
+static void team_scope(void **state)
+{
+	int64_t ml = submit_as(ML, job), vision = submit_as(VISION, job);
+	json_t *r = NULL;
+	int st;
+
+	(void)state;
+	st = harness_call_as(srv, ML, "GET", harness_fmt("/v1/jobs/%lld", (long long)ml), NULL, &r);
+	assert_int(st, 200);
+	assert_string_equal(JSTR(r, "team"), "ml");
+	json_decref(r);
+	st = harness_call_as(srv, VISION, "GET", harness_fmt("/v1/jobs/%lld", (long long)ml), NULL, &r);
+	assert_error(st, r, 404, "not_found", NULL);
+	json_decref(r);
+	st = harness_call_as(srv, VISION, "POST", harness_fmt("/v1/jobs/%lld/cancel", (long long)ml),
+			     NULL, &r);
+	assert_error(st, r, 404, "not_found", NULL);
+	json_decref(r);
+
+	/* The list holds the caller's team only, whatever the query says. */
+	st = harness_call_as(srv, VISION, "GET", "/v1/jobs?team=ml", NULL, &r);
+	assert_int(st, 200);
+	assert_true(listed(r, vision));
+	assert_false(listed(r, ml));
+	for (size_t i = 0; i < json_array_size(json_object_get(r, "jobs")); i++)
+		assert_string_equal(JSTR(r, harness_fmt("jobs.%zu.team", i)), "vision");
+	json_decref(r);
+	st = harness_call(srv, "GET", "/v1/jobs", NULL, &r);
+	assert_int(st, 200);
+	assert_true(listed(r, vision));
+	assert_true(listed(r, ml));
+	json_decref(r);
+
+	/* So do the stats. */
+	st = harness_call_as(srv, ML, "GET", "/v1/stats", NULL, &r);
+	assert_int(st, 200);
+	assert_int(JINT(r, "states.queued"), 1);
+	json_decref(r);
+
+	/* The other team's job is untouched. */
+	st = harness_call_as(srv, ML, "GET", harness_fmt("/v1/jobs/%lld", (long long)ml), NULL, &r);
+	assert_string_equal(JSTR(r, "state"), "queued");
+	json_decref(r);
+}
+
+static void not_found(void **state)
+{
+	static const char *const paths[] = {"/v1/nope", "/v1/jobs/abc", "/v1/jobs/0", "/v1/jobs/-1",
+					     "/v1/jobs/1/explode", "/", "/v1/jobs/", NULL};
+	json_t *r = NULL;
+	int st;
+
+	(void)state;
+	for (int i = 0; paths[i]; i++) {
+		st = harness_call(srv, "GET", paths[i], NULL, &r);
+		if (st != 404)
+			print_error("path %s\n", paths[i]);
+		assert_error(st, r, 404, "not_found", NULL);
+		json_decref(r);
+	}
+	st = harness_call(srv, "GET", "/v1/jobs/999999", NULL, &r);
+	assert_error(st, r, 404, "not_found", NULL);
+	assert_contains(JSTR(r, "error.message"), "999999");
+	json_decref(r);
+	st = harness_call(srv, "POST", "/v1/jobs/999999/cancel", NULL, &r);
+	assert_error(st, r, 404, "not_found", NULL);
+	json_decref(r);
+	st = harness_call(srv, "POST", "/v1/jobs/999999/complete", "{\"lease_token\": 1}", &r);
+	assert_error(st, r, 404, "not_found", NULL);
+	json_decref(r);
+}
+
+static void wrong_method(void **state)
+{
+	static const char *const calls[][2] = {
+		{"DELETE", "/v1/jobs"}, {"GET", "/v1/lease"}, {"PUT", "/v1/jobs/1"},
+		{"GET", "/v1/jobs/1/cancel"}, {"POST", "/healthz"}, {NULL, NULL},
+	};
+	json_t *r = NULL;
+	int st;
+
+	(void)state;
+	for (int i = 0; calls[i][0]; i++) {
+		st = harness_call(srv, calls[i][0], calls[i][1], NULL, &r);
+		if (st != 405)
+			print_error("%s %s\n", calls[i][0], calls[i][1]);
+		assert_error(st, r, 405, "method_not_allowed", NULL);
+		json_decref(r);
+	}
+}
+
+static void conflicts(void **state)
+{
+	const char *body = "{\"command\": [\"true\"], \"idempotency_key\": \"run-7\"}";
+	json_t *r = NULL;
+	int64_t id, token;
+	int st;
+
+	(void)state;
+	id = submit_as(HARNESS_ADMIN, body);
+	st = harness_call(srv, "POST", "/v1/jobs", body, &r);
+	assert_int(st, 200); /* the same job again, not a new one */
+	assert_int(JINT(r, "id"), id);
+	json_decref(r);
+	st = harness_call(srv, "POST", "/v1/jobs",
+			  "{\"command\": [\"false\"], \"idempotency_key\": \"run-7\"}", &r);
+	assert_error(st, r, 409, "idempotency_conflict", "idempotency_key");
+	json_decref(r);
+
+	/* Lease whatever is first, then answer with a wrong token. */
+	st = harness_call_as(srv, WORKER, "POST", "/v1/lease", "{\"worker\": \"w1\"}", &r);
+	assert_int(st, 200);
+	id = JINT(r, "job.id");
+	token = JINT(r, "job.lease.token");
+	json_decref(r);
+	st = harness_call_as(srv, WORKER, "POST", harness_fmt("/v1/jobs/%lld/complete", (long long)id),
+			     harness_fmt("{\"lease_token\": %lld}", (long long)token + 1), &r);
+	assert_error(st, r, 409, "stale_lease", "lease_token");
+	json_decref(r);
+	st = harness_call_as(srv, WORKER, "POST", harness_fmt("/v1/jobs/%lld/complete", (long long)id),
+			     harness_fmt("{\"lease_token\": %lld}", (long long)token), &r);
+	assert_int(st, 200);
+	assert_string_equal(JSTR(r, "state"), "succeeded");
+	json_decref(r);
+	/* Done is done: neither the worker nor a cancel changes it. */
+	st = harness_call_as(srv, WORKER, "POST", harness_fmt("/v1/jobs/%lld/heartbeat", (long long)id),
+			     harness_fmt("{\"lease_token\": %lld}", (long long)token), &r);
+	assert_error(st, r, 409, "stale_lease", "lease_token");
+	json_decref(r);
+	st = harness_call(srv, "POST", harness_fmt("/v1/jobs/%lld/cancel", (long long)id), NULL, &r);
+	assert_error(st, r, 409, "already_finished", NULL);
+	json_decref(r);
+}
+
+/* A body of n bytes: a valid job padded with spaces. */
+static char *padded_job(size_t n)
+{
+	char *b = malloc(n + 1);
+
+	memset(b, ' ', n);
+	memcpy(b, job, strlen(job));
+	b[n] = '\0';
+	return b;
+}
+
+static void too_large(void **state)
+{
+	const size_t max = 1 << 20; /* [server] max_body's default */
+	char *big = padded_job(10 << 20), *over = padded_job(max + 1), *exact = padded_job(max);
+	json_t *r = NULL;
+	int st;
+
+	(void)state;
+	st = harness_raw(srv, HARNESS_ADMIN, "POST", "/v1/jobs", big, 10 << 20, 0, &r);
+	assert_error(st, r, 413, "too_large", NULL);
+	json_decref(r);
+	st = harness_raw(srv, HARNESS_ADMIN, "POST", "/v1/jobs", over, max + 1, 0, &r);
+	assert_error(st, r, 413, "too_large", NULL);
+	json_decref(r);
+	/* The project's client sends no "Expect: 100-continue": the server
+	 * still answers 413, and the connection serves the next call. */
+	{
+		json_t *body = json_pack("{s:[s], s:s}", "command", "true", "payload", big + strlen(job));
+		st = client_call(&srv->client, "POST", "/v1/jobs", body, &r);
+		json_decref(body);
+	}
+	assert_error(st, r, 413, "too_large", NULL);
+	json_decref(r);
+	assert_int(harness_call(srv, "GET", "/healthz", NULL, NULL), 200);
+	/* Without a Content-Length the server counts as the body comes. */
+	st = harness_raw(srv, HARNESS_ADMIN, "POST", "/v1/jobs", over, max + 1, 1, &r);
+	assert_error(st, r, 413, "too_large", NULL);
+	json_decref(r);
+	/* The limit itself is allowed. */
+	st = harness_raw(srv, HARNESS_ADMIN, "POST", "/v1/jobs", exact, max, 0, &r);
+	assert_int(st, 201);
+	json_decref(r);
+	st = harness_raw(srv, HARNESS_ADMIN, "POST", "/v1/jobs", exact, max, 1, &r);
+	assert_int(st, 201);
+	json_decref(r);
+	free(big);
+	free(over);
+	free(exact);
+}
+
+static void deep_nesting(void **state)
+{
+	const int depth = 10000;
+	char *body = malloc(2 * depth + 16), *p = body;
+	json_t *r = NULL;
+	int st;
+
+	(void)state;
+	p += sprintf(p, "{\"payload\":");
+	for (int i = 0; i < depth; i++)
+		*p++ = '[';
+	for (int i = 0; i < depth; i++)
+		*p++ = ']';
+	*p++ = '}';
+	*p = '\0';
+	st = raw("/v1/jobs", body, &r);
+	assert_error(st, r, 400, "bad_json", NULL);
+	json_decref(r);
+	free(body);
+}
+
+static void queue_full(void **state)
+{
+	struct harness_server *s = harness_serve("[queue]\nmax_queued = 5\n", 0);
+	json_t *r = NULL;
+	int st;
+
+	(void)state;
+	for (int i = 0; i < 5; i++) {
+		st = harness_call(s, "POST", "/v1/jobs", job, NULL);
+		assert_int(st, 201);
+	}
+	st = harness_call(s, "POST", "/v1/jobs", job, &r);
+	assert_error(st, r, 429, "queue_full", NULL);
+	json_decref(r);
+	assert_int(harness_server_stop(s), 0);
+	harness_server_free(s);
+}
+
+/* After all of the above the server still answers, and exits cleanly. */
+static void still_healthy(void **state)
+{
+	json_t *r = NULL;
+	int st;
+
+	(void)state;
+	st = harness_call(srv, "GET", "/healthz", NULL, &r);
+	assert_int(st, 200);
+	assert_string_equal(JSTR(r, "status"), "ok");
+	json_decref(r);
+	submit_as(ML, job);
+	assert_int(harness_server_stop(srv), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(malformed_json),
+		cmocka_unit_test(unknown_field),
+		cmocka_unit_test(bad_values),
+		cmocka_unit_test(bad_queries_and_worker_bodies),
+		cmocka_unit_test(authentication),
+		cmocka_unit_test(roles),
+		cmocka_unit_test(team_scope),
+		cmocka_unit_test(not_found),
+		cmocka_unit_test(wrong_method),
+		cmocka_unit_test(conflicts),
+		cmocka_unit_test(too_large),
+		cmocka_unit_test(deep_nesting),
+		cmocka_unit_test(queue_full),
+		cmocka_unit_test(still_healthy),
+	};
+	return cmocka_run_group_tests(tests, start, stop);
+}

@@ -1,0 +1,692 @@
+/* The scaler end to end: a real `ebb serve` with `[provider] kind = local`
+ * starting real `ebb worker` processes, which run real shell jobs. The
+ * tests watch the fleet (GET /v1/fleet), the decisions (GET
+ * /v1/decisions) and the worker processes themselves (/proc). They run in
+ * real time, since the workers are real processes; every wait polls with
+ * a deadline. Each test kills the workers it started when it ends. */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define MAX_PIDS 64
+
+/* ---- worker processes ---- */
+
+/* The URLs of the servers this binary started: their workers are ours. */
+static char urls[16][64];
+static int nurls;
+
+static void remember(const struct harness_server *s)
+{
+	for (int k = 0; k < nurls; k++) {
+		if (strcmp(urls[k], s->url) == 0)
+			return;
+	}
+	if (nurls < 16)
+		snprintf(urls[nurls++], sizeof urls[0], "%s", s->url);
+}
+
+/* Is pid a live process (not gone, not a zombie)? Its parent in *ppid. */
+static int alive(pid_t pid, pid_t *ppid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
+	char st = 0;
+	int pp = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* "pid (comm) S ppid ...": comm may hold anything, so after the last ')'. */
+	if (!(p = strrchr(buf, ')')) || sscanf(p + 1, " %c %d", &st, &pp) != 2)
+		return 0;
+	if (ppid)
+		*ppid = pp;
+	return st != 'Z' && st != 'X';
+}
+
+/* The live `ebb worker --server url` processes, pgrep-style; with
+ * parent > 0 only the children of that process (a job's fork, before it
+ * execs, has the worker's command line too). */
+static int worker_pids(const char *url, pid_t parent, pid_t *out, int max)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		fail_msg("opendir /proc: %s", strerror(errno));
+	while ((e = readdir(d)) && n < max) {
+		char path[300], args[4096];
+		const char *argv[64];
+		int argc = 0;
+		size_t len, i = 0;
+		pid_t pid = (pid_t)atoi(e->d_name), ppid = 0;
+		FILE *f;
+
+		if (pid <= 0 || !alive(pid, &ppid) || (parent > 0 && ppid != parent))
+			continue;
+		snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+		if (!(f = fopen(path, "r")))
+			continue;
+		len = fread(args, 1, sizeof args - 1, f);
+		fclose(f);
+		args[len] = '\0';
+		while (i < len && argc < 64) {
+			argv[argc++] = args + i;
+			i += strlen(args + i) + 1;
+		}
+		if (argc < 2 || strcmp(argv[1], "worker") != 0)
+			continue;
+		for (int k = 2; k + 1 < argc; k++) {
+			if (strcmp(argv[k], "--server") == 0 && strcmp(argv[k + 1], url) == 0) {
+				out[n++] = pid;
+				break;
+			}
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+static int count_workers(const struct harness_server *s, pid_t parent)
+{
+	pid_t pids[MAX_PIDS];
+	return worker_pids(s->url, parent, pids, MAX_PIDS);
+}
+
+/* Kills every worker of every server this binary started, then what the
+ * harness keeps (servers, temp dirs). */
+static int teardown(void **state)
+{
+	for (int k = 0; k < nurls; k++) {
+		pid_t pids[MAX_PIDS];
+		int n = worker_pids(urls[k], 0, pids, MAX_PIDS);
+		for (int i = 0; i < n; i++)
+			kill(pids[i], SIGKILL);
+	}
+	nurls = 0;
+	return harness_cleanup(state);
+}
+
+/* ---- serve and its API ---- */
+
+/* The local provider with four GPU indices, workers that append
+ * "$EBB_WORKER $EBB_EXIT_REASON" to exits_path when they exit by
+ * themselves, a 1 s wait target, a fast scaler; then extra, which starts
+ * in [scaler]. */
+static struct harness_server *serve(const char *exits_path, const char *extra, int flags)
+{
+	struct harness_server *s = harness_serve(
+		harness_fmt("[provider]\n"
+			    "kind = local\n"
+			    "orphan_timeout = 10s\n"
+			    "on_exit = echo \"$EBB_WORKER $EBB_EXIT_REASON\" >> %s\n"
+			    "[local]\n"
+			    "gpus = 0,1,2,3\n"
+			    "[lane.standard]\n"
+			    "wait_target = 1s\n"
+			    "[scaler]\n"
+			    "interval = 200ms\n"
+			    "%s",
+			    exits_path, extra),
+		flags);
+	remember(s);
+	return s;
+}
+
+/* A new file path for on_exit's lines (kept: harness_fmt's buffers rotate). */
+static const char *exits_file(void)
+{
+	static char path[4200];
+
+	snprintf(path, sizeof path, "%s/exits", harness_tmpdir());
+	return path;
+}
+
+static void fail_with_log(struct harness_server *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail_with_log(struct harness_server *s, const char *fmt, ...)
+{
+	char msg[1000];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	harness_server_dump_log(s);
+	fail_msg("%s", msg);
+}
+
+static int64_t submit(struct harness_server *s, const char *script, int est_s)
+{
+	json_t *r = NULL;
+	int st = harness_call(s, "POST", "/v1/jobs",
+			      harness_fmt("{\"command\": [\"sh\", \"-c\", \"%s\"], \"est_s\": %d}", script, est_s), &r);
+	int64_t id;
+
+	if (st != 201) {
+		json_decref(r);
+		fail_with_log(s, "POST /v1/jobs: status %d, expected 201", st);
+	}
+	id = JINT(r, "id");
+	json_decref(r);
+	return id;
+}
+
+static int64_t succeeded(struct harness_server *s)
+{
+	json_t *r = NULL;
+	int64_t n;
+
+	if (harness_call(s, "GET", "/v1/stats", NULL, &r) != 200)
+		fail_with_log(s, "GET /v1/stats failed");
+	n = JINT(r, "states.succeeded");
+	json_decref(r);
+	return n;
+}
+
+static json_t *get_job(struct harness_server *s, int64_t id)
+{
+	json_t *r = NULL;
+
+	if (harness_call(s, "GET", harness_fmt("/v1/jobs/%lld", (long long)id), NULL, &r) != 200)
+		fail_with_log(s, "GET /v1/jobs/%lld failed", (long long)id);
+	return r;
+}
+
+static int job_is(struct harness_server *s, int64_t id, const char *state)
+{
+	json_t *j = get_job(s, id);
+	int yes = strcmp(JSTR(j, "state"), state) == 0;
+
+	json_decref(j);
+	return yes;
+}
+
+/* GET /v1/fleet (?all=1 with all); the reply, to json_decref. */
+static json_t *fleet(struct harness_server *s, int all)
+{
+	json_t *r = NULL;
+
+	if (harness_call(s, "GET", all ? "/v1/fleet?all=1" : "/v1/fleet", NULL, &r) != 200 ||
+	    !json_is_array(harness_jget(r, "instances")))
+		fail_with_log(s, "GET /v1/fleet failed");
+	return r;
+}
+
+/* Instances of the fleet reply in state (NULL: not terminated). */
+static int count_state(json_t *f, const char *state)
+{
+	json_t *list = harness_jget(f, "instances"), *i;
+	size_t k;
+	int n = 0;
+
+	json_array_foreach(list, k, i) {
+		const char *st = JSTR(i, "state");
+		n += state ? strcmp(st, state) == 0 : strcmp(st, "terminated") != 0;
+	}
+	return n;
+}
+
+static int live_instances(struct harness_server *s)
+{
+	json_t *f = fleet(s, 0);
+	int n = count_state(f, NULL);
+
+	json_decref(f);
+	return n;
+}
+
+static int idle_instances(struct harness_server *s)
+{
+	json_t *f = fleet(s, 0);
+	int n = count_state(f, "idle");
+
+	json_decref(f);
+	return n;
+}
+
+/* The decisions, oldest last; the reply, to json_decref. */
+static json_t *decisions(struct harness_server *s)
+{
+	json_t *r = NULL;
+
+	if (harness_call(s, "GET", "/v1/decisions?limit=1000", NULL, &r) != 200 ||
+	    !json_is_array(harness_jget(r, "decisions")))
+		fail_with_log(s, "GET /v1/decisions failed");
+	return r;
+}
+
+/* How many decisions of kind there are whose reason has reason_has (NULL:
+ * any); with kind NULL, the instances launched by "launch" decisions. */
+static int64_t count_decisions(struct harness_server *s, const char *kind, const char *reason_has)
+{
+	json_t *r = decisions(s), *d;
+	size_t k;
+	int64_t n = 0;
+
+	json_array_foreach(harness_jget(r, "decisions"), k, d) {
+		if (reason_has && !strstr(JSTR(d, "reason"), reason_has))
+			continue;
+		if (!kind)
+			n += strcmp(JSTR(d, "kind"), "launch") == 0 ? JINT(d, "count") : 0;
+		else
+			n += strcmp(JSTR(d, "kind"), kind) == 0;
+	}
+	json_decref(r);
+	return n;
+}
+
+/* Polls cond(s) every 50 ms until it holds; fails after ms with what. */
+#define WAIT_FOR(s, ms, cond, ...)                                                      \
+	do {                                                                            \
+		int64_t until_ = harness_now_ms() + (ms);                               \
+		while (!(cond)) {                                                       \
+			if (harness_now_ms() > until_)                                  \
+				fail_with_log((s), __VA_ARGS__);                        \
+			harness_sleep_ms(50);                                           \
+		}                                                                       \
+	} while (0)
+
+static int free_port(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof a;
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &len) != 0)
+		fail_msg("no free port: %s", strerror(errno));
+	port = ntohs(a.sin_port);
+	close(fd);
+	return port;
+}
+
+static int file_lines(const char *path, const char *has)
+{
+	char *text = harness_read_file(path, NULL), *line, *save = NULL;
+	int n = 0;
+
+	if (!text)
+		return 0;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		n += !has || strstr(line, has) != NULL;
+	free(text);
+	return n;
+}
+
+/* ---- the tests ---- */
+
+/* 12 jobs of 1 s, at most 3 instances: never more than 3 up (in the fleet
+ * and as processes), all 12 done, and the fleet empty again a few seconds
+ * after the last one with a 3 s idle timeout. */
+static void test_scale_up_within_max_and_back_to_zero(void **state)
+{
+	const char *exits = exits_file();
+	struct harness_server *s = serve(exits, "max_instances = 3\nidle_timeout = 3s\n", 0);
+	int64_t until, done_at;
+	int most = 0, most_procs = 0;
+
+	(void)state;
+	for (int k = 0; k < 12; k++)
+		submit(s, "sleep 1", 1);
+	until = harness_now_ms() + 30000;
+	for (;;) {
+		int live = live_instances(s), procs = count_workers(s, s->pid);
+		if (live > 3 || procs > 3)
+			fail_with_log(s, "%d instances up and %d worker processes; max_instances is 3", live, procs);
+		most = live > most ? live : most;
+		most_procs = procs > most_procs ? procs : most_procs;
+		if (succeeded(s) == 12)
+			break;
+		if (harness_now_ms() > until)
+			fail_with_log(s, "%lld of 12 jobs succeeded after 30 s", (long long)succeeded(s));
+		harness_sleep_ms(100);
+	}
+	done_at = harness_now_ms();
+	/* 12 s of work for a 1 s target: the scaler went to the limit. */
+	assert_int(most, 3);
+	assert_between(most_procs, 1, 3);
+	assert_between(count_decisions(s, NULL, NULL), 3, 12);
+
+	/* Idle for 3 s: released, and the processes are gone. */
+	WAIT_FOR(s, 12000, live_instances(s) == 0 && count_workers(s, 0) == 0,
+		 "12 s after the last job: %d instances up, %d worker processes (idle_timeout 3s)",
+		 live_instances(s), count_workers(s, 0));
+	print_message("fleet empty %lld ms after the last job\n", (long long)(harness_now_ms() - done_at));
+	assert_true(harness_now_ms() - done_at >= 2500); /* not before the idle timeout */
+	{
+		json_t *f = fleet(s, 1);
+		assert_between(count_state(f, "terminated"), 3, 12);
+		assert_int(count_state(f, NULL), 0);
+		json_decref(f);
+	}
+}
+
+/* A busy worker survives a serve restart that shrinks max_instances to 0:
+ * its instance is drained, not terminated, while its job runs; the job
+ * succeeds on its first attempt, and only then is the instance
+ * terminated. */
+static void test_busy_instance_drained_never_terminated(void **state)
+{
+	const char *exits = exits_file();
+	int port = free_port();
+	struct harness_server *s = serve(
+		exits,
+		harness_fmt("max_instances = 1\nidle_timeout = 60s\n[server]\nlisten = 127.0.0.1:%d\n", port), 0);
+	int64_t id = submit(s, "sleep 4", 4), until;
+	int64_t inst_id = 0;
+	int worker = 0, saw_draining = 0;
+	char *conf, *at;
+	json_t *f, *j;
+
+	(void)state;
+	/* Wait until it runs on an instance that is busy. */
+	until = harness_now_ms() + 15000;
+	while (!inst_id) {
+		json_t *i;
+		size_t k;
+		f = fleet(s, 0);
+		json_array_foreach(harness_jget(f, "instances"), k, i) {
+			if (strcmp(JSTR(i, "state"), "busy") == 0 && json_integer_value(harness_jget(i, "job")) == id) {
+				inst_id = JINT(i, "id");
+				sscanf(JSTR(i, "provider_ref"), "pid:%d", &worker);
+			}
+		}
+		json_decref(f);
+		if (harness_now_ms() > until)
+			fail_with_log(s, "job %lld was not running on a busy instance after 15 s", (long long)id);
+		harness_sleep_ms(20);
+	}
+	assert_true(worker > 0);
+
+	/* Restart serve with no instance allowed. */
+	assert_int(harness_server_stop(s), 0);
+	if (!alive(worker, NULL))
+		fail_with_log(s, "the worker (pid %d) died with serve", worker);
+	conf = harness_read_file(s->conf, NULL);
+	if (!conf || !(at = strstr(conf, "max_instances = 1")))
+		fail_msg("max_instances = 1 not in %s", s->conf);
+	at[strlen("max_instances = ")] = '0';
+	harness_write_file(s->conf, conf);
+	free(conf);
+	harness_server_start(s);
+	assert_int(strcmp(s->url, harness_fmt("http://127.0.0.1:%d", port)), 0);
+
+	/* Draining while the job runs; terminated only once it is done. */
+	until = harness_now_ms() + 20000;
+	for (;;) {
+		const char *st = "(missing)", *job_state;
+		json_t *i;
+		size_t k;
+		f = fleet(s, 1);
+		json_array_foreach(harness_jget(f, "instances"), k, i) {
+			if (JINT(i, "id") == inst_id)
+				st = JSTR(i, "state");
+		}
+		j = get_job(s, id); /* after the fleet: a job seen running was running then */
+		job_state = JSTR(j, "state");
+		saw_draining |= strcmp(st, "draining") == 0;
+		if (strcmp(st, "terminated") == 0 && strcmp(job_state, "succeeded") != 0)
+			fail_with_log(s, "instance %lld terminated while its job %lld is %s", (long long)inst_id,
+				      (long long)id, job_state);
+		if (strcmp(st, "busy") != 0 && strcmp(st, "draining") != 0 && strcmp(st, "terminated") != 0)
+			fail_with_log(s, "instance %lld is %s, expected busy, draining or terminated",
+				      (long long)inst_id, st);
+		if (strcmp(st, "terminated") == 0) {
+			assert_int(JINT(j, "attempts"), 1);
+			json_decref(j);
+			json_decref(f);
+			break;
+		}
+		json_decref(j);
+		json_decref(f);
+		if (harness_now_ms() > until)
+			fail_with_log(s, "instance %lld still %s, job %s, after 20 s", (long long)inst_id, st,
+				      job_state);
+		harness_sleep_ms(50);
+	}
+	if (!saw_draining)
+		fail_with_log(s, "instance %lld was never seen draining", (long long)inst_id);
+	assert_int(count_decisions(s, "drain", NULL), 1);
+	assert_int(count_decisions(s, "terminate", "drained"), 1);
+	assert_int(count_decisions(s, NULL, NULL), 1); /* the one launch, before the restart */
+	WAIT_FOR(s, 10000, !alive(worker, NULL), "the worker (pid %d) still runs after its instance was terminated",
+		 worker);
+}
+
+/* serve killed with -9 while its workers idle: each exits by itself within
+ * orphan_timeout (plus its retry backoff) and runs on_exit, "orphaned". */
+static void test_orphaned_workers_exit(void **state)
+{
+	const char *exits = exits_file();
+	struct harness_server *s =
+		serve(exits, "max_instances = 2\nidle_timeout = 60s\nwarm = * * 2\n[provider]\norphan_timeout = 3s\n", 0);
+	pid_t pids[2];
+	int64_t killed_at, took;
+	json_t *f, *i;
+	size_t k;
+	int n = 0;
+
+	(void)state;
+	WAIT_FOR(s, 15000, idle_instances(s) == 2, "two warm instances are not idle after 15 s");
+	f = fleet(s, 0);
+	json_array_foreach(harness_jget(f, "instances"), k, i) {
+		int pid = 0;
+		if (n < 2 && sscanf(JSTR(i, "provider_ref"), "pid:%d", &pid) == 1)
+			pids[n++] = pid;
+	}
+	json_decref(f);
+	assert_int(n, 2);
+	assert_int(count_workers(s, 0), 2);
+
+	harness_server_kill(s);
+	killed_at = harness_now_ms();
+	WAIT_FOR(s, 3000 + 8000, !alive(pids[0], NULL) && !alive(pids[1], NULL),
+		 "workers %d (%s) and %d (%s) still run %lld ms after serve was killed (orphan_timeout 3s)",
+		 (int)pids[0], alive(pids[0], NULL) ? "alive" : "gone", (int)pids[1],
+		 alive(pids[1], NULL) ? "alive" : "gone", (long long)(harness_now_ms() - killed_at));
+	took = harness_now_ms() - killed_at;
+	print_message("workers gone %lld ms after serve was killed\n", (long long)took);
+	assert_int(count_workers(s, 0), 0);
+	/* One line per worker, each orphaned. */
+	assert_int(file_lines(exits, NULL), 2);
+	assert_int(file_lines(exits, "orphaned"), 2);
+	{
+		char *text = harness_read_file(exits, NULL);
+		assert_contains(text, "i-");
+		free(text);
+	}
+}
+
+/* Two bursts with a gap shorter than the idle timeout: the second finds
+ * the first's instances and launches none. After a gap longer than it,
+ * they are gone and the third burst launches again. The gaps are on
+ * serve's test clock; the jobs run in real time. */
+static void test_burst_gap_burst_reuses_instances(void **state)
+{
+	const char *exits = exits_file();
+	struct harness_server *s =
+		serve(exits, "max_instances = 3\nidle_timeout = 5m\n", HARNESS_TEST_CLOCK);
+	int64_t first;
+
+	(void)state;
+	for (int k = 0; k < 3; k++)
+		submit(s, "sleep 1", 1);
+	WAIT_FOR(s, 20000, succeeded(s) == 3, "first burst: %lld of 3 jobs succeeded after 20 s",
+		 (long long)succeeded(s));
+	first = count_decisions(s, NULL, NULL);
+	assert_between(first, 1, 3);
+	WAIT_FOR(s, 5000, idle_instances(s) == first, "the %lld instances are not all idle after the first burst",
+		 (long long)first);
+
+	/* 2 minutes later, within the 5 minute idle timeout. */
+	harness_advance(s, 2 * 60 * 1000);
+	for (int k = 0; k < 3; k++)
+		submit(s, "sleep 1", 1);
+	WAIT_FOR(s, 20000, succeeded(s) == 6, "second burst: %lld of 6 jobs succeeded after 20 s",
+		 (long long)succeeded(s));
+	if (count_decisions(s, NULL, NULL) != first)
+		fail_with_log(s, "the second burst launched: %lld instances launched in all, %lld after the first burst",
+			      (long long)count_decisions(s, NULL, NULL), (long long)first);
+	assert_int(count_decisions(s, "terminate", NULL), 0);
+	assert_int(live_instances(s), first);
+
+	/* 6 minutes later, past it: released, without any new submission. */
+	harness_advance(s, 6 * 60 * 1000);
+	WAIT_FOR(s, 10000, live_instances(s) == 0,
+		 "%d instances still up 6 minutes (test clock) after the second burst, idle_timeout 5m",
+		 live_instances(s));
+	assert_int(count_decisions(s, "terminate", "idle"), first);
+	for (int k = 0; k < 3; k++)
+		submit(s, "sleep 1", 1);
+	WAIT_FOR(s, 20000, succeeded(s) == 9, "third burst: %lld of 9 jobs succeeded after 20 s",
+		 (long long)succeeded(s));
+	assert_between(count_decisions(s, NULL, NULL), first + 1, first + 3);
+}
+
+/* The warm floor: none before its hour, two ready instances inside it,
+ * kept while idle past the idle timeout, released after the hour. serve's
+ * test clock jumps to the hours. */
+static void test_warm_pool_floor_by_the_hour(void **state)
+{
+	const char *exits = exits_file();
+	time_t now = time(NULL);
+	int64_t boundary = ((int64_t)now / 3600 + 1) * 3600, advance_ms;
+	int hour;
+	struct harness_server *s;
+	json_t *f;
+
+	(void)state;
+	if (boundary - now < 30)
+		boundary += 3600; /* too close to the hour to be sure of "before" */
+	hour = (int)((boundary / 3600) % 24);
+	s = serve(exits, harness_fmt("max_instances = 4\nidle_timeout = 10m\nwarm = * %02d-%02d 2\n", hour, hour + 1),
+		  HARNESS_TEST_CLOCK);
+
+	/* Before the hour: none, for five scaler intervals. */
+	for (int k = 0; k < 10; k++) {
+		int live = live_instances(s);
+		if (live != 0)
+			fail_with_log(s, "%d instances before the warm hour %02d:00 UTC", live, hour);
+		harness_sleep_ms(100);
+	}
+
+	/* A minute into the hour: two launched, and they register. */
+	advance_ms = (boundary - (int64_t)time(NULL) + 60) * 1000;
+	harness_advance(s, advance_ms);
+	WAIT_FOR(s, 15000, idle_instances(s) == 2, "warm hour: %d instances up, expected 2 idle ones",
+		 live_instances(s));
+	assert_int(count_decisions(s, NULL, "warm pool floor"), 2);
+	assert_int(live_instances(s), 2);
+
+	/* 20 minutes on, idle past the 10 minute timeout: the floor keeps them. */
+	harness_advance(s, 20 * 60 * 1000);
+	for (int k = 0; k < 10; k++) {
+		f = fleet(s, 0);
+		if (count_state(f, "idle") != 2 || count_state(f, NULL) != 2)
+			fail_with_log(s, "inside the warm hour, idle past the timeout: %d up, %d idle, expected 2",
+				      count_state(f, NULL), count_state(f, "idle"));
+		json_decref(f);
+		harness_sleep_ms(100);
+	}
+	assert_int(count_decisions(s, "terminate", NULL), 0);
+	assert_int(count_decisions(s, NULL, NULL), 2);
+
+	/* After the hour: released. */
+	harness_advance(s, 60 * 60 * 1000);
+	WAIT_FOR(s, 10000, live_instances(s) == 0 && count_workers(s, 0) == 0,
+		 "after the warm hour: %d instances up, %d worker processes", live_instances(s), count_workers(s, 0));
+	assert_int(count_decisions(s, "terminate", "idle"), 2);
+	assert_int(count_decisions(s, NULL, NULL), 2);
+}
+
+/* idle_timeout = auto: submissions with known gaps (2, 3, ..., 21 minutes
+ * on the test clock, each pair of submissions a few ms apart, which is
+ * below idle_timeout_min and not counted): the 0.95 nearest-rank quantile
+ * of the 20 gaps is the 19th, 20 minutes. */
+static void test_auto_idle_timeout_from_gaps(void **state)
+{
+	const char *exits = exits_file();
+	struct harness_server *s = serve(exits,
+					  "max_instances = 0\nidle_timeout = auto\nidle_timeout_min = 1m\n"
+					  "idle_timeout_max = 30m\nidle_gap_quantile = 0.95\n",
+					  HARNESS_TEST_CLOCK);
+	json_t *f;
+	double got;
+
+	(void)state;
+	f = fleet(s, 0);
+	assert_contains(JSTR(f, "idle_timeout_why"), "auto");
+	assert_contains(JSTR(f, "idle_timeout_why"), "no gap"); /* nothing submitted yet: the minimum */
+	assert_int((int64_t)(json_real_value(harness_jget(f, "idle_timeout_s")) + 0.5), 60);
+	json_decref(f);
+
+	for (int gap = 2; gap <= 22; gap++) {
+		submit(s, "true", 1);
+		submit(s, "true", 1);
+		if (gap <= 21)
+			harness_advance(s, (int64_t)gap * 60 * 1000);
+	}
+	f = fleet(s, 0);
+	got = json_real_value(harness_jget(f, "idle_timeout_s"));
+	if (got < 1200 || got > 1202) {
+		char *text = json_dumps(f, JSON_COMPACT);
+		fail_msg("idle_timeout_s is %.3f, expected 1200 (20 min) to 1202; fleet: %s", got, text);
+	}
+	assert_contains(JSTR(f, "idle_timeout_why"), "auto");
+	assert_contains(JSTR(f, "idle_timeout_why"), "95%");
+	assert_contains(JSTR(f, "idle_timeout_why"), "20 gaps");
+	json_decref(f);
+	assert_int(count_workers(s, 0), 0); /* max_instances = 0 */
+}
+
+/* A job longer than orphan_timeout on a worker that can reach serve runs to
+ * its end: the worker's heartbeats are its contact, so they come often
+ * enough, even with the 60 s lease's default heartbeat of 20 s. */
+static void test_long_job_is_not_an_orphan(void **state)
+{
+	const char *exits = exits_file();
+	struct harness_server *s =
+		serve(exits, "max_instances = 1\nidle_timeout = 60s\n[provider]\norphan_timeout = 2s\n", 0);
+	int64_t id = submit(s, "sleep 4", 4);
+	json_t *j;
+
+	(void)state;
+	WAIT_FOR(s, 20000, job_is(s, id, "succeeded"),
+		 "a 4 s job with orphan_timeout 2s did not succeed on its first attempt within 20 s; exits: %d lines,"
+		 " %d orphaned", file_lines(exits, NULL), file_lines(exits, "orphaned"));
+	j = get_job(s, id);
+	assert_int(JINT(j, "attempts"), 1);
+	json_decref(j);
+	assert_int(file_lines(exits, "orphaned"), 0);
+	assert_int(live_instances(s), 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_scale_up_within_max_and_back_to_zero, teardown),
+		cmocka_unit_test_teardown(test_busy_instance_drained_never_terminated, teardown),
+		cmocka_unit_test_teardown(test_orphaned_workers_exit, teardown),
+		cmocka_unit_test_teardown(test_burst_gap_burst_reuses_instances, teardown),
+		cmocka_unit_test_teardown(test_warm_pool_floor_by_the_hour, teardown),
+		cmocka_unit_test_teardown(test_auto_idle_timeout_from_gaps, teardown),
+		cmocka_unit_test_teardown(test_long_job_is_not_an_orphan, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, teardown);
+}

@@ -1,0 +1,431 @@
+/* The configuration table and its parser: defaults, every kind of error
+ * with the file, line and what was expected, the multi sections, and the
+ * shipped ebb.conf.example kept equal to what the table generates. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "harness.h"
+
+/* Writes text to a new file in a temp dir; its path. */
+static const char *conf_file(const char *text)
+{
+	const char *path = harness_fmt("%s/ebb.conf", harness_tmpdir());
+
+	harness_write_file(path, text);
+	return path;
+}
+
+/* config_load's error for text, which must not load. */
+static const char *load_error(const char *text, const char **path)
+{
+	static char err[1024];
+	struct config cfg;
+	int rc;
+
+	*path = conf_file(text);
+	err[0] = '\0';
+	rc = config_load(&cfg, *path, err, sizeof err);
+	config_free(&cfg);
+	if (rc == 0)
+		fail_msg("config_load accepted:\n%s", text);
+	assert_int(rc, -1);
+	return err;
+}
+
+static void assert_load_error(const char *text, const char *want_fmt)
+{
+	const char *path, *err = load_error(text, &path);
+
+	assert_string_equal(err, harness_fmt(want_fmt, path));
+}
+
+/* Runs fn with stderr going to a file; what it wrote there. */
+static char *capture_stderr(void (*fn)(void *), void *arg)
+{
+	const char *path = harness_fmt("%s/stderr", harness_tmpdir());
+	int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	fflush(stderr);
+	dup2(fd, 2);
+	close(fd);
+	fn(arg);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	return harness_read_file(path, NULL);
+}
+
+static void run_defaults(void *arg) { config_defaults(arg); }
+
+static void defaults(void **state)
+{
+	struct config cfg;
+	char *logged;
+
+	(void)state;
+	logged = capture_stderr(run_defaults, &cfg);
+	/* A default that does not parse is logged, not fatal: nothing may be. */
+	assert_string_equal(logged, "");
+	free(logged);
+	assert_string_equal(cfg.listen, "127.0.0.1:7070");
+	assert_string_equal(cfg.data_dir, "./ebb-data");
+	assert_int(cfg.max_body, 1 << 20);
+	assert_int(cfg.max_connections, 4096);
+	assert_int(cfg.connection_timeout_ms, 60000);
+	assert_string_equal(cfg.lanes, "express,standard,batch");
+	assert_string_equal(cfg.default_lane, "standard");
+	assert_int(cfg.max_queued, 1000000);
+	assert_int(cfg.lease_timeout_ms, 60000);
+	assert_int(cfg.max_lease_wait_ms, 60000);
+	assert_int(cfg.default_timeout_ms, 3600000);
+	assert_int(cfg.max_attempts, 3);
+	assert_int(cfg.retry_base_ms, 10000);
+	assert_int(cfg.retry_max_ms, 600000);
+	assert_int(cfg.ntypes, 0);
+	assert_int(cfg.ntokens, 0);
+	assert_int(cfg.nlanes, 3);
+	assert_int(config_lane_rank(&cfg, "express"), 0);
+	assert_int(config_lane_rank(&cfg, "standard"), 1);
+	assert_int(config_lane_rank(&cfg, "batch"), 2);
+	assert_int(config_lane_rank(&cfg, "other"), -1);
+	config_free(&cfg);
+}
+
+static char *written(const struct config *cfg)
+{
+	const char *path = harness_fmt("%s/written.conf", harness_tmpdir());
+	FILE *f = fopen(path, "w");
+
+	config_write(cfg, f);
+	fclose(f);
+	return harness_read_file(path, NULL);
+}
+
+static void load_defaults_from(void *arg)
+{
+	struct config cfg;
+	char err[1024];
+	char **out = arg;
+
+	if (config_load(&cfg, out[0], err, sizeof err) != 0)
+		out[1] = strdup(err);
+	else
+		out[1] = written(&cfg);
+	config_free(&cfg);
+}
+
+/* Every default (and those of a [type.NAME] item), printed by
+ * config_write and read back, gives the same configuration; nothing is
+ * logged on the way. */
+static void defaults_round_trip(void **state)
+{
+	struct config cfg;
+	char err[1024], *first, *second, *logged;
+	const char *path, *io[2];
+
+	(void)state;
+	config_defaults(&cfg);
+	/* An item of a multi section (not a token: its secret prints as
+	 * "(hidden)"), whose defaults go through the parser too. */
+	assert_int(config_set(&cfg, "type.gpu", "max_running", "0", err, sizeof err), 0);
+	first = written(&cfg);
+	config_free(&cfg);
+	path = conf_file(first);
+	io[0] = path;
+	logged = capture_stderr(load_defaults_from, (void *)io);
+	assert_string_equal(logged, "");
+	second = (char *)io[1];
+	assert_string_equal(second, first);
+	free(logged);
+	free(first);
+	free(second);
+}
+
+static void unknown_key(void **state)
+{
+	(void)state;
+	assert_load_error("# a comment\n"
+			  "[server]\n"
+			  "listen = 127.0.0.1:7070\n"
+			  "\n"
+			  "[queue]\n"
+			  "max_queued = 10\n"
+			  "bogus = 1\n"
+			  "max_attempts = 5\n",
+			  "%s:7: [queue] bogus: unknown key");
+}
+
+static void out_of_bounds(void **state)
+{
+	(void)state;
+	assert_load_error("[queue]\nmax_attempts = 101\n",
+			  "%s:2: [queue] max_attempts: expected a value from 1 to 100, got '101'");
+	assert_load_error("[queue]\n\n\nlease_timeout = 2h\n",
+			  "%s:4: [queue] lease_timeout: expected a value from 1s to 1h, got '2h'");
+	assert_load_error("[server]\nmax_body = 512B\n",
+			  "%s:2: [server] max_body: expected a value from 1KiB to 64MiB, got '512B'");
+	assert_load_error("[server]\nmax_connections = 15\n",
+			  "%s:2: [server] max_connections: expected a value from 16 to 1000000, got '15'");
+}
+
+static void bad_values(void **state)
+{
+	(void)state;
+	assert_load_error("[queue]\nlease_timeout = 10\n",
+			  "%s:2: [queue] lease_timeout: expected a duration with a unit"
+			  " (500ms, 3s, 10m, 1h, 2d), got '10'");
+	assert_load_error("[server]\nmax_body = lots\n",
+			  "%s:2: [server] max_body: expected a size with a unit (512B, 64KiB, 1MiB),"
+			  " got 'lots'");
+	assert_load_error("[queue]\nmax_queued = 10x\n",
+			  "%s:2: [queue] max_queued: expected an integer, got '10x'");
+	assert_load_error("[server]\nlog_level = loud\n",
+			  "%s:2: [server] log_level: expected one of debug, info, warn, error, got 'loud'");
+	/* Empty is not "the default": it is refused where the table wants text. */
+	assert_load_error("[server]\nlisten =\n",
+			  "%s:2: [server] listen: expected 1 to 255 characters, got 0");
+	assert_load_error("[server]\ndata_dir =\n",
+			  "%s:2: [server] data_dir: expected 1 to 4095 characters, got 0");
+}
+
+/* The first error is the one reported, at its own line. */
+static void first_error_wins(void **state)
+{
+	(void)state;
+	assert_load_error("[queue]\nmax_attempts = 0\nbogus = 1\n",
+			  "%s:2: [queue] max_attempts: expected a value from 1 to 100, got '0'");
+}
+
+static void missing_file(void **state)
+{
+	struct config cfg;
+	char err[1024];
+	const char *path = harness_fmt("%s/nope.conf", harness_tmpdir());
+
+	(void)state;
+	assert_int(config_load(&cfg, path, err, sizeof err), -1);
+	assert_string_equal(err, harness_fmt("%s: cannot open: No such file or directory", path));
+	config_free(&cfg);
+}
+
+static void unknown_section(void **state)
+{
+	const char *path, *err;
+
+	(void)state;
+	err = load_error("[server]\nlisten = 127.0.0.1:1\n[servre]\nlisten = 127.0.0.1:2\n", &path);
+	assert_contains(err, harness_fmt("%s:4: [servre]: unknown section (expected server, store, queue",
+					 path));
+}
+
+static void not_ini(void **state)
+{
+	(void)state;
+	assert_load_error("[server]\nlisten = 127.0.0.1:1\nthis line is no key\n",
+			  "%s:3: expected [section] or key = value (lines up to 200 characters)");
+}
+
+static void types(void **state)
+{
+	struct config cfg;
+	char err[1024];
+	const char *path = conf_file("[type.transcode]\nmax_running = 2\n\n[type.train]\nmax_running = 0\n");
+
+	(void)state;
+	assert_int(config_load(&cfg, path, err, sizeof err), 0);
+	assert_int(cfg.ntypes, 2);
+	assert_non_null(config_type(&cfg, "transcode"));
+	assert_int(config_type(&cfg, "transcode")->max_running, 2);
+	assert_int(config_type(&cfg, "train")->max_running, 0);
+	assert_null(config_type(&cfg, "other"));
+	config_free(&cfg);
+
+	assert_load_error("[type.gpu]\nmax_running = -1\n",
+			  "%s:2: [type.gpu] max_running: expected a value from 0 to 1000000, got '-1'");
+	assert_load_error("[type.gpu]\nlimit = 1\n", "%s:2: [type.gpu] limit: unknown key");
+	assert_load_error("[type.a b]\nmax_running = 1\n",
+			  "%s:2: [type.a b]: expected a name of letters, digits, '_', '.' or '-'");
+	assert_load_error("[type.]\nmax_running = 1\n",
+			  "%s:2: [type.]: expected a name of letters, digits, '_', '.' or '-'");
+}
+
+static void tokens(void **state)
+{
+	struct config cfg;
+	char err[1024];
+	const char *path = conf_file("[token.ci]\nsecret = 0123456789abcdef\nrole = submit\nteam = ml\n"
+				     "[token.w]\nsecret = fedcba9876543210\nrole = worker\n");
+
+	(void)state;
+	assert_int(config_load(&cfg, path, err, sizeof err), 0);
+	assert_int(cfg.ntokens, 2);
+	assert_string_equal(cfg.tokens[0].name, "ci");
+	assert_int(cfg.tokens[0].role, ROLE_SUBMIT);
+	assert_string_equal(cfg.tokens[0].team, "ml");
+	assert_int(cfg.tokens[1].role, ROLE_WORKER);
+	config_free(&cfg);
+
+	assert_load_error("[token.ci]\nsecret = short\nrole = admin\n",
+			  "%s:2: [token.ci] secret: expected 16 to 255 characters, got 5");
+	assert_load_error("[token.ci]\nrole = admin\n",
+			  "%s: [token.ci] secret: required, 16 characters at least");
+	assert_load_error("[token.ci]\nsecret = 0123456789abcdef\nrole = submit\n",
+			  "%s: [token.ci] team: required for role = submit");
+	assert_load_error("[token.ci]\nsecret = 0123456789abcdef\n",
+			  "%s: [token.ci] team: required for role = submit");
+	assert_load_error("[token.ci]\nsecret = 0123456789abcdef\nrole = root\n",
+			  "%s:3: [token.ci] role: expected one of admin, submit, worker, got 'root'");
+	assert_load_error("[token.a]\nsecret = 0123456789abcdef\nrole = admin\n"
+			  "[token.b]\nsecret = 0123456789abcdef\nrole = worker\n",
+			  "%s: [token.b] secret: the same as [token.a]");
+}
+
+/* A secret is never printed back by `ebb config`. */
+static void secrets_hidden(void **state)
+{
+	struct config cfg;
+	char err[1024], *text;
+
+	(void)state;
+	config_defaults(&cfg);
+	assert_int(config_set(&cfg, "token.ci", "secret", "0123456789abcdef", err, sizeof err), 0);
+	text = written(&cfg);
+	assert_contains(text, "[token.ci]\nsecret = (hidden)\n");
+	assert_null(strstr(text, "0123456789abcdef"));
+	free(text);
+	config_free(&cfg);
+}
+
+static void lanes(void **state)
+{
+	struct config cfg;
+	char err[1024];
+	const char *path = conf_file("[queue]\nlanes = high, mid,low\ndefault_lane = low\n");
+
+	(void)state;
+	assert_int(config_load(&cfg, path, err, sizeof err), 0);
+	assert_int(cfg.nlanes, 3);
+	assert_int(config_lane_rank(&cfg, "high"), 0);
+	assert_int(config_lane_rank(&cfg, "mid"), 1);
+	assert_int(config_lane_rank(&cfg, "low"), 2);
+	assert_int(config_lane_rank(&cfg, "standard"), -1);
+	config_free(&cfg);
+
+	assert_load_error("[queue]\nlanes = high,low\n",
+			  "%s: [queue] default_lane: 'standard' is not one of the lanes 'high,low'");
+	assert_load_error("[queue]\nlanes = a,b,a\ndefault_lane = a\n",
+			  "%s: [queue] lanes: 'a' is listed twice");
+	assert_load_error("[queue]\nlanes = a,b/c\ndefault_lane = a\n",
+			  "%s: [queue] lanes: 'b/c' is not a lane name, or more than 16 lanes");
+	assert_load_error("[queue]\nlanes = a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q\ndefault_lane = a\n",
+			  "%s: [queue] lanes: 'q' is not a lane name, or more than 16 lanes");
+}
+
+static void set_one_key(void **state)
+{
+	struct config cfg;
+	char err[1024];
+
+	(void)state;
+	config_defaults(&cfg);
+	assert_int(config_set(&cfg, "queue", "retry_base", "250ms", err, sizeof err), 0);
+	assert_int(cfg.retry_base_ms, 250);
+	assert_int(config_set(&cfg, "queue", "retry_base", "2w", err, sizeof err), -1);
+	assert_string_equal(err, "[queue] retry_base: expected a duration with a unit"
+				 " (500ms, 3s, 10m, 1h, 2d), got '2w'");
+	assert_int(cfg.retry_base_ms, 250);
+	assert_int(config_set(&cfg, "queue", "nope", "1", err, sizeof err), -1);
+	assert_string_equal(err, "[queue] nope: unknown key");
+	config_free(&cfg);
+}
+
+static void name_check(void **state)
+{
+	char long_name[80];
+
+	(void)state;
+	memset(long_name, 'a', sizeof long_name - 1);
+	long_name[sizeof long_name - 1] = '\0';
+	assert_true(config_name_ok("gpu-a100_x.2"));
+	assert_false(config_name_ok(""));
+	assert_false(config_name_ok("a b"));
+	assert_false(config_name_ok("a/b"));
+	assert_false(config_name_ok(long_name));
+	long_name[CONF_NAME_MAX] = '\0';
+	assert_true(config_name_ok(long_name));
+}
+
+/* The example loads, and gives exactly the defaults. */
+static void example_loads(void **state)
+{
+	const char *path = harness_fmt("%s/example.conf", harness_tmpdir());
+	struct config cfg, def;
+	char err[1024], *a, *b;
+	FILE *f = fopen(path, "w");
+
+	(void)state;
+	config_write_example(f);
+	fclose(f);
+	if (config_load(&cfg, path, err, sizeof err) != 0)
+		fail_msg("the example config does not load: %s", err);
+	config_defaults(&def);
+	a = written(&cfg);
+	b = written(&def);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	config_free(&cfg);
+	config_free(&def);
+}
+
+/* The file shipped in the repository is what the table generates: a key
+ * added to config.c needs `ebb config --example > ebb.conf.example`. */
+static void example_shipped(void **state)
+{
+	const char *src = getenv("EBB_SRC");
+	const char *path = harness_fmt("%s/ebb.conf.example", src && *src ? src : ".");
+	const char *gen = harness_fmt("%s/generated", harness_tmpdir());
+	char *shipped, *want;
+	FILE *f = fopen(gen, "w");
+
+	(void)state;
+	config_write_example(f);
+	fclose(f);
+	want = harness_read_file(gen, NULL);
+	shipped = harness_read_file(path, NULL);
+	if (!shipped)
+		fail_msg("%s is missing (EBB_SRC is the source tree; make test sets it)", path);
+	if (strcmp(shipped, want) != 0)
+		print_error("%s differs from `ebb config --example`: regenerate it\n", path);
+	assert_string_equal(shipped, want);
+	free(shipped);
+	free(want);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(defaults),
+		cmocka_unit_test(defaults_round_trip),
+		cmocka_unit_test(unknown_key),
+		cmocka_unit_test(out_of_bounds),
+		cmocka_unit_test(bad_values),
+		cmocka_unit_test(first_error_wins),
+		cmocka_unit_test(missing_file),
+		cmocka_unit_test(unknown_section),
+		cmocka_unit_test(not_ini),
+		cmocka_unit_test(types),
+		cmocka_unit_test(tokens),
+		cmocka_unit_test(secrets_hidden),
+		cmocka_unit_test(lanes),
+		cmocka_unit_test(set_one_key),
+		cmocka_unit_test(name_check),
+		cmocka_unit_test(example_loads),
+		cmocka_unit_test(example_shipped),
+	};
+	return cmocka_run_group_tests(tests, NULL, harness_cleanup);
+}
