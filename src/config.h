@@ -83,6 +83,7 @@ struct config {
 	int64_t max_gpus;
 	double max_spend_per_hour;
 	int64_t idle_timeout_ms; /* CONF_AUTO: from the arrival gaps */
+	int64_t idle_surplus_ms;
 	int64_t idle_timeout_min_ms;
 	int64_t idle_timeout_max_ms;
 	double idle_gap_quantile;

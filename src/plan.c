@@ -508,12 +508,27 @@ static void keep_warm(struct planner *p)
 	launch(p, &any, floor_n - p->serving, 1, 3600, 60, why);
 }
 
+/* Idle instances not yet decided on: the candidates for release. */
+static int idle_left(const struct planner *p)
+{
+	int n = 0;
+
+	for (int k = 0; k < p->v->nfleet; k++)
+		n += !p->taken[k] && p->v->fleet[k].state == INST_IDLE;
+	return n;
+}
+
 static int64_t idle_timeout_of(const struct planner *p, const struct plan_instance *i)
 {
 	/* Decay: instances of even id go at t1, odd ones at t2, so that about
 	 * half of an idle fleet is released at each. */
 	if (p->s->idle_decay)
 		return i->id % 2 == 0 ? p->s->decay_t1_ms : p->s->decay_t2_ms;
+	/* Surplus: while more than one instance is idle, the longest idle go
+	 * after the shorter timeout; the last one waits the full one, to take
+	 * the next arrival warm. */
+	if (p->s->idle_surplus_ms && p->s->idle_surplus_ms < p->s->idle_timeout_ms && idle_left(p) > 1)
+		return p->s->idle_surplus_ms;
 	return p->s->idle_timeout_ms;
 }
 

@@ -49,6 +49,7 @@ struct plan_settings {
 	int64_t max_gpus;
 	double max_spend_per_hour; /* 0: no limit */
 	int64_t idle_timeout_ms;   /* in force (fixed or auto) */
+	int64_t idle_surplus_ms;   /* idle instances beyond the last go after this; 0: off */
 	int idle_decay;
 	int64_t decay_t1_ms, decay_t2_ms;
 	int64_t boot_timeout_ms;

@@ -22,6 +22,12 @@ struct scaler {
 	int running;
 	struct offer offers[64]; /* in force: the config's, with what was measured */
 	int noffers;
+	/* Speed and boot samples per offer, both markets pooled: they are
+	 * the machine's, whatever it is billed at. */
+	struct {
+		double speed_sum;
+		int64_t speed_n, boots, boot_ms;
+	} pooled[64];
 };
 
 static void on_timer(evutil_socket_t fd, short what, void *arg);
@@ -290,7 +296,7 @@ static void reconcile(struct scaler *sc, struct view_builder *b)
  * after 3 timed runs, boot after 3 boots; the reclaim rate blends the
  * declared one (as one hour of evidence) with the hours observed; a spot
  * market whose last launch failed for capacity rests for 10 minutes. */
-#define MIN_SAMPLES 3
+#define MIN_SAMPLES SCALER_MIN_SAMPLES
 #define SPOT_REST_MS (10 * 60 * 1000)
 
 static int apply_stat(void *arg, const struct offer_stat *st)
@@ -302,10 +308,10 @@ static int apply_stat(void *arg, const struct offer_stat *st)
 		struct offer *o = &sc->offers[k];
 		if (strcmp(o->name, st->offer) != 0)
 			continue;
-		if (st->speed_n >= MIN_SAMPLES)
-			o->speed = st->speed_sum / (double)st->speed_n;
-		if (st->boots >= MIN_SAMPLES)
-			o->boot_ms = st->boot_ms / st->boots;
+		sc->pooled[k].speed_sum += st->speed_sum;
+		sc->pooled[k].speed_n += st->speed_n;
+		sc->pooled[k].boots += st->boots;
+		sc->pooled[k].boot_ms += st->boot_ms;
 		if (st->market == MARKET_SPOT) {
 			double hours = (double)st->alive_ms / 3600000.0;
 			o->reclaims_per_hour = ((double)st->reclaims + o->reclaims_per_hour) / (hours + 1.0);
@@ -319,7 +325,14 @@ static int apply_stat(void *arg, const struct offer_stat *st)
 void scaler_estimates(struct scaler *sc)
 {
 	memcpy(sc->offers, sc->srv->offers, sizeof sc->offers);
+	memset(sc->pooled, 0, sizeof sc->pooled);
 	sc->srv->store->ops->offer_stats(sc->srv->store, apply_stat, sc);
+	for (int k = 0; k < sc->noffers; k++) {
+		if (sc->pooled[k].speed_n >= MIN_SAMPLES)
+			sc->offers[k].speed = sc->pooled[k].speed_sum / (double)sc->pooled[k].speed_n;
+		if (sc->pooled[k].boots >= MIN_SAMPLES)
+			sc->offers[k].boot_ms = sc->pooled[k].boot_ms / sc->pooled[k].boots;
+	}
 }
 
 static void record(struct scaler *sc, const struct action *a, const char *kind)
@@ -408,7 +421,7 @@ static void run(struct scaler *sc)
 		.max_instances = cfg->max_instances,
 		.max_gpus = cfg->max_gpus,
 		.max_spend_per_hour = cfg->max_spend_per_hour,
-		.idle_decay = (int)cfg->idle_decay,
+		.idle_surplus_ms = cfg->idle_surplus_ms, .idle_decay = (int)cfg->idle_decay,
 		.decay_t1_ms = cfg->decay_t1_ms,
 		.decay_t2_ms = cfg->decay_t2_ms,
 		.boot_timeout_ms = cfg->boot_timeout_ms,

@@ -376,7 +376,7 @@ static void ebb_policy(struct sim *s)
 	struct plan_settings st = {
 		.max_instances = cfg->max_instances, .max_gpus = cfg->max_gpus,
 		.max_spend_per_hour = cfg->max_spend_per_hour, .idle_timeout_ms = s->idle_timeout_ms,
-		.idle_decay = (int)cfg->idle_decay, .decay_t1_ms = cfg->decay_t1_ms,
+		.idle_surplus_ms = cfg->idle_surplus_ms, .idle_decay = (int)cfg->idle_decay, .decay_t1_ms = cfg->decay_t1_ms,
 		.decay_t2_ms = cfg->decay_t2_ms, .boot_timeout_ms = cfg->boot_timeout_ms,
 		.warm = &cfg->warm_schedule, .max_price = cfg->max_price,
 		.min_reliability = cfg->min_reliability, .max_share_per_offer = cfg->max_share_per_offer,
