@@ -19,9 +19,13 @@ int cmd_cancel(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 int cmd_fleet(int argc, char **argv);
 int cmd_decisions(int argc, char **argv);
 int cmd_drain(int argc, char **argv);
+int cmd_reclaim(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_offers(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 

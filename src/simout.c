@@ -5,6 +5,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "tune.h"
+
 void simout_table(const struct sim_result *r, int n, FILE *out)
 {
 	fprintf(out, "%-44s %10s %9s %9s %9s %9s %6s %8s %8s %8s %8s %5s\n", "POLICY", "COST $", "$/JOB",
@@ -170,6 +172,85 @@ int simout_plot(const struct sim_result *r, int n, const struct sim_options *o, 
 			W - RIGHT + 34, y, colours[k % 10]);
 		fprintf(f, "<text x='%d' y='%d' font-size='11'>%.28s%s</text>\n", W - RIGHT + 40, y + 4, r[k].policy,
 			r[k].nsamples ? "" : " (no timeline)");
+	}
+	fprintf(f, "</svg>\n");
+	if (fclose(f) != 0) {
+		snprintf(err, errsize, "--plot %s: write failed", path);
+		return -1;
+	}
+	return 0;
+}
+
+int simout_frontier_plot(const struct tune_point *pts, size_t n, const char *path, char *err, size_t errsize)
+{
+	static const char *const families[] = {"ebb", "always-on", "min1", "util", "keda", "bound"};
+	const int w = 900, h = 560, left = 80, right = 160, top = 40, bottom = 60;
+	double cmax = 0, wmax = 0;
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		snprintf(err, errsize, "--plot %s: cannot write", path);
+		return -1;
+	}
+	for (size_t k = 0; k < n; k++) {
+		if (!pts[k].on_frontier)
+			continue;
+		cmax = fmax(cmax, pts[k].cost_usd);
+		wmax = fmax(wmax, pts[k].wait_p95_s);
+	}
+	cmax = nice(cmax > 0 ? cmax : 1);
+	wmax = nice(wmax > 0 ? wmax : 1);
+	fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' font-family='sans-serif'>\n"
+		   "<rect width='100%%' height='100%%' fill='white'/>\n"
+		   "<text x='%d' y='24' font-size='14' font-weight='bold'>Cost against p95 wait: each policy's frontier</text>\n"
+		   "<rect x='%d' y='%d' width='%d' height='%d' fill='none' stroke='#333'/>\n",
+		w, h, left, left, top, w - left - right, h - top - bottom);
+	for (int g = 0; g <= 5; g++) {
+		int x = left + g * (w - left - right) / 5, y = h - bottom - g * (h - top - bottom) / 5;
+		fprintf(f, "<text x='%d' y='%d' font-size='11' text-anchor='middle'>%g</text>\n", x, h - bottom + 16,
+			wmax * g / 5);
+		fprintf(f, "<text x='%d' y='%d' font-size='11' text-anchor='end'>%g</text>\n", left - 6, y + 4,
+			cmax * g / 5);
+		fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='#eee'/>\n", left, y, w - right, y);
+	}
+	fprintf(f, "<text x='%d' y='%d' font-size='12' text-anchor='middle'>p95 wait (seconds)</text>\n",
+		left + (w - left - right) / 2, h - 20);
+	fprintf(f, "<text x='18' y='%d' font-size='12' transform='rotate(-90 18 %d)' text-anchor='middle'>cost (USD)</text>\n",
+		h / 2, h / 2);
+	for (size_t fam = 0; fam < sizeof families / sizeof *families; fam++) {
+		const char *col = colours[fam % 10];
+		int drawn = 0;
+		/* Frontier points in order of wait, joined by a line. */
+		fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='2' points='", col);
+		for (double last = -1;;) {
+			const struct tune_point *next = NULL;
+			for (size_t k = 0; k < n; k++) {
+				const struct tune_point *p = &pts[k];
+				if (p->on_frontier && strcmp(p->family, families[fam]) == 0 && p->wait_p95_s > last &&
+				    (!next || p->wait_p95_s < next->wait_p95_s))
+					next = p;
+			}
+			if (!next)
+				break;
+			last = next->wait_p95_s;
+			fprintf(f, "%.1f,%.1f ", left + next->wait_p95_s / wmax * (w - left - right),
+				h - bottom - next->cost_usd / cmax * (h - top - bottom));
+			drawn++;
+		}
+		fprintf(f, "'/>\n");
+		for (size_t k = 0; k < n; k++) {
+			const struct tune_point *p = &pts[k];
+			if (p->on_frontier && strcmp(p->family, families[fam]) == 0)
+				fprintf(f, "<circle cx='%.1f' cy='%.1f' r='3.5' fill='%s'/>\n",
+					left + p->wait_p95_s / wmax * (w - left - right),
+					h - bottom - p->cost_usd / cmax * (h - top - bottom), col);
+		}
+		if (drawn) {
+			int y = top + 14 + (int)fam * 18;
+			fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='%s' stroke-width='3'/>"
+				   "<text x='%d' y='%d' font-size='12'>%s</text>\n",
+				w - right + 12, y, w - right + 32, y, col, w - right + 38, y + 4, families[fam]);
+		}
 	}
 	fprintf(f, "</svg>\n");
 	if (fclose(f) != 0) {

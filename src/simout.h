@@ -15,6 +15,9 @@ json_t *simout_result_json(const struct sim_result *r);
  * panel each, a line per policy. */
 int simout_plot(const struct sim_result *r, int n, const struct sim_options *o, const char *path,
 		char *err, size_t errsize);
+struct tune_point;
+/* Cost against p95 wait, each family's frontier as a line. */
+int simout_frontier_plot(const struct tune_point *p, size_t n, const char *path, char *err, size_t errsize);
 /* A sample step giving about 600 points over the trace. */
 int64_t simout_sample_step(const struct trace *t);
 

@@ -248,3 +248,16 @@ void trace_free(struct trace *t)
 	free(t->jobs);
 	memset(t, 0, sizeof *t);
 }
+
+void trace_window(struct trace *t, int64_t from_ms, int64_t to_ms)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < t->n; k++) {
+		if (t->jobs[k].submit_ms < from_ms || t->jobs[k].submit_ms >= to_ms)
+			continue;
+		t->jobs[n] = t->jobs[k];
+		t->jobs[n++].submit_ms -= from_ms;
+	}
+	t->n = n;
+}

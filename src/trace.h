@@ -37,5 +37,8 @@ struct trace_filter {
 int trace_load(const char *path, const struct trace_filter *filters, int nfilters, int skip_bad,
 	       struct trace *out, char *err, size_t errsize);
 void trace_free(struct trace *t);
+/* Keeps the jobs submitted in [from_ms, to_ms) and moves time so that
+ * from_ms is 0: tune on one part of a history, replay another. */
+void trace_window(struct trace *t, int64_t from_ms, int64_t to_ms);
 
 #endif

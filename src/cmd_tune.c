@@ -1,0 +1,136 @@
+/* `ebb tune TRACE --wait-p95 S [options] [--write FILE]`: sweeps the
+ * policies' knobs over a trace and recommends ebb settings (see tune.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "simcli.h"
+#include "simout.h"
+#include "tune.h"
+
+static const char usage[] =
+	"usage: ebb tune TRACE --wait-p95 S [OPTIONS]\n"
+	"Sweeps the knobs of ebb's policy and of each baseline over a trace, prints each\n"
+	"one's cost against p95-wait frontier, and recommends ebb settings meeting the wait.\n"
+	"  --wait-p95 S           the p95 wait to meet, seconds (required)\n"
+	"  --write FILE           write the recommended settings as a config fragment\n" SIMCLI_USAGE;
+
+static void print_table(const struct tune *t, FILE *out)
+{
+	static const char *const families[] = {"ebb", "always-on", "min1", "util", "keda", "bound"};
+
+	fprintf(out, "%-10s %10s %10s  %s\n", "POLICY", "COST $", "P95 WAIT", "SETTINGS (frontier points)");
+	for (size_t f = 0; f < sizeof families / sizeof *families; f++) {
+		for (size_t k = 0; k < t->n; k++) {
+			const struct tune_point *p = &t->points[k];
+			if (!p->on_frontier || strcmp(p->family, families[f]) != 0)
+				continue;
+			fprintf(out, "%-10s %10.2f %9.1fs  %s%s\n", p->family, p->cost_usd, p->wait_p95_s, p->spec,
+				(int)k == t->recommended ? "   <- recommended" : "");
+		}
+	}
+}
+
+static json_t *tune_json(const struct tune *t, double wait)
+{
+	json_t *frontiers = json_object(), *all = json_array(), *rec = json_null();
+
+	for (size_t k = 0; k < t->n; k++) {
+		const struct tune_point *p = &t->points[k];
+		json_t *o = json_pack("{s:s, s:s, s:f, s:f, s:b}", "family", p->family, "policy", p->spec,
+				      "cost_usd", p->cost_usd, "wait_p95_s", p->wait_p95_s, "on_frontier",
+				      p->on_frontier);
+		if (p->on_frontier) {
+			json_t *list = json_object_get(frontiers, p->family);
+			if (!list) {
+				list = json_array();
+				json_object_set_new(frontiers, p->family, list);
+			}
+			json_array_append(list, o);
+		}
+		json_array_append_new(all, o);
+	}
+	if (t->recommended >= 0) {
+		const struct tune_point *p = &t->points[t->recommended];
+		rec = json_pack("{s:s, s:f, s:f, s:s}", "policy", p->spec, "cost_usd", p->cost_usd, "wait_p95_s",
+				p->wait_p95_s, "config", t->fragment);
+	}
+	return json_pack("{s:f, s:o, s:o, s:o}", "wait_p95_target_s", wait, "frontiers", frontiers, "points", all,
+			 "recommendation", rec);
+}
+
+int cmd_tune(int argc, char **argv)
+{
+	enum { O_WAIT = SIMCLI_OWN, O_WRITE };
+	static const struct option longopts[] = {
+		{"wait-p95", required_argument, NULL, O_WAIT}, {"write", required_argument, NULL, O_WRITE},
+		SIMCLI_LONGOPTS, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+	};
+	const char *write_path = NULL;
+	struct simcli cli;
+	struct tune t;
+	struct trace tr;
+	char err[600], *end;
+	double wait = -1;
+	int c, rc = 0;
+
+	simcli_init(&cli, "tune");
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (c == O_WAIT) {
+			wait = strtod(optarg, &end);
+			if (end == optarg || *end || !(wait >= 0)) {
+				fprintf(stderr, "ebb tune: --wait-p95: expected seconds, got '%s'\n", optarg);
+				return 2;
+			}
+		} else if (c == O_WRITE) {
+			write_path = optarg;
+		} else if (c == 'h') {
+			fputs(usage, stdout);
+			return 0;
+		} else if (c == '?' || simcli_option(&cli, c, optarg) != 0) {
+			fputs(usage, stderr);
+			return 2;
+		}
+	}
+	if (optind + 1 != argc || wait < 0) {
+		fprintf(stderr, "ebb tune: expected one trace file and --wait-p95 S\n%s", usage);
+		return 2;
+	}
+	if (simcli_load(&cli, argv[optind], &tr) != 0)
+		return 1;
+	if (tune_run(&tr, &cli.o, cli.offers, wait, &t, err, sizeof err) != 0) {
+		fprintf(stderr, "ebb tune: %s\n", err);
+		trace_free(&tr);
+		return 1;
+	}
+	if (cli.json) {
+		json_t *j = tune_json(&t, wait);
+		json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+		fputc('\n', stdout);
+		json_decref(j);
+	} else {
+		print_table(&t, stdout);
+		if (t.recommended >= 0)
+			printf("\n%s", t.fragment);
+		else
+			printf("\nno setting of ebb reaches a p95 wait of %.0f s on this trace\n", wait);
+	}
+	if (write_path && t.recommended >= 0) {
+		FILE *f = fopen(write_path, "w");
+		if (!f || fputs(t.fragment, f) < 0 || fclose(f) != 0) {
+			fprintf(stderr, "ebb tune: --write %s: cannot write\n", write_path);
+			rc = 1;
+		}
+	} else if (write_path) {
+		fprintf(stderr, "ebb tune: --write %s: nothing to write, no setting meets the wait\n", write_path);
+		rc = 1;
+	}
+	if (cli.plot && simout_frontier_plot(t.points, t.n, cli.plot, err, sizeof err) != 0) {
+		fprintf(stderr, "ebb tune: %s\n", err);
+		rc = 1;
+	}
+	tune_free(&t);
+	trace_free(&tr);
+	return rc;
+}

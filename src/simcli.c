@@ -1,0 +1,83 @@
+/* See simcli.h. */
+#include "simcli.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "simout.h"
+
+void simcli_init(struct simcli *c, const char *name)
+{
+	memset(c, 0, sizeof *c);
+	c->name = name;
+	c->o.seed = 1;
+	c->to_s = INFINITY;
+}
+
+static int seconds(struct simcli *c, const char *flag, const char *arg, double *out)
+{
+	char *end;
+	double v = strtod(arg, &end);
+
+	if (end == arg || *end || !(v >= 0) || v > 1e10) {
+		fprintf(stderr, "ebb %s: %s: expected seconds, got '%s'\n", c->name, flag, arg);
+		return 2;
+	}
+	*out = v;
+	return 0;
+}
+
+int simcli_option(struct simcli *c, int opt, char *arg)
+{
+	char *end, *eq;
+	double v;
+
+	switch (opt) {
+	case SIMCLI_OFFERS: c->offers = arg; return 0;
+	case SIMCLI_PLOT: c->plot = arg; return 0;
+	case SIMCLI_SKIP: c->skip_bad = 1; return 0;
+	case SIMCLI_JSON: c->json = 1; return 0;
+	case SIMCLI_FROM: return seconds(c, "--from", arg, &c->from_s);
+	case SIMCLI_TO: return seconds(c, "--to", arg, &c->to_s);
+	case SIMCLI_SEED:
+		c->o.seed = strtoull(arg, &end, 10);
+		if (*end || end == arg || arg[0] == '-') {
+			fprintf(stderr, "ebb %s: --seed: expected a whole number, got '%s'\n", c->name, arg);
+			return 2;
+		}
+		return 0;
+	case SIMCLI_CKPT:
+		if (seconds(c, "--checkpoint-every", arg, &v) != 0 || v <= 0)
+			return 2;
+		c->o.checkpoint_every_ms = (int64_t)(v * 1000);
+		return 0;
+	case SIMCLI_FILTER:
+		eq = strchr(arg, '=');
+		if (!eq || eq == arg || c->nfilters == 8) {
+			fprintf(stderr, "ebb %s: --filter: expected COL=VALUE (8 at most), got '%s'\n", c->name, arg);
+			return 2;
+		}
+		*eq = '\0';
+		c->filters[c->nfilters++] = (struct trace_filter){arg, eq + 1};
+		return 0;
+	}
+	return 2;
+}
+
+int simcli_load(struct simcli *c, const char *trace_path, struct trace *t)
+{
+	char err[600];
+
+	if (sim_load(trace_path, c->offers, c->filters, c->nfilters, c->skip_bad, t, &c->o, err, sizeof err) != 0) {
+		fprintf(stderr, "ebb %s: %s\n", c->name, err);
+		return 1;
+	}
+	if (t->skipped)
+		fprintf(stderr, "ebb %s: skipped %zu malformed rows\n", c->name, t->skipped);
+	if (c->from_s > 0 || isfinite(c->to_s))
+		trace_window(t, (int64_t)(c->from_s * 1000),
+			     isfinite(c->to_s) ? (int64_t)(c->to_s * 1000) : INT64_MAX);
+	return 0;
+}
