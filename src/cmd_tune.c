@@ -32,9 +32,28 @@ static void print_table(const struct tune *t, FILE *out)
 	}
 }
 
-static json_t *tune_json(const struct tune *t, double wait)
+static void print_ratios(const struct tune *t, const struct sim_options *o, FILE *out)
+{
+	struct tune_ratios r;
+
+	tune_ratios(t, (double)o->offers[0].boot_ms / 1000.0, &r);
+	fprintf(out, "\n");
+	if (r.ebb_at_keda > 0 && r.keda_cost > 0)
+		fprintf(out, "ebb at keda's p95 (%.0f s) or shorter: $%.2f = %.2f x keda's $%.2f\n", r.keda_p95,
+			r.ebb_at_keda, r.ebb_at_keda / r.keda_cost, r.keda_cost);
+	else
+		fprintf(out, "ebb reaches no p95 as short as keda's (%.0f s)\n", r.keda_p95);
+	if (r.ebb_at_bound > 0 && r.bound_cost > 0)
+		fprintf(out, "ebb at p95 <= two boots (%.0f s): $%.2f = %.2f x the bound's $%.2f\n", r.bound_wait_s,
+			r.ebb_at_bound, r.ebb_at_bound / r.bound_cost, r.bound_cost);
+	fprintf(out, "baseline points below ebb's frontier: %d%s%s\n", r.below_frontier, r.below_frontier ? ": " : "",
+		r.below);
+}
+
+static json_t *tune_json(const struct tune *t, double wait, double boot_s)
 {
 	json_t *frontiers = json_object(), *all = json_array(), *rec = json_null();
+	struct tune_ratios r;
 
 	for (size_t k = 0; k < t->n; k++) {
 		const struct tune_point *p = &t->points[k];
@@ -56,8 +75,12 @@ static json_t *tune_json(const struct tune *t, double wait)
 		rec = json_pack("{s:s, s:f, s:f, s:s}", "policy", p->spec, "cost_usd", p->cost_usd, "wait_p95_s",
 				p->wait_p95_s, "config", t->fragment);
 	}
-	return json_pack("{s:f, s:o, s:o, s:o}", "wait_p95_target_s", wait, "frontiers", frontiers, "points", all,
-			 "recommendation", rec);
+	tune_ratios(t, boot_s, &r);
+	return json_pack("{s:f, s:o, s:o, s:o, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:s}}", "wait_p95_target_s",
+			 wait, "frontiers", frontiers, "points", all, "recommendation", rec, "ratios", "keda_cost_usd",
+			 r.keda_cost, "keda_wait_p95_s", r.keda_p95, "ebb_at_keda_wait_usd", r.ebb_at_keda,
+			 "bound_cost_usd", r.bound_cost, "bound_wait_s", r.bound_wait_s, "ebb_at_bound_wait_usd",
+			 r.ebb_at_bound, "baseline_points_below_ebb", r.below_frontier, "below", r.below);
 }
 
 int cmd_tune(int argc, char **argv)
@@ -105,12 +128,13 @@ int cmd_tune(int argc, char **argv)
 		return 1;
 	}
 	if (cli.json) {
-		json_t *j = tune_json(&t, wait);
+		json_t *j = tune_json(&t, wait, (double)cli.o.offers[0].boot_ms / 1000.0);
 		json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
 		fputc('\n', stdout);
 		json_decref(j);
 	} else {
 		print_table(&t, stdout);
+		print_ratios(&t, &cli.o, stdout);
 		if (t.recommended >= 0)
 			printf("\n%s", t.fragment);
 		else

@@ -8,8 +8,10 @@
 /* ebb's knobs: how long work may wait before capacity is added, how long
  * the last idle instance stays, and how fast the others go. */
 static const int wait_targets_s[] = {10, 30, 60, 120, 300, 600};
-static const int idle_timeouts_s[] = {60, 300, 600, 1200};
+static const int idle_timeouts_s[] = {60, 300, 600, 1800};
 static const int surplus_s[] = {0, 60};
+/* A warm floor all day reaches the shortest waits, as always-on does. */
+static const int warm_floors[] = {1, 2, 4, 8};
 
 static const char *const baseline_specs[] = {
 	"min1:idle=60", "min1:idle=300", "min1:idle=600", "min1:idle=1800",
@@ -18,15 +20,15 @@ static const char *const baseline_specs[] = {
 	"bound",
 };
 
-static int add_point(struct tune *t, const char *spec, const struct trace *tr, const struct sim_options *o,
-		     const char *config_path, char *err, size_t errsize)
+static struct tune_point *add_point(struct tune *t, const char *spec, const struct trace *tr,
+				    const struct sim_options *o, const char *config_path, char *err, size_t errsize)
 {
 	struct tune_point *pt;
 	struct sim_result r;
 	struct policy p;
 
 	if (policy_parse(spec, NULL, config_path, &p, err, errsize) != 0)
-		return -1;
+		return NULL;
 	sim_run(tr, &p, o, &r);
 	policy_free(&p);
 	t->points = realloc(t->points, (t->n + 1) * sizeof *t->points);
@@ -37,7 +39,54 @@ static int add_point(struct tune *t, const char *spec, const struct trace *tr, c
 	pt->cost_usd = r.cost_usd;
 	pt->wait_p95_s = r.wait_p95_s;
 	sim_result_free(&r);
+	return pt;
+}
+
+/* One point of ebb's sweep. */
+static int add_ebb(struct tune *t, int wait_target, int idle, int surplus, int warm, const struct trace *tr,
+		   const struct sim_options *o, const char *config_path, char *err, size_t errsize)
+{
+	struct tune_point *pt;
+	char spec[256];
+
+	snprintf(spec, sizeof spec,
+		 "ebb:lane.standard.wait_target=%ds,scaler.idle_timeout=%ds,scaler.idle_surplus_timeout=%ds%s",
+		 wait_target, idle, surplus, warm ? ",scaler.warm=* * " : "");
+	if (warm)
+		snprintf(spec + strlen(spec), sizeof spec - strlen(spec), "%d", warm);
+	if (!(pt = add_point(t, spec, tr, o, config_path, err, errsize)))
+		return -1;
+	pt->wait_target_s = wait_target;
+	pt->idle_timeout_s = idle;
+	pt->surplus_s = surplus;
+	pt->warm = warm;
 	return 0;
+}
+
+/* The cheapest ebb point within the wait, as a config fragment. */
+static void recommend(struct tune *t, double wait_p95_s, size_t njobs)
+{
+	const struct tune_point *best = NULL;
+	int n;
+
+	for (size_t k = 0; k < t->n; k++) {
+		const struct tune_point *p = &t->points[k];
+		if (strcmp(p->family, "ebb") == 0 && p->wait_p95_s <= wait_p95_s && (!best || p->cost_usd < best->cost_usd)) {
+			best = p;
+			t->recommended = (int)k;
+		}
+	}
+	if (!best)
+		return;
+	n = snprintf(t->fragment, sizeof t->fragment,
+		     "# ebb tune: the cheapest of ebb's settings with a p95 wait of at most %.0f s,\n"
+		     "# on a trace of %zu jobs. Paste into ebb.conf.\n"
+		     "[scaler]\nidle_timeout = %ds\nidle_surplus_timeout = %ds\n",
+		     wait_p95_s, njobs, best->idle_timeout_s, best->surplus_s);
+	if (best->warm)
+		n += snprintf(t->fragment + n, sizeof t->fragment - (size_t)n, "warm = * * %d\n", best->warm);
+	snprintf(t->fragment + n, sizeof t->fragment - (size_t)n, "\n[lane.standard]\nwait_target = %ds\n",
+		 best->wait_target_s);
 }
 
 /* A point is on its family's frontier when no other point of the family
@@ -58,52 +107,79 @@ static void mark_frontiers(struct tune *t)
 	}
 }
 
-static void write_fragment(struct tune *t, int wt, int it, int sp, const struct trace *tr)
-{
-	snprintf(t->fragment, sizeof t->fragment,
-		 "# ebb tune: the cheapest of ebb's settings with a p95 wait within the target,\n"
-		 "# on a trace of %zu jobs. Paste into ebb.conf.\n"
-		 "[scaler]\nidle_timeout = %ds\nidle_surplus_timeout = %ds\n\n"
-		 "[lane.standard]\nwait_target = %ds\n", tr->n, it, sp, wt);
-}
-
 int tune_run(const struct trace *tr, const struct sim_options *o, const char *config_path,
 	     double wait_p95_s, struct tune *t, char *err, size_t errsize)
 {
-	char spec[256];
-	double best = -1;
+	char spec[64];
 
 	memset(t, 0, sizeof *t);
 	t->recommended = -1;
 	for (size_t a = 0; a < sizeof wait_targets_s / sizeof *wait_targets_s; a++) {
 		for (size_t b = 0; b < sizeof idle_timeouts_s / sizeof *idle_timeouts_s; b++) {
 			for (size_t c = 0; c < sizeof surplus_s / sizeof *surplus_s; c++) {
-				snprintf(spec, sizeof spec,
-					 "ebb:lane.standard.wait_target=%ds,scaler.idle_timeout=%ds,"
-					 "scaler.idle_surplus_timeout=%ds",
-					 wait_targets_s[a], idle_timeouts_s[b], surplus_s[c]);
-				if (add_point(t, spec, tr, o, config_path, err, errsize) != 0)
+				if (add_ebb(t, wait_targets_s[a], idle_timeouts_s[b], surplus_s[c], 0, tr, o,
+					    config_path, err, errsize) != 0)
 					return -1;
-				if (t->points[t->n - 1].wait_p95_s <= wait_p95_s &&
-				    (best < 0 || t->points[t->n - 1].cost_usd < best)) {
-					best = t->points[t->n - 1].cost_usd;
-					t->recommended = (int)t->n - 1;
-					write_fragment(t, wait_targets_s[a], idle_timeouts_s[b], surplus_s[c], tr);
-				}
 			}
 		}
 	}
+	for (size_t w = 0; w < sizeof warm_floors / sizeof *warm_floors; w++) {
+		if (add_ebb(t, 10, 600, 60, warm_floors[w], tr, o, config_path, err, errsize) != 0)
+			return -1;
+	}
 	for (int64_t n = 1, peak = sim_peak_concurrency(tr); n <= peak; n = n < 4 ? n + 1 : n * 2) {
 		snprintf(spec, sizeof spec, "always-on:n=%lld", (long long)n);
-		if (add_point(t, spec, tr, o, config_path, err, errsize) != 0)
+		if (!add_point(t, spec, tr, o, config_path, err, errsize))
 			return -1;
 	}
 	for (size_t k = 0; k < sizeof baseline_specs / sizeof *baseline_specs; k++) {
-		if (add_point(t, baseline_specs[k], tr, o, config_path, err, errsize) != 0)
+		if (!add_point(t, baseline_specs[k], tr, o, config_path, err, errsize))
 			return -1;
 	}
 	mark_frontiers(t);
+	recommend(t, wait_p95_s, tr->n);
 	return 0;
+}
+
+/* ebb's cheapest point with a p95 wait of at most wait_s; -1 if none. */
+static double ebb_cheapest(const struct tune *t, double wait_s)
+{
+	double best = -1;
+
+	for (size_t k = 0; k < t->n; k++) {
+		const struct tune_point *p = &t->points[k];
+		if (strcmp(p->family, "ebb") == 0 && p->wait_p95_s <= wait_s && (best < 0 || p->cost_usd < best))
+			best = p->cost_usd;
+	}
+	return best;
+}
+
+void tune_ratios(const struct tune *t, double boot_s, struct tune_ratios *r)
+{
+	size_t len = 0;
+
+	memset(r, 0, sizeof *r);
+	r->bound_wait_s = 2 * boot_s;
+	for (size_t k = 0; k < t->n; k++) {
+		const struct tune_point *p = &t->points[k];
+		double ebb;
+		if (strcmp(p->spec, "keda") == 0) {
+			r->keda_cost = p->cost_usd;
+			r->keda_p95 = p->wait_p95_s;
+		}
+		if (strcmp(p->family, "bound") == 0)
+			r->bound_cost = p->cost_usd;
+		if (strcmp(p->family, "ebb") == 0 || strcmp(p->family, "bound") == 0)
+			continue;
+		ebb = ebb_cheapest(t, p->wait_p95_s);
+		if (ebb < 0 || ebb > p->cost_usd + 1e-9) {
+			r->below_frontier++;
+			if (len < sizeof r->below)
+				len += (size_t)snprintf(r->below + len, sizeof r->below - len, "%s%s", len ? ", " : "", p->spec);
+		}
+	}
+	r->ebb_at_keda = ebb_cheapest(t, r->keda_p95);
+	r->ebb_at_bound = ebb_cheapest(t, r->bound_wait_s);
 }
 
 void tune_free(struct tune *t)

@@ -11,6 +11,8 @@ struct tune_point {
 	char spec[512];
 	double cost_usd, wait_p95_s;
 	int on_frontier;
+	/* ebb's knobs of this point, in seconds; warm: the all-day floor */
+	int wait_target_s, idle_timeout_s, surplus_s, warm;
 };
 
 struct tune {
@@ -19,6 +21,16 @@ struct tune {
 	int recommended; /* index of the chosen ebb point, -1 if none meets the target */
 	char fragment[1024];
 };
+
+/* The comparisons the project holds itself to (docs/SIMULATION.md). */
+struct tune_ratios {
+	double keda_cost, keda_p95, ebb_at_keda; /* ebb's cheapest at keda-default's p95 or shorter */
+	double bound_cost, bound_wait_s, ebb_at_bound; /* ebb's cheapest at p95 <= two boots */
+	int below_frontier; /* baseline points cheaper than ebb at the same or shorter wait */
+	char below[512];
+};
+
+void tune_ratios(const struct tune *t, double boot_s, struct tune_ratios *r);
 
 /* Runs the sweep; -1 with err when a policy spec fails to parse. */
 int tune_run(const struct trace *t, const struct sim_options *o, const char *config_path,
