@@ -61,6 +61,7 @@ struct sim {
 	size_t nheap, capheap;
 	struct sinst *inst;
 	int ninst, capinst, live, busy;
+	int *alive; /* the instances not gone, in launch order: live of them */
 	struct sjob *jobs;
 	struct squeue *q;
 	int nq;
@@ -220,20 +221,20 @@ static void advance(struct sim *s, int64_t to)
 	s->now = to;
 }
 
-static void sample(struct sim *s)
+/* Samples up to `to`: the state holds still between events, so a sample
+ * between two of them is the state now, with the cost run on. */
+static void sample(struct sim *s, int64_t to)
 {
-	while (s->o->sample_ms && s->next_sample <= s->now) {
+	while (s->o->sample_ms && s->next_sample <= to) {
 		struct sim_sample *x;
 		s->r->samples = realloc(s->r->samples, (s->r->nsamples + 1) * sizeof *s->r->samples);
 		x = &s->r->samples[s->r->nsamples++];
 		memset(x, 0, sizeof *x);
 		x->t_ms = s->next_sample;
 		x->queued = (int)s->queued;
-		x->cost = s->cost;
-		for (int k = 0; k < s->ninst; k++) {
-			if (s->inst[k].state != S_GONE)
-				x->instances[s->inst[k].offer]++;
-		}
+		x->cost = s->cost + s->spend_per_ms * (double)(s->next_sample - s->now);
+		for (int a = 0; a < s->live; a++)
+			x->instances[s->inst[s->alive[a]].offer]++;
 		s->next_sample += s->o->sample_ms;
 	}
 }
@@ -249,6 +250,7 @@ static int launch(struct sim *s, int offer, enum market m, int warm)
 	if (s->ninst == s->capinst) {
 		s->capinst = s->capinst ? s->capinst * 2 : 64;
 		s->inst = realloc(s->inst, (size_t)s->capinst * sizeof *s->inst);
+		s->alive = realloc(s->alive, (size_t)s->capinst * sizeof *s->alive);
 	}
 	k = s->ninst++;
 	i = &s->inst[k];
@@ -258,7 +260,7 @@ static int launch(struct sim *s, int offer, enum market m, int warm)
 	i->launched = s->now;
 	i->job = -1;
 	i->state = S_BOOTING;
-	s->live++;
+	s->alive[s->live++] = k;
 	s->spend_per_ms += price_per_ms(s, i);
 	if (s->live > s->r->max_instances)
 		s->r->max_instances = s->live;
@@ -301,6 +303,12 @@ static void stop(struct sim *s, int k)
 	s->r->gpu_hours_billed += (double)billed * o->gpus / 3600000.0;
 	i->state = S_GONE;
 	i->gen++;
+	for (int a = s->live - 1; a >= 0; a--) {
+		if (s->alive[a] == k) {
+			memmove(&s->alive[a], &s->alive[a + 1], (size_t)(s->live - 1 - a) * sizeof *s->alive);
+			break;
+		}
+	}
 	s->live--;
 	s->dirty = 1;
 }
@@ -325,7 +333,10 @@ static void finish(struct sim *s, int k)
  * arrival, as serve's lease query orders them. */
 static void dispatch(struct sim *s)
 {
-	for (int k = 0; k < s->ninst && s->queued > 0; k++) {
+	/* Over the live instances only: a long replay launches hundreds of
+	 * thousands, and this runs after every event. */
+	for (int a = 0; a < s->live && s->queued > 0; a++) {
+		int k = s->alive[a];
 		struct sinst *i = &s->inst[k];
 		const struct offer *o = offer_of(s, i);
 		int best = -1;
@@ -383,8 +394,8 @@ static void ebb_policy(struct sim *s)
 		.use_spot = (int)cfg->use_spot, .checkpoint_every_ms = cfg->checkpoint_every_ms,
 	};
 	struct plan_class *classes = calloc((size_t)s->nq + 1, sizeof *classes);
-	struct plan_instance *fleet = calloc((size_t)s->ninst + 1, sizeof *fleet);
-	int *fleet_index = calloc((size_t)s->ninst + 1, sizeof *fleet_index);
+	struct plan_instance *fleet = calloc((size_t)s->live + 1, sizeof *fleet);
+	int *fleet_index = calloc((size_t)s->live + 1, sizeof *fleet_index);
 	struct plan_result *res = malloc(sizeof *res);
 	struct plan_view v = {.now_ms = s->now, .settings = &st, .offers = s->o->offers,
 			      .noffers = s->o->noffers};
@@ -403,11 +414,10 @@ static void ebb_policy(struct sim *s)
 		if (classes[nc - 1].lane_rank < 0)
 			classes[nc - 1].lane_rank = cfg->nlanes;
 	}
-	for (int k = 0; k < s->ninst; k++) {
+	for (int a = 0; a < s->live; a++) {
+		int k = s->alive[a];
 		struct sinst *i = &s->inst[k];
 		static const enum instance_state map[] = {INST_BOOTING, INST_IDLE, INST_BUSY, INST_TERMINATED};
-		if (i->state == S_GONE)
-			continue;
 		fleet_index[nf] = k;
 		fleet[nf++] = (struct plan_instance){
 			.id = k + 1, .offer = i->offer, .market = i->market,
@@ -449,9 +459,10 @@ static int pick_to_stop(struct sim *s, int allow_busy)
 	int best = -1;
 	static const int order[] = {[S_IDLE] = 0, [S_BOOTING] = 1, [S_BUSY] = 2, [S_GONE] = 9};
 
-	for (int k = 0; k < s->ninst; k++) {
+	for (int a = 0; a < s->live; a++) {
+		int k = s->alive[a];
 		struct sinst *i = &s->inst[k], *b = best >= 0 ? &s->inst[best] : NULL;
-		if (i->state == S_GONE || (i->state == S_BUSY && !allow_busy))
+		if (i->state == S_BUSY && !allow_busy)
 			continue;
 		if (!b || order[i->state] < order[b->state] ||
 		    (order[i->state] == order[b->state] && i->idle_since < b->idle_since))
@@ -476,19 +487,20 @@ static void min1_policy(struct sim *s)
 {
 	int64_t free_slots = 0;
 
-	for (int k = 0; k < s->ninst; k++) {
-		struct sinst *i = &s->inst[k];
+	for (int a = 0; a < s->live; a++) {
+		struct sinst *i = &s->inst[s->alive[a]];
 		if (i->state == S_IDLE || i->state == S_BOOTING)
 			free_slots++;
 	}
 	for (int64_t n = s->queued - free_slots; n > 0; n--)
 		launch(s, s->p->offer, s->p->market, 0);
-	for (int k = 0; k < s->ninst; k++) {
+	for (int a = 0; a < s->live; a++) {
+		int k = s->alive[a];
 		struct sinst *i = &s->inst[k];
 		if (i->state != S_IDLE || s->live <= 1)
 			continue;
 		if (s->now - i->idle_since >= s->p->idle_ms)
-			stop(s, k);
+			stop(s, k), a--; /* the next one moved into place a */
 		else
 			s->next_policy = min_positive(s->next_policy, i->idle_since + s->p->idle_ms);
 	}
@@ -540,6 +552,10 @@ static void keda_policy(struct sim *s)
 
 static void run_policy(struct sim *s)
 {
+	/* Cleared first: what the policy itself stops is a change to look at
+	 * again, as serve is woken when an instance it released is gone (an
+	 * idle one released makes room under the limits for queued work). */
+	s->dirty = 0;
 	switch (s->p->kind) {
 	case POL_EBB:
 		ebb_policy(s);
@@ -558,7 +574,6 @@ static void run_policy(struct sim *s)
 		break;
 	}
 	s->last_policy = s->now;
-	s->dirty = 0;
 }
 
 /* When the policy looks next (INT64_MAX: not until something happens):
@@ -625,7 +640,8 @@ static void summarise(struct sim *s)
 	s->r->wait_p95_s = quantile_s(s->waits, s->nwaits, 0.95);
 	s->r->wait_p99_s = quantile_s(s->waits, s->nwaits, 0.99);
 	s->r->wait_mean_s = s->nwaits ? sum / (double)s->nwaits / 1000.0 : 0;
-	s->r->jobs_done = (int64_t)s->done;
+	/* done counts the left-out jobs too, so that the replay can end. */
+	s->r->jobs_done = (int64_t)s->done - s->r->unplaceable;
 	s->r->idle_gpu_hours = s->r->gpu_hours_billed - s->r->gpu_hours_busy;
 	s->r->end_ms = s->now;
 }
@@ -675,8 +691,10 @@ static void bound(const struct trace *t, const struct sim_options *o, struct sim
 				}
 			}
 		}
-		if (best < 0)
+		if (best < 0) {
+			r->unplaceable++; /* as sim_run counts them */
 			continue;
+		}
 		r->cost_usd += best;
 		r->gpu_hours_billed += best_gpu_h;
 		r->gpu_hours_busy += best_gpu_h;
@@ -731,8 +749,8 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 			break; /* nothing left can happen: jobs that no instance fits stay queued */
 		if (at < s.now)
 			at = s.now;
+		sample(&s, at);
 		advance(&s, at);
-		sample(&s);
 		while (next < t->n && t->jobs[next].submit_ms <= s.now) {
 			if (placeable(&s, t->jobs[next].gpus)) {
 				note_arrival(&s, t->jobs[next].submit_ms);
@@ -747,6 +765,10 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 			if (e.kind == EV_RECLAIM && i->state != S_GONE) {
 				s.r->reclaims++;
 				stop(&s, e.inst);
+				/* A fixed fleet and min1's one warm instance are replaced, as a
+				 * node group does; the others launch on demand. */
+				if (p->kind == POL_ALWAYS_ON || (p->kind == POL_MIN1 && s.live == 0))
+					launch(&s, p->offer, p->market, 0);
 			} else if (e.gen != i->gen || i->state == S_GONE) {
 				continue;
 			} else if (e.kind == EV_READY) {
@@ -775,6 +797,7 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 	free(s.q);
 	free(s.heap);
 	free(s.inst);
+	free(s.alive);
 	free(s.jobs);
 	free(s.waits);
 	free(s.keda_hist_at);

@@ -22,7 +22,7 @@ void simout_table(const struct sim_result *r, int n, FILE *out)
 	for (int k = 0; k < n; k++) {
 		if (r[k].jobs_done + r[k].unplaceable < r[k].jobs || r[k].unplaceable)
 			fprintf(out, "note: %s ran %lld of %lld jobs (%lld fit none of its offers)\n", r[k].policy,
-				(long long)r[k].jobs_done - (long long)r[k].unplaceable, (long long)r[k].jobs,
+				(long long)r[k].jobs_done, (long long)r[k].jobs,
 				(long long)r[k].unplaceable);
 	}
 }
@@ -181,11 +181,25 @@ int simout_plot(const struct sim_result *r, int n, const struct sim_options *o, 
 	return 0;
 }
 
+/* Log scales: waits and costs span orders of magnitude (an always-on
+ * fleet waits 0 s and costs ten times the rest). */
+struct logaxis {
+	double lo, hi; /* powers of ten */
+	int from, to;  /* pixels */
+};
+
+static double log_pos(const struct logaxis *a, double v)
+{
+	double x = log10(v > pow(10, a->lo) ? v : pow(10, a->lo));
+	return a->from + (x - a->lo) / (a->hi - a->lo) * (a->to - a->from);
+}
+
 int simout_frontier_plot(const struct tune_point *pts, size_t n, const char *path, char *err, size_t errsize)
 {
 	static const char *const families[] = {"ebb", "always-on", "min1", "util", "keda", "bound"};
 	const int w = 900, h = 560, left = 80, right = 160, top = 40, bottom = 60;
-	double cmax = 0, wmax = 0;
+	double cmin = INFINITY, cmax = 0, wmax = 1;
+	struct logaxis xa, ya;
 	FILE *f = fopen(path, "w");
 
 	if (!f) {
@@ -193,25 +207,33 @@ int simout_frontier_plot(const struct tune_point *pts, size_t n, const char *pat
 		return -1;
 	}
 	for (size_t k = 0; k < n; k++) {
-		if (!pts[k].on_frontier)
+		if (!pts[k].on_frontier || pts[k].cost_usd <= 0)
 			continue;
+		cmin = fmin(cmin, pts[k].cost_usd);
 		cmax = fmax(cmax, pts[k].cost_usd);
 		wmax = fmax(wmax, pts[k].wait_p95_s);
 	}
-	cmax = nice(cmax > 0 ? cmax : 1);
-	wmax = nice(wmax > 0 ? wmax : 1);
+	if (!(cmax > 0))
+		cmin = 1, cmax = 10;
+	xa = (struct logaxis){0, fmax(1, ceil(log10(wmax))), left, w - right};
+	ya = (struct logaxis){floor(log10(cmin)), fmax(floor(log10(cmin)) + 1, ceil(log10(cmax))), h - bottom, top};
 	fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' font-family='sans-serif'>\n"
 		   "<rect width='100%%' height='100%%' fill='white'/>\n"
-		   "<text x='%d' y='24' font-size='14' font-weight='bold'>Cost against p95 wait: each policy's frontier</text>\n"
+		   "<text x='%d' y='24' font-size='14' font-weight='bold'>Cost against p95 wait: each policy's frontier"
+		   " (log scales; lower left is better)</text>\n"
 		   "<rect x='%d' y='%d' width='%d' height='%d' fill='none' stroke='#333'/>\n",
 		w, h, left, left, top, w - left - right, h - top - bottom);
-	for (int g = 0; g <= 5; g++) {
-		int x = left + g * (w - left - right) / 5, y = h - bottom - g * (h - top - bottom) / 5;
-		fprintf(f, "<text x='%d' y='%d' font-size='11' text-anchor='middle'>%g</text>\n", x, h - bottom + 16,
-			wmax * g / 5);
-		fprintf(f, "<text x='%d' y='%d' font-size='11' text-anchor='end'>%g</text>\n", left - 6, y + 4,
-			cmax * g / 5);
-		fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='#eee'/>\n", left, y, w - right, y);
+	for (double e = xa.lo; e <= xa.hi; e++) {
+		double x = log_pos(&xa, pow(10, e));
+		fprintf(f, "<line x1='%.1f' y1='%d' x2='%.1f' y2='%d' stroke='#eee'/>\n", x, top, x, h - bottom);
+		fprintf(f, "<text x='%.1f' y='%d' font-size='11' text-anchor='middle'>%s%g</text>\n", x, h - bottom + 16,
+			e == xa.lo ? "&#8804;" : "", pow(10, e));
+	}
+	for (double e = ya.lo; e <= ya.hi; e++) {
+		double y = log_pos(&ya, pow(10, e));
+		fprintf(f, "<line x1='%d' y1='%.1f' x2='%d' y2='%.1f' stroke='#eee'/>\n", left, y, w - right, y);
+		fprintf(f, "<text x='%d' y='%.1f' font-size='11' text-anchor='end'>%g</text>\n", left - 6, y + 4,
+			pow(10, e));
 	}
 	fprintf(f, "<text x='%d' y='%d' font-size='12' text-anchor='middle'>p95 wait (seconds)</text>\n",
 		left + (w - left - right) / 2, h - 20);
@@ -233,17 +255,16 @@ int simout_frontier_plot(const struct tune_point *pts, size_t n, const char *pat
 			if (!next)
 				break;
 			last = next->wait_p95_s;
-			fprintf(f, "%.1f,%.1f ", left + next->wait_p95_s / wmax * (w - left - right),
-				h - bottom - next->cost_usd / cmax * (h - top - bottom));
+			fprintf(f, "%.1f,%.1f ", log_pos(&xa, next->wait_p95_s), log_pos(&ya, next->cost_usd));
 			drawn++;
 		}
 		fprintf(f, "'/>\n");
 		for (size_t k = 0; k < n; k++) {
 			const struct tune_point *p = &pts[k];
 			if (p->on_frontier && strcmp(p->family, families[fam]) == 0)
-				fprintf(f, "<circle cx='%.1f' cy='%.1f' r='3.5' fill='%s'/>\n",
-					left + p->wait_p95_s / wmax * (w - left - right),
-					h - bottom - p->cost_usd / cmax * (h - top - bottom), col);
+				fprintf(f, "<circle cx='%.1f' cy='%.1f' r='3.5' fill='%s'><title>%s: $%.2f, p95 %.0f s</title></circle>\n",
+					log_pos(&xa, p->wait_p95_s), log_pos(&ya, p->cost_usd), col, p->spec, p->cost_usd,
+					p->wait_p95_s);
 		}
 		if (drawn) {
 			int y = top + 14 + (int)fam * 18;
