@@ -1,5 +1,6 @@
-/* What the benchmarks share: a throw-away `ebb serve` on port 0 in a
- * temporary directory, readings from /proc, a small libcurl caller, and
+/* What the benchmarks share: a throw-away `ebb serve` on a free loopback
+ * port in a temporary directory, readings from /proc and perf, a libcurl
+ * caller for the odd request, a plain-socket HTTP client for load, and
  * medians. Header-only because the Makefile builds each bench/NAME.c into a
  * program of its own. Every program prints a Markdown section of
  * docs/BENCHMARKS.md on stdout and its progress on stderr. */

@@ -5,8 +5,8 @@
  * through the store without HTTP, one transaction (one fsync) per cycle,
  * which is what serve would cost without group commit.
  *
- * Environment: BENCH_RUNS (3), BENCH_CYCLE_S (5: seconds measured per run,
- * after 1 s of warm-up), BENCH_LEVELS ("1,8,32,64"), BENCH_BASELINE (1; 0
+ * Environment: BENCH_RUNS (5), BENCH_CYCLE_S (5: seconds measured per run,
+ * after 1 s of warm-up), BENCH_LEVELS ("1,8,32,64,128"), BENCH_BASELINE (1; 0
  * skips it, e.g. while profiling serve), BENCH_CLIENT ("wire": plain
  * sockets; "curl": libcurl easy handles), BENCH_MAX_OTHER_CPU (25: a run
  * during which other processes used more than this percentage of a core is
@@ -120,14 +120,15 @@ static int use_curl(void)
 /* One run at concurrency c: a fresh serve, 1 s warm-up, secs measured. */
 static int run_http(int c, double secs, struct result *r)
 {
-	struct client_thread *t = calloc((size_t)c, sizeof *t);
+	struct client_thread *t;
 	struct fsync_count fc;
 	struct serve s;
-	double t0, t1, s0, s1, c0, c1, m0, m1, run0, run1, wait0 = 0, wait1 = 0;
+	double t0, t1, s0, s1, c0, c1, m0, m1, run0 = 0, run1 = 0, wait0 = 0, wait1 = 0;
 	long n0, n1, fsyncs;
 
 	if (serve_start(&s, "") != 0)
 		return -1;
+	t = calloc((size_t)c, sizeof *t);
 	atomic_store(&cycles, 0);
 	atomic_store(&errors, 0);
 	atomic_store(&stop, 0);
@@ -334,15 +335,15 @@ static void print_row(const struct row *w)
 
 int main(void)
 {
-	int runs = (int)env_long("BENCH_RUNS", 3), levels[MAX_LEVELS], nlevels = 0;
+	int runs = (int)env_long("BENCH_RUNS", 5), levels[MAX_LEVELS], nlevels = 0;
 	double secs = (double)env_long("BENCH_CYCLE_S", 5), best = 0;
-	const char *spec = getenv("BENCH_LEVELS") ? getenv("BENCH_LEVELS") : "1,8,32,64";
+	const char *spec = getenv("BENCH_LEVELS") ? getenv("BENCH_LEVELS") : "1,8,32,64,128";
 	struct row rows[MAX_LEVELS + 2];
 	int nrows = 0, best_c = 0, discarded;
 	double fsync_us = fsync_latency_us();
 
 	if (runs < 1 || runs > MAX_RUNS)
-		runs = 3;
+		runs = 5;
 	for (const char *p = spec; *p && nlevels < MAX_LEVELS; p += strcspn(p, ","), p += *p == ',')
 		levels[nlevels++] = atoi(p);
 	curl_global_init(CURL_GLOBAL_DEFAULT);

@@ -6,7 +6,7 @@
  * voluntary or not, of every thread) from /proc. Idle serves do not
  * disturb one another, so the runs share the wall-clock time.
  *
- * Environment: BENCH_RUNS (3), BENCH_IDLE_S (600, the goal's ten minutes),
+ * Environment: BENCH_RUNS (5), BENCH_IDLE_S (600, the goal's ten minutes),
  * BENCH_IDLE_WINDOW_S (60), EBB_BIN. */
 #include <stddef.h>
 
@@ -91,7 +91,7 @@ static double wakeups_idle(const struct instance *in)
 
 int main(void)
 {
-	int runs = (int)env_long("BENCH_RUNS", 3), n;
+	int runs = (int)env_long("BENCH_RUNS", 5), n;
 	double idle_s = (double)env_long("BENCH_IDLE_S", 600);
 	double window_s = (double)env_long("BENCH_IDLE_WINDOW_S", 60);
 	/* This program links the libraries serve links: its own footprint now,
@@ -103,7 +103,7 @@ int main(void)
 	int nw[2] = {0, 0};
 
 	if (runs < 1 || runs > MAX_RUNS)
-		runs = 3;
+		runs = 5;
 	n = 2 * runs;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	memset(ins, 0, sizeof ins);

@@ -9,7 +9,7 @@
  * One thread and epoll over plain sockets (struct wire), so that the client
  * adds no latency of its own.
  *
- * Environment: BENCH_RUNS (3), BENCH_WORKERS (1000), BENCH_LEASE_JOBS
+ * Environment: BENCH_RUNS (5), BENCH_WORKERS (1000), BENCH_LEASE_JOBS
  * (1000), EBB_BIN. */
 #include <sys/epoll.h>
 #include <sys/resource.h>
@@ -176,7 +176,7 @@ static void print_row(struct row *w, const char *name)
 
 int main(void)
 {
-	int runs = (int)env_long("BENCH_RUNS", 3), workers = (int)env_long("BENCH_WORKERS", 1000);
+	int runs = (int)env_long("BENCH_RUNS", 5), workers = (int)env_long("BENCH_WORKERS", 1000);
 	int jobs = (int)env_long("BENCH_LEASE_JOBS", 1000);
 	struct rlimit rl;
 	struct row base, many;
@@ -184,7 +184,7 @@ int main(void)
 	double p99, p99_base;
 
 	if (runs < 1 || runs > MAX_RUNS)
-		runs = 3;
+		runs = 5;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);

@@ -6,7 +6,7 @@
 #   EBB_BIN=build/ebb bench/run.sh build/bench
 #
 # The programs read BENCH_* variables (see the top of each bench/*.c);
-# BENCH_RUNS sets the number of runs each median is taken over (3).
+# BENCH_RUNS sets the number of runs each median is taken over (5).
 set -u
 
 dir=${1:?usage: bench/run.sh BENCH_DIR}
@@ -69,8 +69,8 @@ event loop share one commit).
 
 Every figure is the median of several runs (the count is given with each
 table), and each table has its baseline measured in the same run. The load
-generators share the machine's cores with serve. \`make bench\` takes about a
-quarter of an hour, most of it the ten idle minutes; \`BENCH_IDLE_S\`,
+generators share the machine's cores with serve. \`make bench\` takes about
+twenty minutes, ten of them the idle wait; \`BENCH_IDLE_S\`,
 \`BENCH_RUNS\` and the other \`BENCH_*\` variables at the top of each
 bench/*.c change what is run.
 

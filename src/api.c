@@ -21,6 +21,7 @@ struct route {
 
 static const struct route routes[] = {
 	{"GET", "/healthz", OPEN, api_healthz},
+	{"GET", "/metrics", SUBMIT | WORKER, api_metrics},
 	{"POST", "/v1/jobs", SUBMIT, api_submit},
 	{"GET", "/v1/jobs", SUBMIT, api_list},
 	{"GET", "/v1/jobs/{id}", SUBMIT | WORKER, api_get},
@@ -29,12 +30,17 @@ static const struct route routes[] = {
 	{"POST", "/v1/jobs/{id}/checkpoint", WORKER, api_checkpoint},
 	{"POST", "/v1/jobs/{id}/complete", WORKER, api_complete},
 	{"POST", "/v1/jobs/{id}/fail", WORKER, api_fail_job},
+	{"POST", "/v1/jobs/{id}/interrupt", WORKER, api_interrupt},
 	{"POST", "/v1/lease", WORKER, api_lease},
 	{"GET", "/v1/stats", SUBMIT | WORKER, api_stats},
 	{"POST", "/v1/workers/register", WORKER, api_register},
 	{"GET", "/v1/fleet", SUBMIT | WORKER, api_fleet},
 	{"GET", "/v1/decisions", SUBMIT, api_decisions},
+	{"GET", "/v1/report", SUBMIT, api_report},
+	{"GET", "/v1/offers", SUBMIT, api_offers},
 	{"POST", "/v1/fleet/{id}/drain", ADMIN, api_drain},
+	{"POST", "/v1/fleet/{id}/reclaim", ADMIN, api_reclaim},
+	{"GET", "/v1/fleet/{id}/notice", WORKER, api_notice},
 	{"POST", "/v1/admin/clock", ADMIN, api_clock},
 	{NULL, NULL, 0, NULL},
 };

@@ -39,10 +39,19 @@ int api_heartbeat(struct api_call *c);
 int api_checkpoint(struct api_call *c);
 int api_complete(struct api_call *c);
 int api_fail_job(struct api_call *c);
+int api_interrupt(struct api_call *c);
 
 int api_register(struct api_call *c);
 int api_fleet(struct api_call *c);
 int api_decisions(struct api_call *c);
 int api_drain(struct api_call *c);
+int api_reclaim(struct api_call *c);
+int api_notice(struct api_call *c);
+
+int api_report(struct api_call *c); /* api_report.c */
+int api_offers(struct api_call *c);
+
+/* GET /metrics, in the Prometheus text format (api_metrics.c). */
+int api_metrics(struct api_call *c);
 
 #endif

@@ -5,6 +5,8 @@
 
 #include "api.h"
 #include "fleet.h"
+#include "provider.h"
+#include "reclaim.h"
 #include "scaler.h"
 
 int api_register(struct api_call *c)
@@ -29,11 +31,12 @@ int api_register(struct api_call *c)
 		idle_ms = scaler_idle_timeout(s->scaler, why, sizeof why);
 	scaler_poke(s->scaler);
 	request_reply(c->req, 200,
-		      json_pack("{s:o, s:f, s:f, s:f, s:f}", "instance", instance_to_json(&inst, clock_now(&s->clock)),
-				"idle_timeout_s", (double)idle_ms / 1000.0, "orphan_timeout_s",
-				(double)cfg->orphan_timeout_ms / 1000.0, "lease_s",
-				(double)cfg->lease_timeout_ms / 1000.0, "heartbeat_s",
-				(double)cfg->lease_timeout_ms / 3000.0));
+		      json_pack("{s:o, s:f, s:f, s:f, s:f, s:f}", "instance",
+				instance_to_json(&inst, clock_now(&s->clock)), "idle_timeout_s",
+				(double)idle_ms / 1000.0, "orphan_timeout_s", (double)cfg->orphan_timeout_ms / 1000.0,
+				"lease_s", (double)cfg->lease_timeout_ms / 1000.0, "heartbeat_s",
+				(double)cfg->lease_timeout_ms / 3000.0, "reclaim_grace_s",
+				(double)cfg->reclaim_grace_ms / 1000.0));
 	return 0;
 }
 
@@ -116,5 +119,48 @@ int api_drain(struct api_call *c)
 		return api_fail(c, &err);
 	scaler_poke(c->srv->scaler);
 	request_reply(c->req, 200, instance_to_json(&inst, clock_now(&c->srv->clock)));
+	return 0;
+}
+
+/* `ebb reclaim ID`: a spot reclaim of a local instance now, for tests and
+ * demos. Its notice is served at once; the provider kills it [local]
+ * reclaim_notice later. */
+int api_reclaim(struct api_call *c)
+{
+	struct server *s = c->srv;
+	struct instance inst;
+	struct ebb_error err;
+
+	if (!s->provider || !s->provider->ops->reclaim) {
+		error_set(&err, 409, "not_supported", NULL,
+			  "reclaims are simulated by the local provider only ([provider] kind = local), not by %s",
+			  s->provider ? s->provider->ops->name : "kind = none");
+		return api_fail(c, &err);
+	}
+	if (reclaim_notice(s, c->id, &inst, &err) != 0)
+		return api_fail(c, &err);
+	s->provider->ops->reclaim(s->provider, &inst);
+	request_reply(c->req, 200, instance_to_json(&inst, clock_now(&s->clock)));
+	return 0;
+}
+
+/* The reclaim notice of instance ID, as a cloud's metadata service serves
+ * it: 404 until a reclaim is scheduled, then 200. */
+int api_notice(struct api_call *c)
+{
+	struct server *s = c->srv;
+	struct instance inst;
+	struct ebb_error err;
+	int rc = s->store->ops->instance_get(s->store, c->id, &inst);
+
+	if (rc < 0)
+		error_set(&err, 500, "store", NULL, "store: %s", s->store->errmsg);
+	else if (rc == STORE_NOT_FOUND)
+		error_set(&err, 404, "not_found", NULL, "no instance %lld", (long long)c->id);
+	else if (!inst.reclaim_at_ms)
+		error_set(&err, 404, "not_found", NULL, "no reclaim notice for instance %lld", (long long)c->id);
+	if (rc != 0 || !inst.reclaim_at_ms)
+		return api_fail(c, &err);
+	request_reply(c->req, 200, reclaim_notice_json(s, &inst));
 	return 0;
 }

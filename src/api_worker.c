@@ -160,3 +160,49 @@ int api_fail_job(struct api_call *c)
 				   json_get_bool(c->body, "retry", 1), &job, &err),
 		     &job, &err);
 }
+
+/* The run was stopped from outside: a spot reclaim, or its worker was
+ * stopped. The job resumes from its checkpoint, at the head of its lane,
+ * and the attempt is not counted. Its instance is going away: it takes no
+ * new job. */
+int api_interrupt(struct api_call *c)
+{
+	static const struct field fields[] = {
+		{"lease_token", F_INT, 1, INT64_MAX},
+		{"checkpoint", F_STRING, 0, JOB_CHECKPOINT_MAX},
+		{"checkpoint_items", F_INT, 0, ITEMS_MAX},
+		{"items_done", F_INT, 0, ITEMS_MAX},
+		{"reason", F_STRING, 0, 4096},
+		{"reclaim", F_BOOL, 0, 0},
+		{NULL, 0, 0, 0},
+	};
+	struct ebb_error err;
+	struct job job;
+	int64_t token;
+	char why[4200];
+	int rc;
+
+	if (lease_token(c, fields, &token) != 0)
+		return -1;
+	snprintf(why, sizeof why, "interrupted: %s", json_get_str(c->body, "reason", "no reason given"));
+	rc = queue_interrupt(&c->srv->queue, c->id, token, json_get_str(c->body, "checkpoint", NULL),
+			     json_get_int(c->body, "checkpoint_items", -1), json_get_int(c->body, "items_done", -1),
+			     why, &job, &err);
+	if (rc == 0 && instance_id_of_worker(job.worker)) {
+		struct store *st = c->srv->store;
+		struct instance inst;
+		if (st->ops->instance_get(st, instance_id_of_worker(job.worker), &inst) == 0 &&
+		    inst.state != INST_TERMINATED) {
+			/* A cloud's reclaim is known to serve from here on: it counts
+			 * in the offer's observed reclaim rate. */
+			int known = inst.reclaim_at_ms != 0;
+			if (json_get_bool(c->body, "reclaim", 0) && !known)
+				inst.reclaim_at_ms = clock_now(&c->srv->clock);
+			if (inst.state != INST_DRAINING)
+				fleet_set_state(c->srv, &inst, INST_DRAINING, "its job was interrupted: it is going away");
+			else if (!known && inst.reclaim_at_ms)
+				st->ops->instance_update(st, &inst);
+		}
+	}
+	return reply(c, rc, &job, &err);
+}

@@ -22,7 +22,12 @@ static const char usage[] =
 	"  --orphan-timeout D      exit after D without reaching serve (default 5m)\n"
 	"  --grace D               time a running job gets to finish after SIGTERM (default 30s)\n"
 	"  --boot-delay D          wait D before starting (stands in for a cold start)\n"
-	"  --on-exit CMD           shell command to run when exiting by itself (a power-off)\n";
+	"  --on-exit CMD           shell command to run when exiting by itself (a power-off)\n"
+	"  --notice-url URL        watch for a spot reclaim notice: aws, gcp, or a URL that answers\n"
+	"                          200 once a reclaim is scheduled (default: none)\n"
+	"  --notice-interval D     time between two looks at it (default 5s)\n"
+	"  --reclaim-grace D       after a notice, time the job gets for a last checkpoint\n"
+	"                          (default: what serve says, else 25s)\n";
 
 static int duration(const char *flag, const char *arg, int64_t *out)
 {
@@ -37,7 +42,7 @@ static int duration(const char *flag, const char *arg, int64_t *out)
 int cmd_worker(int argc, char **argv)
 {
 	enum { O_TOKEN = 256, O_INSTANCE, O_NAME, O_GPUS, O_VRAM, O_LABELS, O_IDLE, O_ORPHAN, O_GRACE,
-	       O_BOOT, O_ON_EXIT };
+	       O_BOOT, O_ON_EXIT, O_NOTICE_URL, O_NOTICE_INTERVAL, O_RECLAIM_GRACE };
 	static const struct option longopts[] = {
 		{"server", required_argument, NULL, 's'},
 		{"token", required_argument, NULL, O_TOKEN},
@@ -51,11 +56,15 @@ int cmd_worker(int argc, char **argv)
 		{"grace", required_argument, NULL, O_GRACE},
 		{"boot-delay", required_argument, NULL, O_BOOT},
 		{"on-exit", required_argument, NULL, O_ON_EXIT},
+		{"notice-url", required_argument, NULL, O_NOTICE_URL},
+		{"notice-interval", required_argument, NULL, O_NOTICE_INTERVAL},
+		{"reclaim-grace", required_argument, NULL, O_RECLAIM_GRACE},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct worker_options o = {
 		.gpus = 1, .orphan_timeout_ms = 300000, .idle_timeout_ms = -1, .grace_ms = 30000,
+		.notice_interval_ms = 5000, .reclaim_grace_ms = -1,
 	};
 	int c;
 
@@ -66,6 +75,7 @@ int cmd_worker(int argc, char **argv)
 		case O_NAME: o.name = optarg; break;
 		case O_LABELS: o.labels = optarg; break;
 		case O_ON_EXIT: o.on_exit = optarg; break;
+		case O_NOTICE_URL: o.notice_url = optarg; break;
 		case O_INSTANCE:
 		case O_GPUS:
 		case O_VRAM: {
@@ -93,6 +103,14 @@ int cmd_worker(int argc, char **argv)
 			break;
 		case O_GRACE:
 			if (duration("--grace", optarg, &o.grace_ms) != 0)
+				return 2;
+			break;
+		case O_NOTICE_INTERVAL:
+			if (duration("--notice-interval", optarg, &o.notice_interval_ms) != 0)
+				return 2;
+			break;
+		case O_RECLAIM_GRACE:
+			if (duration("--reclaim-grace", optarg, &o.reclaim_grace_ms) != 0)
 				return 2;
 			break;
 		case O_BOOT:

@@ -18,8 +18,7 @@ int fleet_set_state(struct server *s, struct instance *inst, enum instance_state
 		log_info("instance", "id=%lld from=%s to=%s reason=%s", (long long)inst->id,
 			 instance_state_name(inst->state), instance_state_name(state),
 			 log_quote(quoted, sizeof quoted, reason));
-	inst->state = state;
-	inst->updated_ms = clock_now(&s->clock);
+	inst->state = state; /* updated_ms: set by the ledger, the same instant */
 	if (state == INST_TERMINATED)
 		inst->terminated_ms = inst->updated_ms;
 	snprintf(inst->reason, sizeof inst->reason, "%s", reason);

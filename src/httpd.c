@@ -300,6 +300,7 @@ const char *request_method(const struct request *req) { return req->method; }
 const char *request_path(const struct request *req) { return req->path; }
 int request_body_too_large(const struct request *req) { return req->too_large; }
 void request_set_data(struct request *req, void *data) { req->data = data; }
+int request_status(const struct request *req) { return req->state == R_READING ? 0 : req->status; }
 
 int request_peer_gone(const struct request *req)
 {

@@ -57,6 +57,8 @@ int request_body_too_large(const struct request *req);
 int request_peer_gone(const struct request *req);
 void request_set_data(struct request *req, void *data);
 void *request_data(const struct request *req);
+/* The status of the reply made (after a failed commit: 500); 0 if none. */
+int request_status(const struct request *req);
 
 /* Queues a JSON reply (steals body); it leaves at the next flush. */
 void request_reply(struct request *req, int status, json_t *body);

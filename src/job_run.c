@@ -3,7 +3,9 @@
  * EBB_CHECKPOINT and EBB_CONTROL_FD, on which it writes lines
  * "progress N" and "checkpoint TOKEN N". Those are forwarded, heartbeats
  * keep the lease, the job is killed past its timeout, and its end is
- * reported with the items done. */
+ * reported with the items done. A job stopped from outside (a spot
+ * reclaim notice, the worker stopped) is reported interrupted, with its
+ * last checkpoint: it resumes elsewhere and the attempt does not count. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -33,18 +36,45 @@ struct run {
 	size_t len;
 	int lost;             /* serve refused the lease: the job is not ours */
 	int64_t term_sent_ms; /* SIGTERM sent to the job, 0 if not */
+	int64_t kill_at_ms;   /* SIGKILL then, if it still runs; 0: none due */
 	int64_t stop_asked_ms; /* the worker was told to stop */
 	const char *killed_why;
+	int interrupted;      /* stopped from outside: report an interruption */
+	char *checkpoint;     /* the last checkpoint of this run, or NULL */
+	int64_t checkpoint_items;
 };
 
-static void stop_job(struct run *r, const char *why)
+/* SIGTERM to the job's process group, SIGKILL kill_after_ms later. */
+static void stop_job(struct run *r, const char *why, int64_t kill_after_ms)
 {
+	int64_t now = clock_monotonic_ms();
+
+	if (!r->kill_at_ms || now + kill_after_ms < r->kill_at_ms)
+		r->kill_at_ms = now + kill_after_ms;
 	if (r->term_sent_ms)
 		return;
-	r->term_sent_ms = clock_monotonic_ms();
+	r->term_sent_ms = now;
 	r->killed_why = why;
 	kill(-r->pid, SIGTERM);
-	log_info("stopping job", "worker=%s job=%lld reason=\"%s\"", r->w->name, (long long)r->id, why);
+	log_info("stopping job", "worker=%s job=%lld reason=\"%s\" kill_in_ms=%lld", r->w->name, (long long)r->id,
+		 why, (long long)kill_after_ms);
+}
+
+/* A reclaim notice: the job gets reclaim_grace for a last checkpoint, and
+ * less when the notice says the instance goes sooner (a second kept to
+ * report the interruption). */
+static int64_t reclaim_grace_ms(const struct worker *w)
+{
+	struct timespec ts;
+	int64_t grace = w->reclaim_grace_ms, left;
+
+	if (w->terminate_ms > 0) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		left = w->terminate_ms - ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000) - 1000;
+		if (left < grace)
+			grace = left > 0 ? left : 0;
+	}
+	return grace;
 }
 
 /* Sends a call about this job; a 409 means the lease is no longer ours. */
@@ -88,6 +118,9 @@ static void on_line(struct run *r, char *line)
 			n = strtoll(items, &end, 10);
 			if (*end == '\0' && n >= 0) {
 				r->items_done = n;
+				free(r->checkpoint);
+				r->checkpoint = strdup(token);
+				r->checkpoint_items = n;
 				job_call(r, "checkpoint",
 					 json_pack("{s:s, s:I}", "checkpoint", token, "items_done", (json_int_t)n));
 				return;
@@ -152,6 +185,11 @@ static void exec_job(json_t *job, char **argv, int control_w)
 	sigaction(SIGPIPE, &dfl, NULL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* fd 3: a shell's `>&$EBB_CONTROL_FD` takes one digit only (dash). */
+	if (control_w != 3 && dup2(control_w, 3) == 3) {
+		close(control_w);
+		control_w = 3;
+	}
 	fcntl(control_w, F_SETFD, 0);
 	set_env_int("EBB_JOB_ID", json_integer_value(json_object_get(job, "id")));
 	set_env_int("EBB_ATTEMPT", json_integer_value(json_object_get(job, "attempts")));
@@ -185,15 +223,23 @@ static int supervise(struct run *r)
 		if (waitpid(r->pid, &status, WNOHANG) == r->pid)
 			return status;
 		if (r->lost)
-			stop_job(r, "its lease is gone (cancelled, or leased again)");
+			stop_job(r, "its lease is gone (cancelled, or leased again)", KILL_AFTER_MS);
+		if (!r->term_sent_ms && worker_notice(w)) {
+			r->interrupted = 1;
+			stop_job(r, "spot reclaim notice", reclaim_grace_ms(w));
+		}
 		if (w->sig->stop && !r->stop_asked_ms)
 			r->stop_asked_ms = now;
-		if (r->stop_asked_ms && now - r->stop_asked_ms >= w->o->grace_ms)
-			stop_job(r, "the worker is stopping and the grace period is over");
+		if (r->stop_asked_ms && now - r->stop_asked_ms >= w->o->grace_ms && !r->term_sent_ms) {
+			r->interrupted = 1;
+			stop_job(r, "the worker is stopping and the grace period is over", KILL_AFTER_MS);
+		}
 		if (now - r->started_ms >= r->timeout_ms)
-			stop_job(r, "timed out");
-		if (r->term_sent_ms && now - r->term_sent_ms >= KILL_AFTER_MS)
+			stop_job(r, "timed out", KILL_AFTER_MS);
+		if (r->kill_at_ms && now >= r->kill_at_ms) {
 			kill(-r->pid, SIGKILL);
+			r->kill_at_ms = 0; /* done: its exit wakes the poll */
+		}
 		if (!r->lost && now >= r->next_heartbeat_ms) {
 			job_call(r, "heartbeat", json_object());
 			r->next_heartbeat_ms = now + w->heartbeat_ms;
@@ -206,6 +252,10 @@ static int supervise(struct run *r)
 		wait_ms = min64(wait_ms, r->next_heartbeat_ms - now);
 		if (!r->term_sent_ms)
 			wait_ms = min64(wait_ms, r->started_ms + r->timeout_ms - now);
+		if (r->kill_at_ms)
+			wait_ms = min64(wait_ms, r->kill_at_ms - now);
+		if (w->notice && !r->term_sent_ms)
+			wait_ms = min64(wait_ms, notice_wait_ms(w->notice, now));
 		poll(p, r->control >= 0 ? 2 : 1, (int)(wait_ms > 0 ? wait_ms : 0));
 		if (p[0].revents) {
 			char buf[64];
@@ -226,6 +276,19 @@ static void report(struct run *r, int status)
 
 	if (r->lost)
 		return;
+	if (r->interrupted) {
+		/* Whatever its exit: the job was stopped before its end. */
+		json_t *body = json_pack("{s:s, s:I, s:b}", "reason", r->killed_why, "items_done",
+					 (json_int_t)r->items_done, "reclaim", r->w->reclaimed);
+		if (r->checkpoint) {
+			json_object_set_new(body, "checkpoint", json_string(r->checkpoint));
+			json_object_set_new(body, "checkpoint_items", json_integer(r->checkpoint_items));
+		}
+		log_info("job interrupted", "worker=%s job=%lld run_ms=%lld items_done=%lld reason=\"%s\"", r->w->name,
+			 (long long)r->id, (long long)run_ms, (long long)r->items_done, r->killed_why);
+		job_call(r, "interrupt", body);
+		return;
+	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !r->killed_why) {
 		log_info("job done", "worker=%s job=%lld run_ms=%lld items_done=%lld", r->w->name,
 			 (long long)r->id, (long long)run_ms, (long long)r->items_done);
@@ -294,5 +357,6 @@ int job_run(struct worker *w, json_t *job)
 	if (r.control >= 0)
 		close(r.control);
 	free(r.line);
+	free(r.checkpoint);
 	return status < 0 ? -1 : 0;
 }

@@ -40,6 +40,10 @@ static void job_run_ended(struct server *s, const struct instance *inst, const s
 	s->store->ops->job_add_cost(s->store, g->job, g->cost);
 	if (s->store->ops->job_get(s->store, g->job, &job) != 0)
 		return;
+	/* A drain during the run split it into two segments: the run is the
+	 * attempt's, from its lease. */
+	if (job.started_ms > 0 && job.started_ms < g->start_ms)
+		run_ms = g->end_ms - job.started_ms;
 	if (job.state == JOB_SUCCEEDED && run_ms > 0) {
 		d.runs = 1;
 		d.items = job.items_done - job.items_start;
@@ -62,7 +66,9 @@ static int terminate(struct server *s, struct instance *inst, int64_t now)
 	struct segment rest = {.instance = inst->id, .job = 0, .start_ms = now};
 
 	strcpy(rest.kind, "billing");
-	inst->billed_ms = o ? offer_billed_ms(o, lifetime) : lifetime;
+	/* Still requested: the provider refused the launch, nothing ran and
+	 * nothing is billed (no billing minimum). */
+	inst->billed_ms = o && inst->state != INST_REQUESTED ? offer_billed_ms(o, lifetime) : lifetime;
 	inst->cost = o ? offer_cost(o, inst->market, inst->billed_ms) : 0;
 	rest.end_ms = now + (inst->billed_ms - lifetime);
 	rest.cost = (double)(rest.end_ms - rest.start_ms) * ledger_usd_per_ms(s, inst);
@@ -74,13 +80,17 @@ static int terminate(struct server *s, struct instance *inst, int64_t now)
 
 int ledger_transition(struct server *s, struct instance *inst, enum instance_state to)
 {
-	int64_t now = clock_now(&s->clock);
+	/* A launch's first segment starts at its launch; the instance keeps the
+	 * instant of the change (fleet_set_state), so that its recorded life
+	 * and its segments are the same span to the millisecond. */
+	int64_t now = to == INST_REQUESTED && inst->launched_ms ? inst->launched_ms : clock_now(&s->clock);
 	const char *kind = kind_of(to, inst->job_id);
 	struct segment closed;
 	int rc = s->store->ops->segment_close(s->store, inst->id, now, ledger_usd_per_ms(s, inst), &closed);
 
 	if (rc < 0)
 		return -1;
+	inst->updated_ms = now;
 	if (rc == 0 && strcmp(closed.kind, "job") == 0 && closed.job)
 		job_run_ended(s, inst, &closed);
 	if (to == INST_TERMINATED)

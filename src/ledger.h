@@ -13,7 +13,7 @@
 /* The instance moves to `to` (running inst->job_id): its open segment is
  * closed and costed, and the next one opened; on termination its billed
  * time and cost are set and the offer's statistics updated. Called before
- * inst->state changes. */
+ * inst->state changes; sets inst->updated_ms to the instant of the change. */
 int ledger_transition(struct server *s, struct instance *inst, enum instance_state to);
 
 /* Price of an instance-millisecond, USD. */

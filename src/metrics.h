@@ -25,7 +25,7 @@ struct prom {
 void prom_family(struct prom *p, const char *name, const char *type, const char *help);
 /* One sample of the current family: its name plus suffix, then label
  * pairs (name, value, ..., NULL), then the value. */
-void prom_sample(struct prom *p, const char *suffix, double value, ...);
+void prom_sample(struct prom *p, const char *suffix, double value, ...) __attribute__((sentinel));
 /* The body, NUL-terminated (free it); NULL if memory ran out. The writer
  * is empty again afterwards. */
 char *prom_finish(struct prom *p);

@@ -301,18 +301,27 @@ static const char *limit_hit(const struct planner *p, const struct candidate *c)
 	return NULL;
 }
 
+/* How far one more spot instance of the offer would be over its share
+ * of the spot fleet, in instances (<= 0: within it). */
+static double over_share(const struct planner *p, int offer)
+{
+	return p->spot_per_offer[offer] + 1 - p->s->max_share_per_offer * (double)(p->spot + 1);
+}
+
 /* Spot launches spread over offers: no offer above max_share_per_offer of
- * the spot fleet, unless no other spot offer can take the instance. */
+ * the spot fleet, unless no other spot offer can take the instance with
+ * less excess. A share that cannot be met (fewer spot offers than
+ * 1 / share) still spreads the instances evenly, not onto one offer. */
 static int share_ok(const struct planner *p, const struct candidate *all, int n, int k)
 {
 	const struct candidate *c = &all[k];
+	double over;
 
-	if (c->market != MARKET_SPOT ||
-	    p->spot_per_offer[c->offer] + 1 <= p->s->max_share_per_offer * (double)(p->spot + 1) + 1e-9)
+	if (c->market != MARKET_SPOT || (over = over_share(p, c->offer)) <= 1e-9)
 		return 1;
 	for (int j = 0; j < n; j++) {
 		if (j != k && all[j].market == MARKET_SPOT && all[j].offer != c->offer && !limit_hit(p, &all[j]) &&
-		    p->spot_per_offer[all[j].offer] + 1 <= p->s->max_share_per_offer * (double)(p->spot + 1) + 1e-9)
+		    over_share(p, all[j].offer) < over - 1e-9)
 			return 0;
 	}
 	return 1;
@@ -336,6 +345,17 @@ static void count_launch(struct planner *p, struct candidate *c)
 	}
 }
 
+/* Decimals that show at least two significant digits of a small price:
+ * $0.0404, but $0.0000283 rather than $0.0000. */
+static int decimals(double usd)
+{
+	int d = 4;
+
+	for (; usd > 0 && usd < 0.001 && d < 12; usd *= 10)
+		d++;
+	return d;
+}
+
 /* "t4 spot $0.0021/item, a10g spot $0.0030/item, ...": what was compared. */
 static void compared(const struct planner *p, const struct candidate *all, int n, double work_per_item,
 		     char *buf, size_t size)
@@ -345,8 +365,9 @@ static void compared(const struct planner *p, const struct candidate *all, int n
 	buf[0] = '\0';
 	for (int k = 0; k < n && k < 4 && len < size; k++) {
 		const struct offer *o = &p->v->offers[all[k].offer];
-		len += (size_t)snprintf(buf + len, size - len, "%s%s %s $%.4f/%s", k ? ", " : "", o->name,
-					market_name(all[k].market), all[k].per_work_s * work_per_item,
+		double usd = all[k].per_work_s * work_per_item;
+		len += (size_t)snprintf(buf + len, size - len, "%s%s %s $%.*f/%s", k ? ", " : "", o->name,
+					market_name(all[k].market), decimals(usd), usd,
 					work_per_item == 1 ? "work-s" : "item");
 	}
 }

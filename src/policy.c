@@ -104,6 +104,36 @@ static int set_config(struct policy *p, char *key, const char *value, char *err,
 	return -1;
 }
 
+/* Values that parse but cannot be replayed: a poll of 0 would poll for
+ * ever at one instant, a target of 0 want endless instances. And the
+ * baseline's offer must be sold on its market, or it would run for free:
+ * with no market given, an offer sold only on spot is taken on spot. */
+static int check_baseline(struct policy *p, const char *spec, int market_given, char *err, size_t errsize)
+{
+	if ((p->kind == POL_UTIL || p->kind == POL_KEDA) && p->poll_ms <= 0) {
+		snprintf(err, errsize, "policy %s: poll=%g: expected a period of 1 ms or more", spec,
+			 (double)p->poll_ms / 1000);
+		return -1;
+	}
+	if (p->kind == POL_KEDA && !(p->target > 0)) {
+		snprintf(err, errsize, "policy %s: target=%g: expected a number above 0", spec, p->target);
+		return -1;
+	}
+	if (p->kind != POL_BOUND && (size_t)p->offer < p->cfg.noffers) {
+		const struct offer_conf *o = &p->cfg.offers[p->offer];
+		if ((p->market == MARKET_SPOT ? o->price_spot : o->price_ondemand) >= 0)
+			return 0;
+		if (!market_given && o->price_spot >= 0) {
+			p->market = MARKET_SPOT;
+			return 0;
+		}
+		snprintf(err, errsize, "policy %s: offer %s is not sold %s", spec, o->name,
+			 p->market == MARKET_SPOT ? "on spot" : "on demand");
+		return -1;
+	}
+	return 0;
+}
+
 static const struct knob *find_knob(const struct knob *knobs, const char *name)
 {
 	for (const struct knob *k = knobs; k->name; k++) {
@@ -118,7 +148,7 @@ int policy_parse(const char *spec, const struct config *base, const char *config
 {
 	char *copy = strdup(spec), *colon = strchr(copy, ':'), *save = NULL, why[400];
 	const struct kind *kind = kinds;
-	int rc = 0;
+	int rc = 0, market_given = 0;
 
 	memset(out, 0, sizeof *out);
 	snprintf(out->spec, sizeof out->spec, "%s", spec);
@@ -165,6 +195,7 @@ int policy_parse(const char *spec, const struct config *base, const char *config
 			if ((rc = set_config(out, kv, eq + 1, why, sizeof why)) != 0)
 				snprintf(err, errsize, "policy %s: %s", spec, why);
 		} else if ((k = find_knob(kind->knobs, kv)) || (k = find_knob(common_knobs, kv))) {
+			market_given |= k->type == K_MARKET;
 			if ((rc = set_knob(out, k, eq + 1, why, sizeof why)) != 0)
 				snprintf(err, errsize, "policy %s: %s", spec, why);
 		} else {
@@ -173,6 +204,8 @@ int policy_parse(const char *spec, const struct config *base, const char *config
 		}
 	}
 	free(copy);
+	if (rc == 0 && out->kind != POL_EBB)
+		rc = check_baseline(out, spec, market_given, err, errsize);
 	if (rc == 0 && out->kind == POL_EBB) {
 		/* Re-derive what config_load derives (lanes, warm schedule). */
 		char why2[300];

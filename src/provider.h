@@ -24,6 +24,10 @@ struct provider_ops {
 	/* Takes charge again of an instance a previous serve started, if it
 	 * still runs (a restart must not lose a busy worker): 0 if adopted. */
 	int (*adopt)(struct provider *, const struct instance *inst);
+	/* Simulates a spot reclaim of inst, whose notice serve serves from
+	 * now: the instance is killed [local] reclaim_notice later. NULL when
+	 * the provider cannot (its reclaims are the cloud's). */
+	int (*reclaim)(struct provider *, const struct instance *inst);
 	void (*close)(struct provider *);
 };
 
@@ -40,6 +44,9 @@ struct provider_env {
 	/* Called when an instance may have gone, so the scaler looks again. */
 	void (*changed)(void *arg);
 	void *changed_arg;
+	/* Called with changed_arg when the provider starts a simulated spot
+	 * reclaim of an instance: serve serves its notice from then on. */
+	void (*notice)(void *arg, int64_t instance);
 };
 
 /* NULL for kind = none. */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "metrics.h"
 
 void queue_init(struct queue *q, struct store *store, const struct config *cfg,
 		const struct clock *clock, uint64_t seed)
@@ -126,7 +127,7 @@ int queue_lease(struct queue *q, const struct lease_offer *offer, const char *wo
 	struct lease_offer o = *offer;
 	struct full_types full = {.cfg = q->cfg};
 	const char *names[64];
-	int64_t now = clock_now(q->clock);
+	int64_t now = clock_now(q->clock), ready_ms;
 	int rc;
 
 	if (q->cfg->ntypes > 0) {
@@ -144,6 +145,7 @@ int queue_lease(struct queue *q, const struct lease_offer *offer, const char *wo
 		return 0;
 	if (rc != 0)
 		return store_error(q, err);
+	ready_ms = out->updated_ms; /* it became ready then: queued, due or requeued */
 	out->state = JOB_LEASED;
 	out->attempts++;
 	out->lease_token++;
@@ -151,12 +153,15 @@ int queue_lease(struct queue *q, const struct lease_offer *offer, const char *wo
 	out->lease_ms = lease_ms;
 	out->lease_expires_ms = now + lease_ms;
 	out->started_ms = now;
+	out->items_start = out->items_done; /* the run resumes from here */
 	out->updated_ms = now;
 	if (q->store->ops->job_update(q->store, out) != 0) {
 		job_free(out);
 		return store_error(q, err);
 	}
 	q->changes++;
+	if (q->lease_latency)
+		histogram_observe(q->lease_latency, now > ready_ms ? (double)(now - ready_ms) / 1000.0 : 0);
 	log_info("job leased", "job=%lld worker=%s attempt=%d token=%lld", (long long)out->id,
 		 worker, out->attempts, (long long)out->lease_token);
 	return 1;
@@ -281,6 +286,42 @@ int queue_fail(struct queue *q, int64_t id, int64_t token, const char *reason, i
 		job_set_str(&out->error, reason);
 		q->ready_changed = 1;
 	}
+	return save(q, out, err);
+}
+
+/* Interrupted jobs sort before every job queued the usual way (seq 0),
+ * among themselves in the order they were submitted. */
+#define SEQ_RESUMED (INT64_MIN / 2)
+
+int queue_interrupt(struct queue *q, int64_t id, int64_t token, const char *checkpoint,
+		    int64_t checkpoint_items, int64_t items_done, const char *reason,
+		    struct job *out, struct ebb_error *err)
+{
+	char quoted[600];
+	int64_t lost = 0;
+
+	if (get_leased(q, id, token, out, err) != 0)
+		return -1;
+	if (checkpoint) {
+		job_set_str(&out->checkpoint, checkpoint);
+		if (checkpoint_items >= 0)
+			out->items_done = checkpoint_items;
+	}
+	/* items_done is the checkpoint's count: what the run did past it is
+	 * done again by the next run. */
+	if (items_done > out->items_done)
+		lost = items_done - out->items_done;
+	out->items_lost += lost;
+	out->interruptions++;
+	if (out->attempts > 0)
+		out->attempts--;
+	out->state = JOB_QUEUED;
+	out->seq = SEQ_RESUMED + out->id;
+	job_set_str(&out->error, reason);
+	q->ready_changed = 1;
+	log_info("job interrupted", "job=%lld worker=%s items_done=%lld items_lost=%lld reason=%s",
+		 (long long)id, out->worker, (long long)out->items_done, (long long)lost,
+		 log_quote(quoted, sizeof quoted, reason ? reason : ""));
 	return save(q, out, err);
 }
 

@@ -12,6 +12,8 @@
 #include "error.h"
 #include "store.h"
 
+struct histogram;
+
 struct queue {
 	struct store *store;
 	const struct config *cfg;
@@ -22,6 +24,9 @@ struct queue {
 	int ready_changed;
 	/* Grows with every job state change: the scaler looks again. */
 	uint64_t changes;
+	/* Gets, for each lease, the seconds from the job's last state change
+	 * (queued) to the grant; NULL: not measured. */
+	struct histogram *lease_latency;
 };
 
 void queue_init(struct queue *q, struct store *store, const struct config *cfg,
@@ -50,6 +55,15 @@ int queue_complete(struct queue *q, int64_t id, int64_t token, int64_t items_don
  * backoff, or dead once its attempts are spent. */
 int queue_fail(struct queue *q, int64_t id, int64_t token, const char *reason, int retry,
 	       struct job *out, struct ebb_error *err);
+/* The run was stopped from outside (a spot reclaim, its worker stopped):
+ * the job is queued again at the head of its lane, the attempt is not
+ * counted, and it resumes from its checkpoint. checkpoint: a last one
+ * covering checkpoint_items (< 0: keep the count), or NULL to keep the
+ * stored one. items_done: items the run had done when it stopped (-1:
+ * unknown); those past the checkpoint are added to items_lost. */
+int queue_interrupt(struct queue *q, int64_t id, int64_t token, const char *checkpoint,
+		    int64_t checkpoint_items, int64_t items_done, const char *reason,
+		    struct job *out, struct ebb_error *err);
 /* team: the caller's team scope, or NULL for all. */
 int queue_cancel(struct queue *q, int64_t id, const char *team, struct job *out,
 		 struct ebb_error *err);

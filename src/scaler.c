@@ -20,6 +20,7 @@ struct scaler {
 	int64_t last_run_ms;
 	int64_t next_ms; /* the run that is scheduled, 0 if none */
 	int running;
+	int spot_failed; /* a spot launch failed in this run */
 	struct offer offers[64]; /* in force: the config's, with what was measured */
 	int noffers;
 	/* Speed and boot samples per offer, both markets pooled: they are
@@ -285,7 +286,8 @@ static void reconcile(struct scaler *sc, struct view_builder *b)
 			queue_expire_lease(&s->queue, inst->job_id, worker);
 		}
 		fleet_set_state(s, inst, INST_TERMINATED,
-				inst->state == INST_IDLE ? "gone: the worker exited (idle)" : "gone: the provider lost it");
+				inst->reclaim_at_ms ? "gone: reclaimed (spot)"
+				: inst->state == INST_IDLE ? "gone: the worker exited (idle)" : "gone: the provider lost it");
 		b->fleet[k].state = INST_TERMINATED;
 	}
 	queue_process_due(&s->queue, &err);
@@ -378,6 +380,7 @@ static void do_launch(struct scaler *sc, const struct action *a)
 			char why[340];
 			snprintf(why, sizeof why, "launch failed: %s", err);
 			stat.launch_failures = 1;
+			sc->spot_failed |= a->market == MARKET_SPOT;
 			stat.last_failure_ms = inst.launched_ms;
 			s->store->ops->offer_stat_add(s->store, &stat);
 			fleet_set_state(s, &inst, INST_TERMINATED, why);
@@ -457,6 +460,12 @@ static void run(struct scaler *sc)
 	for (int k = 0; k < result->n; k++)
 		carry_out(sc, &b, &result->actions[k]);
 	sc->last_run_ms = view.now_ms;
+	/* The work that wanted a failed spot instance still waits and nothing
+	 * else may wake the scaler: plan again, now that the offer's spot
+	 * market counts as failing (another offer, or on demand). */
+	if (sc->spot_failed)
+		schedule(sc, view.now_ms + cfg->scaler_interval_ms);
+	sc->spot_failed = 0;
 	if (result->next_ms)
 		schedule(sc, result->next_ms);
 	free(result);

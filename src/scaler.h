@@ -16,6 +16,9 @@ void scaler_free(struct scaler *sc);
 void scaler_poke(struct scaler *sc);
 /* The idle timeout in force and why (fixed, or auto from the gaps). */
 int64_t scaler_idle_timeout(struct scaler *sc, char *why, size_t why_size);
+/* Samples (timed runs, boots; both markets pooled) after which a measured
+ * speed or boot replaces the declared one. */
+#define SCALER_MIN_SAMPLES 3
 /* Re-reads what was measured of the offers (speed, boot, reclaims). */
 void scaler_estimates(struct scaler *sc);
 /* The offers the scaler chooses from, with the estimates in force. */

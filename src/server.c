@@ -19,6 +19,7 @@
 #include "log.h"
 #include "longpoll.h"
 #include "provider.h"
+#include "reclaim.h"
 #include "scaler.h"
 
 int server_begin_request(struct server *s)
@@ -92,9 +93,10 @@ static void on_request(void *ctx, struct request *req) { api_handle(ctx, req); }
 
 static void on_done(void *ctx, struct request *req, int sent)
 {
+	struct server *s = ctx;
 	struct waiter *w = request_data(req);
 
-	(void)ctx;
+	serve_metrics_http(&s->metrics, request_status(req));
 	if (w)
 		longpoll_done(w, sent);
 }
@@ -168,6 +170,7 @@ static int start_scaler(struct server *s, char *err, size_t errsize)
 	const struct config *cfg = s->cfg;
 	struct provider_env env = {
 		.cfg = cfg, .base = s->base, .changed = on_provider_change, .changed_arg = s,
+		.notice = reclaim_from_provider,
 	};
 	char url[1100];
 	const char *colon = strrchr(cfg->listen, ':');
@@ -235,6 +238,8 @@ int server_run(const struct config *cfg, const struct server_options *o)
 		return 1;
 	}
 	queue_init(&s.queue, s.store, cfg, &s.clock, (uint64_t)s.started_ms ^ ((uint64_t)getpid() << 32));
+	serve_metrics_init(&s.metrics);
+	s.queue.lease_latency = &s.metrics.lease_latency;
 	{
 		/* Timers are set from the time now, not from when the loop woke:
 		 * a long pass must not make a long-poll end early. */

@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "config.h"
 #include "httpd.h"
+#include "metrics.h"
 #include "offer.h"
 #include "queue.h"
 #include "store.h"
@@ -37,6 +38,9 @@ struct server {
 	int in_batch;     /* a store transaction is open */
 	int batch_writes; /* and something wrote in it */
 	int64_t started_ms;
+	/* Lease latency and replies by status, for GET /metrics: in memory
+	 * only, from zero at every start. */
+	struct serve_metrics metrics;
 };
 
 struct server_options {

@@ -125,14 +125,16 @@ static int read_row(struct loader *l, char *line, const struct trace_filter *fil
 	int n = split(line, fields, MAX_COLUMNS);
 	double v;
 
+	/* Quotes first: a quoted field usually holds a comma, which would
+	 * otherwise be reported as a wrong column count. */
+	for (int i = 0; i < n && i < MAX_COLUMNS; i++) {
+		if (fields[i][0] == '"')
+			return bad(l, i, "quoted fields are not supported", fields[i]);
+	}
 	if (n != l->ncols) {
 		snprintf(l->err, l->errsize, "%s:%zu: %d columns, the header has %d", l->path, l->line, n,
 			 l->ncols);
 		return -1;
-	}
-	for (int i = 0; i < n; i++) {
-		if (fields[i][0] == '"')
-			return bad(l, i, "quoted fields are not supported", fields[i]);
 	}
 	for (int f = 0; f < nfilters; f++) {
 		if (strcmp(fields[l->filter_col[f]], filters[f].value) != 0)

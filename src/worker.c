@@ -66,6 +66,21 @@ int worker_call(struct worker *w, const char *method, const char *path, json_t *
 	return status;
 }
 
+int worker_notice(struct worker *w)
+{
+	int64_t term;
+
+	if (!w->notice || w->reclaimed)
+		return w->reclaimed;
+	if (notice_poll(w->notice, clock_monotonic_ms(), &term) <= 0)
+		return 0;
+	w->reclaimed = 1;
+	w->terminate_ms = term;
+	log_info("reclaim notice", "worker=%s url=%s terminate_at_ms=%lld", w->name, notice_url(w->notice),
+		 (long long)term);
+	return 1;
+}
+
 static int orphaned(const struct worker *w)
 {
 	return clock_monotonic_ms() - w->last_contact_ms >= w->orphan_timeout_ms;
@@ -119,6 +134,8 @@ static int register_instance(struct worker *w)
 		w->idle_timeout_ms = (int64_t)(json_real_value(json_object_get(reply, "idle_timeout_s")) * 1000);
 	w->orphan_timeout_ms = (int64_t)(json_real_value(json_object_get(reply, "orphan_timeout_s")) * 1000);
 	w->heartbeat_ms = (int64_t)(json_real_value(json_object_get(reply, "heartbeat_s")) * 1000);
+	if (w->o->reclaim_grace_ms < 0 && json_is_number(json_object_get(reply, "reclaim_grace_s")))
+		w->reclaim_grace_ms = (int64_t)(json_number_value(json_object_get(reply, "reclaim_grace_s")) * 1000);
 	json_decref(reply);
 	log_info("worker registered", "worker=%s idle_timeout_ms=%lld orphan_timeout_ms=%lld", w->name,
 		 (long long)w->idle_timeout_ms, (long long)w->orphan_timeout_ms);
@@ -153,6 +170,14 @@ static const char *serve_jobs(struct worker *w)
 
 		if (w->sig->stop)
 			return "stopped by signal";
+		if (worker_notice(w))
+			return "spot reclaim notice";
+		if (w->notice) {
+			/* Look again before the next poll is due; a lease request
+			 * waits at least a second. */
+			int64_t next = notice_wait_ms(w->notice, now);
+			wait_ms = next < 1000 ? 1000 : next < wait_ms ? next : wait_ms;
+		}
 		if (w->idle_timeout_ms > 0) {
 			int64_t left = w->idle_timeout_ms - (now - idle_since);
 			if (left <= 0)
@@ -161,7 +186,12 @@ static const char *serve_jobs(struct worker *w)
 				wait_ms = left < 1000 ? 1000 : left;
 		}
 		body = lease_body(w, wait_ms);
+		/* SIGTERM cuts a long-poll short; a lease it would have brought
+		 * is taken back by serve when the reply finds nobody. Only this
+		 * call: a job's last report must still go out after SIGTERM. */
+		w->client.abort_flag = &w->sig->stop;
 		status = worker_call(w, "POST", "/v1/lease", body, &reply);
+		w->client.abort_flag = NULL;
 		json_decref(body);
 		if (status != 200) {
 			char why[300];
@@ -182,6 +212,8 @@ static const char *serve_jobs(struct worker *w)
 			json_decref(reply);
 			if (rc < 0)
 				return "orphaned: serve out of reach";
+			if (w->reclaimed)
+				return "spot reclaim notice";
 			continue;
 		}
 		json_decref(reply);
@@ -205,9 +237,20 @@ int worker_run(const struct worker_options *o)
 		snprintf(w.name, sizeof w.name, "%s", o->name);
 	else if (gethostname(host, sizeof host) == 0)
 		snprintf(w.name, sizeof w.name, "%.40s-%d", host, (int)getpid());
-	/* SIGTERM cuts a long-poll short; a lease it would have brought is
-	 * taken back by serve when the reply finds nobody. */
-	w.client.abort_flag = &w.sig->stop;
+	w.reclaim_grace_ms = o->reclaim_grace_ms < 0 ? 25000 : o->reclaim_grace_ms;
+	if (o->notice_url && o->notice_url[0]) {
+		/* serve's own notice wants the worker's token; a cloud's must not get it. */
+		size_t n = strlen(w.client.server);
+		int ours = strncmp(o->notice_url, w.client.server, n) == 0 &&
+			   (o->notice_url[n] == '/' || o->notice_url[n] == '\0');
+		char err[300];
+		if (!(w.notice = notice_new(o->notice_url, ours ? w.client.token : NULL, o->notice_interval_ms, err,
+					    sizeof err))) {
+			fprintf(stderr, "ebb worker: --notice-url: %s\n", err);
+			client_free(&w.client);
+			return 2;
+		}
+	}
 	w.idle_timeout_ms = o->idle_timeout_ms < 0 ? 0 : o->idle_timeout_ms;
 	w.orphan_timeout_ms = o->orphan_timeout_ms;
 	w.heartbeat_ms = 10000;
@@ -236,6 +279,7 @@ int worker_run(const struct worker_options *o)
 		log_info("worker exiting", "worker=%s reason=%s", w.name, "\"stopped by signal\"");
 	else
 		run_on_exit(&w, why);
+	notice_free(w.notice);
 	client_free(&w.client);
 	return 0;
 }

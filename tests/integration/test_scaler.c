@@ -655,6 +655,51 @@ static void test_auto_idle_timeout_from_gaps(void **state)
 	assert_int(count_workers(s, 0), 0); /* max_instances = 0 */
 }
 
+/* A worker adopted by a restarted serve that then dies (kill -9) is found
+ * gone at the next look, although it is not serve's child and, where
+ * nobody reaps it, stays a zombie: its instance is terminated and a new
+ * job gets a new instance, not a wait for the dead one's idle timeout. */
+static void test_adopted_worker_that_dies_is_gone(void **state)
+{
+	const char *exits = exits_file();
+	int port = free_port();
+	struct harness_server *s = serve(
+		exits, harness_fmt("max_instances = 1\nidle_timeout = 60s\n[server]\nlisten = 127.0.0.1:%d\n", port), 0);
+	int64_t first = submit(s, "true", 1), second, old_id = 0;
+	int worker = 0;
+	json_t *f, *i;
+	size_t k;
+
+	(void)state;
+	WAIT_FOR(s, 15000, job_is(s, first, "succeeded") && idle_instances(s) == 1,
+		 "the first job did not succeed on an instance that is now idle");
+	f = fleet(s, 0);
+	json_array_foreach(harness_jget(f, "instances"), k, i) {
+		old_id = JINT(i, "id");
+		sscanf(JSTR(i, "provider_ref"), "pid:%d", &worker);
+	}
+	json_decref(f);
+	assert_true(worker > 0);
+
+	assert_int(harness_server_stop(s), 0);
+	harness_server_start(s); /* adopts the worker */
+	assert_int(idle_instances(s), 1);
+	kill(worker, SIGKILL);
+	WAIT_FOR(s, 5000, !alive(worker, NULL), "worker %d still runs after kill -9", worker);
+
+	second = submit(s, "true", 1);
+	WAIT_FOR(s, 10000, job_is(s, second, "succeeded"),
+		 "a job submitted after the adopted worker died has not run within 10 s (idle_timeout 60s)");
+	f = fleet(s, 1);
+	json_array_foreach(harness_jget(f, "instances"), k, i) {
+		if (JINT(i, "id") == old_id && strcmp(JSTR(i, "state"), "terminated") != 0)
+			fail_with_log(s, "instance %lld of the dead worker is %s", (long long)old_id, JSTR(i, "state"));
+		if (JINT(i, "id") == old_id)
+			assert_contains(JSTR(i, "reason"), "gone");
+	}
+	json_decref(f);
+}
+
 /* A job longer than orphan_timeout on a worker that can reach serve runs to
  * its end: the worker's heartbeats are its contact, so they come often
  * enough, even with the 60 s lease's default heartbeat of 20 s. */
@@ -686,6 +731,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_burst_gap_burst_reuses_instances, teardown),
 		cmocka_unit_test_teardown(test_warm_pool_floor_by_the_hour, teardown),
 		cmocka_unit_test_teardown(test_auto_idle_timeout_from_gaps, teardown),
+		cmocka_unit_test_teardown(test_adopted_worker_that_dies_is_gone, teardown),
 		cmocka_unit_test_teardown(test_long_job_is_not_an_orphan, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);

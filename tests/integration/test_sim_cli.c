@@ -1,0 +1,342 @@
+/* `ebb sim` as a user runs it: the real binary on a trace and an offers
+ * file written here. Its JSON, its errors (one line on stderr naming the
+ * file, line and column, or the policy and knob), --skip-bad, --plot and
+ * --seed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+static const char offers[] =
+	"[scaler]\nmax_gpus = 64\nmax_instances = 20\nmax_spend_per_hour = 0\n"
+	"[offer.small]\ngpus = 1\nprice_ondemand = 1.2\nprice_spot = 0.4\nboot = 60s\nreliability = 0.6\n"
+	"[offer.big]\ngpus = 8\nprice_ondemand = 9.0\nprice_spot = 3.0\nboot = 240s\nreliability = 0.7\n"
+	"billing = per-minute\n";
+
+/* A small bursty trace of n jobs, 1 to 8 GPUs, long enough for spot
+ * reclaims to happen at these reliabilities. */
+static char *trace_text(int n)
+{
+	size_t cap = (size_t)n * 48 + 64, len = 0;
+	char *csv = malloc(cap);
+	double t = 0;
+
+	len += (size_t)snprintf(csv, cap, "submit_time_s,duration_s,gpus,team,job_class,ran\n");
+	for (int k = 0; k < n; k++) {
+		t += k % 10 == 0 ? 1800 : 7 + k % 13;
+		len += (size_t)snprintf(csv + len, cap - len, "%.1f,%d,%d,t%d,%s,%d\n", t, 60 + (k * 379) % 5400,
+					k % 9 == 0 ? 8 : 1, k % 3, k % 4 ? "BE" : "LS", k % 7 ? 1 : 0);
+	}
+	return csv;
+}
+
+struct files {
+	char trace[4200], conf[4200], dir[4096];
+};
+
+static void files(struct files *f, const char *csv)
+{
+	snprintf(f->dir, sizeof f->dir, "%s", harness_tmpdir());
+	snprintf(f->trace, sizeof f->trace, "%s/trace.csv", f->dir);
+	snprintf(f->conf, sizeof f->conf, "%s/offers.conf", f->dir);
+	harness_write_file(f->trace, csv);
+	harness_write_file(f->conf, offers);
+}
+
+static json_t *parse(const char *text)
+{
+	json_error_t je;
+	json_t *v = json_loads(text, 0, &je);
+
+	if (!v)
+		fail_msg("not JSON (%s): %.500s", je.text, text);
+	return v;
+}
+
+/* A failed run: status, nothing on stdout, and one line on stderr that
+ * starts "ebb sim: " and says each needle. */
+static void assert_one_line_error(struct harness_run *r, int status, const char *const *needles)
+{
+	const char *nl = strchr(r->err, '\n');
+
+	if (r->status != status)
+		print_error("stdout: %s\nstderr: %s\n", r->out, r->err);
+	assert_int(r->status, status);
+	assert_string_equal(r->out, "");
+	assert_true(strncmp(r->err, "ebb sim: ", 9) == 0);
+	if (!nl || nl[1] != '\0')
+		fail_msg("expected one line on stderr, got: %s", r->err);
+	for (; *needles; needles++)
+		assert_contains(r->err, *needles);
+}
+
+static void json_has_every_key_for_each_policy(void **state)
+{
+	static const char *const policies[] = {"ebb", "always-on", "min1", "util", "keda", "bound"};
+	static const char *const ints[] = {"jobs", "cold_starts", "reclaims", "max_instances"};
+	static const char *const reals[] = {"cost_usd",   "cost_per_job_usd", "gpu_hours_billed",
+					    "gpu_hours_busy", "idle_gpu_hours", "wait_p50_s",
+					    "wait_p95_s", "wait_p99_s"};
+	struct harness_run r;
+	struct files f;
+	char *csv = trace_text(60);
+	json_t *v;
+
+	(void)state;
+	files(&f, csv);
+	free(csv);
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--json", NULL);
+	if (r.status != 0)
+		fail_msg("status %d: %s", r.status, r.err);
+	assert_string_equal(r.err, "");
+	v = parse(r.out);
+	assert_true(json_is_array(v));
+	/* With no --policy, every policy, in this order. */
+	assert_int(json_array_size(v), 6);
+	for (size_t k = 0; k < 6; k++) {
+		json_t *p = json_array_get(v, k);
+		assert_string_equal(JSTR(p, "policy"), policies[k]);
+		for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
+			if (!json_is_integer(json_object_get(p, ints[i])))
+				fail_msg("%s: %s is missing or not an integer", policies[k], ints[i]);
+			assert_true(json_integer_value(json_object_get(p, ints[i])) >= 0);
+		}
+		for (size_t i = 0; i < sizeof reals / sizeof *reals; i++) {
+			if (!json_is_number(json_object_get(p, reals[i])))
+				fail_msg("%s: %s is missing or not a number", policies[k], reals[i]);
+			assert_true(json_number_value(json_object_get(p, reals[i])) >= 0);
+		}
+		/* ebb and bound use both offers; a baseline uses one, the first
+		 * (small) unless told, and leaves out the 7 jobs of 8 GPUs. */
+		if (k == 0 || k == 5) {
+			assert_int(JINT(p, "jobs"), 60);
+			assert_int(JINT(p, "jobs_left_out"), 0);
+		} else {
+			assert_int(JINT(p, "jobs"), 53);
+			assert_int(JINT(p, "jobs_left_out"), 7);
+		}
+		assert_true(json_number_value(json_object_get(p, "cost_usd")) > 0);
+		assert_true(json_number_value(json_object_get(p, "wait_p50_s")) <=
+			    json_number_value(json_object_get(p, "wait_p99_s")));
+	}
+	/* bound is the least of them. */
+	for (size_t k = 0; k < 5; k++)
+		assert_true(json_number_value(json_object_get(json_array_get(v, 5), "cost_usd")) <=
+			    json_number_value(json_object_get(json_array_get(v, k), "cost_usd")));
+	json_decref(v);
+	harness_run_free(&r);
+
+	/* --policy picks, in the order given; --filter keeps rows. */
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--json", "--policy", "keda:poll=10",
+		    "--policy", "bound", "--filter", "ran=1", NULL);
+	assert_int(r.status, 0);
+	v = parse(r.out);
+	assert_int(json_array_size(v), 2);
+	assert_string_equal(JSTR(json_array_get(v, 0), "policy"), "keda:poll=10");
+	assert_string_equal(JSTR(json_array_get(v, 1), "policy"), "bound");
+	assert_int(JINT(json_array_get(v, 0), "jobs"), 45); /* 51 with ran=1, 6 of them of 8 GPUs */
+	assert_int(JINT(json_array_get(v, 1), "jobs"), 60 - 9);
+	json_decref(v);
+	harness_run_free(&r);
+}
+
+/* The table for people: a header, one row per policy. */
+static void table_by_default(void **state)
+{
+	struct harness_run r;
+	struct files f;
+
+	(void)state;
+	files(&f, "submit_time_s,duration_s\n0,60\n30,60\n");
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--policy", "min1", "--policy", "bound", NULL);
+	assert_int(r.status, 0);
+	assert_contains(r.out, "POLICY");
+	assert_contains(r.out, "COST $");
+	assert_contains(r.out, "\nmin1 ");
+	assert_contains(r.out, "\nbound ");
+	harness_run_free(&r);
+}
+
+static void malformed_trace_names_file_line_and_column(void **state)
+{
+	struct harness_run r;
+	struct files f;
+
+	(void)state;
+	files(&f, "submit_time_s,duration_s,gpus\n0,60,1\n5,sixty,1\n9,60,1\n");
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--json", NULL);
+	assert_one_line_error(&r, 1,
+			      (const char *const[]){harness_fmt("%s:3:", f.trace), "column 2 (duration_s)",
+						    "'sixty'", NULL});
+	harness_run_free(&r);
+
+	files(&f, "submit_time_s,duration_s,gpus\n0,60,1\n5,60\n");
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, NULL);
+	assert_one_line_error(&r, 1, (const char *const[]){harness_fmt("%s:3:", f.trace), "columns", NULL});
+	harness_run_free(&r);
+
+	files(&f, "submit_time_s,gpus\n0,1\n");
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, NULL);
+	assert_one_line_error(&r, 1, (const char *const[]){harness_fmt("%s:1:", f.trace), "duration_s", NULL});
+	harness_run_free(&r);
+
+	files(&f, "submit_time_s,duration_s\n0,60\n");
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--filter", "ran=1", NULL);
+	assert_one_line_error(&r, 1, (const char *const[]){":1:", "no column ran", NULL});
+	harness_run_free(&r);
+
+	harness_ebb(&r, NULL, "sim", harness_fmt("%s/missing.csv", f.dir), "--offers", f.conf, NULL);
+	assert_one_line_error(&r, 1, (const char *const[]){"missing.csv", "cannot open", NULL});
+	harness_run_free(&r);
+}
+
+static void skip_bad_reports_the_count(void **state)
+{
+	struct harness_run r;
+	struct files f;
+	json_t *v;
+
+	(void)state;
+	files(&f, "submit_time_s,duration_s,gpus\n0,60,1\n5,sixty,1\n6,60\n9,60,1\n12,\"60\",1\n");
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--skip-bad", "--json", "--policy", "min1",
+		    NULL);
+	assert_int(r.status, 0);
+	assert_string_equal(r.err, "ebb sim: skipped 3 malformed rows\n");
+	v = parse(r.out);
+	assert_int(JINT(json_array_get(v, 0), "jobs"), 2);
+	json_decref(v);
+	harness_run_free(&r);
+}
+
+static void policy_errors_are_clear(void **state)
+{
+	struct harness_run r;
+	struct files f;
+
+	(void)state;
+	files(&f, "submit_time_s,duration_s\n0,60\n");
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--policy", "nope", NULL);
+	assert_one_line_error(&r, 1,
+			      (const char *const[]){"policy 'nope'", "expected ebb, always-on, min1, util, keda or bound",
+						    NULL});
+	harness_run_free(&r);
+
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--policy", "min1", "--policy", "keda:colour=red",
+		    NULL);
+	assert_one_line_error(&r, 1, (const char *const[]){"policy keda:colour=red", "unknown knob 'colour'", NULL});
+	harness_run_free(&r);
+
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--policy", "keda:target=lots", NULL);
+	assert_one_line_error(&r, 1, (const char *const[]){"target=lots", "expected a number", NULL});
+	harness_run_free(&r);
+
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--policy", "util:window=5m", NULL);
+	assert_one_line_error(&r, 1, (const char *const[]){"window=5m", "expected seconds", NULL});
+	harness_run_free(&r);
+
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--policy", "keda:poll=0", NULL);
+	assert_one_line_error(&r, 1, (const char *const[]){"poll=0", NULL});
+	harness_run_free(&r);
+
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--policy", "min1:offer=huge", NULL);
+	assert_one_line_error(&r, 1, (const char *const[]){"offer=huge", "no [offer.huge]", NULL});
+	harness_run_free(&r);
+
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--policy", "ebb:scaler.idle_timeout=soon", NULL);
+	assert_one_line_error(&r, 1, (const char *const[]){"idle_timeout", NULL});
+	harness_run_free(&r);
+
+	/* Usage errors: status 2, the message, then the usage. */
+	harness_ebb(&r, NULL, "sim", f.trace, "--seed", "-1", NULL);
+	assert_int(r.status, 2);
+	assert_contains(r.err, "--seed: expected a whole number");
+	assert_contains(r.err, "usage: ebb sim");
+	harness_run_free(&r);
+	harness_ebb(&r, NULL, "sim", NULL);
+	assert_int(r.status, 2);
+	assert_contains(r.err, "expected one trace file");
+	harness_run_free(&r);
+}
+
+static void plot_writes_svg_with_three_panels(void **state)
+{
+	struct harness_run r;
+	struct files f;
+	char *csv = trace_text(40), *svg, svg_path[4300];
+	size_t len;
+
+	(void)state;
+	files(&f, csv);
+	free(csv);
+	snprintf(svg_path, sizeof svg_path, "%s/out.svg", f.dir);
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--plot", svg_path, NULL);
+	if (r.status != 0)
+		fail_msg("status %d: %s", r.status, r.err);
+	assert_contains(r.out, "POLICY");
+	svg = harness_read_file(svg_path, &len);
+	assert_non_null(svg);
+	assert_true(strncmp(svg, "<svg", 4) == 0);
+	assert_contains(svg, "Queue depth");
+	assert_contains(svg, "Instances (all offers)");
+	assert_contains(svg, "Cumulative cost");
+	assert_contains(svg, "<polyline");
+	assert_contains(svg, "</svg>\n");
+	free(svg);
+	harness_run_free(&r);
+
+	/* A path that cannot be written: an error, after the table. */
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--plot", harness_fmt("%s/no/such/dir.svg", f.dir),
+		    "--policy", "bound", NULL);
+	assert_int(r.status, 1);
+	assert_contains(r.err, "--plot");
+	harness_run_free(&r);
+}
+
+static void same_seed_same_output(void **state)
+{
+	struct harness_run a, b, c;
+	struct files f;
+	char *csv = trace_text(200);
+	json_t *v;
+	json_int_t reclaims = 0;
+
+	(void)state;
+	files(&f, csv);
+	free(csv);
+	harness_ebb(&a, NULL, "sim", f.trace, "--offers", f.conf, "--json", "--seed", "7", "--checkpoint-every",
+		    "300", NULL);
+	harness_ebb(&b, NULL, "sim", f.trace, "--offers", f.conf, "--json", "--seed", "7", "--checkpoint-every",
+		    "300", NULL);
+	assert_int(a.status, 0);
+	assert_int(b.status, 0);
+	assert_string_equal(a.out, b.out);
+	v = parse(a.out);
+	for (size_t k = 0; k < json_array_size(v); k++)
+		reclaims += json_integer_value(json_object_get(json_array_get(v, k), "reclaims"));
+	json_decref(v);
+	assert_true(reclaims > 0); /* the seed mattered */
+
+	harness_ebb(&c, NULL, "sim", f.trace, "--offers", f.conf, "--json", "--seed", "8", "--checkpoint-every",
+		    "300", NULL);
+	assert_int(c.status, 0);
+	if (strcmp(a.out, c.out) == 0)
+		fail_msg("seeds 7 and 8 gave the same output");
+	harness_run_free(&a);
+	harness_run_free(&b);
+	harness_run_free(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(json_has_every_key_for_each_policy),
+		cmocka_unit_test(table_by_default),
+		cmocka_unit_test(malformed_trace_names_file_line_and_column),
+		cmocka_unit_test(skip_bad_reports_the_count),
+		cmocka_unit_test(policy_errors_are_clear),
+		cmocka_unit_test(plot_writes_svg_with_three_panels),
+		cmocka_unit_test(same_seed_same_output),
+	};
+	return cmocka_run_group_tests(tests, NULL, harness_cleanup);
+}

@@ -1,0 +1,683 @@
+/* The simulator (src/sim.c) on traces small enough to work out by hand,
+ * under each billing rule, then two properties on random traces: the
+ * offline bound is never above what any policy pays, and a seed replays
+ * byte for byte.
+ *
+ * The hand-worked cases all use one offer, "a": 1 GPU, $3.60 an hour
+ * ($0.001 a second, so a cost in dollars is the billed seconds / 1000),
+ * on demand only, booting in 100 s. The rules the numbers follow, from
+ * the code:
+ *
+ * - An instance is billed from its launch to its stop, rounded up to the
+ *   billing unit (1 s, 1 min, 1 h) and at least billing_minimum
+ *   (offer_billed_ms). Boot time is billed.
+ * - The replay ends when the last job ends: whatever still runs is
+ *   stopped and billed up to then (sim_run's last loop). So a fleet's
+ *   idle tail after the last job is not billed, for every policy alike.
+ * - min1, util and always-on start their instances warm (launched at t=0,
+ *   no boot, not a cold start); ebb and keda start from nothing.
+ * - ebb runs plan() at once on the first change, then at most once per
+ *   [scaler] interval (2 s) after the last run while changes come, and at
+ *   the time plan() asks for (an idle timeout ending). Its defaults here:
+ *   wait target 5 min, idle_timeout 10 min, max_instances 4.
+ * - plan() launches for a class when its queued work cannot drain within
+ *   the wait target: each new instance drains (target - boot) * speed =
+ *   200 s of work within it, so it launches ceil(shortfall / 200 s),
+ *   at most one per job not matched to an instance.
+ * - keda polls at 1 ms, then every poll (30 s): the first poll is at t=1
+ *   ms because 0 means "no poll due" in the simulator, so every keda time
+ *   below ends in .001. It wants ceil((queued + running) / target)
+ *   instances, scales down only to the largest want of the last
+ *   stabilize (300 s), and from 1 to 0 only cooldown (300 s) after the
+ *   last poll that saw work.
+ * - Waits are from submission to the first start; p50/p95/p99 are nearest
+ *   rank. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "sim.h"
+#include "simout.h"
+
+#define PER_SECOND "per-second\nbilling_minimum = 60s\n"
+#define PER_MINUTE "per-minute\nbilling_minimum = 0s\n"
+#define PER_HOUR "per-hour\nbilling_minimum = 0s\n"
+#define OFFER_A(billing) "[offer.a]\ngpus = 1\nprice_ondemand = 3.6\nboot = 100s\nbilling = " billing
+
+static const char *const billings[3] = {OFFER_A(PER_SECOND), OFFER_A(PER_MINUTE), OFFER_A(PER_HOUR)};
+static const char *const billing_names[3] = {"per-second", "per-minute", "per-hour"};
+
+/* ---- helpers ---- */
+
+#define assert_near(got, want) harness_assert_near((got), (want), #got, __FILE__, __LINE__)
+static void harness_assert_near(double got, double want, const char *expr, const char *file, int line)
+{
+	if (fabs(got - want) > 1e-9 * (fabs(want) > 1 ? fabs(want) : 1))
+		fail_msg("%s:%d: %s is %.9f, expected %.9f", file, line, expr, got, want);
+}
+
+struct setup {
+	char dir[4200], trace[4300], conf[4300];
+	struct trace t;
+	struct sim_options o;
+};
+
+/* Writes the trace and the config into a new temp dir and loads both the
+ * way `ebb sim` does. */
+static void setup(struct setup *s, const char *csv, const char *conf)
+{
+	char err[600];
+
+	snprintf(s->dir, sizeof s->dir, "%s", harness_tmpdir());
+	snprintf(s->trace, sizeof s->trace, "%s/trace.csv", s->dir);
+	snprintf(s->conf, sizeof s->conf, "%s/offers.conf", s->dir);
+	harness_write_file(s->trace, csv);
+	harness_write_file(s->conf, conf);
+	memset(&s->o, 0, sizeof s->o);
+	s->o.seed = 1;
+	if (sim_load(s->trace, s->conf, NULL, 0, 0, &s->t, &s->o, err, sizeof err) != 0)
+		fail_msg("sim_load: %s", err);
+}
+
+static void run_policy(struct setup *s, const char *spec, struct sim_result *r)
+{
+	struct policy p;
+	char err[600];
+
+	if (policy_parse(spec, NULL, s->conf, &p, err, sizeof err) != 0)
+		fail_msg("policy_parse(%s): %s", spec, err);
+	sim_run(&s->t, &p, &s->o, r);
+	policy_free(&p);
+}
+
+/* One trace, one config, one policy. */
+static void sim(const char *csv, const char *conf, const char *spec, struct sim_result *r)
+{
+	struct setup s;
+
+	setup(&s, csv, conf);
+	run_policy(&s, spec, r);
+	trace_free(&s.t);
+}
+
+/* What a hand-worked case expects. */
+struct want {
+	double cost[3]; /* per billing rule, as billings[] */
+	double p50, p95, p99;
+	int64_t cold, max_instances;
+};
+
+static void check(const char *csv, const char *spec, const struct want *w, double busy_s)
+{
+	for (int b = 0; b < 3; b++) {
+		struct sim_result r;
+		sim(csv, billings[b], spec, &r);
+		if (fabs(r.cost_usd - w->cost[b]) > 1e-9)
+			fail_msg("%s, %s billing: cost %.6f, expected %.6f", spec, billing_names[b], r.cost_usd,
+				 w->cost[b]);
+		assert_near(r.wait_p50_s, w->p50);
+		assert_near(r.wait_p95_s, w->p95);
+		assert_near(r.wait_p99_s, w->p99);
+		assert_int(r.cold_starts, w->cold);
+		assert_int(r.max_instances, w->max_instances);
+		assert_int(r.jobs_done, r.jobs);
+		assert_int(r.reclaims, 0);
+		/* At $3.60/h and one GPU, billed GPU-hours are cost / 3.6. */
+		assert_near(r.gpu_hours_billed, w->cost[b] / 3.6);
+		assert_near(r.gpu_hours_busy, busy_s / 3600);
+		assert_near(r.idle_gpu_hours, r.gpu_hours_billed - r.gpu_hours_busy);
+		sim_result_free(&r);
+	}
+}
+
+/* ---- hand-worked cases ---- */
+
+/* One job, submitted at 30 s, running 45.5 s, on an empty fleet. */
+static void test_single_job_every_policy(void **state)
+{
+	const char *csv = "submit_time_s,duration_s\n30,45.5\n";
+
+	(void)state;
+	/* min1, always-on (its size is the trace's peak, 1) and util start one
+	 * warm instance at 0: the job starts on arrival, and the instance
+	 * lives 0 to 75.5 s. Billed: 76 s; 2 min; 1 h. */
+	static const struct want warm = {{0.076, 0.120, 3.60}, 0, 0, 0, 0, 1};
+	check(csv, "min1", &warm, 45.5);
+	check(csv, "always-on", &warm, 45.5);
+	check(csv, "util", &warm, 45.5);
+	/* ebb: plan() runs on the arrival at 30 s and launches one (45.5 s of
+	 * work cannot drain in the 300 s target with nothing up); it is ready
+	 * at 130 s, so the wait is the boot, 100 s, and it stops with the job
+	 * at 175.5 s: a life of 145.5 s, billed 146 s; 3 min; 1 h. */
+	static const struct want ebb = {{0.146, 0.180, 3.60}, 100, 100, 100, 1, 1};
+	check(csv, "ebb", &ebb, 45.5);
+	/* keda: its poll at 30.001 s sees the job and launches; ready at
+	 * 130.001, the job waits 100.001 s and ends at 175.501: the same
+	 * 145.5 s life as ebb's. */
+	static const struct want keda = {{0.146, 0.180, 3.60}, 100.001, 100.001, 100.001, 1, 1};
+	check(csv, "keda", &keda, 45.5);
+
+	/* bound: the job's run time at the lowest price per unit of work, with
+	 * no boot, no idle and no billing rule: 45.5 s at $3.60/h. */
+	for (int b = 0; b < 3; b++) {
+		struct sim_result r;
+		sim(csv, billings[b], "bound", &r);
+		assert_near(r.cost_usd, 0.0455);
+		assert_near(r.gpu_hours_billed, 45.5 / 3600);
+		assert_near(r.idle_gpu_hours, 0);
+		assert_int(r.jobs_done, 1);
+		assert_int(r.cold_starts, 0);
+	}
+}
+
+/* The minimum billed time of an instance, and the rounding to the unit. */
+static void test_billing_minimum_and_rounding(void **state)
+{
+	struct sim_result r;
+
+	(void)state;
+	/* min1: a 10 s job at 0 on the warm instance, which lives 10 s. */
+	sim("submit_time_s,duration_s\n0,10\n", billings[0], "min1", &r);
+	assert_near(r.cost_usd, 0.060); /* the 60 s minimum */
+	sim("submit_time_s,duration_s\n0,10\n",
+	    OFFER_A("per-second\nbilling_minimum = 0s\n"), "min1", &r);
+	assert_near(r.cost_usd, 0.010);
+	sim("submit_time_s,duration_s\n0,10.001\n",
+	    OFFER_A("per-second\nbilling_minimum = 0s\n"), "min1", &r);
+	assert_near(r.cost_usd, 0.011); /* a started second is a whole one */
+	sim("submit_time_s,duration_s\n0,60\n", billings[1], "min1", &r);
+	assert_near(r.cost_usd, 0.060); /* exactly one minute */
+	sim("submit_time_s,duration_s\n0,60.001\n", billings[1], "min1", &r);
+	assert_near(r.cost_usd, 0.120);
+	sim("submit_time_s,duration_s\n0,3600\n", billings[2], "min1", &r);
+	assert_near(r.cost_usd, 3.60);
+	sim("submit_time_s,duration_s\n0,3600.001\n", billings[2], "min1", &r);
+	assert_near(r.cost_usd, 7.20);
+	/* A minimum longer than the unit: 5 minutes, billed by the minute. */
+	sim("submit_time_s,duration_s\n0,61\n", OFFER_A("per-minute\nbilling_minimum = 5m\n"), "min1", &r);
+	assert_near(r.cost_usd, 0.300);
+}
+
+/* A at 0 s running 300 s, B at 10 s running 60 s. */
+static void test_two_overlapping_jobs(void **state)
+{
+	const char *csv = "submit_time_s,duration_s\n0,300\n10,60\n";
+
+	(void)state;
+	/* ebb: at 0 one launch (300 s of work, 200 s per launch, but one job:
+	 * at most one instance). At 10 s B arrives (plan due: 0 + 2 s < 10 s):
+	 * the booting instance can do 300 - 90 = 210 s of the 360 s in the
+	 * target; the 150 s short needs one more: launched at 10 s. Ready at
+	 * 100 and 110: A and B each wait 100 s. B ends at 170, A at 400, and
+	 * the replay stops both: 400 + 390 = 790 s; 7 + 7 min; 2 h. */
+	static const struct want ebb = {{0.790, 0.840, 7.20}, 100, 100, 100, 2, 2};
+	check(csv, "ebb", &ebb, 360);
+	/* min1: A on the warm instance at once; B finds it busy, so min1
+	 * launches one at 10 s, ready at 110 (B waits 100) and stopped at the
+	 * end, 300 s: 300 + 290 = 590 s; 5 + 5 min; 2 h. */
+	static const struct want min1 = {{0.590, 0.600, 7.20}, 0, 100, 100, 1, 2};
+	check(csv, "min1", &min1, 360);
+	/* keda: poll 0.001 sees A: one launch. Poll 30.001 sees 2 queued:
+	 * a second. Ready at 100.001 (A waits 100.001) and 130.001 (B waits
+	 * 120.001). A ends at 400.001; stabilisation keeps both until then:
+	 * 400 + 370 = 770 s; 7 + 7 min; 2 h. */
+	static const struct want keda = {{0.770, 0.840, 7.20}, 100.001, 120.001, 120.001, 2, 2};
+	check(csv, "keda", &keda, 360);
+}
+
+/* Four 60 s jobs at once on a cold fleet. */
+static void test_burst_on_cold_fleet(void **state)
+{
+	const char *csv = "submit_time_s,duration_s\n0,60\n0,60\n0,60\n0,60\n";
+
+	(void)state;
+	/* ebb: 240 s of work, 200 s per launch in the target: two launches.
+	 * Ready at 100, two jobs run to 160, the other two to 220 (waits 100,
+	 * 100, 160, 160: p50 is the 2nd, p95 the 4th). The busy pair can do
+	 * the rest within the target, so no third. 2 x 220 s; 2 x 4 min;
+	 * 2 h. */
+	static const struct want ebb = {{0.440, 0.480, 7.20}, 100, 160, 160, 2, 2};
+	check(csv, "ebb", &ebb, 240);
+	/* keda: its first poll wants 4 and launches 4, all ready at 100.001;
+	 * all end at 160.001: 4 x 160 s; 4 x 3 min; 4 h. */
+	static const struct want keda = {{0.640, 0.720, 14.40}, 100.001, 100.001, 100.001, 4, 4};
+	check(csv, "keda", &keda, 240);
+	/* min1: the warm one takes a job at once and min1 launches 3 for the
+	 * other three. The warm one is free again at 60 and takes the second
+	 * (wait 60); the new ones are ready at 100 and take the last two.
+	 * Waits 0, 60, 100, 100; everything stops at 160: 4 x 160 s. */
+	static const struct want min1 = {{0.640, 0.720, 14.40}, 60, 100, 100, 3, 4};
+	check(csv, "min1", &min1, 240);
+	/* always-on at the trace's peak concurrency, 4, all warm: no wait,
+	 * 4 x 60 s. */
+	static const struct want on = {{0.240, 0.240, 14.40}, 0, 0, 0, 0, 4};
+	check(csv, "always-on", &on, 240);
+}
+
+/* ebb's idle timeout (10 min): a job ends at 160 s and the instance idles
+ * from then on; plan() releases it at 760 s. */
+static void test_gap_around_idle_timeout(void **state)
+{
+	(void)state;
+	/* A second job at 759 s finds it idle: no second cold start, no wait;
+	 * it ends at 819 s. One instance for 819 s; 14 min; 1 h. Waits 100
+	 * (the first) and 0. */
+	static const struct want below = {{0.819, 0.840, 3.60}, 0, 100, 100, 1, 1};
+	check("submit_time_s,duration_s\n0,60\n759,60\n", "ebb", &below, 120);
+	/* At 761 s it is gone (stopped at 760 s: 760 s billed). The arrival
+	 * makes plan() due at 760 + 2 s (its interval), so the launch is at
+	 * 762, ready at 862: a wait of 101 s; then 160 s more. 760 + 160 s;
+	 * 13 + 3 min; 1 + 1 h. */
+	static const struct want above = {{0.920, 0.960, 7.20}, 100, 101, 101, 2, 1};
+	check("submit_time_s,duration_s\n0,60\n761,60\n", "ebb", &above, 120);
+
+	/* The same with the timeout overridden in the spec: 5 min, released
+	 * at 460 s. Below: 519 s. Above: 460 + 160 s. */
+	static const struct want below5 = {{0.519, 0.540, 3.60}, 0, 100, 100, 1, 1};
+	check("submit_time_s,duration_s\n0,60\n459,60\n", "ebb:scaler.idle_timeout=5m", &below5, 120);
+	static const struct want above5 = {{0.620, 0.660, 7.20}, 100, 101, 101, 2, 1};
+	check("submit_time_s,duration_s\n0,60\n461,60\n", "ebb:scaler.idle_timeout=5m", &above5, 120);
+}
+
+/* always-on:n=2 keeps two warm instances from 0 to the end of the last job
+ * (1,060 s), whatever the load: 2 x 1,060 s; 2 x 18 min; 2 h. */
+static void test_always_on_fixed_size(void **state)
+{
+	static const struct want w = {{2.120, 2.160, 7.20}, 0, 0, 0, 0, 2};
+
+	(void)state;
+	check("submit_time_s,duration_s\n0,60\n1000,60\n", "always-on:n=2", &w, 120);
+}
+
+static void test_keda_poll_and_cooldown(void **state)
+{
+	(void)state;
+	/* A at 10 s, 60 s; B at 600 s, 60 s. A is seen at the 30.001 poll,
+	 * ready at 130.001 (wait 120.001), ends at 190.001. The last poll
+	 * that saw work is 180.001; its want of 1 leaves the stabilisation
+	 * window after 480.001, and the cooldown is over by then, so the poll
+	 * at 510.001 goes to 0: a life of 480 s. B is seen at 600.001, ready
+	 * at 700.001 (wait 100.001), ends at 760.001: 160 s. 480 + 160 s;
+	 * 8 + 3 min; 1 + 1 h. */
+	static const struct want gap = {{0.640, 0.660, 7.20}, 100.001, 120.001, 120.001, 2, 1};
+	check("submit_time_s,duration_s\n10,60\n600,60\n", "keda", &gap, 120);
+	/* B at 400 s: the instance is still there; B starts at once. One
+	 * instance from 30.001 to 460 s: 429.999 s, billed 430 s; 8 min;
+	 * 1 h. */
+	static const struct want kept = {{0.430, 0.480, 3.60}, 0, 120.001, 120.001, 1, 1};
+	check("submit_time_s,duration_s\n10,60\n400,60\n", "keda", &kept, 120);
+	/* Its knobs: a 10 s poll sees A at 10.001 (ready 110.001, ends
+	 * 170.001); no stabilisation, and a cooldown of 60 s after the last
+	 * poll that saw work (160.001): stopped at 220.001, a life of 210 s.
+	 * B is seen at 600.001 (wait 100.001): 160 s. 210 + 160 s; 4 + 3
+	 * min; 1 + 1 h. */
+	static const struct want knobs = {{0.370, 0.420, 7.20}, 100.001, 100.001, 100.001, 2, 1};
+	check("submit_time_s,duration_s\n10,60\n600,60\n", "keda:poll=10,cooldown=60,stabilize=0", &knobs, 120);
+}
+
+/* bound: each job at the lowest price per unit of reference work among the
+ * offers (and markets) it fits: price / speed. */
+static void test_bound_cheapest_per_work(void **state)
+{
+	const char *conf = "[offer.a]\ngpus = 1\nprice_ondemand = 3.6\nprice_spot = 1.8\n"
+			   "[offer.b]\ngpus = 1\nprice_ondemand = 6\nspeed = 2\n"
+			   "[offer.c]\ngpus = 4\nprice_ondemand = 10\n";
+	const char *csv = "submit_time_s,duration_s,gpus\n0,3600,1\n0,1800,2\n5,360,4\n9,100,8\n";
+	struct sim_result r;
+
+	(void)state;
+	/* 1 GPU, 1 h: a on spot at $1.80/h beats b's $6/h at twice the speed
+	 * ($3 per reference hour): $1.80, 1 GPU-hour. 2 GPUs, 0.5 h: only c
+	 * fits: $5.00, 4 x 0.5 GPU-hours. 4 GPUs, 0.1 h: c, $1.00, 0.4
+	 * GPU-hours. 8 GPUs: nothing fits, left out. */
+	sim(csv, conf, "bound", &r);
+	assert_near(r.cost_usd, 7.80);
+	assert_near(r.gpu_hours_billed, 3.4);
+	assert_near(r.gpu_hours_busy, 3.4);
+	assert_int(r.jobs, 4);
+	assert_int(r.jobs_done, 3);
+	assert_int(r.unplaceable, 1);
+	/* With no spot price on a, b is the cheaper per work: 0.5 h at $6. */
+	sim(csv, "[offer.a]\ngpus = 1\nprice_ondemand = 3.6\n[offer.b]\ngpus = 1\nprice_ondemand = 6\nspeed = 2\n"
+		 "[offer.c]\ngpus = 4\nprice_ondemand = 10\n",
+	    "bound", &r);
+	assert_near(r.cost_usd, 3.00 + 5.00 + 1.00);
+	assert_near(r.gpu_hours_billed, 0.5 + 2 + 0.4);
+}
+
+/* A job that fits no offer of a policy is left out, counted the same way
+ * by every policy, bound included, and not among the jobs that ran. */
+static void test_unplaceable_jobs_are_left_out_alike(void **state)
+{
+	static const char *const specs[] = {"ebb", "always-on", "min1", "util", "keda", "bound"};
+	struct setup s;
+
+	(void)state;
+	setup(&s, "submit_time_s,duration_s,gpus\n0,60,1\n1,60,8\n2,60,1\n", billings[0]);
+	for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) {
+		struct sim_result r;
+		json_t *j;
+		run_policy(&s, specs[k], &r);
+		assert_int(r.jobs, 3);
+		assert_int(r.unplaceable, 1);
+		assert_int(r.jobs_done, 2);
+		j = simout_result_json(&r);
+		assert_int(json_integer_value(json_object_get(j, "jobs")), 2);
+		assert_int(json_integer_value(json_object_get(j, "jobs_left_out")), 1);
+		assert_near(json_real_value(json_object_get(j, "cost_per_job_usd")), r.cost_usd / 2);
+		json_decref(j);
+		sim_result_free(&r);
+	}
+	trace_free(&s.t);
+}
+
+/* plan() leaves spot out once the oldest job has waited 80% of its wait
+ * target, to launch on demand; when every offer the job fits is sold only
+ * on spot, that leaves nothing, and the job waits for ever (in serve too,
+ * since it is plan()). Here an 8-GPU job must wait past its target for a
+ * 1-GPU instance to go (max_gpus = 8), and then nothing is launched.
+ * A known bug in plan.c, reported; skipped until plan() falls back to
+ * spot when no on-demand way fits. */
+static void test_spot_only_offer_after_wait_target(void **state)
+{
+	struct sim_result r;
+
+	(void)state;
+	sim("submit_time_s,duration_s,gpus\n0,1000,1\n10,60,8\n",
+	    "[offer.small]\ngpus = 1\nprice_ondemand = 1.0\nboot = 60s\n"
+	    "[offer.octo]\ngpus = 8\nprice_spot = 6.0\nboot = 300s\nreliability = 0.99\n",
+	    "ebb", &r);
+	assert_int(r.jobs, 2);
+	assert_int(r.unplaceable, 0);
+	if (r.jobs_done == 1) {
+		print_message("known bug: plan() never launches a spot-only offer for a job past 80%% of its "
+			      "wait target; the 8-GPU job never ran\n");
+		skip();
+	}
+	assert_int(r.jobs_done, 2);
+}
+
+/* ---- properties on random traces ---- */
+
+static const char property_offers[] =
+	"[offer.small]\ngpus = 1\nprice_ondemand = 1.0\nprice_spot = 0.35\nboot = 60s\nreliability = 0.7\n"
+	"billing = per-second\nbilling_minimum = 60s\n"
+	"[offer.fast]\ngpus = 1\nprice_ondemand = 2.5\nspeed = 2.0\nboot = 120s\n"
+	"billing = per-minute\nbilling_minimum = 0s\n"
+	"[offer.quad]\ngpus = 4\nprice_ondemand = 4.0\nprice_spot = 1.5\nboot = 180s\nreliability = 0.9\n"
+	"billing = per-hour\n"
+	"[offer.octo]\ngpus = 8\nprice_ondemand = 14.0\nprice_spot = 6.0\nboot = 300s\nreliability = 0.5\n"
+	"billing = per-second\n"
+	"[offer.spot8]\ngpus = 8\nprice_spot = 5.5\nboot = 240s\nreliability = 0.6\nbilling = per-minute\n";
+
+static const char *const property_specs[] = {
+	"ebb",
+	"ebb:scaler.idle_timeout=auto",
+	"ebb:scaler.idle_surplus_timeout=30s,scaler.max_instances=20,scaler.max_gpus=64",
+	"always-on:offer=octo,market=spot,n=3",
+	"always-on:offer=spot8,n=2",
+	"always-on:offer=small",
+	"min1:offer=small,market=spot",
+	"min1:offer=fast,idle=120",
+	"util:offer=quad",
+	"util:offer=quad,market=spot,up=0.5,down=0.1,window=60,poll=10",
+	"keda:offer=small",
+	"keda:offer=octo,market=spot,poll=15,cooldown=60,stabilize=60",
+};
+
+static double uniform01(void) { return ((double)rand() + 0.5) / ((double)RAND_MAX + 1.0); }
+
+/* A trace of n jobs: bursts of a few jobs with short gaps, long gaps
+ * between bursts, durations from seconds to hours (log-uniform), GPUs
+ * mostly 1. max_gpus caps the GPUs of a job. */
+static char *random_trace(int n, int max_gpus)
+{
+	static const int gpus[] = {1, 1, 1, 1, 2, 4, 8};
+	size_t cap = (size_t)n * 40 + 64, len = 0;
+	char *csv = malloc(cap);
+	double t = 0;
+
+	len += (size_t)snprintf(csv, cap, "submit_time_s,duration_s,gpus\n");
+	for (int k = 0; k < n; k++) {
+		int g = gpus[rand() % 7];
+		double d = rand() % 100 == 0 ? 0 : exp(log(1.0) + uniform01() * (log(3 * 3600.0) - log(1.0)));
+		t += rand() % 5 == 0 ? -log(uniform01()) * 1800 : -log(uniform01()) * 20;
+		len += (size_t)snprintf(csv + len, cap - len, "%.3f,%.3f,%d\n", t, d, g < max_gpus ? g : max_gpus);
+	}
+	return csv;
+}
+
+/* The bound over the jobs the policy can place (its offer, or any offer
+ * for ebb): the jobs it leaves out are not in its cost either. */
+static double bound_for(const struct setup *s, const struct policy *p, int64_t *fitting)
+{
+	struct trace sub = s->t;
+	struct policy b;
+	struct sim_result r;
+	char err[300];
+
+	sub.jobs = malloc((s->t.n + 1) * sizeof *sub.jobs);
+	sub.n = 0;
+	for (size_t k = 0; k < s->t.n; k++) {
+		int fits = 0;
+		for (int f = 0; f < s->o.noffers; f++)
+			fits |= (p->kind == POL_EBB || f == p->offer) && s->o.offers[f].gpus >= s->t.jobs[k].gpus;
+		if (fits)
+			sub.jobs[sub.n++] = s->t.jobs[k];
+	}
+	if (policy_parse("bound", NULL, NULL, &b, err, sizeof err) != 0)
+		fail_msg("%s", err);
+	sim_run(&sub, &b, &s->o, &r);
+	policy_free(&b);
+	free(sub.jobs);
+	*fitting = (int64_t)r.jobs_done;
+	return r.cost_usd;
+}
+
+/* EBB_SIM_TRIALS=N runs N random traces instead of 50, and
+ * EBB_SIM_SEED=S starts from another seed, for a longer hunt. */
+static void test_bound_is_never_above_a_policy(void **state)
+{
+	const char *env = getenv("EBB_SIM_TRIALS"), *seed = getenv("EBB_SIM_SEED");
+	int checked = 0, trials = env && atoi(env) > 0 ? atoi(env) : 50;
+
+	(void)state;
+	srand(seed ? (unsigned)atoi(seed) : 20240611);
+	for (int trial = 0; trial < trials; trial++) {
+		int n = 20 + rand() % 181;
+		char *csv = random_trace(n, 8);
+		struct setup s;
+
+		setup(&s, csv, property_offers);
+		free(csv);
+		s.o.seed = (uint64_t)trial + 1;
+		s.o.checkpoint_every_ms = trial % 3 == 0 ? 0 : 600000;
+		for (size_t k = 0; k < sizeof property_specs / sizeof *property_specs; k++) {
+			struct policy p;
+			struct sim_result r;
+			char err[600];
+			int64_t fitting;
+			double lower;
+
+			if (policy_parse(property_specs[k], NULL, s.conf, &p, err, sizeof err) != 0)
+				fail_msg("%s: %s", property_specs[k], err);
+			sim_run(&s.t, &p, &s.o, &r);
+			lower = bound_for(&s, &p, &fitting);
+			policy_free(&p);
+			/* Every job it can place has run: a cost over fewer jobs would
+			 * prove nothing. */
+			if (r.jobs_done != fitting)
+				fail_msg("trial %d, %s: ran %lld of the %lld jobs that fit its offers (trace %s)", trial,
+					 property_specs[k], (long long)r.jobs_done, (long long)fitting, s.trace);
+			if (lower > r.cost_usd * (1 + 1e-9) + 1e-9)
+				fail_msg("trial %d, %s: bound $%.6f above its cost $%.6f (trace %s)", trial,
+					 property_specs[k], lower, r.cost_usd, s.trace);
+			assert_true(r.gpu_hours_billed + 1e-9 >= r.gpu_hours_busy);
+			assert_true(r.wait_p50_s <= r.wait_p95_s && r.wait_p95_s <= r.wait_p99_s);
+			sim_result_free(&r);
+			checked++;
+		}
+		trace_free(&s.t);
+	}
+	assert_int(checked, trials * (int)(sizeof property_specs / sizeof *property_specs));
+}
+
+/* Every policy of the list, as `ebb sim --json` prints them. */
+static char *json_of(struct setup *s, const char *const *specs, int n, int64_t *reclaims)
+{
+	struct sim_result r[16];
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	*reclaims = 0;
+	for (int k = 0; k < n; k++) {
+		run_policy(s, specs[k], &r[k]);
+		*reclaims += r[k].reclaims;
+	}
+	simout_json(r, n, f);
+	/* The time series too (what --plot draws), sample by sample. */
+	for (int k = 0; k < n; k++) {
+		for (size_t i = 0; i < r[k].nsamples; i++) {
+			const struct sim_sample *x = &r[k].samples[i];
+			fprintf(f, "%d %lld %d %.17g", k, (long long)x->t_ms, x->queued, x->cost);
+			for (int o = 0; o < s->o.noffers; o++)
+				fprintf(f, " %d", x->instances[o]);
+			fputc('\n', f);
+		}
+	}
+	fclose(f);
+	for (int k = 0; k < n; k++)
+		sim_result_free(&r[k]);
+	return buf;
+}
+
+static void test_same_seed_same_output(void **state)
+{
+	static const char *const specs[] = {"ebb", "always-on:offer=small,market=spot", "min1:offer=quad,market=spot",
+					    "util:offer=octo,market=spot", "keda:offer=small,market=spot", "bound"};
+	const int n = sizeof specs / sizeof *specs;
+	char *csv, *a, *b, *c;
+	int64_t ra, rb, rc;
+	struct setup s;
+
+	(void)state;
+	srand(7);
+	csv = random_trace(400, 8);
+	setup(&s, csv, property_offers);
+	free(csv);
+	s.o.sample_ms = 60000;
+	s.o.checkpoint_every_ms = 300000;
+
+	s.o.seed = 42;
+	a = json_of(&s, specs, n, &ra);
+	b = json_of(&s, specs, n, &rb);
+	assert_true(ra > 0); /* spot reclaims did happen */
+	assert_int(rb, ra);
+	assert_string_equal(a, b);
+
+	/* Another seed: other reclaim times, other numbers. */
+	s.o.seed = 43;
+	c = json_of(&s, specs, n, &rc);
+	assert_true(rc > 0);
+	if (strcmp(a, c) == 0)
+		fail_msg("seeds 42 and 43 gave the same output with %lld and %lld reclaims", (long long)ra,
+			 (long long)rc);
+	free(a);
+	free(b);
+	free(c);
+
+	/* With no spot, the seed changes nothing. */
+	{
+		static const char *const od[] = {"ebb:scaler.spot=off", "min1:offer=fast", "keda:offer=quad"};
+		s.o.seed = 1;
+		a = json_of(&s, od, 3, &ra);
+		s.o.seed = 999;
+		b = json_of(&s, od, 3, &rb);
+		assert_int(ra, 0);
+		assert_string_equal(a, b);
+		free(a);
+		free(b);
+	}
+	trace_free(&s.t);
+}
+
+/* ---- policy specs ---- */
+
+static void assert_spec_fails(const char *conf_path, const char *spec, const char *needle)
+{
+	struct policy p;
+	char err[600] = "";
+
+	if (policy_parse(spec, NULL, conf_path, &p, err, sizeof err) == 0) {
+		policy_free(&p);
+		fail_msg("policy '%s' was accepted", spec);
+	}
+	assert_contains(err, needle);
+}
+
+static void test_policy_spec_errors(void **state)
+{
+	struct setup s;
+	struct policy p;
+	char err[600];
+
+	(void)state;
+	setup(&s, "submit_time_s,duration_s\n0,1\n", property_offers);
+	assert_spec_fails(s.conf, "nope", "policy 'nope': expected ebb, always-on, min1, util, keda or bound");
+	assert_spec_fails(s.conf, "keda:speed=3", "unknown knob 'speed'");
+	assert_spec_fails(s.conf, "keda:target", "'target': expected KEY=VALUE");
+	assert_spec_fails(s.conf, "keda:target=abc", "target=abc: expected a number");
+	assert_spec_fails(s.conf, "min1:idle=-5", "idle=-5: expected seconds");
+	assert_spec_fails(s.conf, "always-on:n=1.5", "n=1.5: expected a whole number");
+	assert_spec_fails(s.conf, "min1:offer=huge", "offer=huge: no [offer.huge]");
+	assert_spec_fails(s.conf, "min1:market=moon", "market=moon: expected spot or on-demand");
+	assert_spec_fails(s.conf, "ebb:idle_timeout=5m", "expected SECTION.KEY=VALUE");
+	assert_spec_fails(s.conf, "ebb:scaler.bogus=1", "bogus");
+	/* A poll of 0 would poll forever at one instant, a target of 0 would
+	 * want infinitely many instances. */
+	assert_spec_fails(s.conf, "keda:poll=0", "poll=0");
+	assert_spec_fails(s.conf, "util:poll=0", "poll=0");
+	assert_spec_fails(s.conf, "keda:target=0", "target=0");
+	/* A market the offer is not sold on would be free. */
+	assert_spec_fails(s.conf, "min1:offer=fast,market=spot", "offer fast is not sold on spot");
+	assert_spec_fails(s.conf, "keda:offer=spot8,market=on-demand", "offer spot8 is not sold on demand");
+	/* A spot-only offer with no market given is taken on spot. */
+	assert_int(policy_parse("always-on:offer=spot8", NULL, s.conf, &p, err, sizeof err), 0);
+	assert_int(p.market, MARKET_SPOT);
+	policy_free(&p);
+	/* Good ones, and KEY_s for a duration in seconds. */
+	assert_int(policy_parse("keda:target=2,poll=5,cooldown=0,stabilize=0,offer=quad,market=spot", NULL, s.conf,
+				&p, err, sizeof err),
+		   0);
+	assert_near(p.target, 2);
+	assert_int(p.poll_ms, 5000);
+	assert_int(p.offer, 2);
+	assert_int(p.market, MARKET_SPOT);
+	policy_free(&p);
+	assert_int(policy_parse("ebb:scaler.idle_timeout_s=90", NULL, s.conf, &p, err, sizeof err), 0);
+	assert_int(p.cfg.idle_timeout_ms, 90000);
+	policy_free(&p);
+	trace_free(&s.t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_single_job_every_policy),
+		cmocka_unit_test(test_billing_minimum_and_rounding),
+		cmocka_unit_test(test_two_overlapping_jobs),
+		cmocka_unit_test(test_burst_on_cold_fleet),
+		cmocka_unit_test(test_gap_around_idle_timeout),
+		cmocka_unit_test(test_always_on_fixed_size),
+		cmocka_unit_test(test_keda_poll_and_cooldown),
+		cmocka_unit_test(test_bound_cheapest_per_work),
+		cmocka_unit_test(test_unplaceable_jobs_are_left_out_alike),
+		cmocka_unit_test(test_spot_only_offer_after_wait_target),
+		cmocka_unit_test(test_bound_is_never_above_a_policy),
+		cmocka_unit_test(test_same_seed_same_output),
+		cmocka_unit_test(test_policy_spec_errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, harness_cleanup);
+}

@@ -1,0 +1,356 @@
+/* The trace loader (src/trace.c) on small CSV files written to a temp dir:
+ * which columns it needs and which it reads, what a bad row's error says
+ * (file, line, column number and name), --skip-bad, --filter, the sort of
+ * unsorted rows, and files with no rows or no header at all. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "trace.h"
+
+static char err[600];
+
+/* text into a new file of a new temp dir; the path. */
+static const char *csv(const char *text)
+{
+	static char path[4200];
+
+	snprintf(path, sizeof path, "%s/t.csv", harness_tmpdir());
+	harness_write_file(path, text);
+	return path;
+}
+
+static int load(const char *text, int skip_bad, struct trace *t)
+{
+	err[0] = '\0';
+	return trace_load(csv(text), NULL, 0, skip_bad, t, err, sizeof err);
+}
+
+/* Loading fails, and err says each of the needles. */
+static void assert_load_fails(const char *text, const char *const *needles)
+{
+	struct trace t;
+	const char *path;
+
+	err[0] = '\0';
+	path = csv(text);
+	if (trace_load(path, NULL, 0, 0, &t, err, sizeof err) == 0)
+		fail_msg("loaded %zu rows of a trace that should fail:\n%s", t.n, text);
+	assert_int(t.n, 0);
+	assert_null(t.jobs);
+	assert_contains(err, path);
+	for (; *needles; needles++)
+		assert_contains(err, *needles);
+}
+
+static void test_required_columns_only(void **state)
+{
+	struct trace t;
+
+	(void)state;
+	assert_int(load("submit_time_s,duration_s\n0,10\n1.5,2.25\n7.0004,0\n", 0, &t), 0);
+	assert_int(t.n, 3);
+	assert_int(t.jobs[0].submit_ms, 0);
+	assert_int(t.jobs[0].duration_ms, 10000);
+	assert_int(t.jobs[1].submit_ms, 1500);
+	assert_int(t.jobs[1].duration_ms, 2250);
+	assert_int(t.jobs[2].submit_ms, 7000); /* rounded to the millisecond */
+	assert_int(t.jobs[2].duration_ms, 0);
+	/* Defaults of the optional columns: one GPU, priority 0, lane
+	 * "standard", type "default". */
+	for (size_t k = 0; k < t.n; k++) {
+		assert_int(t.jobs[k].gpus, 1);
+		assert_int(t.jobs[k].priority, 0);
+		assert_string_equal(t.lanes[t.jobs[k].lane], "standard");
+		assert_string_equal(t.types[t.jobs[k].type], "default");
+	}
+	assert_int(t.nlanes, 1);
+	assert_int(t.ntypes, 1);
+	assert_int(t.skipped, 0);
+	assert_int(t.filtered, 0);
+	trace_free(&t);
+}
+
+static void test_optional_columns(void **state)
+{
+	struct trace t;
+
+	(void)state;
+	assert_int(load("submit_time_s,duration_s,gpus,team,job_class,priority,lane\n"
+			"0,60,4,t1,BE,5,batch\n"
+			"1,30,,t2,LS,,\n"      /* empty optional fields: the defaults */
+			"2,30,8,,BE,-3,express\n"
+			"3,1,2,t1,,0,batch\r\n", /* CRLF */
+			0, &t),
+		   0);
+	assert_int(t.n, 4);
+	assert_int(t.jobs[0].gpus, 4);
+	assert_int(t.jobs[0].priority, 5);
+	assert_string_equal(t.lanes[t.jobs[0].lane], "batch");
+	assert_string_equal(t.types[t.jobs[0].type], "BE");
+	assert_int(t.jobs[1].gpus, 1);
+	assert_int(t.jobs[1].priority, 0);
+	assert_string_equal(t.lanes[t.jobs[1].lane], "standard");
+	assert_string_equal(t.types[t.jobs[1].type], "LS");
+	assert_int(t.jobs[2].gpus, 8);
+	assert_int(t.jobs[2].priority, -3);
+	assert_string_equal(t.lanes[t.jobs[2].lane], "express");
+	assert_int(t.jobs[3].gpus, 2);
+	assert_int(t.jobs[3].duration_ms, 1000);
+	assert_string_equal(t.types[t.jobs[3].type], "default");
+	/* Names are interned in the order first seen. */
+	assert_int(t.nlanes, 3);
+	assert_string_equal(t.lanes[0], "batch");
+	assert_string_equal(t.lanes[1], "standard");
+	assert_string_equal(t.lanes[2], "express");
+	assert_int(t.ntypes, 3);
+	assert_int(t.jobs[0].lane, t.jobs[3].lane);
+	trace_free(&t);
+}
+
+/* Columns it does not know are skipped, in any position; the known ones
+ * are found by name, not by place. */
+static void test_extra_columns_ignored(void **state)
+{
+	struct trace t;
+
+	(void)state;
+	assert_int(load("pod,duration_s,gpu_milli,submit_time_s,ran,gpus,comment\n"
+			"p1,12.5,1000,3,1,2,anything at all\n"
+			"p2,1,500,4,0,1,a \"quote\" inside a field\n",
+			0, &t),
+		   0);
+	/* Only a field that starts with a quote is refused (see the
+	 * quoted-field test), in any column. */
+	assert_int(t.n, 2);
+	assert_int(t.jobs[0].submit_ms, 3000);
+	assert_int(t.jobs[0].duration_ms, 12500);
+	assert_int(t.jobs[0].gpus, 2);
+	assert_int(t.jobs[1].submit_ms, 4000);
+	trace_free(&t);
+}
+
+static void test_missing_required_column(void **state)
+{
+	(void)state;
+	assert_load_fails("submit_time_s,gpus\n0,1\n",
+			  (const char *const[]){":1:", "no duration_s column", NULL});
+	assert_load_fails("duration_s,gpus\n0,1\n",
+			  (const char *const[]){":1:", "no submit_time_s column", NULL});
+	/* Case matters: Submit_Time_s is an unknown column. */
+	assert_load_fails("Submit_Time_s,duration_s\n0,1\n",
+			  (const char *const[]){":1:", "no submit_time_s column", NULL});
+}
+
+/* A bad value: FILE:LINE: column N (NAME), with N counted from 1 and LINE
+ * the file's own line, the header being line 1. */
+static void test_malformed_row_names_file_line_column(void **state)
+{
+	(void)state;
+	assert_load_fails("submit_time_s,duration_s,gpus\n0,10,1\n1,ten,1\n",
+			  (const char *const[]){":3: column 2 (duration_s)", "expected a number", "'ten'", NULL});
+	assert_load_fails("team,submit_time_s,duration_s\nx,0,10\nx,1,10\n\nx,-2,10\n",
+			  (const char *const[]){":5: column 2 (submit_time_s)", "'-2'", NULL});
+	assert_load_fails("submit_time_s,duration_s,gpus\n0,10,1.5\n",
+			  (const char *const[]){":2: column 3 (gpus)", "whole number", NULL});
+	assert_load_fails("submit_time_s,duration_s,gpus\n0,10,65\n",
+			  (const char *const[]){":2: column 3 (gpus)", "from 0 to 64", NULL});
+	assert_load_fails("submit_time_s,duration_s\n0,inf\n",
+			  (const char *const[]){":2: column 2 (duration_s)", NULL});
+	assert_load_fails("submit_time_s,duration_s\n0,nan\n",
+			  (const char *const[]){":2: column 2 (duration_s)", NULL});
+	assert_load_fails("submit_time_s,duration_s\n0,5s\n",
+			  (const char *const[]){":2: column 2 (duration_s)", "'5s'", NULL});
+	/* An empty required field. */
+	assert_load_fails("submit_time_s,duration_s\n,5\n",
+			  (const char *const[]){":2: column 1 (submit_time_s)", NULL});
+	assert_load_fails("submit_time_s,duration_s,priority\n0,5,9999\n",
+			  (const char *const[]){":2: column 3 (priority)", NULL});
+}
+
+static void test_wrong_column_count(void **state)
+{
+	(void)state;
+	assert_load_fails("submit_time_s,duration_s,gpus\n0,10,1\n1,10\n",
+			  (const char *const[]){":3: 2 columns, the header has 3", NULL});
+	assert_load_fails("submit_time_s,duration_s\n0,10,1\n",
+			  (const char *const[]){":2: 3 columns, the header has 2", NULL});
+}
+
+static void test_quoted_field_refused(void **state)
+{
+	(void)state;
+	assert_load_fails("submit_time_s,duration_s,team\n0,10,\"a,b\"\n",
+			  (const char *const[]){":2: column 3 (team)", "quoted fields are not supported", NULL});
+	assert_load_fails("submit_time_s,duration_s\n\"0\",10\n",
+			  (const char *const[]){":2: column 1 (submit_time_s)", "quoted", NULL});
+}
+
+/* --skip-bad: every kind of bad row is counted and passed over; the good
+ * rows around them are kept. */
+static void test_skip_bad_counts(void **state)
+{
+	struct trace t;
+
+	(void)state;
+	assert_int(load("submit_time_s,duration_s,gpus\n"
+			"0,10,1\n"
+			"1,ten,1\n"     /* not a number */
+			"2,10\n"        /* a column short */
+			"3,10,\"2\"\n"  /* quoted */
+			"4,10,1.5\n"    /* half a GPU */
+			"5,20,2\n",
+			1, &t),
+		   0);
+	assert_int(t.skipped, 4);
+	assert_int(t.n, 2);
+	assert_int(t.jobs[0].submit_ms, 0);
+	assert_int(t.jobs[1].submit_ms, 5000);
+	assert_int(t.jobs[1].gpus, 2);
+	trace_free(&t);
+	/* Without it, the first bad row stops the load. */
+	assert_load_fails("submit_time_s,duration_s,gpus\n0,10,1\n1,ten,1\n2,10\n",
+			  (const char *const[]){":3: column 2", NULL});
+}
+
+static void test_filters(void **state)
+{
+	const char *text = "submit_time_s,duration_s,gpus,job_class,ran\n"
+			   "0,10,1,BE,1\n"
+			   "1,99,1,BE,0\n"
+			   "2,20,2,LS,1\n"
+			   "3,99,1,LS,0\n"
+			   "4,30,4,BE,1\n";
+	struct trace_filter ran = {"ran", "1"}, two[] = {{"ran", "1"}, {"job_class", "BE"}};
+	struct trace t;
+
+	(void)state;
+	assert_int(trace_load(csv(text), &ran, 1, 0, &t, err, sizeof err), 0);
+	assert_int(t.n, 3);
+	assert_int(t.filtered, 2);
+	for (size_t k = 0; k < t.n; k++)
+		assert_true(t.jobs[k].duration_ms != 99000);
+	trace_free(&t);
+
+	/* Filters are ANDed. */
+	assert_int(trace_load(csv(text), two, 2, 0, &t, err, sizeof err), 0);
+	assert_int(t.n, 2);
+	assert_int(t.filtered, 3);
+	assert_int(t.jobs[0].duration_ms, 10000);
+	assert_int(t.jobs[1].duration_ms, 30000);
+	trace_free(&t);
+
+	/* The value is compared as text: "1.0" is not "1". */
+	ran.value = "1.0";
+	assert_int(trace_load(csv(text), &ran, 1, 0, &t, err, sizeof err), 0);
+	assert_int(t.n, 0);
+	assert_int(t.filtered, 5);
+	trace_free(&t);
+
+	/* A filtered-out row is not parsed: its bad duration does not count. */
+	ran.value = "1";
+	assert_int(trace_load(csv("submit_time_s,duration_s,ran\n0,10,1\n1,oops,0\n"), &ran, 1, 0, &t, err,
+			      sizeof err),
+		   0);
+	assert_int(t.n, 1);
+	assert_int(t.filtered, 1);
+	trace_free(&t);
+}
+
+static void test_unknown_filter_column(void **state)
+{
+	struct trace_filter f = {"status", "ok"};
+	struct trace t;
+	const char *path = csv("submit_time_s,duration_s,ran\n0,10,1\n");
+
+	(void)state;
+	assert_int(trace_load(path, &f, 1, 0, &t, err, sizeof err), -1);
+	assert_contains(err, path);
+	assert_contains(err, ":1:");
+	assert_contains(err, "--filter status=ok");
+	assert_contains(err, "no column status");
+	assert_int(t.n, 0);
+}
+
+static void test_unsorted_rows_get_sorted(void **state)
+{
+	struct trace t;
+
+	(void)state;
+	assert_int(load("submit_time_s,duration_s,gpus\n50,5,1\n10,1,2\n30,3,3\n10,2,4\n0,0,5\n", 0, &t), 0);
+	assert_int(t.n, 5);
+	for (size_t k = 1; k < t.n; k++)
+		assert_true(t.jobs[k - 1].submit_ms <= t.jobs[k].submit_ms);
+	assert_int(t.jobs[0].submit_ms, 0);
+	assert_int(t.jobs[0].gpus, 5);
+	assert_int(t.jobs[3].submit_ms, 30000);
+	assert_int(t.jobs[3].gpus, 3); /* each row's fields move together */
+	assert_int(t.jobs[4].submit_ms, 50000);
+	assert_int(t.jobs[4].duration_ms, 5000);
+	trace_free(&t);
+}
+
+static void test_empty_file_and_header_only(void **state)
+{
+	struct trace t;
+
+	(void)state;
+	assert_load_fails("", (const char *const[]){":1:", "empty file", NULL});
+	/* A header and no rows is a trace with no jobs, not an error. */
+	assert_int(load("submit_time_s,duration_s\n", 0, &t), 0);
+	assert_int(t.n, 0);
+	trace_free(&t);
+	/* Blank lines are passed over, and still counted in line numbers. */
+	assert_int(load("submit_time_s,duration_s\n\n0,1\n\n", 0, &t), 0);
+	assert_int(t.n, 1);
+	trace_free(&t);
+	assert_load_fails("submit_time_s,duration_s\n\n\n0,x\n",
+			  (const char *const[]){":4: column 2 (duration_s)", NULL});
+}
+
+static void test_missing_file(void **state)
+{
+	struct trace t;
+	const char *path = harness_fmt("%s/nope.csv", harness_tmpdir());
+
+	(void)state;
+	assert_int(trace_load(path, NULL, 0, 0, &t, err, sizeof err), -1);
+	assert_contains(err, path);
+	assert_contains(err, "cannot open");
+}
+
+/* A window keeps [from, to) and moves time so that `from` is 0. */
+static void test_window(void **state)
+{
+	struct trace t;
+
+	(void)state;
+	assert_int(load("submit_time_s,duration_s\n0,1\n10,2\n20,3\n30,4\n", 0, &t), 0);
+	trace_window(&t, 10000, 30000);
+	assert_int(t.n, 2);
+	assert_int(t.jobs[0].submit_ms, 0);
+	assert_int(t.jobs[0].duration_ms, 2000);
+	assert_int(t.jobs[1].submit_ms, 10000);
+	trace_free(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_required_columns_only),
+		cmocka_unit_test(test_optional_columns),
+		cmocka_unit_test(test_extra_columns_ignored),
+		cmocka_unit_test(test_missing_required_column),
+		cmocka_unit_test(test_malformed_row_names_file_line_column),
+		cmocka_unit_test(test_wrong_column_count),
+		cmocka_unit_test(test_quoted_field_refused),
+		cmocka_unit_test(test_skip_bad_counts),
+		cmocka_unit_test(test_filters),
+		cmocka_unit_test(test_unknown_filter_column),
+		cmocka_unit_test(test_unsorted_rows_get_sorted),
+		cmocka_unit_test(test_empty_file_and_header_only),
+		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_window),
+	};
+	return cmocka_run_group_tests(tests, NULL, harness_cleanup);
+}
