@@ -202,7 +202,7 @@ static void write_queue(struct prom *p, const struct scrape *x)
 		int64_t t = x->lanes[i].oldest_ms, age = t && x->now_ms > t ? x->now_ms - t : 0;
 		prom_sample(p, "", (double)age / 1000.0, "lane", x->lanes[i].name, NULL);
 	}
-	prom_family(p, "ebb_jobs_total", "gauge", "Jobs in the store in each state (a gauge: jobs move between states).");
+	prom_family(p, "ebb_jobs", "gauge", "Jobs in the store in each state (a gauge: jobs move between states).");
 	for (int i = 0; i < JOB_NSTATES; i++)
 		prom_sample(p, "", (double)x->states[i], "state", job_state_name((enum job_state)i), NULL);
 }

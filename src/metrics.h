@@ -23,8 +23,8 @@ struct prom {
 
 /* Starts a family: type is counter, gauge, histogram, summary or untyped. */
 void prom_family(struct prom *p, const char *name, const char *type, const char *help);
-/* One sample of the current family: its name plus suffix, then label
- * pairs (name, value, ..., NULL), then the value. */
+/* One sample of the current family, named after it plus suffix: its
+ * value, then label pairs (name, value, ..., NULL). */
 void prom_sample(struct prom *p, const char *suffix, double value, ...) __attribute__((sentinel));
 /* The body, NUL-terminated (free it); NULL if memory ran out. The writer
  * is empty again afterwards. */

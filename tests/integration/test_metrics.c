@@ -827,13 +827,13 @@ static void queue_and_leases(void **state)
 	assert_int(METRIC(m, "ebb_queue_oldest_age_seconds{lane=\"express\"}"), 0);
 	assert_between(METRIC(m, "ebb_queue_oldest_age_seconds{lane=\"standard\"}") * 1000, 2500, 2500 + elapsed_ms + 1000);
 	assert_between(METRIC(m, "ebb_queue_oldest_age_seconds{lane=\"batch\"}") * 1000, 2500, 2500 + elapsed_ms + 1000);
-	assert_int(METRIC(m, "ebb_jobs_total{state=\"queued\"}"), 3);
-	assert_int(METRIC(m, "ebb_jobs_total{state=\"delayed\"}"), 1);
-	assert_int(METRIC(m, "ebb_jobs_total{state=\"leased\"}"), 3);
-	assert_int(METRIC(m, "ebb_jobs_total{state=\"succeeded\"}"), 2);
-	assert_int(METRIC(m, "ebb_jobs_total{state=\"failed\"}"), 0);
-	assert_int(METRIC(m, "ebb_jobs_total{state=\"dead\"}"), 0);
-	assert_int(METRIC(m, "ebb_jobs_total{state=\"cancelled\"}"), 0);
+	assert_int(METRIC(m, "ebb_jobs{state=\"queued\"}"), 3);
+	assert_int(METRIC(m, "ebb_jobs{state=\"delayed\"}"), 1);
+	assert_int(METRIC(m, "ebb_jobs{state=\"leased\"}"), 3);
+	assert_int(METRIC(m, "ebb_jobs{state=\"succeeded\"}"), 2);
+	assert_int(METRIC(m, "ebb_jobs{state=\"failed\"}"), 0);
+	assert_int(METRIC(m, "ebb_jobs{state=\"dead\"}"), 0);
+	assert_int(METRIC(m, "ebb_jobs{state=\"cancelled\"}"), 0);
 
 	/* Five leases: one at once (a parked worker), three after 2 s, one
 	 * after 2.5 s, plus the real time the test took. */
@@ -867,7 +867,7 @@ static void queue_and_leases(void **state)
 	assert_int(harness_server_stop(s), 0);
 	harness_server_start(s);
 	m = scrape(s);
-	assert_int(METRIC(m, "ebb_jobs_total{state=\"succeeded\"}"), 2);
+	assert_int(METRIC(m, "ebb_jobs{state=\"succeeded\"}"), 2);
 	assert_int(METRIC(m, "ebb_lease_latency_seconds_count"), 0);
 	assert_int(METRIC(m, "ebb_lease_latency_seconds_sum"), 0);
 	free(m);
