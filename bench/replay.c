@@ -153,7 +153,7 @@ int main(void)
 
 	double med_load = median(load_s, runs), med_ebb = median(replay_s[0], runs),
 	       med_keda = median(replay_s[1], runs);
-	printf("## Simulator replay: a million jobs\n\n"
+	printf("## Simulator replay: %ld jobs\n\n"
 	       "`ebb sim` on a synthetic trace of %ld jobs written by bench/replay.c: bursts of\n"
 	       "about 20 jobs 2 s apart, 5 minutes apart on average (%ld bursts over %.0f days),\n"
 	       "durations lognormal around 2 minutes (at most 6 h), 70%% of jobs on 1 GPU and\n"
@@ -161,7 +161,7 @@ int main(void)
 	       "and 8 GPUs, spot and on demand) and limits high enough for the load. The load\n"
 	       "and the replays run in the benchmark's own process (sim_load, sim_run), so the\n"
 	       "figures are the simulator's; each is the median of %d runs.\n\n",
-	       n, sh.bursts, sh.span_days, sh.gpu_hours, (double)st.st_size / 1e6, runs);
+	       n, n, sh.bursts, sh.span_days, sh.gpu_hours, (double)st.st_size / 1e6, runs);
 	printf("| | median | goal |\n|---|---|---|\n");
 	printf("| load: offers and trace (%ld rows) | %.2f s | |\n", n, med_load);
 	printf("| replay: ebb (plan() on every change) | %.2f s | at most %.0f s: %s |\n", med_ebb, GOAL_REPLAY_S,

@@ -18,7 +18,7 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 export EBB_BIN
 
 # In the order of the document's sections; others after them.
-order="cycle idle longpoll"
+order="cycle idle longpoll replay"
 for p in "$dir"/*; do
 	[ -x "$p" ] || continue
 	case " $order " in *" $(basename "$p") "*) ;; *) order="$order $(basename "$p")" ;; esac
@@ -66,6 +66,10 @@ event loop share one commit).
 3. **Lease latency with 1,000 long-polling workers**: the time from a
    submit to the arrival of the lease reply carrying the job while 1,000
    lease requests wait. Baseline: one waiting worker.
+4. **Simulator replay**: \`ebb sim\` loading a synthetic trace of a
+   million jobs and replaying it against ebb's policy and keda, in the
+   benchmark's own process (no serve); the load, each replay and the peak
+   resident memory.
 
 Every figure is the median of several runs (the count is given with each
 table), and each table has its baseline measured in the same run. The load

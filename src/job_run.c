@@ -99,6 +99,25 @@ static int job_call(struct run *r, const char *what, json_t *body)
 	return status;
 }
 
+/* The end of a run must reach serve, or the job runs again once its lease
+ * expires: while serve is out of reach, try again, until orphaned. */
+static void job_report(struct run *r, const char *what, json_t *body)
+{
+	int64_t backoff = 250;
+
+	for (;;) {
+		int status = job_call(r, what, json_incref(body));
+		if ((status > 0 && status < 500) ||
+		    clock_monotonic_ms() - r->w->last_contact_ms >= r->w->orphan_timeout_ms)
+			break;
+		log_warn("report failed, retrying", "worker=%s job=%lld call=%s status=%d", r->w->name,
+			 (long long)r->id, what, status);
+		poll(NULL, 0, (int)backoff);
+		backoff = backoff < 4000 ? backoff * 2 : 4000;
+	}
+	json_decref(body);
+}
+
 static void on_line(struct run *r, char *line)
 {
 	char *token, *items, *end;
@@ -286,13 +305,13 @@ static void report(struct run *r, int status)
 		}
 		log_info("job interrupted", "worker=%s job=%lld run_ms=%lld items_done=%lld reason=\"%s\"", r->w->name,
 			 (long long)r->id, (long long)run_ms, (long long)r->items_done, r->killed_why);
-		job_call(r, "interrupt", body);
+		job_report(r, "interrupt", body);
 		return;
 	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !r->killed_why) {
 		log_info("job done", "worker=%s job=%lld run_ms=%lld items_done=%lld", r->w->name,
 			 (long long)r->id, (long long)run_ms, (long long)r->items_done);
-		job_call(r, "complete", json_pack("{s:I}", "items_done", (json_int_t)r->items_done));
+		job_report(r, "complete", json_pack("{s:I}", "items_done", (json_int_t)r->items_done));
 		return;
 	}
 	if (r->killed_why)
@@ -303,7 +322,7 @@ static void report(struct run *r, int status)
 		snprintf(why, sizeof why, "killed by signal %d", WTERMSIG(status));
 	log_info("job failed", "worker=%s job=%lld run_ms=%lld error=\"%s\"", r->w->name, (long long)r->id,
 		 (long long)run_ms, why);
-	job_call(r, "fail", json_pack("{s:s, s:b}", "error", why, "retry", 1));
+	job_report(r, "fail", json_pack("{s:s, s:b}", "error", why, "retry", 1));
 }
 
 int job_run(struct worker *w, json_t *job)

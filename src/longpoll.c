@@ -5,12 +5,18 @@
 
 #include "fleet.h"
 #include "log.h"
+#include "scaler.h"
 
 static void reply_job(struct waiter *w, const struct job *job)
 {
 	json_t *body = json_object();
 
 	json_object_set_new(body, "job", job ? job_to_json(job) : json_null());
+	/* Instances follow the idle timeout in force, which moves with auto
+	 * and with the warm floor. */
+	if (w->srv->scaler && instance_id_of_worker(w->worker))
+		json_object_set_new(body, "idle_timeout_s",
+				    json_real((double)scaler_worker_idle_timeout(w->srv->scaler) / 1000.0));
 	if (job) {
 		w->granted_id = job->id;
 		w->granted_token = job->lease_token;

@@ -384,6 +384,11 @@ static void launch(struct planner *p, const struct plan_class *c, int64_t want, 
 	int spot_failed, n = candidates(p, c, spot_ok, run_ref_s, job_ref_s, all, &spot_failed);
 	int64_t placed = 0;
 
+	if (n == 0 && !spot_ok) {
+		/* Nothing fitting is sold on demand: spot is better than nothing. */
+		n = candidates(p, c, 1, run_ref_s, job_ref_s, all, &spot_failed);
+		spot_ok = 1;
+	}
 	if (spot_failed)
 		market_note = "; spot launches of every fitting offer failed, so on demand";
 	else if (!spot_ok)

@@ -21,6 +21,9 @@ struct scaler {
 	int64_t next_ms; /* the run that is scheduled, 0 if none */
 	int running;
 	int spot_failed; /* a spot launch failed in this run */
+	/* What the last run found, for the workers' lease replies. */
+	int64_t idle_timeout_ms;
+	int warm_floor;
 	struct offer offers[64]; /* in force: the config's, with what was measured */
 	int noffers;
 	/* Speed and boot samples per offer, both markets pooled: they are
@@ -442,6 +445,8 @@ static void run(struct scaler *sc)
 	sc->running = 1;
 	scaler_estimates(sc);
 	settings.idle_timeout_ms = scaler_idle_timeout(sc, why, sizeof why);
+	sc->idle_timeout_ms = settings.idle_timeout_ms;
+	sc->warm_floor = warm_floor(&cfg->warm_schedule, clock_now(&s->clock));
 	s->store->ops->recent_durations(s->store, HISTORY, add_duration, &b.med);
 	s->store->ops->instance_list(s->store, 0, add_instance, &b);
 	reconcile(sc, &b);
@@ -488,4 +493,11 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	run(sc);
 	server_end_request(s, 1);
 	httpd_flush(s->httpd);
+}
+
+int64_t scaler_worker_idle_timeout(const struct scaler *sc)
+{
+	/* While a warm floor holds, the scaler alone decides which idle
+	 * instance goes: a worker must not power itself off under it. */
+	return sc->warm_floor > 0 ? 0 : sc->idle_timeout_ms;
 }

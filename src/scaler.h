@@ -19,6 +19,9 @@ int64_t scaler_idle_timeout(struct scaler *sc, char *why, size_t why_size);
 /* Samples (timed runs, boots; both markets pooled) after which a measured
  * speed or boot replaces the declared one. */
 #define SCALER_MIN_SAMPLES 3
+/* The idle timeout a worker should hold itself to now, as of the last
+ * decision: 0 (none) while the warm floor is above zero. */
+int64_t scaler_worker_idle_timeout(const struct scaler *sc);
 /* Re-reads what was measured of the offers (speed, boot, reclaims). */
 void scaler_estimates(struct scaler *sc);
 /* The offers the scaler chooses from, with the estimates in force. */

@@ -499,10 +499,12 @@ static void min1_policy(struct sim *s)
 		struct sinst *i = &s->inst[k];
 		if (i->state != S_IDLE || s->live <= 1)
 			continue;
-		if (s->now - i->idle_since >= s->p->idle_ms)
-			stop(s, k), a--; /* the next one moved into place a */
-		else
+		if (s->now - i->idle_since >= s->p->idle_ms) {
+			stop(s, k);
+			a--; /* the next one has moved into place a */
+		} else {
 			s->next_policy = min_positive(s->next_policy, i->idle_since + s->p->idle_ms);
+		}
 	}
 }
 

@@ -205,6 +205,8 @@ static const char *serve_jobs(struct worker *w)
 			continue;
 		}
 		backoff = 500;
+		if (w->o->idle_timeout_ms < 0 && json_is_number(json_object_get(reply, "idle_timeout_s")))
+			w->idle_timeout_ms = (int64_t)(json_number_value(json_object_get(reply, "idle_timeout_s")) * 1000);
 		job = json_object_get(reply, "job");
 		if (json_is_object(job)) {
 			int rc = job_run(w, job);

@@ -374,11 +374,9 @@ static void test_unplaceable_jobs_are_left_out_alike(void **state)
 
 /* plan() leaves spot out once the oldest job has waited 80% of its wait
  * target, to launch on demand; when every offer the job fits is sold only
- * on spot, that leaves nothing, and the job waits for ever (in serve too,
- * since it is plan()). Here an 8-GPU job must wait past its target for a
- * 1-GPU instance to go (max_gpus = 8), and then nothing is launched.
- * A known bug in plan.c, reported; skipped until plan() falls back to
- * spot when no on-demand way fits. */
+ * on spot, it must fall back to spot rather than launch nothing (it once
+ * did, and the job waited for ever, in serve too). Here an 8-GPU job must
+ * wait past its target for a 1-GPU instance to go (max_gpus = 8). */
 static void test_spot_only_offer_after_wait_target(void **state)
 {
 	struct sim_result r;
@@ -390,11 +388,6 @@ static void test_spot_only_offer_after_wait_target(void **state)
 	    "ebb", &r);
 	assert_int(r.jobs, 2);
 	assert_int(r.unplaceable, 0);
-	if (r.jobs_done == 1) {
-		print_message("known bug: plan() never launches a spot-only offer for a job past 80%% of its "
-			      "wait target; the 8-GPU job never ran\n");
-		skip();
-	}
 	assert_int(r.jobs_done, 2);
 }
 
