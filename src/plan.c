@@ -30,6 +30,33 @@ int instance_state_parse(const char *name)
 	return -1;
 }
 
+/* Insertion sort: the arrays plan() orders (classes, candidates, idle
+ * instances) hold a handful of entries, and the simulator calls plan()
+ * millions of times; qsort's setup costs more than the sorting there. */
+static void sort_small(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	char *a = base, tmp[64];
+
+	if (size > sizeof tmp) {
+		qsort(base, n, size, cmp);
+		return;
+	}
+	for (size_t i = 1; i < n; i++) {
+		size_t j = i;
+		memcpy(tmp, a + i * size, size);
+		while (j > 0 && cmp(a + (j - 1) * size, tmp) > 0) {
+			memcpy(a + j * size, a + (j - 1) * size, size);
+			j--;
+		}
+		memcpy(a + j * size, tmp, size);
+	}
+}
+
+struct idle_entry {
+	int64_t since;
+	int k;
+};
+
 struct planner {
 	const struct plan_view *v;
 	const struct plan_settings *s;
@@ -44,6 +71,7 @@ struct planner {
 	 * limit any sooner. */
 	int64_t serving_gpus;
 	double serving_spend;
+	struct idle_entry *idle; /* scratch for scale_down */
 	int *per_offer;   /* instances per offer */
 	int *spot_per_offer;
 	int64_t spot;     /* spot instances in all */
@@ -68,6 +96,10 @@ static void add(struct planner *p, enum action_kind kind, int offer, int count, 
 	a->market = MARKET_ONDEMAND;
 	a->count = count;
 	a->instance = instance;
+	/* Whole, so that two plans of one view are the same byte for byte. */
+	memset(a->reason, 0, sizeof a->reason);
+	if (p->s->no_reasons)
+		return;
 	va_start(ap, fmt);
 	vsnprintf(a->reason, sizeof a->reason, fmt, ap);
 	va_end(ap);
@@ -281,7 +313,7 @@ static int candidates(const struct planner *p, const struct plan_class *c, int s
 		}
 	}
 	*spot_failed = spot_fits > 0 && spot_failing == spot_fits;
-	qsort(out, (size_t)n, sizeof *out, by_cost);
+	sort_small(out, (size_t)n, sizeof *out, by_cost);
 	return n;
 }
 
@@ -406,7 +438,9 @@ static void launch(struct planner *p, const struct plan_class *c, int64_t want, 
 			break;
 		count_launch(p, &all[pick]);
 	}
-	compared(p, all, n, work_per_item, costs, sizeof costs);
+	costs[0] = '\0';
+	if (!p->s->no_reasons)
+		compared(p, all, n, work_per_item, costs, sizeof costs);
 	for (int k = 0; k < n; k++) {
 		const struct offer *o = &p->v->offers[all[k].offer];
 		if (!all[k].count)
@@ -497,14 +531,16 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 		need = per_launch > 0 ? (int64_t)ceil(shortfall / per_launch) : c->jobs;
 		if (need > c->jobs - matched)
 			need = c->jobs - matched;
-		snprintf(why, sizeof why,
+		if (!p->s->no_reasons)
+			snprintf(why, sizeof why,
 			 "lane %s: %lld jobs, %.0f s of work, cannot drain within its %.0f s wait target"
 			 " with %lld instances up or booting", c->lane, (long long)c->jobs, c->work_s, target_s,
 			 (long long)matched);
 	}
 	if (need <= 0 && waiting_ms >= c->wait_target_ms && ready == 0) {
 		need = 1;
-		snprintf(why, sizeof why, "lane %s: oldest job waited %.0f s, past its %.0f s wait target,"
+		if (!p->s->no_reasons)
+			snprintf(why, sizeof why, "lane %s: oldest job waited %.0f s, past its %.0f s wait target,"
 			 " and no fitting instance is free or booting", c->lane, (double)waiting_ms / 1000.0,
 			 target_s);
 	} else if (need <= 0 && c->jobs > 0 && ready == 0) {
@@ -529,22 +565,14 @@ static void keep_warm(struct planner *p)
 		wake_at(p, warm_next_change(p->s->warm, p->v->now_ms));
 	if (p->serving >= floor_n)
 		return;
-	snprintf(why, sizeof why, "warm pool floor of %d for this hour", floor_n);
+	if (!p->s->no_reasons)
+		snprintf(why, sizeof why, "warm pool floor of %d for this hour", floor_n);
 	/* Priced as an hour of work: a warm instance waits for whatever comes. */
 	launch(p, &any, floor_n - p->serving, 1, 3600, 60, why);
 }
 
-/* Idle instances not yet decided on: the candidates for release. */
-static int idle_left(const struct planner *p)
-{
-	int n = 0;
-
-	for (int k = 0; k < p->v->nfleet; k++)
-		n += !p->taken[k] && p->v->fleet[k].state == INST_IDLE;
-	return n;
-}
-
-static int64_t idle_timeout_of(const struct planner *p, const struct plan_instance *i)
+/* idle_left: idle instances not yet decided on, this one included. */
+static int64_t idle_timeout_of(const struct planner *p, const struct plan_instance *i, int idle_left)
 {
 	/* Decay: instances of even id go at t1, odd ones at t2, so that about
 	 * half of an idle fleet is released at each. */
@@ -553,29 +581,40 @@ static int64_t idle_timeout_of(const struct planner *p, const struct plan_instan
 	/* Surplus: while more than one instance is idle, the longest idle go
 	 * after the shorter timeout; the last one waits the full one, to take
 	 * the next arrival warm. */
-	if (p->s->idle_surplus_ms && p->s->idle_surplus_ms < p->s->idle_timeout_ms && idle_left(p) > 1)
+	if (p->s->idle_surplus_ms && p->s->idle_surplus_ms < p->s->idle_timeout_ms && idle_left > 1)
 		return p->s->idle_surplus_ms;
 	return p->s->idle_timeout_ms;
 }
 
+static int longest_idle_first(const void *a, const void *b)
+{
+	const struct idle_entry *x = a, *y = b;
+
+	if (x->since != y->since)
+		return x->since < y->since ? -1 : 1;
+	return x->k - y->k;
+}
+
 static void scale_down(struct planner *p)
 {
-	int floor_n = p->s->warm ? warm_floor(p->s->warm, p->v->now_ms) : 0;
+	int floor_n = p->s->warm ? warm_floor(p->s->warm, p->v->now_ms) : 0, n = 0;
+	struct idle_entry *idle = p->idle;
 	char why[120];
 
-	for (;;) {
-		int k = pick_victim(p, INST_IDLE);
-		const struct plan_instance *i;
-		int64_t timeout, idle_ms;
+	/* The idle ones, longest idle first: sorted once, not searched for
+	 * again at each release (the simulator calls plan() millions of times). */
+	for (int k = 0; k < p->v->nfleet; k++) {
+		if (!p->taken[k] && p->v->fleet[k].state == INST_IDLE)
+			idle[n++] = (struct idle_entry){p->v->fleet[k].idle_since_ms, k};
+	}
+	sort_small(idle, (size_t)n, sizeof *idle, longest_idle_first);
+	for (int j = 0; j < n; j++) {
+		int k = idle[j].k;
+		const struct plan_instance *i = &p->v->fleet[k];
+		int64_t timeout = idle_timeout_of(p, i, n - j), idle_ms = p->v->now_ms - i->idle_since_ms;
 
-		if (k < 0)
-			break;
-		i = &p->v->fleet[k];
-		timeout = idle_timeout_of(p, i);
-		idle_ms = p->v->now_ms - i->idle_since_ms;
 		if (idle_ms < timeout) {
-			/* Not yet: come back when it expires. Later ones expire later
-			 * only without decay, so look at them all. */
+			/* Not yet: come back when it expires. */
 			p->taken[k] = 1;
 			wake_at(p, i->idle_since_ms + timeout);
 			continue;
@@ -584,8 +623,9 @@ static void scale_down(struct planner *p)
 			p->taken[k] = 1;
 			continue;
 		}
-		snprintf(why, sizeof why, "idle %.0f s, past its %.0f s idle timeout%s", (double)idle_ms / 1000.0,
-			 (double)timeout / 1000.0, p->s->idle_decay ? " (decay)" : "");
+		if (!p->s->no_reasons)
+			snprintf(why, sizeof why, "idle %.0f s, past its %.0f s idle timeout%s",
+				 (double)idle_ms / 1000.0, (double)timeout / 1000.0, p->s->idle_decay ? " (decay)" : "");
 		release(p, k, why);
 	}
 	for (int k = 0; k < p->v->nfleet; k++) {
@@ -598,25 +638,28 @@ static void scale_down(struct planner *p)
 void plan(const struct plan_view *v, struct plan_result *out)
 {
 	struct planner p = {.v = v, .s = v->settings, .out = out};
-	const struct plan_class **order;
+	size_t nf = (size_t)v->nfleet + 1, no = (size_t)v->noffers + 1, nc = (size_t)v->nclasses + 1;
+	/* One block for the scratch arrays, widest alignment first: the
+	 * simulator calls plan() millions of times. */
+	char *block = calloc(1, nf * sizeof *p.idle + nc * sizeof(struct plan_class *) + 2 * no * sizeof(int) + nf);
+	const struct plan_class **order = (const struct plan_class **)(block + nf * sizeof *p.idle);
 
-	memset(out, 0, sizeof *out);
-	p.taken = calloc((size_t)v->nfleet + 1, 1);
-	p.per_offer = calloc((size_t)v->noffers + 1, sizeof *p.per_offer);
-	p.spot_per_offer = calloc((size_t)v->noffers + 1, sizeof *p.spot_per_offer);
-	order = malloc(((size_t)v->nclasses + 1) * sizeof *order);
+	/* Not the whole result: each action is filled in full when added. */
+	out->n = 0;
+	out->next_ms = 0;
+	p.idle = (struct idle_entry *)block;
+	p.per_offer = (int *)(order + nc);
+	p.spot_per_offer = p.per_offer + no;
+	p.taken = (char *)(p.spot_per_offer + no);
 	tally(&p);
 	expire_boots(&p);
 	enforce_limits(&p);
 	for (int k = 0; k < v->nclasses; k++)
 		order[k] = &v->classes[k];
-	qsort(order, (size_t)v->nclasses, sizeof *order, class_order);
+	sort_small(order, (size_t)v->nclasses, sizeof *order, class_order);
 	for (int k = 0; k < v->nclasses; k++)
 		scale_up(&p, order[k]);
 	keep_warm(&p);
 	scale_down(&p);
-	free(order);
-	free(p.per_offer);
-	free(p.spot_per_offer);
-	free(p.taken);
+	free(block);
 }

@@ -59,6 +59,9 @@ struct plan_settings {
 	double max_share_per_offer; /* of the spot fleet */
 	int use_spot;
 	int64_t checkpoint_every_ms; /* assumed, to price the work a reclaim loses */
+	/* The simulator reads no reason: leave them empty (each costs a
+	 * printf). serve and `ebb tune`'s reports keep them. */
+	int no_reasons;
 };
 
 struct plan_view {

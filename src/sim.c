@@ -51,6 +51,12 @@ struct squeue {
 };
 
 struct sim {
+	/* ebb's view and plan, reused from call to call */
+	struct plan_class *view_classes;
+	struct plan_instance *view_fleet;
+	int *view_index;
+	size_t view_cap_classes, view_cap_fleet;
+	struct plan_result *plan_result;
 	const struct trace *t;
 	const struct policy *p;
 	const struct sim_options *o;
@@ -392,14 +398,30 @@ static void ebb_policy(struct sim *s)
 		.warm = &cfg->warm_schedule, .max_price = cfg->max_price,
 		.min_reliability = cfg->min_reliability, .max_share_per_offer = cfg->max_share_per_offer,
 		.use_spot = (int)cfg->use_spot, .checkpoint_every_ms = cfg->checkpoint_every_ms,
+		.no_reasons = 1,
 	};
-	struct plan_class *classes = calloc((size_t)s->nq + 1, sizeof *classes);
-	struct plan_instance *fleet = calloc((size_t)s->live + 1, sizeof *fleet);
-	int *fleet_index = calloc((size_t)s->live + 1, sizeof *fleet_index);
-	struct plan_result *res = malloc(sizeof *res);
+	struct plan_class *classes;
+	struct plan_instance *fleet;
+	int *fleet_index;
+	struct plan_result *res = s->plan_result;
 	struct plan_view v = {.now_ms = s->now, .settings = &st, .offers = s->o->offers,
 			      .noffers = s->o->noffers};
 	int nc = 0, nf = 0;
+
+	/* The view's arrays live as long as the replay: grown, never freed
+	 * between the million calls of a long trace. */
+	if ((size_t)s->nq + 1 > s->view_cap_classes) {
+		s->view_cap_classes = (size_t)s->nq + 1;
+		s->view_classes = realloc(s->view_classes, s->view_cap_classes * sizeof *s->view_classes);
+	}
+	if ((size_t)s->live + 1 > s->view_cap_fleet) {
+		s->view_cap_fleet = ((size_t)s->live + 1) * 2;
+		s->view_fleet = realloc(s->view_fleet, s->view_cap_fleet * sizeof *s->view_fleet);
+		s->view_index = realloc(s->view_index, s->view_cap_fleet * sizeof *s->view_index);
+	}
+	classes = s->view_classes;
+	fleet = s->view_fleet;
+	fleet_index = s->view_index;
 
 	for (int c = 0; c < s->nq; c++) {
 		struct squeue *q = &s->q[c];
@@ -447,10 +469,6 @@ static void ebb_policy(struct sim *s)
 		}
 	}
 	s->next_policy = min_positive(res->next_ms, s->next_policy);
-	free(res);
-	free(fleet_index);
-	free(fleet);
-	free(classes);
 }
 
 /* Idle instances first (the longest idle), then booting, then busy. */
@@ -711,6 +729,9 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 			.last_policy = -1};
 	size_t next = 0;
 
+	if (p->kind == POL_EBB)
+		s.plan_result = malloc(sizeof *s.plan_result);
+
 	memset(r, 0, sizeof *r);
 	snprintf(r->policy, sizeof r->policy, "%s", p->spec);
 	r->jobs = (int64_t)t->n;
@@ -798,6 +819,10 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 		free(s.q[c].items);
 	free(s.q);
 	free(s.heap);
+	free(s.view_classes);
+	free(s.view_fleet);
+	free(s.view_index);
+	free(s.plan_result);
 	free(s.inst);
 	free(s.alive);
 	free(s.jobs);
