@@ -8,12 +8,16 @@
 #   make bench                benchmarks, figures into docs/BENCHMARKS.md
 
 CC      ?= cc
-PKGS    := sqlite3 libevent libmicrohttpd jansson inih libcurl
+PKGS    := sqlite3 libevent libmicrohttpd jansson inih
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L \
            -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers \
-           $(shell pkg-config --cflags $(PKGS))
-LDLIBS  += $(shell pkg-config --libs $(PKGS)) -lm
+           $(shell pkg-config --cflags $(PKGS) libcurl)
+# libcurl is loaded when a client first needs it (src/curl_lazy.h), so
+# serve does not map it: only its headers are used at build time.
+LDLIBS  += $(shell pkg-config --libs $(PKGS)) -lm -ldl
+# Tests and benchmarks may call libcurl directly.
+CURLLIB := $(shell pkg-config --libs libcurl)
 
 ifeq ($(SANITIZER),)
 BUILD   ?= build
@@ -45,13 +49,13 @@ $(HARNESS): tests/harness.c tests/harness.h $(wildcard src/*.h) | $(BUILD)/tests
 	$(CC) $(CFLAGS) -Isrc -c -o $@ $<
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libebb.a $(HARNESS) | $(BUILD)/tests
-	$(CC) $(CFLAGS) -Isrc -Itests $(LDFLAGS) -o $@ $< $(HARNESS) $(BUILD)/libebb.a $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) -Isrc -Itests $(LDFLAGS) -o $@ $< $(HARNESS) $(BUILD)/libebb.a $(LDLIBS) $(CURLLIB) -lcmocka
 
 $(BUILD)/tests/%: tests/integration/%.c $(BUILD)/libebb.a $(HARNESS) | $(BUILD)/tests
-	$(CC) $(CFLAGS) -Isrc -Itests $(LDFLAGS) -o $@ $< $(HARNESS) $(BUILD)/libebb.a $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) -Isrc -Itests $(LDFLAGS) -o $@ $< $(HARNESS) $(BUILD)/libebb.a $(LDLIBS) $(CURLLIB) -lcmocka
 
 $(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h) $(BUILD)/libebb.a | $(BUILD)/bench
-	$(CC) $(CFLAGS) -Isrc $(LDFLAGS) -o $@ $< $(BUILD)/libebb.a $(LDLIBS) -lpthread
+	$(CC) $(CFLAGS) -Isrc $(LDFLAGS) -o $@ $< $(BUILD)/libebb.a $(LDLIBS) $(CURLLIB) -lpthread
 
 $(BUILD)/src $(BUILD)/tests $(BUILD)/bench:
 	mkdir -p $@

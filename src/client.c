@@ -3,7 +3,7 @@
  * calls pays for one TCP handshake. */
 #include "client.h"
 
-#include <curl/curl.h>
+#include "curl_lazy.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,7 +90,7 @@ int client_init(struct client *c, const char *server, const char *token)
 		return -1;
 	/* Reference-counted by libcurl, undone in client_free. */
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		snprintf(c->err, sizeof c->err, "libcurl: global initialisation failed");
+		snprintf(c->err, sizeof c->err, "%s", curl_lib_error()[0] ? curl_lib_error() : "libcurl: global initialisation failed");
 		return -1;
 	}
 	if (!(c->curl = curl_easy_init())) {

@@ -1,7 +1,7 @@
 /* The reclaim notice watch (see notice.h). */
 #include "notice.h"
 
-#include <curl/curl.h>
+#include "curl_lazy.h"
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,7 +69,7 @@ struct notice *notice_new(const char *spec, const char *token, int64_t interval_
 		return NULL;
 	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		snprintf(err, errsize, "libcurl: global initialisation failed");
+		snprintf(err, errsize, "%s", curl_lib_error()[0] ? curl_lib_error() : "libcurl: global initialisation failed");
 		return NULL;
 	}
 	n = calloc(1, sizeof *n);
