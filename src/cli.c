@@ -71,21 +71,22 @@ int cli_int(struct cli *cli, const char *flag, const char *arg, int64_t min, int
 	return 0;
 }
 
-int cli_id(struct cli *cli, int argc, char **argv, const char *what, int64_t *id)
+int cli_id_args(struct cli *cli, int argc, char **argv, const char *what, int64_t *id)
 {
-	if (optind >= argc) {
-		cli_usage_error(cli, "which %s? (give its id)", what);
-		return -1;
+	static const struct option longopts[] = {CLI_LONGOPTS, {NULL, 0, NULL, 0}};
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, CLI_SHORTOPTS, longopts, NULL)) != -1) {
+		if ((rc = cli_option(cli, c, argv)) != CLI_NEXT)
+			return rc;
 	}
-	if (optind + 1 < argc) {
-		cli_usage_error(cli, "unexpected argument '%s'", argv[optind + 1]);
-		return -1;
-	}
-	if (parse_int64(argv[optind], id) != 0 || *id <= 0) {
-		cli_usage_error(cli, "'%s' is not a %s id (a positive integer)", argv[optind], what);
-		return -1;
-	}
-	return 0;
+	if (optind >= argc)
+		return cli_usage_error(cli, "which %s? (give its id)", what);
+	if (optind + 1 < argc)
+		return cli_usage_error(cli, "unexpected argument '%s'", argv[optind + 1]);
+	if (parse_int64(argv[optind], id) != 0 || *id <= 0)
+		return cli_usage_error(cli, "'%s' is not a %s id (a positive integer)", argv[optind], what);
+	return CLI_NEXT;
 }
 
 int cli_call(struct cli *cli, const char *method, const char *path, json_t *body, json_t **reply)
@@ -119,6 +120,48 @@ int cli_call(struct cli *cli, const char *method, const char *path, json_t *body
 void cli_close(struct cli *cli)
 {
 	client_free(&cli->client);
+}
+
+int cli_show(struct cli *cli, const char *method, const char *path, cli_print_fn *print, void *arg)
+{
+	json_t *reply;
+	int rc = cli_call(cli, method, path, NULL, &reply) < 0;
+
+	cli_close(cli);
+	if (rc)
+		return 1;
+	if (cli->json)
+		cli_print_json(reply);
+	else
+		rc = print(cli, reply, arg);
+	json_decref(reply);
+	return rc;
+}
+
+int cli_fleet_action(int argc, char **argv, const char *action, const char *usage, cli_print_fn *print)
+{
+	struct cli cli = {.name = action, .usage = usage};
+	char path[64];
+	int64_t id;
+	int rc;
+
+	if ((rc = cli_id_args(&cli, argc, argv, "instance", &id)) != CLI_NEXT)
+		return rc;
+	snprintf(path, sizeof path, "/v1/fleet/%lld/%s", (long long)id, action);
+	return cli_show(&cli, "POST", path, print, &id);
+}
+
+json_t *cli_jpath(json_t *v, const char *path)
+{
+	char key[64];
+
+	while (v && *path) {
+		size_t n = strcspn(path, ".");
+		snprintf(key, sizeof key, "%.*s", (int)n, path);
+		v = json_object_get(v, key);
+		path += n + (path[n] == '.');
+	}
+	return v;
 }
 
 int cli_query_add(char *path, size_t size, const char *name, const char *value)

@@ -1,4 +1,4 @@
-/* What the client commands (submit, jobs, job, cancel) share: the common
+/* What the client commands (submit, jobs, job, fleet, ...) share: the common
  * flags, the call to the server with its error as one line, and output for
  * people (tables, argv as a shell would read it). */
 #ifndef EBB_CLI_H
@@ -49,9 +49,11 @@ int cli_usage_error(struct cli *cli, const char *fmt, ...) __attribute__((format
 /* A flag's integer value in [min, max]: 0, or -1 after cli_usage_error. */
 int cli_int(struct cli *cli, const char *flag, const char *arg, int64_t min, int64_t max,
 	    int64_t *out);
-/* The command's one argument after its options, the id of a `what` (job,
- * instance): 0, or -1 after cli_usage_error. */
-int cli_id(struct cli *cli, int argc, char **argv, const char *what, int64_t *id);
+/* The arguments of a command of one id (job, cancel, drain, reclaim): the
+ * common options, then the id of a `what` (job, instance). Returns
+ * CLI_NEXT with *id set, else the exit code (0 after --help, 2 after a bad
+ * option or argument). */
+int cli_id_args(struct cli *cli, int argc, char **argv, const char *what, int64_t *id);
 
 /* Sends a call (connecting on the first) and returns its 2xx status with
  * the reply object in *reply, or -1 after printing why it failed: the
@@ -59,10 +61,24 @@ int cli_id(struct cli *cli, int argc, char **argv, const char *what, int64_t *id
 int cli_call(struct cli *cli, const char *method, const char *path, json_t *body, json_t **reply);
 void cli_close(struct cli *cli);
 
+/* Prints a reply for people: 0, or the exit code after cli_error. arg is
+ * the command's own (cli_fleet_action passes the instance id). */
+typedef int cli_print_fn(struct cli *cli, json_t *reply, void *arg);
+/* The tail of every command that reads: sends the call without a body,
+ * closes the connection, prints the reply (as JSON under --json, else with
+ * print) and frees it. Returns the exit code: 1 when the call failed, else
+ * print's (0 under --json). */
+int cli_show(struct cli *cli, const char *method, const char *path, cli_print_fn *print, void *arg);
+/* A whole `ebb ACTION ID` command on an instance: POST /v1/fleet/ID/ACTION,
+ * the reply printed by print (arg: the int64_t id). Returns the exit code. */
+int cli_fleet_action(int argc, char **argv, const char *action, const char *usage, cli_print_fn *print);
+
 /* Appends "?name=value" or "&name=value", percent-encoded: 0, or -1 when
  * path is full. */
 int cli_query_add(char *path, size_t size, const char *name, const char *value);
 
+/* The member at a dotted path ("markets.spot.price"), or NULL. */
+json_t *cli_jpath(json_t *v, const char *path);
 void cli_print_json(json_t *v);
 /* "5s", "3m", "2h", "4d": the largest unit that fits, as people glance. */
 void cli_span_text(double seconds, char *buf, size_t size);

@@ -13,6 +13,24 @@ static const char usage[] =
 
 enum { OPT_LIMIT = CLI_OPT_OWN };
 
+static int print_decisions(struct cli *cli, json_t *reply, void *arg)
+{
+	json_t *d;
+	size_t i;
+
+	(void)cli, (void)arg;
+	json_array_foreach(json_object_get(reply, "decisions"), i, d) {
+		time_t at = (time_t)json_number_value(json_object_get(d, "at"));
+		char stamp[32];
+		struct tm tm;
+		gmtime_r(&at, &tm);
+		strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%SZ", &tm);
+		/* The reason starts with the action itself. */
+		printf("%s  %s\n", stamp, json_string_value(json_object_get(d, "reason")));
+	}
+	return 0;
+}
+
 int cmd_decisions(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -22,9 +40,7 @@ int cmd_decisions(int argc, char **argv)
 	};
 	struct cli cli = {.name = "decisions", .usage = usage};
 	char path[64] = "/v1/decisions";
-	json_t *reply, *d;
 	int64_t limit;
-	size_t i;
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, CLI_SHORTOPTS, longopts, NULL)) != -1) {
@@ -38,23 +54,5 @@ int cmd_decisions(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
-	rc = cli_call(&cli, "GET", path, NULL, &reply) < 0;
-	cli_close(&cli);
-	if (rc)
-		return 1;
-	if (cli.json) {
-		cli_print_json(reply);
-	} else {
-		json_array_foreach(json_object_get(reply, "decisions"), i, d) {
-			time_t at = (time_t)json_number_value(json_object_get(d, "at"));
-			char stamp[32];
-			struct tm tm;
-			gmtime_r(&at, &tm);
-			strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%SZ", &tm);
-			/* The reason starts with the action itself. */
-			printf("%s  %s\n", stamp, json_string_value(json_object_get(d, "reason")));
-		}
-	}
-	json_decref(reply);
-	return 0;
+	return cli_show(&cli, "GET", path, print_decisions, NULL);
 }

@@ -9,30 +9,11 @@ static const char usage[] =
 	"usage: ebb drain ID\n"
 	"Stops giving jobs to instance ID; it is terminated once idle.\n" CLI_USAGE_COMMON;
 
-int cmd_drain(int argc, char **argv)
+static int print_draining(struct cli *cli, json_t *reply, void *id)
 {
-	static const struct option longopts[] = {CLI_LONGOPTS, {NULL, 0, NULL, 0}};
-	struct cli cli = {.name = "drain", .usage = usage};
-	char path[64];
-	json_t *reply;
-	int64_t id;
-	int c, rc;
-
-	while ((c = getopt_long(argc, argv, CLI_SHORTOPTS, longopts, NULL)) != -1) {
-		if ((rc = cli_option(&cli, c, argv)) != CLI_NEXT)
-			return rc;
-	}
-	if (cli_id(&cli, argc, argv, "instance", &id) != 0)
-		return 2;
-	snprintf(path, sizeof path, "/v1/fleet/%lld/drain", (long long)id);
-	rc = cli_call(&cli, "POST", path, NULL, &reply) < 0;
-	cli_close(&cli);
-	if (rc)
-		return 1;
-	if (cli.json)
-		cli_print_json(reply);
-	else
-		printf("draining %lld\n", (long long)id);
-	json_decref(reply);
+	(void)cli, (void)reply;
+	printf("draining %lld\n", (long long)*(int64_t *)id);
 	return 0;
 }
+
+int cmd_drain(int argc, char **argv) { return cli_fleet_action(argc, argv, "drain", usage, print_draining); }

@@ -36,7 +36,7 @@ static void add_row(struct table *t, json_t *inst)
 	table_add(t, "%s", json_string_value(json_object_get(inst, "reason")));
 }
 
-static int print_fleet(struct cli *cli, json_t *reply)
+static int print_fleet(struct cli *cli, json_t *reply, void *arg)
 {
 	static const char *const headers[] = {"ID", "STATE", "OFFER", "MARKET", "GPUS", "IDLE", "JOB",
 					      "REASON", NULL};
@@ -45,6 +45,7 @@ static int print_fleet(struct cli *cli, json_t *reply)
 	size_t i;
 	int rc;
 
+	(void)arg;
 	table_init(&t, headers);
 	json_array_foreach(json_object_get(reply, "instances"), i, inst)
 		add_row(&t, inst);
@@ -72,7 +73,6 @@ int cmd_fleet(int argc, char **argv)
 	};
 	struct cli cli = {.name = "fleet", .usage = usage};
 	const char *path = "/v1/fleet";
-	json_t *reply;
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, CLI_SHORTOPTS, longopts, NULL)) != -1) {
@@ -83,14 +83,5 @@ int cmd_fleet(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
-	rc = cli_call(&cli, "GET", path, NULL, &reply) < 0;
-	cli_close(&cli);
-	if (rc)
-		return 1;
-	if (cli.json)
-		cli_print_json(reply);
-	else
-		rc = print_fleet(&cli, reply);
-	json_decref(reply);
-	return rc;
+	return cli_show(&cli, "GET", path, print_fleet, NULL);
 }

@@ -76,12 +76,13 @@ static void json_line(const char *key, json_t *v)
 	free(text);
 }
 
-static void print_job(json_t *job)
+static int print_job(struct cli *cli, json_t *job, void *arg)
 {
 	json_t *cmd = json_object_get(job, "command"), *lease = json_object_get(job, "lease"), *v;
 	char buf[4096];
 	size_t i;
 
+	(void)cli, (void)arg;
 	line("id:", "%lld", num(job, "id"));
 	line("state:", "%s", str(job, "state"));
 	line("lane:", "%s", str(job, "lane"));
@@ -124,32 +125,18 @@ static void print_job(json_t *job)
 	if (json_object_get(job, "error"))
 		text_line("error:", str(job, "error"));
 	json_line("result:", json_object_get(job, "result"));
+	return 0;
 }
 
 int cmd_job(int argc, char **argv)
 {
-	static const struct option longopts[] = {CLI_LONGOPTS, {NULL, 0, NULL, 0}};
 	struct cli cli = {.name = "job", .usage = usage};
 	char path[64];
-	json_t *job;
 	int64_t id;
-	int c, rc;
+	int rc;
 
-	while ((c = getopt_long(argc, argv, CLI_SHORTOPTS, longopts, NULL)) != -1) {
-		if ((rc = cli_option(&cli, c, argv)) != CLI_NEXT)
-			return rc;
-	}
-	if (cli_id(&cli, argc, argv, "job", &id) != 0)
-		return 2;
+	if ((rc = cli_id_args(&cli, argc, argv, "job", &id)) != CLI_NEXT)
+		return rc;
 	snprintf(path, sizeof path, "/v1/jobs/%lld", (long long)id);
-	rc = cli_call(&cli, "GET", path, NULL, &job) < 0;
-	cli_close(&cli);
-	if (rc)
-		return 1;
-	if (cli.json)
-		cli_print_json(job);
-	else
-		print_job(job);
-	json_decref(job);
-	return 0;
+	return cli_show(&cli, "GET", path, print_job, NULL);
 }

@@ -59,7 +59,7 @@ static void add_row(struct table *t, json_t *job)
 	table_add(t, "%s", command);
 }
 
-static int print_table(struct cli *cli, json_t *reply)
+static int print_table(struct cli *cli, json_t *reply, void *arg)
 {
 	static const char *const headers[] = {"ID", "STATE", "LANE", "PRI", "TYPE", "TEAM",
 					      "GPUS", "ATTEMPTS", "AGE", "COMMAND", NULL};
@@ -68,6 +68,7 @@ static int print_table(struct cli *cli, json_t *reply)
 	size_t i;
 	int rc;
 
+	(void)arg;
 	table_init(&t, headers);
 	json_array_foreach(jobs, i, job)
 		add_row(&t, job);
@@ -98,7 +99,6 @@ int cmd_jobs(int argc, char **argv)
 	struct cli cli = {.name = "jobs", .usage = usage};
 	const char *query[sizeof names / sizeof names[0]] = {NULL};
 	char path[4096] = "/v1/jobs";
-	json_t *reply;
 	int64_t n;
 	int c, rc;
 
@@ -118,14 +118,5 @@ int cmd_jobs(int argc, char **argv)
 		if (query[i] && cli_query_add(path, sizeof path, names[i], query[i]) != 0)
 			return cli_usage_error(&cli, "--%s: value too long", names[i]);
 	}
-	rc = cli_call(&cli, "GET", path, NULL, &reply) < 0;
-	cli_close(&cli);
-	if (rc)
-		return 1;
-	if (cli.json)
-		cli_print_json(reply);
-	else
-		rc = print_table(&cli, reply);
-	json_decref(reply);
-	return rc;
+	return cli_show(&cli, "GET", path, print_table, NULL);
 }

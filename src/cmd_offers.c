@@ -16,21 +16,7 @@ static const char usage[] =
 
 enum { OPT_WORK = CLI_OPT_OWN, OPT_JOB };
 
-/* The member at a dotted path ("markets.spot.price"), or NULL. */
-static json_t *jpath(json_t *v, const char *path)
-{
-	char key[64];
-
-	while (v && *path) {
-		size_t n = strcspn(path, ".");
-		snprintf(key, sizeof key, "%.*s", (int)n, path);
-		v = json_object_get(v, key);
-		path += n + (path[n] == '.');
-	}
-	return v;
-}
-
-static double num(json_t *o, const char *path) { return json_number_value(jpath(o, path)); }
+static double num(json_t *o, const char *path) { return json_number_value(cli_jpath(o, path)); }
 
 static void money(char *buf, size_t size, json_t *v, const char *unit)
 {
@@ -53,7 +39,7 @@ static void market_cell(char *buf, size_t size, json_t *m)
 		snprintf(buf, size, "%s (not used: %s)", cost, json_string_value(json_object_get(m, "why_not")));
 }
 
-static int print_offers(struct cli *cli, json_t *reply)
+static int print_offers(struct cli *cli, json_t *reply, void *arg)
 {
 	static const char *const h1[] = {"OFFER", "GPUS", "VRAM", "BILLING", "ON-DEMAND", "SPOT",
 					 "$/WORK-H ON-DEMAND", "$/WORK-H SPOT", NULL};
@@ -63,10 +49,11 @@ static int print_offers(struct cli *cli, json_t *reply)
 	size_t i;
 	int rc;
 
+	(void)arg;
 	table_init(&t1, h1);
 	table_init(&t2, h2);
 	json_array_foreach(list, i, o) {
-		json_t *od = jpath(o, "markets.on-demand"), *sp = jpath(o, "markets.spot");
+		json_t *od = cli_jpath(o, "markets.on-demand"), *sp = cli_jpath(o, "markets.spot");
 		char a[32], b[32], c[160], d[160], min[16];
 		cli_span_text(num(o, "billing_minimum_s"), min, sizeof min);
 		table_add(&t1, "%s", json_string_value(json_object_get(o, "name")));
@@ -84,17 +71,17 @@ static int print_offers(struct cli *cli, json_t *reply)
 
 		table_add(&t2, "%s", json_string_value(json_object_get(o, "name")));
 		table_add(&t2, "%.2f %s (%lld timed runs; declared %.2f)", num(o, "in_force.speed"),
-			  json_string_value(jpath(o, "in_force.speed_from")),
-			  (long long)json_integer_value(jpath(o, "measured.speed_n")), num(o, "declared.speed"));
+			  json_string_value(cli_jpath(o, "in_force.speed_from")),
+			  (long long)json_integer_value(cli_jpath(o, "measured.speed_n")), num(o, "declared.speed"));
 		table_add(&t2, "%.0fs %s (%lld boots; declared %.0fs)", num(o, "in_force.boot_s"),
-			  json_string_value(jpath(o, "in_force.boot_from")),
-			  (long long)json_integer_value(jpath(o, "measured.boots")), num(o, "declared.boot_s"));
+			  json_string_value(cli_jpath(o, "in_force.boot_from")),
+			  (long long)json_integer_value(cli_jpath(o, "measured.boots")), num(o, "declared.boot_s"));
 		table_add(&t2, "%.3f (%.1f spot h, %lld reclaims; declared %.3f)", num(o, "in_force.reliability"),
-			  num(o, "measured.spot_hours"), (long long)json_integer_value(jpath(o, "measured.spot_reclaims")),
+			  num(o, "measured.spot_hours"), (long long)json_integer_value(cli_jpath(o, "measured.spot_reclaims")),
 			  num(o, "declared.reliability"));
-		if (json_is_number(jpath(o, "measured.items_per_s")))
+		if (json_is_number(cli_jpath(o, "measured.items_per_s")))
 			table_add(&t2, "%.3g (%lld runs)", num(o, "measured.items_per_s"),
-				  (long long)json_integer_value(jpath(o, "measured.runs")));
+				  (long long)json_integer_value(cli_jpath(o, "measured.runs")));
 		else
 			table_add(&t2, "-");
 		table_add(&t2, "%lld on-demand (%lld failed), %lld spot (%lld failed)",
@@ -125,7 +112,6 @@ int cmd_offers(int argc, char **argv)
 	};
 	struct cli cli = {.name = "offers", .usage = usage};
 	char path[128] = "/v1/offers";
-	json_t *reply;
 	int64_t v;
 	int c, rc;
 
@@ -142,14 +128,5 @@ int cmd_offers(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
-	rc = cli_call(&cli, "GET", path, NULL, &reply) < 0;
-	cli_close(&cli);
-	if (rc)
-		return 1;
-	if (cli.json)
-		cli_print_json(reply);
-	else
-		rc = print_offers(&cli, reply);
-	json_decref(reply);
-	return rc;
+	return cli_show(&cli, "GET", path, print_offers, NULL);
 }

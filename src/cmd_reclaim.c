@@ -12,36 +12,18 @@ static const char usage[] =
 	"Reclaims instance ID as a spot market would: its notice is served now and it is\n"
 	"killed [local] reclaim_notice later. Only with [provider] kind = local.\n" CLI_USAGE_COMMON;
 
-int cmd_reclaim(int argc, char **argv)
+static int print_reclaimed(struct cli *cli, json_t *reply, void *arg)
 {
-	static const struct option longopts[] = {CLI_LONGOPTS, {NULL, 0, NULL, 0}};
-	struct cli cli = {.name = "reclaim", .usage = usage};
-	char path[64];
-	json_t *reply;
-	int64_t id;
-	int c, rc;
+	json_t *job = json_object_get(reply, "job");
+	long long id = (long long)*(int64_t *)arg;
 
-	while ((c = getopt_long(argc, argv, CLI_SHORTOPTS, longopts, NULL)) != -1) {
-		if ((rc = cli_option(&cli, c, argv)) != CLI_NEXT)
-			return rc;
-	}
-	if (cli_id(&cli, argc, argv, "instance", &id) != 0)
-		return 2;
-	snprintf(path, sizeof path, "/v1/fleet/%lld/reclaim", (long long)id);
-	rc = cli_call(&cli, "POST", path, NULL, &reply) < 0;
-	cli_close(&cli);
-	if (rc)
-		return 1;
-	if (cli.json) {
-		cli_print_json(reply);
-	} else {
-		json_t *job = json_object_get(reply, "job");
-		if (json_is_integer(job))
-			printf("reclaim notice served to instance %lld; its job %lld will be interrupted\n",
-			       (long long)id, (long long)json_integer_value(job));
-		else
-			printf("reclaim notice served to instance %lld\n", (long long)id);
-	}
-	json_decref(reply);
+	(void)cli;
+	if (json_is_integer(job))
+		printf("reclaim notice served to instance %lld; its job %lld will be interrupted\n", id,
+		       (long long)json_integer_value(job));
+	else
+		printf("reclaim notice served to instance %lld\n", id);
 	return 0;
 }
+
+int cmd_reclaim(int argc, char **argv) { return cli_fleet_action(argc, argv, "reclaim", usage, print_reclaimed); }

@@ -22,20 +22,7 @@ static const char usage[] =
 
 enum { OPT_SINCE = CLI_OPT_OWN, OPT_BY };
 
-static json_t *jpath(json_t *v, const char *path)
-{
-	char key[64];
-
-	while (v && *path) {
-		size_t n = strcspn(path, ".");
-		snprintf(key, sizeof key, "%.*s", (int)n, path);
-		v = json_object_get(v, key);
-		path += n + (path[n] == '.');
-	}
-	return v;
-}
-
-static double num(json_t *o, const char *path) { return json_number_value(jpath(o, path)); }
+static double num(json_t *o, const char *path) { return json_number_value(cli_jpath(o, path)); }
 
 /* The query value of --since: "-SECONDS" (before the server's now) or
  * Unix seconds. 0, or -1 when arg is neither a duration nor a time. */
@@ -115,7 +102,7 @@ static void add_row(struct table *t, json_t *g)
 	table_add(t, "%lld", (long long)json_integer_value(json_object_get(g, "items_lost")));
 }
 
-static int print_report(struct cli *cli, json_t *reply)
+static int print_report(struct cli *cli, json_t *reply, void *arg)
 {
 	static const char *const headers[] = {"GROUP", "COST", "ITEMS", "$/ITEM", "GPU-H", "BUSY", "BOOT", "IDLE",
 					      "BILL-REM", "NOT-BUSY $", "SPOT", "EFFIC", "RECLAIMS", "LOST", NULL};
@@ -126,6 +113,7 @@ static int print_report(struct cli *cli, json_t *reply)
 	size_t i;
 	int rc;
 
+	(void)arg;
 	table_init(&t, headers);
 	json_array_foreach(json_object_get(reply, "groups"), i, g)
 		add_row(&t, g);
@@ -156,7 +144,6 @@ int cmd_report(int argc, char **argv)
 	};
 	struct cli cli = {.name = "report", .usage = usage};
 	char path[256] = "/v1/report", since[64];
-	json_t *reply;
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, CLI_SHORTOPTS, longopts, NULL)) != -1) {
@@ -175,14 +162,5 @@ int cmd_report(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
-	rc = cli_call(&cli, "GET", path, NULL, &reply) < 0;
-	cli_close(&cli);
-	if (rc)
-		return 1;
-	if (cli.json)
-		cli_print_json(reply);
-	else
-		rc = print_report(&cli, reply);
-	json_decref(reply);
-	return rc;
+	return cli_show(&cli, "GET", path, print_report, NULL);
 }
