@@ -28,6 +28,7 @@ static struct tmpdir *tmpdirs;
 static struct harness_server *servers;
 static char *cli_dir;
 
+static void kill_owned_workers(void);
 static void cleanup_at_exit(void) { harness_cleanup(NULL); }
 
 /* Lines in order when stdout is a pipe (tests/run.sh), and the curl
@@ -348,6 +349,7 @@ void harness_server_free(struct harness_server *s)
 int harness_cleanup(void **state)
 {
 	(void)state;
+	kill_owned_workers();
 	while (servers)
 		harness_server_free(servers);
 	while (tmpdirs) {
@@ -715,4 +717,205 @@ void harness_assert_error(int status, json_t *reply, int want_status, const char
 		    want_field ? want_field : "null", want_field ? "\"" : "", status);
 	show("reply", reply);
 	_fail(file, line);
+}
+
+/* ---- checked calls ---- */
+
+void harness_fail_with_log(struct harness_server *s, const char *fmt, ...)
+{
+	char msg[1000];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	harness_server_dump_log(s);
+	fail_msg("%s", msg);
+}
+
+json_t *harness_call_ok(struct harness_server *s, const char *method, const char *path, const char *body,
+			int want)
+{
+	json_t *r = NULL;
+	int st = harness_call(s, method, path, body, &r);
+
+	if (st != want) {
+		char *text = r ? json_dumps(r, JSON_COMPACT) : NULL;
+		harness_fail_with_log(s, "%s %s %s: status %d, expected %d: %s", method, path, body ? body : "", st,
+				      want, text ? text : "");
+	}
+	return r;
+}
+
+json_t *harness_get(struct harness_server *s, const char *path)
+{
+	json_t *r = harness_call_ok(s, "GET", path, NULL, 200);
+
+	if (!json_is_object(r))
+		harness_fail_with_log(s, "GET %s: not a JSON object", path);
+	return r;
+}
+
+int64_t harness_submit(struct harness_server *s, const char *body)
+{
+	json_t *r = harness_call_ok(s, "POST", "/v1/jobs", body, 201);
+	int64_t id = JINT(r, "id");
+
+	json_decref(r);
+	return id;
+}
+
+json_t *harness_get_job(struct harness_server *s, int64_t id)
+{
+	return harness_call_ok(s, "GET", harness_fmt("/v1/jobs/%lld", (long long)id), NULL, 200);
+}
+
+int harness_job_is(struct harness_server *s, int64_t id, const char *state)
+{
+	json_t *j = harness_get_job(s, id);
+	int yes = strcmp(JSTR(j, "state"), state) == 0;
+
+	json_decref(j);
+	return yes;
+}
+
+int64_t harness_stat(struct harness_server *s, const char *path)
+{
+	json_t *r = harness_call_ok(s, "GET", "/v1/stats", NULL, 200);
+	int64_t n = JINT(r, path);
+
+	json_decref(r);
+	return n;
+}
+
+int harness_live_instances(struct harness_server *s, int64_t *id)
+{
+	json_t *r = harness_call_ok(s, "GET", "/v1/fleet", NULL, 200), *i;
+	size_t k;
+	int n = 0;
+
+	if (!json_is_array(harness_jget(r, "instances")))
+		harness_fail_with_log(s, "GET /v1/fleet: no instances array");
+	json_array_foreach(harness_jget(r, "instances"), k, i) {
+		if (strcmp(JSTR(i, "state"), "terminated") != 0) {
+			n++;
+			if (id)
+				*id = JINT(i, "id");
+		}
+	}
+	json_decref(r);
+	return n;
+}
+
+int harness_file_lines(const char *path, const char *has)
+{
+	char *text = harness_read_file(path, NULL), *line, *save = NULL;
+	int n = 0;
+
+	if (!text)
+		return 0;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		n += !has || strstr(line, has) != NULL;
+	free(text);
+	return n;
+}
+
+/* ---- worker processes ---- */
+
+#define MAX_OWNED 16
+#define MAX_WORKERS 64
+
+/* The URLs of the servers whose workers are the running test's. */
+static char owned[MAX_OWNED][64];
+static int nowned;
+
+int harness_alive(pid_t pid, pid_t *ppid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
+	char st = 0;
+	int pp = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* "pid (comm) S ppid ...": comm may hold anything, so after the last ')'. */
+	if (!(p = strrchr(buf, ')')) || sscanf(p + 1, " %c %d", &st, &pp) != 2)
+		return 0;
+	if (ppid)
+		*ppid = pp;
+	return st != 'Z' && st != 'X';
+}
+
+/* Is the command line of pid `ebb worker ... --server url ...`? */
+static int is_worker_of(pid_t pid, const char *url)
+{
+	char path[64], args[4096];
+	const char *argv[64];
+	int argc = 0;
+	size_t len, i = 0;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	len = fread(args, 1, sizeof args - 1, f);
+	fclose(f);
+	args[len] = '\0';
+	while (i < len && argc < 64) {
+		argv[argc++] = args + i;
+		i += strlen(args + i) + 1;
+	}
+	if (argc < 2 || strcmp(argv[1], "worker") != 0)
+		return 0;
+	for (int k = 2; k + 1 < argc; k++) {
+		if (strcmp(argv[k], "--server") == 0 && strcmp(argv[k + 1], url) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+int harness_worker_pids(const char *url, pid_t parent, pid_t *out, int max)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		fail_msg("opendir /proc: %s", strerror(errno));
+	while ((e = readdir(d)) && n < max) {
+		pid_t pid = (pid_t)atoi(e->d_name), ppid = 0;
+
+		if (pid <= 0 || !harness_alive(pid, &ppid) || (parent > 0 && ppid != parent))
+			continue;
+		if (is_worker_of(pid, url))
+			out[n++] = pid;
+	}
+	closedir(d);
+	return n;
+}
+
+void harness_own_workers(const struct harness_server *s)
+{
+	for (int k = 0; k < nowned; k++) {
+		if (strcmp(owned[k], s->url) == 0)
+			return;
+	}
+	if (nowned < MAX_OWNED)
+		snprintf(owned[nowned++], sizeof owned[0], "%s", s->url);
+}
+
+static void kill_owned_workers(void)
+{
+	for (int k = 0; k < nowned; k++) {
+		pid_t pids[MAX_WORKERS];
+		int n = harness_worker_pids(owned[k], 0, pids, MAX_WORKERS);
+		for (int i = 0; i < n; i++)
+			kill(pids[i], SIGKILL);
+	}
+	nowned = 0;
 }

@@ -122,6 +122,55 @@ void harness_async_start(struct harness_async *a, struct harness_server *s, cons
 /* Waits for it; the status, the reply in *reply and a->elapsed_ms. */
 int harness_async_join(struct harness_async *a, json_t **reply);
 
+/* ---- checked calls ---- */
+
+/* Prints the server's log, then fails the test with the message. */
+void harness_fail_with_log(struct harness_server *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Polls cond every 50 ms until it holds; after ms, fails with s's log and
+ * the message (a printf format and its arguments). */
+#define WAIT_FOR(s, ms, cond, ...)                                           \
+	do {                                                                 \
+		int64_t until_ = harness_now_ms() + (ms);                    \
+		while (!(cond)) {                                            \
+			if (harness_now_ms() > until_)                       \
+				harness_fail_with_log((s), __VA_ARGS__);     \
+			harness_sleep_ms(50);                                \
+		}                                                            \
+	} while (0)
+/* harness_call that must answer status want (else fails with the log);
+ * the reply, to json_decref (NULL when it had none). */
+json_t *harness_call_ok(struct harness_server *s, const char *method, const char *path, const char *body,
+			int want);
+/* GET path that must answer 200 with a JSON object; the reply. */
+json_t *harness_get(struct harness_server *s, const char *path);
+/* POST /v1/jobs body, which must answer 201: the new job's id. */
+int64_t harness_submit(struct harness_server *s, const char *body);
+/* GET /v1/jobs/ID (200); the reply. */
+json_t *harness_get_job(struct harness_server *s, int64_t id);
+/* Is job id in state now? */
+int harness_job_is(struct harness_server *s, int64_t id, const char *state);
+/* The integer at path in GET /v1/stats ("states.succeeded"). */
+int64_t harness_stat(struct harness_server *s, const char *path);
+/* The instances of GET /v1/fleet not terminated; the id of the last one
+ * in *id when id is not NULL and there is one. */
+int harness_live_instances(struct harness_server *s, int64_t *id);
+/* The lines of the file that hold has (NULL: all lines); 0 when it cannot
+ * be read. */
+int harness_file_lines(const char *path, const char *has);
+
+/* ---- worker processes (the local provider's `ebb worker`) ---- */
+
+/* Is pid a live process (not gone, not a zombie)? Its parent in *ppid
+ * when ppid is not NULL. */
+int harness_alive(pid_t pid, pid_t *ppid);
+/* The live `ebb worker --server url` processes, pgrep-style, at most max
+ * into out; with parent > 0 only the children of that process (a job's
+ * fork, before it execs, has the worker's command line too). */
+int harness_worker_pids(const char *url, pid_t parent, pid_t *out, int max);
+/* Makes s's workers the test's: harness_cleanup() kills them (SIGKILL)
+ * before it stops the servers. */
+void harness_own_workers(const struct harness_server *s);
+
 /* ---- the CLI ---- */
 
 struct harness_run {

@@ -29,107 +29,7 @@
 
 #include "harness.h"
 
-#define MAX_PIDS 64
-
-/* ---- worker processes (as in test_scaler.c) ---- */
-
-static char urls[16][64];
-static int nurls;
-
-static void remember(const struct harness_server *s)
-{
-	if (nurls < 16)
-		snprintf(urls[nurls++], sizeof urls[0], "%s", s->url);
-}
-
-/* The live `ebb worker --server url` processes. */
-static int worker_pids(const char *url, pid_t *out, int max)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		fail_msg("opendir /proc: %s", strerror(errno));
-	while ((e = readdir(d)) && n < max) {
-		char path[300], args[4096], stat[512], *p, st = 0;
-		const char *argv[64];
-		int argc = 0;
-		size_t len, i = 0;
-		pid_t pid = (pid_t)atoi(e->d_name);
-		FILE *f;
-
-		if (pid <= 0)
-			continue;
-		snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-		if (!(f = fopen(path, "r")))
-			continue;
-		len = fread(stat, 1, sizeof stat - 1, f);
-		fclose(f);
-		stat[len] = '\0';
-		if (!(p = strrchr(stat, ')')) || sscanf(p + 1, " %c", &st) != 1 || st == 'Z' || st == 'X')
-			continue;
-		snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
-		if (!(f = fopen(path, "r")))
-			continue;
-		len = fread(args, 1, sizeof args - 1, f);
-		fclose(f);
-		args[len] = '\0';
-		while (i < len && argc < 64) {
-			argv[argc++] = args + i;
-			i += strlen(args + i) + 1;
-		}
-		if (argc < 2 || strcmp(argv[1], "worker") != 0)
-			continue;
-		for (int k = 2; k + 1 < argc; k++) {
-			if (strcmp(argv[k], "--server") == 0 && strcmp(argv[k + 1], url) == 0) {
-				out[n++] = pid;
-				break;
-			}
-		}
-	}
-	closedir(d);
-	return n;
-}
-
-/* Kills the workers of the servers this binary started, then what the
- * harness keeps. */
-static int teardown(void **state)
-{
-	for (int k = 0; k < nurls; k++) {
-		pid_t pids[MAX_PIDS];
-		int n = worker_pids(urls[k], pids, MAX_PIDS);
-		for (int i = 0; i < n; i++)
-			kill(pids[i], SIGKILL);
-	}
-	nurls = 0;
-	return harness_cleanup(state);
-}
-
 /* ---- serve and its API ---- */
-
-static void fail_with_log(struct harness_server *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void fail_with_log(struct harness_server *s, const char *fmt, ...)
-{
-	char msg[1000];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	harness_server_dump_log(s);
-	fail_msg("%s", msg);
-}
-
-#define WAIT_FOR(s, ms, cond, ...)                                              \
-	do {                                                                    \
-		int64_t until_ = harness_now_ms() + (ms);                       \
-		while (!(cond)) {                                               \
-			if (harness_now_ms() > until_)                          \
-				fail_with_log((s), __VA_ARGS__);                \
-			harness_sleep_ms(50);                                   \
-		}                                                               \
-	} while (0)
 
 /* Three offers, one instance each, one per billing rule; the spot one is
  * the dearest per item, so that the scaler uses all three only when it
@@ -198,58 +98,26 @@ static struct harness_server *serve(const char *extra, int flags)
 							     "%s",
 							     extra),
 						 flags);
-	remember(s);
+	harness_own_workers(s);
 	return s;
-}
-
-static json_t *get(struct harness_server *s, const char *path)
-{
-	json_t *r = NULL;
-	int st = harness_call(s, "GET", path, NULL, &r);
-
-	if (st != 200 || !json_is_object(r))
-		fail_with_log(s, "GET %s: status %d", path, st);
-	return r;
 }
 
 static int64_t submit(struct harness_server *s, const char *script, int est_s, int items, const char *team,
 		      const char *type)
 {
-	json_t *r = NULL;
-	int st = harness_call(s, "POST", "/v1/jobs",
-			      harness_fmt("{\"command\": [\"sh\", \"-c\", \"%s\"], \"est_s\": %d, \"items\": %d,"
-					  " \"team\": \"%s\", \"type\": \"%s\"}",
-					  script, est_s, items, team, type),
-			      &r);
-	int64_t id;
-
-	if (st != 201)
-		fail_with_log(s, "POST /v1/jobs: status %d, expected 201", st);
-	id = JINT(r, "id");
-	json_decref(r);
-	return id;
+	return harness_submit(s, harness_fmt("{\"command\": [\"sh\", \"-c\", \"%s\"], \"est_s\": %d, \"items\": %d,"
+					     " \"team\": \"%s\", \"type\": \"%s\"}",
+					     script, est_s, items, team, type));
 }
 
 static int64_t count_jobs(struct harness_server *s, const char *state)
 {
-	json_t *r = get(s, "/v1/stats");
+	json_t *r = harness_get(s, "/v1/stats");
 	json_t *n = harness_jget(r, harness_fmt("states.%s", state));
 	int64_t v = json_is_integer(n) ? json_integer_value(n) : 0;
 
 	json_decref(r);
 	return v;
-}
-
-static int live_instances(struct harness_server *s)
-{
-	json_t *f = get(s, "/v1/fleet"), *i;
-	size_t k;
-	int n = 0;
-
-	json_array_foreach(harness_jget(f, "instances"), k, i)
-		n += strcmp(JSTR(i, "state"), "terminated") != 0;
-	json_decref(f);
-	return n;
 }
 
 static double num(json_t *v, const char *path)
@@ -284,7 +152,7 @@ struct billed {
 
 static void check_fleet(struct harness_server *s, int64_t since_ms, struct billed *b)
 {
-	json_t *f = get(s, "/v1/fleet?all=1"), *i;
+	json_t *f = harness_get(s, "/v1/fleet?all=1"), *i;
 	size_t k;
 
 	memset(b, 0, sizeof *b);
@@ -294,13 +162,13 @@ static void check_fleet(struct harness_server *s, int64_t since_ms, struct bille
 		double cost;
 
 		if (strcmp(JSTR(i, "state"), "terminated") != 0)
-			fail_with_log(s, "instance %lld is %s", (long long)JINT(i, "id"), JSTR(i, "state"));
+			harness_fail_with_log(s, "instance %lld is %s", (long long)JINT(i, "id"), JSTR(i, "state"));
 		assert_string_equal(JSTR(i, "market"), r->market);
 		ended = ms_of(i, "terminated_at");
 		lifetime = ended - launched;
 		want = billed_ms(r, lifetime);
 		if (ms_of(i, "billed_s") != want)
-			fail_with_log(s, "instance %lld (%s) lived %lld ms: billed %lld ms, expected %lld", (long long)JINT(i, "id"),
+			harness_fail_with_log(s, "instance %lld (%s) lived %lld ms: billed %lld ms, expected %lld", (long long)JINT(i, "id"),
 				      r->offer, (long long)lifetime, (long long)ms_of(i, "billed_s"), (long long)want);
 		cost = r->price * (double)want / 3600000.0;
 		assert_near(num(i, "cost_usd"), cost, 1e-9, "cost_usd");
@@ -327,7 +195,7 @@ static void check_fleet(struct harness_server *s, int64_t since_ms, struct bille
  * billed second attributed to busy, boot, idle or billing. */
 static void check_report(struct harness_server *s, const char *by, const struct billed *b, int64_t items)
 {
-	json_t *r = get(s, harness_fmt("/v1/report?by=%s", by)), *g, *t = harness_jget(r, "total");
+	json_t *r = harness_get(s, harness_fmt("/v1/report?by=%s", by)), *g, *t = harness_jget(r, "total");
 	double cost = 0, attributed, billed_s = (double)b->billed_ms / 1000.0;
 	size_t k;
 	int idle_row = 0;
@@ -401,14 +269,14 @@ static void run_three_jobs(struct harness_server *s)
 
 static void check_by_team_and_type(struct harness_server *s)
 {
-	json_t *r = get(s, "/v1/report?by=team");
+	json_t *r = harness_get(s, "/v1/report?by=team");
 
 	assert_int(group_num(r, "red", "items"), 5);
 	assert_int(group_num(r, "blue", "items"), 16);
 	assert_int(group_num(r, "(idle)", "items"), 0);
 	assert_near(group_num(r, "red", "cost_per_item"), group_num(r, "red", "cost_usd") / 5, 1e-12, "red cost_per_item");
 	json_decref(r);
-	r = get(s, "/v1/report?by=type");
+	r = harness_get(s, "/v1/report?by=type");
 	assert_int(group_num(r, "encode", "items"), 12);
 	assert_int(group_num(r, "embed", "items"), 9);
 	assert_int(group_num(r, "encode", "jobs"), 2);
@@ -427,11 +295,11 @@ static void test_ledger_adds_up_short_lives(void **state)
 	(void)state;
 	set_rules(10000);
 	run_three_jobs(s);
-	WAIT_FOR(s, 20000, live_instances(s) == 0, "instances still up 20 s after the jobs (idle_timeout 2s)");
+	WAIT_FOR(s, 20000, harness_live_instances(s, NULL) == 0, "instances still up 20 s after the jobs (idle_timeout 2s)");
 	check_fleet(s, 0, &b);
 	for (int k = 0; k < 3; k++) {
 		if (b.per_offer[k] == 0)
-			fail_with_log(s, "no instance of %s: the three billing rules were not all used", rules[k].offer);
+			harness_fail_with_log(s, "no instance of %s: the three billing rules were not all used", rules[k].offer);
 	}
 	check_report(s, "offer", &b, 21);
 	check_report(s, "team", &b, 21);
@@ -493,11 +361,11 @@ static void test_ledger_adds_up_long_lives(void **state)
 	set_rules(10000);
 	run_three_jobs(s);
 	harness_advance(s, 3600 * 1000 + 17500);
-	WAIT_FOR(s, 20000, live_instances(s) == 0, "instances still up after the clock passed their idle timeout");
+	WAIT_FOR(s, 20000, harness_live_instances(s, NULL) == 0, "instances still up after the clock passed their idle timeout");
 	check_fleet(s, 0, &b);
 	for (int k2 = 0; k2 < 3; k2++) {
 		if (b.per_offer[k2] == 0)
-			fail_with_log(s, "no instance of %s: the three billing rules were not all used", rules[k2].offer);
+			harness_fail_with_log(s, "no instance of %s: the three billing rules were not all used", rules[k2].offer);
 	}
 	assert_true(b.billed_ms >= 2 * 3600000LL + 61 * 60000LL + 3618000LL);
 	check_report(s, "offer", &b, 21);
@@ -506,7 +374,7 @@ static void test_ledger_adds_up_long_lives(void **state)
 
 	/* Since ten minutes before the first termination: what is billed
 	 * after it, the idle end of each life and its billing remainder. */
-	f = get(s, "/v1/fleet?all=1");
+	f = harness_get(s, "/v1/fleet?all=1");
 	json_array_foreach(harness_jget(f, "instances"), k, i) {
 		int64_t end = ms_of(i, "terminated_at");
 		first_end = !first_end || end < first_end ? end : first_end;
@@ -514,7 +382,7 @@ static void test_ledger_adds_up_long_lives(void **state)
 	json_decref(f);
 	since_ms = first_end - 600000;
 	check_fleet(s, since_ms, &b);
-	r = get(s, harness_fmt("/v1/report?since=%.3f", (double)since_ms / 1000.0));
+	r = harness_get(s, harness_fmt("/v1/report?since=%.3f", (double)since_ms / 1000.0));
 	assert_near(num(r, "total.seconds.billed"), (double)b.billed_since_ms / 1000.0, 0.0005, "billed seconds since");
 	assert_near(num(r, "total.cost_usd"), b.cost_since, 1e-6, "cost since");
 	assert_near(num(r, "total.seconds.busy"), 0, 0, "busy seconds since (the jobs ran an hour before)");
@@ -545,16 +413,16 @@ static void test_measured_speed_changes_the_choice(void **state)
 		submit(s, job, 2, 1, "red", "infer");
 	WAIT_FOR(s, 30000, count_jobs(s, "succeeded") == 3, "%lld of 3 jobs succeeded after 30 s",
 		 (long long)count_jobs(s, "succeeded"));
-	WAIT_FOR(s, 15000, live_instances(s) == 0, "the instance is still up after the jobs (idle_timeout 1s)");
+	WAIT_FOR(s, 15000, harness_live_instances(s, NULL) == 0, "the instance is still up after the jobs (idle_timeout 1s)");
 
-	r = get(s, "/v1/decisions?limit=100");
+	r = harness_get(s, "/v1/decisions?limit=100");
 	json_array_foreach(harness_jget(r, "decisions"), k, d) {
 		if (strcmp(JSTR(d, "kind"), "launch") == 0 && strcmp(JSTR(d, "offer"), "fast") != 0)
-			fail_with_log(s, "before any measurement, a launch of %s: %s", JSTR(d, "offer"), JSTR(d, "reason"));
+			harness_fail_with_log(s, "before any measurement, a launch of %s: %s", JSTR(d, "offer"), JSTR(d, "reason"));
 	}
 	json_decref(r);
 
-	r = get(s, "/v1/offers");
+	r = harness_get(s, "/v1/offers");
 	json_array_foreach(harness_jget(r, "offers"), k, o) {
 		if (strcmp(JSTR(o, "name"), "fast") == 0) {
 			assert_int(JINT(o, "measured.speed_n"), 3);
@@ -571,17 +439,17 @@ static void test_measured_speed_changes_the_choice(void **state)
 	json_decref(r);
 	print_message("fast: speed in force %.3f, $%.4f per work-hour; slow: $%.4f\n", fast_speed, fast_cost, slow_cost);
 	if (!(fast_speed > 0.5 && fast_speed < 1.5))
-		fail_with_log(s, "fast's speed in force is %.3f; its runs took about 2 s for est_s 2", fast_speed);
+		harness_fail_with_log(s, "fast's speed in force is %.3f; its runs took about 2 s for est_s 2", fast_speed);
 	if (!(fast_cost > slow_cost))
-		fail_with_log(s, "fast costs $%.4f per work-hour, slow $%.4f: expected fast dearer", fast_cost, slow_cost);
+		harness_fail_with_log(s, "fast costs $%.4f per work-hour, slow $%.4f: expected fast dearer", fast_cost, slow_cost);
 
 	/* The next job: the scaler launches slow now. */
 	last = submit(s, job, 2, 1, "red", "infer");
 	WAIT_FOR(s, 15000, count_jobs(s, "succeeded") == 4, "job %lld did not succeed", (long long)last);
-	r = get(s, "/v1/decisions?limit=1");
+	r = harness_get(s, "/v1/decisions?limit=1");
 	d = json_array_get(harness_jget(r, "decisions"), 0);
 	if (!d || strcmp(JSTR(d, "kind"), "launch") != 0 || strcmp(JSTR(d, "offer"), "slow") != 0)
-		fail_with_log(s, "the last decision is not a launch of slow: %s", d ? JSTR(d, "reason") : "(none)");
+		harness_fail_with_log(s, "the last decision is not a launch of slow: %s", d ? JSTR(d, "reason") : "(none)");
 	assert_contains(JSTR(d, "reason"), "cheapest per item: slow on-demand");
 	assert_contains(JSTR(d, "reason"), ", fast on-demand");
 	json_decref(r);
@@ -591,9 +459,9 @@ static void test_measured_speed_changes_the_choice(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_ledger_adds_up_short_lives, teardown),
-		cmocka_unit_test_teardown(test_ledger_adds_up_long_lives, teardown),
-		cmocka_unit_test_teardown(test_measured_speed_changes_the_choice, teardown),
+		cmocka_unit_test_teardown(test_ledger_adds_up_short_lives, harness_cleanup),
+		cmocka_unit_test_teardown(test_ledger_adds_up_long_lives, harness_cleanup),
+		cmocka_unit_test_teardown(test_measured_speed_changes_the_choice, harness_cleanup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -624,32 +624,10 @@ static double family_sum(const char *body, const char *name, int *count)
 				 #got, g_, w_, (double)(tol));                                     \
 	} while (0)
 
-static json_t *call(struct harness_server *s, const char *method, const char *path, const char *body, int want)
-{
-	json_t *r = NULL;
-	int st = harness_call(s, method, path, body, &r);
-
-	if (st != want) {
-		char *text = r ? json_dumps(r, JSON_COMPACT) : NULL;
-		harness_server_dump_log(s);
-		fail_msg("%s %s: status %d, expected %d: %s", method, path, st, want, text ? text : "");
-	}
-	return r;
-}
-
-static int64_t submit(struct harness_server *s, const char *body)
-{
-	json_t *r = call(s, "POST", "/v1/jobs", body, 201);
-	int64_t id = JINT(r, "id");
-
-	json_decref(r);
-	return id;
-}
-
 /* Leases at once as worker w1: the job's id and token. */
 static int64_t lease(struct harness_server *s, int64_t *token)
 {
-	json_t *r = call(s, "POST", "/v1/lease", "{\"worker\": \"w1\", \"wait_s\": 0}", 200);
+	json_t *r = harness_call_ok(s, "POST", "/v1/lease", "{\"worker\": \"w1\", \"wait_s\": 0}", 200);
 	int64_t id = JINT(r, "job.id");
 
 	*token = JINT(r, "job.lease.token");
@@ -793,26 +771,26 @@ static void queue_and_leases(void **state)
 	/* A parked worker gets a job the moment it is submitted. */
 	harness_async_start(&a, s, "POST", "/v1/lease", "{\"worker\": \"w0\", \"wait_s\": 10}");
 	harness_wait_waiting(s, 1);
-	submit(s, "{\"command\": [\"true\"], \"lane\": \"express\"}");
+	harness_submit(s, "{\"command\": [\"true\"], \"lane\": \"express\"}");
 	assert_int(harness_async_join(&a, &r), 200);
 	assert_string_equal(JSTR(r, "job.lane"), "express");
 	json_decref(r);
 
 	for (int k = 0; k < 5; k++)
-		submit(s, "{\"command\": [\"true\"], \"items\": 10}");
-	submit(s, "{\"command\": [\"true\"], \"lane\": \"batch\"}");
-	submit(s, "{\"command\": [\"true\"], \"lane\": \"batch\"}");
-	submit(s, "{\"command\": [\"true\"], \"delay_s\": 100}");
+		harness_submit(s, "{\"command\": [\"true\"], \"items\": 10}");
+	harness_submit(s, "{\"command\": [\"true\"], \"lane\": \"batch\"}");
+	harness_submit(s, "{\"command\": [\"true\"], \"lane\": \"batch\"}");
+	harness_submit(s, "{\"command\": [\"true\"], \"delay_s\": 100}");
 	harness_advance(s, 2000);
 	for (int k = 0; k < 3; k++)
 		id[k] = lease(s, &tok[k]);
 	for (int k = 0; k < 2; k++)
-		json_decref(call(s, "POST", harness_fmt("/v1/jobs/%lld/complete", (long long)id[k]),
+		json_decref(harness_call_ok(s, "POST", harness_fmt("/v1/jobs/%lld/complete", (long long)id[k]),
 				 harness_fmt("{\"lease_token\": %lld, \"items_done\": 10}", (long long)tok[k]), 200));
 	harness_advance(s, 500);
 	id[3] = lease(s, &tok[3]);
 	elapsed_ms = harness_now_ms() - t0;
-	json_decref(call(s, "GET", "/v1/jobs/999999", NULL, 404));
+	json_decref(harness_call_ok(s, "GET", "/v1/jobs/999999", NULL, 404));
 
 	m = scrape(s);
 	assert_int(METRIC(m, "ebb_queue_depth{lane=\"express\"}"), 0);
@@ -904,70 +882,6 @@ static void who_may_scrape(void **state)
 
 /* ---- with the local provider ---- */
 
-/* Kills what is left of the `ebb worker --server url` processes of the
- * serve this test started (by pid, from /proc), if a test failed early. */
-static char fleet_url[64];
-
-static int kill_workers(void **state)
-{
-	DIR *d = fleet_url[0] ? opendir("/proc") : NULL;
-	struct dirent *e;
-
-	while (d && (e = readdir(d))) {
-		char path[300], args[4096];
-		pid_t pid = (pid_t)atoi(e->d_name);
-		size_t len, i = 0;
-		int worker = 0, ours = 0;
-		FILE *f;
-
-		if (pid <= 0)
-			continue;
-		snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
-		if (!(f = fopen(path, "r")))
-			continue;
-		len = fread(args, 1, sizeof args - 1, f);
-		fclose(f);
-		args[len] = '\0';
-		for (int k = 0; i < len; k++) {
-			worker |= k == 1 && strcmp(args + i, "worker") == 0;
-			ours |= strcmp(args + i, fleet_url) == 0;
-			i += strlen(args + i) + 1;
-		}
-		if (worker && ours)
-			kill(pid, SIGKILL);
-	}
-	if (d)
-		closedir(d);
-	fleet_url[0] = '\0';
-	return harness_cleanup(state);
-}
-
-static int64_t stat_of(struct harness_server *s, const char *path)
-{
-	json_t *r = call(s, "GET", "/v1/stats", NULL, 200);
-	int64_t n = JINT(r, path);
-
-	json_decref(r);
-	return n;
-}
-
-static int live_instances(struct harness_server *s, int64_t *id)
-{
-	json_t *r = call(s, "GET", "/v1/fleet", NULL, 200), *i;
-	size_t k;
-	int n = 0;
-
-	json_array_foreach(harness_jget(r, "instances"), k, i) {
-		if (strcmp(JSTR(i, "state"), "terminated") != 0) {
-			n++;
-			if (id)
-				*id = JINT(i, "id");
-		}
-	}
-	json_decref(r);
-	return n;
-}
-
 #define PRICE 3.6 /* USD per hour: a tenth of a cent a second */
 
 /* The ledger's view: one instance of a priced offer runs two jobs; the
@@ -989,7 +903,7 @@ static void fleet_and_cost(void **state)
 	int n;
 
 	(void)state;
-	snprintf(fleet_url, sizeof fleet_url, "%s", s->url);
+	harness_own_workers(s);
 	m = scrape(s);
 	/* Every live state of the offer, at 0, before anything launched. */
 	assert_int(METRIC(m, "ebb_instances{state=\"idle\",offer=\"a10\",market=\"on-demand\"}"), 0);
@@ -998,17 +912,17 @@ static void fleet_and_cost(void **state)
 	assert_false(value_of(m, "ebb_instances{state=\"idle\",offer=\"a10\",market=\"spot\"}", &cost));
 	free(m);
 
-	submit(s, "{\"command\": [\"sh\", \"-c\", \"sleep 0.3\"], \"items\": 10, \"est_s\": 1}");
-	submit(s, "{\"command\": [\"sh\", \"-c\", \"sleep 0.3\"], \"items\": 10, \"est_s\": 1}");
+	harness_submit(s, "{\"command\": [\"sh\", \"-c\", \"sleep 0.3\"], \"items\": 10, \"est_s\": 1}");
+	harness_submit(s, "{\"command\": [\"sh\", \"-c\", \"sleep 0.3\"], \"items\": 10, \"est_s\": 1}");
 	until = harness_now_ms() + 30000;
-	while (stat_of(s, "states.succeeded") < 2) {
+	while (harness_stat(s, "states.succeeded") < 2) {
 		if (harness_now_ms() > until) {
 			harness_server_dump_log(s);
 			fail_msg("2 jobs not done after 30 s");
 		}
 		harness_sleep_ms(50);
 	}
-	assert_int(live_instances(s, &inst), 1);
+	assert_int(harness_live_instances(s, &inst), 1);
 
 	m = scrape(s);
 	inst_sum = family_sum(m, "ebb_instances", &n);
@@ -1031,9 +945,9 @@ static void fleet_and_cost(void **state)
 	free(m);
 
 	/* Drained, it goes; its series stay, at 0, and the cost only grows. */
-	json_decref(call(s, "POST", harness_fmt("/v1/fleet/%lld/drain", (long long)inst), NULL, 200));
+	json_decref(harness_call_ok(s, "POST", harness_fmt("/v1/fleet/%lld/drain", (long long)inst), NULL, 200));
 	until = harness_now_ms() + 20000;
-	while (live_instances(s, NULL) > 0) {
+	while (harness_live_instances(s, NULL) > 0) {
 		if (harness_now_ms() > until) {
 			harness_server_dump_log(s);
 			fail_msg("the drained instance still lives after 20 s");
@@ -1062,7 +976,7 @@ int main(void)
 		T(writer_escapes_and_histogram),
 		T(queue_and_leases),
 		T(who_may_scrape),
-		cmocka_unit_test_teardown(fleet_and_cost, kill_workers),
+		cmocka_unit_test_teardown(fleet_and_cost, harness_cleanup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

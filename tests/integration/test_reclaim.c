@@ -21,183 +21,40 @@
 #include "harness.h"
 #include "notice.h"
 
-#define MAX_PIDS 64
 #define WORKER_SECRET "worker-secret-0123456789"
 
 /* ---- worker processes ---- */
 
-static char urls[16][64];
-static int nurls;
+/* The workers a test started by hand (the local provider's are the
+ * harness's to kill). */
 static pid_t hand_workers[8];
 static int nhand;
 
-static void remember(const struct harness_server *s)
-{
-	if (nurls < 16)
-		snprintf(urls[nurls++], sizeof urls[0], "%s", s->url);
-}
-
-/* Is pid a live process (not gone, not a zombie)? */
-static int alive(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-	size_t n;
-	char st = 0;
-
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if (!(f = fopen(path, "r")))
-		return 0;
-	n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	if (!(p = strrchr(buf, ')')) || sscanf(p + 1, " %c", &st) != 1)
-		return 0;
-	return st != 'Z' && st != 'X';
-}
-
-/* The live `ebb worker --server url` processes. */
-static int worker_pids(const char *url, pid_t *out, int max)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		fail_msg("opendir /proc: %s", strerror(errno));
-	while ((e = readdir(d)) && n < max) {
-		char path[300], args[4096];
-		const char *argv[64];
-		int argc = 0;
-		size_t len, i = 0;
-		pid_t pid = (pid_t)atoi(e->d_name);
-		FILE *f;
-
-		if (pid <= 0 || !alive(pid))
-			continue;
-		snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
-		if (!(f = fopen(path, "r")))
-			continue;
-		len = fread(args, 1, sizeof args - 1, f);
-		fclose(f);
-		args[len] = '\0';
-		while (i < len && argc < 64) {
-			argv[argc++] = args + i;
-			i += strlen(args + i) + 1;
-		}
-		if (argc < 2 || strcmp(argv[1], "worker") != 0)
-			continue;
-		for (int k = 2; k + 1 < argc; k++) {
-			if (strcmp(argv[k], "--server") == 0 && strcmp(argv[k + 1], url) == 0) {
-				out[n++] = pid;
-				break;
-			}
-		}
-	}
-	closedir(d);
-	return n;
-}
-
 static int teardown(void **state)
 {
-	for (int k = 0; k < nurls; k++) {
-		pid_t pids[MAX_PIDS];
-		int n = worker_pids(urls[k], pids, MAX_PIDS);
-		for (int i = 0; i < n; i++)
-			kill(pids[i], SIGKILL);
-	}
 	for (int k = 0; k < nhand; k++) {
 		kill(hand_workers[k], SIGKILL);
 		waitpid(hand_workers[k], NULL, 0);
 	}
-	nurls = nhand = 0;
+	nhand = 0;
 	return harness_cleanup(state);
 }
 
 /* ---- serve and its API ---- */
 
-static void fail_with_log(struct harness_server *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void fail_with_log(struct harness_server *s, const char *fmt, ...)
-{
-	char msg[1000];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	harness_server_dump_log(s);
-	fail_msg("%s", msg);
-}
-
-/* Polls cond every 50 ms until it holds; fails after ms with the log. */
-#define WAIT_FOR(s, ms, cond, ...)                                              \
-	do {                                                                    \
-		int64_t until_ = harness_now_ms() + (ms);                       \
-		while (!(cond)) {                                               \
-			if (harness_now_ms() > until_)                          \
-				fail_with_log((s), __VA_ARGS__);                \
-			harness_sleep_ms(50);                                   \
-		}                                                               \
-	} while (0)
-
-static json_t *call_ok(struct harness_server *s, const char *method, const char *path, const char *body, int want)
-{
-	json_t *r = NULL;
-	int st = harness_call(s, method, path, body, &r);
-
-	if (st != want) {
-		char *text = r ? json_dumps(r, JSON_COMPACT) : NULL;
-		fail_with_log(s, "%s %s %s: status %d, expected %d: %s", method, path, body ? body : "", st, want,
-			      text ? text : "");
-	}
-	return r;
-}
-
-static int64_t submit(struct harness_server *s, const char *body)
-{
-	json_t *r = call_ok(s, "POST", "/v1/jobs", body, 201);
-	int64_t id = JINT(r, "id");
-
-	json_decref(r);
-	return id;
-}
-
-static json_t *get_job(struct harness_server *s, int64_t id)
-{
-	return call_ok(s, "GET", harness_fmt("/v1/jobs/%lld", (long long)id), NULL, 200);
-}
-
-static int job_is(struct harness_server *s, int64_t id, const char *state)
-{
-	json_t *j = get_job(s, id);
-	int yes = strcmp(JSTR(j, "state"), state) == 0;
-
-	json_decref(j);
-	return yes;
-}
-
 static int64_t job_int(struct harness_server *s, int64_t id, const char *field)
 {
-	json_t *j = get_job(s, id);
+	json_t *j = harness_get_job(s, id);
 	int64_t v = JINT(j, field);
 
 	json_decref(j);
 	return v;
 }
 
-static int64_t succeeded(struct harness_server *s)
-{
-	json_t *r = call_ok(s, "GET", "/v1/stats", NULL, 200);
-	int64_t n = JINT(r, "states.succeeded");
-
-	json_decref(r);
-	return n;
-}
-
 /* The instance of GET /v1/fleet?all=1 with this id (a new reference), or NULL. */
 static json_t *instance(struct harness_server *s, int64_t id)
 {
-	json_t *f = call_ok(s, "GET", "/v1/fleet?all=1", NULL, 200), *i, *found = NULL;
+	json_t *f = harness_call_ok(s, "GET", "/v1/fleet?all=1", NULL, 200), *i, *found = NULL;
 	size_t k;
 
 	json_array_foreach(harness_jget(f, "instances"), k, i) {
@@ -216,19 +73,6 @@ static const char *instance_state(struct harness_server *s, int64_t id)
 	snprintf(state, sizeof state, "%s", i ? JSTR(i, "state") : "(none)");
 	json_decref(i);
 	return state;
-}
-
-static int lines_with(const char *path, const char *has)
-{
-	char *text = harness_read_file(path, NULL), *line, *save = NULL;
-	int n = 0;
-
-	if (!text)
-		return 0;
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		n += !has || strstr(line, has) != NULL;
-	free(text);
-	return n;
 }
 
 /* A job of `items` items that checkpoints every `every`: it starts from
@@ -300,20 +144,20 @@ static void test_interrupt_call(void **state)
 
 	(void)state;
 	/* older can only go to a worker that offers label x. */
-	older = submit(s, "{\"command\": [\"true\"], \"labels\": [\"x\"]}");
-	id = submit(s, "{\"command\": [\"true\"], \"items\": 1000}");
-	r = call_ok(s, "POST", "/v1/lease", "{\"worker\": \"w1\"}", 200);
+	older = harness_submit(s, "{\"command\": [\"true\"], \"labels\": [\"x\"]}");
+	id = harness_submit(s, "{\"command\": [\"true\"], \"items\": 1000}");
+	r = harness_call_ok(s, "POST", "/v1/lease", "{\"worker\": \"w1\"}", 200);
 	assert_int(JINT(r, "job.id"), id);
 	token = JINT(r, "job.lease.token");
 	json_decref(r);
-	json_decref(call_ok(s, "POST", harness_fmt("/v1/jobs/%lld/checkpoint", (long long)id),
+	json_decref(harness_call_ok(s, "POST", harness_fmt("/v1/jobs/%lld/checkpoint", (long long)id),
 			    harness_fmt("{\"lease_token\": %lld, \"checkpoint\": \"c100\", \"items_done\": 100}",
 					(long long)token), 200));
 
 	st = harness_call(s, "POST", harness_fmt("/v1/jobs/%lld/interrupt", (long long)id), "{}", &r);
 	assert_error(st, r, 400, "missing_field", "lease_token");
 	json_decref(r);
-	r = call_ok(s, "POST", harness_fmt("/v1/jobs/%lld/interrupt", (long long)id),
+	r = harness_call_ok(s, "POST", harness_fmt("/v1/jobs/%lld/interrupt", (long long)id),
 		    harness_fmt("{\"lease_token\": %lld, \"items_done\": 150, \"reason\": \"spot reclaim notice\"}",
 				(long long)token), 200);
 	assert_string_equal(JSTR(r, "state"), "queued");
@@ -332,7 +176,7 @@ static void test_interrupt_call(void **state)
 	json_decref(r);
 
 	/* Head of the lane: before the older job, for a worker both fit. */
-	r = call_ok(s, "POST", "/v1/lease", "{\"worker\": \"w2\", \"labels\": [\"x\"]}", 200);
+	r = harness_call_ok(s, "POST", "/v1/lease", "{\"worker\": \"w2\", \"labels\": [\"x\"]}", 200);
 	assert_int(JINT(r, "job.id"), id);
 	assert_int(JINT(r, "job.attempts"), 1);
 	assert_string_equal(JSTR(r, "job.checkpoint"), "c100");
@@ -340,7 +184,7 @@ static void test_interrupt_call(void **state)
 	json_decref(r);
 
 	/* A last checkpoint carried by the interrupt itself. */
-	r = call_ok(s, "POST", harness_fmt("/v1/jobs/%lld/interrupt", (long long)id),
+	r = harness_call_ok(s, "POST", harness_fmt("/v1/jobs/%lld/interrupt", (long long)id),
 		    harness_fmt("{\"lease_token\": %lld, \"checkpoint\": \"c300\", \"checkpoint_items\": 300,"
 				" \"items_done\": 320}", (long long)token), 200);
 	assert_int(JINT(r, "attempts"), 0);
@@ -350,18 +194,18 @@ static void test_interrupt_call(void **state)
 	assert_string_equal(JSTR(r, "checkpoint"), "c300");
 	json_decref(r);
 
-	r = call_ok(s, "POST", "/v1/lease", "{\"worker\": \"w3\", \"labels\": [\"x\"]}", 200);
+	r = harness_call_ok(s, "POST", "/v1/lease", "{\"worker\": \"w3\", \"labels\": [\"x\"]}", 200);
 	assert_int(JINT(r, "job.id"), id);
 	token = JINT(r, "job.lease.token");
 	json_decref(r);
-	r = call_ok(s, "POST", harness_fmt("/v1/jobs/%lld/complete", (long long)id),
+	r = harness_call_ok(s, "POST", harness_fmt("/v1/jobs/%lld/complete", (long long)id),
 		    harness_fmt("{\"lease_token\": %lld, \"items_done\": 1000}", (long long)token), 200);
 	assert_string_equal(JSTR(r, "state"), "succeeded");
 	assert_int(JINT(r, "attempts"), 1);
 	assert_int(JINT(r, "items_done"), 1000);
 	assert_int(JINT(r, "interruptions"), 2);
 	json_decref(r);
-	assert_true(job_is(s, older, "queued"));
+	assert_true(harness_job_is(s, older, "queued"));
 
 	/* Without a provider there is nothing to reclaim. */
 	st = harness_call(s, "POST", "/v1/fleet/1/reclaim", NULL, &r);
@@ -383,7 +227,7 @@ static void test_worker_stopped_reports_interrupt(void **state)
 
 	(void)state;
 	snprintf(log, sizeof log, "%s/job.log", dir);
-	id = submit(s, job_body(script, log, 1000, 7));
+	id = harness_submit(s, job_body(script, log, 1000, 7));
 	pid = fork();
 	if (pid < 0)
 		fail_msg("fork: %s", strerror(errno));
@@ -403,12 +247,12 @@ static void test_worker_stopped_reports_interrupt(void **state)
 	until = harness_now_ms() + 10000;
 	while (waitpid(pid, &st, WNOHANG) != pid) {
 		if (harness_now_ms() > until)
-			fail_with_log(s, "the worker still runs 10 s after SIGTERM");
+			harness_fail_with_log(s, "the worker still runs 10 s after SIGTERM");
 		harness_sleep_ms(20);
 	}
 	nhand--;
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	j = get_job(s, id);
+	j = harness_get_job(s, id);
 	assert_string_equal(JSTR(j, "state"), "queued");
 	assert_int(JINT(j, "attempts"), 0);
 	assert_int(JINT(j, "interruptions"), 1);
@@ -444,7 +288,7 @@ static struct harness_server *serve_local(const char *exits, const char *extra)
 			    "%s",
 			    exits, extra),
 		HARNESS_TOKENS);
-	remember(s);
+	harness_own_workers(s);
 	return s;
 }
 
@@ -468,12 +312,12 @@ static void test_reclaim_resumes_elsewhere(void **state)
 	snprintf(exits, sizeof exits, "%s/exits", dir);
 	s = serve_local(exits, "max_instances = 2\n[provider]\nreclaim_grace = 3s\n[local]\nreclaim_notice = 5s\n"
 			       "[offer.a10]\nprice_spot = 0.30\nprice_ondemand = 1.00\n");
-	id = submit(s, job_body(script, log, 1000, 7));
+	id = harness_submit(s, job_body(script, log, 1000, 7));
 
 	/* Mid-run: leased, and past its second checkpoint. */
 	WAIT_FOR(s, 20000, job_int(s, id, "items_done") >= 200, "job %lld did not reach 200 items within 20 s",
 		 (long long)id);
-	j = get_job(s, id);
+	j = harness_get_job(s, id);
 	assert_string_equal(JSTR(j, "state"), "leased");
 	sscanf(JSTR(j, "lease.worker"), "i-%lld", (long long *)&inst);
 	json_decref(j);
@@ -485,10 +329,10 @@ static void test_reclaim_resumes_elsewhere(void **state)
 	json_decref(r);
 	st = harness_ebb(&run, s, "reclaim", harness_fmt("%lld", (long long)inst), (char *)NULL);
 	if (st != 0)
-		fail_with_log(s, "ebb reclaim %lld: status %d: %s%s", (long long)inst, st, run.out, run.err);
+		harness_fail_with_log(s, "ebb reclaim %lld: status %d: %s%s", (long long)inst, st, run.out, run.err);
 	assert_contains(run.out, "reclaim notice served");
 	harness_run_free(&run);
-	r = call_ok(s, "GET", harness_fmt("/v1/fleet/%lld/notice", (long long)inst), NULL, 200);
+	r = harness_call_ok(s, "GET", harness_fmt("/v1/fleet/%lld/notice", (long long)inst), NULL, 200);
 	assert_string_equal(JSTR(r, "action"), "terminate");
 	assert_int(strlen(JSTR(r, "time")), 24); /* 2026-11-21T23:40:00.250Z */
 	json_decref(r);
@@ -497,9 +341,9 @@ static void test_reclaim_resumes_elsewhere(void **state)
 	assert_int(st, 401);
 	json_decref(r);
 
-	WAIT_FOR(s, 30000, job_is(s, id, "succeeded"), "job %lld did not succeed within 30 s of the reclaim",
+	WAIT_FOR(s, 30000, harness_job_is(s, id, "succeeded"), "job %lld did not succeed within 30 s of the reclaim",
 		 (long long)id);
-	j = get_job(s, id);
+	j = harness_get_job(s, id);
 	assert_int(JINT(j, "items_done"), 1000);
 	assert_int(JINT(j, "attempts"), 1);
 	assert_int(JINT(j, "interruptions"), 1);
@@ -507,7 +351,7 @@ static void test_reclaim_resumes_elsewhere(void **state)
 	json_decref(j);
 
 	/* Two runs: the second from where the first stopped, under another worker. */
-	assert_int(lines_with(log, "start "), 2);
+	assert_int(harness_file_lines(log, "start "), 2);
 	assert_int(nth_value(log, "start", 1, &ppid1), 0);
 	stop_pos = nth_value(log, "stop", 1, NULL);
 	start2 = nth_value(log, "start", 2, &ppid2);
@@ -523,7 +367,7 @@ static void test_reclaim_resumes_elsewhere(void **state)
 	r = instance(s, inst);
 	assert_true(json_is_true(harness_jget(r, "reclaim_notice")));
 	json_decref(r);
-	assert_int(lines_with(exits, harness_fmt("i-%lld spot reclaim notice", (long long)inst)), 1);
+	assert_int(harness_file_lines(exits, harness_fmt("i-%lld spot reclaim notice", (long long)inst)), 1);
 }
 
 /* (b) Two spot offers whose launches all fail for capacity: after one
@@ -544,17 +388,17 @@ static void test_spot_failures_fall_back_to_on_demand(void **state)
 	s = serve_local(exits, "max_instances = 2\n[lane.standard]\nwait_target = 5m\n"
 			       "[offer.t4]\nprice_spot = 0.16\nprice_ondemand = 0.59\nlaunch_failure_rate = 1\n"
 			       "[offer.a10]\nprice_spot = 0.35\nprice_ondemand = 1.01\nlaunch_failure_rate = 1\n");
-	id = submit(s, "{\"command\": [\"true\"], \"est_s\": 30}");
-	WAIT_FOR(s, 20000, job_is(s, id, "succeeded"), "job %lld did not succeed within 20 s", (long long)id);
+	id = harness_submit(s, "{\"command\": [\"true\"], \"est_s\": 30}");
+	WAIT_FOR(s, 20000, harness_job_is(s, id, "succeeded"), "job %lld did not succeed within 20 s", (long long)id);
 
-	d = call_ok(s, "GET", "/v1/decisions?limit=100", NULL, 200);
+	d = harness_call_ok(s, "GET", "/v1/decisions?limit=100", NULL, 200);
 	json_array_foreach(harness_jget(d, "decisions"), k, i) {
 		if (strcmp(JSTR(i, "kind"), "launch") == 0 && strstr(JSTR(i, "reason"), "(on-demand") &&
 		    strstr(JSTR(i, "reason"), "spot launches of every fitting offer failed, so on demand"))
 			fallback++;
 	}
 	json_decref(d);
-	f = call_ok(s, "GET", "/v1/fleet?all=1", NULL, 200);
+	f = harness_call_ok(s, "GET", "/v1/fleet?all=1", NULL, 200);
 	json_array_foreach(harness_jget(f, "instances"), k, i) {
 		if (strcmp(JSTR(i, "market"), "spot") == 0) {
 			failed += strstr(JSTR(i, "reason"), "launch failed: capacity") != NULL;
@@ -565,7 +409,7 @@ static void test_spot_failures_fall_back_to_on_demand(void **state)
 	}
 	json_decref(f);
 	if (fallback != 1 || failed != 2 || spot_failed != 2 || ondemand != 1)
-		fail_with_log(s, "%d on-demand fallback decisions (expected 1), %lld failed spot launches (expected 2),"
+		harness_fail_with_log(s, "%d on-demand fallback decisions (expected 1), %lld failed spot launches (expected 2),"
 			      " %lld on-demand instances (expected 1)", fallback, (long long)failed, (long long)ondemand);
 }
 
@@ -588,26 +432,26 @@ static void test_random_reclaims_jobs_succeed(void **state)
 			       "[local]\nreclaim_notice = 3s\nseed = 42\n"
 			       "[offer.g4]\nprice_spot = 0.10\nprice_ondemand = 1.00\nspot_reclaim_rate = 1800\n");
 	for (int n = 0; n < 4; n++)
-		ids[n] = submit(s, job_body(script, log, 300, 2));
-	WAIT_FOR(s, 90000, succeeded(s) == 4, "%lld of 4 jobs succeeded within 90 s", (long long)succeeded(s));
+		ids[n] = harness_submit(s, job_body(script, log, 300, 2));
+	WAIT_FOR(s, 90000, harness_stat(s, "states.succeeded") == 4, "%lld of 4 jobs succeeded within 90 s", (long long)harness_stat(s, "states.succeeded"));
 	for (int n = 0; n < 4; n++) {
-		json_t *j = get_job(s, ids[n]);
+		json_t *j = harness_get_job(s, ids[n]);
 		assert_int(JINT(j, "items_done"), 300);
 		assert_int(JINT(j, "attempts"), 1); /* a reclaim spends no attempt */
 		interruptions += JINT(j, "interruptions");
 		json_decref(j);
 	}
-	f = call_ok(s, "GET", "/v1/fleet?all=1", NULL, 200);
+	f = harness_call_ok(s, "GET", "/v1/fleet?all=1", NULL, 200);
 	json_array_foreach(harness_jget(f, "instances"), k, i)
 		reclaimed += json_is_true(harness_jget(i, "reclaim_notice"));
 	json_decref(f);
 	print_message("%lld instances reclaimed, %lld interruptions, %d runs\n", (long long)reclaimed,
-		      (long long)interruptions, lines_with(log, "start "));
+		      (long long)interruptions, harness_file_lines(log, "start "));
 	if (reclaimed < 1)
-		fail_with_log(s, "no instance was reclaimed");
+		harness_fail_with_log(s, "no instance was reclaimed");
 	/* Every run after a job's first follows an interruption (one may
 	 * come before the script wrote its start line). */
-	assert_between(lines_with(log, "start "), 4, 4 + interruptions);
+	assert_between(harness_file_lines(log, "start "), 4, 4 + interruptions);
 }
 
 /* The notice watch's aliases and its refusal of what is not a URL; no

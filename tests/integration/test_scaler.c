@@ -22,105 +22,10 @@
 
 /* ---- worker processes ---- */
 
-/* The URLs of the servers this binary started: their workers are ours. */
-static char urls[16][64];
-static int nurls;
-
-static void remember(const struct harness_server *s)
-{
-	for (int k = 0; k < nurls; k++) {
-		if (strcmp(urls[k], s->url) == 0)
-			return;
-	}
-	if (nurls < 16)
-		snprintf(urls[nurls++], sizeof urls[0], "%s", s->url);
-}
-
-/* Is pid a live process (not gone, not a zombie)? Its parent in *ppid. */
-static int alive(pid_t pid, pid_t *ppid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-	size_t n;
-	char st = 0;
-	int pp = 0;
-
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if (!(f = fopen(path, "r")))
-		return 0;
-	n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* "pid (comm) S ppid ...": comm may hold anything, so after the last ')'. */
-	if (!(p = strrchr(buf, ')')) || sscanf(p + 1, " %c %d", &st, &pp) != 2)
-		return 0;
-	if (ppid)
-		*ppid = pp;
-	return st != 'Z' && st != 'X';
-}
-
-/* The live `ebb worker --server url` processes, pgrep-style; with
- * parent > 0 only the children of that process (a job's fork, before it
- * execs, has the worker's command line too). */
-static int worker_pids(const char *url, pid_t parent, pid_t *out, int max)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		fail_msg("opendir /proc: %s", strerror(errno));
-	while ((e = readdir(d)) && n < max) {
-		char path[300], args[4096];
-		const char *argv[64];
-		int argc = 0;
-		size_t len, i = 0;
-		pid_t pid = (pid_t)atoi(e->d_name), ppid = 0;
-		FILE *f;
-
-		if (pid <= 0 || !alive(pid, &ppid) || (parent > 0 && ppid != parent))
-			continue;
-		snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
-		if (!(f = fopen(path, "r")))
-			continue;
-		len = fread(args, 1, sizeof args - 1, f);
-		fclose(f);
-		args[len] = '\0';
-		while (i < len && argc < 64) {
-			argv[argc++] = args + i;
-			i += strlen(args + i) + 1;
-		}
-		if (argc < 2 || strcmp(argv[1], "worker") != 0)
-			continue;
-		for (int k = 2; k + 1 < argc; k++) {
-			if (strcmp(argv[k], "--server") == 0 && strcmp(argv[k + 1], url) == 0) {
-				out[n++] = pid;
-				break;
-			}
-		}
-	}
-	closedir(d);
-	return n;
-}
-
 static int count_workers(const struct harness_server *s, pid_t parent)
 {
 	pid_t pids[MAX_PIDS];
-	return worker_pids(s->url, parent, pids, MAX_PIDS);
-}
-
-/* Kills every worker of every server this binary started, then what the
- * harness keeps (servers, temp dirs). */
-static int teardown(void **state)
-{
-	for (int k = 0; k < nurls; k++) {
-		pid_t pids[MAX_PIDS];
-		int n = worker_pids(urls[k], 0, pids, MAX_PIDS);
-		for (int i = 0; i < n; i++)
-			kill(pids[i], SIGKILL);
-	}
-	nurls = 0;
-	return harness_cleanup(state);
+	return harness_worker_pids(s->url, parent, pids, MAX_PIDS);
 }
 
 /* ---- serve and its API ---- */
@@ -145,7 +50,7 @@ static struct harness_server *serve(const char *exits_path, const char *extra, i
 			    "%s",
 			    exits_path, extra),
 		flags);
-	remember(s);
+	harness_own_workers(s);
 	return s;
 }
 
@@ -158,63 +63,9 @@ static const char *exits_file(void)
 	return path;
 }
 
-static void fail_with_log(struct harness_server *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void fail_with_log(struct harness_server *s, const char *fmt, ...)
-{
-	char msg[1000];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	harness_server_dump_log(s);
-	fail_msg("%s", msg);
-}
-
 static int64_t submit(struct harness_server *s, const char *script, int est_s)
 {
-	json_t *r = NULL;
-	int st = harness_call(s, "POST", "/v1/jobs",
-			      harness_fmt("{\"command\": [\"sh\", \"-c\", \"%s\"], \"est_s\": %d}", script, est_s), &r);
-	int64_t id;
-
-	if (st != 201) {
-		json_decref(r);
-		fail_with_log(s, "POST /v1/jobs: status %d, expected 201", st);
-	}
-	id = JINT(r, "id");
-	json_decref(r);
-	return id;
-}
-
-static int64_t succeeded(struct harness_server *s)
-{
-	json_t *r = NULL;
-	int64_t n;
-
-	if (harness_call(s, "GET", "/v1/stats", NULL, &r) != 200)
-		fail_with_log(s, "GET /v1/stats failed");
-	n = JINT(r, "states.succeeded");
-	json_decref(r);
-	return n;
-}
-
-static json_t *get_job(struct harness_server *s, int64_t id)
-{
-	json_t *r = NULL;
-
-	if (harness_call(s, "GET", harness_fmt("/v1/jobs/%lld", (long long)id), NULL, &r) != 200)
-		fail_with_log(s, "GET /v1/jobs/%lld failed", (long long)id);
-	return r;
-}
-
-static int job_is(struct harness_server *s, int64_t id, const char *state)
-{
-	json_t *j = get_job(s, id);
-	int yes = strcmp(JSTR(j, "state"), state) == 0;
-
-	json_decref(j);
-	return yes;
+	return harness_submit(s, harness_fmt("{\"command\": [\"sh\", \"-c\", \"%s\"], \"est_s\": %d}", script, est_s));
 }
 
 /* GET /v1/fleet (?all=1 with all); the reply, to json_decref. */
@@ -224,7 +75,7 @@ static json_t *fleet(struct harness_server *s, int all)
 
 	if (harness_call(s, "GET", all ? "/v1/fleet?all=1" : "/v1/fleet", NULL, &r) != 200 ||
 	    !json_is_array(harness_jget(r, "instances")))
-		fail_with_log(s, "GET /v1/fleet failed");
+		harness_fail_with_log(s, "GET /v1/fleet failed");
 	return r;
 }
 
@@ -239,15 +90,6 @@ static int count_state(json_t *f, const char *state)
 		const char *st = JSTR(i, "state");
 		n += state ? strcmp(st, state) == 0 : strcmp(st, "terminated") != 0;
 	}
-	return n;
-}
-
-static int live_instances(struct harness_server *s)
-{
-	json_t *f = fleet(s, 0);
-	int n = count_state(f, NULL);
-
-	json_decref(f);
 	return n;
 }
 
@@ -267,7 +109,7 @@ static json_t *decisions(struct harness_server *s)
 
 	if (harness_call(s, "GET", "/v1/decisions?limit=1000", NULL, &r) != 200 ||
 	    !json_is_array(harness_jget(r, "decisions")))
-		fail_with_log(s, "GET /v1/decisions failed");
+		harness_fail_with_log(s, "GET /v1/decisions failed");
 	return r;
 }
 
@@ -291,17 +133,6 @@ static int64_t count_decisions(struct harness_server *s, const char *kind, const
 	return n;
 }
 
-/* Polls cond(s) every 50 ms until it holds; fails after ms with what. */
-#define WAIT_FOR(s, ms, cond, ...)                                                      \
-	do {                                                                            \
-		int64_t until_ = harness_now_ms() + (ms);                               \
-		while (!(cond)) {                                                       \
-			if (harness_now_ms() > until_)                                  \
-				fail_with_log((s), __VA_ARGS__);                        \
-			harness_sleep_ms(50);                                           \
-		}                                                                       \
-	} while (0)
-
 static int free_port(void)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -316,18 +147,6 @@ static int free_port(void)
 	return port;
 }
 
-static int file_lines(const char *path, const char *has)
-{
-	char *text = harness_read_file(path, NULL), *line, *save = NULL;
-	int n = 0;
-
-	if (!text)
-		return 0;
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		n += !has || strstr(line, has) != NULL;
-	free(text);
-	return n;
-}
 
 /* ---- the tests ---- */
 
@@ -346,15 +165,15 @@ static void test_scale_up_within_max_and_back_to_zero(void **state)
 		submit(s, "sleep 1", 1);
 	until = harness_now_ms() + 30000;
 	for (;;) {
-		int live = live_instances(s), procs = count_workers(s, s->pid);
+		int live = harness_live_instances(s, NULL), procs = count_workers(s, s->pid);
 		if (live > 3 || procs > 3)
-			fail_with_log(s, "%d instances up and %d worker processes; max_instances is 3", live, procs);
+			harness_fail_with_log(s, "%d instances up and %d worker processes; max_instances is 3", live, procs);
 		most = live > most ? live : most;
 		most_procs = procs > most_procs ? procs : most_procs;
-		if (succeeded(s) == 12)
+		if (harness_stat(s, "states.succeeded") == 12)
 			break;
 		if (harness_now_ms() > until)
-			fail_with_log(s, "%lld of 12 jobs succeeded after 30 s", (long long)succeeded(s));
+			harness_fail_with_log(s, "%lld of 12 jobs succeeded after 30 s", (long long)harness_stat(s, "states.succeeded"));
 		harness_sleep_ms(100);
 	}
 	done_at = harness_now_ms();
@@ -364,9 +183,9 @@ static void test_scale_up_within_max_and_back_to_zero(void **state)
 	assert_between(count_decisions(s, NULL, NULL), 3, 12);
 
 	/* Idle for 3 s: released, and the processes are gone. */
-	WAIT_FOR(s, 12000, live_instances(s) == 0 && count_workers(s, 0) == 0,
+	WAIT_FOR(s, 12000, harness_live_instances(s, NULL) == 0 && count_workers(s, 0) == 0,
 		 "12 s after the last job: %d instances up, %d worker processes (idle_timeout 3s)",
-		 live_instances(s), count_workers(s, 0));
+		 harness_live_instances(s, NULL), count_workers(s, 0));
 	print_message("fleet empty %lld ms after the last job\n", (long long)(harness_now_ms() - done_at));
 	assert_true(harness_now_ms() - done_at >= 2500); /* not before the idle timeout */
 	{
@@ -409,15 +228,15 @@ static void test_busy_instance_drained_never_terminated(void **state)
 		}
 		json_decref(f);
 		if (harness_now_ms() > until)
-			fail_with_log(s, "job %lld was not running on a busy instance after 15 s", (long long)id);
+			harness_fail_with_log(s, "job %lld was not running on a busy instance after 15 s", (long long)id);
 		harness_sleep_ms(20);
 	}
 	assert_true(worker > 0);
 
 	/* Restart serve with no instance allowed. */
 	assert_int(harness_server_stop(s), 0);
-	if (!alive(worker, NULL))
-		fail_with_log(s, "the worker (pid %d) died with serve", worker);
+	if (!harness_alive(worker, NULL))
+		harness_fail_with_log(s, "the worker (pid %d) died with serve", worker);
 	conf = harness_read_file(s->conf, NULL);
 	if (!conf || !(at = strstr(conf, "max_instances = 1")))
 		fail_msg("max_instances = 1 not in %s", s->conf);
@@ -438,14 +257,14 @@ static void test_busy_instance_drained_never_terminated(void **state)
 			if (JINT(i, "id") == inst_id)
 				st = JSTR(i, "state");
 		}
-		j = get_job(s, id); /* after the fleet: a job seen running was running then */
+		j = harness_get_job(s, id); /* after the fleet: a job seen running was running then */
 		job_state = JSTR(j, "state");
 		saw_draining |= strcmp(st, "draining") == 0;
 		if (strcmp(st, "terminated") == 0 && strcmp(job_state, "succeeded") != 0)
-			fail_with_log(s, "instance %lld terminated while its job %lld is %s", (long long)inst_id,
+			harness_fail_with_log(s, "instance %lld terminated while its job %lld is %s", (long long)inst_id,
 				      (long long)id, job_state);
 		if (strcmp(st, "busy") != 0 && strcmp(st, "draining") != 0 && strcmp(st, "terminated") != 0)
-			fail_with_log(s, "instance %lld is %s, expected busy, draining or terminated",
+			harness_fail_with_log(s, "instance %lld is %s, expected busy, draining or terminated",
 				      (long long)inst_id, st);
 		if (strcmp(st, "terminated") == 0) {
 			assert_int(JINT(j, "attempts"), 1);
@@ -456,16 +275,16 @@ static void test_busy_instance_drained_never_terminated(void **state)
 		json_decref(j);
 		json_decref(f);
 		if (harness_now_ms() > until)
-			fail_with_log(s, "instance %lld still %s, job %s, after 20 s", (long long)inst_id, st,
+			harness_fail_with_log(s, "instance %lld still %s, job %s, after 20 s", (long long)inst_id, st,
 				      job_state);
 		harness_sleep_ms(50);
 	}
 	if (!saw_draining)
-		fail_with_log(s, "instance %lld was never seen draining", (long long)inst_id);
+		harness_fail_with_log(s, "instance %lld was never seen draining", (long long)inst_id);
 	assert_int(count_decisions(s, "drain", NULL), 1);
 	assert_int(count_decisions(s, "terminate", "drained"), 1);
 	assert_int(count_decisions(s, NULL, NULL), 1); /* the one launch, before the restart */
-	WAIT_FOR(s, 10000, !alive(worker, NULL), "the worker (pid %d) still runs after its instance was terminated",
+	WAIT_FOR(s, 10000, !harness_alive(worker, NULL), "the worker (pid %d) still runs after its instance was terminated",
 		 worker);
 }
 
@@ -496,16 +315,16 @@ static void test_orphaned_workers_exit(void **state)
 
 	harness_server_kill(s);
 	killed_at = harness_now_ms();
-	WAIT_FOR(s, 3000 + 8000, !alive(pids[0], NULL) && !alive(pids[1], NULL),
+	WAIT_FOR(s, 3000 + 8000, !harness_alive(pids[0], NULL) && !harness_alive(pids[1], NULL),
 		 "workers %d (%s) and %d (%s) still run %lld ms after serve was killed (orphan_timeout 3s)",
-		 (int)pids[0], alive(pids[0], NULL) ? "alive" : "gone", (int)pids[1],
-		 alive(pids[1], NULL) ? "alive" : "gone", (long long)(harness_now_ms() - killed_at));
+		 (int)pids[0], harness_alive(pids[0], NULL) ? "alive" : "gone", (int)pids[1],
+		 harness_alive(pids[1], NULL) ? "alive" : "gone", (long long)(harness_now_ms() - killed_at));
 	took = harness_now_ms() - killed_at;
 	print_message("workers gone %lld ms after serve was killed\n", (long long)took);
 	assert_int(count_workers(s, 0), 0);
 	/* One line per worker, each orphaned. */
-	assert_int(file_lines(exits, NULL), 2);
-	assert_int(file_lines(exits, "orphaned"), 2);
+	assert_int(harness_file_lines(exits, NULL), 2);
+	assert_int(harness_file_lines(exits, "orphaned"), 2);
 	{
 		char *text = harness_read_file(exits, NULL);
 		assert_contains(text, "i-");
@@ -527,8 +346,8 @@ static void test_burst_gap_burst_reuses_instances(void **state)
 	(void)state;
 	for (int k = 0; k < 3; k++)
 		submit(s, "sleep 1", 1);
-	WAIT_FOR(s, 20000, succeeded(s) == 3, "first burst: %lld of 3 jobs succeeded after 20 s",
-		 (long long)succeeded(s));
+	WAIT_FOR(s, 20000, harness_stat(s, "states.succeeded") == 3, "first burst: %lld of 3 jobs succeeded after 20 s",
+		 (long long)harness_stat(s, "states.succeeded"));
 	first = count_decisions(s, NULL, NULL);
 	assert_between(first, 1, 3);
 	WAIT_FOR(s, 5000, idle_instances(s) == first, "the %lld instances are not all idle after the first burst",
@@ -538,24 +357,24 @@ static void test_burst_gap_burst_reuses_instances(void **state)
 	harness_advance(s, 2 * 60 * 1000);
 	for (int k = 0; k < 3; k++)
 		submit(s, "sleep 1", 1);
-	WAIT_FOR(s, 20000, succeeded(s) == 6, "second burst: %lld of 6 jobs succeeded after 20 s",
-		 (long long)succeeded(s));
+	WAIT_FOR(s, 20000, harness_stat(s, "states.succeeded") == 6, "second burst: %lld of 6 jobs succeeded after 20 s",
+		 (long long)harness_stat(s, "states.succeeded"));
 	if (count_decisions(s, NULL, NULL) != first)
-		fail_with_log(s, "the second burst launched: %lld instances launched in all, %lld after the first burst",
+		harness_fail_with_log(s, "the second burst launched: %lld instances launched in all, %lld after the first burst",
 			      (long long)count_decisions(s, NULL, NULL), (long long)first);
 	assert_int(count_decisions(s, "terminate", NULL), 0);
-	assert_int(live_instances(s), first);
+	assert_int(harness_live_instances(s, NULL), first);
 
 	/* 6 minutes later, past it: released, without any new submission. */
 	harness_advance(s, 6 * 60 * 1000);
-	WAIT_FOR(s, 10000, live_instances(s) == 0,
+	WAIT_FOR(s, 10000, harness_live_instances(s, NULL) == 0,
 		 "%d instances still up 6 minutes (test clock) after the second burst, idle_timeout 5m",
-		 live_instances(s));
+		 harness_live_instances(s, NULL));
 	assert_int(count_decisions(s, "terminate", "idle"), first);
 	for (int k = 0; k < 3; k++)
 		submit(s, "sleep 1", 1);
-	WAIT_FOR(s, 20000, succeeded(s) == 9, "third burst: %lld of 9 jobs succeeded after 20 s",
-		 (long long)succeeded(s));
+	WAIT_FOR(s, 20000, harness_stat(s, "states.succeeded") == 9, "third burst: %lld of 9 jobs succeeded after 20 s",
+		 (long long)harness_stat(s, "states.succeeded"));
 	assert_between(count_decisions(s, NULL, NULL), first + 1, first + 3);
 }
 
@@ -580,9 +399,9 @@ static void test_warm_pool_floor_by_the_hour(void **state)
 
 	/* Before the hour: none, for five scaler intervals. */
 	for (int k = 0; k < 10; k++) {
-		int live = live_instances(s);
+		int live = harness_live_instances(s, NULL);
 		if (live != 0)
-			fail_with_log(s, "%d instances before the warm hour %02d:00 UTC", live, hour);
+			harness_fail_with_log(s, "%d instances before the warm hour %02d:00 UTC", live, hour);
 		harness_sleep_ms(100);
 	}
 
@@ -590,16 +409,16 @@ static void test_warm_pool_floor_by_the_hour(void **state)
 	advance_ms = (boundary - (int64_t)time(NULL) + 60) * 1000;
 	harness_advance(s, advance_ms);
 	WAIT_FOR(s, 15000, idle_instances(s) == 2, "warm hour: %d instances up, expected 2 idle ones",
-		 live_instances(s));
+		 harness_live_instances(s, NULL));
 	assert_int(count_decisions(s, NULL, "warm pool floor"), 2);
-	assert_int(live_instances(s), 2);
+	assert_int(harness_live_instances(s, NULL), 2);
 
 	/* 20 minutes on, idle past the 10 minute timeout: the floor keeps them. */
 	harness_advance(s, 20 * 60 * 1000);
 	for (int k = 0; k < 10; k++) {
 		f = fleet(s, 0);
 		if (count_state(f, "idle") != 2 || count_state(f, NULL) != 2)
-			fail_with_log(s, "inside the warm hour, idle past the timeout: %d up, %d idle, expected 2",
+			harness_fail_with_log(s, "inside the warm hour, idle past the timeout: %d up, %d idle, expected 2",
 				      count_state(f, NULL), count_state(f, "idle"));
 		json_decref(f);
 		harness_sleep_ms(100);
@@ -609,8 +428,8 @@ static void test_warm_pool_floor_by_the_hour(void **state)
 
 	/* After the hour: released. */
 	harness_advance(s, 60 * 60 * 1000);
-	WAIT_FOR(s, 10000, live_instances(s) == 0 && count_workers(s, 0) == 0,
-		 "after the warm hour: %d instances up, %d worker processes", live_instances(s), count_workers(s, 0));
+	WAIT_FOR(s, 10000, harness_live_instances(s, NULL) == 0 && count_workers(s, 0) == 0,
+		 "after the warm hour: %d instances up, %d worker processes", harness_live_instances(s, NULL), count_workers(s, 0));
 	assert_int(count_decisions(s, "terminate", "idle"), 2);
 	assert_int(count_decisions(s, NULL, NULL), 2);
 }
@@ -671,7 +490,7 @@ static void test_adopted_worker_that_dies_is_gone(void **state)
 	size_t k;
 
 	(void)state;
-	WAIT_FOR(s, 15000, job_is(s, first, "succeeded") && idle_instances(s) == 1,
+	WAIT_FOR(s, 15000, harness_job_is(s, first, "succeeded") && idle_instances(s) == 1,
 		 "the first job did not succeed on an instance that is now idle");
 	f = fleet(s, 0);
 	json_array_foreach(harness_jget(f, "instances"), k, i) {
@@ -685,15 +504,15 @@ static void test_adopted_worker_that_dies_is_gone(void **state)
 	harness_server_start(s); /* adopts the worker */
 	assert_int(idle_instances(s), 1);
 	kill(worker, SIGKILL);
-	WAIT_FOR(s, 5000, !alive(worker, NULL), "worker %d still runs after kill -9", worker);
+	WAIT_FOR(s, 5000, !harness_alive(worker, NULL), "worker %d still runs after kill -9", worker);
 
 	second = submit(s, "true", 1);
-	WAIT_FOR(s, 10000, job_is(s, second, "succeeded"),
+	WAIT_FOR(s, 10000, harness_job_is(s, second, "succeeded"),
 		 "a job submitted after the adopted worker died has not run within 10 s (idle_timeout 60s)");
 	f = fleet(s, 1);
 	json_array_foreach(harness_jget(f, "instances"), k, i) {
 		if (JINT(i, "id") == old_id && strcmp(JSTR(i, "state"), "terminated") != 0)
-			fail_with_log(s, "instance %lld of the dead worker is %s", (long long)old_id, JSTR(i, "state"));
+			harness_fail_with_log(s, "instance %lld of the dead worker is %s", (long long)old_id, JSTR(i, "state"));
 		if (JINT(i, "id") == old_id)
 			assert_contains(JSTR(i, "reason"), "gone");
 	}
@@ -712,27 +531,27 @@ static void test_long_job_is_not_an_orphan(void **state)
 	json_t *j;
 
 	(void)state;
-	WAIT_FOR(s, 20000, job_is(s, id, "succeeded"),
+	WAIT_FOR(s, 20000, harness_job_is(s, id, "succeeded"),
 		 "a 4 s job with orphan_timeout 2s did not succeed on its first attempt within 20 s; exits: %d lines,"
-		 " %d orphaned", file_lines(exits, NULL), file_lines(exits, "orphaned"));
-	j = get_job(s, id);
+		 " %d orphaned", harness_file_lines(exits, NULL), harness_file_lines(exits, "orphaned"));
+	j = harness_get_job(s, id);
 	assert_int(JINT(j, "attempts"), 1);
 	json_decref(j);
-	assert_int(file_lines(exits, "orphaned"), 0);
-	assert_int(live_instances(s), 1);
+	assert_int(harness_file_lines(exits, "orphaned"), 0);
+	assert_int(harness_live_instances(s, NULL), 1);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_scale_up_within_max_and_back_to_zero, teardown),
-		cmocka_unit_test_teardown(test_busy_instance_drained_never_terminated, teardown),
-		cmocka_unit_test_teardown(test_orphaned_workers_exit, teardown),
-		cmocka_unit_test_teardown(test_burst_gap_burst_reuses_instances, teardown),
-		cmocka_unit_test_teardown(test_warm_pool_floor_by_the_hour, teardown),
-		cmocka_unit_test_teardown(test_auto_idle_timeout_from_gaps, teardown),
-		cmocka_unit_test_teardown(test_adopted_worker_that_dies_is_gone, teardown),
-		cmocka_unit_test_teardown(test_long_job_is_not_an_orphan, teardown),
+		cmocka_unit_test_teardown(test_scale_up_within_max_and_back_to_zero, harness_cleanup),
+		cmocka_unit_test_teardown(test_busy_instance_drained_never_terminated, harness_cleanup),
+		cmocka_unit_test_teardown(test_orphaned_workers_exit, harness_cleanup),
+		cmocka_unit_test_teardown(test_burst_gap_burst_reuses_instances, harness_cleanup),
+		cmocka_unit_test_teardown(test_warm_pool_floor_by_the_hour, harness_cleanup),
+		cmocka_unit_test_teardown(test_auto_idle_timeout_from_gaps, harness_cleanup),
+		cmocka_unit_test_teardown(test_adopted_worker_that_dies_is_gone, harness_cleanup),
+		cmocka_unit_test_teardown(test_long_job_is_not_an_orphan, harness_cleanup),
 	};
-	return cmocka_run_group_tests(tests, NULL, teardown);
+	return cmocka_run_group_tests(tests, NULL, harness_cleanup);
 }
