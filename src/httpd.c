@@ -267,6 +267,9 @@ struct httpd *httpd_start(struct event_base *base, const struct httpd_options *o
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)((o->connection_timeout_ms + 999) / 1000),
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
 				MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
+				/* Headers and one read fit; bodies are copied out as they
+				 * come. MHD clears the pool per request: smaller is faster. */
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
 				MHD_OPTION_END);
 	if (!h->d) {
 		snprintf(err, errsize, "listen '%s': cannot bind (address in use or not available)", o->listen);
