@@ -6,7 +6,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 make -s
-ebb=build/ebb
+ebb=${EBB_BIN:-build/ebb}
 traces=${EBB_TRACES:-../shared/traces}
 out=docs/SIMULATION.md
 mkdir -p docs/sim
