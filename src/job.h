@@ -59,6 +59,9 @@ struct job {
 	int64_t items_start; /* items_done when the current run began */
 	int64_t items_lost;  /* items redone after reclaims */
 	int interruptions;   /* runs ended by a reclaim, not counted as attempts */
+	/* The state the store holds for this job: set when it is read or
+	 * written, so an update knows what it changes. */
+	enum job_state stored_state;
 	/* Order within a lane and priority, before the id: smaller first. */
 	int64_t seq;
 };

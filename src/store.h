@@ -121,7 +121,7 @@ struct store_ops {
 	/* Assigns job->id. */
 	int (*job_insert)(struct store *, struct job *job);
 	/* Writes every mutable field of the job with this id. */
-	int (*job_update)(struct store *, const struct job *job);
+	int (*job_update)(struct store *, struct job *job);
 	int (*job_get)(struct store *, int64_t id, struct job *out);
 	int (*job_get_by_key)(struct store *, const char *team, const char *key, struct job *out);
 	/* The first queued job the offer fits, in lane, priority, seq order. */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "counts.h"
 #include "store.h"
 
 /* Each entry takes the schema one version further; never edit a shipped
@@ -81,6 +82,10 @@ static const char *const migrations[] = {
 	" alive_ms INTEGER NOT NULL, reclaims INTEGER NOT NULL, launches INTEGER NOT NULL,"
 	" launch_failures INTEGER NOT NULL, last_failure_at INTEGER NOT NULL,"
 	" last_launch_at INTEGER NOT NULL, PRIMARY KEY (offer, market)) WITHOUT ROWID;",
+	/* 4: job counts move to memory (counts.c): the triggers cost two
+	 * statements per state change */
+	"DROP TRIGGER jobs_count_insert; DROP TRIGGER jobs_count_update; DROP TRIGGER jobs_count_delete;"
+	"DROP TABLE job_counts;",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -100,7 +105,7 @@ static const char *const migrations[] = {
 enum stmt_id {
 	S_BEGIN, S_COMMIT, S_ROLLBACK, S_SAVEPOINT, S_RELEASE, S_ROLLBACK_TO,
 	S_INSERT, S_UPDATE, S_GET, S_GET_BY_KEY, S_NEXT_READY, S_LIST, S_DUE,
-	S_NEXT_DEADLINE, S_COUNTS, S_COUNT_STATE, S_DEMAND, S_RECENT_SUBMITS,
+	S_NEXT_DEADLINE, S_DEMAND, S_RECENT_SUBMITS,
 	S_RECENT_DURATIONS, S_INST_INSERT, S_INST_UPDATE, S_INST_GET, S_INST_LIST, S_DEC_INSERT,
 	S_DEC_LIST, S_USAGE, S_SEG_OPEN, S_SEG_FIND, S_SEG_CLOSE, S_JOB_COST,
 	S_STAT_ADD, S_STATS, S_LEDGER, S_COUNT
@@ -139,8 +144,6 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_NEXT_DEADLINE] = "SELECT MIN(t) FROM ("
 			    " SELECT MIN(run_at) AS t FROM jobs WHERE state = 'delayed'"
 			    " UNION ALL SELECT MIN(lease_expires) FROM jobs WHERE state = 'leased')",
-	[S_COUNTS] = "SELECT state, lane, type, team, n FROM job_counts WHERE n > 0",
-	[S_COUNT_STATE] = "SELECT COALESCE(SUM(n), 0) FROM job_counts WHERE state = ?",
 	[S_DEMAND] = "SELECT gpus, min_vram_gb, lane, type, COUNT(*), SUM(est_s = 0), SUM(est_s),"
 		     " MIN(created_at), SUM(items) FROM jobs WHERE state = 'queued'"
 		     " GROUP BY gpus, min_vram_gb, lane, type",
@@ -189,6 +192,7 @@ static const char *const stmt_sql[S_COUNT] = {
 struct sqlite_store {
 	struct store base;
 	sqlite3 *db;
+	struct counts *counts;
 	sqlite3_stmt *stmt[S_COUNT];
 };
 
@@ -213,14 +217,42 @@ static int run(struct sqlite_store *s, enum stmt_id id)
 	return 0;
 }
 
-static int op_begin(struct store *st) { return run(impl(st), S_BEGIN); }
-static int op_commit(struct store *st) { return run(impl(st), S_COMMIT); }
-static int op_rollback(struct store *st) { return run(impl(st), S_ROLLBACK); }
-static int op_savepoint(struct store *st) { return run(impl(st), S_SAVEPOINT); }
-static int op_release(struct store *st) { return run(impl(st), S_RELEASE); }
+/* The in-memory counts follow every transaction boundary. */
+static int op_begin(struct store *st)
+{
+	counts_begin(impl(st)->counts);
+	return run(impl(st), S_BEGIN);
+}
+
+static int op_commit(struct store *st)
+{
+	if (run(impl(st), S_COMMIT) != 0)
+		return -1; /* the caller rolls back, and the counts with it */
+	counts_commit(impl(st)->counts);
+	return 0;
+}
+
+static int op_rollback(struct store *st)
+{
+	counts_rollback(impl(st)->counts);
+	return run(impl(st), S_ROLLBACK);
+}
+
+static int op_savepoint(struct store *st)
+{
+	counts_savepoint(impl(st)->counts);
+	return run(impl(st), S_SAVEPOINT);
+}
+
+static int op_release(struct store *st)
+{
+	counts_release(impl(st)->counts);
+	return run(impl(st), S_RELEASE);
+}
 
 static int op_rollback_savepoint(struct store *st)
 {
+	counts_rollback_savepoint(impl(st)->counts);
 	return run(impl(st), S_ROLLBACK_TO) || run(impl(st), S_RELEASE) ? -1 : 0;
 }
 
@@ -253,6 +285,7 @@ static void read_job(sqlite3_stmt *st, struct job *j)
 	j->id = sqlite3_column_int64(st, 0);
 	state = job_state_parse((const char *)sqlite3_column_text(st, 1));
 	j->state = state < 0 ? JOB_FAILED : (enum job_state)state;
+	j->stored_state = j->state;
 	column_name(st, 2, j->type);
 	column_name(st, 3, j->lane);
 	j->lane_rank = sqlite3_column_int(st, 4);
@@ -338,10 +371,12 @@ static int op_job_insert(struct store *base, struct job *j)
 	if (rc != SQLITE_DONE)
 		return fail(s, "insert job");
 	j->id = sqlite3_last_insert_rowid(s->db);
+	j->stored_state = j->state;
+	counts_add(s->counts, j->state, j->lane, j->type, j->team, 1);
 	return 0;
 }
 
-static int op_job_update(struct store *base, const struct job *j)
+static int op_job_update(struct store *base, struct job *j)
 {
 	struct sqlite_store *s = impl(base);
 	sqlite3_stmt *st = s->stmt[S_UPDATE];
@@ -373,6 +408,11 @@ static int op_job_update(struct store *base, const struct job *j)
 	sqlite3_clear_bindings(st);
 	if (rc != SQLITE_DONE)
 		return fail(s, "update job");
+	if (j->stored_state != j->state) {
+		counts_add(s->counts, j->stored_state, j->lane, j->type, j->team, -1);
+		counts_add(s->counts, j->state, j->lane, j->type, j->team, 1);
+		j->stored_state = j->state;
+	}
 	return 0;
 }
 
@@ -496,40 +536,32 @@ static int op_next_deadline(struct store *base, int64_t *out_ms)
 
 static int op_job_counts(struct store *base, count_cb cb, void *arg)
 {
-	struct sqlite_store *s = impl(base);
-	sqlite3_stmt *st = s->stmt[S_COUNTS];
-	int rc, ret = 0;
-
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int state = job_state_parse((const char *)sqlite3_column_text(st, 0));
-		struct job_count c = {
-			.state = state < 0 ? JOB_FAILED : (enum job_state)state,
-			.lane = (const char *)sqlite3_column_text(st, 1),
-			.type = (const char *)sqlite3_column_text(st, 2),
-			.team = (const char *)sqlite3_column_text(st, 3),
-			.n = sqlite3_column_int64(st, 4),
-		};
-		if ((ret = cb(arg, &c)) != 0)
-			break;
-	}
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		ret = fail(s, "job counts");
-	sqlite3_reset(st);
-	return ret;
+	return counts_each(impl(base)->counts, cb, arg);
 }
 
 static int op_count_in_state(struct store *base, enum job_state state, int64_t *n)
 {
-	struct sqlite_store *s = impl(base);
-	sqlite3_stmt *st = s->stmt[S_COUNT_STATE];
+	*n = counts_in_state(impl(base)->counts, state);
+	return 0;
+}
+
+/* The counts of the jobs at open: one scan, then kept up to date. */
+static int load_counts(struct sqlite_store *s)
+{
+	sqlite3_stmt *st;
 	int rc;
 
-	bind_text(st, 1, job_state_name(state));
-	rc = sqlite3_step(st);
-	*n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
-	return rc == SQLITE_ROW ? 0 : fail(s, "count jobs");
+	if (sqlite3_prepare_v2(s->db, "SELECT state, lane, type, team, COUNT(*) FROM jobs GROUP BY 1, 2, 3, 4", -1,
+			       &st, NULL) != SQLITE_OK)
+		return fail(s, "load counts");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int state = job_state_parse((const char *)sqlite3_column_text(st, 0));
+		counts_add(s->counts, state < 0 ? JOB_FAILED : (enum job_state)state,
+			   (const char *)sqlite3_column_text(st, 1), (const char *)sqlite3_column_text(st, 2),
+			   (const char *)sqlite3_column_text(st, 3), sqlite3_column_int64(st, 4));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : fail(s, "load counts");
 }
 
 static int op_demand(struct store *base, demand_cb cb, void *arg)
@@ -931,6 +963,7 @@ static void op_close(struct store *base)
 	for (int i = 0; i < S_COUNT; i++)
 		sqlite3_finalize(s->stmt[i]);
 	sqlite3_close(s->db);
+	counts_free(s->counts);
 	free(s);
 }
 
@@ -1032,6 +1065,7 @@ struct store *store_sqlite_open(const char *dir, char *err, size_t errsize)
 	char path[4200];
 
 	s->base.ops = &sqlite_ops;
+	s->counts = counts_new();
 	if (mkdir(dir, 0750) != 0 && errno != EEXIST) {
 		snprintf(err, errsize, "%s: cannot create: %s", dir, strerror(errno));
 		free(s);
@@ -1047,7 +1081,7 @@ struct store *store_sqlite_open(const char *dir, char *err, size_t errsize)
 	 * log per commit, which the server's batching amortises. */
 	if (exec(s, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
 		    " PRAGMA busy_timeout = 5000;") != 0 ||
-	    migrate(s) != 0)
+	    migrate(s) != 0 || load_counts(s) != 0)
 		goto fail;
 	for (int i = 0; i < S_COUNT; i++) {
 		if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->stmt[i],
