@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonin.h"
+
 void instance_worker_name(int64_t id, char *buf, size_t size)
 {
 	snprintf(buf, size, "i-%lld", (long long)id);
@@ -21,8 +23,6 @@ int64_t instance_id_of_worker(const char *worker)
 	return *end == '\0' && id > 0 ? id : 0;
 }
 
-static json_t *seconds(int64_t ms) { return ms ? json_real((double)ms / 1000.0) : json_null(); }
-
 json_t *instance_to_json(const struct instance *i, int64_t now_ms)
 {
 	json_t *o = json_object();
@@ -34,9 +34,9 @@ json_t *instance_to_json(const struct instance *i, int64_t now_ms)
 	json_object_set_new(o, "gpus", json_integer(i->gpus));
 	json_object_set_new(o, "gpu_ids", json_string(i->gpu_ids));
 	json_object_set_new(o, "provider_ref", json_string(i->provider_ref));
-	json_object_set_new(o, "launched_at", seconds(i->launched_ms));
-	json_object_set_new(o, "registered_at", seconds(i->registered_ms));
-	json_object_set_new(o, "terminated_at", seconds(i->terminated_ms));
+	json_object_set_new(o, "launched_at", json_seconds(i->launched_ms));
+	json_object_set_new(o, "registered_at", json_seconds(i->registered_ms));
+	json_object_set_new(o, "terminated_at", json_seconds(i->terminated_ms));
 	json_object_set_new(o, "idle_s", i->state == INST_IDLE && i->idle_since_ms
 				 ? json_real((double)(now_ms - i->idle_since_ms) / 1000.0) : json_null());
 	json_object_set_new(o, "job", i->job_id ? json_integer(i->job_id) : json_null());

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonin.h"
+
 static const char *const state_names[JOB_NSTATES] = {
 	"queued", "delayed", "leased", "succeeded", "failed", "dead", "cancelled",
 };
@@ -54,8 +56,6 @@ static json_t *stored_json(const char *text)
 	return v ? v : json_string(text);
 }
 
-static json_t *seconds(int64_t ms) { return ms ? json_real((double)ms / 1000.0) : json_null(); }
-
 json_t *job_to_json(const struct job *j)
 {
 	json_t *o = json_object();
@@ -81,17 +81,17 @@ json_t *job_to_json(const struct job *j)
 		json_object_set_new(o, "est_s", json_integer(j->est_s));
 	json_object_set_new(o, "max_attempts", json_integer(j->max_attempts));
 	json_object_set_new(o, "attempts", json_integer(j->attempts));
-	json_object_set_new(o, "created_at", seconds(j->created_ms));
-	json_object_set_new(o, "updated_at", seconds(j->updated_ms));
-	json_object_set_new(o, "run_at", seconds(j->run_at_ms));
-	json_object_set_new(o, "started_at", seconds(j->started_ms));
-	json_object_set_new(o, "finished_at", seconds(j->finished_ms));
+	json_object_set_new(o, "created_at", json_seconds(j->created_ms));
+	json_object_set_new(o, "updated_at", json_seconds(j->updated_ms));
+	json_object_set_new(o, "run_at", json_seconds(j->run_at_ms));
+	json_object_set_new(o, "started_at", json_seconds(j->started_ms));
+	json_object_set_new(o, "finished_at", json_seconds(j->finished_ms));
 	if (j->idem_key)
 		json_object_set_new(o, "idempotency_key", json_string(j->idem_key));
 	if (j->state == JOB_LEASED) {
 		json_object_set_new(o, "lease", json_pack("{s:I, s:s, s:o}", "token", (json_int_t)j->lease_token,
 							  "worker", j->worker, "expires_at",
-							  seconds(j->lease_expires_ms)));
+							  json_seconds(j->lease_expires_ms)));
 	}
 	if (j->checkpoint)
 		json_object_set_new(o, "checkpoint", json_string(j->checkpoint));

@@ -123,3 +123,8 @@ int json_get_bool(json_t *obj, const char *name, int def)
 	json_t *v = json_object_get(obj, name);
 	return json_is_boolean(v) ? json_is_true(v) : def;
 }
+
+json_t *json_seconds(int64_t ms)
+{
+	return ms ? json_real((double)ms / 1000.0) : json_null();
+}

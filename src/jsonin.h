@@ -35,4 +35,8 @@ const char *json_get_str(json_t *obj, const char *name, const char *def);
 int64_t json_get_int(json_t *obj, const char *name, int64_t def);
 int json_get_bool(json_t *obj, const char *name, int def);
 
+/* A Unix time in ms as the API writes it: seconds (a number with the
+ * milliseconds), or null when the time is 0 (not yet). */
+json_t *json_seconds(int64_t ms);
+
 #endif
