@@ -19,24 +19,6 @@ static const char usage[] =
 
 static const char *const default_policies[] = {"ebb", "always-on", "min1", "util", "keda", "bound"};
 
-int sim_load(const char *trace_path, const char *offers_path, const struct trace_filter *filters,
-	     int nfilters, int skip_bad, struct trace *t, struct sim_options *o, char *err, size_t errsize)
-{
-	struct config cfg;
-
-	if (offers_path) {
-		if (config_load(&cfg, offers_path, err, errsize) != 0) {
-			config_free(&cfg);
-			return -1;
-		}
-	} else {
-		config_defaults(&cfg);
-	}
-	o->noffers = offers_from_config(&cfg, o->offers, SIM_MAX_OFFERS);
-	config_free(&cfg);
-	return trace_load(trace_path, filters, nfilters, skip_bad, t, err, errsize);
-}
-
 int cmd_sim(int argc, char **argv)
 {
 	enum { O_POLICY = SIMCLI_OWN };
@@ -80,7 +62,7 @@ int cmd_sim(int argc, char **argv)
 	cli.o.sample_ms = cli.plot ? simout_sample_step(&t) : 0;
 	for (int k = 0; k < nspecs; k++) {
 		struct policy p;
-		if (policy_parse(specs[k], NULL, cli.offers, &p, err, sizeof err) != 0) {
+		if (policy_parse(specs[k], cli.offers, &p, err, sizeof err) != 0) {
 			fprintf(stderr, "ebb sim: %s\n", err);
 			rc = 1;
 			nspecs = k;

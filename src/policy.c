@@ -143,7 +143,7 @@ static const struct knob *find_knob(const struct knob *knobs, const char *name)
 	return NULL;
 }
 
-int policy_parse(const char *spec, const struct config *base, const char *config_path,
+int policy_parse(const char *spec, const char *config_path,
 		 struct policy *out, char *err, size_t errsize)
 {
 	char *copy = strdup(spec), *colon = strchr(copy, ':'), *save = NULL, why[400];
@@ -175,7 +175,6 @@ int policy_parse(const char *spec, const struct config *base, const char *config
 		rc = config_load(&out->cfg, config_path, why, sizeof why);
 	else
 		config_defaults(&out->cfg);
-	(void)base;
 	if (rc != 0) {
 		snprintf(err, errsize, "%s", why);
 		free(copy);

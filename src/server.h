@@ -36,7 +36,6 @@ struct server {
 	struct scaler *scaler;
 	uint64_t changes_seen;     /* queue.changes at the last scaler poke */
 	int in_batch;     /* a store transaction is open */
-	int batch_writes; /* and something wrote in it */
 	int64_t started_ms;
 	/* Lease latency and replies by status, for GET /metrics: in memory
 	 * only, from zero at every start. */

@@ -722,6 +722,24 @@ static void bound(const struct trace *t, const struct sim_options *o, struct sim
 	}
 }
 
+int sim_load(const char *trace_path, const char *offers_path, const struct trace_filter *filters,
+	     int nfilters, int skip_bad, struct trace *t, struct sim_options *o, char *err, size_t errsize)
+{
+	struct config cfg;
+
+	if (offers_path) {
+		if (config_load(&cfg, offers_path, err, errsize) != 0) {
+			config_free(&cfg);
+			return -1;
+		}
+	} else {
+		config_defaults(&cfg);
+	}
+	o->noffers = offers_from_config(&cfg, o->offers, SIM_MAX_OFFERS);
+	config_free(&cfg);
+	return trace_load(trace_path, filters, nfilters, skip_bad, t, err, errsize);
+}
+
 int sim_run(const struct trace *t, const struct policy *p, const struct sim_options *o,
 	    struct sim_result *r)
 {

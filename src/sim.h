@@ -33,8 +33,9 @@ struct policy {
 	int64_t cooldown_ms, stabilize_ms; /* keda */
 };
 
-/* Parses "NAME[:k=v,...]". ebb takes SECTION.KEY=VALUE overrides of base. */
-int policy_parse(const char *spec, const struct config *base, const char *config_path,
+/* Parses "NAME[:k=v,...]" with the config at config_path (NULL: the
+ * defaults). ebb takes SECTION.KEY=VALUE overrides of that config. */
+int policy_parse(const char *spec, const char *config_path,
 		 struct policy *out, char *err, size_t errsize);
 void policy_free(struct policy *p);
 
@@ -65,6 +66,12 @@ struct sim_result {
 	struct sim_sample *samples;
 	size_t nsamples;
 };
+
+/* The trace, and the offers of the config at offers_path (NULL: the
+ * default offer): 0, or -1 with the reason in err. */
+int sim_load(const char *trace_path, const char *offers_path, const struct trace_filter *filters,
+	     int nfilters, int skip_bad, struct trace *t, struct sim_options *o, char *err,
+	     size_t errsize);
 
 int sim_run(const struct trace *t, const struct policy *p, const struct sim_options *o,
 	    struct sim_result *r);

@@ -21,9 +21,5 @@ int simout_frontier_plot(const struct tune_point *p, size_t n, const char *path,
 /* A sample step giving about 600 points over the trace. */
 int64_t simout_sample_step(const struct trace *t);
 
-/* Shared by sim and tune: the trace and the offers of a config. */
-int sim_load(const char *trace_path, const char *offers_path, const struct trace_filter *filters,
-	     int nfilters, int skip_bad, struct trace *t, struct sim_options *o, char *err,
-	     size_t errsize);
 
 #endif

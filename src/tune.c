@@ -27,7 +27,7 @@ static struct tune_point *add_point(struct tune *t, const char *spec, const stru
 	struct sim_result r;
 	struct policy p;
 
-	if (policy_parse(spec, NULL, config_path, &p, err, errsize) != 0)
+	if (policy_parse(spec, config_path, &p, err, errsize) != 0)
 		return NULL;
 	sim_run(tr, &p, o, &r);
 	policy_free(&p);
