@@ -108,23 +108,34 @@ static void drop_timers_of(struct local *l, int64_t instance)
 	}
 }
 
-static pid_t parent_of(pid_t pid)
+/* The state letter and parent of pid from /proc/PID/stat: 0, or -1 when
+ * the process is not there to read. */
+static int proc_stat(pid_t pid, char *state, pid_t *ppid)
 {
 	char path[64], buf[512], *p;
-	int ppid = 0;
+	int parent = 0;
 	size_t n;
 	FILE *f;
 
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
 	if (!(f = fopen(path, "r")))
-		return 0;
+		return -1;
 	n = fread(buf, 1, sizeof buf - 1, f);
 	fclose(f);
 	buf[n] = '\0';
 	/* "pid (comm) S ppid ...": comm may hold anything, so after the last ')'. */
-	if (!(p = strrchr(buf, ')')) || sscanf(p + 1, " %*c %d", &ppid) != 1)
-		return 0;
-	return (pid_t)ppid;
+	if (!(p = strrchr(buf, ')')) || sscanf(p + 1, " %c %d", state, &parent) != 2)
+		return -1;
+	*ppid = (pid_t)parent;
+	return 0;
+}
+
+static pid_t parent_of(pid_t pid)
+{
+	char state;
+	pid_t ppid;
+
+	return proc_stat(pid, &state, &ppid) == 0 ? ppid : 0;
 }
 
 /* A reclaimed machine goes with everything on it: the worker and the jobs
@@ -366,21 +377,13 @@ static int local_terminate(struct provider *p, const struct instance *inst)
  * kill(pid, 0) still finds. */
 static int running(pid_t pid)
 {
-	char path[64], stat[512], *end;
-	size_t n;
-	FILE *f;
+	char state;
+	pid_t ppid;
 
 	if (kill(pid, 0) != 0 && errno == ESRCH)
 		return 0;
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if (!(f = fopen(path, "r")))
-		return 1;
-	n = fread(stat, 1, sizeof stat - 1, f);
-	fclose(f);
-	stat[n] = '\0';
-	/* "PID (COMM) STATE ...": COMM may hold anything, so after the last ')'. */
-	end = strrchr(stat, ')');
-	return !(end && end[1] == ' ' && (end[2] == 'Z' || end[2] == 'X'));
+	/* Unreadable but signalable: count it as running. */
+	return proc_stat(pid, &state, &ppid) != 0 || (state != 'Z' && state != 'X');
 }
 
 static int local_list(struct provider *p, provider_ref_cb cb, void *arg)
