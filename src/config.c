@@ -108,6 +108,8 @@ static const struct conf_key scaler_keys[] = {
 	 .auto_ok = 1},
 	{"idle_surplus_timeout", CONF_DURATION, CFG(idle_surplus_ms), 0, DAY_MS, "0s", NULL,
 	 "While more than one instance is idle, the longest idle go after this; the last waits idle_timeout. 0s: off."},
+	{"arrival_window", CONF_DURATION, CFG(arrival_window_ms), 0, DAY_MS, "5m", NULL,
+	 "Capacity is kept and launched for the work that arrived this long back, expected again; 0s: only for queued work."},
 	{"idle_timeout_min", CONF_DURATION, CFG(idle_timeout_min_ms), 0, DAY_MS, "1m", NULL,
 	 "Shortest idle timeout auto may choose; also the shortest gap auto counts."},
 	{"idle_timeout_max", CONF_DURATION, CFG(idle_timeout_max_ms), 0, DAY_MS, "30m", NULL,

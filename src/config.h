@@ -84,6 +84,7 @@ struct config {
 	double max_spend_per_hour;
 	int64_t idle_timeout_ms; /* CONF_AUTO: from the arrival gaps */
 	int64_t idle_surplus_ms;
+	int64_t arrival_window_ms;
 	int64_t idle_timeout_min_ms;
 	int64_t idle_timeout_max_ms;
 	double idle_gap_quantile;

@@ -14,6 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+/* Expected arrivals count as whole jobs from three quarters of a job up:
+ * a stray job now and then holds no instance, a steady stream does. */
+#define EXPECTED_JOB_ROUNDING 0.25
+
+
 
 static const char *const state_names[INST_NSTATES] = {
 	"requested", "booting", "idle", "busy", "draining", "terminated",
@@ -501,43 +506,59 @@ static double fastest_boot_s(const struct planner *p, const struct plan_class *c
 static void scale_up(struct planner *p, const struct plan_class *c)
 {
 	double target_s = (double)c->wait_target_ms / 1000.0, capacity = 0, shortfall, per_launch, boot_s, speed;
-	double job_ref_s = c->jobs > 0 ? c->work_s / (double)c->jobs : 0;
-	int64_t matched = 0, waiting_ms = p->v->now_ms - c->oldest_ms, need = 0;
+	double job_ref_s = c->jobs > 0 ? c->work_s / (double)c->jobs : 0, horizon_s, work_s = c->work_s;
+	int64_t matched = 0, waiting_ms = p->v->now_ms - c->oldest_ms, need = 0, jobs = c->jobs;
 	int ready = 0, k;
 	char why[200];
 
-	for (k = 0; k < p->v->nfleet && capacity < c->work_s && matched < c->jobs; k++) {
+	if ((boot_s = fastest_boot_s(p, c, &speed)) < 0)
+		return;
+	/* A launch helps only the work still waiting when it is up: when a
+	 * boot is longer than the target, the work that the fleet cannot
+	 * start within a boot is what must drain within the target after it. */
+	horizon_s = boot_s + target_s;
+	/* Work keeps coming at the rate it came lately: what arrives within
+	 * the horizon needs capacity too, and holds idle instances for it. */
+	if (c->arrival_jobs_per_s > 0) {
+		double expected = c->arrival_jobs_per_s * horizon_s, kept = floor(expected + EXPECTED_JOB_ROUNDING);
+		work_s += c->arrival_work_per_s * horizon_s;
+		jobs += (int64_t)kept;
+		if (job_ref_s <= 0)
+			job_ref_s = c->arrival_work_per_s / c->arrival_jobs_per_s;
+		/* The rate decays while nothing arrives: look again when one
+		 * instance fewer is expected to be needed. */
+		if (kept >= 1)
+			wake_at(p, p->v->now_ms + 1 +
+				(int64_t)((double)p->v->arrival_window_ms * log(expected / (kept - EXPECTED_JOB_ROUNDING))));
+	}
+	for (k = 0; k < p->v->nfleet && capacity < work_s && matched < jobs; k++) {
 		const struct plan_instance *i = &p->v->fleet[k];
 		double cap;
 		if (p->taken[k] || i->state == INST_DRAINING || !fits(offer_of(p, i), c))
 			continue;
-		/* A busy one whose job outlasts the target takes none of these
+		/* A busy one whose job outlasts the horizon takes none of these
 		 * jobs within it: it must not stand in for a launch. */
-		if ((cap = capacity_within(p, i, target_s)) <= 0 && i->state == INST_BUSY)
+		if ((cap = capacity_within(p, i, horizon_s)) <= 0 && i->state == INST_BUSY)
 			continue;
 		p->taken[k] = 1;
 		capacity += cap;
-		ready += i->state == INST_IDLE || i->state == INST_REQUESTED || i->state == INST_BOOTING;
+		/* Free before a launch would be: the oldest job is better off waiting for it. */
+		ready += i->state != INST_BUSY || i->busy_remaining_s < boot_s;
 		matched++;
 	}
-	if ((boot_s = fastest_boot_s(p, c, &speed)) < 0)
-		return;
-	shortfall = c->work_s - capacity;
+	shortfall = work_s - capacity;
 	if (shortfall > 0) {
-		/* A new instance helps for the part of the target left after its
-		 * boot; when the boot alone exceeds the target, every waiting job
-		 * gets its own instance so that none waits longer than a boot. */
-		per_launch = (target_s - boot_s) * speed;
-		need = per_launch > 0 ? (int64_t)ceil(shortfall / per_launch) : c->jobs;
-		if (need > c->jobs - matched)
-			need = c->jobs - matched;
+		per_launch = (horizon_s - boot_s) * speed;
+		need = per_launch > 0 ? (int64_t)ceil(shortfall / per_launch) : jobs;
+		if (need > jobs - matched)
+			need = jobs - matched;
 		if (!p->s->no_reasons)
 			snprintf(why, sizeof why,
 			 "lane %s: %lld jobs, %.0f s of work, cannot drain within its %.0f s wait target"
 			 " with %lld instances up or booting", c->lane, (long long)c->jobs, c->work_s, target_s,
 			 (long long)matched);
 	}
-	if (need <= 0 && waiting_ms >= c->wait_target_ms && ready == 0) {
+	if (need <= 0 && c->jobs > 0 && waiting_ms >= c->wait_target_ms && ready == 0) {
 		need = 1;
 		if (!p->s->no_reasons)
 			snprintf(why, sizeof why, "lane %s: oldest job waited %.0f s, past its %.0f s wait target,"

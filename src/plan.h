@@ -21,6 +21,10 @@ struct plan_class {
 	double work_s;          /* estimated run time on the reference GPU, summed */
 	int64_t oldest_ms;      /* submit time of the oldest of them */
 	int64_t wait_target_ms; /* the lane's wait target */
+	/* The rate at which the class's jobs and work arrived lately,
+	 * weighted by exp(-age / arrival_window): what is expected to keep
+	 * coming. */
+	double arrival_jobs_per_s, arrival_work_per_s;
 };
 
 enum instance_state {
@@ -66,6 +70,7 @@ struct plan_settings {
 
 struct plan_view {
 	int64_t now_ms;
+	int64_t arrival_window_ms; /* time constant of the classes' arrival rates */
 	const struct plan_settings *settings;
 	const struct plan_class *classes;
 	int nclasses;

@@ -48,6 +48,10 @@ struct squeue {
 	int *items;
 	size_t head, len, cap;
 	double work_ms; /* reference work of the queued jobs */
+	/* Jobs and reference work submitted, each weighted by
+	 * exp(-age / arrival_window) as of arrivals_at: ebb's arrival rate. */
+	double arrived_jobs, arrived_work_ms;
+	int64_t arrivals_at;
 };
 
 struct sim {
@@ -80,6 +84,7 @@ struct sim {
 	/* policy state */
 	int64_t next_policy, last_policy;
 	int dirty;
+	int starting; /* ebb's first plan, before any job: its launches are up already */
 	int64_t gaps[1000];
 	size_t ngaps;
 	int64_t last_submit, idle_timeout_ms;
@@ -387,6 +392,19 @@ static int placeable(const struct sim *s, int gpus)
 
 static int64_t min_positive(int64_t a, int64_t b) { return a == 0 ? b : b == 0 ? a : a < b ? a : b; }
 
+/* Ages the class's weighted arrivals to now. */
+static void decay_arrivals(const struct sim *s, struct squeue *q)
+{
+	double f;
+
+	if (s->now <= q->arrivals_at)
+		return;
+	f = exp(-(double)(s->now - q->arrivals_at) / (double)s->p->cfg.arrival_window_ms);
+	q->arrived_jobs *= f;
+	q->arrived_work_ms *= f;
+	q->arrivals_at = s->now;
+}
+
 static void ebb_policy(struct sim *s)
 {
 	const struct config *cfg = &s->p->cfg;
@@ -404,7 +422,7 @@ static void ebb_policy(struct sim *s)
 	struct plan_instance *fleet;
 	int *fleet_index;
 	struct plan_result *res = s->plan_result;
-	struct plan_view v = {.now_ms = s->now, .settings = &st, .offers = s->o->offers,
+	struct plan_view v = {.now_ms = s->now, .arrival_window_ms = cfg->arrival_window_ms, .settings = &st, .offers = s->o->offers,
 			      .noffers = s->o->noffers};
 	int nc = 0, nf = 0;
 
@@ -425,12 +443,19 @@ static void ebb_policy(struct sim *s)
 
 	for (int c = 0; c < s->nq; c++) {
 		struct squeue *q = &s->q[c];
-		if (!q->len)
+		double window_s = (double)cfg->arrival_window_ms / 1000.0;
+		if (window_s > 0)
+			decay_arrivals(s, q);
+		/* A class with nothing queued and hardly any arrivals lately
+		 * needs nothing: left out, as serve leaves it out. */
+		if (!q->len && (window_s <= 0 || q->arrived_jobs < 1e-3))
 			continue;
 		classes[nc++] = (struct plan_class){
 			.lane = s->t->lanes[q->lane], .gpus = q->gpus, .lane_rank = config_lane_rank(cfg, s->t->lanes[q->lane]),
 			.jobs = (int64_t)q->len, .items = (int64_t)q->len, .work_s = q->work_ms / 1000.0,
-			.oldest_ms = s->jobs[q->items[q->head]].submit,
+			.oldest_ms = q->len ? s->jobs[q->items[q->head]].submit : s->now,
+			.arrival_jobs_per_s = window_s > 0 ? q->arrived_jobs / window_s : 0,
+			.arrival_work_per_s = window_s > 0 ? q->arrived_work_ms / 1000.0 / window_s : 0,
 			.wait_target_ms = config_wait_target_ms(cfg, s->t->lanes[q->lane]),
 		};
 		if (classes[nc - 1].lane_rank < 0)
@@ -459,7 +484,7 @@ static void ebb_policy(struct sim *s)
 		const struct action *x = &res->actions[a];
 		if (x->kind == ACTION_LAUNCH) {
 			for (int n = 0; n < x->count; n++)
-				launch(s, x->offer, x->market, 0);
+				launch(s, x->offer, x->market, s->starting);
 		} else if (x->instance >= 1 && x->instance <= s->ninst) {
 			int k = (int)x->instance - 1;
 			if (x->kind == ACTION_DRAIN)
@@ -611,9 +636,17 @@ static int64_t policy_due(const struct sim *s)
 	return soon < due ? soon : due;
 }
 
-static void note_arrival(struct sim *s, int64_t at)
+static void note_arrival(struct sim *s, int job)
 {
 	const struct config *cfg = &s->p->cfg;
+	int64_t at = s->jobs[job].submit;
+	struct squeue *q = &s->q[s->jobs[job].cls];
+
+	if (s->p->kind == POL_EBB && cfg->arrival_window_ms > 0) {
+		decay_arrivals(s, q);
+		q->arrived_jobs += 1;
+		q->arrived_work_ms += (double)s->t->jobs[job].duration_ms;
+	}
 
 	if (s->last_submit >= 0) {
 		s->gaps[s->ngaps % 1000] = at - s->last_submit;
@@ -777,6 +810,14 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 		for (int64_t k = 0; k < n; k++)
 			launch(&s, p->offer, p->market, 1);
 	}
+	/* The floor a policy keeps at all times is up when the replay starts,
+	 * as always-on's fleet is: ebb's warm floor too. */
+	if (p->kind == POL_EBB) {
+		s.starting = 1;
+		run_policy(&s);
+		s.starting = 0;
+		s.last_policy = -1; /* made before the replay: the first arrival is looked at at once */
+	}
 	s.next_policy = p->kind == POL_UTIL || p->kind == POL_KEDA ? 1 : 0;
 	for (;;) {
 		int64_t t_arrival, t_event = s.nheap ? s.heap[0].at : INT64_MAX, t_policy = policy_due(&s), at;
@@ -794,7 +835,7 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 		advance(&s, at);
 		while (next < t->n && t->jobs[next].submit_ms <= s.now) {
 			if (placeable(&s, t->jobs[next].gpus)) {
-				note_arrival(&s, t->jobs[next].submit_ms);
+				note_arrival(&s, (int)next);
 				enqueue(&s, (int)next, 0);
 				s.dirty = 1;
 			}
@@ -833,8 +874,9 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 	for (int k = 0; k < s.ninst; k++)
 		stop(&s, k);
 	summarise(&s);
-	for (int c = 0; c < s.nq; c++)
+	for (int c = 0; c < s.nq; c++) {
 		free(s.q[c].items);
+	}
 	free(s.q);
 	free(s.heap);
 	free(s.view_classes);

@@ -5,13 +5,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define N(a) (sizeof(a) / sizeof *(a))
+
 /* ebb's knobs: how long work may wait before capacity is added, how long
- * the last idle instance stays, and how fast the others go. */
-static const int wait_targets_s[] = {10, 30, 60, 120, 300, 600};
-static const int idle_timeouts_s[] = {60, 300, 600, 1800};
+ * the last idle instance stays and how fast the others go, and how far
+ * back arrivals count as the work to expect. */
+static const int wait_targets_s[] = {10, 30, 60, 120, 240, 600, 1800};
+static const int idle_timeouts_s[] = {0, 60, 300, 600, 1800};
 static const int surplus_s[] = {0, 60};
-/* A warm floor all day reaches the shortest waits, as always-on does. */
-static const int warm_floors[] = {1, 2, 4, 8};
+static const int arrival_windows_s[] = {0, 60, 600};
+/* A warm floor all day reaches the shortest waits, as always-on does,
+ * with launches above it for bursts, or none: a fixed pool (the floor
+ * is the limit) is one of ebb's settings too. */
+static const int warm_wait_targets_s[] = {10, 600};
 
 static const char *const baseline_specs[] = {
 	"min1:idle=60", "min1:idle=300", "min1:idle=600", "min1:idle=1800",
@@ -43,23 +49,22 @@ static struct tune_point *add_point(struct tune *t, const char *spec, const stru
 }
 
 /* One point of ebb's sweep. */
-static int add_ebb(struct tune *t, int wait_target, int idle, int surplus, int warm, const struct trace *tr,
-		   const struct sim_options *o, const char *config_path, char *err, size_t errsize)
+static int add_ebb(struct tune *t, struct tune_knobs k, const struct trace *tr, const struct sim_options *o,
+		   const char *config_path, char *err, size_t errsize)
 {
 	struct tune_point *pt;
 	char spec[256];
+	int n = snprintf(spec, sizeof spec,
+			 "ebb:lane.standard.wait_target=%ds,scaler.idle_timeout=%ds,scaler.idle_surplus_timeout=%ds,"
+			 "scaler.arrival_window=%ds", k.wait_target_s, k.idle_timeout_s, k.surplus_s, k.arrival_window_s);
 
-	snprintf(spec, sizeof spec,
-		 "ebb:lane.standard.wait_target=%ds,scaler.idle_timeout=%ds,scaler.idle_surplus_timeout=%ds%s",
-		 wait_target, idle, surplus, warm ? ",scaler.warm=* * " : "");
-	if (warm)
-		snprintf(spec + strlen(spec), sizeof spec - strlen(spec), "%d", warm);
+	if (k.warm)
+		n += snprintf(spec + n, sizeof spec - (size_t)n, ",scaler.warm=* * %d", k.warm);
+	if (k.max_instances)
+		snprintf(spec + n, sizeof spec - (size_t)n, ",scaler.max_instances=%d", k.max_instances);
 	if (!(pt = add_point(t, spec, tr, o, config_path, err, errsize)))
 		return -1;
-	pt->wait_target_s = wait_target;
-	pt->idle_timeout_s = idle;
-	pt->surplus_s = surplus;
-	pt->warm = warm;
+	pt->ebb = k;
 	return 0;
 }
 
@@ -81,12 +86,15 @@ static void recommend(struct tune *t, double wait_p95_s, size_t njobs)
 	n = snprintf(t->fragment, sizeof t->fragment,
 		     "# ebb tune: the cheapest of ebb's settings with a p95 wait of at most %.0f s,\n"
 		     "# on a trace of %zu jobs. Paste into ebb.conf.\n"
-		     "[scaler]\nidle_timeout = %ds\nidle_surplus_timeout = %ds\n",
-		     wait_p95_s, njobs, best->idle_timeout_s, best->surplus_s);
-	if (best->warm)
-		n += snprintf(t->fragment + n, sizeof t->fragment - (size_t)n, "warm = * * %d\n", best->warm);
+		     "[scaler]\nidle_timeout = %ds\nidle_surplus_timeout = %ds\narrival_window = %ds\n",
+		     wait_p95_s, njobs, best->ebb.idle_timeout_s, best->ebb.surplus_s, best->ebb.arrival_window_s);
+	if (best->ebb.warm)
+		n += snprintf(t->fragment + n, sizeof t->fragment - (size_t)n, "warm = * * %d\n", best->ebb.warm);
+	if (best->ebb.max_instances)
+		n += snprintf(t->fragment + n, sizeof t->fragment - (size_t)n, "max_instances = %d\n",
+			      best->ebb.max_instances);
 	snprintf(t->fragment + n, sizeof t->fragment - (size_t)n, "\n[lane.standard]\nwait_target = %ds\n",
-		 best->wait_target_s);
+		 best->ebb.wait_target_s);
 }
 
 /* A point is on its family's frontier when no other point of the family
@@ -114,17 +122,23 @@ int tune_run(const struct trace *tr, const struct sim_options *o, const char *co
 
 	memset(t, 0, sizeof *t);
 	t->recommended = -1;
-	for (size_t a = 0; a < sizeof wait_targets_s / sizeof *wait_targets_s; a++) {
-		for (size_t b = 0; b < sizeof idle_timeouts_s / sizeof *idle_timeouts_s; b++) {
-			for (size_t c = 0; c < sizeof surplus_s / sizeof *surplus_s; c++) {
-				if (add_ebb(t, wait_targets_s[a], idle_timeouts_s[b], surplus_s[c], 0, tr, o,
-					    config_path, err, errsize) != 0)
-					return -1;
-			}
+	for (size_t a = 0; a < N(wait_targets_s); a++)
+		for (size_t b = 0; b < N(idle_timeouts_s); b++)
+			for (size_t c = 0; c < N(surplus_s); c++)
+				for (size_t d = 0; d < N(arrival_windows_s); d++) {
+					struct tune_knobs k = {wait_targets_s[a], idle_timeouts_s[b], surplus_s[c],
+							       arrival_windows_s[d], 0, 0};
+					if (add_ebb(t, k, tr, o, config_path, err, errsize) != 0)
+						return -1;
+				}
+	for (int64_t n = 1, peak = sim_peak_concurrency(tr); n <= peak; n = n < 4 ? n + 1 : n * 2) {
+		struct tune_knobs fixed = {600, 600, 0, 0, (int)n, (int)n};
+		for (size_t a = 0; a < N(warm_wait_targets_s); a++) {
+			struct tune_knobs k = {warm_wait_targets_s[a], 600, 60, 0, (int)n, 0};
+			if (add_ebb(t, k, tr, o, config_path, err, errsize) != 0)
+				return -1;
 		}
-	}
-	for (size_t w = 0; w < sizeof warm_floors / sizeof *warm_floors; w++) {
-		if (add_ebb(t, 10, 600, 60, warm_floors[w], tr, o, config_path, err, errsize) != 0)
+		if (add_ebb(t, fixed, tr, o, config_path, err, errsize) != 0)
 			return -1;
 	}
 	for (int64_t n = 1, peak = sim_peak_concurrency(tr); n <= peak; n = n < 4 ? n + 1 : n * 2) {
@@ -132,7 +146,7 @@ int tune_run(const struct trace *tr, const struct sim_options *o, const char *co
 		if (!add_point(t, spec, tr, o, config_path, err, errsize))
 			return -1;
 	}
-	for (size_t k = 0; k < sizeof baseline_specs / sizeof *baseline_specs; k++) {
+	for (size_t k = 0; k < N(baseline_specs); k++) {
 		if (!add_point(t, baseline_specs[k], tr, o, config_path, err, errsize))
 			return -1;
 	}

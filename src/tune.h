@@ -6,13 +6,18 @@
 
 #include "sim.h"
 
+/* The ebb settings the sweep varies, in seconds; warm: an all-day floor;
+ * max_instances: 0 keeps the config's. */
+struct tune_knobs {
+	int wait_target_s, idle_timeout_s, surplus_s, arrival_window_s, warm, max_instances;
+};
+
 struct tune_point {
 	char family[16]; /* ebb, always-on, min1, util, keda, bound */
 	char spec[512];
 	double cost_usd, wait_p95_s;
 	int on_frontier;
-	/* ebb's knobs of this point, in seconds; warm: the all-day floor */
-	int wait_target_s, idle_timeout_s, surplus_s, warm;
+	struct tune_knobs ebb; /* of an ebb point */
 };
 
 struct tune {

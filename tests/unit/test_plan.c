@@ -32,6 +32,7 @@ struct fx {
 	struct plan_instance fleet[MAX_FLEET];
 	int nfleet;
 	int64_t now;
+	int64_t arrival_window_ms;
 	struct plan_result r;
 };
 
@@ -286,6 +287,7 @@ static struct plan_view view_of(struct fx *f)
 {
 	return (struct plan_view){
 		.now_ms = f->now,
+		.arrival_window_ms = f->arrival_window_ms,
 		.settings = &f->set,
 		.classes = f->classes,
 		.nclasses = f->nclasses,
@@ -376,25 +378,74 @@ static void test_backlog_launches_ceil_of_shortfall(void **state)
 	struct fx *f = fx_reset();
 
 	(void)state;
-	/* 500 s of work, 60 s target, 20 s boot: each launch does 40 s of it
-	 * within the target, so ceil(500 / 40) = 13. */
+	/* 500 s of work, 60 s target, 20 s boot: a launch is up after its boot
+	 * and then has the target, 60 s, to work (the horizon is 80 s), so
+	 * ceil(500 / 60) = 9. */
 	offer(f, "a", 1, 24, 1.0, 20 * S_MS);
 	demand(f, "standard", 1, 1, 20, 500, NOW - S_MS, 60 * S_MS);
 	run(f);
-	EXPECT_ONE_LAUNCH(f, 0, 13);
+	EXPECT_ONE_LAUNCH(f, 0, 9);
 	assert_contains(f->r.actions[0].reason, "lane standard");
 
-	/* Exactly divisible: 400 / 40 = 10. */
-	f->classes[0].work_s = 400;
+	/* Exactly divisible: 480 / 60 = 8. */
+	f->classes[0].work_s = 480;
 	run(f);
-	EXPECT_ONE_LAUNCH(f, 0, 10);
+	EXPECT_ONE_LAUNCH(f, 0, 8);
 
-	/* An idle instance gives 60 s: 150 - 60 = 90 left, ceil(90 / 40) = 3. */
+	/* An idle instance gives the whole horizon, 80 s: 150 - 80 = 70 left,
+	 * ceil(70 / 60) = 2. */
 	f->classes[0].work_s = 150;
 	f->classes[0].jobs = 10;
 	idle(f, 1, 0, NOW - S_MS);
 	run(f);
-	EXPECT_ONE_LAUNCH(f, 0, 3);
+	EXPECT_ONE_LAUNCH(f, 0, 2);
+}
+
+/* The work expected to arrive within the horizon (the class's arrival
+ * rate times boot + target) holds instances and launches them, with
+ * nothing queued yet. */
+static void test_expected_arrivals(void **state)
+{
+	struct fx *f = fx_reset();
+	struct plan_class *c;
+
+	(void)state;
+	/* 3 jobs of 50 s every 5 min (0.01 jobs/s, 0.5 work-s/s), a 100 s
+	 * boot and a 300 s target: 4 jobs and 200 s of work expected within
+	 * the 400 s horizon. One idle instance gives 400 s: it is held,
+	 * though past its idle timeout; the other two go. */
+	offer(f, "a", 1, 24, 1.0, 100 * S_MS);
+	f->arrival_window_ms = 5 * MIN_MS;
+	c = demand(f, "standard", 1, 1, 0, 0, NOW, 5 * MIN_MS);
+	c->arrival_jobs_per_s = 0.01;
+	c->arrival_work_per_s = 0.5;
+	idle(f, 1, 0, NOW - HOUR_MS);
+	idle(f, 2, 0, NOW - HOUR_MS);
+	idle(f, 3, 0, NOW - HOUR_MS);
+	run(f);
+	EXPECT_INT(f, count_kind(&f->r, ACTION_LAUNCH), 0);
+	EXPECT_INT(f, count_kind(&f->r, ACTION_TERMINATE), 2);
+	EXPECT_INT(f, f->r.actions[0].instance, 2);
+	EXPECT_INT(f, f->r.actions[1].instance, 3);
+	/* The rate decays as exp(-t / 5 min) while nothing arrives; 4 jobs
+	 * count until fewer than 3.75 are expected: 300 s * ln(4 / 3.75)
+	 * = 19.36 s from now. */
+	EXPECT_INT(f, f->r.next_ms, NOW + 1 + (int64_t)(300000.0 * log(4 / 3.75)));
+
+	/* 200 s jobs: 800 s of work expected, 400 s covered by the idle one,
+	 * ceil(400 / 300) = 2 launched before anything is queued. */
+	f->nfleet = 1;
+	c->arrival_work_per_s = 2;
+	run(f);
+	EXPECT_ONE_LAUNCH(f, 0, 2);
+
+	/* A stray job: 0.7 expected, under three quarters of one: nothing is
+	 * held, and the idle one goes. */
+	c->arrival_jobs_per_s = 0.7 / 400;
+	c->arrival_work_per_s = 0.01;
+	run(f);
+	EXPECT_INT(f, count_kind(&f->r, ACTION_LAUNCH), 0);
+	EXPECT_INT(f, count_kind(&f->r, ACTION_TERMINATE), 1);
 }
 
 static void test_launch_capped_at_the_jobs(void **state)
@@ -402,7 +453,7 @@ static void test_launch_capped_at_the_jobs(void **state)
 	struct fx *f = fx_reset();
 
 	(void)state;
-	/* 13 would be needed for the work, but there are only 5 jobs. */
+	/* 9 would be needed for the work, but there are only 5 jobs. */
 	offer(f, "a", 1, 24, 1.0, 20 * S_MS);
 	demand(f, "standard", 1, 1, 5, 500, NOW - S_MS, 60 * S_MS);
 	run(f);
@@ -548,28 +599,34 @@ static void test_busy_past_the_target_holds_no_job(void **state)
 	EXPECT_ONE_LAUNCH(f, 0, 1);
 }
 
-static void test_boot_longer_than_target_one_per_job(void **state)
+static void test_boot_longer_than_target(void **state)
 {
 	struct fx *f = fx_reset();
 
 	(void)state;
-	/* No launch can start anything within 60 s: each job gets its own. */
+	/* Nothing launched now starts within the 60 s target: a launch helps
+	 * the work still waiting when it is up, 120 s from now, and has the
+	 * target after that. The fleet is empty: 280 s of work, 60 s per
+	 * launch, ceil(280 / 60) = 5 (not one per job: the first five drain
+	 * the other two within the target). */
 	offer(f, "slow", 1, 24, 1.0, 120 * S_MS);
-	demand(f, "express", 0, 1, 7, 70, NOW - S_MS, 60 * S_MS);
+	demand(f, "express", 0, 1, 7, 280, NOW - S_MS, 60 * S_MS);
 	run(f);
-	EXPECT_ONE_LAUNCH(f, 0, 7);
+	EXPECT_ONE_LAUNCH(f, 0, 5);
 	assert_contains(f->r.actions[0].reason, "lane express");
 
-	/* Two already boot: five more. */
+	/* Two already boot, 119 s of it left: each gives 180 - 119 = 61 s of
+	 * the horizon; 280 - 122 = 158 left, ceil(158 / 60) = 3 more. */
 	booting(f, 1, 0, NOW - S_MS);
 	booting(f, 2, 0, NOW - S_MS);
 	run(f);
-	EXPECT_ONE_LAUNCH(f, 0, 5);
+	EXPECT_ONE_LAUNCH(f, 0, 3);
 
-	/* The boot exactly as long as the target: the same. */
+	/* A boot exactly as long as the target: the horizon is 120 s, the two
+	 * booting give 61 s each again, and 3 more. */
 	f->offers[0].boot_ms = 60 * S_MS;
 	run(f);
-	EXPECT_ONE_LAUNCH(f, 0, 5);
+	EXPECT_ONE_LAUNCH(f, 0, 3);
 }
 
 static void test_oldest_past_target_launches_at_least_one(void **state)
@@ -595,6 +652,16 @@ static void test_oldest_past_target_launches_at_least_one(void **state)
 
 	/* Exactly at the target counts as past it. */
 	f->classes[0].oldest_ms = NOW - 60 * S_MS;
+	run(f);
+	EXPECT_ONE_LAUNCH(f, 0, 1);
+
+	/* A busy one that is free before a launch could boot is as good as
+	 * free: the job waits for it, not for a new instance. */
+	f->offers[0].boot_ms = 20 * S_MS;
+	f->fleet[0].busy_remaining_s = 19;
+	run(f);
+	EXPECT_INT(f, f->r.n, 0);
+	f->fleet[0].busy_remaining_s = 20;
 	run(f);
 	EXPECT_ONE_LAUNCH(f, 0, 1);
 
@@ -1270,7 +1337,8 @@ int main(void)
 		cmocka_unit_test(test_no_second_launch_while_booting),
 		cmocka_unit_test(test_busy_counts_for_target_minus_remaining),
 		cmocka_unit_test(test_busy_past_the_target_holds_no_job),
-		cmocka_unit_test(test_boot_longer_than_target_one_per_job),
+		cmocka_unit_test(test_boot_longer_than_target),
+		cmocka_unit_test(test_expected_arrivals),
 		cmocka_unit_test(test_oldest_past_target_launches_at_least_one),
 		cmocka_unit_test(test_gpus_and_vram_must_fit),
 		cmocka_unit_test(test_cheapest_fitting_offer),

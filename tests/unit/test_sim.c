@@ -21,9 +21,13 @@
  *   the time plan() asks for (an idle timeout ending). Its defaults here:
  *   wait target 5 min, idle_timeout 10 min, max_instances 4.
  * - plan() launches for a class when its queued work cannot drain within
- *   the wait target: each new instance drains (target - boot) * speed =
- *   200 s of work within it, so it launches ceil(shortfall / 200 s),
- *   at most one per job not matched to an instance.
+ *   the horizon, boot + target (400 s): each new instance is up after its
+ *   boot and drains target * speed = 300 s of work within it, so it
+ *   launches ceil(shortfall / 300 s), at most one per job not matched to
+ *   an instance. The work expected to arrive (the arrival rate over the
+ *   5 min arrival window, times the horizon) counts too; the cases of
+ *   the backlog rule turn it off (scaler.arrival_window=0s), and
+ *   test_expected_arrivals works it out.
  * - keda polls at 1 ms, then every poll (30 s): the first poll is at t=1
  *   ms because 0 means "no poll due" in the simulator, so every keda time
  *   below ends in .001. It wants ceil((queued + running) / target)
@@ -205,14 +209,14 @@ static void test_two_overlapping_jobs(void **state)
 	const char *csv = "submit_time_s,duration_s\n0,300\n10,60\n";
 
 	(void)state;
-	/* ebb: at 0 one launch (300 s of work, 200 s per launch, but one job:
-	 * at most one instance). At 10 s B arrives (plan due: 0 + 2 s < 10 s):
-	 * the booting instance can do 300 - 90 = 210 s of the 360 s in the
-	 * target; the 150 s short needs one more: launched at 10 s. Ready at
-	 * 100 and 110: A and B each wait 100 s. B ends at 170, A at 400, and
-	 * the replay stops both: 400 + 390 = 790 s; 7 + 7 min; 2 h. */
+	/* ebb: at 0 one launch (300 s of work, 300 s per launch). At 10 s B
+	 * arrives (plan due: 0 + 2 s < 10 s): the booting instance can do
+	 * 400 - 90 = 310 s of the 360 s in the horizon; the 50 s short needs
+	 * one more: launched at 10 s. Ready at 100 and 110: A and B each wait
+	 * 100 s. B ends at 170, A at 400, and the replay stops both: 400 + 390
+	 * = 790 s; 7 + 7 min; 2 h. */
 	static const struct want ebb = {{0.790, 0.840, 7.20}, 100, 100, 100, 2, 2};
-	check(csv, "ebb", &ebb, 360);
+	check(csv, "ebb:scaler.arrival_window=0s", &ebb, 360);
 	/* min1: A on the warm instance at once; B finds it busy, so min1
 	 * launches one at 10 s, ready at 110 (B waits 100) and stopped at the
 	 * end, 300 s: 300 + 290 = 590 s; 5 + 5 min; 2 h. */
@@ -232,13 +236,13 @@ static void test_burst_on_cold_fleet(void **state)
 	const char *csv = "submit_time_s,duration_s\n0,60\n0,60\n0,60\n0,60\n";
 
 	(void)state;
-	/* ebb: 240 s of work, 200 s per launch in the target: two launches.
-	 * Ready at 100, two jobs run to 160, the other two to 220 (waits 100,
-	 * 100, 160, 160: p50 is the 2nd, p95 the 4th). The busy pair can do
-	 * the rest within the target, so no third. 2 x 220 s; 2 x 4 min;
-	 * 2 h. */
-	static const struct want ebb = {{0.440, 0.480, 7.20}, 100, 160, 160, 2, 2};
-	check(csv, "ebb", &ebb, 240);
+	/* ebb: 240 s of work, 300 s per launch: one launch, which runs the
+	 * four one after the other from 100 s: waits 100, 160, 220, 280, all
+	 * within the 300 s target (p50 is the 2nd, p95 the 4th). When it is up,
+	 * its 60 s job leaves 340 s of the horizon for the 180 s queued: no
+	 * second. 340 s; 6 min; 1 h. */
+	static const struct want ebb = {{0.340, 0.360, 3.60}, 160, 280, 280, 1, 1};
+	check(csv, "ebb:scaler.arrival_window=0s", &ebb, 240);
 	/* keda: its first poll wants 4 and launches 4, all ready at 100.001;
 	 * all end at 160.001: 4 x 160 s; 4 x 3 min; 4 h. */
 	static const struct want keda = {{0.640, 0.720, 14.40}, 100.001, 100.001, 100.001, 4, 4};
@@ -264,20 +268,46 @@ static void test_gap_around_idle_timeout(void **state)
 	 * it ends at 819 s. One instance for 819 s; 14 min; 1 h. Waits 100
 	 * (the first) and 0. */
 	static const struct want below = {{0.819, 0.840, 3.60}, 0, 100, 100, 1, 1};
-	check("submit_time_s,duration_s\n0,60\n759,60\n", "ebb", &below, 120);
+	check("submit_time_s,duration_s\n0,60\n759,60\n", "ebb:scaler.arrival_window=0s", &below, 120);
 	/* At 761 s it is gone (stopped at 760 s: 760 s billed). The arrival
 	 * makes plan() due at 760 + 2 s (its interval), so the launch is at
 	 * 762, ready at 862: a wait of 101 s; then 160 s more. 760 + 160 s;
 	 * 13 + 3 min; 1 + 1 h. */
 	static const struct want above = {{0.920, 0.960, 7.20}, 100, 101, 101, 2, 1};
-	check("submit_time_s,duration_s\n0,60\n761,60\n", "ebb", &above, 120);
+	check("submit_time_s,duration_s\n0,60\n761,60\n", "ebb:scaler.arrival_window=0s", &above, 120);
 
 	/* The same with the timeout overridden in the spec: 5 min, released
 	 * at 460 s. Below: 519 s. Above: 460 + 160 s. */
 	static const struct want below5 = {{0.519, 0.540, 3.60}, 0, 100, 100, 1, 1};
-	check("submit_time_s,duration_s\n0,60\n459,60\n", "ebb:scaler.idle_timeout=5m", &below5, 120);
+	check("submit_time_s,duration_s\n0,60\n459,60\n", "ebb:scaler.idle_timeout=5m,scaler.arrival_window=0s", &below5,
+	      120);
 	static const struct want above5 = {{0.620, 0.660, 7.20}, 100, 101, 101, 2, 1};
-	check("submit_time_s,duration_s\n0,60\n461,60\n", "ebb:scaler.idle_timeout=5m", &above5, 120);
+	check("submit_time_s,duration_s\n0,60\n461,60\n", "ebb:scaler.idle_timeout=5m,scaler.arrival_window=0s", &above5,
+	      120);
+}
+
+/* ebb keeps an instance for the work its arrival rate expects: A at 0 s
+ * and B at 170 s, 60 s each, idle_timeout 0 s so that only the expectation
+ * holds the instance. The rate is the arrivals weighted by exp(-age / 5
+ * min); within the 400 s horizon A alone makes 400 / 300 = 1.33 jobs
+ * expected at 0, decaying to 1.33 e^(-t / 300 s); a job counts from three
+ * quarters up, so the instance is held until t = 300 ln(1.33 / 0.75) =
+ * 172.6 s. */
+static void test_expected_arrivals(void **state)
+{
+	const char *csv = "submit_time_s,duration_s\n0,60\n170,60\n";
+
+	(void)state;
+	/* At 0 one launch (60 + 80 s of work, 300 s per launch), ready at 100
+	 * (A waits 100), idle at 160 but held; B at 170 starts at once and
+	 * ends at 230, where the replay stops it: 230 s; 4 min; 1 h. */
+	static const struct want held = {{0.230, 0.240, 3.60}, 0, 100, 100, 1, 1};
+	check(csv, "ebb:scaler.idle_timeout=0s", &held, 120);
+	/* Without the expectation it goes when A ends, at 160 s; B's launch
+	 * is at 170, ready at 270, B ends at 330: 160 + 160 s; 3 + 3 min;
+	 * 1 + 1 h. */
+	static const struct want gone = {{0.320, 0.360, 7.20}, 100, 100, 100, 2, 1};
+	check(csv, "ebb:scaler.idle_timeout=0s,scaler.arrival_window=0s", &gone, 120);
 }
 
 /* always-on:n=2 keeps two warm instances from 0 to the end of the last job
@@ -663,6 +693,7 @@ int main(void)
 		cmocka_unit_test(test_two_overlapping_jobs),
 		cmocka_unit_test(test_burst_on_cold_fleet),
 		cmocka_unit_test(test_gap_around_idle_timeout),
+		cmocka_unit_test(test_expected_arrivals),
 		cmocka_unit_test(test_always_on_fixed_size),
 		cmocka_unit_test(test_keda_poll_and_cooldown),
 		cmocka_unit_test(test_bound_cheapest_per_work),
