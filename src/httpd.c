@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 #include "error.h"
@@ -123,6 +124,15 @@ static void handle(struct request *req)
 	req->h->hooks.handle(req->h->hooks.ctx, req);
 }
 
+/* The most of an oversized body read through to refuse it cleanly. */
+#define DRAIN_MAX (64LL << 20)
+
+static int expects_continue(struct MHD_Connection *conn)
+{
+	const char *e = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT);
+	return e && strcasecmp(e, "100-continue") == 0;
+}
+
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
 				 const char *method, const char *version, const char *upload,
 				 size_t *upload_size, void **con_cls)
@@ -140,10 +150,15 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 		req->method = method;
 		req->path = url;
 		*con_cls = req;
-		/* Refuse an announced oversized body before reading any of it. */
 		if (cl && strtoll(cl, NULL, 10) > h->max_body) {
 			req->too_large = 1;
-			handle(req);
+			/* Refused before any of it is read when the client waits for
+			 * a 100 Continue, or when it is too big to read through.
+			 * Otherwise it is read and dropped first: closing on a body
+			 * still arriving resets the connection, and the client may
+			 * lose the 413 before it reads it. */
+			if (expects_continue(conn) || strtoll(cl, NULL, 10) > DRAIN_MAX)
+				handle(req);
 		}
 		return MHD_YES;
 	}

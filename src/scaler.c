@@ -176,35 +176,91 @@ struct view_builder {
 	int nfleet;
 };
 
+/* The view's class of (GPUs, VRAM, lane), added when new. */
+static struct plan_class *class_for(struct view_builder *b, int gpus, int min_vram_gb, const char *lane,
+				    int64_t oldest_ms)
+{
+	const struct config *cfg = b->sc->srv->cfg;
+	int rank = config_lane_rank(cfg, lane);
+	struct plan_class *c;
+
+	for (int k = 0; k < b->nclasses; k++) {
+		c = &b->classes[k];
+		if (c->gpus == gpus && c->min_vram_gb == min_vram_gb && c->lane_rank == rank)
+			return c;
+	}
+	b->classes = realloc(b->classes, (size_t)(b->nclasses + 1) * sizeof *b->classes);
+	c = &b->classes[b->nclasses++];
+	memset(c, 0, sizeof *c);
+	c->lane = rank >= 0 ? cfg->lane_names[rank] : "?";
+	c->gpus = gpus;
+	c->min_vram_gb = min_vram_gb;
+	c->lane_rank = rank;
+	c->oldest_ms = oldest_ms;
+	c->wait_target_ms = config_wait_target_ms(cfg, c->lane);
+	return c;
+}
+
 static int add_demand(void *arg, const struct demand_row *r)
 {
 	struct view_builder *b = arg;
 	const struct config *cfg = b->sc->srv->cfg;
-	struct plan_class *c = NULL;
-	int rank = config_lane_rank(cfg, r->lane);
+	struct plan_class *c = class_for(b, r->gpus, r->min_vram_gb, r->lane, r->oldest_ms);
 
-	for (int k = 0; k < b->nclasses; k++) {
-		if (b->classes[k].gpus == r->gpus && b->classes[k].min_vram_gb == r->min_vram_gb &&
-		    b->classes[k].lane_rank == rank)
-			c = &b->classes[k];
-	}
-	if (!c) {
-		b->classes = realloc(b->classes, (size_t)(b->nclasses + 1) * sizeof *b->classes);
-		c = &b->classes[b->nclasses++];
-		memset(c, 0, sizeof *c);
-		c->lane = rank >= 0 ? cfg->lane_names[rank] : "?";
-		c->gpus = r->gpus;
-		c->min_vram_gb = r->min_vram_gb;
-		c->lane_rank = rank;
-		c->oldest_ms = r->oldest_ms;
-		c->wait_target_ms = config_wait_target_ms(cfg, c->lane);
-	}
 	c->jobs += r->jobs;
 	c->items += r->items;
 	c->work_s += (double)r->est_s + (double)r->jobs_without_est * estimate_s(&b->med, r->type, cfg);
 	if (r->oldest_ms < c->oldest_ms)
 		c->oldest_ms = r->oldest_ms;
 	return 0;
+}
+
+/* Arrivals count with weight exp(-age / arrival_window), as the
+ * simulator's running sums do; the rows are read back from the newest to
+ * ARRIVALS_HORIZON windows ago (weights under 1%), at most ARRIVALS_MAX
+ * of them. */
+#define ARRIVALS_HORIZON 5
+#define ARRIVALS_MAX 10000
+
+struct arrivals {
+	struct view_builder *b;
+	int64_t now_ms, oldest_ms;
+	double window_s;
+	int n;
+};
+
+static int add_arrival(void *arg, const struct arrival_row *r)
+{
+	struct arrivals *a = arg;
+	struct plan_class *c = class_for(a->b, r->gpus, r->min_vram_gb, r->lane, a->now_ms);
+	double w = exp(-(double)(a->now_ms - r->created_ms) / 1000.0 / a->window_s) / a->window_s;
+	double est = r->est_s ? (double)r->est_s : estimate_s(&a->b->med, r->type, a->b->sc->srv->cfg);
+
+	c->arrival_jobs_per_s += w;
+	c->arrival_work_per_s += w * est;
+	a->oldest_ms = r->created_ms;
+	a->n++;
+	return 0;
+}
+
+static void add_arrivals(struct view_builder *b, int64_t now_ms, int64_t window_ms)
+{
+	struct arrivals a = {.b = b, .now_ms = now_ms, .window_s = (double)window_ms / 1000.0};
+	struct server *s = b->sc->srv;
+
+	if (window_ms <= 0)
+		return;
+	s->store->ops->arrivals(s->store, now_ms - ARRIVALS_HORIZON * window_ms, ARRIVALS_MAX, add_arrival, &a);
+	/* A stream too fast for the rows read: they cover only the last span
+	 * seconds, whose weights add up to 1 - exp(-span / window) of a steady
+	 * rate's; scaled up to the whole. */
+	if (a.n == ARRIVALS_MAX) {
+		double covered = 1 - exp(-(double)(now_ms - a.oldest_ms) / (double)window_ms);
+		for (int k = 0; covered > 0 && k < b->nclasses; k++) {
+			b->classes[k].arrival_jobs_per_s /= covered;
+			b->classes[k].arrival_work_per_s /= covered;
+		}
+	}
 }
 
 static int offer_index(const struct scaler *sc, const char *name)
@@ -451,8 +507,10 @@ static void run(struct scaler *sc)
 	s->store->ops->instance_list(s->store, 0, add_instance, &b);
 	reconcile(sc, &b);
 	s->store->ops->demand(s->store, add_demand, &b);
+	add_arrivals(&b, clock_now(&s->clock), cfg->arrival_window_ms);
 	view = (struct plan_view){
 		.now_ms = clock_now(&s->clock),
+		.arrival_window_ms = cfg->arrival_window_ms,
 		.settings = &settings,
 		.classes = b.classes,
 		.nclasses = b.nclasses,

@@ -52,6 +52,14 @@ struct demand_row {
 	int64_t oldest_ms;
 };
 
+/* One submitted job, for the arrival rate. */
+struct arrival_row {
+	int gpus, min_vram_gb;
+	const char *lane, *type;
+	int64_t est_s; /* 0: none given */
+	int64_t created_ms;
+};
+
 struct decision {
 	int64_t id;
 	int64_t at_ms;
@@ -100,6 +108,7 @@ struct ledger_row {
 
 typedef int (*job_cb)(void *arg, const struct job *job);
 typedef int (*demand_cb)(void *arg, const struct demand_row *row);
+typedef int (*arrival_cb)(void *arg, const struct arrival_row *row);
 typedef int (*instance_cb)(void *arg, const struct instance *inst);
 typedef int (*decision_cb)(void *arg, const struct decision *d);
 /* One finished job: its type and run time, newest first. */
@@ -138,6 +147,8 @@ struct store_ops {
 	/* Submit times of the newest `limit` jobs, newest first. */
 	int (*recent_submits)(struct store *, int limit, time_cb cb, void *arg);
 	int (*recent_durations)(struct store *, int limit, duration_cb cb, void *arg);
+	/* The newest `limit` jobs submitted since since_ms, newest first. */
+	int (*arrivals)(struct store *, int64_t since_ms, int limit, arrival_cb cb, void *arg);
 
 	/* Instance time billed (launch to termination, or now) and job run
 	 * time of finished jobs, both since since_ms. */

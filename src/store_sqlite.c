@@ -105,7 +105,7 @@ static const char *const migrations[] = {
 enum stmt_id {
 	S_BEGIN, S_COMMIT, S_ROLLBACK, S_SAVEPOINT, S_RELEASE, S_ROLLBACK_TO,
 	S_INSERT, S_UPDATE, S_GET, S_GET_BY_KEY, S_NEXT_READY, S_LIST, S_DUE,
-	S_NEXT_DEADLINE, S_DEMAND, S_RECENT_SUBMITS,
+	S_NEXT_DEADLINE, S_DEMAND, S_RECENT_SUBMITS, S_ARRIVALS,
 	S_RECENT_DURATIONS, S_INST_INSERT, S_INST_UPDATE, S_INST_GET, S_INST_LIST, S_DEC_INSERT,
 	S_DEC_LIST, S_USAGE, S_SEG_OPEN, S_SEG_FIND, S_SEG_CLOSE, S_JOB_COST,
 	S_STAT_ADD, S_STATS, S_LEDGER, S_COUNT
@@ -148,6 +148,10 @@ static const char *const stmt_sql[S_COUNT] = {
 		     " MIN(created_at), SUM(items) FROM jobs WHERE state = 'queued'"
 		     " GROUP BY gpus, min_vram_gb, lane, type",
 	[S_RECENT_SUBMITS] = "SELECT created_at FROM jobs ORDER BY id DESC LIMIT ?",
+	/* Newest first by id, the submission order: a walk back from the end
+	 * of the table that stops at the window's start. */
+	[S_ARRIVALS] = "SELECT gpus, min_vram_gb, lane, type, est_s, created_at FROM jobs"
+		       " ORDER BY id DESC LIMIT ?",
 	[S_RECENT_DURATIONS] = "SELECT type, finished_at - started_at FROM jobs"
 			       " WHERE state = 'succeeded' AND started_at > 0"
 			       " ORDER BY finished_at DESC LIMIT ?",
@@ -608,6 +612,33 @@ static int op_recent_submits(struct store *base, int limit, time_cb cb, void *ar
 	return ret;
 }
 
+static int op_arrivals(struct store *base, int64_t since_ms, int limit, arrival_cb cb, void *arg)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_ARRIVALS];
+	int rc, ret = 0;
+
+	sqlite3_bind_int(st, 1, limit);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct arrival_row r = {
+			.gpus = sqlite3_column_int(st, 0),
+			.min_vram_gb = sqlite3_column_int(st, 1),
+			.lane = (const char *)sqlite3_column_text(st, 2),
+			.type = (const char *)sqlite3_column_text(st, 3),
+			.est_s = sqlite3_column_int64(st, 4),
+			.created_ms = sqlite3_column_int64(st, 5),
+		};
+		if (r.created_ms < since_ms)
+			break;
+		if ((ret = cb(arg, &r)) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = fail(s, "arrivals");
+	sqlite3_reset(st);
+	return ret;
+}
+
 static int op_recent_durations(struct store *base, int limit, duration_cb cb, void *arg)
 {
 	struct sqlite_store *s = impl(base);
@@ -988,6 +1019,7 @@ static const struct store_ops sqlite_ops = {
 	.demand = op_demand,
 	.recent_submits = op_recent_submits,
 	.recent_durations = op_recent_durations,
+	.arrivals = op_arrivals,
 	.usage = op_usage,
 	.segment_open = op_segment_open,
 	.segment_close = op_segment_close,
