@@ -503,13 +503,19 @@ static double fastest_boot_s(const struct planner *p, const struct plan_class *c
 	return best;
 }
 
+static const char *expected_note(int64_t n, char *buf, size_t size)
+{
+	snprintf(buf, size, " and %lld expected", (long long)n);
+	return buf;
+}
+
 static void scale_up(struct planner *p, const struct plan_class *c)
 {
 	double target_s = (double)c->wait_target_ms / 1000.0, capacity = 0, shortfall, per_launch, boot_s, speed;
 	double job_ref_s = c->jobs > 0 ? c->work_s / (double)c->jobs : 0, horizon_s, work_s = c->work_s;
 	int64_t matched = 0, waiting_ms = p->v->now_ms - c->oldest_ms, need = 0, jobs = c->jobs;
 	int ready = 0, k;
-	char why[200];
+	char why[240], note[40];
 
 	if ((boot_s = fastest_boot_s(p, c, &speed)) < 0)
 		return;
@@ -554,9 +560,10 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 			need = jobs - matched;
 		if (!p->s->no_reasons)
 			snprintf(why, sizeof why,
-			 "lane %s: %lld jobs, %.0f s of work, cannot drain within its %.0f s wait target"
-			 " with %lld instances up or booting", c->lane, (long long)c->jobs, c->work_s, target_s,
-			 (long long)matched);
+			 "lane %s: %lld jobs queued%s, %.0f s of work, cannot drain within a %.0f s boot and its"
+			 " %.0f s wait target with %lld instances up or booting", c->lane, (long long)c->jobs,
+			 jobs > c->jobs ? expected_note(jobs - c->jobs, note, sizeof note) : "", work_s, boot_s,
+			 target_s, (long long)matched);
 	}
 	if (need <= 0 && c->jobs > 0 && waiting_ms >= c->wait_target_ms && ready == 0) {
 		need = 1;

@@ -88,7 +88,7 @@ struct action {
 	enum market market;
 	int count;        /* launch */
 	int64_t instance; /* drain, terminate */
-	char reason[320];
+	char reason[400];
 };
 
 #define PLAN_MAX_ACTIONS 64

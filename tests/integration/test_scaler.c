@@ -378,6 +378,42 @@ static void test_burst_gap_burst_reuses_instances(void **state)
 	assert_between(count_decisions(s, NULL, NULL), first + 1, first + 3);
 }
 
+/* The arrival rate holds capacity for the work it expects: three jobs in
+ * the batch lane (60 s wait target; the local offer boots in 0 s, so the
+ * horizon is 60 s) arriving at once, with a 1 minute arrival window, make
+ * 3 jobs expected within it. With idle_timeout 0 s nothing else keeps an
+ * idle instance; the one launched is kept while the expectation lasts and
+ * released once the rate has decayed (2 minutes on: 3 e^-2 = 0.4 jobs). */
+static void test_arrival_rate_holds_an_instance(void **state)
+{
+	const char *exits = exits_file();
+	struct harness_server *s = serve(exits,
+					 "max_instances = 4\nidle_timeout = 0s\narrival_window = 1m\n"
+					 "[lane.batch]\nwait_target = 60s\n",
+					 HARNESS_TEST_CLOCK);
+
+	(void)state;
+	for (int k = 0; k < 3; k++)
+		harness_submit(s, "{\"command\": [\"true\"], \"lane\": \"batch\", \"est_s\": 1}");
+	WAIT_FOR(s, 20000, harness_stat(s, "states.succeeded") == 3, "%lld of 3 jobs succeeded after 20 s",
+		 (long long)harness_stat(s, "states.succeeded"));
+	WAIT_FOR(s, 5000, idle_instances(s) >= 1, "no idle instance after the jobs");
+	assert_int(count_decisions(s, "launch", "3 expected"), 1);
+	/* Ten scaler intervals, idle past the 0 s timeout: still there. */
+	for (int k = 0; k < 10; k++) {
+		if (harness_live_instances(s, NULL) < 1)
+			harness_fail_with_log(s, "the idle instance went while 3 jobs were expected");
+		harness_sleep_ms(200);
+	}
+	assert_int(count_decisions(s, "terminate", NULL), 0);
+
+	harness_advance(s, 2 * 60 * 1000);
+	WAIT_FOR(s, 10000, harness_live_instances(s, NULL) == 0,
+		 "%d instances still up 2 minutes (test clock) after the arrivals, arrival_window 1m",
+		 harness_live_instances(s, NULL));
+	assert_int(count_decisions(s, "terminate", "idle"), count_decisions(s, NULL, NULL));
+}
+
 /* The warm floor: none before its hour, two ready instances inside it,
  * kept while idle past the idle timeout, released after the hour. serve's
  * test clock jumps to the hours. */
@@ -550,6 +586,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_burst_gap_burst_reuses_instances, harness_cleanup),
 		cmocka_unit_test_teardown(test_warm_pool_floor_by_the_hour, harness_cleanup),
 		cmocka_unit_test_teardown(test_auto_idle_timeout_from_gaps, harness_cleanup),
+		cmocka_unit_test_teardown(test_arrival_rate_holds_an_instance, harness_cleanup),
 		cmocka_unit_test_teardown(test_adopted_worker_that_dies_is_gone, harness_cleanup),
 		cmocka_unit_test_teardown(test_long_job_is_not_an_orphan, harness_cleanup),
 	};
