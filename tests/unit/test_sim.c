@@ -24,9 +24,8 @@
  *   the horizon, boot + target (400 s): each new instance is up after its
  *   boot and drains target * speed = 300 s of work within it, so it
  *   launches ceil(shortfall / 300 s), at most one per job not matched to
- *   an instance. The work expected to arrive (the arrival rate over the
- *   5 min arrival window, times the horizon) counts too; the cases of
- *   the backlog rule turn it off (scaler.arrival_window=0s), and
+ *   an instance. With scaler.arrival_window set (off by default), the
+ *   work expected to arrive within the horizon counts too:
  *   test_expected_arrivals works it out.
  * - keda polls at 1 ms, then every poll (30 s): the first poll is at t=1
  *   ms because 0 means "no poll due" in the simulator, so every keda time
@@ -216,7 +215,7 @@ static void test_two_overlapping_jobs(void **state)
 	 * 100 s. B ends at 170, A at 400, and the replay stops both: 400 + 390
 	 * = 790 s; 7 + 7 min; 2 h. */
 	static const struct want ebb = {{0.790, 0.840, 7.20}, 100, 100, 100, 2, 2};
-	check(csv, "ebb:scaler.arrival_window=0s", &ebb, 360);
+	check(csv, "ebb", &ebb, 360);
 	/* min1: A on the warm instance at once; B finds it busy, so min1
 	 * launches one at 10 s, ready at 110 (B waits 100) and stopped at the
 	 * end, 300 s: 300 + 290 = 590 s; 5 + 5 min; 2 h. */
@@ -242,7 +241,7 @@ static void test_burst_on_cold_fleet(void **state)
 	 * its 60 s job leaves 340 s of the horizon for the 180 s queued: no
 	 * second. 340 s; 6 min; 1 h. */
 	static const struct want ebb = {{0.340, 0.360, 3.60}, 160, 280, 280, 1, 1};
-	check(csv, "ebb:scaler.arrival_window=0s", &ebb, 240);
+	check(csv, "ebb", &ebb, 240);
 	/* keda: its first poll wants 4 and launches 4, all ready at 100.001;
 	 * all end at 160.001: 4 x 160 s; 4 x 3 min; 4 h. */
 	static const struct want keda = {{0.640, 0.720, 14.40}, 100.001, 100.001, 100.001, 4, 4};
@@ -268,21 +267,21 @@ static void test_gap_around_idle_timeout(void **state)
 	 * it ends at 819 s. One instance for 819 s; 14 min; 1 h. Waits 100
 	 * (the first) and 0. */
 	static const struct want below = {{0.819, 0.840, 3.60}, 0, 100, 100, 1, 1};
-	check("submit_time_s,duration_s\n0,60\n759,60\n", "ebb:scaler.arrival_window=0s", &below, 120);
+	check("submit_time_s,duration_s\n0,60\n759,60\n", "ebb", &below, 120);
 	/* At 761 s it is gone (stopped at 760 s: 760 s billed). The arrival
 	 * makes plan() due at 760 + 2 s (its interval), so the launch is at
 	 * 762, ready at 862: a wait of 101 s; then 160 s more. 760 + 160 s;
 	 * 13 + 3 min; 1 + 1 h. */
 	static const struct want above = {{0.920, 0.960, 7.20}, 100, 101, 101, 2, 1};
-	check("submit_time_s,duration_s\n0,60\n761,60\n", "ebb:scaler.arrival_window=0s", &above, 120);
+	check("submit_time_s,duration_s\n0,60\n761,60\n", "ebb", &above, 120);
 
 	/* The same with the timeout overridden in the spec: 5 min, released
 	 * at 460 s. Below: 519 s. Above: 460 + 160 s. */
 	static const struct want below5 = {{0.519, 0.540, 3.60}, 0, 100, 100, 1, 1};
-	check("submit_time_s,duration_s\n0,60\n459,60\n", "ebb:scaler.idle_timeout=5m,scaler.arrival_window=0s", &below5,
+	check("submit_time_s,duration_s\n0,60\n459,60\n", "ebb:scaler.idle_timeout=5m", &below5,
 	      120);
 	static const struct want above5 = {{0.620, 0.660, 7.20}, 100, 101, 101, 2, 1};
-	check("submit_time_s,duration_s\n0,60\n461,60\n", "ebb:scaler.idle_timeout=5m,scaler.arrival_window=0s", &above5,
+	check("submit_time_s,duration_s\n0,60\n461,60\n", "ebb:scaler.idle_timeout=5m", &above5,
 	      120);
 }
 
@@ -302,12 +301,12 @@ static void test_expected_arrivals(void **state)
 	 * (A waits 100), idle at 160 but held; B at 170 starts at once and
 	 * ends at 230, where the replay stops it: 230 s; 4 min; 1 h. */
 	static const struct want held = {{0.230, 0.240, 3.60}, 0, 100, 100, 1, 1};
-	check(csv, "ebb:scaler.idle_timeout=0s", &held, 120);
+	check(csv, "ebb:scaler.idle_timeout=0s,scaler.arrival_window=5m", &held, 120);
 	/* Without the expectation it goes when A ends, at 160 s; B's launch
 	 * is at 170, ready at 270, B ends at 330: 160 + 160 s; 3 + 3 min;
 	 * 1 + 1 h. */
 	static const struct want gone = {{0.320, 0.360, 7.20}, 100, 100, 100, 2, 1};
-	check(csv, "ebb:scaler.idle_timeout=0s,scaler.arrival_window=0s", &gone, 120);
+	check(csv, "ebb:scaler.idle_timeout=0s", &gone, 120);
 }
 
 /* always-on:n=2 keeps two warm instances from 0 to the end of the last job
