@@ -11,6 +11,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,9 +77,16 @@ struct planner {
 	 * limit any sooner. */
 	int64_t serving_gpus;
 	double serving_spend;
-	struct idle_entry *idle; /* scratch for scale_down */
+	/* Found by tally(), so that the later steps need not walk the fleet
+	 * again (the simulator calls plan() millions of times): */
+	struct idle_entry *idle; /* the idle instances */
+	int nidle;
+	int *boots;       /* the requested and booting ones */
+	int nboots;
+	int ndraining;
 	int *per_offer;   /* instances per offer */
 	int *spot_per_offer;
+	int *kinds; /* tally()'s counts: KINDS per offer */
 	int64_t spot;     /* spot instances in all */
 };
 
@@ -145,38 +153,55 @@ static void release(struct planner *p, int idx, const char *why)
 	    o->name, state_names[i->state], why);
 }
 
+/* Counts the fleet by offer, market and whether it serves, one counter
+ * per instance (the loop runs over every instance of every plan), then
+ * sums instances, GPUs and spend per offer. */
+enum { KIND_SPOT = 1, KIND_DRAINING = 2, KINDS = 4 };
+
 static void tally(struct planner *p)
 {
+	int *kinds = p->kinds;
+
 	for (int k = 0; k < p->v->nfleet; k++) {
 		const struct plan_instance *i = &p->v->fleet[k];
+
 		if (i->state == INST_TERMINATED) {
 			p->taken[k] = 1;
 			continue;
 		}
-		p->count++;
-		p->serving += i->state != INST_DRAINING;
-		if (i->state != INST_DRAINING) {
-			p->serving_gpus += offer_of(p, i)->gpus;
-			p->serving_spend += price_of(offer_of(p, i), i->market);
-		}
-		p->gpus += offer_of(p, i)->gpus;
-		p->spend += price_of(offer_of(p, i), i->market);
-		p->per_offer[i->offer]++;
-		if (i->market == MARKET_SPOT) {
-			p->spot_per_offer[i->offer]++;
-			p->spot++;
-		}
+		kinds[i->offer * KINDS + (i->market == MARKET_SPOT) + 2 * (i->state == INST_DRAINING)]++;
+		if (i->state == INST_IDLE)
+			p->idle[p->nidle++] = (struct idle_entry){i->idle_since_ms, k};
+		else if (i->state == INST_REQUESTED || i->state == INST_BOOTING)
+			p->boots[p->nboots++] = k;
+		else if (i->state == INST_DRAINING)
+			p->ndraining++;
+	}
+	for (int o = 0; o < p->v->noffers; o++) {
+		const struct offer *of = &p->v->offers[o];
+		const int *n = &kinds[o * KINDS];
+		int od = n[0] + n[KIND_DRAINING], spot = n[KIND_SPOT] + n[KIND_SPOT | KIND_DRAINING];
+		double od_price = price_of(of, MARKET_ONDEMAND), spot_price = price_of(of, MARKET_SPOT);
+
+		p->per_offer[o] = od + spot;
+		p->spot_per_offer[o] = spot;
+		p->count += od + spot;
+		p->spot += spot;
+		p->serving += n[0] + n[KIND_SPOT];
+		p->gpus += (int64_t)(od + spot) * of->gpus;
+		p->serving_gpus += (int64_t)(n[0] + n[KIND_SPOT]) * of->gpus;
+		p->spend += od * od_price + spot * spot_price;
+		p->serving_spend += n[0] * od_price + n[KIND_SPOT] * spot_price;
 	}
 }
 
 static void expire_boots(struct planner *p)
 {
-	for (int k = 0; k < p->v->nfleet; k++) {
+	for (int b = 0; b < p->nboots; b++) {
+		int k = p->boots[b];
 		const struct plan_instance *i = &p->v->fleet[k];
 		int64_t deadline = i->launched_ms + p->s->boot_timeout_ms;
 
-		if (p->taken[k] || (i->state != INST_REQUESTED && i->state != INST_BOOTING))
-			continue;
 		if (p->v->now_ms >= deadline)
 			release(p, k, "never registered within boot_timeout");
 		else
@@ -626,15 +651,32 @@ static int longest_idle_first(const void *a, const void *b)
 static void scale_down(struct planner *p)
 {
 	int floor_n = p->s->warm ? warm_floor(p->s->warm, p->v->now_ms) : 0, n = 0;
+	int64_t first_due = INT64_MAX; /* the earliest an idle one's timeout ends */
 	struct idle_entry *idle = p->idle;
 	char why[120];
 
-	/* The idle ones, longest idle first: sorted once, not searched for
-	 * again at each release (the simulator calls plan() millions of times). */
-	for (int k = 0; k < p->v->nfleet; k++) {
-		if (!p->taken[k] && p->v->fleet[k].state == INST_IDLE)
-			idle[n++] = (struct idle_entry){p->v->fleet[k].idle_since_ms, k};
+	for (int j = 0; j < p->nidle; j++) {
+		if (!p->taken[p->idle[j].k])
+			idle[n++] = p->idle[j];
 	}
+	/* Most plans release nothing: when no timeout has ended, there is no
+	 * order to find (the simulator calls plan() millions of times). The
+	 * longest idle one has the shortest timeout, but under decay, where it
+	 * is fixed by id. */
+	for (int j = 0; j < n; j++) {
+		const struct plan_instance *i = &p->v->fleet[idle[j].k];
+		int64_t due = i->idle_since_ms + idle_timeout_of(p, i, p->s->idle_decay ? 1 : n);
+		if (due < first_due)
+			first_due = due;
+	}
+	if (n > 0 && first_due > p->v->now_ms) {
+		wake_at(p, first_due);
+		for (int j = 0; j < n; j++)
+			p->taken[idle[j].k] = 1;
+		n = 0;
+	}
+	/* The idle ones, longest idle first: sorted once, not searched for
+	 * again at each release. */
 	sort_small(idle, (size_t)n, sizeof *idle, longest_idle_first);
 	for (int j = 0; j < n; j++) {
 		int k = idle[j].k;
@@ -656,7 +698,7 @@ static void scale_down(struct planner *p)
 				 (double)idle_ms / 1000.0, (double)timeout / 1000.0, p->s->idle_decay ? " (decay)" : "");
 		release(p, k, why);
 	}
-	for (int k = 0; k < p->v->nfleet; k++) {
+	for (int k = 0; p->ndraining > 0 && k < p->v->nfleet; k++) {
 		const struct plan_instance *i = &p->v->fleet[k];
 		if (i->state == INST_DRAINING && !i->running && !p->taken[k])
 			release(p, k, "drained");
@@ -667,9 +709,12 @@ void plan(const struct plan_view *v, struct plan_result *out)
 {
 	struct planner p = {.v = v, .s = v->settings, .out = out};
 	size_t nf = (size_t)v->nfleet + 1, no = (size_t)v->noffers + 1, nc = (size_t)v->nclasses + 1;
-	/* One block for the scratch arrays, widest alignment first: the
-	 * simulator calls plan() millions of times. */
-	char *block = calloc(1, nf * sizeof *p.idle + nc * sizeof(struct plan_class *) + 2 * no * sizeof(int) + nf);
+	size_t size = nf * sizeof *p.idle + nc * sizeof(struct plan_class *) + ((2 + KINDS) * no + nf) * sizeof(int) + nf;
+	/* One block for the scratch arrays, widest alignment first, on the
+	 * stack for the usual fleet: the simulator calls plan() millions of
+	 * times. */
+	_Alignas(max_align_t) char small[4096];
+	char *block = size <= sizeof small ? memset(small, 0, size) : calloc(1, size);
 	const struct plan_class **order = (const struct plan_class **)(block + nf * sizeof *p.idle);
 
 	/* Not the whole result: each action is filled in full when added. */
@@ -678,7 +723,9 @@ void plan(const struct plan_view *v, struct plan_result *out)
 	p.idle = (struct idle_entry *)block;
 	p.per_offer = (int *)(order + nc);
 	p.spot_per_offer = p.per_offer + no;
-	p.taken = (char *)(p.spot_per_offer + no);
+	p.kinds = p.spot_per_offer + no;
+	p.boots = p.kinds + KINDS * no;
+	p.taken = (char *)(p.boots + nf);
 	tally(&p);
 	expire_boots(&p);
 	enforce_limits(&p);
@@ -689,5 +736,6 @@ void plan(const struct plan_view *v, struct plan_result *out)
 		scale_up(&p, order[k]);
 	keep_warm(&p);
 	scale_down(&p);
-	free(block);
+	if (block != small)
+		free(block);
 }

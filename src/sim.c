@@ -31,7 +31,7 @@ struct sinst {
 	enum market market;
 	enum sstate state;
 	int draining;
-	int64_t launched, idle_since, run_start;
+	int64_t launched, idle_since, run_start, run_end; /* run_end: when its job ends */
 	int job;
 	int64_t gen;
 };
@@ -71,6 +71,7 @@ struct sim {
 	size_t nheap, capheap;
 	struct sinst *inst;
 	int ninst, capinst, live, busy;
+	int idle; /* live instances in S_IDLE: dispatch has nothing to do without one */
 	int *alive; /* the instances not gone, in launch order: live of them */
 	struct sjob *jobs;
 	struct squeue *q;
@@ -278,6 +279,7 @@ static int launch(struct sim *s, int offer, enum market m, int warm)
 	if (warm) {
 		i->state = S_IDLE;
 		i->idle_since = s->now;
+		s->idle++;
 	} else {
 		s->r->cold_starts++;
 		push(s, (struct event){s->now + o->boot_ms, EV_READY, k, i->gen});
@@ -299,6 +301,7 @@ static void stop(struct sim *s, int k)
 
 	if (i->state == S_GONE)
 		return;
+	s->idle -= i->state == S_IDLE;
 	if (i->state == S_BUSY) {
 		struct sjob *j = &s->jobs[i->job];
 		int64_t ran = s->now - i->run_start, ckpt = s->o->checkpoint_every_ms;
@@ -335,6 +338,7 @@ static void finish(struct sim *s, int k)
 	s->busy--;
 	i->job = -1;
 	i->state = S_IDLE;
+	s->idle++;
 	i->idle_since = s->now;
 	i->gen++;
 	s->dirty = 1;
@@ -346,7 +350,7 @@ static void dispatch(struct sim *s)
 {
 	/* Over the live instances only: a long replay launches hundreds of
 	 * thousands, and this runs after every event. */
-	for (int a = 0; a < s->live && s->queued > 0; a++) {
+	for (int a = 0; a < s->live && s->queued > 0 && s->idle > 0; a++) {
 		int k = s->alive[a];
 		struct sinst *i = &s->inst[k];
 		const struct offer *o = offer_of(s, i);
@@ -371,10 +375,12 @@ static void dispatch(struct sim *s)
 			s->waits[s->nwaits++] = s->now - j->submit;
 		}
 		i->state = S_BUSY;
+		s->idle--;
 		i->run_start = s->now;
+		i->run_end = s->now + (int64_t)ceil((double)j->left_ms / o->speed);
 		i->gen++;
 		s->busy++;
-		push(s, (struct event){s->now + (int64_t)ceil((double)j->left_ms / o->speed), EV_FINISH, k, i->gen});
+		push(s, (struct event){i->run_end, EV_FINISH, k, i->gen});
 	}
 }
 
@@ -470,9 +476,7 @@ static void ebb_policy(struct sim *s)
 			.id = k + 1, .offer = i->offer, .market = i->market,
 			.state = i->draining ? INST_DRAINING : map[i->state], .running = i->state == S_BUSY,
 			.launched_ms = i->launched, .idle_since_ms = i->idle_since,
-			.busy_remaining_s = i->state == S_BUSY
-				? (double)s->jobs[i->job].left_ms / offer_of(s, i)->speed / 1000.0
-				  - (double)(s->now - i->run_start) / 1000.0 : 0,
+			.busy_remaining_s = i->state == S_BUSY ? (double)(i->run_end - s->now) / 1000.0 : 0,
 		};
 	}
 	v.classes = classes;
@@ -855,6 +859,7 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 				continue;
 			} else if (e.kind == EV_READY) {
 				i->state = S_IDLE;
+				s.idle++;
 				i->idle_since = s.now;
 				i->gen++;
 				s.dirty = 1;
