@@ -171,7 +171,7 @@ static const struct conf_key local_keys[] = {
 #define LANE(field) offsetof(struct lane_conf, field)
 static const struct conf_key lane_keys[] = {
 	{"wait_target", CONF_DURATION, LANE(wait_target_ms), 1000, 7 * DAY_MS, "5m", NULL,
-	 "Queued work of this lane should start within this long: the scaler launches when it cannot."},
+	 "Queued work of this lane should start within this long after the boot of an instance launched for it: the scaler launches when it cannot."},
 	{0},
 };
 
