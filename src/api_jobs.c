@@ -61,11 +61,6 @@ static int64_t body_hash(json_t *body, const char *team)
 	return (int64_t)h;
 }
 
-static char *dump_or_null(json_t *v)
-{
-	return v && !json_is_null(v) ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-}
-
 /* The job a valid body describes, with the configured defaults filled in. */
 static int job_from_body(struct api_call *c, const char *team, struct job *job, struct ebb_error *err)
 {
@@ -86,9 +81,9 @@ static int job_from_body(struct api_call *c, const char *team, struct job *job, 
 	snprintf(job->lane, sizeof job->lane, "%s", lane);
 	snprintf(job->team, sizeof job->team, "%s", team);
 	job->priority = (int)json_get_int(b, "priority", 0);
-	job->command = dump_or_null(cmd);
-	job->payload = dump_or_null(payload);
-	job->labels = dump_or_null(json_object_get(b, "labels"));
+	job->command = job_stored_json(cmd);
+	job->payload = job_stored_json(payload);
+	job->labels = job_stored_json(json_object_get(b, "labels"));
 	job->gpus = (int)json_get_int(b, "gpus", 1);
 	job->min_vram_gb = (int)json_get_int(b, "min_vram_gb", 0);
 	job->items = json_get_int(b, "items", 1);
@@ -128,13 +123,14 @@ int api_submit(struct api_call *c)
 	}
 	log_debug("job submitted", "job=%lld lane=%s team=%s existed=%d", (long long)job.id, job.lane,
 		  job.team, existed);
-	request_reply(c->req, existed ? 200 : 201, job_to_json(&job));
+	request_reply_json(c->req, existed ? 200 : 201, job_json_text(&job));
 	job_free(&job);
 	return 0;
 }
 
 struct list_ctx {
-	json_t *jobs;
+	struct jsonout out;
+	int n;
 	int64_t last_id;
 };
 
@@ -142,7 +138,8 @@ static int add_job(void *arg, const struct job *job)
 {
 	struct list_ctx *l = arg;
 
-	json_array_append_new(l->jobs, job_to_json(job));
+	job_write_json(&l->out, NULL, job);
+	l->n++;
 	l->last_id = job->id;
 	return 0;
 }
@@ -168,7 +165,7 @@ int api_list(struct api_call *c)
 {
 	const char *state = request_query(c->req, "state");
 	struct job_filter f = {.state = -1};
-	struct list_ctx l = {.jobs = json_array()};
+	struct list_ctx l = {0};
 	struct ebb_error err;
 	int64_t limit;
 
@@ -178,23 +175,27 @@ int api_list(struct api_call *c)
 	if (state && (f.state = job_state_parse(state)) < 0) {
 		error_set(&err, 400, "bad_value", "state",
 			  "state: expected queued, delayed, leased, succeeded, failed, dead or cancelled");
-		goto fail;
+		return api_fail(c, &err);
 	}
 	if (query_int(c, "after", 0, INT64_MAX, 0, &f.after_id, &err) != 0 ||
 	    query_int(c, "limit", 1, 1000, 100, &limit, &err) != 0)
-		goto fail;
+		return api_fail(c, &err);
 	f.limit = (int)limit;
+	jsonout_open(&l.out, NULL, '{');
+	jsonout_open(&l.out, "jobs", '[');
 	if (c->srv->store->ops->job_list(c->srv->store, &f, add_job, &l) != 0) {
+		free(l.out.text);
 		error_set(&err, 500, "store", NULL, "store: %s", c->srv->store->errmsg);
-		goto fail;
+		return api_fail(c, &err);
 	}
-	request_reply(c->req, 200,
-		      json_pack("{s:o, s:o}", "jobs", l.jobs, "next_after",
-				json_array_size(l.jobs) == (size_t)f.limit ? json_integer(l.last_id) : json_null()));
+	jsonout_close(&l.out, ']');
+	if (l.n == f.limit)
+		jsonout_int(&l.out, "next_after", l.last_id);
+	else
+		jsonout_null(&l.out, "next_after");
+	jsonout_close(&l.out, '}');
+	request_reply_json(c->req, 200, jsonout_finish(&l.out));
 	return 0;
-fail:
-	json_decref(l.jobs);
-	return api_fail(c, &err);
 }
 
 int api_get(struct api_call *c)
@@ -204,7 +205,7 @@ int api_get(struct api_call *c)
 
 	if (queue_get(&c->srv->queue, c->id, c->team, &job, &err) != 0)
 		return api_fail(c, &err);
-	request_reply(c->req, 200, job_to_json(&job));
+	request_reply_json(c->req, 200, job_json_text(&job));
 	job_free(&job);
 	return 0;
 }
@@ -216,7 +217,7 @@ int api_cancel(struct api_call *c)
 
 	if (queue_cancel(&c->srv->queue, c->id, c->team, &job, &err) != 0)
 		return api_fail(c, &err);
-	request_reply(c->req, 200, job_to_json(&job));
+	request_reply_json(c->req, 200, job_json_text(&job));
 	job_free(&job);
 	return 0;
 }

@@ -77,7 +77,7 @@ static int reply(struct api_call *c, int rc, struct job *job, const struct ebb_e
 		return api_fail(c, err);
 	if (job->state != JOB_LEASED)
 		fleet_worker_job(c->srv, job->worker, 0);
-	request_reply(c->req, 200, job_to_json(job));
+	request_reply_json(c->req, 200, job_json_text(job));
 	job_free(job);
 	return 0;
 }
@@ -124,8 +124,7 @@ int api_complete(struct api_call *c)
 		{"result", F_ANY, 0, 0},
 		{NULL, 0, 0, 0},
 	};
-	json_t *result;
-	char *text = NULL;
+	char *text;
 	struct ebb_error err;
 	struct job job;
 	int64_t token;
@@ -133,9 +132,7 @@ int api_complete(struct api_call *c)
 
 	if (lease_token(c, fields, &token) != 0)
 		return -1;
-	result = json_object_get(c->body, "result");
-	if (result && !json_is_null(result))
-		text = json_dumps(result, JSON_COMPACT | JSON_ENCODE_ANY);
+	text = job_stored_json(json_object_get(c->body, "result"));
 	rc = queue_complete(&c->srv->queue, c->id, token, json_get_int(c->body, "items_done", -1), text,
 			    &job, &err);
 	free(text);

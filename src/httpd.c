@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 
 #include "error.h"
+#include "jsonout.h"
 #include "log.h"
 
 enum request_state {
@@ -362,15 +363,15 @@ void request_reply_text(struct request *req, int status, const char *content_typ
 	req->h->ready_tail = &req->next_ready;
 }
 
+void request_reply_json(struct request *req, int status, char *text)
+{
+	request_reply_text(req, status, "application/json", text);
+}
+
 void request_reply(struct request *req, int status, json_t *body)
 {
-	/* 13 digits keep Unix times to the millisecond without float noise. */
-	char *text = json_dumps(body, JSON_COMPACT | JSON_REAL_PRECISION(13));
-	size_t n = strlen(text);
+	struct jsonout o = {0};
 
-	json_decref(body);
-	text = realloc(text, n + 2);
-	text[n] = '\n';
-	text[n + 1] = '\0';
-	request_reply_text(req, status, "application/json", text);
+	jsonout_json(&o, NULL, body);
+	request_reply_json(req, status, jsonout_finish(&o));
 }

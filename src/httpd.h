@@ -62,6 +62,8 @@ int request_status(const struct request *req);
 
 /* Queues a JSON reply (steals body); it leaves at the next flush. */
 void request_reply(struct request *req, int status, json_t *body);
+/* Same with the JSON already written (jsonout_finish; steals text). */
+void request_reply_json(struct request *req, int status, char *text);
 /* Same with a body already in the Prometheus or plain text format. */
 void request_reply_text(struct request *req, int status, const char *content_type, char *text);
 

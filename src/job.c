@@ -4,8 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonin.h"
-
 static const char *const state_names[JOB_NSTATES] = {
 	"queued", "delayed", "leased", "succeeded", "failed", "dead", "cancelled",
 };
@@ -44,65 +42,71 @@ void job_free(struct job *job)
 	memset(job, 0, sizeof *job);
 }
 
-/* Stored JSON text back into a value; the store only ever holds what
- * jansson itself wrote, so a failure here means a damaged row. */
-static json_t *stored_json(const char *text)
+char *job_stored_json(json_t *v)
 {
-	json_t *v;
-
-	if (!text)
-		return json_null();
-	v = json_loads(text, JSON_DECODE_ANY, NULL);
-	return v ? v : json_string(text);
+	return v && !json_is_null(v) ? json_dumps(v, JSON_REPLY_FLAGS | JSON_ENCODE_ANY) : NULL;
 }
 
-json_t *job_to_json(const struct job *j)
+/* The command, payload, labels and result go out as the text they are
+ * stored in (job_stored_json), without parsing them again. */
+void job_write_json(struct jsonout *o, const char *key, const struct job *j)
 {
-	json_t *o = json_object();
-
-	json_object_set_new(o, "id", json_integer(j->id));
-	json_object_set_new(o, "state", json_string(state_names[j->state]));
-	json_object_set_new(o, "type", json_string(j->type));
-	json_object_set_new(o, "lane", json_string(j->lane));
-	json_object_set_new(o, "priority", json_integer(j->priority));
-	json_object_set_new(o, "team", json_string(j->team));
+	jsonout_open(o, key, '{');
+	jsonout_int(o, "id", j->id);
+	jsonout_string(o, "state", state_names[j->state]);
+	jsonout_string(o, "type", j->type);
+	jsonout_string(o, "lane", j->lane);
+	jsonout_int(o, "priority", j->priority);
+	jsonout_string(o, "team", j->team);
 	if (j->command)
-		json_object_set_new(o, "command", stored_json(j->command));
+		jsonout_text(o, "command", j->command);
 	if (j->payload)
-		json_object_set_new(o, "payload", stored_json(j->payload));
+		jsonout_text(o, "payload", j->payload);
 	if (j->labels)
-		json_object_set_new(o, "labels", stored_json(j->labels));
-	json_object_set_new(o, "gpus", json_integer(j->gpus));
-	json_object_set_new(o, "min_vram_gb", json_integer(j->min_vram_gb));
-	json_object_set_new(o, "items", json_integer(j->items));
-	json_object_set_new(o, "items_done", json_integer(j->items_done));
-	json_object_set_new(o, "timeout_s", json_integer(j->timeout_s));
+		jsonout_text(o, "labels", j->labels);
+	jsonout_int(o, "gpus", j->gpus);
+	jsonout_int(o, "min_vram_gb", j->min_vram_gb);
+	jsonout_int(o, "items", j->items);
+	jsonout_int(o, "items_done", j->items_done);
+	jsonout_int(o, "timeout_s", j->timeout_s);
 	if (j->est_s)
-		json_object_set_new(o, "est_s", json_integer(j->est_s));
-	json_object_set_new(o, "max_attempts", json_integer(j->max_attempts));
-	json_object_set_new(o, "attempts", json_integer(j->attempts));
-	json_object_set_new(o, "created_at", json_seconds(j->created_ms));
-	json_object_set_new(o, "updated_at", json_seconds(j->updated_ms));
-	json_object_set_new(o, "run_at", json_seconds(j->run_at_ms));
-	json_object_set_new(o, "started_at", json_seconds(j->started_ms));
-	json_object_set_new(o, "finished_at", json_seconds(j->finished_ms));
+		jsonout_int(o, "est_s", j->est_s);
+	jsonout_int(o, "max_attempts", j->max_attempts);
+	jsonout_int(o, "attempts", j->attempts);
+	jsonout_seconds(o, "created_at", j->created_ms);
+	jsonout_seconds(o, "updated_at", j->updated_ms);
+	jsonout_seconds(o, "run_at", j->run_at_ms);
+	jsonout_seconds(o, "started_at", j->started_ms);
+	jsonout_seconds(o, "finished_at", j->finished_ms);
 	if (j->idem_key)
-		json_object_set_new(o, "idempotency_key", json_string(j->idem_key));
+		jsonout_string(o, "idempotency_key", j->idem_key);
 	if (j->state == JOB_LEASED) {
-		json_object_set_new(o, "lease", json_pack("{s:I, s:s, s:o}", "token", (json_int_t)j->lease_token,
-							  "worker", j->worker, "expires_at",
-							  json_seconds(j->lease_expires_ms)));
+		jsonout_open(o, "lease", '{');
+		jsonout_int(o, "token", j->lease_token);
+		jsonout_string(o, "worker", j->worker);
+		jsonout_seconds(o, "expires_at", j->lease_expires_ms);
+		jsonout_close(o, '}');
 	}
 	if (j->checkpoint)
-		json_object_set_new(o, "checkpoint", json_string(j->checkpoint));
-	json_object_set_new(o, "cost_usd", json_real(j->cost));
-	json_object_set_new(o, "cost_per_item_usd",
-			    j->items_done > 0 ? json_real(j->cost / (double)j->items_done) : json_null());
-	json_object_set_new(o, "interruptions", json_integer(j->interruptions));
-	json_object_set_new(o, "items_lost", json_integer(j->items_lost));
+		jsonout_string(o, "checkpoint", j->checkpoint);
+	jsonout_real(o, "cost_usd", j->cost);
+	if (j->items_done > 0)
+		jsonout_real(o, "cost_per_item_usd", j->cost / (double)j->items_done);
+	else
+		jsonout_null(o, "cost_per_item_usd");
+	jsonout_int(o, "interruptions", j->interruptions);
+	jsonout_int(o, "items_lost", j->items_lost);
 	if (j->error)
-		json_object_set_new(o, "error", json_string(j->error));
+		jsonout_string(o, "error", j->error);
 	if (j->result)
-		json_object_set_new(o, "result", stored_json(j->result));
-	return o;
+		jsonout_text(o, "result", j->result);
+	jsonout_close(o, '}');
+}
+
+char *job_json_text(const struct job *j)
+{
+	struct jsonout o = {0};
+
+	job_write_json(&o, NULL, j);
+	return jsonout_finish(&o);
 }

@@ -2,10 +2,10 @@
 #ifndef EBB_JOB_H
 #define EBB_JOB_H
 
-#include <jansson.h>
 #include <stdint.h>
 
 #include "config.h"
+#include "jsonout.h"
 
 enum job_state {
 	JOB_QUEUED,
@@ -29,9 +29,10 @@ struct job {
 	char team[CONF_NAME_MAX + 1];
 	int lane_rank;
 	int priority;
-	char *command; /* JSON array of strings, or NULL */
-	char *payload; /* JSON text, or NULL */
-	char *labels;  /* JSON array of strings the worker must offer, or NULL */
+	/* JSON texts from job_stored_json(), or NULL */
+	char *command; /* an array of strings: argv */
+	char *payload; /* any value */
+	char *labels;  /* an array of strings the worker must offer */
 	int gpus;
 	int min_vram_gb;
 	int64_t items;
@@ -54,7 +55,7 @@ struct job {
 	char *checkpoint;
 	int64_t items_done;
 	char *error;
-	char *result; /* JSON text, or NULL */
+	char *result; /* JSON text as job_stored_json() writes it, or NULL */
 	double cost;         /* USD of the instance time its runs used */
 	int64_t items_start; /* items_done when the current run began */
 	int64_t items_lost;  /* items redone after reclaims */
@@ -74,7 +75,15 @@ void job_free(struct job *job);
 /* Replaces *dst with a copy of src (NULL stays NULL). */
 void job_set_str(char **dst, const char *src);
 
-/* The API's view of a job: always has "id" and "state". */
-json_t *job_to_json(const struct job *job);
+/* A submitted command, payload, labels or result as the job keeps it: the
+ * text a reply carries, so that replies copy it (reals to the 13 digits of
+ * JSON_REPLY_FLAGS). NULL for an absent or null value. */
+char *job_stored_json(json_t *v);
+
+/* The API's view of a job: always has "id" and "state". Written as the
+ * member key of o (NULL: an element or the whole text). */
+void job_write_json(struct jsonout *o, const char *key, const struct job *job);
+/* The job alone as a reply's text (jsonout_finish). */
+char *job_json_text(const struct job *job);
 
 #endif

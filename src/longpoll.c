@@ -9,20 +9,24 @@
 
 static void reply_job(struct waiter *w, const struct job *job)
 {
-	json_t *body = json_object();
+	struct jsonout o = {0};
 
-	json_object_set_new(body, "job", job ? job_to_json(job) : json_null());
+	jsonout_open(&o, NULL, '{');
+	if (job)
+		job_write_json(&o, "job", job);
+	else
+		jsonout_null(&o, "job");
 	/* Instances follow the idle timeout in force, which moves with auto
 	 * and with the warm floor. */
 	if (w->srv->scaler && instance_id_of_worker(w->worker))
-		json_object_set_new(body, "idle_timeout_s",
-				    json_real((double)scaler_worker_idle_timeout(w->srv->scaler) / 1000.0));
+		jsonout_real(&o, "idle_timeout_s", (double)scaler_worker_idle_timeout(w->srv->scaler) / 1000.0);
+	jsonout_close(&o, '}');
 	if (job) {
 		w->granted_id = job->id;
 		w->granted_token = job->lease_token;
 		fleet_worker_job(w->srv, w->worker, job->id);
 	}
-	request_reply(w->req, 200, body);
+	request_reply_json(w->req, 200, jsonout_finish(&o));
 }
 
 static void unpark(struct waiter *w)

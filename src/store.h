@@ -4,7 +4,8 @@
  * and -1 on an engine error, with the reason in store->errmsg. Writes are
  * made inside a batch (begin .. commit) that the server commits before it
  * sends any reply of the batch; a request's own writes sit in a savepoint
- * inside it so that a failed request leaves no trace. */
+ * inside it so that a failed request leaves no trace. A store is used by
+ * one thread (serve has only one): it takes no locks of its own. */
 #ifndef EBB_STORE_H
 #define EBB_STORE_H
 
