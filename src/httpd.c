@@ -82,8 +82,10 @@ void httpd_flush(struct httpd *h)
 			error_set(&e, 500, "store", NULL, "the change could not be saved; nothing was done");
 			body = error_to_json(&e);
 			for (struct request *r = list; r; r = r->next_ready) {
+				struct jsonout o = {0};
+				jsonout_json(&o, NULL, body);
 				free(r->reply);
-				r->reply = json_dumps(body, JSON_COMPACT);
+				r->reply = jsonout_finish(&o);
 				r->reply_len = strlen(r->reply);
 				r->status = 500;
 			}

@@ -170,12 +170,13 @@ static void tally(struct planner *p)
 			continue;
 		}
 		kinds[i->offer * KINDS + (i->market == MARKET_SPOT) + 2 * (i->state == INST_DRAINING)]++;
-		if (i->state == INST_IDLE)
-			p->idle[p->nidle++] = (struct idle_entry){i->idle_since_ms, k};
-		else if (i->state == INST_REQUESTED || i->state == INST_BOOTING)
-			p->boots[p->nboots++] = k;
-		else if (i->state == INST_DRAINING)
-			p->ndraining++;
+		/* Written always, kept by the count: states come in no order a
+		 * branch could predict. */
+		p->idle[p->nidle] = (struct idle_entry){i->idle_since_ms, k};
+		p->nidle += i->state == INST_IDLE;
+		p->boots[p->nboots] = k;
+		p->nboots += i->state == INST_REQUESTED || i->state == INST_BOOTING;
+		p->ndraining += i->state == INST_DRAINING;
 	}
 	for (int o = 0; o < p->v->noffers; o++) {
 		const struct offer *of = &p->v->offers[o];

@@ -348,15 +348,21 @@ static void finish(struct sim *s, int k)
  * arrival, as serve's lease query orders them. */
 static void dispatch(struct sim *s)
 {
-	/* Over the live instances only: a long replay launches hundreds of
-	 * thousands, and this runs after every event. */
-	for (int a = 0; a < s->live && s->queued > 0 && s->idle > 0; a++) {
+	/* Over the live instances only, up to the last idle one: a long
+	 * replay launches hundreds of thousands, and this runs after every
+	 * event. */
+	int unseen = s->idle;
+
+	for (int a = 0; a < s->live && s->queued > 0 && unseen > 0; a++) {
 		int k = s->alive[a];
 		struct sinst *i = &s->inst[k];
 		const struct offer *o = offer_of(s, i);
 		int best = -1;
 
-		if (i->state != S_IDLE || i->draining)
+		if (i->state != S_IDLE)
+			continue;
+		unseen--;
+		if (i->draining)
 			continue;
 		for (int c = 0; c < s->nq; c++) {
 			struct squeue *q = &s->q[c], *b = best >= 0 ? &s->q[best] : NULL;
