@@ -484,6 +484,12 @@ static void launch(struct planner *p, const struct plan_class *c, int64_t want, 
 	}
 }
 
+/* The estimated time left of a busy instance's job. */
+static double busy_remaining_s(const struct planner *p, const struct plan_instance *i)
+{
+	return i->busy_until_ms > p->v->now_ms ? (double)(i->busy_until_ms - p->v->now_ms) / 1000.0 : 0;
+}
+
 /* Seconds of work an instance can take on within the next target_s. */
 static double capacity_within(const struct planner *p, const struct plan_instance *i, double target_s)
 {
@@ -491,7 +497,7 @@ static double capacity_within(const struct planner *p, const struct plan_instanc
 
 	switch (i->state) {
 	case INST_BUSY:
-		c = target_s - i->busy_remaining_s;
+		c = target_s - busy_remaining_s(p, i);
 		break;
 	case INST_REQUESTED:
 	case INST_BOOTING:
@@ -575,7 +581,7 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 		p->taken[k] = 1;
 		capacity += cap;
 		/* Free before a launch would be: the oldest job is better off waiting for it. */
-		ready += i->state != INST_BUSY || i->busy_remaining_s < boot_s;
+		ready += i->state != INST_BUSY || busy_remaining_s(p, i) < boot_s;
 		matched++;
 	}
 	shortfall = work_s - capacity;

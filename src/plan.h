@@ -45,7 +45,7 @@ struct plan_instance {
 	int running;            /* runs a job (busy, or draining with a job) */
 	int64_t launched_ms;    /* launch requested */
 	int64_t idle_since_ms;  /* last job finished, or registered */
-	double busy_remaining_s; /* estimated time left of its job */
+	int64_t busy_until_ms;  /* estimated end of its job; 0 when it runs none */
 };
 
 struct plan_settings {

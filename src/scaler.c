@@ -296,9 +296,7 @@ static int add_instance(void *arg, const struct instance *inst)
 	p->idle_since_ms = inst->idle_since_ms;
 	if (inst->job_id && s->store->ops->job_get(s->store, inst->job_id, &job) == 0) {
 		double est = job.est_s ? (double)job.est_s : estimate_s(&b->med, job.type, s->cfg);
-		p->busy_remaining_s = est - (double)(clock_now(&s->clock) - job.started_ms) / 1000.0;
-		if (p->busy_remaining_s < 0)
-			p->busy_remaining_s = 0;
+		p->busy_until_ms = job.started_ms + (int64_t)(est * 1000.0);
 		job_free(&job);
 	}
 	return 0;

@@ -57,9 +57,11 @@ struct squeue {
 struct sim {
 	/* ebb's view and plan, reused from call to call */
 	struct plan_class *view_classes;
+	/* ebb's view of the fleet, kept in step with alive[] (same order,
+	 * same length) as instances change, rather than built for each of
+	 * the million calls of a long trace. NULL for the other policies. */
 	struct plan_instance *view_fleet;
-	int *view_index;
-	size_t view_cap_classes, view_cap_fleet;
+	size_t view_cap_classes;
 	struct plan_result *plan_result;
 	const struct trace *t;
 	const struct policy *p;
@@ -253,6 +255,38 @@ static void sample(struct sim *s, int64_t to)
 
 /* ---- instances ---- */
 
+/* Where instance k is in alive[]: launch order is index order, and
+ * removals keep the order, so alive[] is sorted. */
+static int live_position(const struct sim *s, int k)
+{
+	int lo = 0, hi = s->live - 1;
+
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (s->alive[mid] < k)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Instance k as plan() sees it, in ebb's view. */
+static void sync_view(struct sim *s, int k)
+{
+	static const enum instance_state map[] = {INST_BOOTING, INST_IDLE, INST_BUSY, INST_TERMINATED};
+	const struct sinst *i = &s->inst[k];
+
+	if (!s->view_fleet)
+		return;
+	s->view_fleet[live_position(s, k)] = (struct plan_instance){
+		.id = k + 1, .offer = i->offer, .market = i->market,
+		.state = i->draining ? INST_DRAINING : map[i->state], .running = i->state == S_BUSY,
+		.launched_ms = i->launched, .idle_since_ms = i->idle_since,
+		.busy_until_ms = i->state == S_BUSY ? i->run_end : 0,
+	};
+}
+
 static int launch(struct sim *s, int offer, enum market m, int warm)
 {
 	const struct offer *o = &s->o->offers[offer];
@@ -263,6 +297,8 @@ static int launch(struct sim *s, int offer, enum market m, int warm)
 		s->capinst = s->capinst ? s->capinst * 2 : 64;
 		s->inst = realloc(s->inst, (size_t)s->capinst * sizeof *s->inst);
 		s->alive = realloc(s->alive, (size_t)s->capinst * sizeof *s->alive);
+		if (s->view_fleet)
+			s->view_fleet = realloc(s->view_fleet, (size_t)s->capinst * sizeof *s->view_fleet);
 	}
 	k = s->ninst++;
 	i = &s->inst[k];
@@ -284,6 +320,7 @@ static int launch(struct sim *s, int offer, enum market m, int warm)
 		s->r->cold_starts++;
 		push(s, (struct event){s->now + o->boot_ms, EV_READY, k, i->gen});
 	}
+	sync_view(s, k);
 	if (m == MARKET_SPOT && o->reclaims_per_hour > 0) {
 		double hours = -log(1.0 - uniform(s)) / o->reclaims_per_hour;
 		push(s, (struct event){s->now + (int64_t)(hours * 3600000.0), EV_RECLAIM, k, i->gen});
@@ -317,11 +354,11 @@ static void stop(struct sim *s, int k)
 	s->r->gpu_hours_billed += (double)billed * o->gpus / 3600000.0;
 	i->state = S_GONE;
 	i->gen++;
-	for (int a = s->live - 1; a >= 0; a--) {
-		if (s->alive[a] == k) {
-			memmove(&s->alive[a], &s->alive[a + 1], (size_t)(s->live - 1 - a) * sizeof *s->alive);
-			break;
-		}
+	{
+		int a = live_position(s, k), after = s->live - 1 - a;
+		memmove(&s->alive[a], &s->alive[a + 1], (size_t)after * sizeof *s->alive);
+		if (s->view_fleet)
+			memmove(&s->view_fleet[a], &s->view_fleet[a + 1], (size_t)after * sizeof *s->view_fleet);
 	}
 	s->live--;
 	s->dirty = 1;
@@ -342,6 +379,7 @@ static void finish(struct sim *s, int k)
 	i->idle_since = s->now;
 	i->gen++;
 	s->dirty = 1;
+	sync_view(s, k);
 }
 
 /* Idle instances take queued jobs: lanes in order, then priority and
@@ -387,6 +425,7 @@ static void dispatch(struct sim *s)
 		i->gen++;
 		s->busy++;
 		push(s, (struct event){i->run_end, EV_FINISH, k, i->gen});
+		sync_view(s, k);
 	}
 }
 
@@ -431,12 +470,10 @@ static void ebb_policy(struct sim *s)
 		.no_reasons = 1,
 	};
 	struct plan_class *classes;
-	struct plan_instance *fleet;
-	int *fleet_index;
 	struct plan_result *res = s->plan_result;
 	struct plan_view v = {.now_ms = s->now, .arrival_window_ms = cfg->arrival_window_ms, .settings = &st, .offers = s->o->offers,
 			      .noffers = s->o->noffers};
-	int nc = 0, nf = 0;
+	int nc = 0;
 
 	/* The view's arrays live as long as the replay: grown, never freed
 	 * between the million calls of a long trace. */
@@ -444,14 +481,7 @@ static void ebb_policy(struct sim *s)
 		s->view_cap_classes = (size_t)s->nq + 1;
 		s->view_classes = realloc(s->view_classes, s->view_cap_classes * sizeof *s->view_classes);
 	}
-	if ((size_t)s->live + 1 > s->view_cap_fleet) {
-		s->view_cap_fleet = ((size_t)s->live + 1) * 2;
-		s->view_fleet = realloc(s->view_fleet, s->view_cap_fleet * sizeof *s->view_fleet);
-		s->view_index = realloc(s->view_index, s->view_cap_fleet * sizeof *s->view_index);
-	}
 	classes = s->view_classes;
-	fleet = s->view_fleet;
-	fleet_index = s->view_index;
 
 	for (int c = 0; c < s->nq; c++) {
 		struct squeue *q = &s->q[c];
@@ -473,22 +503,10 @@ static void ebb_policy(struct sim *s)
 		if (classes[nc - 1].lane_rank < 0)
 			classes[nc - 1].lane_rank = cfg->nlanes;
 	}
-	for (int a = 0; a < s->live; a++) {
-		int k = s->alive[a];
-		struct sinst *i = &s->inst[k];
-		static const enum instance_state map[] = {INST_BOOTING, INST_IDLE, INST_BUSY, INST_TERMINATED};
-		fleet_index[nf] = k;
-		fleet[nf++] = (struct plan_instance){
-			.id = k + 1, .offer = i->offer, .market = i->market,
-			.state = i->draining ? INST_DRAINING : map[i->state], .running = i->state == S_BUSY,
-			.launched_ms = i->launched, .idle_since_ms = i->idle_since,
-			.busy_remaining_s = i->state == S_BUSY ? (double)(i->run_end - s->now) / 1000.0 : 0,
-		};
-	}
 	v.classes = classes;
 	v.nclasses = nc;
-	v.fleet = fleet;
-	v.nfleet = nf;
+	v.fleet = s->view_fleet;
+	v.nfleet = s->live;
 	plan(&v, res);
 	for (int a = 0; a < res->n; a++) {
 		const struct action *x = &res->actions[a];
@@ -497,9 +515,10 @@ static void ebb_policy(struct sim *s)
 				launch(s, x->offer, x->market, s->starting);
 		} else if (x->instance >= 1 && x->instance <= s->ninst) {
 			int k = (int)x->instance - 1;
-			if (x->kind == ACTION_DRAIN)
+			if (x->kind == ACTION_DRAIN) {
 				s->inst[k].draining = 1;
-			else if (s->inst[k].state != S_BUSY)
+				sync_view(s, k);
+			} else if (s->inst[k].state != S_BUSY)
 				stop(s, k);
 		}
 	}
@@ -790,8 +809,10 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 			.last_policy = -1};
 	size_t next = 0;
 
-	if (p->kind == POL_EBB)
+	if (p->kind == POL_EBB) {
 		s.plan_result = malloc(sizeof *s.plan_result);
+		s.view_fleet = malloc(sizeof *s.view_fleet); /* grown with the instances */
+	}
 
 	memset(r, 0, sizeof *r);
 	snprintf(r->policy, sizeof r->policy, "%s", p->spec);
@@ -867,6 +888,7 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 				i->state = S_IDLE;
 				s.idle++;
 				i->idle_since = s.now;
+				sync_view(&s, e.inst);
 				i->gen++;
 				s.dirty = 1;
 			} else if (e.kind == EV_FINISH) {
@@ -892,7 +914,6 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 	free(s.heap);
 	free(s.view_classes);
 	free(s.view_fleet);
-	free(s.view_index);
 	free(s.plan_result);
 	free(s.inst);
 	free(s.alive);

@@ -114,7 +114,7 @@ static struct plan_instance *busy(struct fx *f, int64_t id, int off, double rema
 {
 	struct plan_instance *i = inst(f, id, off, INST_BUSY);
 	i->running = 1;
-	i->busy_remaining_s = remaining_s;
+	i->busy_until_ms = f->now + (int64_t)(remaining_s * 1000);
 	return i;
 }
 
@@ -594,7 +594,7 @@ static void test_busy_past_the_target_holds_no_job(void **state)
 	/* One that is done within the target holds a job: 30 s of the 100 are
 	 * covered, and the other job gets one instance. */
 	f->classes[0].work_s = 100;
-	f->fleet[1].busy_remaining_s = 30;
+	f->fleet[1].busy_until_ms = NOW + 30 * S_MS;
 	run(f);
 	EXPECT_ONE_LAUNCH(f, 0, 1);
 }
@@ -658,10 +658,10 @@ static void test_oldest_past_target_launches_at_least_one(void **state)
 	/* A busy one that is free before a launch could boot is as good as
 	 * free: the job waits for it, not for a new instance. */
 	f->offers[0].boot_ms = 20 * S_MS;
-	f->fleet[0].busy_remaining_s = 19;
+	f->fleet[0].busy_until_ms = NOW + 19 * S_MS;
 	run(f);
 	EXPECT_INT(f, f->r.n, 0);
-	f->fleet[0].busy_remaining_s = 20;
+	f->fleet[0].busy_until_ms = NOW + 20 * S_MS;
 	run(f);
 	EXPECT_ONE_LAUNCH(f, 0, 1);
 
@@ -1260,7 +1260,7 @@ static void random_view(struct fx *f, int64_t seq)
 		i->running = i->state == INST_BUSY || (i->state == INST_DRAINING && rnd(0, 1));
 		i->launched_ms = f->now - rnd(0, 2 * HOUR_MS);
 		i->idle_since_ms = i->state == INST_IDLE || i->state == INST_DRAINING ? f->now - rnd(0, 2 * HOUR_MS) : 0;
-		i->busy_remaining_s = i->running ? rndf(0, 7200) : 0;
+		i->busy_until_ms = i->running ? f->now + (int64_t)(rndf(0, 7200) * 1000) : 0;
 	}
 }
 
