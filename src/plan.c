@@ -2,11 +2,12 @@
  *
  * In order: instances that never came up are terminated; if the limits
  * shrank below the fleet, idle and booting instances go first and busy
- * ones are drained, never stopped; each class of queued work is matched
- * against the capacity that is up or booting and more is launched when the
- * backlog cannot drain within its lane's wait target; the warm floor is
- * kept; idle instances past their idle timeout are released. Every launch
- * is clamped by the hard limits, whatever the demand. */
+ * ones are drained, never stopped; each class's demand (its queued work
+ * and the work its arrival rate expects) is matched against the capacity
+ * that is up or booting, and more is launched when the demand cannot
+ * drain within a boot plus its lane's wait target; the warm floor is kept;
+ * idle instances no demand holds are released past their idle timeout.
+ * Every launch is clamped by the hard limits, whatever the demand. */
 #include "plan.h"
 
 #include <math.h>

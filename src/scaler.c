@@ -129,6 +129,7 @@ struct medians {
 	char types[32][CONF_NAME_MAX + 1];
 	int64_t runs[32][64];
 	int counts[32];
+	char sorted[32]; /* sorted once, at the first estimate asked of the type */
 	int ntypes;
 };
 
@@ -159,7 +160,10 @@ static double estimate_s(struct medians *m, const char *type, const struct confi
 {
 	for (int t = 0; t < m->ntypes; t++) {
 		if (strcmp(m->types[t], type) == 0) {
-			qsort(m->runs[t], (size_t)m->counts[t], sizeof(int64_t), by_value);
+			if (!m->sorted[t]) {
+				qsort(m->runs[t], (size_t)m->counts[t], sizeof(int64_t), by_value);
+				m->sorted[t] = 1;
+			}
 			return (double)m->runs[t][m->counts[t] / 2] / 1000.0;
 		}
 	}
