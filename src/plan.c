@@ -85,9 +85,11 @@ struct planner {
 	int *boots;       /* the requested and booting ones */
 	int nboots;
 	int ndraining;
+	int warm_floor;   /* the warm pool's floor now */
 	int *per_offer;   /* instances per offer */
 	int *spot_per_offer;
 	int *kinds; /* tally()'s counts: KINDS per offer */
+	char *fits; /* per offer: does it fit the class scale_up() looks at */
 	int64_t spot;     /* spot instances in all */
 };
 
@@ -166,18 +168,21 @@ static void tally(struct planner *p)
 	for (int k = 0; k < p->v->nfleet; k++) {
 		const struct plan_instance *i = &p->v->fleet[k];
 
-		if (i->state == INST_TERMINATED) {
+		switch (i->state) {
+		case INST_TERMINATED:
 			p->taken[k] = 1;
 			continue;
+		case INST_IDLE:
+			p->idle[p->nidle++] = (struct idle_entry){i->idle_since_ms, k};
+			break;
+		case INST_REQUESTED:
+		case INST_BOOTING:
+			p->boots[p->nboots++] = k;
+			break;
+		default:
+			break;
 		}
 		kinds[i->offer * KINDS + (i->market == MARKET_SPOT) + 2 * (i->state == INST_DRAINING)]++;
-		/* Written always, kept by the count: states come in no order a
-		 * branch could predict. */
-		p->idle[p->nidle] = (struct idle_entry){i->idle_since_ms, k};
-		p->nidle += i->state == INST_IDLE;
-		p->boots[p->nboots] = k;
-		p->nboots += i->state == INST_REQUESTED || i->state == INST_BOOTING;
-		p->ndraining += i->state == INST_DRAINING;
 	}
 	for (int o = 0; o < p->v->noffers; o++) {
 		const struct offer *of = &p->v->offers[o];
@@ -185,6 +190,7 @@ static void tally(struct planner *p)
 		int od = n[0] + n[KIND_DRAINING], spot = n[KIND_SPOT] + n[KIND_SPOT | KIND_DRAINING];
 		double od_price = price_of(of, MARKET_ONDEMAND), spot_price = price_of(of, MARKET_SPOT);
 
+		p->ndraining += n[KIND_DRAINING] + n[KIND_SPOT | KIND_DRAINING];
 		p->per_offer[o] = od + spot;
 		p->spot_per_offer[o] = spot;
 		p->count += od + spot;
@@ -552,6 +558,8 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 
 	if ((boot_s = fastest_boot_s(p, c, &speed)) < 0)
 		return;
+	for (int o = 0; o < p->v->noffers; o++)
+		p->fits[o] = (char)fits(&p->v->offers[o], c);
 	/* A launch helps only the work still waiting when it is up: when a
 	 * boot is longer than the target, the work that the fleet cannot
 	 * start within a boot is what must drain within the target after it. */
@@ -573,7 +581,7 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 	for (k = 0; k < p->v->nfleet && capacity < work_s && matched < jobs; k++) {
 		const struct plan_instance *i = &p->v->fleet[k];
 		double cap;
-		if (p->taken[k] || i->state == INST_DRAINING || !fits(offer_of(p, i), c))
+		if (p->taken[k] || i->state == INST_DRAINING || !p->fits[i->offer])
 			continue;
 		/* A busy one whose job outlasts the horizon takes none of these
 		 * jobs within it: it must not stand in for a launch. */
@@ -619,7 +627,7 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 static void keep_warm(struct planner *p)
 {
 	static const struct plan_class any = {.lane = "", .gpus = 0, .min_vram_gb = 0};
-	int floor_n = p->s->warm ? warm_floor(p->s->warm, p->v->now_ms) : 0;
+	int floor_n = p->warm_floor;
 	char why[100];
 
 	if (p->s->warm)
@@ -658,7 +666,7 @@ static int longest_idle_first(const void *a, const void *b)
 
 static void scale_down(struct planner *p)
 {
-	int floor_n = p->s->warm ? warm_floor(p->s->warm, p->v->now_ms) : 0, n = 0;
+	int floor_n = p->warm_floor, n = 0;
 	int64_t first_due = INT64_MAX; /* the earliest an idle one's timeout ends */
 	struct idle_entry *idle = p->idle;
 	char why[120];
@@ -717,12 +725,14 @@ void plan(const struct plan_view *v, struct plan_result *out)
 {
 	struct planner p = {.v = v, .s = v->settings, .out = out};
 	size_t nf = (size_t)v->nfleet + 1, no = (size_t)v->noffers + 1, nc = (size_t)v->nclasses + 1;
-	size_t size = nf * sizeof *p.idle + nc * sizeof(struct plan_class *) + ((2 + KINDS) * no + nf) * sizeof(int) + nf;
 	/* One block for the scratch arrays, widest alignment first, on the
 	 * stack for the usual fleet: the simulator calls plan() millions of
-	 * times. */
+	 * times. Only the counters and the taken flags need zeros; the
+	 * lists are written before they are read. */
+	size_t zeroed = KINDS * no * sizeof(int) + nf; /* kinds and taken */
+	size_t size = nf * sizeof *p.idle + nc * sizeof(struct plan_class *) + (2 * no + nf) * sizeof(int) + zeroed + no;
 	_Alignas(max_align_t) char small[4096];
-	char *block = size <= sizeof small ? memset(small, 0, size) : calloc(1, size);
+	char *block = size <= sizeof small ? small : malloc(size);
 	const struct plan_class **order = (const struct plan_class **)(block + nf * sizeof *p.idle);
 
 	/* Not the whole result: each action is filled in full when added. */
@@ -731,9 +741,12 @@ void plan(const struct plan_view *v, struct plan_result *out)
 	p.idle = (struct idle_entry *)block;
 	p.per_offer = (int *)(order + nc);
 	p.spot_per_offer = p.per_offer + no;
-	p.kinds = p.spot_per_offer + no;
-	p.boots = p.kinds + KINDS * no;
-	p.taken = (char *)(p.boots + nf);
+	p.boots = p.spot_per_offer + no;
+	p.kinds = p.boots + nf;
+	p.taken = (char *)(p.kinds + KINDS * no);
+	p.fits = p.taken + nf;
+	memset(p.kinds, 0, zeroed);
+	p.warm_floor = p.s->warm ? warm_floor(p.s->warm, v->now_ms) : 0;
 	tally(&p);
 	expire_boots(&p);
 	enforce_limits(&p);

@@ -45,6 +45,8 @@ struct sjob {
 /* Queued jobs of one class (GPUs, lane), oldest first. */
 struct squeue {
 	int gpus, lane;
+	int lane_rank;          /* the lane's, looked up once: plan() is */
+	int64_t wait_target_ms; /* called millions of times */
 	int *items;
 	size_t head, len, cap;
 	double work_ms; /* reference work of the queued jobs */
@@ -169,6 +171,10 @@ static int class_of(struct sim *s, int gpus, int lane)
 	memset(&s->q[s->nq], 0, sizeof *s->q);
 	s->q[s->nq].gpus = gpus;
 	s->q[s->nq].lane = lane;
+	s->q[s->nq].lane_rank = config_lane_rank(&s->p->cfg, s->t->lanes[lane]);
+	if (s->q[s->nq].lane_rank < 0)
+		s->q[s->nq].lane_rank = s->p->cfg.nlanes;
+	s->q[s->nq].wait_target_ms = config_wait_target_ms(&s->p->cfg, s->t->lanes[lane]);
 	return s->nq++;
 }
 
@@ -506,15 +512,13 @@ static void ebb_policy(struct sim *s)
 		if (!q->len && (window_s <= 0 || q->arrived_jobs < 1e-3))
 			continue;
 		classes[nc++] = (struct plan_class){
-			.lane = s->t->lanes[q->lane], .gpus = q->gpus, .lane_rank = config_lane_rank(cfg, s->t->lanes[q->lane]),
+			.lane = s->t->lanes[q->lane], .gpus = q->gpus, .lane_rank = q->lane_rank,
 			.jobs = (int64_t)q->len, .items = (int64_t)q->len, .work_s = q->work_ms / 1000.0,
 			.oldest_ms = q->len ? s->jobs[q->items[q->head]].submit : s->now,
 			.arrival_jobs_per_s = window_s > 0 ? q->arrived_jobs / window_s : 0,
 			.arrival_work_per_s = window_s > 0 ? q->arrived_work_ms / 1000.0 / window_s : 0,
-			.wait_target_ms = config_wait_target_ms(cfg, s->t->lanes[q->lane]),
+			.wait_target_ms = q->wait_target_ms,
 		};
-		if (classes[nc - 1].lane_rank < 0)
-			classes[nc - 1].lane_rank = cfg->nlanes;
 	}
 	v.classes = classes;
 	v.nclasses = nc;
