@@ -560,9 +560,10 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 		return;
 	for (int o = 0; o < p->v->noffers; o++)
 		p->fits[o] = (char)fits(&p->v->offers[o], c);
-	/* A launch helps only the work still waiting when it is up: when a
-	 * boot is longer than the target, the work that the fleet cannot
-	 * start within a boot is what must drain within the target after it. */
+	/* A launch is up after its boot and then has the target to work: it
+	 * helps only the work still waiting then. So the horizon is the boot
+	 * plus the target, and launches are for what the fleet up or booting
+	 * cannot do within it, at a target's worth of work each. */
 	horizon_s = boot_s + target_s;
 	/* Work keeps coming at the rate it came lately: what arrives within
 	 * the horizon needs capacity too, and holds idle instances for it. */

@@ -276,7 +276,8 @@ static int position(const int *a, int n, int k)
 	return lo;
 }
 
-static void set_idle(struct sim *s, int k)
+/* Instance k becomes idle now, and joins the idle list. */
+static void make_idle(struct sim *s, int k)
 {
 	int at = position(s->idle, s->nidle, k);
 
@@ -287,7 +288,8 @@ static void set_idle(struct sim *s, int k)
 	s->inst[k].idle_since = s->now;
 }
 
-static void unset_idle(struct sim *s, int k)
+/* Instance k leaves the idle list (its caller sets its new state). */
+static void drop_idle(struct sim *s, int k)
 {
 	int at = position(s->idle, s->nidle, k);
 
@@ -340,7 +342,7 @@ static int launch(struct sim *s, int offer, enum market m, int warm)
 	if (s->live > s->r->max_instances)
 		s->r->max_instances = s->live;
 	if (warm) {
-		set_idle(s, k);
+		make_idle(s, k);
 	} else {
 		s->r->cold_starts++;
 		push(s, (struct event){s->now + o->boot_ms, EV_READY, k, i->gen});
@@ -364,7 +366,7 @@ static void stop(struct sim *s, int k)
 	if (i->state == S_GONE)
 		return;
 	if (i->state == S_IDLE)
-		unset_idle(s, k);
+		drop_idle(s, k);
 	if (i->state == S_BUSY) {
 		struct sjob *j = &s->jobs[i->job];
 		int64_t ran = s->now - i->run_start, ckpt = s->o->checkpoint_every_ms;
@@ -400,7 +402,7 @@ static void finish(struct sim *s, int k)
 	s->done++;
 	s->busy--;
 	i->job = -1;
-	set_idle(s, k);
+	make_idle(s, k);
 	i->gen++;
 	s->dirty = 1;
 	sync_view(s, k);
@@ -436,7 +438,7 @@ static void dispatch(struct sim *s)
 			j->first_start = s->now;
 			s->waits[s->nwaits++] = s->now - j->submit;
 		}
-		unset_idle(s, k);
+		drop_idle(s, k);
 		a--; /* the next one has moved into place a */
 		i->state = S_BUSY;
 		i->run_start = s->now;
@@ -923,7 +925,7 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 			} else if (e.gen != i->gen || i->state == S_GONE) {
 				continue;
 			} else if (e.kind == EV_READY) {
-				set_idle(&s, e.inst);
+				make_idle(&s, e.inst);
 				sync_view(&s, e.inst);
 				i->gen++;
 				s.dirty = 1;
