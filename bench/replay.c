@@ -152,7 +152,11 @@ int main(void)
 	remove_tree(dir);
 
 	double med_load = median(load_s, runs), med_ebb = median(replay_s[0], runs),
-	       med_keda = median(replay_s[1], runs);
+	       med_keda = median(replay_s[1], runs), total[2][MAX_RUNS];
+	for (int k = 0; k < 2; k++)
+		for (int r = 0; r < runs; r++)
+			total[k][r] = load_s[r] + replay_s[k][r];
+	double tot_ebb = median(total[0], runs), tot_keda = median(total[1], runs);
 	printf("## Simulator replay: %ld jobs\n\n"
 	       "`ebb sim` on a synthetic trace of %ld jobs written by bench/replay.c: bursts of\n"
 	       "about 20 jobs 2 s apart, 5 minutes apart on average (%ld bursts over %.0f days),\n"
@@ -160,14 +164,19 @@ int main(void)
 	       "the rest on 2, 4 or 8; %.0f GPU-hours of work; a %.0f MB CSV. Three offers (1, 4\n"
 	       "and 8 GPUs, spot and on demand) and limits high enough for the load. The load\n"
 	       "and the replays run in the benchmark's own process (sim_load, sim_run), so the\n"
-	       "figures are the simulator's; each is the median of %d runs.\n\n",
+	       "figures are the simulator's; each is the median of %d runs. The goal holds\n"
+	       "for the whole of what `ebb sim` does with one policy: the load and the replay.\n"
+	       "Baseline: keda, the simplest policy, on the same trace in the same runs.\n\n",
 	       n, n, sh.bursts, sh.span_days, sh.gpu_hours, (double)st.st_size / 1e6, runs);
 	printf("| | median | goal |\n|---|---|---|\n");
 	printf("| load: offers and trace (%ld rows) | %.2f s | |\n", n, med_load);
-	printf("| replay: ebb (plan() on every change) | %.2f s | at most %.0f s: %s |\n", med_ebb, GOAL_REPLAY_S,
-	       goal_word(med_ebb <= GOAL_REPLAY_S));
-	printf("| replay: keda (8-GPU offer) | %.2f s | at most %.0f s: %s |\n", med_keda, GOAL_REPLAY_S,
-	       goal_word(med_keda <= GOAL_REPLAY_S));
+	printf("| replay: ebb (plan() on every change) | %.2f s | |\n", med_ebb);
+	printf("| replay: keda (8-GPU offer), the baseline | %.2f s | |\n", med_keda);
+	printf("| load and replay: ebb | %.2f s | at most %.0f s: %s |\n", tot_ebb, GOAL_REPLAY_S,
+	       goal_word(tot_ebb <= GOAL_REPLAY_S));
+	printf("| load and replay: keda | %.2f s | at most %.0f s: %s |\n", tot_keda, GOAL_REPLAY_S,
+	       goal_word(tot_keda <= GOAL_REPLAY_S));
+	printf("| ebb's replay against keda's | %.2f× | |\n", med_keda > 0 ? med_ebb / med_keda : 0);
 	printf("| peak resident memory of the process | %.0f MB | |\n\n", (double)peak_rss_kb() / 1024);
 	printf("What the replays found (the same every run, for the same seed):\n\n"
 	       "| policy | jobs | cost | cold starts | reclaims | most instances | wait p50 | wait p99 |\n"

@@ -16,20 +16,28 @@ static const char usage[] =
 	"  --wait-p95 S           the p95 wait to meet, seconds (required)\n"
 	"  --write FILE           write the recommended settings as a config fragment\n" SIMCLI_USAGE;
 
+/* Each family's frontier from the shortest wait to the longest; settings
+ * that reach the very same cost and wait share a line. */
 static void print_table(const struct tune *t, FILE *out)
 {
-	static const char *const families[] = {"ebb", "always-on", "min1", "util", "keda", "bound"};
+	const struct tune_point **pts = calloc(t->n ? t->n : 1, sizeof *pts);
 
 	fprintf(out, "%-10s %10s %10s  %s\n", "POLICY", "COST $", "P95 WAIT", "SETTINGS (frontier points)");
-	for (size_t f = 0; f < sizeof families / sizeof *families; f++) {
-		for (size_t k = 0; k < t->n; k++) {
-			const struct tune_point *p = &t->points[k];
-			if (!p->on_frontier || strcmp(p->family, families[f]) != 0)
-				continue;
-			fprintf(out, "%-10s %10.2f %9.1fs  %s%s\n", p->family, p->cost_usd, p->wait_p95_s, p->spec,
-				(int)k == t->recommended ? "   <- recommended" : "");
+	for (size_t f = 0; pts && f < TUNE_NFAMILIES; f++) {
+		size_t n = tune_frontier(t, tune_families[f], pts);
+		for (size_t k = 0, alike; k < n; k += alike) {
+			const struct tune_point *p = pts[k];
+			int recommended = 0;
+			for (alike = 0; k + alike < n && pts[k + alike]->cost_usd == p->cost_usd &&
+					pts[k + alike]->wait_p95_s == p->wait_p95_s; alike++)
+				recommended |= pts[k + alike] - t->points == t->recommended;
+			fprintf(out, "%-10s %10.2f %9.1fs  %s", p->family, p->cost_usd, p->wait_p95_s, p->spec);
+			if (alike > 1)
+				fprintf(out, " (and %zu alike)", alike - 1);
+			fprintf(out, "%s\n", recommended ? "   <- recommended" : "");
 		}
 	}
+	free(pts);
 }
 
 static void print_ratios(const struct tune *t, const struct sim_options *o, FILE *out)
@@ -50,26 +58,32 @@ static void print_ratios(const struct tune *t, const struct sim_options *o, FILE
 		r.below);
 }
 
+static json_t *point_json(const struct tune_point *p)
+{
+	return json_pack("{s:s, s:s, s:f, s:f, s:b}", "family", p->family, "policy", p->spec, "cost_usd",
+			 p->cost_usd, "wait_p95_s", p->wait_p95_s, "on_frontier", p->on_frontier);
+}
+
+/* Every point in sweep order, and each family's frontier in order of wait. */
 static json_t *tune_json(const struct tune *t, double wait, double boot_s)
 {
 	json_t *frontiers = json_object(), *all = json_array(), *rec = json_null();
+	const struct tune_point **pts = calloc(t->n ? t->n : 1, sizeof *pts);
 	struct tune_ratios r;
 
-	for (size_t k = 0; k < t->n; k++) {
-		const struct tune_point *p = &t->points[k];
-		json_t *o = json_pack("{s:s, s:s, s:f, s:f, s:b}", "family", p->family, "policy", p->spec,
-				      "cost_usd", p->cost_usd, "wait_p95_s", p->wait_p95_s, "on_frontier",
-				      p->on_frontier);
-		if (p->on_frontier) {
-			json_t *list = json_object_get(frontiers, p->family);
-			if (!list) {
-				list = json_array();
-				json_object_set_new(frontiers, p->family, list);
-			}
-			json_array_append(list, o);
-		}
-		json_array_append_new(all, o);
+	for (size_t k = 0; k < t->n; k++)
+		json_array_append_new(all, point_json(&t->points[k]));
+	for (size_t f = 0; pts && f < TUNE_NFAMILIES; f++) {
+		size_t n = tune_frontier(t, tune_families[f], pts);
+		json_t *list = json_array();
+		for (size_t k = 0; k < n; k++)
+			json_array_append_new(list, point_json(pts[k]));
+		if (n)
+			json_object_set_new(frontiers, tune_families[f], list);
+		else
+			json_decref(list);
 	}
+	free(pts);
 	if (t->recommended >= 0) {
 		const struct tune_point *p = &t->points[t->recommended];
 		rec = json_pack("{s:s, s:f, s:f, s:s}", "policy", p->spec, "cost_usd", p->cost_usd, "wait_p95_s",
@@ -150,7 +164,7 @@ int cmd_tune(int argc, char **argv)
 		fprintf(stderr, "ebb tune: --write %s: nothing to write, no setting meets the wait\n", write_path);
 		rc = 1;
 	}
-	if (cli.plot && simout_frontier_plot(t.points, t.n, cli.plot, err, sizeof err) != 0) {
+	if (cli.plot && simout_frontier_plot(&t, cli.plot, err, sizeof err) != 0) {
 		fprintf(stderr, "ebb tune: %s\n", err);
 		rc = 1;
 	}

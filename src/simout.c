@@ -3,6 +3,7 @@
 #include "simout.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tune.h"
@@ -66,25 +67,44 @@ static const char *const colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e"
 #define RIGHT 220
 #define TOP 40
 
+/* The instance panel has one line per policy and offer: the colour
+ * names the policy, the dash the offer. */
+static const char *const dashes[] = {"", "7,4", "2,3", "9,3,2,3", "4,4", "1,5", "12,4", "6,2,2,2,2,2"};
+#define NDASHES (sizeof dashes / sizeof *dashes)
+
+enum panel_kind { QUEUE, INSTANCES, COST };
+
 struct panel {
 	const char *title, *unit;
-	int index; /* 0 queue, 1 instances, 2 cost */
+	enum panel_kind kind;
 };
 
-static double value(const struct sim_sample *x, int index, int noffers)
-{
-	double n = 0;
+struct timeline {
+	const struct sim_result *r;
+	int n;
+	const struct sim_options *o;
+	double t_max_h, t_step_h;
+	unsigned char used[SIM_MAX_OFFERS]; /* offers some policy ran an instance of */
+	int nused;
+};
 
-	if (index == 0)
-		return x->queued;
-	if (index == 2)
-		return x->cost;
-	for (int k = 0; k < noffers; k++)
-		n += x->instances[k];
-	return n;
+/* The value of one line of a panel: offer is used by INSTANCES only. */
+static double value(const struct sim_sample *x, enum panel_kind kind, int offer)
+{
+	return kind == QUEUE ? x->queued : kind == COST ? x->cost : x->instances[offer];
 }
 
-/* A round axis maximum: 1, 2 or 5 times a power of ten. */
+/* Whether the policy of r ever ran an instance of offer j. */
+static int ran_offer(const struct sim_result *r, int j)
+{
+	for (size_t s = 0; s < r->nsamples; s++) {
+		if (r->samples[s].instances[j])
+			return 1;
+	}
+	return 0;
+}
+
+/* A round number at or above v: 1, 2 or 5 times a power of ten. */
 static double nice(double v)
 {
 	static const double steps[] = {1, 2, 5, 10};
@@ -97,16 +117,40 @@ static double nice(double v)
 	return 10 * p;
 }
 
-static void draw_panel(FILE *f, const struct sim_result *r, int n, const struct sim_options *o,
-		       const struct panel *pn, int y0, double t_max_h)
+/* The lines of a panel: one per policy, or one per policy and offer. */
+static void draw_lines(FILE *f, const struct timeline *tl, const struct panel *pn, int y0, double ymax)
+{
+	int pw = W - LEFT - RIGHT;
+
+	for (int k = 0; k < tl->n; k++) {
+		const struct sim_result *r = &tl->r[k];
+		for (int j = 0; j < (pn->kind == INSTANCES ? tl->o->noffers : 1); j++) {
+			if (!r->nsamples || (pn->kind == INSTANCES && !ran_offer(r, j)))
+				continue;
+			fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='1.5'", colours[k % 10]);
+			if (pn->kind == INSTANCES && *dashes[j % NDASHES])
+				fprintf(f, " stroke-dasharray='%s'", dashes[j % NDASHES]);
+			fprintf(f, " points='");
+			for (size_t s = 0; s < r->nsamples; s++) {
+				const struct sim_sample *x = &r->samples[s];
+				double px = LEFT + (double)x->t_ms / 3600000.0 / tl->t_max_h * pw;
+				double py = y0 + PANEL_H - value(x, pn->kind, j) / ymax * PANEL_H;
+				fprintf(f, "%.1f,%.1f ", px, py);
+			}
+			fprintf(f, "'/>\n");
+		}
+	}
+}
+
+static void draw_panel(FILE *f, const struct timeline *tl, const struct panel *pn, int y0)
 {
 	double vmax = 0, ymax;
 	int pw = W - LEFT - RIGHT;
 
-	for (int k = 0; k < n; k++) {
-		for (size_t s = 0; s < r[k].nsamples; s++) {
-			double v = value(&r[k].samples[s], pn->index, o->noffers);
-			vmax = v > vmax ? v : vmax;
+	for (int k = 0; k < tl->n; k++) {
+		for (size_t s = 0; s < tl->r[k].nsamples; s++) {
+			for (int j = 0; j < (pn->kind == INSTANCES ? tl->o->noffers : 1); j++)
+				vmax = fmax(vmax, value(&tl->r[k].samples[s], pn->kind, j));
 		}
 	}
 	ymax = nice(vmax > 0 ? vmax : 1);
@@ -120,22 +164,41 @@ static void draw_panel(FILE *f, const struct sim_result *r, int n, const struct 
 	}
 	fprintf(f, "<text x='16' y='%d' font-size='12' transform='rotate(-90 16 %d)' text-anchor='middle'>%s</text>\n",
 		y0 + PANEL_H / 2, y0 + PANEL_H / 2, pn->unit);
-	for (int k = 0; k < n; k++) {
-		if (!r[k].nsamples)
-			continue;
-		fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='1.5' points='", colours[k % 10]);
-		for (size_t s = 0; s < r[k].nsamples; s++) {
-			const struct sim_sample *x = &r[k].samples[s];
-			double px = LEFT + (double)x->t_ms / 3600000.0 / t_max_h * pw;
-			double py = y0 + PANEL_H - value(x, pn->index, o->noffers) / ymax * PANEL_H;
-			fprintf(f, "%.1f,%.1f ", px, py);
-		}
-		fprintf(f, "'/>\n");
+	draw_lines(f, tl, pn, y0, ymax);
+	/* Ticks at round hours; the last one may fall short of the edge. */
+	for (double t = 0; t <= tl->t_max_h * (1 + 1e-9); t += tl->t_step_h) {
+		double x = LEFT + t / tl->t_max_h * pw;
+		fprintf(f, "<line x1='%.1f' y1='%d' x2='%.1f' y2='%d' stroke='#333'/>\n", x, y0 + PANEL_H, x,
+			y0 + PANEL_H + 4);
+		fprintf(f, "<text x='%.1f' y='%d' font-size='11' text-anchor='middle'>%g</text>\n", x,
+			y0 + PANEL_H + 16, t);
 	}
-	for (int g = 0; g <= 6; g++) {
-		int x = LEFT + g * pw / 6;
-		fprintf(f, "<text x='%d' y='%d' font-size='11' text-anchor='middle'>%.1f</text>\n", x,
-			y0 + PANEL_H + 14, t_max_h * g / 6);
+}
+
+/* Policies by colour; below them, when more than one offer was run,
+ * offers by dash. */
+static void draw_legend(FILE *f, const struct timeline *tl)
+{
+	int y = TOP + 10, x = W - RIGHT + 14;
+
+	for (int k = 0; k < tl->n; k++, y += 18) {
+		fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='%s' stroke-width='3'/>\n", x, y, x + 20, y,
+			colours[k % 10]);
+		fprintf(f, "<text x='%d' y='%d' font-size='11'>%.28s%s</text>\n", x + 26, y + 4, tl->r[k].policy,
+			tl->r[k].nsamples ? "" : " (no timeline)");
+	}
+	if (tl->nused < 2)
+		return;
+	y = TOP + (PANEL_H + 60) + 10; /* beside the instance panel */
+	fprintf(f, "<text x='%d' y='%d' font-size='11' font-weight='bold'>offer</text>\n", x, y);
+	for (int j = 0; j < tl->o->noffers; j++) {
+		if (!tl->used[j])
+			continue;
+		y += 18;
+		fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='#333' stroke-width='1.5'%s%s%s/>\n", x, y,
+			x + 28, y, *dashes[j % NDASHES] ? " stroke-dasharray='" : "", dashes[j % NDASHES],
+			*dashes[j % NDASHES] ? "'" : "");
+		fprintf(f, "<text x='%d' y='%d' font-size='11'>%.24s</text>\n", x + 34, y + 4, tl->o->offers[j].name);
 	}
 }
 
@@ -143,12 +206,12 @@ int simout_plot(const struct sim_result *r, int n, const struct sim_options *o, 
 		char *err, size_t errsize)
 {
 	static const struct panel panels[] = {
-		{"Queue depth", "jobs queued", 0},
-		{"Instances (all offers)", "instances", 1},
-		{"Cumulative cost", "USD", 2},
+		{"Queue depth", "jobs queued", QUEUE},
+		{"Instances by offer", "instances", INSTANCES},
+		{"Cumulative cost", "USD", COST},
 	};
+	struct timeline tl = {.r = r, .n = n, .o = o};
 	FILE *f = fopen(path, "w");
-	double t_max_h = 0;
 	int h = TOP + 3 * (PANEL_H + 60) + 20;
 
 	if (!f) {
@@ -157,22 +220,21 @@ int simout_plot(const struct sim_result *r, int n, const struct sim_options *o, 
 	}
 	for (int k = 0; k < n; k++) {
 		if (r[k].nsamples)
-			t_max_h = fmax(t_max_h, (double)r[k].samples[r[k].nsamples - 1].t_ms / 3600000.0);
+			tl.t_max_h = fmax(tl.t_max_h, (double)r[k].samples[r[k].nsamples - 1].t_ms / 3600000.0);
+		for (int j = 0; j < o->noffers; j++)
+			tl.used[j] |= (unsigned char)ran_offer(&r[k], j);
 	}
-	t_max_h = t_max_h > 0 ? t_max_h : 1;
+	for (int j = 0; j < o->noffers; j++)
+		tl.nused += tl.used[j];
+	tl.t_max_h = tl.t_max_h > 0 ? tl.t_max_h : 1;
+	tl.t_step_h = nice(tl.t_max_h / 8);
 	fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' font-family='sans-serif'>\n"
 		   "<rect width='100%%' height='100%%' fill='white'/>\n", W, h);
 	for (int p = 0; p < 3; p++)
-		draw_panel(f, r, n, o, &panels[p], TOP + p * (PANEL_H + 60), t_max_h);
+		draw_panel(f, &tl, &panels[p], TOP + p * (PANEL_H + 60));
 	fprintf(f, "<text x='%d' y='%d' font-size='12' text-anchor='middle'>time (hours from the trace's start)</text>\n",
 		LEFT + (W - LEFT - RIGHT) / 2, h - 6);
-	for (int k = 0; k < n; k++) {
-		int y = TOP + 10 + k * 18;
-		fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='%s' stroke-width='3'/>\n", W - RIGHT + 14, y,
-			W - RIGHT + 34, y, colours[k % 10]);
-		fprintf(f, "<text x='%d' y='%d' font-size='11'>%.28s%s</text>\n", W - RIGHT + 40, y + 4, r[k].policy,
-			r[k].nsamples ? "" : " (no timeline)");
-	}
+	draw_legend(f, &tl);
 	fprintf(f, "</svg>\n");
 	if (fclose(f) != 0) {
 		snprintf(err, errsize, "--plot %s: write failed", path);
@@ -194,24 +256,26 @@ static double log_pos(const struct logaxis *a, double v)
 	return a->from + (x - a->lo) / (a->hi - a->lo) * (a->to - a->from);
 }
 
-int simout_frontier_plot(const struct tune_point *pts, size_t n, const char *path, char *err, size_t errsize)
+int simout_frontier_plot(const struct tune *t, const char *path, char *err, size_t errsize)
 {
-	static const char *const families[] = {"ebb", "always-on", "min1", "util", "keda", "bound"};
+	const struct tune_point **pts = calloc(t->n ? t->n : 1, sizeof *pts);
 	const int w = 900, h = 560, left = 80, right = 160, top = 40, bottom = 60;
 	double cmin = INFINITY, cmax = 0, wmax = 1;
 	struct logaxis xa, ya;
 	FILE *f = fopen(path, "w");
 
 	if (!f) {
+		free(pts);
 		snprintf(err, errsize, "--plot %s: cannot write", path);
 		return -1;
 	}
-	for (size_t k = 0; k < n; k++) {
-		if (!pts[k].on_frontier || pts[k].cost_usd <= 0)
+	for (size_t k = 0; k < t->n; k++) {
+		const struct tune_point *p = &t->points[k];
+		if (!p->on_frontier || p->cost_usd <= 0)
 			continue;
-		cmin = fmin(cmin, pts[k].cost_usd);
-		cmax = fmax(cmax, pts[k].cost_usd);
-		wmax = fmax(wmax, pts[k].wait_p95_s);
+		cmin = fmin(cmin, p->cost_usd);
+		cmax = fmax(cmax, p->cost_usd);
+		wmax = fmax(wmax, p->wait_p95_s);
 	}
 	if (!(cmax > 0))
 		cmin = 1, cmax = 10;
@@ -239,40 +303,26 @@ int simout_frontier_plot(const struct tune_point *pts, size_t n, const char *pat
 		left + (w - left - right) / 2, h - 20);
 	fprintf(f, "<text x='18' y='%d' font-size='12' transform='rotate(-90 18 %d)' text-anchor='middle'>cost (USD)</text>\n",
 		h / 2, h / 2);
-	for (size_t fam = 0; fam < sizeof families / sizeof *families; fam++) {
+	for (int fam = 0; pts && fam < TUNE_NFAMILIES; fam++) {
 		const char *col = colours[fam % 10];
-		int drawn = 0;
-		/* Frontier points in order of wait, joined by a line. */
+		size_t m = tune_frontier(t, tune_families[fam], pts);
+		if (!m)
+			continue;
+		/* The points in order of wait, joined by a line. */
 		fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='2' points='", col);
-		for (double last = -1;;) {
-			const struct tune_point *next = NULL;
-			for (size_t k = 0; k < n; k++) {
-				const struct tune_point *p = &pts[k];
-				if (p->on_frontier && strcmp(p->family, families[fam]) == 0 && p->wait_p95_s > last &&
-				    (!next || p->wait_p95_s < next->wait_p95_s))
-					next = p;
-			}
-			if (!next)
-				break;
-			last = next->wait_p95_s;
-			fprintf(f, "%.1f,%.1f ", log_pos(&xa, next->wait_p95_s), log_pos(&ya, next->cost_usd));
-			drawn++;
-		}
+		for (size_t k = 0; k < m; k++)
+			fprintf(f, "%.1f,%.1f ", log_pos(&xa, pts[k]->wait_p95_s), log_pos(&ya, pts[k]->cost_usd));
 		fprintf(f, "'/>\n");
-		for (size_t k = 0; k < n; k++) {
-			const struct tune_point *p = &pts[k];
-			if (p->on_frontier && strcmp(p->family, families[fam]) == 0)
-				fprintf(f, "<circle cx='%.1f' cy='%.1f' r='3.5' fill='%s'><title>%s: $%.2f, p95 %.0f s</title></circle>\n",
-					log_pos(&xa, p->wait_p95_s), log_pos(&ya, p->cost_usd), col, p->spec, p->cost_usd,
-					p->wait_p95_s);
-		}
-		if (drawn) {
-			int y = top + 14 + (int)fam * 18;
-			fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='%s' stroke-width='3'/>"
-				   "<text x='%d' y='%d' font-size='12'>%s</text>\n",
-				w - right + 12, y, w - right + 32, y, col, w - right + 38, y + 4, families[fam]);
-		}
+		for (size_t k = 0; k < m; k++)
+			fprintf(f, "<circle cx='%.1f' cy='%.1f' r='3.5' fill='%s'><title>%s: $%.2f, p95 %.0f s</title></circle>\n",
+				log_pos(&xa, pts[k]->wait_p95_s), log_pos(&ya, pts[k]->cost_usd), col, pts[k]->spec,
+				pts[k]->cost_usd, pts[k]->wait_p95_s);
+		fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='%s' stroke-width='3'/>"
+			   "<text x='%d' y='%d' font-size='12'>%s</text>\n",
+			w - right + 12, top + 14 + fam * 18, w - right + 32, top + 14 + fam * 18, col, w - right + 38,
+			top + 18 + fam * 18, tune_families[fam]);
 	}
+	free(pts);
 	fprintf(f, "</svg>\n");
 	if (fclose(f) != 0) {
 		snprintf(err, errsize, "--plot %s: write failed", path);

@@ -12,12 +12,13 @@ void simout_table(const struct sim_result *r, int n, FILE *out);
 void simout_json(const struct sim_result *r, int n, FILE *out);
 json_t *simout_result_json(const struct sim_result *r);
 /* Queue depth, instances by offer and cumulative cost over time, one
- * panel each, a line per policy. */
+ * panel each: a colour per policy, and in the instance panel a dash per
+ * offer. */
 int simout_plot(const struct sim_result *r, int n, const struct sim_options *o, const char *path,
 		char *err, size_t errsize);
-struct tune_point;
+struct tune;
 /* Cost against p95 wait, each family's frontier as a line. */
-int simout_frontier_plot(const struct tune_point *p, size_t n, const char *path, char *err, size_t errsize);
+int simout_frontier_plot(const struct tune *t, const char *path, char *err, size_t errsize);
 /* A sample step giving about 600 points over the trace. */
 int64_t simout_sample_step(const struct trace *t);
 

@@ -7,6 +7,8 @@
 
 #define N(a) (sizeof(a) / sizeof *(a))
 
+const char *const tune_families[TUNE_NFAMILIES] = {"ebb", "always-on", "min1", "util", "keda", "bound"};
+
 /* ebb's knobs: how long work may wait before capacity is added, how long
  * the last idle instance stays and how fast the others go, and how far
  * back arrivals count as the work to expect. */
@@ -153,6 +155,29 @@ int tune_run(const struct trace *tr, const struct sim_options *o, const char *co
 	mark_frontiers(t);
 	recommend(t, wait_p95_s, tr->n);
 	return 0;
+}
+
+static int by_wait_then_cost(const void *a, const void *b)
+{
+	const struct tune_point *x = *(const struct tune_point *const *)a, *y = *(const struct tune_point *const *)b;
+
+	if (x->wait_p95_s != y->wait_p95_s)
+		return x->wait_p95_s < y->wait_p95_s ? -1 : 1;
+	if (x->cost_usd != y->cost_usd)
+		return x->cost_usd < y->cost_usd ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+size_t tune_frontier(const struct tune *t, const char *family, const struct tune_point **out)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < t->n; k++) {
+		if (t->points[k].on_frontier && strcmp(t->points[k].family, family) == 0)
+			out[n++] = &t->points[k];
+	}
+	qsort(out, n, sizeof *out, by_wait_then_cost);
+	return n;
 }
 
 /* ebb's cheapest point with a p95 wait of at most wait_s; -1 if none. */

@@ -20,6 +20,10 @@ struct tune_point {
 	struct tune_knobs ebb; /* of an ebb point */
 };
 
+/* The families of points, in the order they are reported. */
+extern const char *const tune_families[];
+#define TUNE_NFAMILIES 6
+
 struct tune {
 	struct tune_point *points;
 	size_t n;
@@ -34,6 +38,10 @@ struct tune_ratios {
 	int below_frontier; /* baseline points cheaper than ebb at the same or shorter wait */
 	char below[512];
 };
+
+/* The frontier points of a family in order of p95 wait, then cost, then
+ * sweep order, into out (room for t->n); returns how many. */
+size_t tune_frontier(const struct tune *t, const char *family, const struct tune_point **out);
 
 void tune_ratios(const struct tune *t, double boot_s, struct tune_ratios *r);
 

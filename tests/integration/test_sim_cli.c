@@ -278,7 +278,7 @@ static void plot_writes_svg_with_three_panels(void **state)
 	assert_non_null(svg);
 	assert_true(strncmp(svg, "<svg", 4) == 0);
 	assert_contains(svg, "Queue depth");
-	assert_contains(svg, "Instances (all offers)");
+	assert_contains(svg, "Instances by offer");
 	assert_contains(svg, "Cumulative cost");
 	assert_contains(svg, "<polyline");
 	assert_contains(svg, "</svg>\n");

@@ -1,0 +1,208 @@
+/* The sweep behind `ebb tune` (src/tune.c): the ratios the project holds
+ * itself to, worked out by hand on points made here; then a real sweep
+ * over a small bursty trace, whose frontiers must hold no dominated point
+ * and leave out only dominated ones, and whose recommendation must be the
+ * cheapest ebb setting within the wait and, pasted into a config, replay
+ * to the very same cost and wait. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "tune.h"
+
+static const char offers[] = "[scaler]\nmax_instances = 12\nmax_gpus = 12\nmax_spend_per_hour = 0\n"
+			     "[offer.a]\ngpus = 1\nprice_ondemand = 1.0\nboot = 120s\n"
+			     "billing = per-second\nbilling_minimum = 60s\n";
+
+static struct tune_point point(const char *spec, double cost, double wait)
+{
+	struct tune_point p;
+
+	memset(&p, 0, sizeof p);
+	snprintf(p.spec, sizeof p.spec, "%s", spec);
+	snprintf(p.family, sizeof p.family, "%.*s", (int)strcspn(spec, ":"), spec);
+	p.cost_usd = cost;
+	p.wait_p95_s = wait;
+	p.on_frontier = 1;
+	return p;
+}
+
+/* ebb's cheapest cost within keda's wait and within two boots, and the
+ * baseline points ebb has nothing as cheap and as quick against. */
+static void test_ratios_by_hand(void **state)
+{
+	struct tune_point pts[] = {
+		point("ebb:a", 100, 50), point("ebb:b", 80, 120), point("ebb:c", 60, 300),
+		point("keda", 150, 60),      /* ebb within 60 s: $100, below keda */
+		point("keda:x=1", 90, 100),  /* ebb within 100 s: $100, above: below ebb's frontier */
+		point("min1:idle=1", 200, 10), /* ebb has nothing within 10 s */
+		point("util", 80, 120),      /* a tie with ebb:b is not below it */
+		point("bound", 40, 0),
+	};
+	struct tune t = {.points = pts, .n = sizeof pts / sizeof *pts, .recommended = -1};
+	struct tune_ratios r;
+
+	(void)state;
+	tune_ratios(&t, 120, &r);
+	assert_true(r.keda_cost == 150 && r.keda_p95 == 60);
+	assert_true(r.ebb_at_keda == 100);
+	assert_true(r.bound_cost == 40 && r.bound_wait_s == 240);
+	assert_true(r.ebb_at_bound == 80);
+	assert_int(r.below_frontier, 2);
+	assert_string_equal(r.below, "keda:x=1, min1:idle=1");
+}
+
+/* A bursty trace: bursts of 6 jobs every 20 to 40 minutes, 1 to 10
+ * minutes long, over a day. */
+static char *bursty_trace(void)
+{
+	size_t cap = 64 * 1024, len = 0;
+	char *csv = malloc(cap);
+	double t = 0;
+
+	len += (size_t)snprintf(csv, cap, "submit_time_s,duration_s\n");
+	for (int k = 0; k < 48 * 6; k++) {
+		t += k % 6 == 0 ? 1200 + (k * 7919) % 1200 : 5;
+		len += (size_t)snprintf(csv + len, cap - len, "%.0f,%d\n", t, 60 + (k * 379) % 540);
+	}
+	return csv;
+}
+
+struct sweep {
+	char dir[4096], trace[4200], conf[4200];
+	struct trace t;
+	struct sim_options o;
+	struct tune tune;
+};
+
+static void sweep(struct sweep *s, double wait_p95_s)
+{
+	char err[600], *csv = bursty_trace();
+
+	snprintf(s->dir, sizeof s->dir, "%s", harness_tmpdir());
+	snprintf(s->trace, sizeof s->trace, "%s/trace.csv", s->dir);
+	snprintf(s->conf, sizeof s->conf, "%s/offers.conf", s->dir);
+	harness_write_file(s->trace, csv);
+	harness_write_file(s->conf, offers);
+	free(csv);
+	memset(&s->o, 0, sizeof s->o);
+	s->o.seed = 1;
+	if (sim_load(s->trace, s->conf, NULL, 0, 0, &s->t, &s->o, err, sizeof err) != 0)
+		fail_msg("sim_load: %s", err);
+	if (tune_run(&s->t, &s->o, s->conf, wait_p95_s, &s->tune, err, sizeof err) != 0)
+		fail_msg("tune_run: %s", err);
+}
+
+static void sweep_free(struct sweep *s)
+{
+	tune_free(&s->tune);
+	trace_free(&s->t);
+}
+
+static int dominates(const struct tune_point *q, const struct tune_point *p)
+{
+	return strcmp(q->family, p->family) == 0 && q->cost_usd <= p->cost_usd && q->wait_p95_s <= p->wait_p95_s &&
+	       (q->cost_usd < p->cost_usd || q->wait_p95_s < p->wait_p95_s);
+}
+
+static void test_frontiers_hold_the_undominated_points(void **state)
+{
+	struct sweep s;
+	const struct tune_point **front;
+	size_t total = 0;
+
+	(void)state;
+	sweep(&s, 600);
+	for (size_t a = 0; a < s.tune.n; a++) {
+		const struct tune_point *p = &s.tune.points[a];
+		int dominated = 0;
+		for (size_t b = 0; b < s.tune.n; b++)
+			dominated |= dominates(&s.tune.points[b], p);
+		if (dominated == p->on_frontier)
+			fail_msg("%s ($%.2f, %.1f s): on_frontier %d, dominated %d", p->spec, p->cost_usd,
+				 p->wait_p95_s, p->on_frontier, dominated);
+	}
+	/* Each family's frontier from the shortest wait on: a longer wait
+	 * is only on it if it is cheaper. */
+	front = calloc(s.tune.n, sizeof *front);
+	for (int f = 0; f < TUNE_NFAMILIES; f++) {
+		size_t n = tune_frontier(&s.tune, tune_families[f], front);
+		assert_true(n > 0);
+		total += n;
+		for (size_t k = 1; k < n; k++) {
+			assert_true(front[k]->wait_p95_s >= front[k - 1]->wait_p95_s);
+			if (front[k]->wait_p95_s > front[k - 1]->wait_p95_s)
+				assert_true(front[k]->cost_usd < front[k - 1]->cost_usd);
+			else
+				assert_true(front[k]->cost_usd == front[k - 1]->cost_usd);
+		}
+	}
+	for (size_t k = 0; k < s.tune.n; k++)
+		total -= (size_t)s.tune.points[k].on_frontier;
+	assert_int(total, 0);
+	free(front);
+	sweep_free(&s);
+}
+
+/* The recommendation is the cheapest ebb point within the wait, and its
+ * fragment, appended to the offers config, replays to that point. */
+static void test_recommendation_replays_from_its_fragment(void **state)
+{
+	struct sweep s;
+	const struct tune_point *rec;
+	struct sim_result r;
+	struct policy p;
+	char err[600], path[4300], *conf;
+	size_t len;
+
+	(void)state;
+	sweep(&s, 600);
+	assert_true(s.tune.recommended >= 0);
+	rec = &s.tune.points[s.tune.recommended];
+	assert_string_equal(rec->family, "ebb");
+	assert_true(rec->wait_p95_s <= 600);
+	for (size_t k = 0; k < s.tune.n; k++) {
+		const struct tune_point *q = &s.tune.points[k];
+		if (strcmp(q->family, "ebb") == 0 && q->wait_p95_s <= 600 && q->cost_usd < rec->cost_usd)
+			fail_msg("%s is cheaper than the recommended %s within the wait", q->spec, rec->spec);
+	}
+	assert_contains(s.tune.fragment, "[lane.standard]\nwait_target = ");
+	assert_contains(s.tune.fragment, "[scaler]\nidle_timeout = ");
+
+	snprintf(path, sizeof path, "%s/tuned.conf", s.dir);
+	conf = harness_read_file(s.conf, &len);
+	harness_write_file(path, harness_fmt("%s%s", conf, s.tune.fragment));
+	free(conf);
+	if (policy_parse("ebb", path, &p, err, sizeof err) != 0)
+		fail_msg("the fragment does not load: %s\n%s", err, s.tune.fragment);
+	sim_run(&s.t, &p, &s.o, &r);
+	policy_free(&p);
+	assert_true(fabs(r.cost_usd - rec->cost_usd) < 1e-9);
+	assert_true(r.wait_p95_s == rec->wait_p95_s);
+	sim_result_free(&r);
+	sweep_free(&s);
+}
+
+/* No point meets a wait shorter than every setting reaches. */
+static void test_no_recommendation_below_every_wait(void **state)
+{
+	struct sweep s;
+
+	(void)state;
+	sweep(&s, -1);
+	assert_int(s.tune.recommended, -1);
+	assert_string_equal(s.tune.fragment, "");
+	sweep_free(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ratios_by_hand),
+		cmocka_unit_test(test_frontiers_hold_the_undominated_points),
+		cmocka_unit_test(test_recommendation_replays_from_its_fragment),
+		cmocka_unit_test(test_no_recommendation_below_every_wait),
+	};
+	return cmocka_run_group_tests(tests, NULL, harness_cleanup);
+}
