@@ -105,6 +105,14 @@ static int print_job(struct cli *cli, json_t *job, void *arg)
 	line("items:", "%lld", num(job, "items"));
 	line("items_done:", "%lld", num(job, "items_done"));
 	line("attempts:", "%lld/%lld", num(job, "attempts"), num(job, "max_attempts"));
+	/* Runs stopped from outside (spot reclaims) and the items they cost:
+	 * what a user asks after "why did it take so long". */
+	if (num(job, "interruptions"))
+		line("interruptions:", "%lld (items lost: %lld)", num(job, "interruptions"), num(job, "items_lost"));
+	if (json_object_get(job, "est_s")) {
+		format_duration(buf, sizeof buf, num(job, "est_s") * 1000);
+		line("estimate:", "%s", buf);
+	}
 	format_duration(buf, sizeof buf, num(job, "timeout_s") * 1000);
 	line("timeout:", "%s", buf);
 	time_line("created:", json_object_get(job, "created_at"));

@@ -23,6 +23,8 @@ static const char usage[] =
 	"  --delay DURATION      run no earlier than this from now: 30, 90s, 10m, 2h, 1d\n"
 	"  --max-attempts N      leases before the job is dead, 1 to 100\n"
 	"  --timeout DURATION    longest run of one attempt, 1s to 30d\n"
+	"  --est DURATION        expected run time, for the scaler, 1s to 30d (default: the\n"
+	"                        median of recent jobs of the type)\n"
 	"  --idempotency-key K   a retried submit with the same key and body returns the same job\n"
 	"  --payload JSON        any JSON value for the worker\n" CLI_USAGE_COMMON
 	"A DURATION is whole seconds: a plain number, or with a unit (ms, s, m, h, d).\n";
@@ -47,6 +49,7 @@ static const struct flag flags[] = {
 	{"delay", "delay_s", SECONDS, 0, 365 * DAY_S},
 	{"max-attempts", "max_attempts", INT, 1, 100},
 	{"timeout", "timeout_s", SECONDS, 1, 30 * DAY_S},
+	{"est", "est_s", SECONDS, 1, 30 * DAY_S},
 	{"idempotency-key", "idempotency_key", TEXT, 0, 0},
 	{"payload", "payload", JSON, 0, 0},
 };

@@ -124,7 +124,7 @@ static void submit_options(void **state)
 	(void)state;
 	harness_ebb(&r, srv, "submit", "--json", "--lane", "express", "--priority", "5", "--gpus", "2",
 		    "--vram", "40", "--items", "100", "--type", "train", "--delay", "10m",
-		    "--max-attempts", "4", "--timeout", "2h", "--idempotency-key", "k-1",
+		    "--max-attempts", "4", "--timeout", "2h", "--est", "15m", "--idempotency-key", "k-1",
 		    "--payload", "{\"lr\": 0.1}", "--", "python", "train.py", NULL);
 	if (r.status != 0)
 		print_error("stderr: %s\n", r.err);
@@ -139,9 +139,15 @@ static void submit_options(void **state)
 	assert_string_equal(JSTR(v, "state"), "delayed");
 	assert_int(JINT(v, "max_attempts"), 4);
 	assert_int(JINT(v, "timeout_s"), 7200);
+	assert_int(JINT(v, "est_s"), 900);
 	assert_string_equal(JSTR(v, "idempotency_key"), "k-1");
 	assert_true(json_real_value(harness_jget(v, "payload.lr")) == 0.1);
 	assert_string_equal(JSTR(v, "command.1"), "train.py");
+	harness_run_free(&r);
+	harness_ebb(&r, srv, "job", harness_fmt("%lld", (long long)JINT(v, "id")), NULL);
+	assert_int(r.status, 0);
+	assert_contains(r.out, "estimate:        15m");
+	assert_contains(r.out, "timeout:         2h");
 	json_decref(v);
 	harness_run_free(&r);
 }

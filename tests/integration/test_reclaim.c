@@ -138,6 +138,7 @@ static int64_t nth_value(const char *log, const char *word, int k, int64_t *seco
 static void test_interrupt_call(void **state)
 {
 	struct harness_server *s = harness_serve(NULL, 0);
+	struct harness_run run;
 	int64_t older, id, token;
 	json_t *r;
 	int st;
@@ -193,6 +194,11 @@ static void test_interrupt_call(void **state)
 	assert_int(JINT(r, "items_lost"), 70);
 	assert_string_equal(JSTR(r, "checkpoint"), "c300");
 	json_decref(r);
+	/* `ebb job` says so to people too. */
+	harness_ebb(&run, s, "job", harness_fmt("%lld", (long long)id), NULL);
+	assert_int(run.status, 0);
+	assert_contains(run.out, "interruptions:   2 (items lost: 70)");
+	harness_run_free(&run);
 
 	r = harness_call_ok(s, "POST", "/v1/lease", "{\"worker\": \"w3\", \"labels\": [\"x\"]}", 200);
 	assert_int(JINT(r, "job.id"), id);
