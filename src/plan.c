@@ -96,6 +96,12 @@ struct planner {
 /* USD per hour of an instance, on its market. */
 static double price_of(const struct offer *o, enum market m) { return o->price[m] > 0 ? o->price[m] : 0; }
 
+static void wake_at(struct planner *p, int64_t at)
+{
+	if (at > p->v->now_ms && (p->out->next_ms == 0 || at < p->out->next_ms))
+		p->out->next_ms = at;
+}
+
 static void add(struct planner *p, enum action_kind kind, int offer, int count, int64_t instance,
 		const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 static void add(struct planner *p, enum action_kind kind, int offer, int count, int64_t instance,
@@ -104,8 +110,12 @@ static void add(struct planner *p, enum action_kind kind, int offer, int count, 
 	struct action *a;
 	va_list ap;
 
-	if (p->out->n == PLAN_MAX_ACTIONS)
+	/* Full: the rest waits for a plan a moment later, which sees the
+	 * fleet these actions leave. */
+	if (p->out->n == PLAN_MAX_ACTIONS) {
+		wake_at(p, p->v->now_ms + 1);
 		return;
+	}
 	a = &p->out->actions[p->out->n++];
 	a->kind = kind;
 	a->offer = offer;
@@ -119,12 +129,6 @@ static void add(struct planner *p, enum action_kind kind, int offer, int count, 
 	va_start(ap, fmt);
 	vsnprintf(a->reason, sizeof a->reason, fmt, ap);
 	va_end(ap);
-}
-
-static void wake_at(struct planner *p, int64_t at)
-{
-	if (at > p->v->now_ms && (p->out->next_ms == 0 || at < p->out->next_ms))
-		p->out->next_ms = at;
 }
 
 static const struct offer *offer_of(const struct planner *p, const struct plan_instance *i)

@@ -817,6 +817,32 @@ static void test_idle_timeout(void **state)
 	EXPECT_INT(f, f->r.n, 0);
 }
 
+/* More actions than a plan holds: the rest come from a plan a moment
+ * later, on the fleet the first ones leave. */
+static void test_actions_beyond_a_plan_come_next(void **state)
+{
+	struct fx *f = fx_reset();
+	int kept = 0;
+
+	(void)state;
+	offer(f, "a", 1, 24, 1.0, 0);
+	for (int k = 0; k < 100; k++)
+		idle(f, 1000 + k, 0, NOW - 20 * MIN_MS);
+	run(f);
+	EXPECT_INT(f, f->r.n, PLAN_MAX_ACTIONS);
+	EXPECT_INT(f, f->r.next_ms, NOW + 1);
+	for (int k = 0; k < f->nfleet; k++) {
+		if (!action_on(&f->r, ACTION_TERMINATE, f->fleet[k].id))
+			f->fleet[kept++] = f->fleet[k];
+	}
+	EXPECT_INT(f, kept, 100 - PLAN_MAX_ACTIONS);
+	f->nfleet = kept;
+	f->now += 1;
+	run(f);
+	EXPECT_INT(f, f->r.n, 100 - PLAN_MAX_ACTIONS);
+	EXPECT_INT(f, f->r.next_ms, 0);
+}
+
 static void test_idle_decay_even_at_t1_odd_at_t2(void **state)
 {
 	struct fx *f = fx_reset();
@@ -1344,6 +1370,7 @@ int main(void)
 		cmocka_unit_test(test_cheapest_fitting_offer),
 		cmocka_unit_test(test_express_lane_takes_idle_instances_first),
 		cmocka_unit_test(test_idle_timeout),
+		cmocka_unit_test(test_actions_beyond_a_plan_come_next),
 		cmocka_unit_test(test_idle_decay_even_at_t1_odd_at_t2),
 		cmocka_unit_test(test_limits_shrink_never_terminate_busy),
 		cmocka_unit_test(test_over_limits_drains_only_what_is_needed),
