@@ -292,6 +292,38 @@ static void not_found(void **state)
 	json_decref(r);
 }
 
+/* JSON strings are UTF-8: an error quoting bytes that are not (a path, a
+ * query value), or cut inside a character (a long field name), still has
+ * the error body, with '?' for the bytes that cannot be written. */
+static void not_utf8(void **state)
+{
+	char body[200], field[64];
+	json_t *r = NULL;
+	int st;
+
+	(void)state;
+	st = harness_call(srv, "GET", "/v1/%ff%fe", NULL, &r);
+	assert_error(st, r, 404, "not_found", NULL);
+	assert_string_equal(JSTR(r, "error.message"), "no such path: /v1/??");
+	json_decref(r);
+	st = harness_call(srv, "GET", "/v1/report?since=1%ff", NULL, &r);
+	assert_error(st, r, 400, "out_of_range", "since");
+	assert_contains(JSTR(r, "error.message"), "got '1?'");
+	json_decref(r);
+	/* 40 two-byte characters: the 64-byte field keeps 31 and half of one. */
+	strcpy(body, "{\"command\": [\"true\"], \"");
+	strcpy(field, "");
+	for (int i = 0; i < 40; i++)
+		strcat(body, "\xc3\xa9");
+	for (int i = 0; i < 31; i++)
+		strcat(field, "\xc3\xa9");
+	strcat(body, "\": 1}");
+	strcat(field, "?");
+	st = harness_call(srv, "POST", "/v1/jobs", body, &r);
+	assert_error(st, r, 400, "unknown_field", field);
+	json_decref(r);
+}
+
 static void wrong_method(void **state)
 {
 	static const char *const calls[][2] = {
@@ -470,6 +502,7 @@ int main(void)
 		cmocka_unit_test(roles),
 		cmocka_unit_test(team_scope),
 		cmocka_unit_test(not_found),
+		cmocka_unit_test(not_utf8),
 		cmocka_unit_test(wrong_method),
 		cmocka_unit_test(conflicts),
 		cmocka_unit_test(too_large),
