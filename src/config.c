@@ -707,7 +707,10 @@ int config_load(struct config *cfg, const char *path, char *err, size_t errsize)
 		fmt_err(err, errsize, "%s: cannot read: %s", path, strerror(r.read_errno));
 		return -1;
 	}
-	if (r.err_line) {
+	/* The first error by line: inih's syntax error (rc) comes before the
+	 * key it leads us to refuse ("[server" leaves the next keys in no
+	 * section). */
+	if (r.err_line && (rc <= 0 || r.err_line < rc)) {
 		fmt_err(err, errsize, "%s:%d: %s", path, r.err_line, r.err);
 		return -1;
 	}

@@ -227,6 +227,8 @@ static void not_ini(void **state)
 	(void)state;
 	assert_load_error("[server]\nlisten = 127.0.0.1:1\nthis line is no key\n",
 			  "%s:3: expected [section] or key = value");
+	/* A section line without its ']' is the error, not the keys after it. */
+	assert_load_error("[server\nlisten = 127.0.0.1:1\n", "%s:1: expected [section] or key = value");
 }
 
 /* What inih would read otherwise than written is refused at its line: a
