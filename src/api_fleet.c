@@ -91,16 +91,13 @@ static int add_decision(void *arg, const struct decision *d)
 
 int api_decisions(struct api_call *c)
 {
-	const char *limit_s = request_query(c->req, "limit");
-	json_t *list = json_array();
+	json_t *list;
 	struct ebb_error err;
-	long limit = limit_s ? strtol(limit_s, NULL, 10) : 20;
+	int64_t limit;
 
-	if (limit < 1 || limit > 1000) {
-		json_decref(list);
-		error_set(&err, 400, "out_of_range", "limit", "limit: expected an integer from 1 to 1000");
-		return api_fail(c, &err);
-	}
+	if (api_query_int(c, "limit", 1, 1000, 20, &limit) != 0)
+		return -1;
+	list = json_array();
 	if (c->srv->store->ops->decision_list(c->srv->store, (int)limit, add_decision, list) != 0) {
 		json_decref(list);
 		error_set(&err, 500, "store", NULL, "store: %s", c->srv->store->errmsg);

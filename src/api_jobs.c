@@ -144,23 +144,6 @@ static int add_job(void *arg, const struct job *job)
 	return 0;
 }
 
-/* A query parameter as a number in [min, max]; def when absent. */
-static int query_int(struct api_call *c, const char *name, int64_t min, int64_t max, int64_t def,
-		     int64_t *out, struct ebb_error *err)
-{
-	const char *v = request_query(c->req, name);
-	char *end;
-
-	*out = def;
-	if (!v)
-		return 0;
-	*out = strtoll(v, &end, 10);
-	if (end == v || *end || *out < min || *out > max)
-		return error_set(err, 400, "out_of_range", name, "%s: expected an integer from %lld to %lld",
-				 name, (long long)min, (long long)max);
-	return 0;
-}
-
 int api_list(struct api_call *c)
 {
 	const char *state = request_query(c->req, "state");
@@ -177,9 +160,9 @@ int api_list(struct api_call *c)
 			  "state: expected queued, delayed, leased, succeeded, failed, dead or cancelled");
 		return api_fail(c, &err);
 	}
-	if (query_int(c, "after", 0, INT64_MAX, 0, &f.after_id, &err) != 0 ||
-	    query_int(c, "limit", 1, 1000, 100, &limit, &err) != 0)
-		return api_fail(c, &err);
+	if (api_query_int(c, "after", 0, INT64_MAX, 0, &f.after_id) != 0 ||
+	    api_query_int(c, "limit", 1, 1000, 100, &limit) != 0)
+		return -1;
 	f.limit = (int)limit;
 	jsonout_open(&l.out, NULL, '{');
 	jsonout_open(&l.out, "jobs", '[');

@@ -131,6 +131,13 @@ static void bad_queries_and_worker_bodies(void **state)
 	st = harness_call(srv, "GET", "/v1/jobs?limit=ten", NULL, &r);
 	assert_error(st, r, 400, "out_of_range", "limit");
 	json_decref(r);
+	/* Past 2^63-1 is out of range, not the largest id. */
+	st = harness_call(srv, "GET", "/v1/jobs?after=99999999999999999999", NULL, &r);
+	assert_error(st, r, 400, "out_of_range", "after");
+	json_decref(r);
+	st = harness_call(srv, "GET", "/v1/decisions?limit=5abc", NULL, &r);
+	assert_error(st, r, 400, "out_of_range", "limit");
+	json_decref(r);
 	st = harness_call(srv, "GET", "/v1/jobs?state=running", NULL, &r);
 	assert_error(st, r, 400, "bad_value", "state");
 	json_decref(r);
@@ -268,7 +275,8 @@ static void team_scope(void **state)
 static void not_found(void **state)
 {
 	static const char *const paths[] = {"/v1/nope", "/v1/jobs/abc", "/v1/jobs/0", "/v1/jobs/-1",
-					     "/v1/jobs/1/explode", "/", "/v1/jobs/", NULL};
+					     "/v1/jobs/1/explode", "/", "/v1/jobs/", "/v1/jobs/%201",
+					     "/v1/jobs/99999999999999999999", "/v1/fleet/+1/drain", NULL};
 	json_t *r = NULL;
 	int st;
 
@@ -278,6 +286,7 @@ static void not_found(void **state)
 		if (st != 404)
 			print_error("path %s\n", paths[i]);
 		assert_error(st, r, 404, "not_found", NULL);
+		assert_contains(JSTR(r, "error.message"), "no such path");
 		json_decref(r);
 	}
 	st = harness_call(srv, "GET", "/v1/jobs/999999", NULL, &r);
