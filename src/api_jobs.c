@@ -68,14 +68,14 @@ static int job_from_body(struct api_call *c, const char *team, struct job *job, 
 	json_t *b = c->body, *cmd = json_object_get(b, "command"), *payload = json_object_get(b, "payload");
 	const char *lane = json_get_str(b, "lane", cfg->default_lane);
 
-	if (cmd && !json_is_null(cmd) && check_command(cmd, err) != 0)
+	if (json_has(b, "command") && check_command(cmd, err) != 0)
 		return -1;
-	if ((!cmd || json_is_null(cmd)) && (!payload || json_is_null(payload)))
+	if (!json_has(b, "command") && !json_has(b, "payload"))
 		return error_set(err, 400, "missing_field", "command", "a job needs a command or a payload");
 	if (config_lane_rank(cfg, lane) < 0)
 		return error_set(err, 400, "bad_value", "lane", "lane '%s' is not one of [queue] lanes (%s)",
 				 lane, cfg->lanes);
-	if (json_object_get(b, "delay_s") && json_object_get(b, "run_at"))
+	if (json_has(b, "delay_s") && json_has(b, "run_at"))
 		return error_set(err, 400, "bad_value", "run_at", "give delay_s or run_at, not both");
 	snprintf(job->type, sizeof job->type, "%s", json_get_str(b, "type", "default"));
 	snprintf(job->lane, sizeof job->lane, "%s", lane);

@@ -106,6 +106,12 @@ int json_check_fields(json_t *obj, const struct field *fields, struct ebb_error 
 	return 0;
 }
 
+int json_has(json_t *obj, const char *name)
+{
+	json_t *v = json_object_get(obj, name);
+	return v && !json_is_null(v);
+}
+
 const char *json_get_str(json_t *obj, const char *name, const char *def)
 {
 	json_t *v = json_object_get(obj, name);

@@ -119,6 +119,24 @@ static void bad_values(void **state)
 	refused("{\"command\": [\"true\"], \"delay_s\": 5, \"run_at\": 4000000000}", "bad_value", "run_at");
 }
 
+/* A field set to null counts as absent: delay_s null beside run_at is
+ * not "both". */
+static void null_is_absent(void **state)
+{
+	json_t *r;
+	int64_t id;
+
+	(void)state;
+	id = submit_as(HARNESS_ADMIN, "{\"command\": [\"true\"], \"delay_s\": null, \"run_at\": 1}");
+	r = harness_get_job(srv, id);
+	assert_string_equal(JSTR(r, "state"), "queued");
+	json_decref(r);
+	id = submit_as(HARNESS_ADMIN, "{\"command\": [\"true\"], \"delay_s\": 60, \"run_at\": null}");
+	r = harness_get_job(srv, id);
+	assert_string_equal(JSTR(r, "state"), "delayed");
+	json_decref(r);
+}
+
 static void bad_queries_and_worker_bodies(void **state)
 {
 	json_t *r = NULL;
@@ -512,6 +530,7 @@ int main(void)
 		cmocka_unit_test(malformed_json),
 		cmocka_unit_test(unknown_field),
 		cmocka_unit_test(bad_values),
+		cmocka_unit_test(null_is_absent),
 		cmocka_unit_test(bad_queries_and_worker_bodies),
 		cmocka_unit_test(authentication),
 		cmocka_unit_test(roles),
