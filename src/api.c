@@ -54,6 +54,8 @@ int api_fail(struct api_call *c, const struct ebb_error *e)
 	return -1;
 }
 
+const struct field api_no_fields[] = {{NULL, 0, 0, 0}};
+
 int api_body(struct api_call *c, const struct field *fields)
 {
 	struct ebb_error err;

@@ -112,6 +112,8 @@ int api_drain(struct api_call *c)
 	struct instance inst;
 	struct ebb_error err;
 
+	if (api_body(c, api_no_fields) != 0)
+		return -1;
 	if (fleet_drain(c->srv, c->id, "drained by request", &inst, &err) != 0)
 		return api_fail(c, &err);
 	scaler_poke(c->srv->scaler);
@@ -128,6 +130,8 @@ int api_reclaim(struct api_call *c)
 	struct instance inst;
 	struct ebb_error err;
 
+	if (api_body(c, api_no_fields) != 0)
+		return -1;
 	if (!s->provider || !s->provider->ops->reclaim) {
 		error_set(&err, 409, "not_supported", NULL,
 			  "reclaims are simulated by the local provider only ([provider] kind = local), not by %s",

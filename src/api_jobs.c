@@ -198,6 +198,8 @@ int api_cancel(struct api_call *c)
 	struct ebb_error err;
 	struct job job;
 
+	if (api_body(c, api_no_fields) != 0)
+		return -1;
 	if (queue_cancel(&c->srv->queue, c->id, c->team, &job, &err) != 0)
 		return api_fail(c, &err);
 	request_reply_json(c->req, 200, job_json_text(&job));

@@ -74,6 +74,7 @@ static void malformed_json(void **state)
 static void unknown_field(void **state)
 {
 	json_t *r = NULL;
+	int64_t id;
 	int st;
 
 	(void)state;
@@ -84,6 +85,17 @@ static void unknown_field(void **state)
 	st = harness_call(srv, "POST", "/v1/lease", "{\"worker\": \"w\", \"gpu\": 1}", &r);
 	assert_error(st, r, 400, "unknown_field", "gpu");
 	json_decref(r);
+	/* Calls that take no field refuse one, and do nothing. */
+	id = submit_as(HARNESS_ADMIN, job);
+	st = harness_call(srv, "POST", harness_fmt("/v1/jobs/%lld/cancel", (long long)id),
+			  "{\"reason\": \"not needed\"}", &r);
+	assert_error(st, r, 400, "unknown_field", "reason");
+	json_decref(r);
+	assert_true(harness_job_is(srv, id, "queued"));
+	st = harness_call(srv, "POST", "/v1/fleet/1/drain", "{\"force\": true}", &r);
+	assert_error(st, r, 400, "unknown_field", "force");
+	json_decref(r);
+	json_decref(harness_call_ok(srv, "POST", harness_fmt("/v1/jobs/%lld/cancel", (long long)id), NULL, 200));
 }
 
 /* One body that must be refused with the code and field. */
