@@ -150,7 +150,6 @@ static int route(struct api_call *c)
 	const struct route *found = NULL;
 	struct ebb_error err;
 	size_t len;
-	const char *body;
 	int path_known = 0;
 
 	for (const struct route *r = routes; r->method; r++) {
@@ -176,9 +175,12 @@ static int route(struct api_call *c)
 			  (long long)c->srv->cfg->max_body);
 		return api_fail(c, &err);
 	}
-	body = request_body(c->req, &len);
-	if (json_parse_object(body, len, &c->body, &err) != 0)
-		return api_fail(c, &err);
+	/* Only a POST has fields; a body that comes with a GET is ignored. */
+	if (strcmp(method, "POST") == 0) {
+		const char *body = request_body(c->req, &len);
+		if (json_parse_object(body, len, &c->body, &err) != 0)
+			return api_fail(c, &err);
+	}
 	return found->fn(c);
 }
 

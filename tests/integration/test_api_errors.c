@@ -149,6 +149,23 @@ static void null_is_absent(void **state)
 	json_decref(r);
 }
 
+/* A GET takes no body: one that comes with it, JSON or not, is ignored. */
+static void get_ignores_body(void **state)
+{
+	static const char *const paths[] = {"/healthz", "/v1/jobs?limit=1", "/v1/stats", "/v1/fleet", NULL};
+	json_t *r = NULL;
+	int st;
+
+	(void)state;
+	for (int i = 0; paths[i]; i++) {
+		st = harness_raw(srv, HARNESS_ADMIN, "GET", paths[i], "{not json", 9, 0, &r);
+		if (st != 200)
+			print_error("GET %s\n", paths[i]);
+		assert_int(st, 200);
+		json_decref(r);
+	}
+}
+
 static void bad_queries_and_worker_bodies(void **state)
 {
 	json_t *r = NULL;
@@ -543,6 +560,7 @@ int main(void)
 		cmocka_unit_test(unknown_field),
 		cmocka_unit_test(bad_values),
 		cmocka_unit_test(null_is_absent),
+		cmocka_unit_test(get_ignores_body),
 		cmocka_unit_test(bad_queries_and_worker_bodies),
 		cmocka_unit_test(authentication),
 		cmocka_unit_test(roles),
