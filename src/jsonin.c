@@ -49,7 +49,7 @@ static int check_one(const struct field *f, json_t *v, struct ebb_error *err)
 			break;
 		if ((int64_t)json_string_length(v) < f->min || (int64_t)json_string_length(v) > f->max)
 			return error_set(err, 400, "out_of_range", f->name,
-					 "%s: expected %lld to %lld characters, got %zu", f->name,
+					 "%s: expected %lld to %lld bytes, got %zu", f->name,
 					 (long long)f->min, (long long)f->max, json_string_length(v));
 		return 0;
 	case F_NAME:

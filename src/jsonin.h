@@ -11,7 +11,7 @@
 #include "error.h"
 
 enum field_type {
-	F_STRING,  /* length from min to max */
+	F_STRING,  /* length in bytes (UTF-8) from min to max */
 	F_NAME,    /* a lane, type, team or worker name */
 	F_INT,     /* integer from min to max */
 	F_BOOL,
