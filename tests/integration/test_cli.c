@@ -228,6 +228,24 @@ static void errors(void **state)
 	harness_run_free(&r);
 }
 
+/* A worker whose lease request serve refuses (a 4xx: a bad name or label,
+ * a token that may not lease) exits with the reason, instead of asking
+ * again every 5 s forever. */
+static void worker_refused(void **state)
+{
+	struct harness_run r;
+
+	(void)state;
+	harness_ebb(&r, srv, "worker", "--name", "no spaces", NULL);
+	assert_int(r.status, 1);
+	assert_contains(r.err, "lease refused: 400 bad_value: worker: expected a name");
+	harness_run_free(&r);
+	harness_ebb(&r, srv, "worker", "--labels", "cuda12,a b", NULL);
+	assert_int(r.status, 1);
+	assert_contains(r.err, "lease refused: 400 bad_value: labels[1]");
+	harness_run_free(&r);
+}
+
 static void tokens(void **state)
 {
 	struct harness_server *s = harness_serve("[token.ml]\nsecret = ml-submit-secret-0001\nrole = submit\n"
@@ -360,6 +378,7 @@ int main(void)
 		cmocka_unit_test(submit_refused),
 		cmocka_unit_test(cancel),
 		cmocka_unit_test(errors),
+		cmocka_unit_test(worker_refused),
 		cmocka_unit_test(tokens),
 		cmocka_unit_test(version_and_help),
 		cmocka_unit_test(bad_config),
