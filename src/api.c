@@ -1,11 +1,14 @@
 /* Routing and authentication of the HTTP API (see api.h). */
 #include "api.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
 #include "scaler.h"
+#include "units.h"
 
 enum { OPEN = 0, ADMIN = 1 << ROLE_ADMIN, SUBMIT = 1 << ROLE_SUBMIT, WORKER = 1 << ROLE_WORKER };
 
@@ -51,6 +54,8 @@ int api_fail(struct api_call *c, const struct ebb_error *e)
 	return -1;
 }
 
+const struct field api_no_fields[] = {{NULL, 0, 0, 0}};
+
 int api_body(struct api_call *c, const struct field *fields)
 {
 	struct ebb_error err;
@@ -60,14 +65,37 @@ int api_body(struct api_call *c, const struct field *fields)
 	return 0;
 }
 
+int api_query_int(struct api_call *c, const char *name, int64_t min, int64_t max, int64_t def,
+		  int64_t *out)
+{
+	const char *v = request_query(c->req, name);
+	struct ebb_error err;
+
+	*out = def;
+	if (!v)
+		return 0;
+	if (parse_int64(v, out) != 0 || *out < min || *out > max) {
+		error_set(&err, 400, "out_of_range", name, "%s: expected an integer from %lld to %lld", name,
+			  (long long)min, (long long)max);
+		return api_fail(c, &err);
+	}
+	return 0;
+}
+
 /* Matches path against pattern, reading {id} into *id. 1 on a match. */
 static int match(const char *pattern, const char *path, int64_t *id)
 {
 	while (*pattern && *path) {
 		if (strncmp(pattern, "{id}", 4) == 0) {
 			char *end;
-			long long v = strtoll(path, &end, 10);
-			if (end == path || v <= 0 || (*end && *end != '/') || path[0] == '+' || path[0] == '-')
+			long long v;
+			/* Digits only: strtoll would skip spaces and take a sign,
+			 * and clamp an id past 2^63-1 to the largest one. */
+			if (!isdigit((unsigned char)path[0]))
+				return 0;
+			errno = 0;
+			v = strtoll(path, &end, 10);
+			if (errno || v <= 0 || (*end && *end != '/'))
 				return 0;
 			*id = v;
 			pattern += 4;
@@ -122,7 +150,6 @@ static int route(struct api_call *c)
 	const struct route *found = NULL;
 	struct ebb_error err;
 	size_t len;
-	const char *body;
 	int path_known = 0;
 
 	for (const struct route *r = routes; r->method; r++) {
@@ -148,9 +175,12 @@ static int route(struct api_call *c)
 			  (long long)c->srv->cfg->max_body);
 		return api_fail(c, &err);
 	}
-	body = request_body(c->req, &len);
-	if (json_parse_object(body, len, &c->body, &err) != 0)
-		return api_fail(c, &err);
+	/* Only a POST has fields; a body that comes with a GET is ignored. */
+	if (strcmp(method, "POST") == 0) {
+		const char *body = request_body(c->req, &len);
+		if (json_parse_object(body, len, &c->body, &err) != 0)
+			return api_fail(c, &err);
+	}
 	return found->fn(c);
 }
 

@@ -27,6 +27,12 @@ void api_handle(struct server *s, struct request *req);
 int api_fail(struct api_call *c, const struct ebb_error *e);
 /* Checks the body against fields; on error replies and returns -1. */
 int api_body(struct api_call *c, const struct field *fields);
+/* The fields of the endpoints that take none: any field is unknown. */
+extern const struct field api_no_fields[];
+/* The query parameter name as an integer in [min, max], def when absent;
+ * on error replies and returns -1. */
+int api_query_int(struct api_call *c, const char *name, int64_t min, int64_t max, int64_t def,
+		  int64_t *out);
 
 int api_submit(struct api_call *c);
 int api_list(struct api_call *c);

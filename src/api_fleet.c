@@ -91,16 +91,13 @@ static int add_decision(void *arg, const struct decision *d)
 
 int api_decisions(struct api_call *c)
 {
-	const char *limit_s = request_query(c->req, "limit");
-	json_t *list = json_array();
+	json_t *list;
 	struct ebb_error err;
-	long limit = limit_s ? strtol(limit_s, NULL, 10) : 20;
+	int64_t limit;
 
-	if (limit < 1 || limit > 1000) {
-		json_decref(list);
-		error_set(&err, 400, "out_of_range", "limit", "limit: expected an integer from 1 to 1000");
-		return api_fail(c, &err);
-	}
+	if (api_query_int(c, "limit", 1, 1000, 20, &limit) != 0)
+		return -1;
+	list = json_array();
 	if (c->srv->store->ops->decision_list(c->srv->store, (int)limit, add_decision, list) != 0) {
 		json_decref(list);
 		error_set(&err, 500, "store", NULL, "store: %s", c->srv->store->errmsg);
@@ -115,6 +112,8 @@ int api_drain(struct api_call *c)
 	struct instance inst;
 	struct ebb_error err;
 
+	if (api_body(c, api_no_fields) != 0)
+		return -1;
 	if (fleet_drain(c->srv, c->id, "drained by request", &inst, &err) != 0)
 		return api_fail(c, &err);
 	scaler_poke(c->srv->scaler);
@@ -131,6 +130,8 @@ int api_reclaim(struct api_call *c)
 	struct instance inst;
 	struct ebb_error err;
 
+	if (api_body(c, api_no_fields) != 0)
+		return -1;
 	if (!s->provider || !s->provider->ops->reclaim) {
 		error_set(&err, 409, "not_supported", NULL,
 			  "reclaims are simulated by the local provider only ([provider] kind = local), not by %s",

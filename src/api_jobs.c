@@ -68,14 +68,14 @@ static int job_from_body(struct api_call *c, const char *team, struct job *job, 
 	json_t *b = c->body, *cmd = json_object_get(b, "command"), *payload = json_object_get(b, "payload");
 	const char *lane = json_get_str(b, "lane", cfg->default_lane);
 
-	if (cmd && !json_is_null(cmd) && check_command(cmd, err) != 0)
+	if (json_has(b, "command") && check_command(cmd, err) != 0)
 		return -1;
-	if ((!cmd || json_is_null(cmd)) && (!payload || json_is_null(payload)))
+	if (!json_has(b, "command") && !json_has(b, "payload"))
 		return error_set(err, 400, "missing_field", "command", "a job needs a command or a payload");
 	if (config_lane_rank(cfg, lane) < 0)
 		return error_set(err, 400, "bad_value", "lane", "lane '%s' is not one of [queue] lanes (%s)",
 				 lane, cfg->lanes);
-	if (json_object_get(b, "delay_s") && json_object_get(b, "run_at"))
+	if (json_has(b, "delay_s") && json_has(b, "run_at"))
 		return error_set(err, 400, "bad_value", "run_at", "give delay_s or run_at, not both");
 	snprintf(job->type, sizeof job->type, "%s", json_get_str(b, "type", "default"));
 	snprintf(job->lane, sizeof job->lane, "%s", lane);
@@ -144,23 +144,6 @@ static int add_job(void *arg, const struct job *job)
 	return 0;
 }
 
-/* A query parameter as a number in [min, max]; def when absent. */
-static int query_int(struct api_call *c, const char *name, int64_t min, int64_t max, int64_t def,
-		     int64_t *out, struct ebb_error *err)
-{
-	const char *v = request_query(c->req, name);
-	char *end;
-
-	*out = def;
-	if (!v)
-		return 0;
-	*out = strtoll(v, &end, 10);
-	if (end == v || *end || *out < min || *out > max)
-		return error_set(err, 400, "out_of_range", name, "%s: expected an integer from %lld to %lld",
-				 name, (long long)min, (long long)max);
-	return 0;
-}
-
 int api_list(struct api_call *c)
 {
 	const char *state = request_query(c->req, "state");
@@ -177,9 +160,9 @@ int api_list(struct api_call *c)
 			  "state: expected queued, delayed, leased, succeeded, failed, dead or cancelled");
 		return api_fail(c, &err);
 	}
-	if (query_int(c, "after", 0, INT64_MAX, 0, &f.after_id, &err) != 0 ||
-	    query_int(c, "limit", 1, 1000, 100, &limit, &err) != 0)
-		return api_fail(c, &err);
+	if (api_query_int(c, "after", 0, INT64_MAX, 0, &f.after_id) != 0 ||
+	    api_query_int(c, "limit", 1, 1000, 100, &limit) != 0)
+		return -1;
 	f.limit = (int)limit;
 	jsonout_open(&l.out, NULL, '{');
 	jsonout_open(&l.out, "jobs", '[');
@@ -215,6 +198,8 @@ int api_cancel(struct api_call *c)
 	struct ebb_error err;
 	struct job job;
 
+	if (api_body(c, api_no_fields) != 0)
+		return -1;
 	if (queue_cancel(&c->srv->queue, c->id, c->team, &job, &err) != 0)
 		return api_fail(c, &err);
 	request_reply_json(c->req, 200, job_json_text(&job));

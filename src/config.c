@@ -507,16 +507,56 @@ struct reader {
 	struct config *cfg;
 	char err[512];
 	int err_line;
+	int read_errno; /* the file could not be read (a directory) */
 };
 
+/* inih keeps this much of a section name and drops the rest (MAX_SECTION
+ * in its ini.c): [type.NAME] would name another type. */
+#define INI_SECTION_MAX 49
+
+static char *refuse_line(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *refuse_line(struct reader *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	r->err_line = r->line;
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof r->err, fmt, ap);
+	va_end(ap);
+	return NULL;
+}
+
+/* One line for inih, or NULL at the end, at the first error, or for what
+ * inih would silently mangle: it reads a long line as two (the rest as a
+ * line of its own, or as the key's new value when it starts with a
+ * space), ends a line at a NUL byte, and cuts long section names. */
 static char *read_line(char *str, int num, void *stream)
 {
 	struct reader *r = stream;
-	char *s = fgets(str, num, r->file);
+	const char *section;
+	int n = 0, c;
 
-	if (s)
-		r->line++;
-	return s;
+	if (r->err_line)
+		return NULL;
+	while ((c = getc(r->file)) != EOF && c != '\n') {
+		if (c == '\0' || n == num - 1) {
+			r->line++;
+			if (c == '\0')
+				return refuse_line(r, "a NUL byte: not a text file");
+			return refuse_line(r, "line longer than %d characters", num - 1);
+		}
+		str[n++] = (char)c;
+	}
+	if (c == EOF && ferror(r->file))
+		r->read_errno = errno;
+	if (c == EOF && n == 0)
+		return NULL;
+	str[n] = '\0';
+	r->line++;
+	section = str + strspn(str, " \t");
+	if (*section == '[' && strcspn(section + 1, "]") > INI_SECTION_MAX)
+		return refuse_line(r, "section name longer than %d characters", INI_SECTION_MAX);
+	return str;
 }
 
 static int on_key(void *user, const char *section, const char *name, const char *value)
@@ -663,12 +703,19 @@ int config_load(struct config *cfg, const char *path, char *err, size_t errsize)
 	}
 	rc = ini_parse_stream(read_line, &r, on_key, &r);
 	fclose(r.file);
-	if (r.err_line) {
+	if (r.read_errno) {
+		fmt_err(err, errsize, "%s: cannot read: %s", path, strerror(r.read_errno));
+		return -1;
+	}
+	/* The first error by line: inih's syntax error (rc) comes before the
+	 * key it leads us to refuse ("[server" leaves the next keys in no
+	 * section). */
+	if (r.err_line && (rc <= 0 || r.err_line < rc)) {
 		fmt_err(err, errsize, "%s:%d: %s", path, r.err_line, r.err);
 		return -1;
 	}
 	if (rc != 0) {
-		fmt_err(err, errsize, "%s:%d: expected [section] or key = value (lines up to 200 characters)",
+		fmt_err(err, errsize, "%s:%d: expected [section] or key = value",
 			path, rc);
 		return -1;
 	}

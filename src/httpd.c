@@ -3,6 +3,7 @@
 #include "httpd.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
@@ -15,6 +16,7 @@
 #include "error.h"
 #include "jsonout.h"
 #include "log.h"
+#include "units.h"
 
 enum request_state {
 	R_READING, /* headers or body still arriving */
@@ -226,9 +228,13 @@ static int parse_listen(const char *listen, struct sockaddr_storage *ss, socklen
 	const char *port = strrchr(listen, ':');
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
 				 .ai_flags = AI_PASSIVE}, *res;
+	int64_t number;
 	size_t n;
 
-	if (!port || port == listen)
+	/* getaddrinfo() would also take a service name, and cut a number to 16
+	 * bits: 127.0.0.1:99999 listened on 34463. */
+	if (!port || port == listen || !isdigit((unsigned char)port[1]) ||
+	    parse_int64(port + 1, &number) != 0 || number > 65535)
 		return -1;
 	n = (size_t)(port - listen);
 	if (listen[0] == '[' && port[-1] == ']') {

@@ -49,7 +49,7 @@ static int check_one(const struct field *f, json_t *v, struct ebb_error *err)
 			break;
 		if ((int64_t)json_string_length(v) < f->min || (int64_t)json_string_length(v) > f->max)
 			return error_set(err, 400, "out_of_range", f->name,
-					 "%s: expected %lld to %lld characters, got %zu", f->name,
+					 "%s: expected %lld to %lld bytes, got %zu", f->name,
 					 (long long)f->min, (long long)f->max, json_string_length(v));
 		return 0;
 	case F_NAME:
@@ -104,6 +104,12 @@ int json_check_fields(json_t *obj, const struct field *fields, struct ebb_error 
 			return -1;
 	}
 	return 0;
+}
+
+int json_has(json_t *obj, const char *name)
+{
+	json_t *v = json_object_get(obj, name);
+	return v && !json_is_null(v);
 }
 
 const char *json_get_str(json_t *obj, const char *name, const char *def)

@@ -11,7 +11,7 @@
 #include "error.h"
 
 enum field_type {
-	F_STRING,  /* length from min to max */
+	F_STRING,  /* length in bytes (UTF-8) from min to max */
 	F_NAME,    /* a lane, type, team or worker name */
 	F_INT,     /* integer from min to max */
 	F_BOOL,
@@ -30,6 +30,8 @@ int json_parse_object(const char *body, size_t len, json_t **out, struct ebb_err
 /* Checks obj against fields (ended by a {NULL} entry). */
 int json_check_fields(json_t *obj, const struct field *fields, struct ebb_error *err);
 
+/* Is the field set: present, and not null (a null field counts as absent)? */
+int json_has(json_t *obj, const char *name);
 /* Getters for checked objects: the default when the field is absent or null. */
 const char *json_get_str(json_t *obj, const char *name, const char *def);
 int64_t json_get_int(json_t *obj, const char *name, int64_t def);

@@ -250,7 +250,10 @@ void report_finish(struct report *r)
 		r->total.items += sl->v[1];
 		r->total.items_lost += sl->v[2];
 	}
-	qsort(r->groups, (size_t)r->ngroups, sizeof *r->groups, dearest_first);
+	/* An empty ledger has no groups array, and qsort's pointer must not be
+	 * null even for no elements. */
+	if (r->ngroups)
+		qsort(r->groups, (size_t)r->ngroups, sizeof *r->groups, dearest_first);
 }
 
 static json_t *ratio(double num, double den) { return den > 0 ? json_real(num / den) : json_null(); }

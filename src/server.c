@@ -214,7 +214,8 @@ int server_run(const struct config *cfg, const struct server_options *o)
 
 	log_set_level((enum log_level)cfg->log_level);
 	if (loopback < 0) {
-		log_error("cannot start", "reason=\"listen '%s': expected host:port\"", cfg->listen);
+		log_error("cannot start", "reason=\"listen '%s': expected host:port, a port from 0 to 65535\"",
+			  cfg->listen);
 		return 1;
 	}
 	if (cfg->ntokens == 0 && !loopback) {

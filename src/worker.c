@@ -194,12 +194,20 @@ static const char *serve_jobs(struct worker *w)
 		w->client.abort_flag = NULL;
 		json_decref(body);
 		if (status != 200) {
-			char why[300];
+			char why[300], quoted[400];
 			client_error_text(status, reply, why, sizeof why);
 			json_decref(reply);
+			/* A 4xx is about the request itself (a bad name or label, a
+			 * token that is not a worker's): asking again changes nothing,
+			 * and the instance would idle on forever. */
+			if (status >= 400 && status < 500) {
+				snprintf(w->refused, sizeof w->refused, "lease refused: %s", why);
+				return w->refused;
+			}
 			if (orphaned(w))
 				return "orphaned: serve out of reach";
-			log_warn("lease failed", "worker=%s status=%d", w->name, status);
+			log_warn("lease failed", "worker=%s reason=%s", w->name,
+				 log_quote(quoted, sizeof quoted, status < 0 ? w->client.err : why));
 			worker_wait(w, backoff);
 			backoff = backoff < 5000 ? backoff * 2 : 5000;
 			continue;
@@ -283,5 +291,5 @@ int worker_run(const struct worker_options *o)
 		run_on_exit(&w, why);
 	notice_free(w.notice);
 	client_free(&w.client);
-	return 0;
+	return w.refused[0] ? 1 : 0;
 }

@@ -48,6 +48,7 @@ struct worker {
 	int64_t reclaim_grace_ms;
 	int reclaimed;           /* a reclaim notice was seen: the instance is going away */
 	int64_t terminate_ms;    /* when, by the wall clock, if the notice said; else 0 */
+	char refused[400];       /* why serve refused the lease request, if it did */
 };
 
 int worker_run(const struct worker_options *o);

@@ -74,6 +74,7 @@ static void malformed_json(void **state)
 static void unknown_field(void **state)
 {
 	json_t *r = NULL;
+	int64_t id;
 	int st;
 
 	(void)state;
@@ -84,6 +85,17 @@ static void unknown_field(void **state)
 	st = harness_call(srv, "POST", "/v1/lease", "{\"worker\": \"w\", \"gpu\": 1}", &r);
 	assert_error(st, r, 400, "unknown_field", "gpu");
 	json_decref(r);
+	/* Calls that take no field refuse one, and do nothing. */
+	id = submit_as(HARNESS_ADMIN, job);
+	st = harness_call(srv, "POST", harness_fmt("/v1/jobs/%lld/cancel", (long long)id),
+			  "{\"reason\": \"not needed\"}", &r);
+	assert_error(st, r, 400, "unknown_field", "reason");
+	json_decref(r);
+	assert_true(harness_job_is(srv, id, "queued"));
+	st = harness_call(srv, "POST", "/v1/fleet/1/drain", "{\"force\": true}", &r);
+	assert_error(st, r, 400, "unknown_field", "force");
+	json_decref(r);
+	json_decref(harness_call_ok(srv, "POST", harness_fmt("/v1/jobs/%lld/cancel", (long long)id), NULL, 200));
 }
 
 /* One body that must be refused with the code and field. */
@@ -119,6 +131,41 @@ static void bad_values(void **state)
 	refused("{\"command\": [\"true\"], \"delay_s\": 5, \"run_at\": 4000000000}", "bad_value", "run_at");
 }
 
+/* A field set to null counts as absent: delay_s null beside run_at is
+ * not "both". */
+static void null_is_absent(void **state)
+{
+	json_t *r;
+	int64_t id;
+
+	(void)state;
+	id = submit_as(HARNESS_ADMIN, "{\"command\": [\"true\"], \"delay_s\": null, \"run_at\": 1}");
+	r = harness_get_job(srv, id);
+	assert_string_equal(JSTR(r, "state"), "queued");
+	json_decref(r);
+	id = submit_as(HARNESS_ADMIN, "{\"command\": [\"true\"], \"delay_s\": 60, \"run_at\": null}");
+	r = harness_get_job(srv, id);
+	assert_string_equal(JSTR(r, "state"), "delayed");
+	json_decref(r);
+}
+
+/* A GET takes no body: one that comes with it, JSON or not, is ignored. */
+static void get_ignores_body(void **state)
+{
+	static const char *const paths[] = {"/healthz", "/v1/jobs?limit=1", "/v1/stats", "/v1/fleet", NULL};
+	json_t *r = NULL;
+	int st;
+
+	(void)state;
+	for (int i = 0; paths[i]; i++) {
+		st = harness_raw(srv, HARNESS_ADMIN, "GET", paths[i], "{not json", 9, 0, &r);
+		if (st != 200)
+			print_error("GET %s\n", paths[i]);
+		assert_int(st, 200);
+		json_decref(r);
+	}
+}
+
 static void bad_queries_and_worker_bodies(void **state)
 {
 	json_t *r = NULL;
@@ -129,6 +176,13 @@ static void bad_queries_and_worker_bodies(void **state)
 	assert_error(st, r, 400, "out_of_range", "limit");
 	json_decref(r);
 	st = harness_call(srv, "GET", "/v1/jobs?limit=ten", NULL, &r);
+	assert_error(st, r, 400, "out_of_range", "limit");
+	json_decref(r);
+	/* Past 2^63-1 is out of range, not the largest id. */
+	st = harness_call(srv, "GET", "/v1/jobs?after=99999999999999999999", NULL, &r);
+	assert_error(st, r, 400, "out_of_range", "after");
+	json_decref(r);
+	st = harness_call(srv, "GET", "/v1/decisions?limit=5abc", NULL, &r);
 	assert_error(st, r, 400, "out_of_range", "limit");
 	json_decref(r);
 	st = harness_call(srv, "GET", "/v1/jobs?state=running", NULL, &r);
@@ -268,7 +322,8 @@ static void team_scope(void **state)
 static void not_found(void **state)
 {
 	static const char *const paths[] = {"/v1/nope", "/v1/jobs/abc", "/v1/jobs/0", "/v1/jobs/-1",
-					     "/v1/jobs/1/explode", "/", "/v1/jobs/", NULL};
+					     "/v1/jobs/1/explode", "/", "/v1/jobs/", "/v1/jobs/%201",
+					     "/v1/jobs/99999999999999999999", "/v1/fleet/+1/drain", NULL};
 	json_t *r = NULL;
 	int st;
 
@@ -278,6 +333,7 @@ static void not_found(void **state)
 		if (st != 404)
 			print_error("path %s\n", paths[i]);
 		assert_error(st, r, 404, "not_found", NULL);
+		assert_contains(JSTR(r, "error.message"), "no such path");
 		json_decref(r);
 	}
 	st = harness_call(srv, "GET", "/v1/jobs/999999", NULL, &r);
@@ -289,6 +345,44 @@ static void not_found(void **state)
 	json_decref(r);
 	st = harness_call(srv, "POST", "/v1/jobs/999999/complete", "{\"lease_token\": 1}", &r);
 	assert_error(st, r, 404, "not_found", NULL);
+	json_decref(r);
+}
+
+/* JSON strings are UTF-8: an error quoting bytes that are not (a path, a
+ * query value), or cut inside a character (a long field name), still has
+ * the error body, with '?' for the bytes that cannot be written. */
+static void not_utf8(void **state)
+{
+	char body[200], field[64];
+	json_t *r = NULL;
+	int st;
+
+	(void)state;
+	st = harness_call(srv, "GET", "/v1/%ff%fe", NULL, &r);
+	assert_error(st, r, 404, "not_found", NULL);
+	assert_string_equal(JSTR(r, "error.message"), "no such path: /v1/??");
+	json_decref(r);
+	st = harness_call(srv, "GET", "/v1/report?since=1%ff", NULL, &r);
+	assert_error(st, r, 400, "out_of_range", "since");
+	assert_contains(JSTR(r, "error.message"), "got '1?'");
+	json_decref(r);
+	/* 40 two-byte characters: the 64-byte field keeps 31 and half of one. */
+	strcpy(body, "{\"command\": [\"true\"], \"");
+	strcpy(field, "");
+	for (int i = 0; i < 40; i++)
+		strcat(body, "\xc3\xa9");
+	for (int i = 0; i < 31; i++)
+		strcat(field, "\xc3\xa9");
+	strcat(body, "\": 1}");
+	strcat(field, "?");
+	st = harness_call(srv, "POST", "/v1/jobs", body, &r);
+	assert_error(st, r, 400, "unknown_field", field);
+	json_decref(r);
+	/* jansson's own message quotes the first byte of a character after a
+	 * backslash (found by fuzzing json_parse_object). */
+	st = raw("/v1/jobs", "{\"=\\\xc3\xa9\": 1}", &r);
+	assert_error(st, r, 400, "bad_json", NULL);
+	assert_contains(JSTR(r, "error.message"), "invalid escape");
 	json_decref(r);
 }
 
@@ -465,11 +559,14 @@ int main(void)
 		cmocka_unit_test(malformed_json),
 		cmocka_unit_test(unknown_field),
 		cmocka_unit_test(bad_values),
+		cmocka_unit_test(null_is_absent),
+		cmocka_unit_test(get_ignores_body),
 		cmocka_unit_test(bad_queries_and_worker_bodies),
 		cmocka_unit_test(authentication),
 		cmocka_unit_test(roles),
 		cmocka_unit_test(team_scope),
 		cmocka_unit_test(not_found),
+		cmocka_unit_test(not_utf8),
 		cmocka_unit_test(wrong_method),
 		cmocka_unit_test(conflicts),
 		cmocka_unit_test(too_large),

@@ -234,6 +234,24 @@ static void errors(void **state)
 	harness_run_free(&r);
 }
 
+/* A worker whose lease request serve refuses (a 4xx: a bad name or label,
+ * a token that may not lease) exits with the reason, instead of asking
+ * again every 5 s forever. */
+static void worker_refused(void **state)
+{
+	struct harness_run r;
+
+	(void)state;
+	harness_ebb(&r, srv, "worker", "--name", "no spaces", NULL);
+	assert_int(r.status, 1);
+	assert_contains(r.err, "lease refused: 400 bad_value: worker: expected a name");
+	harness_run_free(&r);
+	harness_ebb(&r, srv, "worker", "--labels", "cuda12,a b", NULL);
+	assert_int(r.status, 1);
+	assert_contains(r.err, "lease refused: 400 bad_value: labels[1]");
+	harness_run_free(&r);
+}
+
 static void tokens(void **state)
 {
 	struct harness_server *s = harness_serve("[token.ml]\nsecret = ml-submit-secret-0001\nrole = submit\n"
@@ -325,6 +343,13 @@ static void bad_config(void **state)
 	assert_contains(r.out, "max_attempts = 3\n");
 	harness_run_free(&r);
 
+	/* A port past 65535 is refused, not cut to 16 bits. */
+	harness_write_file(good, harness_fmt("[server]\nlisten = 127.0.0.1:99999\ndata_dir = %s/data\n", dir));
+	harness_ebb(&r, NULL, "serve", "-c", good, NULL);
+	assert_int(r.status, 1);
+	assert_contains(r.err, "listen '127.0.0.1:99999': expected host:port, a port from 0 to 65535");
+	harness_run_free(&r);
+
 	/* An open API on a public address is refused. */
 	harness_write_file(good, harness_fmt("[server]\nlisten = 0.0.0.0:0\ndata_dir = %s/data\n", dir));
 	harness_ebb(&r, NULL, "serve", "-c", good, NULL);
@@ -359,6 +384,7 @@ int main(void)
 		cmocka_unit_test(submit_refused),
 		cmocka_unit_test(cancel),
 		cmocka_unit_test(errors),
+		cmocka_unit_test(worker_refused),
 		cmocka_unit_test(tokens),
 		cmocka_unit_test(version_and_help),
 		cmocka_unit_test(bad_config),

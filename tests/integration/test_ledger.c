@@ -456,9 +456,30 @@ static void test_measured_speed_changes_the_choice(void **state)
 	assert_int(harness_server_stop(s), 0);
 }
 
+/* Before any instance has run, the ledger is empty: the report is all
+ * zeros and no group, not a crash (serve sorted a null array of groups). */
+static void test_empty_ledger(void **state)
+{
+	static const char *const by[] = {"offer", "team", "type"};
+	struct harness_server *s = harness_serve("", 0);
+	json_t *r;
+
+	(void)state;
+	harness_submit(s, "{\"command\": [\"true\"]}");
+	for (int i = 0; i < 3; i++) {
+		r = harness_get(s, harness_fmt("/v1/report?by=%s", by[i]));
+		assert_int(json_array_size(json_object_get(r, "groups")), 0);
+		assert_int(JINT(r, "total.instances"), 0);
+		assert_true(json_real_value(harness_jget(r, "total.cost_usd")) == 0.0);
+		json_decref(r);
+	}
+	assert_int(harness_server_stop(s), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_empty_ledger, harness_cleanup),
 		cmocka_unit_test_teardown(test_ledger_adds_up_short_lives, harness_cleanup),
 		cmocka_unit_test_teardown(test_ledger_adds_up_long_lives, harness_cleanup),
 		cmocka_unit_test_teardown(test_measured_speed_changes_the_choice, harness_cleanup),

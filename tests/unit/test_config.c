@@ -226,7 +226,56 @@ static void not_ini(void **state)
 {
 	(void)state;
 	assert_load_error("[server]\nlisten = 127.0.0.1:1\nthis line is no key\n",
-			  "%s:3: expected [section] or key = value (lines up to 200 characters)");
+			  "%s:3: expected [section] or key = value");
+	/* A section line without its ']' is the error, not the keys after it. */
+	assert_load_error("[server\nlisten = 127.0.0.1:1\n", "%s:1: expected [section] or key = value");
+}
+
+/* What inih would read otherwise than written is refused at its line: a
+ * long line (inih split it in two, and a rest starting with a space
+ * became the key's new value), a NUL byte (it ended the line), a long
+ * section name (cut, so that it named another item). */
+static void mangled_lines(void **state)
+{
+	char longest[300], over[300], type[100];
+	const char *path = harness_fmt("%s/nul.conf", harness_tmpdir());
+	struct config cfg;
+	char err[1024];
+	FILE *f;
+
+	(void)state;
+	snprintf(longest, sizeof longest, "[provider]\non_exit = %0189d\n", 0);
+	assert_int(config_load(&cfg, conf_file(longest), err, sizeof err), 0);
+	assert_int(strlen(cfg.on_exit), 189);
+	config_free(&cfg);
+	snprintf(over, sizeof over, "[provider]\non_exit = %0189d wall -n bye\n[server]\nfoo = 1\n", 0);
+	assert_load_error(over, "%s:2: line longer than 199 characters");
+
+	f = fopen(path, "w");
+	fwrite("[server]\nlog_level = info\0 junk\n", 1, 32, f);
+	fclose(f);
+	assert_int(config_load(&cfg, path, err, sizeof err), -1);
+	assert_string_equal(err, harness_fmt("%s:2: a NUL byte: not a text file", path));
+	config_free(&cfg);
+
+	snprintf(type, sizeof type, "[type.%044d]\nmax_running = 2\n", 7);
+	assert_int(config_load(&cfg, conf_file(type), err, sizeof err), 0);
+	assert_int(config_type(&cfg, harness_fmt("%044d", 7))->max_running, 2);
+	config_free(&cfg);
+	snprintf(type, sizeof type, "[queue]\n[type.%045d]\nmax_running = 2\n", 7);
+	assert_load_error(type, "%s:2: section name longer than 49 characters");
+}
+
+static void directory(void **state)
+{
+	struct config cfg;
+	char err[1024];
+	const char *dir = harness_tmpdir();
+
+	(void)state;
+	assert_int(config_load(&cfg, dir, err, sizeof err), -1);
+	assert_string_equal(err, harness_fmt("%s: cannot read: Is a directory", dir));
+	config_free(&cfg);
 }
 
 static void types(void **state)
@@ -418,6 +467,8 @@ int main(void)
 		cmocka_unit_test(missing_file),
 		cmocka_unit_test(unknown_section),
 		cmocka_unit_test(not_ini),
+		cmocka_unit_test(mangled_lines),
+		cmocka_unit_test(directory),
 		cmocka_unit_test(types),
 		cmocka_unit_test(tokens),
 		cmocka_unit_test(secrets_hidden),

@@ -164,9 +164,12 @@ static void fields_refused(void **state)
 	assert_field_error("{\"count\": -11}", "out_of_range", "count", "count: expected -10 to 10, got -11");
 	assert_field_error("{\"flag\": 1}", "bad_value", "flag", "flag: expected true or false");
 	assert_field_error("{\"text\": \"\"}", "out_of_range", "text",
-			   "text: expected 1 to 8 characters, got 0");
+			   "text: expected 1 to 8 bytes, got 0");
 	assert_field_error("{\"text\": \"123456789\"}", "out_of_range", "text",
-			   "text: expected 1 to 8 characters, got 9");
+			   "text: expected 1 to 8 bytes, got 9");
+	/* Five characters, ten bytes of UTF-8: the bound is on bytes. */
+	assert_field_error("{\"text\": \"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\"}", "out_of_range",
+			   "text", "text: expected 1 to 8 bytes, got 10");
 	assert_field_error("{\"text\": 5}", "bad_value", "text", "text: expected a string");
 	assert_field_error("{\"name\": \"a b\"}", "bad_value", "name",
 			   "name: expected a name of letters, digits, '_', '.' or '-'");
