@@ -43,15 +43,28 @@ static int split(char *line, char **fields, int max)
 	return n;
 }
 
+/* The index of s in names, appended if new; -1 when out of memory. */
 static int intern(char ***names, int *n, const char *s)
 {
+	char **grown;
+
 	for (int i = 0; i < *n; i++) {
 		if (strcmp((*names)[i], s) == 0)
 			return i;
 	}
-	*names = realloc(*names, (size_t)(*n + 1) * sizeof **names);
-	(*names)[*n] = strdup(s);
+	if (!(grown = realloc(*names, (size_t)(*n + 1) * sizeof **names)))
+		return -1;
+	*names = grown;
+	if (!(grown[*n] = strdup(s)))
+		return -1;
 	return (*n)++;
+}
+
+/* A fault of the loader, not of the row: --skip-bad does not pass it over. */
+static int out_of_memory(struct loader *l)
+{
+	snprintf(l->err, l->errsize, "%s:%zu: out of memory", l->path, l->line);
+	return -2;
 }
 
 static int bad(struct loader *l, int col, const char *what, const char *got)
@@ -70,9 +83,11 @@ static int read_header(struct loader *l, char *line, const struct trace_filter *
 		snprintf(l->err, l->errsize, "%s:1: more than %d columns", l->path, MAX_COLUMNS);
 		return -1;
 	}
-	l->ncols = n;
-	for (int i = 0; i < n; i++)
-		l->names[i] = strdup(fields[i]);
+	for (int i = 0; i < n; i++) {
+		if (!(l->names[i] = strdup(fields[i])))
+			return out_of_memory(l);
+		l->ncols = i + 1;
+	}
 	for (int k = 0; k < C_KNOWN; k++) {
 		l->index[k] = -1;
 		for (int i = 0; i < n; i++) {
@@ -117,7 +132,8 @@ static int number(struct loader *l, char **fields, int k, double min, double max
 	return 0;
 }
 
-/* One data row into job; 1 when a filter leaves it out. */
+/* One data row into job; 1 when a filter leaves it out, -1 for a bad row,
+ * -2 when out of memory. */
 static int read_row(struct loader *l, char *line, const struct trace_filter *filters, int nfilters,
 		    struct trace *t, struct trace_job *job)
 {
@@ -164,6 +180,18 @@ static int read_row(struct loader *l, char *line, const struct trace_filter *fil
 			   l->index[C_LANE] >= 0 && fields[l->index[C_LANE]][0] ? fields[l->index[C_LANE]] : "standard");
 	job->type = intern(&t->types, &t->ntypes,
 			   l->index[C_TYPE] >= 0 && fields[l->index[C_TYPE]][0] ? fields[l->index[C_TYPE]] : "default");
+	return job->lane < 0 || job->type < 0 ? out_of_memory(l) : 0;
+}
+
+static int grow_jobs(struct trace *t, size_t *alloc)
+{
+	size_t cap = *alloc ? *alloc * 2 : 1024;
+	struct trace_job *jobs = realloc(t->jobs, cap * sizeof *jobs);
+
+	if (!jobs)
+		return -1;
+	t->jobs = jobs;
+	*alloc = cap;
 	return 0;
 }
 
@@ -206,7 +234,7 @@ int trace_load(const char *path, const struct trace_filter *filters, int nfilter
 		if (line[0] == '\n' || line[0] == '\0')
 			continue;
 		r = read_row(&l, line, filters, nfilters, out, &job);
-		if (r < 0 && skip_bad) {
+		if (r == -1 && skip_bad) {
 			out->skipped++;
 			continue;
 		}
@@ -218,9 +246,9 @@ int trace_load(const char *path, const struct trace_filter *filters, int nfilter
 			out->filtered++;
 			continue;
 		}
-		if (out->n == alloc) {
-			alloc = alloc ? alloc * 2 : 1024;
-			out->jobs = realloc(out->jobs, alloc * sizeof *out->jobs);
+		if (out->n == alloc && grow_jobs(out, &alloc) != 0) {
+			rc = out_of_memory(&l);
+			break;
 		}
 		if (out->n && job.submit_ms < out->jobs[out->n - 1].submit_ms)
 			sorted = 0;

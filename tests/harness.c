@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -918,4 +919,39 @@ static void kill_owned_workers(void)
 			kill(pids[i], SIGKILL);
 	}
 	nowned = 0;
+}
+
+int harness_low_memory(int (*fn)(void *), void *arg, size_t headroom_mb)
+{
+#ifdef __SANITIZE_ADDRESS__
+	(void)fn;
+	(void)arg;
+	(void)headroom_mb;
+	return -1;
+#else
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		fail_msg("fork: %s", strerror(errno));
+	if (pid == 0) {
+		unsigned long pages = 0;
+		FILE *f = fopen("/proc/self/statm", "r");
+		struct rlimit lim;
+		if (!f || fscanf(f, "%lu", &pages) != 1)
+			_exit(99);
+		fclose(f);
+		lim.rlim_cur = lim.rlim_max = pages * (rlim_t)sysconf(_SC_PAGESIZE) + (rlim_t)headroom_mb * 1048576;
+		if (setrlimit(RLIMIT_AS, &lim) != 0)
+			_exit(99);
+		/* A crash must end the child, not go to cmocka's handlers,
+		 * which would report it and run on to other tests. */
+		for (int sig = 1; sig < NSIG; sig++)
+			signal(sig, SIG_DFL);
+		_exit(fn(arg));
+	}
+	if (waitpid(pid, &st, 0) != pid)
+		fail_msg("waitpid: %s", strerror(errno));
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+#endif
 }

@@ -216,6 +216,14 @@ void harness_assert_int(int64_t got, int64_t want, const char *expr, const char 
 void harness_assert_between(int64_t got, int64_t lo, int64_t hi, const char *expr, const char *file,
 			    int line);
 
+/* ---- out of memory ---- */
+
+/* Runs fn(arg) in a child whose address space may grow by headroom_mb
+ * at most, so that a large allocation fails as on a full machine. fn's
+ * return as the exit status, 128 + signal if it crashed. -1 under ASan,
+ * whose shadow memory cannot live under such a limit: the test skips. */
+int harness_low_memory(int (*fn)(void *), void *arg, size_t headroom_mb);
+
 int64_t harness_now_ms(void); /* monotonic */
 /* The pause between two looks of a loop that polls, with its own bound. */
 void harness_sleep_ms(int ms);

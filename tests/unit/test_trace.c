@@ -319,6 +319,40 @@ static void test_missing_file(void **state)
 	assert_contains(err, "cannot open");
 }
 
+/* In a child with little memory: 0 when the load of a trace too big for
+ * it fails with "out of memory", 1 when it loads, 2 for another error. */
+static int load_in_low_memory(void *path)
+{
+	struct trace t;
+
+	if (trace_load(path, NULL, 0, 1, &t, err, sizeof err) == 0)
+		return 1;
+	return strstr(err, "out of memory") && strstr(err, path) ? 0 : 2;
+}
+
+/* An allocation that fails is an error of the load, even with --skip-bad,
+ * not a crash. */
+static void test_out_of_memory(void **state)
+{
+	static const char row[] = "7,1,1,lane-b,type-a\n";
+	size_t rows = 2000000, len = strlen(row);
+	char *text = malloc(64 + rows * len), *p = text;
+	const char *path = harness_fmt("%s/big.csv", harness_tmpdir());
+	int rc;
+
+	(void)state;
+	p += sprintf(p, "submit_time_s,duration_s,gpus,lane,job_class\n");
+	for (size_t k = 0; k < rows; k++, p += len)
+		memcpy(p, row, len);
+	*p = '\0';
+	harness_write_file(path, text);
+	free(text);
+	rc = harness_low_memory(load_in_low_memory, (void *)path, 24);
+	if (rc < 0)
+		skip();
+	assert_int(rc, 0);
+}
+
 /* A window keeps [from, to) and moves time so that `from` is 0. */
 static void test_window(void **state)
 {
@@ -351,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_empty_file_and_header_only),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_window),
+		cmocka_unit_test(test_out_of_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, harness_cleanup);
 }
