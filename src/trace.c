@@ -183,6 +183,24 @@ static int read_row(struct loader *l, char *line, const struct trace_filter *fil
 	return job->lane < 0 || job->type < 0 ? out_of_memory(l) : 0;
 }
 
+/* The next line into *line: 1, 0 at the end of the file, or -1 when it
+ * cannot be read (an I/O error, a directory, no memory for a long line),
+ * which getline reports as it reports the end: a read error must not pass
+ * for the end of a shorter trace. */
+static int next_line(struct loader *l, FILE *f, char **line, size_t *cap)
+{
+	errno = 0;
+	if (getline(line, cap, f) < 0) {
+		if (feof(f))
+			return 0;
+		snprintf(l->err, l->errsize, "%s:%zu: cannot read: %s", l->path, l->line + 1,
+			 strerror(errno ? errno : EIO));
+		return -1;
+	}
+	l->line++;
+	return 1;
+}
+
 static int grow_jobs(struct trace *t, size_t *alloc)
 {
 	size_t cap = *alloc ? *alloc * 2 : 1024;
@@ -219,18 +237,21 @@ int trace_load(const char *path, const struct trace_filter *filters, int nfilter
 		snprintf(err, errsize, "%s: cannot open: %s", path, strerror(errno));
 		return -1;
 	}
-	if (getline(&line, &cap, f) < 0) {
+	rc = next_line(&l, f, &line, &cap);
+	if (rc == 0) {
 		snprintf(err, errsize, "%s:1: empty file (expected a header with submit_time_s,duration_s)", path);
 		rc = -1;
-	} else {
-		l.line = 1;
+	} else if (rc > 0) {
 		rc = read_header(&l, line, filters, nfilters);
 	}
-	while (rc == 0 && getline(&line, &cap, f) >= 0) {
+	while (rc == 0) {
 		struct trace_job job;
-		int r;
+		int r = next_line(&l, f, &line, &cap);
 
-		l.line++;
+		if (r <= 0) {
+			rc = r;
+			break;
+		}
 		if (line[0] == '\n' || line[0] == '\0')
 			continue;
 		r = read_row(&l, line, filters, nfilters, out, &job);

@@ -319,6 +319,19 @@ static void test_missing_file(void **state)
 	assert_contains(err, "cannot open");
 }
 
+/* A read error is not the end of a shorter file: a directory, here. */
+static void test_read_error(void **state)
+{
+	struct trace t;
+	const char *dir = harness_tmpdir();
+
+	(void)state;
+	assert_int(trace_load(dir, NULL, 0, 1, &t, err, sizeof err), -1);
+	assert_contains(err, harness_fmt("%s:1: cannot read: ", dir));
+	assert_contains(err, "Is a directory");
+	assert_int(t.n, 0);
+}
+
 /* In a child with little memory: 0 when the load of a trace too big for
  * it fails with "out of memory", 1 when it loads, 2 for another error. */
 static int load_in_low_memory(void *path)
@@ -385,6 +398,7 @@ int main(void)
 		cmocka_unit_test(test_empty_file_and_header_only),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_window),
+		cmocka_unit_test(test_read_error),
 		cmocka_unit_test(test_out_of_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, harness_cleanup);
