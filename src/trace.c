@@ -189,8 +189,11 @@ static int read_row(struct loader *l, char *line, const struct trace_filter *fil
  * for the end of a shorter trace. */
 static int next_line(struct loader *l, FILE *f, char **line, size_t *cap)
 {
+	ssize_t len;
+	char *nul;
+
 	errno = 0;
-	if (getline(line, cap, f) < 0) {
+	if ((len = getline(line, cap, f)) < 0) {
 		if (feof(f))
 			return 0;
 		snprintf(l->err, l->errsize, "%s:%zu: cannot read: %s", l->path, l->line + 1,
@@ -198,6 +201,13 @@ static int next_line(struct loader *l, FILE *f, char **line, size_t *cap)
 		return -1;
 	}
 	l->line++;
+	/* The row is read as a C string: past a NUL byte it would be cut
+	 * short without a word. */
+	if ((nul = memchr(*line, '\0', (size_t)len))) {
+		snprintf(l->err, l->errsize, "%s:%zu: a NUL byte at character %zu (not a text file?)", l->path,
+			 l->line, (size_t)(nul - *line) + 1);
+		return -1;
+	}
 	return 1;
 }
 

@@ -332,6 +332,24 @@ static void test_read_error(void **state)
 	assert_int(t.n, 0);
 }
 
+/* A NUL byte would cut its row short (",6\\0" + "0" read as 6): refused,
+ * with --skip-bad too, since the file is not text. */
+static void test_nul_byte(void **state)
+{
+	static const char text[] = "submit_time_s,duration_s\n0,6\0" "0\n";
+	const char *path = csv("");
+	FILE *f = fopen(path, "w");
+	struct trace t;
+
+	(void)state;
+	assert_non_null(f);
+	assert_int(fwrite(text, 1, sizeof text - 1, f), sizeof text - 1);
+	assert_int(fclose(f), 0);
+	assert_int(trace_load(path, NULL, 0, 1, &t, err, sizeof err), -1);
+	assert_contains(err, harness_fmt("%s:2: a NUL byte at character 4", path));
+	assert_int(t.n, 0);
+}
+
 /* In a child with little memory: 0 when the load of a trace too big for
  * it fails with "out of memory", 1 when it loads, 2 for another error. */
 static int load_in_low_memory(void *path)
@@ -399,6 +417,7 @@ int main(void)
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_read_error),
+		cmocka_unit_test(test_nul_byte),
 		cmocka_unit_test(test_out_of_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, harness_cleanup);
