@@ -30,7 +30,6 @@ static int split(char *line, char **fields, int max)
 {
 	int n = 0;
 
-	line[strcspn(line, "\r\n")] = '\0';
 	for (char *p = line;; p++) {
 		if (n < max)
 			fields[n] = p;
@@ -208,6 +207,17 @@ static int next_line(struct loader *l, FILE *f, char **line, size_t *cap)
 			 l->line, (size_t)(nul - *line) + 1);
 		return -1;
 	}
+	/* LF or CRLF, from Unix or Windows tools; a CR elsewhere is a file
+	 * with old Mac line ends, which would read as one line. */
+	if (len > 0 && (*line)[len - 1] == '\n')
+		(*line)[--len] = '\0';
+	if (len > 0 && (*line)[len - 1] == '\r')
+		(*line)[--len] = '\0';
+	if ((nul = memchr(*line, '\r', (size_t)len))) {
+		snprintf(l->err, l->errsize, "%s:%zu: a carriage return at character %zu (lines must end in LF or"
+			 " CRLF)", l->path, l->line, (size_t)(nul - *line) + 1);
+		return -1;
+	}
 	return 1;
 }
 
@@ -252,7 +262,8 @@ int trace_load(const char *path, const struct trace_filter *filters, int nfilter
 		snprintf(err, errsize, "%s:1: empty file (expected a header with submit_time_s,duration_s)", path);
 		rc = -1;
 	} else if (rc > 0) {
-		rc = read_header(&l, line, filters, nfilters);
+		/* The byte order mark that Windows tools write first. */
+		rc = read_header(&l, line + (strncmp(line, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0), filters, nfilters);
 	}
 	while (rc == 0) {
 		struct trace_job job;
@@ -262,7 +273,7 @@ int trace_load(const char *path, const struct trace_filter *filters, int nfilter
 			rc = r;
 			break;
 		}
-		if (line[0] == '\n' || line[0] == '\0')
+		if (line[0] == '\0')
 			continue;
 		r = read_row(&l, line, filters, nfilters, out, &job);
 		if (r == -1 && skip_bad) {

@@ -319,6 +319,23 @@ static void test_missing_file(void **state)
 	assert_contains(err, "cannot open");
 }
 
+/* Files from Windows tools: a byte order mark, CRLF line ends, blank
+ * lines among them; no newline at the end. A lone CR is refused: with old
+ * Mac line ends the whole file would be one line. */
+static void test_line_ends_and_bom(void **state)
+{
+	struct trace t;
+
+	(void)state;
+	assert_int(load("\xEF\xBB\xBFsubmit_time_s,duration_s\r\n0,60\r\n\r\n5,30\r\n7,1", 0, &t), 0);
+	assert_int(t.n, 3);
+	assert_int(t.jobs[1].duration_ms, 30000);
+	assert_int(t.jobs[2].duration_ms, 1000);
+	trace_free(&t);
+	assert_load_fails("submit_time_s,duration_s\r0,60\r5,30\r",
+			  (const char *const[]){":1: a carriage return at character 25", NULL});
+}
+
 /* A read error is not the end of a shorter file: a directory, here. */
 static void test_read_error(void **state)
 {
@@ -416,6 +433,7 @@ int main(void)
 		cmocka_unit_test(test_empty_file_and_header_only),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_window),
+		cmocka_unit_test(test_line_ends_and_bom),
 		cmocka_unit_test(test_read_error),
 		cmocka_unit_test(test_nul_byte),
 		cmocka_unit_test(test_out_of_memory),
