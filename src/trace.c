@@ -73,6 +73,25 @@ static int bad(struct loader *l, int col, const char *what, const char *got)
 	return -1;
 }
 
+/* The index of the header's column name, -1 if there is none, -2 (the
+ * error in l->err) if there are two: which one is meant is anyone's guess. */
+static int column(struct loader *l, const char *name)
+{
+	int found = -1;
+
+	for (int i = 0; i < l->ncols; i++) {
+		if (strcmp(l->names[i], name) != 0)
+			continue;
+		if (found >= 0) {
+			snprintf(l->err, l->errsize, "%s:1: columns %d and %d are both named %s", l->path, found + 1,
+				 i + 1, name);
+			return -2;
+		}
+		found = i;
+	}
+	return found;
+}
+
 static int read_header(struct loader *l, char *line, const struct trace_filter *filters, int nfilters)
 {
 	char *fields[MAX_COLUMNS];
@@ -88,11 +107,8 @@ static int read_header(struct loader *l, char *line, const struct trace_filter *
 		l->ncols = i + 1;
 	}
 	for (int k = 0; k < C_KNOWN; k++) {
-		l->index[k] = -1;
-		for (int i = 0; i < n; i++) {
-			if (strcmp(fields[i], known[k]) == 0)
-				l->index[k] = i;
-		}
+		if ((l->index[k] = column(l, known[k])) == -2)
+			return -1;
 	}
 	for (int k = 0; k < 2; k++) {
 		if (l->index[k] < 0) {
@@ -102,11 +118,8 @@ static int read_header(struct loader *l, char *line, const struct trace_filter *
 		}
 	}
 	for (int f = 0; f < nfilters; f++) {
-		l->filter_col[f] = -1;
-		for (int i = 0; i < n; i++) {
-			if (strcmp(fields[i], filters[f].column) == 0)
-				l->filter_col[f] = i;
-		}
+		if ((l->filter_col[f] = column(l, filters[f].column)) == -2)
+			return -1;
 		if (l->filter_col[f] < 0) {
 			snprintf(l->err, l->errsize, "%s:1: --filter %s=%s: no column %s in the header", l->path,
 				 filters[f].column, filters[f].value, filters[f].column);

@@ -272,6 +272,25 @@ static void test_unknown_filter_column(void **state)
 	assert_int(t.n, 0);
 }
 
+/* A column the loader reads that the header names twice is refused
+ * (which one is meant?); a twice-named column it ignores is no matter. */
+static void test_duplicate_columns(void **state)
+{
+	struct trace_filter f = {"ran", "1"};
+	struct trace t;
+	const char *path = csv("submit_time_s,duration_s,ran,x,ran\n0,10,1,,0\n");
+
+	(void)state;
+	assert_int(trace_load(path, &f, 1, 0, &t, err, sizeof err), -1);
+	assert_contains(err, harness_fmt("%s:1: columns 3 and 5 are both named ran", path));
+	assert_load_fails("submit_time_s,duration_s,gpus,duration_s\n0,60,1,5\n",
+			  (const char *const[]){":1: columns 2 and 4 are both named duration_s", NULL});
+	assert_int(load("x,submit_time_s,x,duration_s\n,0,,10\n", 0, &t), 0);
+	assert_int(t.n, 1);
+	assert_int(t.jobs[0].duration_ms, 10000);
+	trace_free(&t);
+}
+
 static void test_unsorted_rows_get_sorted(void **state)
 {
 	struct trace t;
@@ -429,6 +448,7 @@ int main(void)
 		cmocka_unit_test(test_skip_bad_counts),
 		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_unknown_filter_column),
+		cmocka_unit_test(test_duplicate_columns),
 		cmocka_unit_test(test_unsorted_rows_get_sorted),
 		cmocka_unit_test(test_empty_file_and_header_only),
 		cmocka_unit_test(test_missing_file),
