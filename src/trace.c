@@ -134,9 +134,11 @@ static int number(struct loader *l, char **fields, int k, double min, double max
 	const char *s = fields[l->index[k]];
 	char *end;
 
-	errno = 0;
+	/* Decimal digits only: strtod also reads hex ("0x10" is 16), which
+	 * in a trace of seconds is a broken field. An overflow is infinite,
+	 * and refused as such; an underflow (1e-400) is 0, to the ms anyway. */
 	*out = strtod(s, &end);
-	if (end == s || *end || errno || !isfinite(*out) || *out < min || *out > max) {
+	if (end == s || *end || s[strspn(s, "0123456789.eE+-")] || !isfinite(*out) || *out < min || *out > max) {
 		char what[80];
 		snprintf(what, sizeof what, "expected a number from %g to %g", min, max);
 		return bad(l, l->index[k], what, s);

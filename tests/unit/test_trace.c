@@ -168,6 +168,25 @@ static void test_malformed_row_names_file_line_column(void **state)
 			  (const char *const[]){":2: column 3 (priority)", NULL});
 }
 
+/* Numbers are decimal: hex, spaces, nan and inf are refused; a number too
+ * small for a double is 0, not an error. */
+static void test_numbers_are_decimal(void **state)
+{
+	static const char *const refused[] = {"0x10", "0x1p4", " 5", "5 ", "nan", "inf", "1e400", "1e9x"};
+	struct trace t;
+
+	(void)state;
+	for (size_t k = 0; k < sizeof refused / sizeof *refused; k++) {
+		assert_load_fails(harness_fmt("submit_time_s,duration_s\n0,%s\n", refused[k]),
+				  (const char *const[]){":2: column 2 (duration_s): expected a number from 0 to 1e+09",
+							harness_fmt("got '%s'", refused[k]), NULL});
+	}
+	assert_int(load("submit_time_s,duration_s\n1e-400,+2.5E1\n", 0, &t), 0);
+	assert_int(t.jobs[0].submit_ms, 0);
+	assert_int(t.jobs[0].duration_ms, 25000);
+	trace_free(&t);
+}
+
 static void test_wrong_column_count(void **state)
 {
 	(void)state;
@@ -443,6 +462,7 @@ int main(void)
 		cmocka_unit_test(test_extra_columns_ignored),
 		cmocka_unit_test(test_missing_required_column),
 		cmocka_unit_test(test_malformed_row_names_file_line_column),
+		cmocka_unit_test(test_numbers_are_decimal),
 		cmocka_unit_test(test_wrong_column_count),
 		cmocka_unit_test(test_quoted_field_refused),
 		cmocka_unit_test(test_skip_bad_counts),
