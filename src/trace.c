@@ -15,6 +15,15 @@ enum column { C_SUBMIT, C_DURATION, C_GPUS, C_PRIORITY, C_LANE, C_TYPE, C_KNOWN 
 static const char *const known[C_KNOWN] = {"submit_time_s", "duration_s", "gpus", "priority", "lane",
 					   "job_class"};
 
+/* The names of one column (lanes or types) and an open-addressing table
+ * of them: a trace of a million job classes loads in linear time. */
+struct names {
+	char ***list; /* the trace's array, room for cap / 2 */
+	int *n;
+	int *slot; /* index + 1 of the name there; 0: free */
+	size_t cap;
+};
+
 struct loader {
 	const char *path;
 	size_t line;
@@ -22,6 +31,7 @@ struct loader {
 	char *names[MAX_COLUMNS];
 	int ncols;
 	int filter_col[8];
+	struct names lanes, types;
 	char *err;
 	size_t errsize;
 };
@@ -42,21 +52,54 @@ static int split(char *line, char **fields, int max)
 	return n;
 }
 
-/* The index of s in names, appended if new; -1 when out of memory. */
-static int intern(char ***names, int *n, const char *s)
+static size_t hash(const char *s)
 {
-	char **grown;
+	size_t h = 14695981039346656037ULL; /* FNV-1a */
 
-	for (int i = 0; i < *n; i++) {
-		if (strcmp((*names)[i], s) == 0)
-			return i;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* Doubles the table (and the list's room), keeping the names. */
+static int rehash(struct names *ns)
+{
+	size_t cap = ns->cap ? ns->cap * 2 : 16;
+	int *slot = calloc(cap, sizeof *slot);
+	char **list = slot ? realloc(*ns->list, cap / 2 * sizeof *list) : NULL;
+
+	if (!list) {
+		free(slot);
+		return -1;
 	}
-	if (!(grown = realloc(*names, (size_t)(*n + 1) * sizeof **names)))
+	*ns->list = list;
+	for (int i = 0; i < *ns->n; i++) {
+		size_t j = hash(list[i]) & (cap - 1);
+		while (slot[j])
+			j = (j + 1) & (cap - 1);
+		slot[j] = i + 1;
+	}
+	free(ns->slot);
+	ns->slot = slot;
+	ns->cap = cap;
+	return 0;
+}
+
+/* The index of s, appended if new; -1 when out of memory. */
+static int intern(struct names *ns, const char *s)
+{
+	size_t j;
+
+	if ((size_t)*ns->n + 1 > ns->cap / 2 && rehash(ns) != 0)
 		return -1;
-	*names = grown;
-	if (!(grown[*n] = strdup(s)))
+	for (j = hash(s) & (ns->cap - 1); ns->slot[j]; j = (j + 1) & (ns->cap - 1)) {
+		if (strcmp((*ns->list)[ns->slot[j] - 1], s) == 0)
+			return ns->slot[j] - 1;
+	}
+	if (!((*ns->list)[*ns->n] = strdup(s)))
 		return -1;
-	return (*n)++;
+	ns->slot[j] = *ns->n + 1;
+	return (*ns->n)++;
 }
 
 /* A fault of the loader, not of the row: --skip-bad does not pass it over. */
@@ -149,7 +192,7 @@ static int number(struct loader *l, char **fields, int k, double min, double max
 /* One data row into job; 1 when a filter leaves it out, -1 for a bad row,
  * -2 when out of memory. */
 static int read_row(struct loader *l, char *line, const struct trace_filter *filters, int nfilters,
-		    struct trace *t, struct trace_job *job)
+		    struct trace_job *job)
 {
 	char *fields[MAX_COLUMNS];
 	int n = split(line, fields, MAX_COLUMNS);
@@ -190,9 +233,9 @@ static int read_row(struct loader *l, char *line, const struct trace_filter *fil
 			return -1;
 		job->priority = (int)v;
 	}
-	job->lane = intern(&t->lanes, &t->nlanes,
+	job->lane = intern(&l->lanes,
 			   l->index[C_LANE] >= 0 && fields[l->index[C_LANE]][0] ? fields[l->index[C_LANE]] : "standard");
-	job->type = intern(&t->types, &t->ntypes,
+	job->type = intern(&l->types,
 			   l->index[C_TYPE] >= 0 && fields[l->index[C_TYPE]][0] ? fields[l->index[C_TYPE]] : "default");
 	return job->lane < 0 || job->type < 0 ? out_of_memory(l) : 0;
 }
@@ -257,7 +300,9 @@ static int by_submit(const void *a, const void *b)
 int trace_load(const char *path, const struct trace_filter *filters, int nfilters, int skip_bad,
 	       struct trace *out, char *err, size_t errsize)
 {
-	struct loader l = {.path = path, .err = err, .errsize = errsize};
+	struct loader l = {.path = path, .err = err, .errsize = errsize,
+			   .lanes = {.list = &out->lanes, .n = &out->nlanes},
+			   .types = {.list = &out->types, .n = &out->ntypes}};
 	FILE *f = fopen(path, "r");
 	char *line = NULL;
 	size_t cap = 0, alloc = 0;
@@ -290,7 +335,7 @@ int trace_load(const char *path, const struct trace_filter *filters, int nfilter
 		}
 		if (line[0] == '\0')
 			continue;
-		r = read_row(&l, line, filters, nfilters, out, &job);
+		r = read_row(&l, line, filters, nfilters, &job);
 		if (r == -1 && skip_bad) {
 			out->skipped++;
 			continue;
@@ -315,6 +360,8 @@ int trace_load(const char *path, const struct trace_filter *filters, int nfilter
 	fclose(f);
 	for (int i = 0; i < l.ncols; i++)
 		free(l.names[i]);
+	free(l.lanes.slot);
+	free(l.types.slot);
 	if (rc != 0) {
 		trace_free(out);
 		return -1;

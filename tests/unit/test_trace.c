@@ -374,6 +374,40 @@ static void test_line_ends_and_bom(void **state)
 			  (const char *const[]){":1: a carriage return at character 25", NULL});
 }
 
+static int load_quietly(void *path)
+{
+	struct trace t;
+	int rc = trace_load(path, NULL, 0, 0, &t, err, sizeof err);
+
+	trace_free(&t);
+	return rc == 0 ? 0 : 1;
+}
+
+/* Names are looked up in a hash table: 200,000 job classes load in a
+ * blink, where a search of the list took a minute. */
+static void test_many_job_classes(void **state)
+{
+	size_t rows = 200000;
+	char *text = malloc(64 + rows * 24), *p = text;
+	const char *path = harness_fmt("%s/classes.csv", harness_tmpdir());
+	struct trace t;
+
+	(void)state;
+	p += sprintf(p, "submit_time_s,duration_s,job_class\n");
+	for (size_t k = 0; k < rows; k++)
+		p += sprintf(p, "%zu,1,class-%zu\n", k, k % 2 ? k : rows - k);
+	harness_write_file(path, text);
+	free(text);
+	assert_int(harness_child(load_quietly, (void *)path, 10, 0), 0);
+	/* First seen, first listed. */
+	assert_int(trace_load(path, NULL, 0, 0, &t, err, sizeof err), 0);
+	assert_int(t.ntypes, rows);
+	assert_string_equal(t.types[0], "class-200000");
+	assert_string_equal(t.types[1], "class-1");
+	assert_int(t.jobs[3].type, 3);
+	trace_free(&t);
+}
+
 /* A read error is not the end of a shorter file: a directory, here. */
 static void test_read_error(void **state)
 {
@@ -433,7 +467,7 @@ static void test_out_of_memory(void **state)
 	*p = '\0';
 	harness_write_file(path, text);
 	free(text);
-	rc = harness_low_memory(load_in_low_memory, (void *)path, 24);
+	rc = harness_child(load_in_low_memory, (void *)path, 60, 24);
 	if (rc < 0)
 		skip();
 	assert_int(rc, 0);
@@ -474,6 +508,7 @@ int main(void)
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_line_ends_and_bom),
+		cmocka_unit_test(test_many_job_classes),
 		cmocka_unit_test(test_read_error),
 		cmocka_unit_test(test_nul_byte),
 		cmocka_unit_test(test_out_of_memory),
