@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
+
 #define MAX_COLUMNS 64
 
 enum column { C_SUBMIT, C_DURATION, C_GPUS, C_PRIORITY, C_LANE, C_TYPE, C_KNOWN };
@@ -237,7 +239,15 @@ static int read_row(struct loader *l, char *line, const struct trace_filter *fil
 			   l->index[C_LANE] >= 0 && fields[l->index[C_LANE]][0] ? fields[l->index[C_LANE]] : "standard");
 	job->type = intern(&l->types,
 			   l->index[C_TYPE] >= 0 && fields[l->index[C_TYPE]][0] ? fields[l->index[C_TYPE]] : "default");
-	return job->lane < 0 || job->type < 0 ? out_of_memory(l) : 0;
+	if (job->lane < 0 || job->type < 0)
+		return out_of_memory(l);
+	/* serve takes no more; the replay looks at every lane for each job. */
+	if (job->lane >= CONF_MAX_LANES) {
+		char what[80];
+		snprintf(what, sizeof what, "a lane beyond the %d that [queue] lanes may list", CONF_MAX_LANES);
+		return bad(l, l->index[C_LANE], what, fields[l->index[C_LANE]]);
+	}
+	return 0;
 }
 
 /* The next line into *line: 1, 0 at the end of the file, or -1 when it

@@ -408,6 +408,25 @@ static void test_many_job_classes(void **state)
 	trace_free(&t);
 }
 
+/* 16 lanes at most, as [queue] lanes: the replay looks at each for every
+ * job, and serve takes no more. */
+static void test_lanes_at_most_16(void **state)
+{
+	char text[2000], *p = text;
+	struct trace t;
+
+	(void)state;
+	p += sprintf(p, "submit_time_s,duration_s,lane\n");
+	for (int k = 0; k < 16; k++)
+		p += sprintf(p, "%d,1,lane%d\n", k, k % 2 ? k : 14 - k);
+	assert_int(load(text, 0, &t), 0);
+	assert_int(t.nlanes, 16);
+	trace_free(&t);
+	sprintf(p, "16,1,lane0\n17,1,lane16\n");
+	assert_load_fails(text, (const char *const[]){":19: column 3 (lane): a lane beyond the 16 that [queue] lanes"
+						       " may list, got 'lane16'", NULL});
+}
+
 /* A read error is not the end of a shorter file: a directory, here. */
 static void test_read_error(void **state)
 {
@@ -509,6 +528,7 @@ int main(void)
 		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_line_ends_and_bom),
 		cmocka_unit_test(test_many_job_classes),
+		cmocka_unit_test(test_lanes_at_most_16),
 		cmocka_unit_test(test_read_error),
 		cmocka_unit_test(test_nul_byte),
 		cmocka_unit_test(test_out_of_memory),
