@@ -313,7 +313,7 @@ int trace_load(const char *path, const struct trace_filter *filters, int nfilter
 	struct loader l = {.path = path, .err = err, .errsize = errsize,
 			   .lanes = {.list = &out->lanes, .n = &out->nlanes},
 			   .types = {.list = &out->types, .n = &out->ntypes}};
-	FILE *f = fopen(path, "r");
+	FILE *f;
 	char *line = NULL;
 	size_t cap = 0, alloc = 0;
 	int rc = 0, sorted = 1;
@@ -323,7 +323,7 @@ int trace_load(const char *path, const struct trace_filter *filters, int nfilter
 		snprintf(err, errsize, "at most 8 filters");
 		return -1;
 	}
-	if (!f) {
+	if (!(f = fopen(path, "r"))) {
 		snprintf(err, errsize, "%s: cannot open: %s", path, strerror(errno));
 		return -1;
 	}

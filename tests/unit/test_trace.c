@@ -2,6 +2,7 @@
  * which columns it needs and which it reads, what a bad row's error says
  * (file, line, column number and name), --skip-bad, --filter, the sort of
  * unsorted rows, and files with no rows or no header at all. */
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -291,6 +292,34 @@ static void test_unknown_filter_column(void **state)
 	assert_int(t.n, 0);
 }
 
+static int open_files(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	assert_non_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/* Nine filters are refused, and the file is not left open. */
+static void test_nine_filters(void **state)
+{
+	struct trace_filter f[9];
+	struct trace t;
+	const char *path = csv("submit_time_s,duration_s,ran\n0,10,1\n");
+	int before = open_files();
+
+	(void)state;
+	for (int k = 0; k < 9; k++)
+		f[k] = (struct trace_filter){"ran", "1"};
+	assert_int(trace_load(path, f, 9, 0, &t, err, sizeof err), -1);
+	assert_contains(err, "at most 8 filters");
+	assert_int(open_files(), before);
+}
+
 /* A column the loader reads that the header names twice is refused
  * (which one is meant?); a twice-named column it ignores is no matter. */
 static void test_duplicate_columns(void **state)
@@ -521,6 +550,7 @@ int main(void)
 		cmocka_unit_test(test_skip_bad_counts),
 		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_unknown_filter_column),
+		cmocka_unit_test(test_nine_filters),
 		cmocka_unit_test(test_duplicate_columns),
 		cmocka_unit_test(test_unsorted_rows_get_sorted),
 		cmocka_unit_test(test_empty_file_and_header_only),
