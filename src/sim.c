@@ -9,6 +9,7 @@
 #include "sim.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -836,6 +837,14 @@ int sim_load(const char *trace_path, const char *offers_path, const struct trace
 		}
 	} else {
 		config_defaults(&cfg);
+	}
+	/* Not the first 16 of them: a baseline's offer=NAME indexes the
+	 * config's list, and ebb would be replayed on part of its catalogue. */
+	if (cfg.noffers > SIM_MAX_OFFERS) {
+		snprintf(err, errsize, "%s: %zu [offer.*] sections, the simulator takes %d at most", offers_path,
+			 cfg.noffers, SIM_MAX_OFFERS);
+		config_free(&cfg);
+		return -1;
 	}
 	o->noffers = offers_from_config(&cfg, o->offers, SIM_MAX_OFFERS);
 	config_free(&cfg);

@@ -625,6 +625,25 @@ static void test_same_seed_same_output(void **state)
 	trace_free(&s.t);
 }
 
+/* More offers than the replay holds are refused: the 17th was read past
+ * the end of sim_options' array when a baseline named it. */
+static void test_seventeen_offers(void **state)
+{
+	char conf[4000], *p = conf, err[600];
+	const char *dir = harness_tmpdir(), *trace = harness_fmt("%s/t.csv", dir),
+		   *path = harness_fmt("%s/o.conf", dir);
+	struct sim_options o = {.seed = 1};
+	struct trace t;
+
+	(void)state;
+	for (int k = 0; k < 17; k++)
+		p += sprintf(p, "[offer.o%d]\nprice_ondemand = %d\n", k, k + 1);
+	harness_write_file(trace, "submit_time_s,duration_s\n0,1\n");
+	harness_write_file(path, conf);
+	assert_int(sim_load(trace, path, NULL, 0, 0, &t, &o, err, sizeof err), -1);
+	assert_contains(err, harness_fmt("%s: 17 [offer.*] sections, the simulator takes 16 at most", path));
+}
+
 /* ---- policy specs ---- */
 
 static void assert_spec_fails(const char *conf_path, const char *spec, const char *needle)
@@ -700,6 +719,7 @@ int main(void)
 		cmocka_unit_test(test_spot_only_offer_after_wait_target),
 		cmocka_unit_test(test_bound_is_never_above_a_policy),
 		cmocka_unit_test(test_same_seed_same_output),
+		cmocka_unit_test(test_seventeen_offers),
 		cmocka_unit_test(test_policy_spec_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, harness_cleanup);
