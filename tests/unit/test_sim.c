@@ -681,6 +681,17 @@ static void test_policy_spec_errors(void **state)
 	assert_spec_fails(s.conf, "keda:poll=0", "poll=0");
 	assert_spec_fails(s.conf, "util:poll=0", "poll=0");
 	assert_spec_fails(s.conf, "keda:target=0", "target=0");
+	/* Each knob's range, named: a keda target below one job per instance
+	 * or an always-on fleet of a billion launch without end, a poll
+	 * under a second crawls through a long trace, a utilisation is at
+	 * most 1, and util with down >= up would flap. */
+	assert_spec_fails(s.conf, "keda:target=0.0001", "target=0.0001: expected a number from 1 to 1e+09");
+	assert_spec_fails(s.conf, "always-on:n=1000000000",
+			  "n=1000000000: expected a whole number from 0 to 100000");
+	assert_spec_fails(s.conf, "keda:poll=0.001", "poll=0.001: expected seconds (a number) from 1 to 1e+09");
+	assert_spec_fails(s.conf, "util:up=2", "up=2: expected a number from 0 to 1");
+	assert_spec_fails(s.conf, "util:up=0.1,down=0.9", "down=0.9: expected below up=0.1");
+	assert_spec_fails(s.conf, "util:down=0.8", "down=0.8: expected below up=0.8");
 	/* A market the offer is not sold on would be free. */
 	assert_spec_fails(s.conf, "min1:offer=fast,market=spot", "offer fast is not sold on spot");
 	assert_spec_fails(s.conf, "keda:offer=spot8,market=on-demand", "offer spot8 is not sold on demand");
