@@ -91,23 +91,26 @@ static int set_knob(struct policy *p, const struct knob *k, const char *value, c
 
 /* SECTION.KEY=VALUE on ebb's config; KEY_s=N is read as the duration KEY
  * in seconds, so `lane.standard.wait_target_s=60` works. */
-static int set_config(struct policy *p, char *key, const char *value, char *err, size_t errsize)
+static int set_config(struct policy *p, const char *key, const char *value, char *err, size_t errsize)
 {
-	char *dot = strrchr(key, '.'), seconds[64];
+	const char *dot = strrchr(key, '.');
+	char section[200], name[200], seconds[64];
 	size_t n;
 
-	if (!dot) {
+	/* Copies: the key as given stays whole, to tell a knob given twice. */
+	if (!dot || (size_t)(dot - key) >= sizeof section || strlen(dot + 1) >= sizeof name) {
 		snprintf(err, errsize, "ebb:%s: expected SECTION.KEY=VALUE, such as scaler.idle_timeout=auto", key);
 		return -1;
 	}
-	*dot = '\0';
-	if (config_set(&p->cfg, key, dot + 1, value, err, errsize) == 0)
+	snprintf(section, sizeof section, "%.*s", (int)(dot - key), key);
+	snprintf(name, sizeof name, "%s", dot + 1);
+	if (config_set(&p->cfg, section, name, value, err, errsize) == 0)
 		return 0;
-	n = strlen(dot + 1);
-	if (n > 2 && strcmp(dot + 1 + n - 2, "_s") == 0) {
-		dot[n - 1] = '\0';
+	n = strlen(name);
+	if (n > 2 && strcmp(name + n - 2, "_s") == 0) {
+		name[n - 2] = '\0';
 		snprintf(seconds, sizeof seconds, "%ss", value);
-		return config_set(&p->cfg, key, dot + 1, seconds, err, errsize);
+		return config_set(&p->cfg, section, name, seconds, err, errsize);
 	}
 	return -1;
 }
@@ -146,14 +149,33 @@ static const struct knob *find_knob(const struct knob *knobs, const char *name)
 	return NULL;
 }
 
+/* 0 when key is new among the keys given so far (and adds it); -1 when
+ * given before, where the last would silently win; -2 past 64 keys. */
+static int once(char **keys, int *n, char *key)
+{
+	for (int i = 0; i < *n; i++) {
+		if (strcmp(keys[i], key) == 0)
+			return -1;
+	}
+	if (*n == 64)
+		return -2;
+	keys[(*n)++] = key;
+	return 0;
+}
+
 int policy_parse(const char *spec, const char *config_path,
 		 struct policy *out, char *err, size_t errsize)
 {
-	char *copy = strdup(spec), *colon = strchr(copy, ':'), *save = NULL, why[400];
+	char *copy = strdup(spec), *colon, *save = NULL, why[400], *keys[64];
 	const struct kind *kind = kinds;
-	int rc = 0, market_given = 0;
+	int rc = 0, market_given = 0, nkeys = 0;
 
 	memset(out, 0, sizeof *out);
+	if (!copy) {
+		snprintf(err, errsize, "policy %s: out of memory", spec);
+		return -1;
+	}
+	colon = strchr(copy, ':');
 	snprintf(out->spec, sizeof out->spec, "%s", spec);
 	if (colon)
 		*colon = '\0';
@@ -193,6 +215,12 @@ int policy_parse(const char *spec, const char *config_path,
 			break;
 		}
 		*eq = '\0';
+		if ((rc = once(keys, &nkeys, kv)) == -1)
+			snprintf(err, errsize, "policy %s: %s given twice (which one is meant?)", spec, kv);
+		else if (rc != 0)
+			snprintf(err, errsize, "policy %s: more than 64 knobs", spec);
+		if (rc != 0)
+			break;
 		if (out->kind == POL_EBB) {
 			if ((rc = set_config(out, kv, eq + 1, why, sizeof why)) != 0)
 				snprintf(err, errsize, "policy %s: %s", spec, why);

@@ -692,6 +692,11 @@ static void test_policy_spec_errors(void **state)
 	assert_spec_fails(s.conf, "util:up=2", "up=2: expected a number from 0 to 1");
 	assert_spec_fails(s.conf, "util:up=0.1,down=0.9", "down=0.9: expected below up=0.1");
 	assert_spec_fails(s.conf, "util:down=0.8", "down=0.8: expected below up=0.8");
+	/* The last of two would win unseen. */
+	assert_spec_fails(s.conf, "keda:target=2,poll=60,target=3",
+			  "policy keda:target=2,poll=60,target=3: target given twice");
+	assert_spec_fails(s.conf, "ebb:scaler.idle_timeout=1m,scaler.idle_timeout=2m",
+			  "scaler.idle_timeout given twice");
 	/* A market the offer is not sold on would be free. */
 	assert_spec_fails(s.conf, "min1:offer=fast,market=spot", "offer fast is not sold on spot");
 	assert_spec_fails(s.conf, "keda:offer=spot8,market=on-demand", "offer spot8 is not sold on demand");
