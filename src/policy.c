@@ -104,6 +104,15 @@ static int set_config(struct policy *p, const char *key, const char *value, char
 	}
 	snprintf(section, sizeof section, "%.*s", (int)(dot - key), key);
 	snprintf(name, sizeof name, "%s", dot + 1);
+	/* The replay reads [scaler] and the lanes' wait targets; the offers
+	 * and lanes are the --offers file's, for every policy alike, and the
+	 * other sections mean nothing to it: an override would do nothing. */
+	if (strcmp(section, "scaler") != 0 &&
+	    !(strncmp(section, "lane.", 5) == 0 && config_lane_rank(&p->cfg, section + 5) >= 0)) {
+		snprintf(err, errsize, "ebb:%s: only [scaler] and [lane.NAME] keys can be set here, NAME one of %s"
+			 " (offers and lanes come from the --offers file)", key, p->cfg.lanes);
+		return -1;
+	}
 	if (config_set(&p->cfg, section, name, value, err, errsize) == 0)
 		return 0;
 	n = strlen(name);

@@ -676,6 +676,13 @@ static void test_policy_spec_errors(void **state)
 	assert_spec_fails(s.conf, "min1:market=moon", "market=moon: expected spot or on-demand");
 	assert_spec_fails(s.conf, "ebb:idle_timeout=5m", "expected SECTION.KEY=VALUE");
 	assert_spec_fails(s.conf, "ebb:scaler.bogus=1", "bogus");
+	/* Keys the replay does not read per policy would do nothing. */
+	assert_spec_fails(s.conf, "ebb:offer.fast.speed=100",
+			  "ebb:offer.fast.speed: only [scaler] and [lane.NAME] keys can be set here, NAME one of"
+			  " express,standard,batch (offers and lanes come from the --offers file)");
+	assert_spec_fails(s.conf, "ebb:lane.nosuch.wait_target=1s", "ebb:lane.nosuch.wait_target: only [scaler]");
+	assert_spec_fails(s.conf, "ebb:queue.lanes=batch", "ebb:queue.lanes: only [scaler]");
+	assert_spec_fails(s.conf, "ebb:server.listen=x", "ebb:server.listen: only [scaler]");
 	/* A poll of 0 would poll forever at one instant, a target of 0 would
 	 * want infinitely many instances. */
 	assert_spec_fails(s.conf, "keda:poll=0", "poll=0");
@@ -713,8 +720,11 @@ static void test_policy_spec_errors(void **state)
 	assert_int(p.offer, 2);
 	assert_int(p.market, MARKET_SPOT);
 	policy_free(&p);
-	assert_int(policy_parse("ebb:scaler.idle_timeout_s=90", s.conf, &p, err, sizeof err), 0);
+	assert_int(policy_parse("ebb:scaler.idle_timeout_s=90,lane.batch.wait_target_s=60", s.conf, &p, err,
+				sizeof err),
+		   0);
 	assert_int(p.cfg.idle_timeout_ms, 90000);
+	assert_int(config_wait_target_ms(&p.cfg, "batch"), 60000);
 	policy_free(&p);
 	trace_free(&s.t);
 }
