@@ -1,5 +1,5 @@
 /* Policy specs for `ebb sim` and `ebb tune`: "NAME[:k=v,...]" (see sim.h).
- * ebb's knobs are any config key, written SECTION.KEY; a baseline's are
+ * ebb's knobs are [scaler] and [lane.NAME] keys, written SECTION.KEY; a baseline's are
  * its own, with the documented defaults of the tool it stands for. */
 #include <math.h>
 #include <stdio.h>
