@@ -49,9 +49,14 @@ int simcli_option(struct simcli *c, int opt, char *arg)
 		}
 		return 0;
 	case SIMCLI_CKPT:
-		if (seconds(c, "--checkpoint-every", arg, &v) != 0 || v <= 0)
+		if (seconds(c, "--checkpoint-every", arg, &v) != 0)
 			return 2;
-		c->o.checkpoint_every_ms = (int64_t)(v * 1000);
+		/* 0 ms would mean never, the opposite of what was asked. */
+		if ((c->o.checkpoint_every_ms = (int64_t)(v * 1000)) < 1) {
+			fprintf(stderr, "ebb %s: --checkpoint-every: expected 0.001 seconds or more, got '%s'\n", c->name,
+				arg);
+			return 2;
+		}
 		return 0;
 	case SIMCLI_FILTER:
 		eq = strchr(arg, '=');

@@ -257,6 +257,16 @@ static void policy_errors_are_clear(void **state)
 	assert_int(r.status, 2);
 	assert_contains(r.err, "expected one trace file");
 	harness_run_free(&r);
+	/* A checkpoint every 0 ms would be never: refused, with a message. */
+	for (int k = 0; k < 2; k++) {
+		const char *arg = k ? "0.0004" : "0";
+		harness_ebb(&r, NULL, "sim", f.trace, "--checkpoint-every", arg, NULL);
+		assert_int(r.status, 2);
+		assert_contains(r.err, harness_fmt("ebb sim: --checkpoint-every: expected 0.001 seconds or more, got '%s'\n"
+						   "usage: ebb sim",
+						   arg));
+		harness_run_free(&r);
+	}
 }
 
 static void plot_writes_svg_with_three_panels(void **state)
