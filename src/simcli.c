@@ -1,6 +1,9 @@
 /* See simcli.h. */
 #include "simcli.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,9 +45,12 @@ int simcli_option(struct simcli *c, int opt, char *arg)
 	case SIMCLI_FROM: return seconds(c, "--from", arg, &c->from_s);
 	case SIMCLI_TO: return seconds(c, "--to", arg, &c->to_s);
 	case SIMCLI_SEED:
+		/* strtoull takes " -1" as 2^64 - 1 and caps what overflows. */
+		errno = 0;
 		c->o.seed = strtoull(arg, &end, 10);
-		if (*end || end == arg || arg[0] == '-') {
-			fprintf(stderr, "ebb %s: --seed: expected a whole number, got '%s'\n", c->name, arg);
+		if (*end || end == arg || !isdigit((unsigned char)arg[0]) || errno) {
+			fprintf(stderr, "ebb %s: --seed: expected a whole number from 0 to %llu, got '%s'\n", c->name,
+				ULLONG_MAX, arg);
 			return 2;
 		}
 		return 0;
