@@ -77,18 +77,49 @@ int simcli_option(struct simcli *c, int opt, char *arg)
 	return 2;
 }
 
+/* A replay of no job is a table of zeros and a tune of nothing: say why
+ * there is none instead. */
+static int no_jobs(const struct simcli *c, const char *trace_path, const struct trace *t, size_t windowed)
+{
+	fprintf(stderr, "ebb %s: %s: no jobs to replay (%zu rows", c->name, trace_path,
+		t->skipped + t->filtered + windowed);
+	if (t->skipped)
+		fprintf(stderr, ", %zu malformed", t->skipped);
+	if (t->filtered)
+		fprintf(stderr, ", %zu left out by --filter", t->filtered);
+	if (windowed) {
+		char to[40] = "";
+		if (isfinite(c->to_s))
+			snprintf(to, sizeof to, " --to %g", c->to_s);
+		fprintf(stderr, ", %zu outside --from %g%s", windowed, c->from_s, to);
+	}
+	fprintf(stderr, ")\n");
+	return 1;
+}
+
 int simcli_load(struct simcli *c, const char *trace_path, struct trace *t)
 {
 	char err[600];
+	size_t n;
 
+	if (!(c->from_s < c->to_s)) {
+		fprintf(stderr, "ebb %s: --from %g is not before --to %g\n", c->name, c->from_s, c->to_s);
+		return 1;
+	}
 	if (sim_load(trace_path, c->offers, c->filters, c->nfilters, c->skip_bad, t, &c->o, err, sizeof err) != 0) {
 		fprintf(stderr, "ebb %s: %s\n", c->name, err);
 		return 1;
 	}
-	if (t->skipped)
-		fprintf(stderr, "ebb %s: skipped %zu malformed rows\n", c->name, t->skipped);
+	n = t->n;
 	if (c->from_s > 0 || isfinite(c->to_s))
 		trace_window(t, (int64_t)(c->from_s * 1000),
 			     isfinite(c->to_s) ? (int64_t)(c->to_s * 1000) : INT64_MAX);
+	if (t->n == 0) {
+		no_jobs(c, trace_path, t, n - t->n);
+		trace_free(t);
+		return 1;
+	}
+	if (t->skipped)
+		fprintf(stderr, "ebb %s: skipped %zu malformed rows\n", c->name, t->skipped);
 	return 0;
 }

@@ -274,6 +274,40 @@ static void policy_errors_are_clear(void **state)
 	}
 }
 
+/* Nothing to replay is an error that says why, not a table of zeros. */
+static void no_jobs_to_replay(void **state)
+{
+	static const char *const why[][4] = {
+		{"--from", "100", "--to", "50"},
+		{"--from", "1e9", "--policy", "bound"},
+		{"--filter", "gpus=3", "--policy", "bound"},
+		{"--skip-bad", "--from", "0", "--policy"},
+	};
+	static const char *const says[] = {
+		"ebb sim: --from 100 is not before --to 50\n",
+		"trace.csv: no jobs to replay (3 rows, 3 outside --from 1e+09)\n",
+		"trace.csv: no jobs to replay (3 rows, 3 left out by --filter)\n",
+		"trace.csv: no jobs to replay (2 rows, 2 malformed)\n",
+	};
+	struct harness_run r;
+	struct files f;
+
+	(void)state;
+	for (int k = 0; k < 4; k++) {
+		files(&f, k < 3 ? "submit_time_s,duration_s,gpus\n0,60,1\n30,60,1\n40,1,2\n"
+				: "submit_time_s,duration_s\nx,1\n1,y\n");
+		harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, why[k][0], why[k][1], why[k][2], why[k][3],
+			    k == 3 ? "bound" : NULL, NULL);
+		assert_one_line_error(&r, 1, (const char *const[]){says[k], NULL});
+		harness_run_free(&r);
+	}
+	files(&f, "submit_time_s,duration_s\n");
+	harness_ebb(&r, NULL, "tune", f.trace, "--offers", f.conf, "--wait-p95", "60", NULL);
+	assert_int(r.status, 1);
+	assert_string_equal(r.err, harness_fmt("ebb tune: %s: no jobs to replay (0 rows)\n", f.trace));
+	harness_run_free(&r);
+}
+
 static void plot_writes_svg_with_three_panels(void **state)
 {
 	struct harness_run r;
@@ -350,6 +384,7 @@ int main(void)
 		cmocka_unit_test(malformed_trace_names_file_line_and_column),
 		cmocka_unit_test(skip_bad_reports_the_count),
 		cmocka_unit_test(policy_errors_are_clear),
+		cmocka_unit_test(no_jobs_to_replay),
 		cmocka_unit_test(plot_writes_svg_with_three_panels),
 		cmocka_unit_test(same_seed_same_output),
 	};
