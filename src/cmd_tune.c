@@ -142,7 +142,12 @@ int cmd_tune(int argc, char **argv)
 	}
 	if (write_path && t.recommended >= 0) {
 		FILE *f = fopen(write_path, "w");
-		if (!f || fputs(t.fragment, f) < 0 || fclose(f) != 0) {
+		int failed = !f;
+		if (f) {
+			failed = fputs(t.fragment, f) < 0;
+			failed |= fclose(f) != 0; /* closed whether fputs failed or not */
+		}
+		if (failed) {
 			fprintf(stderr, "ebb tune: --write %s: cannot write\n", write_path);
 			rc = 1;
 		}
