@@ -102,8 +102,9 @@ int cmd_tune(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		if (c == O_WAIT) {
 			wait = strtod(optarg, &end);
-			if (end == optarg || *end || !(wait >= 0)) {
-				fprintf(stderr, "ebb tune: --wait-p95: expected seconds, got '%s'\n", optarg);
+			/* inf would pass for a number and fail in the JSON. */
+			if (end == optarg || *end || !(wait >= 0 && wait <= 1e10)) {
+				fprintf(stderr, "ebb tune: --wait-p95: expected seconds from 0 to 1e10, got '%s'\n", optarg);
 				return 2;
 			}
 		} else if (c == O_WRITE) {

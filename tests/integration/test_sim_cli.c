@@ -308,6 +308,25 @@ static void no_jobs_to_replay(void **state)
 	harness_run_free(&r);
 }
 
+/* --wait-p95 takes seconds: inf passed and printed no JSON at all. */
+static void tune_wait_p95_is_checked(void **state)
+{
+	static const char *const bad[] = {"inf", "1e400", "-1", "nan", "soon"};
+	struct harness_run r;
+	struct files f;
+
+	(void)state;
+	files(&f, "submit_time_s,duration_s\n0,60\n");
+	for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+		harness_ebb(&r, NULL, "tune", f.trace, "--offers", f.conf, "--json", "--wait-p95", bad[k], NULL);
+		assert_int(r.status, 2);
+		assert_string_equal(r.out, "");
+		assert_string_equal(r.err,
+				    harness_fmt("ebb tune: --wait-p95: expected seconds from 0 to 1e10, got '%s'\n", bad[k]));
+		harness_run_free(&r);
+	}
+}
+
 static void plot_writes_svg_with_three_panels(void **state)
 {
 	struct harness_run r;
@@ -385,6 +404,7 @@ int main(void)
 		cmocka_unit_test(skip_bad_reports_the_count),
 		cmocka_unit_test(policy_errors_are_clear),
 		cmocka_unit_test(no_jobs_to_replay),
+		cmocka_unit_test(tune_wait_p95_is_checked),
 		cmocka_unit_test(plot_writes_svg_with_three_panels),
 		cmocka_unit_test(same_seed_same_output),
 	};
