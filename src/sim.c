@@ -356,13 +356,26 @@ static int launch(struct sim *s, int offer, enum market m, int warm)
 	return k;
 }
 
+/* What instance k, stopping now, has cost: its lifetime billed at its
+ * price. */
+static void bill(struct sim *s, int k)
+{
+	const struct sinst *i = &s->inst[k];
+	const struct offer *o = offer_of(s, i);
+	int64_t lifetime = s->now - i->launched, billed = offer_billed_ms(o, lifetime);
+
+	s->spend_per_ms -= price_per_ms(s, i);
+	s->cost += (double)(billed - lifetime) * price_per_ms(s, i);
+	s->r->cost_usd += offer_cost(o, i->market, billed);
+	s->r->gpu_hours_billed += (double)billed * o->gpus / 3600000.0;
+}
+
 /* Stops an instance; a job on it loses the work since its last
  * checkpoint and goes back to the head of its queue. */
 static void stop(struct sim *s, int k)
 {
 	struct sinst *i = &s->inst[k];
 	const struct offer *o = offer_of(s, i);
-	int64_t lifetime = s->now - i->launched, billed = offer_billed_ms(o, lifetime);
 
 	if (i->state == S_GONE)
 		return;
@@ -377,10 +390,7 @@ static void stop(struct sim *s, int k)
 		s->busy--;
 		enqueue(s, i->job, 1);
 	}
-	s->spend_per_ms -= price_per_ms(s, i);
-	s->cost += (double)(billed - lifetime) * price_per_ms(s, i);
-	s->r->cost_usd += offer_cost(o, i->market, billed);
-	s->r->gpu_hours_billed += (double)billed * o->gpus / 3600000.0;
+	bill(s, k);
 	i->state = S_GONE;
 	i->gen++;
 	{
@@ -413,14 +423,20 @@ static void finish(struct sim *s, int k)
  * arrival, as serve's lease query orders them. */
 static void dispatch(struct sim *s)
 {
+	int a, kept = 0;
+
 	/* Over the idle instances only, in index order: a long replay
-	 * launches hundreds of thousands, and this runs after every event. */
-	for (int a = 0; a < s->nidle && s->queued > 0; a++) {
+	 * launches hundreds of thousands, and this runs after every event.
+	 * Those that take a job leave the list in one pass at the end (one
+	 * at a time from its head was quadratic when a burst of a million
+	 * jobs met as many instances). */
+	for (a = 0; a < s->nidle && s->queued > 0; a++) {
 		int k = s->idle[a];
 		struct sinst *i = &s->inst[k];
 		const struct offer *o = offer_of(s, i);
 		int best = -1;
 
+		s->idle[kept++] = k;
 		if (i->draining)
 			continue;
 		for (int c = 0; c < s->nq; c++) {
@@ -433,14 +449,13 @@ static void dispatch(struct sim *s)
 		}
 		if (best < 0)
 			continue;
+		kept--;
 		i->job = dequeue(s, best);
 		struct sjob *j = &s->jobs[i->job];
 		if (j->first_start < 0) {
 			j->first_start = s->now;
 			s->waits[s->nwaits++] = s->now - j->submit;
 		}
-		drop_idle(s, k);
-		a--; /* the next one has moved into place a */
 		i->state = S_BUSY;
 		i->run_start = s->now;
 		i->run_end = s->now + (int64_t)ceil((double)j->left_ms / o->speed);
@@ -448,6 +463,10 @@ static void dispatch(struct sim *s)
 		s->busy++;
 		push(s, (struct event){i->run_end, EV_FINISH, k, i->gen});
 		sync_view(s, k);
+	}
+	if (kept < a) {
+		memmove(&s->idle[kept], &s->idle[a], (size_t)(s->nidle - a) * sizeof *s->idle);
+		s->nidle -= a - kept;
 	}
 }
 
@@ -950,9 +969,13 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 		}
 	}
 	/* The replay ends when the last job ends: what still runs is billed
-	 * up to then. */
-	for (int k = 0; k < s.ninst; k++)
-		stop(&s, k);
+	 * up to then. No job runs (each would have an end to come), and the
+	 * lists are done with: billing alone keeps this linear, where a stop
+	 * of each, from the lists' heads, was quadratic in the fleet. */
+	for (int k = 0; k < s.ninst; k++) {
+		if (s.inst[k].state != S_GONE)
+			bill(&s, k);
+	}
 	summarise(&s);
 	for (int c = 0; c < s.nq; c++) {
 		free(s.q[c].items);

@@ -625,6 +625,42 @@ static void test_same_seed_same_output(void **state)
 	trace_free(&s.t);
 }
 
+/* In a child with a time limit: 0 when each baseline that launches one
+ * instance per job replays the burst with all its instances. */
+static int replay_burst(void *setup)
+{
+	static const char *const specs[] = {"always-on", "min1", "keda"};
+	struct setup *s = setup;
+
+	for (int k = 0; k < 3; k++) {
+		struct sim_result r;
+		run_policy(s, specs[k], &r);
+		if (r.jobs_done != (int64_t)s->t.n || r.max_instances != (int64_t)s->t.n)
+			return 1;
+	}
+	return 0;
+}
+
+/* A million jobs submitted at one instant meet a million instances: the
+ * idle list and the last stops were quadratic in the fleet, and a burst
+ * of 400,000 took a minute. */
+static void test_burst_meets_big_fleet(void **state)
+{
+	size_t rows = 400000;
+	char *csv = malloc(32 + rows * 4), *p = csv;
+	struct setup s;
+
+	(void)state;
+	p += sprintf(p, "submit_time_s,duration_s\n");
+	for (size_t k = 0; k < rows; k++, p += 4)
+		memcpy(p, "5,1\n", 4);
+	*p = '\0';
+	setup(&s, csv, "[offer.a]\nprice_ondemand = 1\n");
+	free(csv);
+	assert_int(harness_child(replay_burst, &s, 20, 0), 0);
+	trace_free(&s.t);
+}
+
 /* More offers than the replay holds are refused: the 17th was read past
  * the end of sim_options' array when a baseline named it. */
 static void test_seventeen_offers(void **state)
@@ -745,6 +781,7 @@ int main(void)
 		cmocka_unit_test(test_spot_only_offer_after_wait_target),
 		cmocka_unit_test(test_bound_is_never_above_a_policy),
 		cmocka_unit_test(test_same_seed_same_output),
+		cmocka_unit_test(test_burst_meets_big_fleet),
 		cmocka_unit_test(test_seventeen_offers),
 		cmocka_unit_test(test_policy_spec_errors),
 	};
