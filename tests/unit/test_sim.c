@@ -661,6 +661,52 @@ static void test_burst_meets_big_fleet(void **state)
 	trace_free(&s.t);
 }
 
+/* In a child with little memory: 0 when each of these replays fails as
+ * out of memory, 1 when one runs, and a crash if one dereferences NULL. */
+static int replay_in_low_memory(void *setup)
+{
+	static const char *const specs[] = {"keda", "always-on", "min1", "ebb:scaler.max_instances=100000"};
+	struct setup *s = setup;
+
+	for (int k = 0; k < 4; k++) {
+		struct sim_result r;
+		struct policy p;
+		char err[600];
+		if (policy_parse(specs[k], s->conf, &p, err, sizeof err) != 0)
+			return 2;
+		if (sim_run(&s->t, &p, &s->o, &r) == 0)
+			return 1;
+		sim_result_free(&r);
+		policy_free(&p);
+	}
+	return 0;
+}
+
+/* An allocation that fails stops the replay with an error, at its start
+ * (8 MB: not room for the jobs) or half-way (40 MB: not for the fleet). */
+static void test_replay_out_of_memory(void **state)
+{
+	size_t rows = 400000;
+	char *csv = malloc(32 + rows * 4), *p = csv;
+	struct setup s;
+	int rc;
+
+	(void)state;
+	p += sprintf(p, "submit_time_s,duration_s\n");
+	for (size_t k = 0; k < rows; k++, p += 4)
+		memcpy(p, "5,1\n", 4);
+	*p = '\0';
+	setup(&s, csv, "[scaler]\nmax_gpus = 1000000\nmax_spend_per_hour = 0\n[offer.a]\nprice_ondemand = 1\n");
+	free(csv);
+	s.o.sample_ms = 1; /* samples grow too */
+	for (int k = 0; k < 2; k++) {
+		if ((rc = harness_child(replay_in_low_memory, &s, 60, k ? 40 : 8)) < 0)
+			skip();
+		assert_int(rc, 0);
+	}
+	trace_free(&s.t);
+}
+
 /* More offers than the replay holds are refused: the 17th was read past
  * the end of sim_options' array when a baseline named it. */
 static void test_seventeen_offers(void **state)
@@ -782,6 +828,7 @@ int main(void)
 		cmocka_unit_test(test_bound_is_never_above_a_policy),
 		cmocka_unit_test(test_same_seed_same_output),
 		cmocka_unit_test(test_burst_meets_big_fleet),
+		cmocka_unit_test(test_replay_out_of_memory),
 		cmocka_unit_test(test_seventeen_offers),
 		cmocka_unit_test(test_policy_spec_errors),
 	};
