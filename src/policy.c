@@ -1,6 +1,7 @@
 /* Policy specs for `ebb sim` and `ebb tune`: "NAME[:k=v,...]" (see sim.h).
- * ebb's knobs are [scaler] and [lane.NAME] keys, written SECTION.KEY; a baseline's are
- * its own, with the documented defaults of the tool it stands for. */
+ * ebb's knobs are [scaler] and [lane.NAME] keys, written SECTION.KEY; a
+ * baseline's are its own, with the documented defaults of the tool it
+ * stands for. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
