@@ -68,8 +68,13 @@ int cmd_sim(int argc, char **argv)
 			nspecs = k;
 			break;
 		}
-		sim_run(&t, &p, &cli.o, &results[k]);
+		rc = sim_run(&t, &p, &cli.o, &results[k]) != 0;
 		policy_free(&p);
+		if (rc != 0) {
+			fprintf(stderr, "ebb sim: %s: out of memory replaying the trace\n", specs[k]);
+			nspecs = k + 1;
+			break;
+		}
 	}
 	if (rc == 0) {
 		if (cli.json)

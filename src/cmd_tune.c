@@ -116,8 +116,9 @@ int cmd_tune(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		if (c == O_WAIT) {
 			wait = strtod(optarg, &end);
-			if (end == optarg || *end || !(wait >= 0)) {
-				fprintf(stderr, "ebb tune: --wait-p95: expected seconds, got '%s'\n", optarg);
+			/* inf would pass for a number and fail in the JSON. */
+			if (end == optarg || *end || !(wait >= 0 && wait <= 1e10)) {
+				fprintf(stderr, "ebb tune: --wait-p95: expected seconds from 0 to 1e10, got '%s'\n", optarg);
 				return 2;
 			}
 		} else if (c == O_WRITE) {
@@ -156,7 +157,12 @@ int cmd_tune(int argc, char **argv)
 	}
 	if (write_path && t.recommended >= 0) {
 		FILE *f = fopen(write_path, "w");
-		if (!f || fputs(t.fragment, f) < 0 || fclose(f) != 0) {
+		int failed = !f;
+		if (f) {
+			failed = fputs(t.fragment, f) < 0;
+			failed |= fclose(f) != 0; /* closed whether fputs failed or not */
+		}
+		if (failed) {
 			fprintf(stderr, "ebb tune: --write %s: cannot write\n", write_path);
 			rc = 1;
 		}

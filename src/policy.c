@@ -1,6 +1,8 @@
 /* Policy specs for `ebb sim` and `ebb tune`: "NAME[:k=v,...]" (see sim.h).
- * ebb's knobs are any config key, written SECTION.KEY; a baseline's are
- * its own, with the documented defaults of the tool it stands for. */
+ * ebb's knobs are [scaler] and [lane.NAME] keys, written SECTION.KEY; a
+ * baseline's are its own, with the documented defaults of the tool it
+ * stands for. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,23 +10,29 @@
 #include "sim.h"
 #include "units.h"
 
+/* A baseline's knob and the values it takes: a poll of 0 would poll for
+ * ever at one instant, a keda target near 0 or an always-on fleet of a
+ * billion would launch without end, a utilisation above 1 never occurs. */
 struct knob {
 	const char *name;
-	enum { K_INT, K_SECONDS, K_FRACTION, K_OFFER, K_MARKET } type;
+	enum { K_INT, K_SECONDS, K_NUMBER, K_OFFER, K_MARKET } type;
 	size_t offset;
+	double min, max; /* K_SECONDS in seconds */
 };
 
 #define P(field) offsetof(struct policy, field)
-static const struct knob always_on_knobs[] = {{"n", K_INT, P(n)}, {0}};
-static const struct knob min1_knobs[] = {{"idle", K_SECONDS, P(idle_ms)}, {0}};
+#define NEVER 1e9 /* seconds: 31 years */
+static const struct knob always_on_knobs[] = {{"n", K_INT, P(n), 0, 100000}, {0}};
+static const struct knob min1_knobs[] = {{"idle", K_SECONDS, P(idle_ms), 0, NEVER}, {0}};
 static const struct knob util_knobs[] = {
-	{"up", K_FRACTION, P(up)}, {"down", K_FRACTION, P(down)},
-	{"window", K_SECONDS, P(window_ms)}, {"poll", K_SECONDS, P(poll_ms)}, {0}};
+	{"up", K_NUMBER, P(up), 0, 1}, {"down", K_NUMBER, P(down), 0, 1},
+	{"window", K_SECONDS, P(window_ms), 0, NEVER}, {"poll", K_SECONDS, P(poll_ms), 1, NEVER}, {0}};
 static const struct knob keda_knobs[] = {
-	{"target", K_FRACTION, P(target)}, {"poll", K_SECONDS, P(poll_ms)},
-	{"cooldown", K_SECONDS, P(cooldown_ms)}, {"stabilize", K_SECONDS, P(stabilize_ms)}, {0}};
+	{"target", K_NUMBER, P(target), 1, 1e9}, {"poll", K_SECONDS, P(poll_ms), 1, NEVER},
+	{"cooldown", K_SECONDS, P(cooldown_ms), 0, NEVER}, {"stabilize", K_SECONDS, P(stabilize_ms), 0, NEVER}, {0}};
 static const struct knob no_knobs[] = {{0}};
-static const struct knob common_knobs[] = {{"offer", K_OFFER, P(offer)}, {"market", K_MARKET, P(market)}, {0}};
+static const struct knob common_knobs[] = {
+	{"offer", K_OFFER, P(offer), 0, 0}, {"market", K_MARKET, P(market), 0, 0}, {0}};
 
 struct kind {
 	const char *name;
@@ -67,9 +75,10 @@ static int set_knob(struct policy *p, const struct knob *k, const char *value, c
 	default:
 		break;
 	}
-	if (end == value || *end || v < 0 || v > 1e9 || (k->type == K_INT && v != (double)(int64_t)v)) {
-		snprintf(err, errsize, "%s=%s: expected %s", k->name, value,
-			 k->type == K_SECONDS ? "seconds (a number)" : k->type == K_INT ? "a whole number" : "a number");
+	if (end == value || *end || !(v >= k->min && v <= k->max) || (k->type == K_INT && v != floor(v))) {
+		snprintf(err, errsize, "%s=%s: expected %s from %g to %g", k->name, value,
+			 k->type == K_SECONDS ? "seconds (a number)" : k->type == K_INT ? "a whole number" : "a number",
+			 k->min, k->max);
 		return -1;
 	}
 	if (k->type == K_INT)
@@ -83,40 +92,47 @@ static int set_knob(struct policy *p, const struct knob *k, const char *value, c
 
 /* SECTION.KEY=VALUE on ebb's config; KEY_s=N is read as the duration KEY
  * in seconds, so `lane.standard.wait_target_s=60` works. */
-static int set_config(struct policy *p, char *key, const char *value, char *err, size_t errsize)
+static int set_config(struct policy *p, const char *key, const char *value, char *err, size_t errsize)
 {
-	char *dot = strrchr(key, '.'), seconds[64];
+	const char *dot = strrchr(key, '.');
+	char section[200], name[200], seconds[64];
 	size_t n;
 
-	if (!dot) {
+	/* Copies: the key as given stays whole, to tell a knob given twice. */
+	if (!dot || (size_t)(dot - key) >= sizeof section || strlen(dot + 1) >= sizeof name) {
 		snprintf(err, errsize, "ebb:%s: expected SECTION.KEY=VALUE, such as scaler.idle_timeout=auto", key);
 		return -1;
 	}
-	*dot = '\0';
-	if (config_set(&p->cfg, key, dot + 1, value, err, errsize) == 0)
+	snprintf(section, sizeof section, "%.*s", (int)(dot - key), key);
+	snprintf(name, sizeof name, "%s", dot + 1);
+	/* The replay reads [scaler] and the lanes' wait targets; the offers
+	 * and lanes are the --offers file's, for every policy alike, and the
+	 * other sections mean nothing to it: an override would do nothing. */
+	if (strcmp(section, "scaler") != 0 &&
+	    !(strncmp(section, "lane.", 5) == 0 && config_lane_rank(&p->cfg, section + 5) >= 0)) {
+		snprintf(err, errsize, "ebb:%s: only [scaler] and [lane.NAME] keys can be set here, NAME one of %s"
+			 " (offers and lanes come from the --offers file)", key, p->cfg.lanes);
+		return -1;
+	}
+	if (config_set(&p->cfg, section, name, value, err, errsize) == 0)
 		return 0;
-	n = strlen(dot + 1);
-	if (n > 2 && strcmp(dot + 1 + n - 2, "_s") == 0) {
-		dot[n - 1] = '\0';
+	n = strlen(name);
+	if (n > 2 && strcmp(name + n - 2, "_s") == 0) {
+		name[n - 2] = '\0';
 		snprintf(seconds, sizeof seconds, "%ss", value);
-		return config_set(&p->cfg, key, dot + 1, seconds, err, errsize);
+		return config_set(&p->cfg, section, name, seconds, err, errsize);
 	}
 	return -1;
 }
 
-/* Values that parse but cannot be replayed: a poll of 0 would poll for
- * ever at one instant, a target of 0 want endless instances. And the
- * baseline's offer must be sold on its market, or it would run for free:
- * with no market given, an offer sold only on spot is taken on spot. */
+/* What each knob's range cannot say: util scales down below `down` and up
+ * above `up`, which with down >= up would flap. And the baseline's offer
+ * must be sold on its market, or it would run for free: with no market
+ * given, an offer sold only on spot is taken on spot. */
 static int check_baseline(struct policy *p, const char *spec, int market_given, char *err, size_t errsize)
 {
-	if ((p->kind == POL_UTIL || p->kind == POL_KEDA) && p->poll_ms <= 0) {
-		snprintf(err, errsize, "policy %s: poll=%g: expected a period of 1 ms or more", spec,
-			 (double)p->poll_ms / 1000);
-		return -1;
-	}
-	if (p->kind == POL_KEDA && !(p->target > 0)) {
-		snprintf(err, errsize, "policy %s: target=%g: expected a number above 0", spec, p->target);
+	if (p->kind == POL_UTIL && !(p->down < p->up)) {
+		snprintf(err, errsize, "policy %s: down=%g: expected below up=%g", spec, p->down, p->up);
 		return -1;
 	}
 	if (p->kind != POL_BOUND && (size_t)p->offer < p->cfg.noffers) {
@@ -143,14 +159,33 @@ static const struct knob *find_knob(const struct knob *knobs, const char *name)
 	return NULL;
 }
 
+/* 0 when key is new among the keys given so far (and adds it); -1 when
+ * given before, where the last would silently win; -2 past 64 keys. */
+static int once(char **keys, int *n, char *key)
+{
+	for (int i = 0; i < *n; i++) {
+		if (strcmp(keys[i], key) == 0)
+			return -1;
+	}
+	if (*n == 64)
+		return -2;
+	keys[(*n)++] = key;
+	return 0;
+}
+
 int policy_parse(const char *spec, const char *config_path,
 		 struct policy *out, char *err, size_t errsize)
 {
-	char *copy = strdup(spec), *colon = strchr(copy, ':'), *save = NULL, why[400];
+	char *copy = strdup(spec), *colon, *save = NULL, why[400], *keys[64];
 	const struct kind *kind = kinds;
-	int rc = 0, market_given = 0;
+	int rc = 0, market_given = 0, nkeys = 0;
 
 	memset(out, 0, sizeof *out);
+	if (!copy) {
+		snprintf(err, errsize, "policy %s: out of memory", spec);
+		return -1;
+	}
+	colon = strchr(copy, ':');
 	snprintf(out->spec, sizeof out->spec, "%s", spec);
 	if (colon)
 		*colon = '\0';
@@ -190,6 +225,12 @@ int policy_parse(const char *spec, const char *config_path,
 			break;
 		}
 		*eq = '\0';
+		if ((rc = once(keys, &nkeys, kv)) == -1)
+			snprintf(err, errsize, "policy %s: %s given twice (which one is meant?)", spec, kv);
+		else if (rc != 0)
+			snprintf(err, errsize, "policy %s: more than 64 knobs", spec);
+		if (rc != 0)
+			break;
 		if (out->kind == POL_EBB) {
 			if ((rc = set_config(out, kv, eq + 1, why, sizeof why)) != 0)
 				snprintf(err, errsize, "policy %s: %s", spec, why);

@@ -9,6 +9,7 @@
 #include "sim.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,7 +100,20 @@ struct sim {
 	double util_busy_ms, util_alive_ms; /* integrated over the window */
 	int64_t util_since;
 	int64_t next_sample;
+	int nomem; /* an allocation failed: the replay stops, sim_run fails */
 };
+
+/* realloc that marks the replay out of memory when it fails; the caller
+ * gives up its step and keeps what it had, and the replay stops at the
+ * top of its loop. */
+static void *grown(struct sim *s, void *p, size_t n, size_t size)
+{
+	void *q = n <= SIZE_MAX / size ? realloc(p, n * size) : NULL;
+
+	if (!q)
+		s->nomem = 1;
+	return q;
+}
 
 /* ---- heap ---- */
 
@@ -117,8 +131,12 @@ static void push(struct sim *s, struct event e)
 	size_t i;
 
 	if (s->nheap == s->capheap) {
-		s->capheap = s->capheap ? s->capheap * 2 : 256;
-		s->heap = realloc(s->heap, s->capheap * sizeof *s->heap);
+		size_t cap = s->capheap ? s->capheap * 2 : 256;
+		struct event *heap = grown(s, s->heap, cap, sizeof *heap);
+		if (!heap)
+			return;
+		s->heap = heap;
+		s->capheap = cap;
 	}
 	i = s->nheap++;
 	while (i > 0 && before(&e, &s->heap[(i - 1) / 2])) {
@@ -161,13 +179,18 @@ static double uniform(struct sim *s)
 
 /* ---- the queue ---- */
 
+/* The class of (gpus, lane), made if new; -1 when out of memory. */
 static int class_of(struct sim *s, int gpus, int lane)
 {
+	struct squeue *q;
+
 	for (int k = 0; k < s->nq; k++) {
 		if (s->q[k].gpus == gpus && s->q[k].lane == lane)
 			return k;
 	}
-	s->q = realloc(s->q, (size_t)(s->nq + 1) * sizeof *s->q);
+	if (!(q = grown(s, s->q, (size_t)s->nq + 1, sizeof *q)))
+		return -1;
+	s->q = q;
 	memset(&s->q[s->nq], 0, sizeof *s->q);
 	s->q[s->nq].gpus = gpus;
 	s->q[s->nq].lane = lane;
@@ -184,7 +207,9 @@ static void enqueue(struct sim *s, int job, int front)
 
 	if (q->len == q->cap) {
 		size_t cap = q->cap ? q->cap * 2 : 64;
-		int *items = malloc(cap * sizeof *items);
+		int *items = grown(s, NULL, cap, sizeof *items);
+		if (!items)
+			return;
 		for (size_t i = 0; i < q->len; i++)
 			items[i] = q->items[(q->head + i) % q->cap];
 		free(q->items);
@@ -246,8 +271,10 @@ static void advance(struct sim *s, int64_t to)
 static void sample(struct sim *s, int64_t to)
 {
 	while (s->o->sample_ms && s->next_sample <= to) {
-		struct sim_sample *x;
-		s->r->samples = realloc(s->r->samples, (s->r->nsamples + 1) * sizeof *s->r->samples);
+		struct sim_sample *x = grown(s, s->r->samples, s->r->nsamples + 1, sizeof *x);
+		if (!x)
+			return;
+		s->r->samples = x;
 		x = &s->r->samples[s->r->nsamples++];
 		memset(x, 0, sizeof *x);
 		x->t_ms = s->next_sample;
@@ -315,20 +342,42 @@ static void sync_view(struct sim *s, int k)
 	};
 }
 
+/* Room for twice the instances in each array kept per instance; -1 when
+ * out of memory (those grown keep their room for the next try). */
+static int grow_fleet(struct sim *s)
+{
+	size_t cap = s->capinst ? (size_t)s->capinst * 2 : 64;
+	struct sinst *inst = grown(s, s->inst, cap, sizeof *inst);
+	int *alive, *idle;
+	struct plan_instance *view;
+
+	if (!inst)
+		return -1;
+	s->inst = inst;
+	if (!(alive = grown(s, s->alive, cap, sizeof *alive)))
+		return -1;
+	s->alive = alive;
+	if (!(idle = grown(s, s->idle, cap, sizeof *idle)))
+		return -1;
+	s->idle = idle;
+	if (s->view_fleet) {
+		if (!(view = grown(s, s->view_fleet, cap, sizeof *view)))
+			return -1;
+		s->view_fleet = view;
+	}
+	s->capinst = (int)cap;
+	return 0;
+}
+
+/* The new instance's index; -1 when out of memory. */
 static int launch(struct sim *s, int offer, enum market m, int warm)
 {
 	const struct offer *o = &s->o->offers[offer];
 	struct sinst *i;
 	int k;
 
-	if (s->ninst == s->capinst) {
-		s->capinst = s->capinst ? s->capinst * 2 : 64;
-		s->inst = realloc(s->inst, (size_t)s->capinst * sizeof *s->inst);
-		s->alive = realloc(s->alive, (size_t)s->capinst * sizeof *s->alive);
-		s->idle = realloc(s->idle, (size_t)s->capinst * sizeof *s->idle);
-		if (s->view_fleet)
-			s->view_fleet = realloc(s->view_fleet, (size_t)s->capinst * sizeof *s->view_fleet);
-	}
+	if (s->ninst == s->capinst && grow_fleet(s) != 0)
+		return -1;
 	k = s->ninst++;
 	i = &s->inst[k];
 	memset(i, 0, sizeof *i);
@@ -355,13 +404,26 @@ static int launch(struct sim *s, int offer, enum market m, int warm)
 	return k;
 }
 
+/* What instance k, stopping now, has cost: its lifetime billed at its
+ * price. */
+static void bill(struct sim *s, int k)
+{
+	const struct sinst *i = &s->inst[k];
+	const struct offer *o = offer_of(s, i);
+	int64_t lifetime = s->now - i->launched, billed = offer_billed_ms(o, lifetime);
+
+	s->spend_per_ms -= price_per_ms(s, i);
+	s->cost += (double)(billed - lifetime) * price_per_ms(s, i);
+	s->r->cost_usd += offer_cost(o, i->market, billed);
+	s->r->gpu_hours_billed += (double)billed * o->gpus / 3600000.0;
+}
+
 /* Stops an instance; a job on it loses the work since its last
  * checkpoint and goes back to the head of its queue. */
 static void stop(struct sim *s, int k)
 {
 	struct sinst *i = &s->inst[k];
 	const struct offer *o = offer_of(s, i);
-	int64_t lifetime = s->now - i->launched, billed = offer_billed_ms(o, lifetime);
 
 	if (i->state == S_GONE)
 		return;
@@ -376,10 +438,7 @@ static void stop(struct sim *s, int k)
 		s->busy--;
 		enqueue(s, i->job, 1);
 	}
-	s->spend_per_ms -= price_per_ms(s, i);
-	s->cost += (double)(billed - lifetime) * price_per_ms(s, i);
-	s->r->cost_usd += offer_cost(o, i->market, billed);
-	s->r->gpu_hours_billed += (double)billed * o->gpus / 3600000.0;
+	bill(s, k);
 	i->state = S_GONE;
 	i->gen++;
 	{
@@ -412,14 +471,20 @@ static void finish(struct sim *s, int k)
  * arrival, as serve's lease query orders them. */
 static void dispatch(struct sim *s)
 {
+	int a, kept = 0;
+
 	/* Over the idle instances only, in index order: a long replay
-	 * launches hundreds of thousands, and this runs after every event. */
-	for (int a = 0; a < s->nidle && s->queued > 0; a++) {
+	 * launches hundreds of thousands, and this runs after every event.
+	 * Those that take a job leave the list in one pass at the end (one
+	 * at a time from its head was quadratic when a burst of a million
+	 * jobs met as many instances). */
+	for (a = 0; a < s->nidle && s->queued > 0; a++) {
 		int k = s->idle[a];
 		struct sinst *i = &s->inst[k];
 		const struct offer *o = offer_of(s, i);
 		int best = -1;
 
+		s->idle[kept++] = k;
 		if (i->draining)
 			continue;
 		for (int c = 0; c < s->nq; c++) {
@@ -432,14 +497,13 @@ static void dispatch(struct sim *s)
 		}
 		if (best < 0)
 			continue;
+		kept--;
 		i->job = dequeue(s, best);
 		struct sjob *j = &s->jobs[i->job];
 		if (j->first_start < 0) {
 			j->first_start = s->now;
 			s->waits[s->nwaits++] = s->now - j->submit;
 		}
-		drop_idle(s, k);
-		a--; /* the next one has moved into place a */
 		i->state = S_BUSY;
 		i->run_start = s->now;
 		i->run_end = s->now + (int64_t)ceil((double)j->left_ms / o->speed);
@@ -447,6 +511,10 @@ static void dispatch(struct sim *s)
 		s->busy++;
 		push(s, (struct event){i->run_end, EV_FINISH, k, i->gen});
 		sync_view(s, k);
+	}
+	if (kept < a) {
+		memmove(&s->idle[kept], &s->idle[a], (size_t)(s->nidle - a) * sizeof *s->idle);
+		s->nidle -= a - kept;
 	}
 }
 
@@ -499,8 +567,10 @@ static void ebb_policy(struct sim *s)
 	/* The view's arrays live as long as the replay: grown, never freed
 	 * between the million calls of a long trace. */
 	if ((size_t)s->nq + 1 > s->view_cap_classes) {
+		if (!(classes = grown(s, s->view_classes, (size_t)s->nq + 1, sizeof *classes)))
+			return;
+		s->view_classes = classes;
 		s->view_cap_classes = (size_t)s->nq + 1;
-		s->view_classes = realloc(s->view_classes, s->view_cap_classes * sizeof *s->view_classes);
 	}
 	classes = s->view_classes;
 
@@ -564,8 +634,10 @@ static int pick_to_stop(struct sim *s, int allow_busy)
 
 static void scale_to(struct sim *s, int64_t want, int allow_busy)
 {
-	while (s->live < want)
-		launch(s, s->p->offer, s->p->market, 0);
+	while (s->live < want) {
+		if (launch(s, s->p->offer, s->p->market, 0) < 0)
+			return; /* out of memory: the replay stops */
+	}
 	while (s->live > want) {
 		int k = pick_to_stop(s, allow_busy);
 		if (k < 0)
@@ -617,12 +689,17 @@ static void util_policy(struct sim *s)
 static void keda_policy(struct sim *s)
 {
 	int64_t metric = s->queued + s->busy, desired = (int64_t)ceil((double)metric / s->p->target), keep = desired;
+	int64_t *at, *n;
 
 	if (metric > 0)
 		s->keda_last_active = s->now;
 	/* The HPA keeps the largest recommendation of its stabilisation window. */
-	s->keda_hist_at = realloc(s->keda_hist_at, (s->keda_nhist + 1) * sizeof *s->keda_hist_at);
-	s->keda_hist_n = realloc(s->keda_hist_n, (s->keda_nhist + 1) * sizeof *s->keda_hist_n);
+	if (!(at = grown(s, s->keda_hist_at, s->keda_nhist + 1, sizeof *at)))
+		return;
+	s->keda_hist_at = at;
+	if (!(n = grown(s, s->keda_hist_n, s->keda_nhist + 1, sizeof *n)))
+		return;
+	s->keda_hist_n = n;
 	s->keda_hist_at[s->keda_nhist] = s->now;
 	s->keda_hist_n[s->keda_nhist++] = desired;
 	for (size_t h = s->keda_nhist; h-- > 0 && s->now - s->keda_hist_at[h] <= s->p->stabilize_ms;)
@@ -716,10 +793,12 @@ static void note_arrival(struct sim *s, int job)
 /* Waits (non-negative milliseconds) in ascending order: a radix sort on
  * 11-bit digits, as many as the longest wait needs. On a million waits it
  * is several times quicker than qsort with its comparison callback. */
-static void sort_waits(int64_t *w, size_t n)
+static void sort_waits(struct sim *s, int64_t *w, size_t n)
 {
-	int64_t *tmp = malloc((n + 1) * sizeof *tmp), *from = w, *to = tmp, longest = 0;
+	int64_t *tmp = grown(s, NULL, n + 1, sizeof *tmp), *from = w, *to = tmp, longest = 0;
 
+	if (!tmp)
+		return;
 	for (size_t k = 0; k < n; k++)
 		longest = w[k] > longest ? w[k] : longest;
 	for (int shift = 0; shift < 63 && (longest >> shift) > 0; shift += 11) {
@@ -755,7 +834,7 @@ static void summarise(struct sim *s)
 {
 	double sum = 0;
 
-	sort_waits(s->waits, s->nwaits);
+	sort_waits(s, s->waits, s->nwaits);
 	for (size_t k = 0; k < s->nwaits; k++)
 		sum += (double)s->waits[k];
 	s->r->wait_p50_s = quantile_s(s->waits, s->nwaits, 0.50);
@@ -773,6 +852,8 @@ int64_t sim_peak_concurrency(const struct trace *t)
 	int64_t *ends = malloc((t->n + 1) * sizeof *ends), peak = 0;
 	size_t nends = 0, head = 0;
 
+	if (!ends)
+		return -1;
 	/* Arrivals are sorted; ends are kept in a sorted array by insertion
 	 * from the back, which is cheap because most jobs are short. */
 	for (size_t k = 0; k < t->n; k++) {
@@ -837,9 +918,66 @@ int sim_load(const char *trace_path, const char *offers_path, const struct trace
 	} else {
 		config_defaults(&cfg);
 	}
+	/* Not the first 16 of them: a baseline's offer=NAME indexes the
+	 * config's list, and ebb would be replayed on part of its catalogue. */
+	if (cfg.noffers > SIM_MAX_OFFERS) {
+		snprintf(err, errsize, "%s: %zu [offer.*] sections, the simulator takes %d at most", offers_path,
+			 cfg.noffers, SIM_MAX_OFFERS);
+		config_free(&cfg);
+		return -1;
+	}
 	o->noffers = offers_from_config(&cfg, o->offers, SIM_MAX_OFFERS);
 	config_free(&cfg);
 	return trace_load(trace_path, filters, nfilters, skip_bad, t, err, errsize);
+}
+
+/* The replay's arrays, and each job with its class; -1 when out of
+ * memory. */
+static int start(struct sim *s)
+{
+	const struct trace *t = s->t;
+
+	if (s->p->kind == POL_EBB) {
+		s->plan_result = grown(s, NULL, 1, sizeof *s->plan_result);
+		s->view_fleet = grown(s, NULL, 1, sizeof *s->view_fleet); /* grown with the instances */
+	}
+	s->jobs = grown(s, NULL, t->n + 1, sizeof *s->jobs);
+	s->waits = grown(s, NULL, t->n + 1, sizeof *s->waits);
+	if (s->nomem)
+		return -1;
+	for (size_t k = 0; k < t->n; k++) {
+		int cls = class_of(s, t->jobs[k].gpus, t->jobs[k].lane);
+		if (cls < 0)
+			return -1;
+		s->jobs[k] = (struct sjob){.submit = t->jobs[k].submit_ms, .left_ms = t->jobs[k].duration_ms,
+					   .first_start = -1, .cls = cls};
+		/* A job no usable offer fits could never run: it is left out and
+		 * counted, not waited for forever. */
+		if (!placeable(s, t->jobs[k].gpus)) {
+			s->jobs[k].first_start = 0;
+			s->done++;
+			s->r->unplaceable++;
+		}
+	}
+	return 0;
+}
+
+static void release(struct sim *s)
+{
+	for (int c = 0; c < s->nq; c++)
+		free(s->q[c].items);
+	free(s->q);
+	free(s->heap);
+	free(s->view_classes);
+	free(s->view_fleet);
+	free(s->plan_result);
+	free(s->inst);
+	free(s->alive);
+	free(s->idle);
+	free(s->jobs);
+	free(s->waits);
+	free(s->keda_hist_at);
+	free(s->keda_hist_n);
 }
 
 int sim_run(const struct trace *t, const struct policy *p, const struct sim_options *o,
@@ -849,11 +987,6 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 			.last_policy = -1};
 	size_t next = 0;
 
-	if (p->kind == POL_EBB) {
-		s.plan_result = malloc(sizeof *s.plan_result);
-		s.view_fleet = malloc(sizeof *s.view_fleet); /* grown with the instances */
-	}
-
 	memset(r, 0, sizeof *r);
 	snprintf(r->policy, sizeof r->policy, "%s", p->spec);
 	r->jobs = (int64_t)t->n;
@@ -861,24 +994,15 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 		bound(t, o, r);
 		return 0;
 	}
-	s.jobs = calloc(t->n + 1, sizeof *s.jobs);
-	s.waits = malloc((t->n + 1) * sizeof *s.waits);
-	for (size_t k = 0; k < t->n; k++) {
-		s.jobs[k] = (struct sjob){.submit = t->jobs[k].submit_ms, .left_ms = t->jobs[k].duration_ms,
-					  .first_start = -1,
-					  .cls = class_of(&s, t->jobs[k].gpus, t->jobs[k].lane)};
-		/* A job no usable offer fits could never run: it is left out and
-		 * counted, not waited for forever. */
-		if (!placeable(&s, t->jobs[k].gpus)) {
-			s.jobs[k].first_start = 0;
-			s.done++;
-			r->unplaceable++;
-		}
+	if (start(&s) != 0) {
+		release(&s);
+		return -1;
 	}
 	s.idle_timeout_ms = p->cfg.idle_timeout_ms == CONF_AUTO ? p->cfg.idle_timeout_min_ms : p->cfg.idle_timeout_ms;
 	if (p->kind == POL_ALWAYS_ON || p->kind == POL_MIN1 || p->kind == POL_UTIL) {
 		int64_t n = p->kind == POL_ALWAYS_ON ? (p->n ? p->n : sim_peak_concurrency(t)) : 1;
-		for (int64_t k = 0; k < n; k++)
+		s.nomem = n < 0;
+		for (int64_t k = 0; k < n && !s.nomem; k++)
 			launch(&s, p->offer, p->market, 1);
 	}
 	/* The floor a policy keeps at all times is up when the replay starts,
@@ -894,7 +1018,7 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 		int64_t t_arrival, t_event = s.nheap ? s.heap[0].at : INT64_MAX, t_policy = policy_due(&s), at;
 
 		t_arrival = next < t->n ? t->jobs[next].submit_ms : INT64_MAX;
-		if (s.done == t->n && s.queued == 0)
+		if ((s.done == t->n && s.queued == 0) || s.nomem)
 			break;
 		at = t_arrival < t_event ? t_arrival : t_event;
 		at = t_policy < at ? t_policy : at;
@@ -941,26 +1065,17 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 		}
 	}
 	/* The replay ends when the last job ends: what still runs is billed
-	 * up to then. */
-	for (int k = 0; k < s.ninst; k++)
-		stop(&s, k);
-	summarise(&s);
-	for (int c = 0; c < s.nq; c++) {
-		free(s.q[c].items);
+	 * up to then. No job runs (each would have an end to come), and the
+	 * lists are done with: billing alone keeps this linear, where a stop
+	 * of each, from the lists' heads, was quadratic in the fleet. */
+	for (int k = 0; k < s.ninst && !s.nomem; k++) {
+		if (s.inst[k].state != S_GONE)
+			bill(&s, k);
 	}
-	free(s.q);
-	free(s.heap);
-	free(s.view_classes);
-	free(s.view_fleet);
-	free(s.plan_result);
-	free(s.inst);
-	free(s.alive);
-	free(s.idle);
-	free(s.jobs);
-	free(s.waits);
-	free(s.keda_hist_at);
-	free(s.keda_hist_n);
-	return 0;
+	if (!s.nomem)
+		summarise(&s);
+	release(&s);
+	return s.nomem ? -1 : 0;
 }
 
 void sim_result_free(struct sim_result *r)

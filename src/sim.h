@@ -73,12 +73,14 @@ int sim_load(const char *trace_path, const char *offers_path, const struct trace
 	     int nfilters, int skip_bad, struct trace *t, struct sim_options *o, char *err,
 	     size_t errsize);
 
+/* 0, or -1 when out of memory (r then holds no result, but may be freed). */
 int sim_run(const struct trace *t, const struct policy *p, const struct sim_options *o,
 	    struct sim_result *r);
 void sim_result_free(struct sim_result *r);
 
 /* The most jobs of the trace running at once if each started when it
- * arrived (on the reference speed): always-on's default size. */
+ * arrived (on the reference speed): always-on's default size. -1 when out
+ * of memory. */
 int64_t sim_peak_concurrency(const struct trace *t);
 
 #endif

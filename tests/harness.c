@@ -5,11 +5,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -918,4 +920,47 @@ static void kill_owned_workers(void)
 			kill(pids[i], SIGKILL);
 	}
 	nowned = 0;
+}
+
+/* In the child: its address space may grow by headroom_mb more. */
+static int limit_memory(size_t headroom_mb)
+{
+	unsigned long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	struct rlimit lim;
+	int ok = f && fscanf(f, "%lu", &pages) == 1;
+
+	if (f)
+		fclose(f);
+	lim.rlim_cur = lim.rlim_max = pages * (rlim_t)sysconf(_SC_PAGESIZE) + (rlim_t)headroom_mb * 1048576;
+	return ok && setrlimit(RLIMIT_AS, &lim) == 0 ? 0 : -1;
+}
+
+int harness_child(int (*fn)(void *), void *arg, int seconds, size_t headroom_mb)
+{
+	pid_t pid;
+	int st;
+
+#ifdef __SANITIZE_ADDRESS__
+	if (headroom_mb > 0)
+		return -1;
+#endif
+	if ((pid = fork()) < 0)
+		fail_msg("fork: %s", strerror(errno));
+	if (pid == 0) {
+		/* Memory the tests before freed would be room the limit does
+		 * not count: give it back first. */
+		malloc_trim(0);
+		if (headroom_mb > 0 && limit_memory(headroom_mb) != 0)
+			_exit(99);
+		/* A crash must end the child, not go to cmocka's handlers,
+		 * which would report it and run on to other tests. */
+		for (int sig = 1; sig < NSIG; sig++)
+			signal(sig, SIG_DFL);
+		alarm((unsigned)seconds);
+		_exit(fn(arg));
+	}
+	if (waitpid(pid, &st, 0) != pid)
+		fail_msg("waitpid: %s", strerror(errno));
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }

@@ -216,6 +216,16 @@ void harness_assert_int(int64_t got, int64_t want, const char *expr, const char 
 void harness_assert_between(int64_t got, int64_t lo, int64_t hi, const char *expr, const char *file,
 			    int line);
 
+/* ---- a function in a child process ---- */
+
+/* Runs fn(arg) in a child killed after seconds (a hang fails the test,
+ * not the run). With headroom_mb > 0 its address space may grow by that
+ * much at most, so that a large allocation fails as on a full machine.
+ * fn's return is the exit status, 128 + signal if it crashed or ran out
+ * of time. -1 for a memory limit under ASan, whose shadow memory cannot
+ * live under one: the test skips. */
+int harness_child(int (*fn)(void *), void *arg, int seconds, size_t headroom_mb);
+
 int64_t harness_now_ms(void); /* monotonic */
 /* The pause between two looks of a loop that polls, with its own bound. */
 void harness_sleep_ms(int ms);

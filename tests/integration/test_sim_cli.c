@@ -248,15 +248,83 @@ static void policy_errors_are_clear(void **state)
 	harness_run_free(&r);
 
 	/* Usage errors: status 2, the message, then the usage. */
-	harness_ebb(&r, NULL, "sim", f.trace, "--seed", "-1", NULL);
-	assert_int(r.status, 2);
-	assert_contains(r.err, "--seed: expected a whole number");
-	assert_contains(r.err, "usage: ebb sim");
-	harness_run_free(&r);
+	/* strtoull reads " -1" as 2^64 - 1 and caps 2^64: refused too. */
+	for (int k = 0; k < 3; k++) {
+		const char *seed = k == 0 ? "-1" : k == 1 ? " -1" : "18446744073709551616";
+		harness_ebb(&r, NULL, "sim", f.trace, "--seed", seed, NULL);
+		assert_int(r.status, 2);
+		assert_contains(r.err, harness_fmt("--seed: expected a whole number from 0 to 18446744073709551615, got"
+						   " '%s'", seed));
+		assert_contains(r.err, "usage: ebb sim");
+		harness_run_free(&r);
+	}
 	harness_ebb(&r, NULL, "sim", NULL);
 	assert_int(r.status, 2);
 	assert_contains(r.err, "expected one trace file");
 	harness_run_free(&r);
+	/* A checkpoint every 0 ms would be never: refused, with a message. */
+	for (int k = 0; k < 2; k++) {
+		const char *arg = k ? "0.0004" : "0";
+		harness_ebb(&r, NULL, "sim", f.trace, "--checkpoint-every", arg, NULL);
+		assert_int(r.status, 2);
+		assert_contains(r.err, harness_fmt("ebb sim: --checkpoint-every: expected 0.001 seconds or more, got '%s'\n"
+						   "usage: ebb sim",
+						   arg));
+		harness_run_free(&r);
+	}
+}
+
+/* Nothing to replay is an error that says why, not a table of zeros. */
+static void no_jobs_to_replay(void **state)
+{
+	static const char *const why[][4] = {
+		{"--from", "100", "--to", "50"},
+		{"--from", "1e9", "--policy", "bound"},
+		{"--filter", "gpus=3", "--policy", "bound"},
+		{"--skip-bad", "--from", "0", "--policy"},
+	};
+	static const char *const says[] = {
+		"ebb sim: --from 100 is not before --to 50\n",
+		"trace.csv: no jobs to replay (3 rows, 3 outside --from 1e+09)\n",
+		"trace.csv: no jobs to replay (3 rows, 3 left out by --filter)\n",
+		"trace.csv: no jobs to replay (2 rows, 2 malformed)\n",
+	};
+	struct harness_run r;
+	struct files f;
+
+	(void)state;
+	for (int k = 0; k < 4; k++) {
+		files(&f, k < 3 ? "submit_time_s,duration_s,gpus\n0,60,1\n30,60,1\n40,1,2\n"
+				: "submit_time_s,duration_s\nx,1\n1,y\n");
+		harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, why[k][0], why[k][1], why[k][2], why[k][3],
+			    k == 3 ? "bound" : NULL, NULL);
+		assert_one_line_error(&r, 1, (const char *const[]){says[k], NULL});
+		harness_run_free(&r);
+	}
+	files(&f, "submit_time_s,duration_s\n");
+	harness_ebb(&r, NULL, "tune", f.trace, "--offers", f.conf, "--wait-p95", "60", NULL);
+	assert_int(r.status, 1);
+	assert_string_equal(r.err, harness_fmt("ebb tune: %s: no jobs to replay (0 rows)\n", f.trace));
+	harness_run_free(&r);
+}
+
+/* --wait-p95 takes seconds: inf passed and printed no JSON at all. */
+static void tune_wait_p95_is_checked(void **state)
+{
+	static const char *const bad[] = {"inf", "1e400", "-1", "nan", "soon"};
+	struct harness_run r;
+	struct files f;
+
+	(void)state;
+	files(&f, "submit_time_s,duration_s\n0,60\n");
+	for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+		harness_ebb(&r, NULL, "tune", f.trace, "--offers", f.conf, "--json", "--wait-p95", bad[k], NULL);
+		assert_int(r.status, 2);
+		assert_string_equal(r.out, "");
+		assert_string_equal(r.err,
+				    harness_fmt("ebb tune: --wait-p95: expected seconds from 0 to 1e10, got '%s'\n", bad[k]));
+		harness_run_free(&r);
+	}
 }
 
 static void plot_writes_svg_with_three_panels(void **state)
@@ -335,6 +403,8 @@ int main(void)
 		cmocka_unit_test(malformed_trace_names_file_line_and_column),
 		cmocka_unit_test(skip_bad_reports_the_count),
 		cmocka_unit_test(policy_errors_are_clear),
+		cmocka_unit_test(no_jobs_to_replay),
+		cmocka_unit_test(tune_wait_p95_is_checked),
 		cmocka_unit_test(plot_writes_svg_with_three_panels),
 		cmocka_unit_test(same_seed_same_output),
 	};

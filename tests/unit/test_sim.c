@@ -625,6 +625,106 @@ static void test_same_seed_same_output(void **state)
 	trace_free(&s.t);
 }
 
+/* In a child with a time limit: 0 when each baseline that launches one
+ * instance per job replays the burst with all its instances. */
+static int replay_burst(void *setup)
+{
+	static const char *const specs[] = {"always-on", "min1", "keda"};
+	struct setup *s = setup;
+
+	for (int k = 0; k < 3; k++) {
+		struct sim_result r;
+		run_policy(s, specs[k], &r);
+		if (r.jobs_done != (int64_t)s->t.n || r.max_instances != (int64_t)s->t.n)
+			return 1;
+	}
+	return 0;
+}
+
+/* A million jobs submitted at one instant meet a million instances: the
+ * idle list and the last stops were quadratic in the fleet, and a burst
+ * of 400,000 took a minute. */
+static void test_burst_meets_big_fleet(void **state)
+{
+	size_t rows = 400000;
+	char *csv = malloc(32 + rows * 4), *p = csv;
+	struct setup s;
+
+	(void)state;
+	p += sprintf(p, "submit_time_s,duration_s\n");
+	for (size_t k = 0; k < rows; k++, p += 4)
+		memcpy(p, "5,1\n", 4);
+	*p = '\0';
+	setup(&s, csv, "[offer.a]\nprice_ondemand = 1\n");
+	free(csv);
+	assert_int(harness_child(replay_burst, &s, 20, 0), 0);
+	trace_free(&s.t);
+}
+
+/* In a child with little memory: 0 when each of these replays fails as
+ * out of memory, 1 when one runs, and a crash if one dereferences NULL. */
+static int replay_in_low_memory(void *setup)
+{
+	static const char *const specs[] = {"keda", "always-on", "min1", "ebb:scaler.max_instances=100000"};
+	struct setup *s = setup;
+
+	for (int k = 0; k < 4; k++) {
+		struct sim_result r;
+		struct policy p;
+		char err[600];
+		if (policy_parse(specs[k], s->conf, &p, err, sizeof err) != 0)
+			return 2;
+		if (sim_run(&s->t, &p, &s->o, &r) == 0)
+			return 1;
+		sim_result_free(&r);
+		policy_free(&p);
+	}
+	return 0;
+}
+
+/* An allocation that fails stops the replay with an error, at its start
+ * (8 MB: not room for the jobs) or half-way (40 MB: not for the fleet). */
+static void test_replay_out_of_memory(void **state)
+{
+	size_t rows = 400000;
+	char *csv = malloc(32 + rows * 4), *p = csv;
+	struct setup s;
+	int rc;
+
+	(void)state;
+	p += sprintf(p, "submit_time_s,duration_s\n");
+	for (size_t k = 0; k < rows; k++, p += 4)
+		memcpy(p, "5,1\n", 4);
+	*p = '\0';
+	setup(&s, csv, "[scaler]\nmax_gpus = 1000000\nmax_spend_per_hour = 0\n[offer.a]\nprice_ondemand = 1\n");
+	free(csv);
+	s.o.sample_ms = 1; /* samples grow too */
+	for (int k = 0; k < 2 && (rc = harness_child(replay_in_low_memory, &s, 60, k ? 40 : 8)) >= 0; k++)
+		assert_int(rc, 0);
+	trace_free(&s.t);
+	if (rc < 0)
+		skip();
+}
+
+/* More offers than the replay holds are refused: the 17th was read past
+ * the end of sim_options' array when a baseline named it. */
+static void test_seventeen_offers(void **state)
+{
+	char conf[4000], *p = conf, err[600];
+	const char *dir = harness_tmpdir(), *trace = harness_fmt("%s/t.csv", dir),
+		   *path = harness_fmt("%s/o.conf", dir);
+	struct sim_options o = {.seed = 1};
+	struct trace t;
+
+	(void)state;
+	for (int k = 0; k < 17; k++)
+		p += sprintf(p, "[offer.o%d]\nprice_ondemand = %d\n", k, k + 1);
+	harness_write_file(trace, "submit_time_s,duration_s\n0,1\n");
+	harness_write_file(path, conf);
+	assert_int(sim_load(trace, path, NULL, 0, 0, &t, &o, err, sizeof err), -1);
+	assert_contains(err, harness_fmt("%s: 17 [offer.*] sections, the simulator takes 16 at most", path));
+}
+
 /* ---- policy specs ---- */
 
 static void assert_spec_fails(const char *conf_path, const char *spec, const char *needle)
@@ -657,11 +757,34 @@ static void test_policy_spec_errors(void **state)
 	assert_spec_fails(s.conf, "min1:market=moon", "market=moon: expected spot or on-demand");
 	assert_spec_fails(s.conf, "ebb:idle_timeout=5m", "expected SECTION.KEY=VALUE");
 	assert_spec_fails(s.conf, "ebb:scaler.bogus=1", "bogus");
+	/* Keys the replay does not read per policy would do nothing. */
+	assert_spec_fails(s.conf, "ebb:offer.fast.speed=100",
+			  "ebb:offer.fast.speed: only [scaler] and [lane.NAME] keys can be set here, NAME one of"
+			  " express,standard,batch (offers and lanes come from the --offers file)");
+	assert_spec_fails(s.conf, "ebb:lane.nosuch.wait_target=1s", "ebb:lane.nosuch.wait_target: only [scaler]");
+	assert_spec_fails(s.conf, "ebb:queue.lanes=batch", "ebb:queue.lanes: only [scaler]");
+	assert_spec_fails(s.conf, "ebb:server.listen=x", "ebb:server.listen: only [scaler]");
 	/* A poll of 0 would poll forever at one instant, a target of 0 would
 	 * want infinitely many instances. */
 	assert_spec_fails(s.conf, "keda:poll=0", "poll=0");
 	assert_spec_fails(s.conf, "util:poll=0", "poll=0");
 	assert_spec_fails(s.conf, "keda:target=0", "target=0");
+	/* Each knob's range, named: a keda target below one job per instance
+	 * or an always-on fleet of a billion launch without end, a poll
+	 * under a second crawls through a long trace, a utilisation is at
+	 * most 1, and util with down >= up would flap. */
+	assert_spec_fails(s.conf, "keda:target=0.0001", "target=0.0001: expected a number from 1 to 1e+09");
+	assert_spec_fails(s.conf, "always-on:n=1000000000",
+			  "n=1000000000: expected a whole number from 0 to 100000");
+	assert_spec_fails(s.conf, "keda:poll=0.001", "poll=0.001: expected seconds (a number) from 1 to 1e+09");
+	assert_spec_fails(s.conf, "util:up=2", "up=2: expected a number from 0 to 1");
+	assert_spec_fails(s.conf, "util:up=0.1,down=0.9", "down=0.9: expected below up=0.1");
+	assert_spec_fails(s.conf, "util:down=0.8", "down=0.8: expected below up=0.8");
+	/* The last of two would win unseen. */
+	assert_spec_fails(s.conf, "keda:target=2,poll=60,target=3",
+			  "policy keda:target=2,poll=60,target=3: target given twice");
+	assert_spec_fails(s.conf, "ebb:scaler.idle_timeout=1m,scaler.idle_timeout=2m",
+			  "scaler.idle_timeout given twice");
 	/* A market the offer is not sold on would be free. */
 	assert_spec_fails(s.conf, "min1:offer=fast,market=spot", "offer fast is not sold on spot");
 	assert_spec_fails(s.conf, "keda:offer=spot8,market=on-demand", "offer spot8 is not sold on demand");
@@ -678,8 +801,11 @@ static void test_policy_spec_errors(void **state)
 	assert_int(p.offer, 2);
 	assert_int(p.market, MARKET_SPOT);
 	policy_free(&p);
-	assert_int(policy_parse("ebb:scaler.idle_timeout_s=90", s.conf, &p, err, sizeof err), 0);
+	assert_int(policy_parse("ebb:scaler.idle_timeout_s=90,lane.batch.wait_target_s=60", s.conf, &p, err,
+				sizeof err),
+		   0);
 	assert_int(p.cfg.idle_timeout_ms, 90000);
+	assert_int(config_wait_target_ms(&p.cfg, "batch"), 60000);
 	policy_free(&p);
 	trace_free(&s.t);
 }
@@ -700,6 +826,9 @@ int main(void)
 		cmocka_unit_test(test_spot_only_offer_after_wait_target),
 		cmocka_unit_test(test_bound_is_never_above_a_policy),
 		cmocka_unit_test(test_same_seed_same_output),
+		cmocka_unit_test(test_burst_meets_big_fleet),
+		cmocka_unit_test(test_replay_out_of_memory),
+		cmocka_unit_test(test_seventeen_offers),
 		cmocka_unit_test(test_policy_spec_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, harness_cleanup);

@@ -2,6 +2,7 @@
  * which columns it needs and which it reads, what a bad row's error says
  * (file, line, column number and name), --skip-bad, --filter, the sort of
  * unsorted rows, and files with no rows or no header at all. */
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,6 +169,25 @@ static void test_malformed_row_names_file_line_column(void **state)
 			  (const char *const[]){":2: column 3 (priority)", NULL});
 }
 
+/* Numbers are decimal: hex, spaces, nan and inf are refused; a number too
+ * small for a double is 0, not an error. */
+static void test_numbers_are_decimal(void **state)
+{
+	static const char *const refused[] = {"0x10", "0x1p4", " 5", "5 ", "nan", "inf", "1e400", "1e9x"};
+	struct trace t;
+
+	(void)state;
+	for (size_t k = 0; k < sizeof refused / sizeof *refused; k++) {
+		assert_load_fails(harness_fmt("submit_time_s,duration_s\n0,%s\n", refused[k]),
+				  (const char *const[]){":2: column 2 (duration_s): expected a number from 0 to 1e+09",
+							harness_fmt("got '%s'", refused[k]), NULL});
+	}
+	assert_int(load("submit_time_s,duration_s\n1e-400,+2.5E1\n", 0, &t), 0);
+	assert_int(t.jobs[0].submit_ms, 0);
+	assert_int(t.jobs[0].duration_ms, 25000);
+	trace_free(&t);
+}
+
 static void test_wrong_column_count(void **state)
 {
 	(void)state;
@@ -272,6 +292,53 @@ static void test_unknown_filter_column(void **state)
 	assert_int(t.n, 0);
 }
 
+static int open_files(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	assert_non_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/* Nine filters are refused, and the file is not left open. */
+static void test_nine_filters(void **state)
+{
+	struct trace_filter f[9];
+	struct trace t;
+	const char *path = csv("submit_time_s,duration_s,ran\n0,10,1\n");
+	int before = open_files();
+
+	(void)state;
+	for (int k = 0; k < 9; k++)
+		f[k] = (struct trace_filter){"ran", "1"};
+	assert_int(trace_load(path, f, 9, 0, &t, err, sizeof err), -1);
+	assert_contains(err, "at most 8 filters");
+	assert_int(open_files(), before);
+}
+
+/* A column the loader reads that the header names twice is refused
+ * (which one is meant?); a twice-named column it ignores is no matter. */
+static void test_duplicate_columns(void **state)
+{
+	struct trace_filter f = {"ran", "1"};
+	struct trace t;
+	const char *path = csv("submit_time_s,duration_s,ran,x,ran\n0,10,1,,0\n");
+
+	(void)state;
+	assert_int(trace_load(path, &f, 1, 0, &t, err, sizeof err), -1);
+	assert_contains(err, harness_fmt("%s:1: columns 3 and 5 are both named ran", path));
+	assert_load_fails("submit_time_s,duration_s,gpus,duration_s\n0,60,1,5\n",
+			  (const char *const[]){":1: columns 2 and 4 are both named duration_s", NULL});
+	assert_int(load("x,submit_time_s,x,duration_s\n,0,,10\n", 0, &t), 0);
+	assert_int(t.n, 1);
+	assert_int(t.jobs[0].duration_ms, 10000);
+	trace_free(&t);
+}
+
 static void test_unsorted_rows_get_sorted(void **state)
 {
 	struct trace t;
@@ -319,6 +386,141 @@ static void test_missing_file(void **state)
 	assert_contains(err, "cannot open");
 }
 
+/* Files from Windows tools: a byte order mark, CRLF line ends, blank
+ * lines among them; no newline at the end. A lone CR is refused: with old
+ * Mac line ends the whole file would be one line. */
+static void test_line_ends_and_bom(void **state)
+{
+	struct trace t;
+
+	(void)state;
+	assert_int(load("\xEF\xBB\xBFsubmit_time_s,duration_s\r\n0,60\r\n\r\n5,30\r\n7,1", 0, &t), 0);
+	assert_int(t.n, 3);
+	assert_int(t.jobs[1].duration_ms, 30000);
+	assert_int(t.jobs[2].duration_ms, 1000);
+	trace_free(&t);
+	assert_load_fails("submit_time_s,duration_s\r0,60\r5,30\r",
+			  (const char *const[]){":1: a carriage return at character 25", NULL});
+}
+
+static int load_quietly(void *path)
+{
+	struct trace t;
+	int rc = trace_load(path, NULL, 0, 0, &t, err, sizeof err);
+
+	trace_free(&t);
+	return rc == 0 ? 0 : 1;
+}
+
+/* Names are looked up in a hash table: 200,000 job classes load in a
+ * blink, where a search of the list took a minute. */
+static void test_many_job_classes(void **state)
+{
+	size_t rows = 200000;
+	char *text = malloc(64 + rows * 24), *p = text;
+	const char *path = harness_fmt("%s/classes.csv", harness_tmpdir());
+	struct trace t;
+
+	(void)state;
+	p += sprintf(p, "submit_time_s,duration_s,job_class\n");
+	for (size_t k = 0; k < rows; k++)
+		p += sprintf(p, "%zu,1,class-%zu\n", k, k % 2 ? k : rows - k);
+	harness_write_file(path, text);
+	free(text);
+	assert_int(harness_child(load_quietly, (void *)path, 10, 0), 0);
+	/* First seen, first listed. */
+	assert_int(trace_load(path, NULL, 0, 0, &t, err, sizeof err), 0);
+	assert_int(t.ntypes, rows);
+	assert_string_equal(t.types[0], "class-200000");
+	assert_string_equal(t.types[1], "class-1");
+	assert_int(t.jobs[3].type, 3);
+	trace_free(&t);
+}
+
+/* 16 lanes at most, as [queue] lanes: the replay looks at each for every
+ * job, and serve takes no more. */
+static void test_lanes_at_most_16(void **state)
+{
+	char text[2000], *p = text;
+	struct trace t;
+
+	(void)state;
+	p += sprintf(p, "submit_time_s,duration_s,lane\n");
+	for (int k = 0; k < 16; k++)
+		p += sprintf(p, "%d,1,lane%d\n", k, k % 2 ? k : 14 - k);
+	assert_int(load(text, 0, &t), 0);
+	assert_int(t.nlanes, 16);
+	trace_free(&t);
+	sprintf(p, "16,1,lane0\n17,1,lane16\n");
+	assert_load_fails(text, (const char *const[]){":19: column 3 (lane): a lane beyond the 16 that [queue] lanes"
+						       " may list, got 'lane16'", NULL});
+}
+
+/* A read error is not the end of a shorter file: a directory, here. */
+static void test_read_error(void **state)
+{
+	struct trace t;
+	const char *dir = harness_tmpdir();
+
+	(void)state;
+	assert_int(trace_load(dir, NULL, 0, 1, &t, err, sizeof err), -1);
+	assert_contains(err, harness_fmt("%s:1: cannot read: ", dir));
+	assert_contains(err, "Is a directory");
+	assert_int(t.n, 0);
+}
+
+/* A NUL byte would cut its row short (",6\\0" + "0" read as 6): refused,
+ * with --skip-bad too, since the file is not text. */
+static void test_nul_byte(void **state)
+{
+	static const char text[] = "submit_time_s,duration_s\n0,6\0" "0\n";
+	const char *path = csv("");
+	FILE *f = fopen(path, "w");
+	struct trace t;
+
+	(void)state;
+	assert_non_null(f);
+	assert_int(fwrite(text, 1, sizeof text - 1, f), sizeof text - 1);
+	assert_int(fclose(f), 0);
+	assert_int(trace_load(path, NULL, 0, 1, &t, err, sizeof err), -1);
+	assert_contains(err, harness_fmt("%s:2: a NUL byte at character 4", path));
+	assert_int(t.n, 0);
+}
+
+/* In a child with little memory: 0 when the load of a trace too big for
+ * it fails with "out of memory", 1 when it loads, 2 for another error. */
+static int load_in_low_memory(void *path)
+{
+	struct trace t;
+
+	if (trace_load(path, NULL, 0, 1, &t, err, sizeof err) == 0)
+		return 1;
+	return strstr(err, "out of memory") && strstr(err, path) ? 0 : 2;
+}
+
+/* An allocation that fails is an error of the load, even with --skip-bad,
+ * not a crash. */
+static void test_out_of_memory(void **state)
+{
+	static const char row[] = "7,1,1,lane-b,type-a\n";
+	size_t rows = 2000000, len = strlen(row);
+	char *text = malloc(64 + rows * len), *p = text;
+	const char *path = harness_fmt("%s/big.csv", harness_tmpdir());
+	int rc;
+
+	(void)state;
+	p += sprintf(p, "submit_time_s,duration_s,gpus,lane,job_class\n");
+	for (size_t k = 0; k < rows; k++, p += len)
+		memcpy(p, row, len);
+	*p = '\0';
+	harness_write_file(path, text);
+	free(text);
+	rc = harness_child(load_in_low_memory, (void *)path, 60, 24);
+	if (rc < 0)
+		skip();
+	assert_int(rc, 0);
+}
+
 /* A window keeps [from, to) and moves time so that `from` is 0. */
 static void test_window(void **state)
 {
@@ -342,15 +544,24 @@ int main(void)
 		cmocka_unit_test(test_extra_columns_ignored),
 		cmocka_unit_test(test_missing_required_column),
 		cmocka_unit_test(test_malformed_row_names_file_line_column),
+		cmocka_unit_test(test_numbers_are_decimal),
 		cmocka_unit_test(test_wrong_column_count),
 		cmocka_unit_test(test_quoted_field_refused),
 		cmocka_unit_test(test_skip_bad_counts),
 		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_unknown_filter_column),
+		cmocka_unit_test(test_nine_filters),
+		cmocka_unit_test(test_duplicate_columns),
 		cmocka_unit_test(test_unsorted_rows_get_sorted),
 		cmocka_unit_test(test_empty_file_and_header_only),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_window),
+		cmocka_unit_test(test_line_ends_and_bom),
+		cmocka_unit_test(test_many_job_classes),
+		cmocka_unit_test(test_lanes_at_most_16),
+		cmocka_unit_test(test_read_error),
+		cmocka_unit_test(test_nul_byte),
+		cmocka_unit_test(test_out_of_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, harness_cleanup);
 }
