@@ -90,8 +90,9 @@ static json_t *tune_json(const struct tune *t, double wait, double boot_s)
 				p->wait_p95_s, "config", t->fragment);
 	}
 	tune_ratios(t, boot_s, &r);
-	return json_pack("{s:f, s:o, s:o, s:o, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:s}}", "wait_p95_target_s",
-			 wait, "frontiers", frontiers, "points", all, "recommendation", rec, "ratios", "keda_cost_usd",
+	return json_pack("{s:f, s:o, s:o, s:o, s:I, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:s}}", "wait_p95_target_s",
+			 wait, "frontiers", frontiers, "points", all, "recommendation", rec, "settings_left_out",
+			 (json_int_t)t->partial, "ratios", "keda_cost_usd",
 			 r.keda_cost, "keda_wait_p95_s", r.keda_p95, "ebb_at_keda_wait_usd", r.ebb_at_keda,
 			 "bound_cost_usd", r.bound_cost, "bound_wait_s", r.bound_wait_s, "ebb_at_bound_wait_usd",
 			 r.ebb_at_bound, "baseline_points_below_ebb", r.below_frontier, "below", r.below);
@@ -142,6 +143,9 @@ int cmd_tune(int argc, char **argv)
 		trace_free(&tr);
 		return 1;
 	}
+	if (t.partial)
+		fprintf(stderr, "ebb tune: note: %zu settings left out: their replay ran only part of the trace"
+			" (`ebb sim --policy` on one says why), %s the first\n", t.partial, t.partial_spec);
 	if (cli.json) {
 		json_t *j = tune_json(&t, wait, (double)cli.o.offers[0].boot_ms / 1000.0);
 		json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));

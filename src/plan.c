@@ -453,7 +453,7 @@ static void launch(struct planner *p, const struct plan_class *c, int64_t want, 
 {
 	struct candidate all[MAX_CANDIDATES];
 	double work_per_item = c->items > 0 ? c->work_s / (double)c->items : 1;
-	const char *capped = NULL, *market_note = "";
+	const char *capped = NULL, *market_note = NULL;
 	char costs[300];
 	int spot_failed, n = candidates(p, c, spot_ok, run_ref_s, job_ref_s, all, &spot_failed);
 	int64_t placed = 0;
@@ -463,23 +463,34 @@ static void launch(struct planner *p, const struct plan_class *c, int64_t want, 
 		n = candidates(p, c, 1, run_ref_s, job_ref_s, all, &spot_failed);
 		spot_ok = 1;
 	}
+	for (;;) {
+		for (; placed < want; placed++) {
+			int pick = -1;
+			for (int k = 0; k < n && pick < 0; k++) {
+				const char *hit = limit_hit(p, &all[k]);
+				if (hit)
+					capped = capped ? capped : hit;
+				else if (share_ok(p, all, n, k))
+					pick = k;
+			}
+			if (pick < 0)
+				break;
+			count_launch(p, &all[pick]);
+		}
+		/* On demand passes a hard limit that spot may not: better a
+		 * spot instance than none. */
+		if (placed > 0 || spot_ok)
+			break;
+		n = candidates(p, c, 1, run_ref_s, job_ref_s, all, &spot_failed);
+		spot_ok = 1;
+		market_note = "; spot: on demand would pass a limit";
+	}
 	if (spot_failed)
 		market_note = "; spot launches of every fitting offer failed, so on demand";
 	else if (!spot_ok)
 		market_note = "; on demand: the oldest job is about to miss its wait target";
-	for (; placed < want; placed++) {
-		int pick = -1;
-		for (int k = 0; k < n && pick < 0; k++) {
-			const char *hit = limit_hit(p, &all[k]);
-			if (hit)
-				capped = capped ? capped : hit;
-			else if (share_ok(p, all, n, k))
-				pick = k;
-		}
-		if (pick < 0)
-			break;
-		count_launch(p, &all[pick]);
-	}
+	else if (!market_note)
+		market_note = "";
 	costs[0] = '\0';
 	if (!p->s->no_reasons)
 		compared(p, all, n, work_per_item, costs, sizeof costs);

@@ -101,6 +101,9 @@ struct sim {
 	int64_t util_since;
 	int64_t next_sample;
 	int nomem; /* an allocation failed: the replay stops, sim_run fails */
+	/* The last job end, or the last moment with no work outstanding; the
+	 * replay stops when work has waited stall_ms past it (sim.h). */
+	int64_t progress_ms, stall_ms;
 };
 
 /* realloc that marks the replay out of memory when it fails; the caller
@@ -460,6 +463,7 @@ static void finish(struct sim *s, int k)
 	j->left_ms = 0;
 	s->done++;
 	s->busy--;
+	s->progress_ms = s->now;
 	i->job = -1;
 	make_idle(s, k);
 	i->gen++;
@@ -936,6 +940,7 @@ int sim_load(const char *trace_path, const char *offers_path, const struct trace
 static int start(struct sim *s)
 {
 	const struct trace *t = s->t;
+	double slowest = 1;
 
 	if (s->p->kind == POL_EBB) {
 		s->plan_result = grown(s, NULL, 1, sizeof *s->plan_result);
@@ -945,12 +950,17 @@ static int start(struct sim *s)
 	s->waits = grown(s, NULL, t->n + 1, sizeof *s->waits);
 	if (s->nomem)
 		return -1;
+	s->stall_ms = SIM_STALL_MS;
+	for (int k = 0; k < s->o->noffers; k++)
+		slowest = fmin(slowest, s->o->offers[k].speed);
 	for (size_t k = 0; k < t->n; k++) {
 		int cls = class_of(s, t->jobs[k].gpus, t->jobs[k].lane);
 		if (cls < 0)
 			return -1;
 		s->jobs[k] = (struct sjob){.submit = t->jobs[k].submit_ms, .left_ms = t->jobs[k].duration_ms,
 					   .first_start = -1, .cls = cls};
+		if (t->jobs[k].duration_ms / slowest * SIM_STALL_JOBS > (double)s->stall_ms)
+			s->stall_ms = (int64_t)(t->jobs[k].duration_ms / slowest * SIM_STALL_JOBS);
 		/* A job no usable offer fits could never run: it is left out and
 		 * counted, not waited for forever. */
 		if (!placeable(s, t->jobs[k].gpus)) {
@@ -1026,6 +1036,13 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 			break; /* nothing left can happen: jobs that no instance fits stay queued */
 		if (at < s.now)
 			at = s.now;
+		if (s.queued == 0 && s.busy == 0) {
+			s.progress_ms = at;
+		} else if (at - s.progress_ms > s.stall_ms) {
+			r->stalled = 1;
+			r->stalled_ms = s.progress_ms;
+			break;
+		}
 		sample(&s, at);
 		advance(&s, at);
 		while (next < t->n && t->jobs[next].submit_ms <= s.now) {

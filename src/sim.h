@@ -54,10 +54,18 @@ struct sim_sample {
 	double cost;
 };
 
+/* A replay stops when work has been outstanding for this long with no
+ * job ending (or SIM_STALL_JOBS times the longest job, if longer): spot
+ * reclaimed faster than its jobs can run would replay forever. */
+#define SIM_STALL_MS (30LL * 24 * 3600 * 1000)
+#define SIM_STALL_JOBS 10
+
 struct sim_result {
 	char policy[512];
 	int64_t jobs, jobs_done;
 	int64_t unplaceable; /* jobs no offer of the policy fits: left out */
+	int stalled;         /* the replay stopped: no job ended after stalled_ms */
+	int64_t stalled_ms;
 	double cost_usd;
 	double gpu_hours_billed, gpu_hours_busy, idle_gpu_hours;
 	int64_t cold_starts, reclaims, max_instances;

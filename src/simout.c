@@ -21,16 +21,24 @@ void simout_table(const struct sim_result *r, int n, FILE *out)
 			(long long)x->max_instances);
 	}
 	for (int k = 0; k < n; k++) {
-		if (r[k].jobs_done + r[k].unplaceable < r[k].jobs || r[k].unplaceable)
-			fprintf(out, "note: %s ran %lld of %lld jobs (%lld fit none of its offers)\n", r[k].policy,
-				(long long)r[k].jobs_done, (long long)r[k].jobs,
-				(long long)r[k].unplaceable);
+		if (r[k].stalled)
+			fprintf(out, "note: %s stopped: no job ended from %.1f h on while work waited (spot reclaimed"
+				" faster than its jobs run?); it ran %lld of %lld jobs, its figures are up to then\n",
+				r[k].policy, (double)r[k].stalled_ms / 3600000.0, (long long)r[k].jobs_done,
+				(long long)r[k].jobs);
+		if (r[k].unplaceable)
+			fprintf(out, "note: %s left out %lld of %lld jobs: they fit none of its offers\n", r[k].policy,
+				(long long)r[k].unplaceable, (long long)r[k].jobs);
+		if (!r[k].stalled && r[k].jobs_done + r[k].unplaceable < r[k].jobs)
+			fprintf(out, "note: %s ran %lld of %lld jobs: the rest were queued when nothing more could"
+				" happen (do its limits allow no launch?)\n", r[k].policy, (long long)r[k].jobs_done,
+				(long long)r[k].jobs);
 	}
 }
 
 json_t *simout_result_json(const struct sim_result *x)
 {
-	return json_pack("{s:s, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:f, s:f, s:f, s:f, s:I, s:I}",
+	return json_pack("{s:s, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:f, s:f, s:f, s:f, s:I, s:I, s:b}",
 			 "policy", x->policy, "jobs", (json_int_t)x->jobs_done, "jobs_left_out",
 			 (json_int_t)x->unplaceable, "cost_usd", x->cost_usd, "cost_per_job_usd",
 			 x->jobs_done ? x->cost_usd / (double)x->jobs_done : 0.0, "gpu_hours_billed",
@@ -38,7 +46,8 @@ json_t *simout_result_json(const struct sim_result *x)
 			 x->idle_gpu_hours, "cold_starts", (json_int_t)x->cold_starts, "reclaims",
 			 (json_int_t)x->reclaims, "wait_p50_s", x->wait_p50_s, "wait_p95_s", x->wait_p95_s,
 			 "wait_p99_s", x->wait_p99_s, "wait_mean_s", x->wait_mean_s, "max_instances",
-			 (json_int_t)x->max_instances, "end_s", (json_int_t)(x->end_ms / 1000));
+			 (json_int_t)x->max_instances, "end_s", (json_int_t)(x->end_ms / 1000), "stalled",
+			 x->stalled);
 }
 
 void simout_json(const struct sim_result *r, int n, FILE *out)

@@ -28,33 +28,50 @@ static const char *const baseline_specs[] = {
 	"bound",
 };
 
-static struct tune_point *add_point(struct tune *t, const char *spec, const struct trace *tr,
-				    const struct sim_options *o, const char *config_path, char *err, size_t errsize)
+/* Replays spec and adds its point (with the ebb knobs k, if any): 0, or
+ * -1 with err. A replay that did not run every job it could place (it
+ * stalled, or its limits allowed no launch) is no point on a frontier:
+ * it is counted instead. */
+static int add_point(struct tune *t, const char *spec, const struct tune_knobs *k, const struct trace *tr,
+		     const struct sim_options *o, const char *config_path, char *err, size_t errsize)
 {
-	struct tune_point *pt;
+	struct tune_point *pt, *grown = NULL;
 	struct sim_result r;
 	struct policy p;
+	int rc, partial;
 
 	if (policy_parse(spec, config_path, &p, err, errsize) != 0)
-		return NULL;
-	sim_run(tr, &p, o, &r);
+		return -1;
+	rc = sim_run(tr, &p, o, &r);
 	policy_free(&p);
-	t->points = realloc(t->points, (t->n + 1) * sizeof *t->points);
+	partial = rc == 0 && r.jobs_done + r.unplaceable < r.jobs;
+	if (partial && t->partial++ == 0)
+		snprintf(t->partial_spec, sizeof t->partial_spec, "%s", spec);
+	if (rc == 0 && !partial && !(grown = realloc(t->points, (t->n + 1) * sizeof *t->points)))
+		rc = -1;
+	if (rc != 0)
+		snprintf(err, errsize, "%s: out of memory", spec);
+	if (rc != 0 || partial) {
+		sim_result_free(&r);
+		return rc;
+	}
+	t->points = grown;
 	pt = &t->points[t->n++];
 	memset(pt, 0, sizeof *pt);
 	snprintf(pt->spec, sizeof pt->spec, "%s", spec);
 	snprintf(pt->family, sizeof pt->family, "%.*s", (int)strcspn(spec, ":"), spec);
 	pt->cost_usd = r.cost_usd;
 	pt->wait_p95_s = r.wait_p95_s;
+	if (k)
+		pt->ebb = *k;
 	sim_result_free(&r);
-	return pt;
+	return 0;
 }
 
 /* One point of ebb's sweep. */
 static int add_ebb(struct tune *t, struct tune_knobs k, const struct trace *tr, const struct sim_options *o,
 		   const char *config_path, char *err, size_t errsize)
 {
-	struct tune_point *pt;
 	char spec[256];
 	int n = snprintf(spec, sizeof spec,
 			 "ebb:lane.standard.wait_target=%ds,scaler.idle_timeout=%ds,scaler.idle_surplus_timeout=%ds,"
@@ -64,10 +81,7 @@ static int add_ebb(struct tune *t, struct tune_knobs k, const struct trace *tr, 
 		n += snprintf(spec + n, sizeof spec - (size_t)n, ",scaler.warm=* * %d", k.warm);
 	if (k.max_instances)
 		snprintf(spec + n, sizeof spec - (size_t)n, ",scaler.max_instances=%d", k.max_instances);
-	if (!(pt = add_point(t, spec, tr, o, config_path, err, errsize)))
-		return -1;
-	pt->ebb = k;
-	return 0;
+	return add_point(t, spec, &k, tr, o, config_path, err, errsize);
 }
 
 /* The cheapest ebb point within the wait, as a config fragment. */
@@ -145,11 +159,11 @@ int tune_run(const struct trace *tr, const struct sim_options *o, const char *co
 	}
 	for (int64_t n = 1, peak = sim_peak_concurrency(tr); n <= peak; n = n < 4 ? n + 1 : n * 2) {
 		snprintf(spec, sizeof spec, "always-on:n=%lld", (long long)n);
-		if (!add_point(t, spec, tr, o, config_path, err, errsize))
+		if (add_point(t, spec, NULL, tr, o, config_path, err, errsize) != 0)
 			return -1;
 	}
 	for (size_t k = 0; k < N(baseline_specs); k++) {
-		if (!add_point(t, baseline_specs[k], tr, o, config_path, err, errsize))
+		if (add_point(t, baseline_specs[k], NULL, tr, o, config_path, err, errsize) != 0)
 			return -1;
 	}
 	mark_frontiers(t);

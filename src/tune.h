@@ -28,6 +28,8 @@ struct tune {
 	struct tune_point *points;
 	size_t n;
 	int recommended; /* index of the chosen ebb point, -1 if none meets the target */
+	size_t partial;  /* settings left out: their replay ran part of the trace */
+	char partial_spec[512]; /* the first of them */
 	char fragment[1024];
 };
 

@@ -135,6 +135,8 @@ static void json_frontiers_in_order_of_wait(void **state)
 	}
 	assert_true(json_array_size(json_object_get(v, "points")) > 100);
 	assert_true(json_real_value(json_object_get(v, "wait_p95_target_s")) == 300);
+	assert_int(json_integer_value(json_object_get(v, "settings_left_out")), 0);
+	assert_true(json_is_integer(json_object_get(v, "settings_left_out")));
 	assert_true(json_is_integer(harness_jget(v, "ratios.baseline_points_below_ebb")));
 	assert_true(json_real_value(harness_jget(v, "ratios.bound_cost_usd")) > 0);
 	json_decref(v);
@@ -178,7 +180,7 @@ static void usage_errors(void **state)
 
 	harness_ebb(&r, NULL, "tune", f.trace, "--offers", f.conf, "--wait-p95", "soon", NULL);
 	assert_int(r.status, 2);
-	assert_contains(r.err, "--wait-p95: expected seconds, got 'soon'");
+	assert_contains(r.err, "--wait-p95: expected seconds from 0 to 1e10, got 'soon'");
 	harness_run_free(&r);
 
 	harness_ebb(&r, NULL, "tune", f.trace, "--offers", f.conf, "--wait-p95", "600", "--write",

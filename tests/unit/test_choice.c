@@ -338,6 +338,27 @@ static void test_oldest_job_about_to_miss_its_target_on_demand(void **state)
 	assert_contains(f->r.actions[0].reason, "on demand: the oldest job is about to miss its wait target");
 }
 
+/* On demand would pass max_spend_per_hour where spot would not: spot,
+ * late or not, is better than no instance. */
+static void test_spot_when_on_demand_passes_a_limit(void **state)
+{
+	struct fx *f = fx_reset();
+	int a100 = offer(f, "a100", 3.0, 1.0, 1.0);
+
+	(void)state;
+	f->set.max_spend_per_hour = 2.5;
+	f->cls.oldest_ms = NOW - 50 * S_MS; /* past 80% of the target: on demand first */
+	run(f);
+	EXPECT_LAUNCH(f, a100, MARKET_ONDEMAND, 0);
+	EXPECT_LAUNCH(f, a100, MARKET_SPOT, 2);
+	assert_contains(f->r.actions[0].reason, "spot: on demand would pass a limit");
+	assert_contains(f->r.actions[0].reason, "capped by max_spend_per_hour");
+	/* No spot market: nothing within the limit, nothing launched. */
+	f->offers[a100].price[MARKET_SPOT] = -1;
+	run(f);
+	EXPECT(f->r.n == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -349,6 +370,7 @@ int main(void)
 		cmocka_unit_test(test_spot_spread_across_offers),
 		cmocka_unit_test(test_spot_failing_falls_back_to_on_demand),
 		cmocka_unit_test(test_oldest_job_about_to_miss_its_target_on_demand),
+		cmocka_unit_test(test_spot_when_on_demand_passes_a_limit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

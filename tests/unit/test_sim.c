@@ -706,6 +706,52 @@ static void test_replay_out_of_memory(void **state)
 		skip();
 }
 
+/* Spot reclaimed faster than a job runs: a 100-hour job with no
+ * checkpoint on an offer reclaimed 4.6 times an hour never ends. The
+ * replay stops when no job has ended for ten times the longest job,
+ * says so, and counts the job as not run. */
+static int replay_never_ending(void *setup)
+{
+	struct setup *s = setup;
+	struct sim_result r;
+
+	run_policy(s, "keda:market=spot", &r);
+	if (!r.stalled || r.jobs_done != 0 || r.stalled_ms != 0 || r.reclaims < 100)
+		return 1;
+	sim_result_free(&r);
+	/* ebb's cost model prices the reclaims: it takes on demand. */
+	run_policy(s, "ebb", &r);
+	return r.stalled || r.jobs_done != 1;
+}
+
+static void test_replay_stops_when_no_job_can_end(void **state)
+{
+	struct setup s;
+
+	(void)state;
+	setup(&s, "submit_time_s,duration_s\n0,360000\n",
+	      "[scaler]\nmax_spend_per_hour = 0\n[offer.a]\nprice_ondemand = 3.6\nprice_spot = 1\n"
+	      "reliability = 0.01\nboot = 100s\n");
+	assert_int(harness_child(replay_never_ending, &s, 20, 0), 0);
+	trace_free(&s.t);
+}
+
+/* Limits that allow no launch: the job stays queued, the replay ends
+ * when nothing more can happen, and the result says it ran none. */
+static void test_limits_allowing_no_launch_run_nothing(void **state)
+{
+	struct sim_result r;
+
+	(void)state;
+	sim("submit_time_s,duration_s\n0,60\n", "[scaler]\nmax_spend_per_hour = 1\n" OFFER_A(PER_SECOND), "ebb",
+	    &r);
+	assert_int(r.jobs_done, 0);
+	assert_int(r.unplaceable, 0);
+	assert_int(r.stalled, 0);
+	assert_int(r.cold_starts, 0);
+	sim_result_free(&r);
+}
+
 /* More offers than the replay holds are refused: the 17th was read past
  * the end of sim_options' array when a baseline named it. */
 static void test_seventeen_offers(void **state)
@@ -829,6 +875,8 @@ int main(void)
 		cmocka_unit_test(test_burst_meets_big_fleet),
 		cmocka_unit_test(test_replay_out_of_memory),
 		cmocka_unit_test(test_seventeen_offers),
+		cmocka_unit_test(test_replay_stops_when_no_job_can_end),
+		cmocka_unit_test(test_limits_allowing_no_launch_run_nothing),
 		cmocka_unit_test(test_policy_spec_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, harness_cleanup);

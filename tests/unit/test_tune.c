@@ -76,7 +76,7 @@ struct sweep {
 	struct tune tune;
 };
 
-static void sweep(struct sweep *s, double wait_p95_s)
+static void sweep_with(struct sweep *s, const char *conf, double wait_p95_s)
 {
 	char err[600], *csv = bursty_trace();
 
@@ -84,7 +84,7 @@ static void sweep(struct sweep *s, double wait_p95_s)
 	snprintf(s->trace, sizeof s->trace, "%s/trace.csv", s->dir);
 	snprintf(s->conf, sizeof s->conf, "%s/offers.conf", s->dir);
 	harness_write_file(s->trace, csv);
-	harness_write_file(s->conf, offers);
+	harness_write_file(s->conf, conf);
 	free(csv);
 	memset(&s->o, 0, sizeof s->o);
 	s->o.seed = 1;
@@ -93,6 +93,8 @@ static void sweep(struct sweep *s, double wait_p95_s)
 	if (tune_run(&s->t, &s->o, s->conf, wait_p95_s, &s->tune, err, sizeof err) != 0)
 		fail_msg("tune_run: %s", err);
 }
+
+static void sweep(struct sweep *s, double wait_p95_s) { sweep_with(s, offers, wait_p95_s); }
 
 static void sweep_free(struct sweep *s)
 {
@@ -196,6 +198,25 @@ static void test_no_recommendation_below_every_wait(void **state)
 	sweep_free(&s);
 }
 
+/* Settings whose replay runs part of the trace are no points: here no
+ * instance is within ebb's max_spend_per_hour, so every ebb setting
+ * leaves the jobs queued (the baselines know no such limit). */
+static void test_partial_replays_are_left_out(void **state)
+{
+	struct sweep s;
+
+	(void)state;
+	sweep_with(&s, "[scaler]\nmax_spend_per_hour = 20\n[offer.a]\ngpus = 1\nprice_ondemand = 30\nboot = 120s\n",
+		   600);
+	assert_true(s.tune.partial >= 200);
+	assert_contains(s.tune.partial_spec, "ebb:");
+	for (size_t k = 0; k < s.tune.n; k++)
+		assert_string_not_equal(s.tune.points[k].family, "ebb");
+	assert_true(s.tune.n >= 10);
+	assert_int(s.tune.recommended, -1);
+	sweep_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -203,6 +224,7 @@ int main(void)
 		cmocka_unit_test(test_frontiers_hold_the_undominated_points),
 		cmocka_unit_test(test_recommendation_replays_from_its_fragment),
 		cmocka_unit_test(test_no_recommendation_below_every_wait),
+		cmocka_unit_test(test_partial_replays_are_left_out),
 	};
 	return cmocka_run_group_tests(tests, NULL, harness_cleanup);
 }
