@@ -625,6 +625,16 @@ void harness_run_free(struct harness_run *r)
 
 /* ---- JSON and asserts ---- */
 
+json_t *harness_json(const char *text)
+{
+	json_error_t je;
+	json_t *v = json_loads(text, 0, &je);
+
+	if (!v)
+		fail_msg("not JSON (%s): %.500s", je.text, text);
+	return v;
+}
+
 json_t *harness_jget(json_t *v, const char *path)
 {
 	char key[256];

@@ -186,6 +186,8 @@ const char *harness_ebb_bin(void);
 
 /* ---- JSON ---- */
 
+/* text parsed, or the test fails showing it: a command's --json output. */
+json_t *harness_json(const char *text);
 /* A member by dotted path ("job.lease.token"); NULL when missing. */
 json_t *harness_jget(json_t *v, const char *path);
 /* The integer at path; fails the test if it is missing or not one. */

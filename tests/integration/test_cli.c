@@ -21,16 +21,6 @@ static int stop(void **state)
 	return harness_cleanup(NULL);
 }
 
-static json_t *parse(const char *text)
-{
-	json_error_t je;
-	json_t *v = json_loads(text, 0, &je);
-
-	if (!v)
-		fail_msg("not JSON (%s): %.500s", je.text, text);
-	return v;
-}
-
 /* A failed command: its status, nothing on stdout, and one line naming
  * the cause on stderr. */
 static void assert_failed(struct harness_run *r, int status, const char *cmd, const char *cause)
@@ -72,7 +62,7 @@ static void submit_and_show_json(void **state)
 	harness_ebb(&r, srv, "submit", "--json", "--", "echo", "hi", NULL);
 	assert_int(r.status, 0);
 	assert_string_equal(r.err, "");
-	v = parse(r.out);
+	v = harness_json(r.out);
 	id = JINT(v, "id");
 	assert_string_equal(JSTR(v, "state"), "queued");
 	assert_string_equal(JSTR(v, "command.0"), "echo");
@@ -82,7 +72,7 @@ static void submit_and_show_json(void **state)
 
 	harness_ebb(&r, srv, "jobs", "--json", NULL);
 	assert_int(r.status, 0);
-	v = parse(r.out);
+	v = harness_json(r.out);
 	assert_int(JINT(v, "jobs.0.id"), id);
 	assert_string_equal(JSTR(v, "jobs.0.state"), "queued");
 	json_decref(v);
@@ -90,7 +80,7 @@ static void submit_and_show_json(void **state)
 
 	harness_ebb(&r, srv, "job", harness_fmt("%lld", (long long)id), "--json", NULL);
 	assert_int(r.status, 0);
-	v = parse(r.out);
+	v = harness_json(r.out);
 	assert_int(JINT(v, "id"), id);
 	assert_string_equal(JSTR(v, "state"), "queued");
 	json_decref(v);
@@ -129,7 +119,7 @@ static void submit_options(void **state)
 	if (r.status != 0)
 		print_error("stderr: %s\n", r.err);
 	assert_int(r.status, 0);
-	v = parse(r.out);
+	v = harness_json(r.out);
 	assert_string_equal(JSTR(v, "lane"), "express");
 	assert_int(JINT(v, "priority"), 5);
 	assert_int(JINT(v, "gpus"), 2);
@@ -263,7 +253,7 @@ static void tokens(void **state)
 	/* EBB_TOKEN is the admin's; --token overrides it. */
 	harness_ebb(&r, s, "submit", "--json", "--token", "ml-submit-secret-0001", "--", "true", NULL);
 	assert_int(r.status, 0);
-	v = parse(r.out);
+	v = harness_json(r.out);
 	assert_string_equal(JSTR(v, "team"), "ml");
 	json_decref(v);
 	harness_run_free(&r);
@@ -272,7 +262,7 @@ static void tokens(void **state)
 	harness_run_free(&r);
 	harness_ebb(&r, s, "jobs", "--json", NULL);
 	assert_int(r.status, 0);
-	v = parse(r.out);
+	v = harness_json(r.out);
 	assert_string_equal(JSTR(v, "jobs.0.team"), "ml");
 	json_decref(v);
 	harness_run_free(&r);

@@ -44,16 +44,6 @@ static void files(struct files *f, const char *csv)
 	harness_write_file(f->conf, offers);
 }
 
-static json_t *parse(const char *text)
-{
-	json_error_t je;
-	json_t *v = json_loads(text, 0, &je);
-
-	if (!v)
-		fail_msg("not JSON (%s): %.500s", je.text, text);
-	return v;
-}
-
 /* A failed run: status, nothing on stdout, and one line on stderr that
  * starts "ebb sim: " and says each needle. */
 static void assert_one_line_error(struct harness_run *r, int status, const char *const *needles)
@@ -90,7 +80,7 @@ static void json_has_every_key_for_each_policy(void **state)
 	if (r.status != 0)
 		fail_msg("status %d: %s", r.status, r.err);
 	assert_string_equal(r.err, "");
-	v = parse(r.out);
+	v = harness_json(r.out);
 	assert_true(json_is_array(v));
 	/* With no --policy, every policy, in this order. */
 	assert_int(json_array_size(v), 6);
@@ -131,7 +121,7 @@ static void json_has_every_key_for_each_policy(void **state)
 	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--json", "--policy", "keda:poll=10",
 		    "--policy", "bound", "--filter", "ran=1", NULL);
 	assert_int(r.status, 0);
-	v = parse(r.out);
+	v = harness_json(r.out);
 	assert_int(json_array_size(v), 2);
 	assert_string_equal(JSTR(json_array_get(v, 0), "policy"), "keda:poll=10");
 	assert_string_equal(JSTR(json_array_get(v, 1), "policy"), "bound");
@@ -203,7 +193,7 @@ static void skip_bad_reports_the_count(void **state)
 		    NULL);
 	assert_int(r.status, 0);
 	assert_string_equal(r.err, "ebb sim: skipped 3 malformed rows\n");
-	v = parse(r.out);
+	v = harness_json(r.out);
 	assert_int(JINT(json_array_get(v, 0), "jobs"), 2);
 	json_decref(v);
 	harness_run_free(&r);
@@ -379,7 +369,7 @@ static void same_seed_same_output(void **state)
 	assert_int(a.status, 0);
 	assert_int(b.status, 0);
 	assert_string_equal(a.out, b.out);
-	v = parse(a.out);
+	v = harness_json(a.out);
 	for (size_t k = 0; k < json_array_size(v); k++)
 		reclaims += json_integer_value(json_object_get(json_array_get(v, k), "reclaims"));
 	json_decref(v);

@@ -36,16 +36,6 @@ static void files(struct files *f)
 	harness_write_file(f->conf, offers);
 }
 
-static json_t *parse(const char *text)
-{
-	json_error_t je;
-	json_t *v = json_loads(text, 0, &je);
-
-	if (!v)
-		fail_msg("not JSON (%s): %.500s", je.text, text);
-	return v;
-}
-
 static void run_ok(struct harness_run *r)
 {
 	if (r->status != 0)
@@ -79,7 +69,7 @@ static void writes_a_fragment_that_replays(void **state)
 
 	harness_ebb(&r, NULL, "tune", f.trace, "--offers", f.conf, "--wait-p95", "600", "--json", NULL);
 	run_ok(&r);
-	v = parse(r.out);
+	v = harness_json(r.out);
 	rec = json_object_get(v, "recommendation");
 	assert_string_equal(json_string_value(json_object_get(rec, "config")), written);
 	cost = json_real_value(json_object_get(rec, "cost_usd"));
@@ -92,7 +82,7 @@ static void writes_a_fragment_that_replays(void **state)
 	harness_write_file(both, harness_fmt("%s%s", conf, written));
 	harness_ebb(&r, NULL, "sim", f.trace, "--offers", both, "--policy", "ebb", "--json", NULL);
 	run_ok(&r);
-	v = parse(r.out);
+	v = harness_json(r.out);
 	if (fabs(json_real_value(json_object_get(json_array_get(v, 0), "cost_usd")) - cost) > 1e-6)
 		fail_msg("replayed: %s\nrecommended cost %.6f", r.out, cost);
 	json_decref(v);
@@ -114,7 +104,7 @@ static void json_frontiers_in_order_of_wait(void **state)
 	files(&f);
 	harness_ebb(&r, NULL, "tune", f.trace, "--offers", f.conf, "--wait-p95", "300", "--json", NULL);
 	run_ok(&r);
-	v = parse(r.out);
+	v = harness_json(r.out);
 	fronts = json_object_get(v, "frontiers");
 	for (size_t k = 0; k < sizeof families / sizeof *families; k++) {
 		json_t *list = json_object_get(fronts, families[k]), *p;
