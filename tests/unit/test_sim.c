@@ -644,17 +644,24 @@ static int replay_burst(void *setup)
 /* A million jobs submitted at one instant meet a million instances: the
  * idle list and the last stops were quadratic in the fleet, and a burst
  * of 400,000 took a minute. */
-static void test_burst_meets_big_fleet(void **state)
+/* rows jobs of 1 s, all submitted at 5 s. */
+static char *burst_trace(size_t rows)
 {
-	size_t rows = 400000;
 	char *csv = malloc(32 + rows * 4), *p = csv;
-	struct setup s;
 
-	(void)state;
 	p += sprintf(p, "submit_time_s,duration_s\n");
 	for (size_t k = 0; k < rows; k++, p += 4)
 		memcpy(p, "5,1\n", 4);
 	*p = '\0';
+	return csv;
+}
+
+static void test_burst_meets_big_fleet(void **state)
+{
+	char *csv = burst_trace(400000);
+	struct setup s;
+
+	(void)state;
 	setup(&s, csv, "[offer.a]\nprice_ondemand = 1\n");
 	free(csv);
 	assert_int(harness_child(replay_burst, &s, 20, 0), 0);
@@ -686,16 +693,11 @@ static int replay_in_low_memory(void *setup)
  * (8 MB: not room for the jobs) or half-way (40 MB: not for the fleet). */
 static void test_replay_out_of_memory(void **state)
 {
-	size_t rows = 400000;
-	char *csv = malloc(32 + rows * 4), *p = csv;
+	char *csv = burst_trace(400000);
 	struct setup s;
 	int rc;
 
 	(void)state;
-	p += sprintf(p, "submit_time_s,duration_s\n");
-	for (size_t k = 0; k < rows; k++, p += 4)
-		memcpy(p, "5,1\n", 4);
-	*p = '\0';
 	setup(&s, csv, "[scaler]\nmax_gpus = 1000000\nmax_spend_per_hour = 0\n[offer.a]\nprice_ondemand = 1\n");
 	free(csv);
 	s.o.sample_ms = 1; /* samples grow too */
