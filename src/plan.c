@@ -297,8 +297,12 @@ struct candidate {
 double plan_cost_per_work_s(const struct offer *o, enum market m, int64_t checkpoint_every_ms,
 			    double run_ref_s, double job_ref_s)
 {
-	double speed = o->speed > 0 ? o->speed : 1, run_s = run_ref_s / speed;
-	double boot_s = (double)o->boot_ms / 1000.0, lost_s = 0;
+	double speed = o->speed > 0 ? o->speed : 1, run_s, boot_s = (double)o->boot_ms / 1000.0, lost_s = 0;
+
+	/* Jobs estimated at 0 s still take a launch: priced as a second of
+	 * work, not divided by zero. */
+	run_ref_s = run_ref_s > 1 ? run_ref_s : 1;
+	run_s = run_ref_s / speed;
 
 	if (m == MARKET_SPOT) {
 		double job_s = job_ref_s / speed, ckpt_s = (double)checkpoint_every_ms / 1000.0;
@@ -594,7 +598,7 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 			wake_at(p, p->v->now_ms + 1 +
 				(int64_t)((double)p->v->arrival_window_ms * log(expected / (kept - EXPECTED_JOB_ROUNDING))));
 	}
-	for (k = 0; k < p->v->nfleet && capacity < work_s && matched < jobs; k++) {
+	for (k = 0; k < p->v->nfleet && (capacity < work_s || matched == 0) && matched < jobs; k++) {
 		const struct plan_instance *i = &p->v->fleet[k];
 		double cap;
 		if (p->taken[k] || i->state == INST_DRAINING || !p->fits[i->offer])
@@ -610,9 +614,11 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 		matched++;
 	}
 	shortfall = work_s - capacity;
-	if (shortfall > 0) {
+	/* Queued jobs that no instance can take are a shortfall however
+	 * little their work: jobs estimated at 0 s still need an instance. */
+	if (shortfall > 0 || (matched == 0 && c->jobs > 0)) {
 		per_launch = (horizon_s - boot_s) * speed;
-		need = per_launch > 0 ? (int64_t)ceil(shortfall / per_launch) : jobs;
+		need = per_launch > 0 && shortfall > 0 ? (int64_t)ceil(shortfall / per_launch) : 1;
 		if (need > jobs - matched)
 			need = jobs - matched;
 		if (!p->s->no_reasons)

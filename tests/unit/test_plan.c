@@ -817,6 +817,27 @@ static void test_idle_timeout(void **state)
 	EXPECT_INT(f, f->r.n, 0);
 }
 
+/* Jobs estimated at no work at all still need an instance: one is
+ * launched at once, not when the oldest has waited its target, and its
+ * price per unit of work is a number, not a division by zero. */
+static void test_jobs_of_no_work_launch_one(void **state)
+{
+	struct fx *f = fx_reset();
+
+	(void)state;
+	offer(f, "a", 1, 24, 1.0, 60 * S_MS);
+	demand(f, "standard", 1, 1, 3, 0, NOW - S_MS, 5 * MIN_MS);
+	run(f);
+	EXPECT_INT(f, f->r.n, 1);
+	EXPECT_INT(f, f->r.actions[0].kind, ACTION_LAUNCH);
+	EXPECT_INT(f, f->r.actions[0].count, 1);
+	assert_true(isfinite(plan_cost_per_work_s(&f->offers[0], MARKET_ONDEMAND, 0, 0, 0)));
+	/* Once one boots, no more. */
+	inst(f, 1, 0, INST_BOOTING)->launched_ms = NOW;
+	run(f);
+	EXPECT_INT(f, f->r.n, 0);
+}
+
 /* More actions than a plan holds: the rest come from a plan a moment
  * later, on the fleet the first ones leave. */
 static void test_actions_beyond_a_plan_come_next(void **state)
@@ -1371,6 +1392,7 @@ int main(void)
 		cmocka_unit_test(test_express_lane_takes_idle_instances_first),
 		cmocka_unit_test(test_idle_timeout),
 		cmocka_unit_test(test_actions_beyond_a_plan_come_next),
+		cmocka_unit_test(test_jobs_of_no_work_launch_one),
 		cmocka_unit_test(test_idle_decay_even_at_t1_odd_at_t2),
 		cmocka_unit_test(test_limits_shrink_never_terminate_busy),
 		cmocka_unit_test(test_over_limits_drains_only_what_is_needed),
