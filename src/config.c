@@ -645,7 +645,7 @@ int config_gpu_list(const char *list, int *out, int max)
 	return n;
 }
 
-static int check_scaler(struct config *cfg, char *err, size_t errsize)
+int config_check(struct config *cfg, char *err, size_t errsize)
 {
 	char why[300];
 	int gpus[256];
@@ -720,7 +720,7 @@ int config_load(struct config *cfg, const char *path, char *err, size_t errsize)
 		return -1;
 	}
 	if (derive_lanes(cfg, why, sizeof why) != 0 || check_tokens(cfg, why, sizeof why) != 0 ||
-	    check_scaler(cfg, why, sizeof why) != 0) {
+	    config_check(cfg, why, sizeof why) != 0) {
 		fmt_err(err, errsize, "%s: %s", path, why);
 		return -1;
 	}

@@ -132,6 +132,10 @@ void config_defaults(struct config *cfg);
 /* Defaults, then the file. On error returns -1 and writes
  * "FILE:LINE: [section] key: what was expected" into err. */
 int config_load(struct config *cfg, const char *path, char *err, size_t errsize);
+/* The checks across keys, and what they derive (the warm schedule):
+ * config_load makes them; make them again after config_set. 0, or -1
+ * with the reason. */
+int config_check(struct config *cfg, char *err, size_t errsize);
 /* Sets one key as if read from a file; used by `ebb sim` overrides and tests. */
 int config_set(struct config *cfg, const char *section, const char *key, const char *value,
 	       char *err, size_t errsize);

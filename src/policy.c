@@ -246,17 +246,8 @@ int policy_parse(const char *spec, const char *config_path,
 	free(copy);
 	if (rc == 0 && out->kind != POL_EBB)
 		rc = check_baseline(out, spec, market_given, err, errsize);
-	if (rc == 0 && out->kind == POL_EBB) {
-		/* Re-derive what config_load derives (lanes, warm schedule). */
-		char why2[300];
-		struct warm_schedule w;
-		if (warm_parse(out->cfg.warm, &w, why2, sizeof why2) != 0) {
-			snprintf(err, errsize, "policy %s: [scaler] warm: %s", spec, why2);
-			rc = -1;
-		} else {
-			out->cfg.warm_schedule = w;
-		}
-	}
+	if (rc == 0 && out->kind == POL_EBB && (rc = config_check(&out->cfg, why, sizeof why)) != 0)
+		snprintf(err, errsize, "policy %s: %s", spec, why);
 	if (rc != 0)
 		policy_free(out);
 	return rc;

@@ -833,6 +833,9 @@ static void test_policy_spec_errors(void **state)
 			  "policy keda:target=2,poll=60,target=3: target given twice");
 	assert_spec_fails(s.conf, "ebb:scaler.idle_timeout=1m,scaler.idle_timeout=2m",
 			  "scaler.idle_timeout given twice");
+	/* Checked across keys as a config file is. */
+	assert_spec_fails(s.conf, "ebb:scaler.idle_timeout_min=1h,scaler.idle_timeout_max=1m",
+			  "[scaler] idle_timeout_min is above idle_timeout_max");
 	/* A market the offer is not sold on would be free. */
 	assert_spec_fails(s.conf, "min1:offer=fast,market=spot", "offer fast is not sold on spot");
 	assert_spec_fails(s.conf, "keda:offer=spot8,market=on-demand", "offer spot8 is not sold on demand");
