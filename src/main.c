@@ -27,15 +27,23 @@ const struct command commands[] = {
 
 int main(int argc, char **argv)
 {
-	if (argc < 2)
-		return cmd_help(argc, argv) ? 2 : 2;
+	char name[64];
+
+	if (argc < 2) {
+		cmd_help(argc, argv);
+		return 2;
+	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
 		return cmd_help(1, argv);
 	if (strcmp(argv[1], "--version") == 0)
 		return cmd_version(1, argv);
 	for (const struct command *c = commands; c->name; c++) {
-		if (strcmp(c->name, argv[1]) == 0)
+		if (strcmp(c->name, argv[1]) == 0) {
+			/* getopt names the program in its messages: "ebb worker: ...". */
+			snprintf(name, sizeof name, "ebb %s", c->name);
+			argv[1] = name;
 			return c->run(argc - 1, argv + 1);
+		}
 	}
 	fprintf(stderr, "ebb: unknown command '%s' (see 'ebb help')\n", argv[1]);
 	return 2;
