@@ -303,6 +303,11 @@ static void version_and_help(void **state)
 	assert_int(r.status, 2);
 	assert_contains(r.err, "unknown command 'frobnicate'");
 	harness_run_free(&r);
+	/* getopt's own messages name the command as ebb's do. */
+	harness_ebb(&r, NULL, "worker", "--wait", NULL);
+	assert_int(r.status, 2);
+	assert_contains(r.err, "ebb worker: unrecognized option '--wait'");
+	harness_run_free(&r);
 }
 
 static void bad_config(void **state)
