@@ -940,7 +940,7 @@ int sim_load(const char *trace_path, const char *offers_path, const struct trace
 static int start(struct sim *s)
 {
 	const struct trace *t = s->t;
-	double slowest = 1;
+	double slowest = 1, longest_ms = 0;
 
 	if (s->p->kind == POL_EBB) {
 		s->plan_result = grown(s, NULL, 1, sizeof *s->plan_result);
@@ -950,7 +950,6 @@ static int start(struct sim *s)
 	s->waits = grown(s, NULL, t->n + 1, sizeof *s->waits);
 	if (s->nomem)
 		return -1;
-	s->stall_ms = SIM_STALL_MS;
 	for (int k = 0; k < s->o->noffers; k++)
 		slowest = fmin(slowest, s->o->offers[k].speed);
 	for (size_t k = 0; k < t->n; k++) {
@@ -959,8 +958,7 @@ static int start(struct sim *s)
 			return -1;
 		s->jobs[k] = (struct sjob){.submit = t->jobs[k].submit_ms, .left_ms = t->jobs[k].duration_ms,
 					   .first_start = -1, .cls = cls};
-		if (t->jobs[k].duration_ms / slowest * SIM_STALL_JOBS > (double)s->stall_ms)
-			s->stall_ms = (int64_t)(t->jobs[k].duration_ms / slowest * SIM_STALL_JOBS);
+		longest_ms = fmax(longest_ms, (double)t->jobs[k].duration_ms / slowest);
 		/* A job no usable offer fits could never run: it is left out and
 		 * counted, not waited for forever. */
 		if (!placeable(s, t->jobs[k].gpus)) {
@@ -969,6 +967,7 @@ static int start(struct sim *s)
 			s->r->unplaceable++;
 		}
 	}
+	s->stall_ms = (int64_t)fmax(SIM_STALL_MS, longest_ms * SIM_STALL_JOBS);
 	return 0;
 }
 

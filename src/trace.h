@@ -1,8 +1,8 @@
 /* Job traces for the simulator: CSV with a header. Required columns
  * submit_time_s and duration_s; optional gpus, team, job_class (the job
  * type), priority, lane (16 lanes at most, as serve takes); any other
- * column is ignored. A bad row stops the
- * load with the file, line and column, unless skip_bad, which counts it. */
+ * column is ignored. A bad row stops the load with the file, line and
+ * column, unless skip_bad, which counts it. */
 #ifndef EBB_TRACE_H
 #define EBB_TRACE_H
 

@@ -38,22 +38,21 @@ static int add_point(struct tune *t, const char *spec, const struct tune_knobs *
 	struct tune_point *pt, *grown = NULL;
 	struct sim_result r;
 	struct policy p;
-	int rc, partial;
+	int rc;
 
 	if (policy_parse(spec, config_path, &p, err, errsize) != 0)
 		return -1;
 	rc = sim_run(tr, &p, o, &r);
 	policy_free(&p);
-	partial = rc == 0 && r.jobs_done + r.unplaceable < r.jobs;
-	if (partial && t->partial++ == 0)
-		snprintf(t->partial_spec, sizeof t->partial_spec, "%s", spec);
-	if (rc == 0 && !partial && !(grown = realloc(t->points, (t->n + 1) * sizeof *t->points)))
-		rc = -1;
-	if (rc != 0)
+	sim_result_free(&r); /* its samples: the figures stay */
+	if (rc == 0 && r.jobs_done + r.unplaceable < r.jobs) {
+		if (t->partial++ == 0)
+			snprintf(t->partial_spec, sizeof t->partial_spec, "%s", spec);
+		return 0;
+	}
+	if (rc != 0 || !(grown = realloc(t->points, (t->n + 1) * sizeof *t->points))) {
 		snprintf(err, errsize, "%s: out of memory", spec);
-	if (rc != 0 || partial) {
-		sim_result_free(&r);
-		return rc;
+		return -1;
 	}
 	t->points = grown;
 	pt = &t->points[t->n++];
@@ -64,7 +63,6 @@ static int add_point(struct tune *t, const char *spec, const struct tune_knobs *
 	pt->wait_p95_s = r.wait_p95_s;
 	if (k)
 		pt->ebb = *k;
-	sim_result_free(&r);
 	return 0;
 }
 
