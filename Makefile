@@ -1,5 +1,5 @@
 # ebb's build. Plain GNU Make: the project is one binary and a few test
-# programs, and make's pattern rules say that in forty lines (docs/BUILD.md).
+# programs, and make's pattern rules say that in a page (docs/BUILD.md).
 #
 #   make                      build build/ebb
 #   make test                 unit and integration tests
@@ -10,10 +10,10 @@
 CC      ?= cc
 PKGS    := sqlite3 libevent libmicrohttpd jansson inih
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L \
+CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -Isrc -MMD -MP \
            -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers \
            $(shell pkg-config --cflags $(PKGS) libcurl)
-# libcurl is loaded when a client first needs it (src/curl_lazy.h), so
+# libcurl is loaded when a client first needs it (src/common/curl_lazy.h), so
 # serve does not map it: only its headers are used at build time.
 LDLIBS  += $(shell pkg-config --libs $(PKGS)) -lm -ldl
 # Tests and benchmarks may call libcurl directly.
@@ -27,7 +27,9 @@ CFLAGS  += -fsanitize=$(SANITIZER) -fno-omit-frame-pointer -fno-sanitize-recover
 LDFLAGS += -fsanitize=$(SANITIZER)
 endif
 
-LIB_SRC   := $(filter-out src/main.c,$(wildcard src/*.c))
+# Every src/FOLDER/*.c but the command table goes into one archive that
+# the binary, the tests and the benchmarks link.
+LIB_SRC   := $(filter-out src/cli/main.c,$(wildcard src/*/*.c))
 LIB_OBJ   := $(LIB_SRC:src/%.c=$(BUILD)/src/%.o)
 UNIT      := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 INTEG     := $(patsubst tests/integration/%.c,$(BUILD)/tests/%,$(wildcard tests/integration/test_*.c))
@@ -36,28 +38,31 @@ BENCH     := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 
 all: $(BUILD)/ebb
 
-$(BUILD)/src/%.o: src/%.c $(wildcard src/*.h) | $(BUILD)/src
+# -MMD -MP: each object's .d file lists the headers it read, so a header
+# change rebuilds what includes it and nothing else.
+$(BUILD)/src/%.o: src/%.c
+	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/libebb.a: $(LIB_OBJ)
 	$(AR) rcs $@ $^
 
-$(BUILD)/ebb: $(BUILD)/src/main.o $(BUILD)/libebb.a
+$(BUILD)/ebb: $(BUILD)/src/cli/main.o $(BUILD)/libebb.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(HARNESS): tests/harness.c tests/harness.h $(wildcard src/*.h) | $(BUILD)/tests
-	$(CC) $(CFLAGS) -Isrc -c -o $@ $<
+$(HARNESS): tests/harness.c | $(BUILD)/tests
+	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libebb.a $(HARNESS) | $(BUILD)/tests
-	$(CC) $(CFLAGS) -Isrc -Itests $(LDFLAGS) -o $@ $< $(HARNESS) $(BUILD)/libebb.a $(LDLIBS) $(CURLLIB) -lcmocka
+	$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(HARNESS) $(BUILD)/libebb.a $(LDLIBS) $(CURLLIB) -lcmocka
 
 $(BUILD)/tests/%: tests/integration/%.c $(BUILD)/libebb.a $(HARNESS) | $(BUILD)/tests
-	$(CC) $(CFLAGS) -Isrc -Itests $(LDFLAGS) -o $@ $< $(HARNESS) $(BUILD)/libebb.a $(LDLIBS) $(CURLLIB) -lcmocka
+	$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(HARNESS) $(BUILD)/libebb.a $(LDLIBS) $(CURLLIB) -lcmocka
 
-$(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h) $(BUILD)/libebb.a | $(BUILD)/bench
-	$(CC) $(CFLAGS) -Isrc $(LDFLAGS) -o $@ $< $(BUILD)/libebb.a $(LDLIBS) $(CURLLIB) -lpthread
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libebb.a | $(BUILD)/bench
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libebb.a $(LDLIBS) $(CURLLIB) -lpthread
 
-$(BUILD)/src $(BUILD)/tests $(BUILD)/bench:
+$(BUILD)/tests $(BUILD)/bench:
 	mkdir -p $@
 
 test: $(BUILD)/ebb $(UNIT) $(INTEG)
@@ -71,3 +76,5 @@ clean:
 
 .PHONY: all test bench clean
 .SECONDARY:
+
+-include $(LIB_OBJ:.o=.d) $(BUILD)/src/cli/main.d $(HARNESS:.o=.d) $(UNIT:=.d) $(INTEG:=.d) $(BENCH:=.d)

@@ -16,11 +16,11 @@
 #include <stddef.h>
 
 #include "bench.h"
-#include "clock.h"
-#include "config.h"
-#include "log.h"
-#include "queue.h"
-#include "store.h"
+#include "common/clock.h"
+#include "common/config.h"
+#include "common/log.h"
+#include "serve/queue.h"
+#include "store/store.h"
 
 #define MAX_LEVELS 8
 #define MAX_RUNS 15

@@ -13,8 +13,8 @@
 #include <sys/resource.h>
 
 #include "bench.h"
-#include "sim.h"
-#include "simout.h"
+#include "sim/sim.h"
+#include "sim/simout.h"
 
 #define MAX_RUNS 15
 #define GOAL_REPLAY_S 2.0

@@ -12,8 +12,8 @@ out=docs/CLI.md
 	cat <<'INTRO'
 # The command line
 
-One binary, `ebb`, with a subcommand for each task (`src/cmd_*.c`, one
-file each, dispatched from one table in `src/main.c`). The client
+One binary, `ebb`, with a subcommand for each task (`src/cli/cmd_*.c`, one
+file each, dispatched from one table in `src/cli/main.c`). The client
 commands talk to `ebb serve` over its [HTTP API](API.md); they print
 tables for people, or the API's JSON with `--json`, and exit non-zero with
 a one-line reason on any error: 1 when the call failed (the server's

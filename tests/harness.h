@@ -1,6 +1,6 @@
 /* What the tests share: temp dirs, files, a real `ebb serve` child process
  * on a port the kernel picks, the ebb CLI run as a child, and HTTP calls
- * through the project's own client (src/client.h).
+ * through the project's own client (src/common/client.h).
  *
  * Functions that cannot go on (no temp dir, a server that never listens)
  * fail the running cmocka test with a message saying why. Every server
@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "client.h"
+#include "common/client.h"
 
 /* cmocka needs these before its header. */
 #include <setjmp.h>

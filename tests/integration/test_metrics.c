@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "metrics.h"
+#include "serve/metrics.h"
 
 /* ---- the checker ---- */
 

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "notice.h"
+#include "worker/notice.h"
 
 #define WORKER_SECRET "worker-secret-0123456789"
 

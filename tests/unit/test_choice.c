@@ -1,4 +1,4 @@
-/* What plan() launches (src/plan.c): the offer and market with the lowest
+/* What plan() launches (src/policy/plan.c): the offer and market with the lowest
  * expected cost per item, not per hour; a measured speed that contradicts
  * the declared one changes the choice; spot when it is cheaper per item
  * after its reclaims are priced, and not when they make it dearer, when it
@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "plan.h"
+#include "policy/plan.h"
 
 #define S_MS 1000LL
 #define MIN_MS (60 * S_MS)

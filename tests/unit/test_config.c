@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "common/config.h"
 #include "harness.h"
 
 /* Writes text to a new file in a temp dir; its path. */

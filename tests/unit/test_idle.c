@@ -1,11 +1,11 @@
-/* The automatic idle timeout (src/idle.c): the nearest-rank quantile of the
+/* The automatic idle timeout (src/policy/idle.c): the nearest-rank quantile of the
  * gaps between submissions that are at least the minimum, clamped to
  * [min, max], and the line that says why. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
-#include "idle.h"
+#include "policy/idle.h"
 
 #define MIN_MS 60000LL
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "jsonin.h"
+#include "common/jsonin.h"
 
 static void parse_ok(void **state)
 {

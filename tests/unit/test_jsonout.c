@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "harness.h"
-#include "jsonin.h"
-#include "jsonout.h"
+#include "common/jsonin.h"
+#include "common/jsonout.h"
 
 /* What request_reply would send for v (steals v). */
 static char *jansson_text(json_t *v)

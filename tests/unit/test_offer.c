@@ -1,4 +1,4 @@
-/* Billing (src/offer.c): offer_billed_ms rounds a lifetime up to the
+/* Billing (src/common/offer.c): offer_billed_ms rounds a lifetime up to the
  * offer's unit and to its minimum, offer_cost prices it on a market; and
  * offers_from_config reads the billing rule, prices and reliability from
  * a config file. Every value is exact. */
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "offer.h"
+#include "common/offer.h"
 
 #define S 1000LL
 #define MIN (60 * S)

@@ -1,4 +1,4 @@
-/* plan(), the scaling policy (src/plan.c), on hand-built views: the exact
+/* plan(), the scaling policy (src/policy/plan.c), on hand-built views: the exact
  * actions it returns (kind, offer, count, instance), a reason for each, and
  * the invariants that must hold in every view (the hard limits, no busy
  * instance terminated, the same answer twice). Every call goes through
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "plan.h"
+#include "policy/plan.h"
 
 #define S_MS 1000LL
 #define MIN_MS (60 * S_MS)

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "harness.h"
-#include "log.h"
-#include "queue.h"
+#include "common/log.h"
+#include "serve/queue.h"
 
 #define T0 1700000000000LL /* the virtual clock's start, ms */
 

@@ -1,4 +1,4 @@
-/* The simulator (src/sim.c) on traces small enough to work out by hand,
+/* The simulator (src/sim/sim.c) on traces small enough to work out by hand,
  * under each billing rule, then two properties on random traces: the
  * offline bound is never above what any policy pays, and a seed replays
  * byte for byte.
@@ -40,8 +40,8 @@
 #include <string.h>
 
 #include "harness.h"
-#include "sim.h"
-#include "simout.h"
+#include "sim/sim.h"
+#include "sim/simout.h"
 
 #define PER_SECOND "per-second\nbilling_minimum = 60s\n"
 #define PER_MINUTE "per-minute\nbilling_minimum = 0s\n"

@@ -1,4 +1,4 @@
-/* The trace loader (src/trace.c) on small CSV files written to a temp dir:
+/* The trace loader (src/sim/trace.c) on small CSV files written to a temp dir:
  * which columns it needs and which it reads, what a bad row's error says
  * (file, line, column number and name), --skip-bad, --filter, the sort of
  * unsorted rows, and files with no rows or no header at all. */
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "trace.h"
+#include "sim/trace.h"
 
 static char err[600];
 

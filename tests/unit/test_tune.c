@@ -1,4 +1,4 @@
-/* The sweep behind `ebb tune` (src/tune.c): the ratios the project holds
+/* The sweep behind `ebb tune` (src/sim/tune.c): the ratios the project holds
  * itself to, worked out by hand on points made here; then a real sweep
  * over a small bursty trace, whose frontiers must hold no dominated point
  * and leave out only dominated ones, and whose recommendation must be the
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "tune.h"
+#include "sim/tune.h"
 
 static const char offers[] = "[scaler]\nmax_instances = 12\nmax_gpus = 12\nmax_spend_per_hour = 0\n"
 			     "[offer.a]\ngpus = 1\nprice_ondemand = 1.0\nboot = 120s\n"

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "units.h"
+#include "common/units.h"
 
 static int64_t duration(const char *s)
 {

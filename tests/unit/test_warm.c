@@ -1,10 +1,10 @@
-/* The warm-pool schedule (src/warm.c): parsing, the floor at given times
+/* The warm-pool schedule (src/common/warm.c): parsing, the floor at given times
  * and the next time it changes. Times are Unix ms in UTC; 1970-01-05 was
  * a Monday, and so was 2026-11-23. */
 #include <string.h>
 
 #include "harness.h"
-#include "warm.h"
+#include "common/warm.h"
 
 #define HOUR_MS (3600LL * 1000)
 #define DAY_MS (24 * HOUR_MS)

@@ -1,0 +1,166 @@
+/* `ebb report`: what the fleet cost, per team, offer or job type, from the
+ * ledger: cost, items and cost per item, GPU-hours billed and busy, boot,
+ * idle and billing remainder, spot share, efficiency, reclaims and work
+ * lost (docs/COST.md defines each). */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "cli/cmd.h"
+#include "common/units.h"
+
+static const char usage[] =
+	"usage: ebb report [--since DURATION|TIME] [--by team|offer|type]\n"
+	"Adds up the cost ledger: per group and in total, cost, items, cost per item,\n"
+	"GPU-hours billed, busy, booting, idle and billed past termination, spot share,\n"
+	"efficiency (busy over billed), reclaims and items lost.\n"
+	"  --since DURATION|TIME  from 24h (ago) or 7d, or a time: Unix seconds,\n"
+	"                         2024-05-01 or 2024-05-01T12:00[:00][Z] (UTC); default: all\n"
+	"  --by team|offer|type   group rows (default offer); by team or type, instance\n"
+	"                         time no job used is the row " "\"(idle)\"\n" CLI_USAGE_COMMON;
+
+enum { OPT_SINCE = CLI_OPT_OWN, OPT_BY };
+
+static double num(json_t *o, const char *path) { return json_number_value(cli_jpath(o, path)); }
+
+/* The query value of --since: "-SECONDS" (before the server's now) or
+ * Unix seconds. 0, or -1 when arg is neither a duration nor a time. */
+static int since_value(const char *arg, char *out, size_t size)
+{
+	struct tm tm = {0};
+	int64_t ms, secs;
+	const char *end;
+	int n = 0;
+
+	if (parse_duration_ms(arg, &ms) == 0 && strspn(arg, "0123456789") != strlen(arg)) {
+		snprintf(out, size, "-%.3f", (double)ms / 1000.0);
+		return 0;
+	}
+	if (parse_int64(arg, &secs) == 0 && secs >= 0) {
+		snprintf(out, size, "%lld", (long long)secs);
+		return 0;
+	}
+	if (sscanf(arg, "%4d-%2d-%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &n) != 3)
+		return -1;
+	end = arg + n;
+	if (*end == 'T' || *end == ' ') {
+		int m = 0;
+		if (sscanf(end + 1, "%2d:%2d%n:%2d%n", &tm.tm_hour, &tm.tm_min, &m, &tm.tm_sec, &m) < 2)
+			return -1;
+		end += 1 + m;
+	}
+	if (*end == 'Z')
+		end++;
+	if (*end || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 ||
+	    tm.tm_min > 59 || tm.tm_sec > 60)
+		return -1;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	snprintf(out, size, "%lld", (long long)timegm(&tm));
+	return 0;
+}
+
+/* A price per item with two significant digits at least: $0.0404,
+ * $0.000037 (not $0.0000). */
+static void cell_money(struct table *t, json_t *v)
+{
+	double usd = json_number_value(v), x = usd;
+	int d = 4;
+
+	for (; x > 0 && x < 0.001 && d < 12; x *= 10)
+		d++;
+	if (json_is_number(v))
+		table_add(t, "$%.*f", d, usd);
+	else
+		table_add(t, "-");
+}
+
+static void cell_share(struct table *t, json_t *v)
+{
+	if (json_is_number(v))
+		table_add(t, "%.0f%%", json_number_value(v) * 100);
+	else
+		table_add(t, "-");
+}
+
+static void add_row(struct table *t, json_t *g)
+{
+	table_add(t, "%s", json_string_value(json_object_get(g, "name")));
+	table_add(t, "$%.2f", num(g, "cost_usd"));
+	table_add(t, "%lld", (long long)json_integer_value(json_object_get(g, "items")));
+	cell_money(t, json_object_get(g, "cost_per_item"));
+	table_add(t, "%.2f", num(g, "gpu_hours.billed"));
+	table_add(t, "%.2f", num(g, "gpu_hours.busy"));
+	table_add(t, "%.2f", num(g, "gpu_hours.boot"));
+	table_add(t, "%.2f", num(g, "gpu_hours.idle"));
+	table_add(t, "%.2f", num(g, "gpu_hours.billing"));
+	table_add(t, "$%.2f", num(g, "cost_usd_by_kind.not_busy"));
+	cell_share(t, json_object_get(g, "spot_share"));
+	cell_share(t, json_object_get(g, "efficiency"));
+	table_add(t, "%lld", (long long)json_integer_value(json_object_get(g, "reclaims")));
+	table_add(t, "%lld", (long long)json_integer_value(json_object_get(g, "items_lost")));
+}
+
+static int print_report(struct cli *cli, json_t *reply, void *arg)
+{
+	static const char *const headers[] = {"GROUP", "COST", "ITEMS", "$/ITEM", "GPU-H", "BUSY", "BOOT", "IDLE",
+					      "BILL-REM", "NOT-BUSY $", "SPOT", "EFFIC", "RECLAIMS", "LOST", NULL};
+	json_t *g;
+	struct table t;
+	time_t since = (time_t)num(reply, "since");
+	char stamp[32] = "the start";
+	size_t i;
+	int rc;
+
+	(void)arg;
+	table_init(&t, headers);
+	json_array_foreach(json_object_get(reply, "groups"), i, g)
+		add_row(&t, g);
+	add_row(&t, json_object_get(reply, "total"));
+	rc = table_print(&t, stdout);
+	table_free(&t);
+	if (rc != 0)
+		return cli_error(cli, "out of memory");
+	if (since > 0) {
+		struct tm tm;
+		gmtime_r(&since, &tm);
+		strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%SZ", &tm);
+	}
+	printf("\nby %s since %s. GPU-H: GPU-hours billed; BUSY in jobs; BOOT, IDLE and BILL-REM (billed\n"
+	       "past termination) are not busy, NOT-BUSY $ their cost. SPOT: share of GPU-hours on spot;\n"
+	       "EFFIC: busy over billed. LOST: items redone after reclaims (docs/COST.md).\n",
+	       json_string_value(json_object_get(reply, "by")), stamp);
+	return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"since", required_argument, NULL, OPT_SINCE},
+		{"by", required_argument, NULL, OPT_BY},
+		CLI_LONGOPTS,
+		{NULL, 0, NULL, 0},
+	};
+	struct cli cli = {.name = "report", .usage = usage};
+	char path[256] = "/v1/report", since[64];
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, CLI_SHORTOPTS, longopts, NULL)) != -1) {
+		if (c == OPT_SINCE) {
+			if (since_value(optarg, since, sizeof since) != 0)
+				return cli_usage_error(&cli, "--since: expected a duration (24h, 7d) or a time (Unix seconds,"
+						       " 2024-05-01, 2024-05-01T12:00Z), got '%s'", optarg);
+			cli_query_add(path, sizeof path, "since", since);
+		} else if (c == OPT_BY) {
+			if (strcmp(optarg, "team") != 0 && strcmp(optarg, "offer") != 0 && strcmp(optarg, "type") != 0)
+				return cli_usage_error(&cli, "--by: expected team, offer or type, got '%s'", optarg);
+			cli_query_add(path, sizeof path, "by", optarg);
+		} else if ((rc = cli_option(&cli, c, argv)) != CLI_NEXT) {
+			return rc;
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
+	return cli_show(&cli, "GET", path, print_report, NULL);
+}

@@ -1,0 +1,184 @@
+/* `ebb tune TRACE --wait-p95 S [options] [--write FILE]`: sweeps the
+ * policies' knobs over a trace and recommends ebb settings (see tune.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cmd.h"
+#include "sim/simcli.h"
+#include "sim/simout.h"
+#include "sim/tune.h"
+
+static const char usage[] =
+	"usage: ebb tune TRACE --wait-p95 S [OPTIONS]\n"
+	"Sweeps the knobs of ebb's policy and of each baseline over a trace, prints each\n"
+	"one's cost against p95-wait frontier, and recommends ebb settings meeting the wait.\n"
+	"  --wait-p95 S           the p95 wait to meet, seconds (required)\n"
+	"  --write FILE           write the recommended settings as a config fragment\n" SIMCLI_USAGE;
+
+/* Each family's frontier from the shortest wait to the longest; settings
+ * that reach the very same cost and wait share a line. */
+static void print_table(const struct tune *t, FILE *out)
+{
+	const struct tune_point **pts = calloc(t->n ? t->n : 1, sizeof *pts);
+
+	fprintf(out, "%-10s %10s %10s  %s\n", "POLICY", "COST $", "P95 WAIT", "SETTINGS (frontier points)");
+	for (size_t f = 0; pts && f < TUNE_NFAMILIES; f++) {
+		size_t n = tune_frontier(t, tune_families[f], pts);
+		for (size_t k = 0, alike; k < n; k += alike) {
+			const struct tune_point *p = pts[k];
+			int recommended = 0;
+			for (alike = 0; k + alike < n && pts[k + alike]->cost_usd == p->cost_usd &&
+					pts[k + alike]->wait_p95_s == p->wait_p95_s; alike++)
+				recommended |= pts[k + alike] - t->points == t->recommended;
+			fprintf(out, "%-10s %10.2f %9.1fs  %s", p->family, p->cost_usd, p->wait_p95_s, p->spec);
+			if (alike > 1)
+				fprintf(out, " (and %zu alike)", alike - 1);
+			fprintf(out, "%s\n", recommended ? "   <- recommended" : "");
+		}
+	}
+	free(pts);
+}
+
+static void print_ratios(const struct tune *t, const struct sim_options *o, FILE *out)
+{
+	struct tune_ratios r;
+
+	tune_ratios(t, (double)o->offers[0].boot_ms / 1000.0, &r);
+	fprintf(out, "\n");
+	if (r.ebb_at_keda > 0 && r.keda_cost > 0)
+		fprintf(out, "ebb at keda's p95 (%.0f s) or shorter: $%.2f = %.2f x keda's $%.2f\n", r.keda_p95,
+			r.ebb_at_keda, r.ebb_at_keda / r.keda_cost, r.keda_cost);
+	else
+		fprintf(out, "ebb reaches no p95 as short as keda's (%.0f s)\n", r.keda_p95);
+	if (r.ebb_at_bound > 0 && r.bound_cost > 0)
+		fprintf(out, "ebb at p95 <= two boots (%.0f s): $%.2f = %.2f x the bound's $%.2f\n", r.bound_wait_s,
+			r.ebb_at_bound, r.ebb_at_bound / r.bound_cost, r.bound_cost);
+	fprintf(out, "baseline points below ebb's frontier: %d%s%s\n", r.below_frontier, r.below_frontier ? ": " : "",
+		r.below);
+}
+
+static json_t *point_json(const struct tune_point *p)
+{
+	return json_pack("{s:s, s:s, s:f, s:f, s:b}", "family", p->family, "policy", p->spec, "cost_usd",
+			 p->cost_usd, "wait_p95_s", p->wait_p95_s, "on_frontier", p->on_frontier);
+}
+
+/* Every point in sweep order, and each family's frontier in order of wait. */
+static json_t *tune_json(const struct tune *t, double wait, double boot_s)
+{
+	json_t *frontiers = json_object(), *all = json_array(), *rec = json_null();
+	const struct tune_point **pts = calloc(t->n ? t->n : 1, sizeof *pts);
+	struct tune_ratios r;
+
+	for (size_t k = 0; k < t->n; k++)
+		json_array_append_new(all, point_json(&t->points[k]));
+	for (size_t f = 0; pts && f < TUNE_NFAMILIES; f++) {
+		size_t n = tune_frontier(t, tune_families[f], pts);
+		json_t *list = json_array();
+		for (size_t k = 0; k < n; k++)
+			json_array_append_new(list, point_json(pts[k]));
+		if (n)
+			json_object_set_new(frontiers, tune_families[f], list);
+		else
+			json_decref(list);
+	}
+	free(pts);
+	if (t->recommended >= 0) {
+		const struct tune_point *p = &t->points[t->recommended];
+		rec = json_pack("{s:s, s:f, s:f, s:s}", "policy", p->spec, "cost_usd", p->cost_usd, "wait_p95_s",
+				p->wait_p95_s, "config", t->fragment);
+	}
+	tune_ratios(t, boot_s, &r);
+	return json_pack("{s:f, s:o, s:o, s:o, s:I, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:s}}", "wait_p95_target_s",
+			 wait, "frontiers", frontiers, "points", all, "recommendation", rec, "settings_left_out",
+			 (json_int_t)t->partial, "ratios", "keda_cost_usd",
+			 r.keda_cost, "keda_wait_p95_s", r.keda_p95, "ebb_at_keda_wait_usd", r.ebb_at_keda,
+			 "bound_cost_usd", r.bound_cost, "bound_wait_s", r.bound_wait_s, "ebb_at_bound_wait_usd",
+			 r.ebb_at_bound, "baseline_points_below_ebb", r.below_frontier, "below", r.below);
+}
+
+int cmd_tune(int argc, char **argv)
+{
+	enum { O_WAIT = SIMCLI_OWN, O_WRITE };
+	static const struct option longopts[] = {
+		{"wait-p95", required_argument, NULL, O_WAIT}, {"write", required_argument, NULL, O_WRITE},
+		SIMCLI_LONGOPTS, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+	};
+	const char *write_path = NULL;
+	struct simcli cli;
+	struct tune t;
+	struct trace tr;
+	char err[600], *end;
+	double wait = -1;
+	int c, rc = 0;
+
+	simcli_init(&cli, "tune");
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (c == O_WAIT) {
+			wait = strtod(optarg, &end);
+			/* inf would pass for a number and fail in the JSON. */
+			if (end == optarg || *end || !(wait >= 0 && wait <= 1e10)) {
+				fprintf(stderr, "ebb tune: --wait-p95: expected seconds from 0 to 1e10, got '%s'\n", optarg);
+				return 2;
+			}
+		} else if (c == O_WRITE) {
+			write_path = optarg;
+		} else if (c == 'h') {
+			fputs(usage, stdout);
+			return 0;
+		} else if (c == '?' || simcli_option(&cli, c, optarg) != 0) {
+			fputs(usage, stderr);
+			return 2;
+		}
+	}
+	if (optind + 1 != argc || wait < 0) {
+		fprintf(stderr, "ebb tune: expected one trace file and --wait-p95 S\n%s", usage);
+		return 2;
+	}
+	if (simcli_load(&cli, argv[optind], &tr) != 0)
+		return 1;
+	if (tune_run(&tr, &cli.o, cli.offers, wait, &t, err, sizeof err) != 0) {
+		fprintf(stderr, "ebb tune: %s\n", err);
+		trace_free(&tr);
+		return 1;
+	}
+	if (t.partial)
+		fprintf(stderr, "ebb tune: note: %zu settings left out: their replay ran only part of the trace"
+			" (`ebb sim --policy` on one says why), %s the first\n", t.partial, t.partial_spec);
+	if (cli.json) {
+		json_t *j = tune_json(&t, wait, (double)cli.o.offers[0].boot_ms / 1000.0);
+		json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+		fputc('\n', stdout);
+		json_decref(j);
+	} else {
+		print_table(&t, stdout);
+		print_ratios(&t, &cli.o, stdout);
+		if (t.recommended >= 0)
+			printf("\n%s", t.fragment);
+		else
+			printf("\nno setting of ebb reaches a p95 wait of %.0f s on this trace\n", wait);
+	}
+	if (write_path && t.recommended >= 0) {
+		FILE *f = fopen(write_path, "w");
+		int failed = !f;
+		if (f) {
+			failed = fputs(t.fragment, f) < 0;
+			failed |= fclose(f) != 0; /* closed whether fputs failed or not */
+		}
+		if (failed) {
+			fprintf(stderr, "ebb tune: --write %s: cannot write\n", write_path);
+			rc = 1;
+		}
+	} else if (write_path) {
+		fprintf(stderr, "ebb tune: --write %s: nothing to write, no setting meets the wait\n", write_path);
+		rc = 1;
+	}
+	if (cli.plot && simout_frontier_plot(&t, cli.plot, err, sizeof err) != 0) {
+		fprintf(stderr, "ebb tune: %s\n", err);
+		rc = 1;
+	}
+	tune_free(&t);
+	trace_free(&tr);
+	return rc;
+}

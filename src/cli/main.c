@@ -1,0 +1,50 @@
+/* ebb: one binary, many subcommands, dispatched from one table. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cmd.h"
+
+const struct command commands[] = {
+	{"serve", cmd_serve, "run the control plane: queue, HTTP API, scaler"},
+	{"submit", cmd_submit, "submit a job"},
+	{"jobs", cmd_jobs, "list jobs"},
+	{"job", cmd_job, "show one job"},
+	{"cancel", cmd_cancel, "cancel a job"},
+	{"fleet", cmd_fleet, "list the instances, the idle timeout in force, instance time against job time"},
+	{"decisions", cmd_decisions, "show the scaler's last decisions and their reasons"},
+	{"drain", cmd_drain, "stop giving jobs to an instance; it is terminated once idle"},
+	{"reclaim", cmd_reclaim, "reclaim a local instance as the spot market would (tests, demos)"},
+	{"report", cmd_report, "what the fleet cost per team, offer or job type: cost per item, idle, spot share"},
+	{"offers", cmd_offers, "list the offers: prices, cost per unit of work, the estimates in force"},
+	{"worker", cmd_worker, "run the agent that leases and runs jobs on an instance"},
+	{"sim", cmd_sim, "replay a job trace against ebb's policy and the usual ones"},
+	{"tune", cmd_tune, "sweep the policies' settings over a trace; recommend ebb's"},
+	{"config", cmd_config, "check a config file, or print the example config"},
+	{"version", cmd_version, "print the version"},
+	{"help", cmd_help, "list the commands"},
+	{NULL, NULL, NULL},
+};
+
+int main(int argc, char **argv)
+{
+	char name[64];
+
+	if (argc < 2) {
+		cmd_help(argc, argv);
+		return 2;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+		return cmd_help(1, argv);
+	if (strcmp(argv[1], "--version") == 0)
+		return cmd_version(1, argv);
+	for (const struct command *c = commands; c->name; c++) {
+		if (strcmp(c->name, argv[1]) == 0) {
+			/* getopt names the program in its messages: "ebb worker: ...". */
+			snprintf(name, sizeof name, "ebb %s", c->name);
+			argv[1] = name;
+			return c->run(argc - 1, argv + 1);
+		}
+	}
+	fprintf(stderr, "ebb: unknown command '%s' (see 'ebb help')\n", argv[1]);
+	return 2;
+}

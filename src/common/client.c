@@ -1,0 +1,215 @@
+/* The HTTP client (see client.h). One easy handle per client: curl keeps its
+ * connection open between calls, so a CLI command or a test that makes many
+ * calls pays for one TCP handshake. */
+#include "common/client.h"
+
+#include "common/curl_lazy.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cmd.h"
+
+#define DEFAULT_SERVER "http://127.0.0.1:7070"
+#define CONNECT_TIMEOUT_S 5L
+/* Longer than the longest lease long-poll (wait_s up to 600). */
+#define TOTAL_TIMEOUT_S 700L
+
+struct buffer {
+	char *data;
+	size_t len, cap;
+};
+
+static size_t on_data(char *ptr, size_t size, size_t n, void *arg)
+{
+	struct buffer *b = arg;
+	size_t add = size * n;
+
+	if (b->len + add + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		char *p;
+		while (cap < b->len + add + 1)
+			cap *= 2;
+		if (!(p = realloc(b->data, cap)))
+			return 0; /* curl reports a write error */
+		b->data = p;
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, ptr, add);
+	b->len += add;
+	b->data[b->len] = '\0';
+	return add;
+}
+
+static int set_server(struct client *c, const char *s)
+{
+	const char *scheme = strstr(s, "://") ? "" : "http://";
+	size_t n;
+
+	if ((size_t)snprintf(c->server, sizeof c->server, "%s%s", scheme, s) >= sizeof c->server) {
+		snprintf(c->err, sizeof c->err, "server URL too long (%zu characters)", strlen(s));
+		return -1;
+	}
+	if (strncmp(c->server, "http://", 7) != 0 && strncmp(c->server, "https://", 8) != 0) {
+		snprintf(c->err, sizeof c->err, "server '%.200s': expected http://HOST:PORT, https://HOST:PORT or HOST:PORT", s);
+		return -1;
+	}
+	/* Paths start with '/', so a trailing one would double it. */
+	n = strlen(c->server);
+	while (n > 0 && c->server[n - 1] == '/')
+		c->server[--n] = '\0';
+	return 0;
+}
+
+static int set_token(struct client *c, const char *t)
+{
+	if (strlen(t) >= sizeof c->token) {
+		snprintf(c->err, sizeof c->err, "token too long (%zu characters)", strlen(t));
+		return -1;
+	}
+	/* A newline would end the header and start another one. */
+	for (const char *p = t; *p; p++) {
+		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+			snprintf(c->err, sizeof c->err, "token: contains a control character");
+			return -1;
+		}
+	}
+	snprintf(c->token, sizeof c->token, "%s", t);
+	return 0;
+}
+
+int client_init(struct client *c, const char *server, const char *token)
+{
+	memset(c, 0, sizeof *c);
+	if (!server || !*server)
+		server = getenv("EBB_SERVER");
+	if (!token)
+		token = getenv("EBB_TOKEN");
+	if (set_server(c, server && *server ? server : DEFAULT_SERVER) != 0 ||
+	    set_token(c, token ? token : "") != 0)
+		return -1;
+	/* Reference-counted by libcurl, undone in client_free. */
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		snprintf(c->err, sizeof c->err, "%s", curl_lib_error()[0] ? curl_lib_error() : "libcurl: global initialisation failed");
+		return -1;
+	}
+	if (!(c->curl = curl_easy_init())) {
+		curl_global_cleanup();
+		snprintf(c->err, sizeof c->err, "libcurl: cannot create a handle");
+		return -1;
+	}
+	return 0;
+}
+
+void client_free(struct client *c)
+{
+	if (!c->curl)
+		return;
+	curl_easy_cleanup(c->curl);
+	curl_global_cleanup();
+	c->curl = NULL;
+}
+
+/* Failures before the request went out say the server is unreachable;
+ * later ones say which call broke. */
+static void transport_error(struct client *c, CURLcode rc, const char *detail, const char *method,
+			    const char *path)
+{
+	const char *why = detail[0] ? detail : curl_easy_strerror(rc);
+
+	if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
+	    rc == CURLE_COULDNT_RESOLVE_PROXY || rc == CURLE_SSL_CONNECT_ERROR)
+		snprintf(c->err, sizeof c->err, "cannot reach %.200s: %.280s", c->server, why);
+	else
+		snprintf(c->err, sizeof c->err, "%.10s %.150s%.100s: %.230s", method, c->server, path, why);
+}
+
+static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
+{
+	(void)dltotal;
+	(void)dlnow;
+	(void)ultotal;
+	(void)ulnow;
+	return *(volatile sig_atomic_t *)arg != 0;
+}
+
+int client_call(struct client *c, const char *method, const char *path, json_t *body,
+		json_t **reply)
+{
+	CURL *h = c->curl;
+	struct curl_slist *headers = NULL;
+	struct buffer in = {0};
+	char url[2048], auth[600], detail[CURL_ERROR_SIZE] = "";
+	char *text = NULL;
+	long status = 0;
+	CURLcode rc;
+
+	*reply = NULL;
+	if ((size_t)snprintf(url, sizeof url, "%s%s", c->server, path) >= sizeof url) {
+		snprintf(c->err, sizeof c->err, "URL too long: %.200s%.100s...", c->server, path);
+		return -1;
+	}
+	if (body && !(text = json_dumps(body, JSON_COMPACT))) {
+		snprintf(c->err, sizeof c->err, "cannot encode the request body as JSON");
+		return -1;
+	}
+	/* Reset keeps the live connection; only the options start afresh. */
+	curl_easy_reset(h);
+	headers = curl_slist_append(headers, "Content-Type: application/json");
+	headers = curl_slist_append(headers, "Accept: application/json");
+	/* No "Expect: 100-continue" round trip for larger bodies. */
+	headers = curl_slist_append(headers, "Expect:");
+	if (c->token[0]) {
+		snprintf(auth, sizeof auth, "Authorization: Bearer %s", c->token);
+		headers = curl_slist_append(headers, auth);
+	}
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, "ebb/" EBB_VERSION);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT_S);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, TOTAL_TIMEOUT_S);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, detail);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &in);
+	if (text || strcmp(method, "GET") != 0) {
+		/* A POST without a body still sends "Content-Length: 0". */
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, text ? text : "");
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)(text ? strlen(text) : 0));
+	}
+	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+	if (c->abort_flag) {
+		curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+		curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+		curl_easy_setopt(h, CURLOPT_XFERINFODATA, (void *)c->abort_flag);
+	}
+	rc = curl_easy_perform(h);
+	curl_slist_free_all(headers);
+	free(text);
+	if (rc != CURLE_OK) {
+		transport_error(c, rc, detail, method, path);
+		free(in.data);
+		return -1;
+	}
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	if (in.len > 0)
+		*reply = json_loadb(in.data, in.len, JSON_DECODE_ANY, NULL);
+	free(in.data);
+	return (int)status;
+}
+
+void client_error_text(int status, json_t *reply, char *buf, size_t size)
+{
+	json_t *e = json_object_get(reply, "error");
+	const char *code = json_string_value(json_object_get(e, "code"));
+	const char *message = json_string_value(json_object_get(e, "message"));
+	const char *field = json_string_value(json_object_get(e, "field"));
+
+	if (!message) {
+		snprintf(buf, size, "HTTP %d (the reply gives no reason)", status);
+		return;
+	}
+	snprintf(buf, size, "%d %s: %s%s%s%s", status, code ? code : "error", message,
+		 field ? " (field " : "", field ? field : "", field ? ")" : "");
+}

@@ -1,0 +1,861 @@
+/* The configuration table and its INI parser (see config.h).
+ *
+ * Each key is one row: section, name, type, bounds, default and help. The
+ * defaults are strings run through the same parser as the file, so the
+ * example file, the docs and the values in force cannot drift apart. */
+#include "common/config.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/units.h"
+
+enum conf_type { CONF_STRING, CONF_INT, CONF_DOUBLE, CONF_BOOL, CONF_DURATION, CONF_SIZE, CONF_ENUM };
+
+struct conf_key {
+	const char *name;
+	enum conf_type type;
+	size_t offset;
+	int64_t min, max; /* ints, ms, bytes; for strings the longest length */
+	const char *def;
+	const char *const *choices; /* CONF_ENUM, NULL-terminated */
+	const char *help;
+	int secret;  /* never printed back */
+	int auto_ok; /* a duration that may be "auto" (CONF_AUTO) */
+	int optional; /* a number that may be left empty (CONF_ABSENT) */
+	double fmin, fmax; /* CONF_DOUBLE bounds */
+};
+
+struct conf_section {
+	const char *name;
+	/* Sections named "NAME.*" hold a list of items (one per [type.X]). */
+	int multi;
+	const struct conf_key *keys;
+	size_t item_size, items_offset, count_offset, name_offset;
+	const char *help;
+};
+
+static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
+static const char *const store_kinds[] = {"sqlite", NULL};
+static const char *const roles[] = {"admin", "submit", "worker", NULL};
+static const char *const provider_kinds[] = {"none", "local", NULL};
+static const char *const billings[] = {"per-second", "per-minute", "per-hour", NULL};
+
+#define CFG(field) offsetof(struct config, field)
+#define DAY_MS (86400LL * 1000)
+
+static const struct conf_key server_keys[] = {
+	{"listen", CONF_STRING, CFG(listen), 1, 255, "127.0.0.1:7070", NULL,
+	 "Address and port of the HTTP API. Without a [token.*] section only a loopback address is accepted."},
+	{"data_dir", CONF_STRING, CFG(data_dir), 1, 4095, "./ebb-data", NULL,
+	 "Directory holding the SQLite database (ebb.db); created if missing."},
+	{"max_body", CONF_SIZE, CFG(max_body), 1024, 64LL << 20, "1MiB", NULL,
+	 "Largest request body accepted; larger ones get 413."},
+	{"log_level", CONF_ENUM, CFG(log_level), 0, 0, "info", log_levels,
+	 "Least severe log level written to stderr."},
+	{"max_connections", CONF_INT, CFG(max_connections), 16, 1000000, "4096", NULL,
+	 "Open HTTP connections at once, long-polling workers included."},
+	{"connection_timeout", CONF_DURATION, CFG(connection_timeout_ms), 1000, DAY_MS, "60s", NULL,
+	 "An idle keep-alive connection is closed after this long."},
+	{0},
+};
+
+static const struct conf_key store_keys[] = {
+	{"kind", CONF_ENUM, CFG(store_kind), 0, 0, "sqlite", store_kinds,
+	 "Store engine. sqlite: one file in data_dir, WAL mode, every commit fsynced."},
+	{0},
+};
+
+static const struct conf_key queue_keys[] = {
+	{"lanes", CONF_STRING, CFG(lanes), 1, 1023, "express,standard,batch", NULL,
+	 "Lanes in the order they are served: a job of an earlier lane is leased before any job of a later one."},
+	{"default_lane", CONF_STRING, CFG(default_lane), 1, CONF_NAME_MAX, "standard", NULL,
+	 "Lane of a job submitted without one."},
+	{"max_queued", CONF_INT, CFG(max_queued), 1, 1000000000, "1000000", NULL,
+	 "Queued plus delayed jobs at most; a submit beyond it gets 429."},
+	{"lease_timeout", CONF_DURATION, CFG(lease_timeout_ms), 1000, 3600 * 1000, "60s", NULL,
+	 "A lease not extended by a heartbeat within this long expires: the job is queued again and the attempt counts."},
+	{"max_lease_wait", CONF_DURATION, CFG(max_lease_wait_ms), 0, 600 * 1000, "60s", NULL,
+	 "Longest time a lease request long-polls for a job."},
+	{"default_timeout", CONF_DURATION, CFG(default_timeout_ms), 1000, 30 * DAY_MS, "1h", NULL,
+	 "Run-time limit of a job submitted without timeout_s."},
+	{"max_attempts", CONF_INT, CFG(max_attempts), 1, 100, "3", NULL,
+	 "Attempts of a job submitted without max_attempts; after the last failed one it is dead."},
+	{"retry_base", CONF_DURATION, CFG(retry_base_ms), 0, DAY_MS, "10s", NULL,
+	 "Delay before the first retry; it doubles with each attempt, with jitter (half to all of it)."},
+	{"retry_max", CONF_DURATION, CFG(retry_max_ms), 0, 7 * DAY_MS, "10m", NULL,
+	 "Longest delay between two attempts."},
+	{0},
+};
+
+static const struct conf_key scaler_keys[] = {
+	{"interval", CONF_DURATION, CFG(scaler_interval_ms), 100, 600 * 1000, "2s", NULL,
+	 "Least time between two scaling decisions; events (submits, finished jobs) bring the next one forward to this."},
+	{"max_instances", CONF_INT, CFG(max_instances), 0, 100000, "4", NULL,
+	 "Hard limit: instances at once, booting and draining ones included. No decision passes it."},
+	{"max_gpus", CONF_INT, CFG(max_gpus), 0, 1000000, "8", NULL,
+	 "Hard limit: GPUs at once over all instances."},
+	{"max_spend_per_hour", CONF_DOUBLE, CFG(max_spend_per_hour), 0, 0, "20", NULL,
+	 "Hard limit: USD per hour of all instances at once, at their offers' prices; 0 means no limit.",
+	 .fmin = 0, .fmax = 1e6},
+	{"idle_timeout", CONF_DURATION, CFG(idle_timeout_ms), 0, DAY_MS, "10m", NULL,
+	 "An idle instance is released after this long; auto: the idle_gap_quantile of the gaps between submissions.",
+	 .auto_ok = 1},
+	{"idle_surplus_timeout", CONF_DURATION, CFG(idle_surplus_ms), 0, DAY_MS, "0s", NULL,
+	 "While more than one instance is idle, the longest idle go after this; the last waits idle_timeout. 0s: off."},
+	{"arrival_window", CONF_DURATION, CFG(arrival_window_ms), 0, DAY_MS, "0s", NULL,
+	 "Capacity is held and launched for the work expected at the rate it arrived lately, weighted by exp(-age / this); 0s: off, only queued work counts."},
+	{"idle_timeout_min", CONF_DURATION, CFG(idle_timeout_min_ms), 0, DAY_MS, "1m", NULL,
+	 "Shortest idle timeout auto may choose; also the shortest gap auto counts."},
+	{"idle_timeout_max", CONF_DURATION, CFG(idle_timeout_max_ms), 0, DAY_MS, "30m", NULL,
+	 "Longest idle timeout auto may choose."},
+	{"idle_gap_quantile", CONF_DOUBLE, CFG(idle_gap_quantile), 0, 0, "0.95", NULL,
+	 "Share of the gaps between submissions that the auto idle timeout covers.", .fmin = 0.5, .fmax = 1},
+	{"idle_decay", CONF_BOOL, CFG(idle_decay), 0, 1, "off", NULL,
+	 "on: release half of the idle instances at idle_decay_t1 and the rest at idle_decay_t2, instead of idle_timeout."},
+	{"idle_decay_t1", CONF_DURATION, CFG(decay_t1_ms), 0, DAY_MS, "10m", NULL,
+	 "With idle_decay: when the first half of the idle instances goes."},
+	{"idle_decay_t2", CONF_DURATION, CFG(decay_t2_ms), 0, DAY_MS, "30m", NULL,
+	 "With idle_decay: when the rest goes."},
+	{"boot_timeout", CONF_DURATION, CFG(boot_timeout_ms), 1000, DAY_MS, "10m", NULL,
+	 "An instance whose worker has not registered this long after launch is terminated as a failed launch."},
+	{"warm", CONF_STRING, CFG(warm), 0, 1023, "", NULL,
+	 "Warm pool: ready instances to keep by weekday and hour (UTC), e.g. 'mon-fri 08-18 2; * * 0'. Empty: none."},
+	{"default_est", CONF_DURATION, CFG(default_est_ms), 1000, 30 * DAY_MS, "1m", NULL,
+	 "Run time assumed for a job with no est_s and no finished job of its type to learn from."},
+	{"max_price", CONF_DOUBLE, CFG(max_price), 0, 0, "0", NULL,
+	 "Offers dearer than this, USD per hour, are never launched; 0 means no limit.", .fmin = 0, .fmax = 1e6},
+	{"min_reliability", CONF_DOUBLE, CFG(min_reliability), 0, 0, "0", NULL,
+	 "Spot offers whose chance of no reclaim in an hour is below this are not used.", .fmin = 0, .fmax = 1},
+	{"max_share_per_offer", CONF_DOUBLE, CFG(max_share_per_offer), 0, 0, "0.5", NULL,
+	 "Spot instances of one offer, as a share of all spot instances, at most (one reclaim wave hits one offer).",
+	 .fmin = 0.01, .fmax = 1},
+	{"spot", CONF_BOOL, CFG(use_spot), 0, 1, "on", NULL,
+	 "Launch on the spot market where an offer has a spot price and it is cheaper per item."},
+	{"checkpoint_every", CONF_DURATION, CFG(checkpoint_every_ms), 1000, 30 * DAY_MS, "10m", NULL,
+	 "Checkpoint interval assumed when pricing reclaims: a reclaim loses half of it, or half a job if shorter."},
+	{0},
+};
+
+static const struct conf_key provider_keys[] = {
+	{"kind", CONF_ENUM, CFG(provider_kind), 0, 0, "none", provider_kinds,
+	 "Where instances come from. none: no scaling, workers are started by hand. local: ebb worker processes on this machine."},
+	{"orphan_timeout", CONF_DURATION, CFG(orphan_timeout_ms), 1000, DAY_MS, "5m", NULL,
+	 "A worker that cannot reach serve for this long exits and runs on_exit."},
+	{"on_exit", CONF_STRING, CFG(on_exit), 0, 1023, "", NULL,
+	 "Shell command a worker runs when it exits by itself (idle or orphaned): a cloud VM's power-off."},
+	{"server_url", CONF_STRING, CFG(server_url), 0, 1023, "", NULL,
+	 "URL workers use to reach serve; empty: http:// and the listen address."},
+	{"reclaim_grace", CONF_DURATION, CFG(reclaim_grace_ms), 0, 3600 * 1000, "25s", NULL,
+	 "After a reclaim notice, how long a worker waits for its job's last checkpoint before reporting it interrupted."},
+	{0},
+};
+
+static const struct conf_key local_keys[] = {
+	{"gpus", CONF_STRING, CFG(local_gpus), 0, 1023, "0", NULL,
+	 "GPU indices handed to local workers (CUDA_VISIBLE_DEVICES), each index to one worker at a time."},
+	{"boot", CONF_DURATION, CFG(local_boot_ms), 0, 3600 * 1000, "0s", NULL,
+	 "Delay before a local worker starts, standing in for a cloud instance's cold start; an offer's boot adds to it."},
+	{"reclaim_notice", CONF_DURATION, CFG(local_reclaim_notice_ms), 0, 3600 * 1000, "10s", NULL,
+	 "A local spot reclaim: the notice is served, and the worker is killed this long after."},
+	{"seed", CONF_INT, CFG(local_seed), 0, 1LL << 62, "1", NULL,
+	 "Seed of the local provider's simulated faults (spot_reclaim_rate, launch_failure_rate)."},
+	{0},
+};
+
+#define LANE(field) offsetof(struct lane_conf, field)
+static const struct conf_key lane_keys[] = {
+	{"wait_target", CONF_DURATION, LANE(wait_target_ms), 1000, 7 * DAY_MS, "5m", NULL,
+	 "Queued work of this lane should start within this long after the boot of an instance launched for it: the scaler launches when it cannot."},
+	{0},
+};
+
+#define OFFER(field) offsetof(struct offer_conf, field)
+static const struct conf_key offer_keys[] = {
+	{"provider", CONF_STRING, OFFER(provider), 0, CONF_NAME_MAX, "", NULL,
+	 "The provider that launches it; empty: [provider] kind."},
+	{"gpu", CONF_STRING, OFFER(gpu), 0, CONF_NAME_MAX, "", NULL, "GPU model, for people (e.g. A10G)."},
+	{"gpus", CONF_INT, OFFER(gpus), 1, 64, "1", NULL, "GPUs of one instance."},
+	{"vram_gb", CONF_INT, OFFER(vram_gb), 0, 4096, "24", NULL, "Memory of each GPU, GB."},
+	{"price_ondemand", CONF_DOUBLE, OFFER(price_ondemand), 0, 0, "", NULL,
+	 "USD per hour of one instance on demand; empty: not sold on demand.", .fmin = 0, .fmax = 10000,
+	 .optional = 1},
+	{"price_spot", CONF_DOUBLE, OFFER(price_spot), 0, 0, "", NULL,
+	 "USD per hour of one instance on the spot market; empty: no spot.", .fmin = 0, .fmax = 10000,
+	 .optional = 1},
+	{"boot", CONF_DURATION, OFFER(boot_ms), 0, 3600 * 1000, "0s", NULL,
+	 "Expected time from launch to a registered worker, until measured."},
+	{"speed", CONF_DOUBLE, OFFER(speed), 0, 0, "1", NULL,
+	 "Throughput relative to the reference GPU, until measured.", .fmin = 0.001, .fmax = 1000},
+	{"reliability", CONF_DOUBLE, OFFER(reliability), 0, 0, "0.8", NULL,
+	 "Spot: chance of no reclaim in an hour, until measured.", .fmin = 0, .fmax = 1},
+	{"billing", CONF_ENUM, OFFER(billing), 0, 0, "per-second", billings,
+	 "How the provider bills a running instance: per started second, minute or hour."},
+	{"billing_minimum", CONF_DURATION, OFFER(billing_minimum_ms), 0, 3600 * 1000, "1m", NULL,
+	 "Least time billed for one instance."},
+	{"max_instances", CONF_INT, OFFER(max_instances), 0, 100000, "0", NULL,
+	 "Instances of this offer at once; 0: only the global limits."},
+	{"spot_reclaim_rate", CONF_DOUBLE, OFFER(spot_reclaim_rate), 0, 0, "0", NULL,
+	 "Local provider faults: reclaims per hour of a spot instance of this offer.", .fmin = 0, .fmax = 3600},
+	{"launch_failure_rate", CONF_DOUBLE, OFFER(launch_failure_rate), 0, 0, "0", NULL,
+	 "Local provider faults: share of spot launches that fail with a capacity error.", .fmin = 0, .fmax = 1},
+	{0},
+};
+
+#define TYPE(field) offsetof(struct type_conf, field)
+static const struct conf_key type_keys[] = {
+	{"max_running", CONF_INT, TYPE(max_running), 0, 1000000, "0", NULL,
+	 "Jobs of this type leased at once at most; 0 means no limit."},
+	{0},
+};
+
+#define TOKEN(field) offsetof(struct token_conf, field)
+static const struct conf_key token_keys[] = {
+	{"secret", CONF_STRING, TOKEN(secret), 16, 255, "", NULL,
+	 "The bearer token itself (16 characters at least). Required.", 1},
+	{"role", CONF_ENUM, TOKEN(role), 0, 0, "submit", roles,
+	 "admin: everything. submit: submits and sees its team's jobs. worker: leases and reports jobs."},
+	{"team", CONF_STRING, TOKEN(team), 0, CONF_NAME_MAX, "", NULL,
+	 "Team of a submit token: its jobs carry this team and it sees only them. Required for role = submit."},
+	{0},
+};
+
+static const struct conf_section sections[] = {
+	{"server", 0, server_keys, 0, 0, 0, 0, "The HTTP API."},
+	{"store", 0, store_keys, 0, 0, 0, 0, "Where jobs are kept."},
+	{"queue", 0, queue_keys, 0, 0, 0, 0, "Queue semantics and their defaults."},
+	{"scaler", 0, scaler_keys, 0, 0, 0, 0, "When instances are launched and released (docs/SCALING.md)."},
+	{"provider", 0, provider_keys, 0, 0, 0, 0, "Where instances come from."},
+	{"local", 0, local_keys, 0, 0, 0, 0, "The local provider."},
+	{"lane", 1, lane_keys, sizeof(struct lane_conf), CFG(lane_confs), CFG(nlane_confs),
+	 LANE(name), "One section per lane whose wait target is not the default, e.g. [lane.express]."},
+	{"offer", 1, offer_keys, sizeof(struct offer_conf), CFG(offers), CFG(noffers),
+	 OFFER(name), "Instance types the provider can launch, e.g. [offer.a10g]. With none, one offer 'default': 1 GPU, price 0, boot 0."},
+	{"type", 1, type_keys, sizeof(struct type_conf), CFG(types), CFG(ntypes),
+	 TYPE(name), "One section per job type that needs a limit, e.g. [type.transcode]."},
+	{"token", 1, token_keys, sizeof(struct token_conf), CFG(tokens), CFG(ntokens),
+	 TOKEN(name), "One section per bearer token, e.g. [token.ci]. With none, the API is open and listens on loopback only."},
+	{0},
+};
+
+static void fmt_err(char *err, size_t errsize, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void fmt_err(char *err, size_t errsize, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errsize, fmt, ap);
+	va_end(ap);
+}
+
+int config_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > CONF_NAME_MAX)
+		return 0;
+	return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n;
+}
+
+static void format_value(char *buf, size_t size, const struct conf_key *k, const void *base)
+{
+	const char *p = (const char *)base + k->offset;
+	int64_t v = *(const int64_t *)p;
+
+	switch (k->type) {
+	case CONF_STRING:
+		snprintf(buf, size, "%s", *(char *const *)p ? *(char *const *)p : "");
+		break;
+	case CONF_INT:
+		snprintf(buf, size, "%lld", (long long)v);
+		break;
+	case CONF_DOUBLE:
+		if (k->optional && *(const double *)p == CONF_ABSENT)
+			buf[0] = '\0';
+		else
+			snprintf(buf, size, "%g", *(const double *)p);
+		break;
+	case CONF_BOOL:
+		snprintf(buf, size, "%s", v ? "on" : "off");
+		break;
+	case CONF_DURATION:
+		if (k->auto_ok && v == CONF_AUTO)
+			snprintf(buf, size, "auto");
+		else
+			format_duration(buf, size, v);
+		break;
+	case CONF_SIZE:
+		format_size(buf, size, v);
+		break;
+	case CONF_ENUM:
+		snprintf(buf, size, "%s", k->choices[v]);
+		break;
+	}
+}
+
+static void format_bound(char *buf, size_t size, const struct conf_key *k, int64_t v)
+{
+	if (k->type == CONF_DURATION)
+		format_duration(buf, size, v);
+	else if (k->type == CONF_SIZE)
+		format_size(buf, size, v);
+	else
+		snprintf(buf, size, "%lld", (long long)v);
+}
+
+/* Parses value for key k into base + k->offset; on error writes what was
+ * expected into err. */
+static int set_value(const struct conf_key *k, void *base, const char *value, char *err,
+		     size_t errsize)
+{
+	char *p = (char *)base + k->offset;
+	char lo[32], hi[32];
+	int64_t v = 0;
+	int rc = 0;
+
+	switch (k->type) {
+	case CONF_STRING: {
+		size_t n = strlen(value);
+		/* Empty means "not set" only where the default is empty too (a
+		 * token's secret, checked later); "listen =" is an error here. */
+		if ((int64_t)n > k->max || ((int64_t)n < k->min && (n > 0 || k->def[0] != '\0'))) {
+			fmt_err(err, errsize, "expected %lld to %lld characters, got %zu",
+				(long long)k->min, (long long)k->max, n);
+			return -1;
+		}
+		free(*(char **)p);
+		*(char **)p = strdup(value);
+		return 0;
+	}
+	case CONF_ENUM:
+		for (int i = 0; k->choices[i]; i++) {
+			if (strcmp(value, k->choices[i]) == 0) {
+				*(int64_t *)p = i;
+				return 0;
+			}
+		}
+		{
+			char list[256] = "";
+			for (int i = 0; k->choices[i]; i++) {
+				strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
+				strncat(list, k->choices[i], sizeof list - strlen(list) - 1);
+			}
+			fmt_err(err, errsize, "expected one of %s, got '%s'", list, value);
+		}
+		return -1;
+	case CONF_INT:
+		rc = parse_int64(value, &v);
+		if (rc)
+			fmt_err(err, errsize, "expected an integer, got '%s'", value);
+		break;
+	case CONF_DOUBLE: {
+		double d;
+		if (k->optional && value[0] == '\0') {
+			*(double *)p = CONF_ABSENT;
+			return 0;
+		}
+		if (parse_double(value, &d) != 0 || d < k->fmin || d > k->fmax) {
+			fmt_err(err, errsize, "expected a number from %g to %g, got '%s'", k->fmin, k->fmax, value);
+			return -1;
+		}
+		*(double *)p = d;
+		return 0;
+	}
+	case CONF_BOOL:
+		if (strcmp(value, "on") == 0 || strcmp(value, "true") == 0 || strcmp(value, "yes") == 0) {
+			*(int64_t *)p = 1;
+		} else if (strcmp(value, "off") == 0 || strcmp(value, "false") == 0 || strcmp(value, "no") == 0) {
+			*(int64_t *)p = 0;
+		} else {
+			fmt_err(err, errsize, "expected on or off, got '%s'", value);
+			return -1;
+		}
+		return 0;
+	case CONF_DURATION:
+		if (k->auto_ok && strcmp(value, "auto") == 0) {
+			*(int64_t *)p = CONF_AUTO;
+			return 0;
+		}
+		rc = parse_duration_ms(value, &v);
+		if (rc)
+			fmt_err(err, errsize,
+				"expected a duration with a unit (500ms, 3s, 10m, 1h, 2d), got '%s'", value);
+		break;
+	case CONF_SIZE:
+		rc = parse_size_bytes(value, &v);
+		if (rc)
+			fmt_err(err, errsize, "expected a size with a unit (512B, 64KiB, 1MiB), got '%s'",
+				value);
+		break;
+	}
+	if (rc)
+		return -1;
+	if (v < k->min || v > k->max) {
+		format_bound(lo, sizeof lo, k, k->min);
+		format_bound(hi, sizeof hi, k, k->max);
+		fmt_err(err, errsize, "expected a value from %s to %s, got '%s'", lo, hi, value);
+		return -1;
+	}
+	*(int64_t *)p = v;
+	return 0;
+}
+
+static void apply_defaults(const struct conf_key *keys, void *base)
+{
+	char ignored[256];
+
+	for (const struct conf_key *k = keys; k->name; k++) {
+		/* The table's own defaults always parse; a test checks that. */
+		if (set_value(k, base, k->def, ignored, sizeof ignored) != 0)
+			log_error("config default does not parse", "key=%s", k->name);
+	}
+}
+
+/* Finds the item named name in a multi section, appending it if new. */
+static void *multi_item(struct config *cfg, const struct conf_section *s, const char *name)
+{
+	char **items = (char **)((char *)cfg + s->items_offset);
+	size_t *count = (size_t *)((char *)cfg + s->count_offset);
+	char *item;
+
+	for (size_t i = 0; i < *count; i++) {
+		item = *items + i * s->item_size;
+		if (strcmp(*(char **)(item + s->name_offset), name) == 0)
+			return item;
+	}
+	*items = realloc(*items, (*count + 1) * s->item_size);
+	item = *items + (*count)++ * s->item_size;
+	memset(item, 0, s->item_size);
+	apply_defaults(s->keys, item);
+	*(char **)(item + s->name_offset) = strdup(name);
+	return item;
+}
+
+static const struct conf_section *find_section(const char *section, const char **item_name)
+{
+	for (const struct conf_section *s = sections; s->name; s++) {
+		size_t n = strlen(s->name);
+		if (!s->multi && strcmp(section, s->name) == 0)
+			return s;
+		if (s->multi && strncmp(section, s->name, n) == 0 && section[n] == '.') {
+			*item_name = section + n + 1;
+			return s;
+		}
+	}
+	return NULL;
+}
+
+int config_set(struct config *cfg, const char *section, const char *key, const char *value,
+	       char *err, size_t errsize)
+{
+	const char *item_name = NULL;
+	const struct conf_section *s = find_section(section, &item_name);
+	char why[200];
+	void *base = cfg;
+
+	if (!s) {
+		fmt_err(err, errsize,
+			"[%s]: unknown section (expected server, store, queue, scaler, provider, local,"
+			" type.NAME, token.NAME, lane.NAME or offer.NAME)",
+			section);
+		return -1;
+	}
+	if (s->multi) {
+		if (!config_name_ok(item_name)) {
+			fmt_err(err, errsize, "[%s]: expected a name of letters, digits, '_', '.' or '-'",
+				section);
+			return -1;
+		}
+		base = multi_item(cfg, s, item_name);
+	}
+	for (const struct conf_key *k = s->keys; k->name; k++) {
+		if (strcmp(k->name, key) != 0)
+			continue;
+		if (set_value(k, base, value, why, sizeof why) != 0) {
+			fmt_err(err, errsize, "[%s] %s: %s", section, key, why);
+			return -1;
+		}
+		return 0;
+	}
+	fmt_err(err, errsize, "[%s] %s: unknown key", section, key);
+	return -1;
+}
+
+void config_defaults(struct config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	for (const struct conf_section *s = sections; s->name; s++) {
+		if (!s->multi)
+			apply_defaults(s->keys, cfg);
+	}
+	/* The default lanes always split; config_load re-derives them. */
+	cfg->nlanes = 3;
+	strcpy(cfg->lane_names[0], "express");
+	strcpy(cfg->lane_names[1], "standard");
+	strcpy(cfg->lane_names[2], "batch");
+}
+
+/* inih reads lines through this so that every error can name its line. */
+struct reader {
+	FILE *file;
+	int line;
+	struct config *cfg;
+	char err[512];
+	int err_line;
+	int read_errno; /* the file could not be read (a directory) */
+};
+
+/* inih keeps this much of a section name and drops the rest (MAX_SECTION
+ * in its ini.c): [type.NAME] would name another type. */
+#define INI_SECTION_MAX 49
+
+static char *refuse_line(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *refuse_line(struct reader *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	r->err_line = r->line;
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof r->err, fmt, ap);
+	va_end(ap);
+	return NULL;
+}
+
+/* One line for inih, or NULL at the end, at the first error, or for what
+ * inih would silently mangle: it reads a long line as two (the rest as a
+ * line of its own, or as the key's new value when it starts with a
+ * space), ends a line at a NUL byte, and cuts long section names. */
+static char *read_line(char *str, int num, void *stream)
+{
+	struct reader *r = stream;
+	const char *section;
+	int n = 0, c;
+
+	if (r->err_line)
+		return NULL;
+	while ((c = getc(r->file)) != EOF && c != '\n') {
+		if (c == '\0' || n == num - 1) {
+			r->line++;
+			if (c == '\0')
+				return refuse_line(r, "a NUL byte: not a text file");
+			return refuse_line(r, "line longer than %d characters", num - 1);
+		}
+		str[n++] = (char)c;
+	}
+	if (c == EOF && ferror(r->file))
+		r->read_errno = errno;
+	if (c == EOF && n == 0)
+		return NULL;
+	str[n] = '\0';
+	r->line++;
+	section = str + strspn(str, " \t");
+	if (*section == '[' && strcspn(section + 1, "]") > INI_SECTION_MAX)
+		return refuse_line(r, "section name longer than %d characters", INI_SECTION_MAX);
+	return str;
+}
+
+static int on_key(void *user, const char *section, const char *name, const char *value)
+{
+	struct reader *r = user;
+	char why[400];
+
+	if (r->err_line)
+		return 1; /* keep the first error */
+	if (config_set(r->cfg, section, name, value, why, sizeof why) != 0) {
+		r->err_line = r->line;
+		snprintf(r->err, sizeof r->err, "%s", why);
+	}
+	return 1;
+}
+
+static int derive_lanes(struct config *cfg, char *err, size_t errsize)
+{
+	char *list = strdup(cfg->lanes), *save = NULL;
+	int n = 0;
+
+	for (char *tok = strtok_r(list, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		if (n == CONF_MAX_LANES || !config_name_ok(tok)) {
+			fmt_err(err, errsize, "[queue] lanes: '%s' is not a lane name, or more than %d lanes",
+				tok, CONF_MAX_LANES);
+			free(list);
+			return -1;
+		}
+		for (int i = 0; i < n; i++) {
+			if (strcmp(cfg->lane_names[i], tok) == 0) {
+				fmt_err(err, errsize, "[queue] lanes: '%s' is listed twice", tok);
+				free(list);
+				return -1;
+			}
+		}
+		snprintf(cfg->lane_names[n++], CONF_NAME_MAX + 1, "%s", tok);
+	}
+	free(list);
+	cfg->nlanes = n;
+	if (config_lane_rank(cfg, cfg->default_lane) < 0) {
+		fmt_err(err, errsize, "[queue] default_lane: '%s' is not one of the lanes '%s'",
+			cfg->default_lane, cfg->lanes);
+		return -1;
+	}
+	return 0;
+}
+
+static int check_tokens(const struct config *cfg, char *err, size_t errsize)
+{
+	for (size_t i = 0; i < cfg->ntokens; i++) {
+		const struct token_conf *t = &cfg->tokens[i];
+		if (strlen(t->secret) < 16) {
+			fmt_err(err, errsize, "[token.%s] secret: required, 16 characters at least", t->name);
+			return -1;
+		}
+		if (t->role == ROLE_SUBMIT && !config_name_ok(t->team)) {
+			fmt_err(err, errsize, "[token.%s] team: required for role = submit", t->name);
+			return -1;
+		}
+		for (size_t j = 0; j < i; j++) {
+			if (strcmp(cfg->tokens[j].secret, t->secret) == 0) {
+				fmt_err(err, errsize, "[token.%s] secret: the same as [token.%s]", t->name,
+					cfg->tokens[j].name);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+int config_gpu_list(const char *list, int *out, int max)
+{
+	char *copy = strdup(list), *save = NULL;
+	int n = 0;
+
+	for (char *tok = strtok_r(copy, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		char *end;
+		long v = strtol(tok, &end, 10);
+		if (*end || v < 0 || v > 1023 || n == max) {
+			n = -1;
+			break;
+		}
+		out[n++] = (int)v;
+	}
+	free(copy);
+	return n;
+}
+
+int config_check(struct config *cfg, char *err, size_t errsize)
+{
+	char why[300];
+	int gpus[256];
+
+	if (config_gpu_list(cfg->local_gpus, gpus, 256) < 0) {
+		fmt_err(err, errsize, "[local] gpus: expected GPU indices from 0 to 1023 separated by commas"
+			" (256 at most), got '%s'", cfg->local_gpus);
+		return -1;
+	}
+	for (size_t i = 0; i < cfg->noffers; i++) {
+		const struct offer_conf *o = &cfg->offers[i];
+		if (o->price_ondemand == CONF_ABSENT && o->price_spot == CONF_ABSENT) {
+			fmt_err(err, errsize, "[offer.%s]: needs price_ondemand, price_spot or both", o->name);
+			return -1;
+		}
+	}
+	if (cfg->ntypes > 64) {
+		fmt_err(err, errsize, "[type.*]: %zu sections, 64 at most", cfg->ntypes);
+		return -1;
+	}
+
+	if (warm_parse(cfg->warm, &cfg->warm_schedule, why, sizeof why) != 0) {
+		fmt_err(err, errsize, "[scaler] warm: %s", why);
+		return -1;
+	}
+	if (cfg->idle_timeout_min_ms > cfg->idle_timeout_max_ms) {
+		fmt_err(err, errsize, "[scaler] idle_timeout_min is above idle_timeout_max");
+		return -1;
+	}
+	if (cfg->decay_t1_ms > cfg->decay_t2_ms) {
+		fmt_err(err, errsize, "[scaler] idle_decay_t1 is after idle_decay_t2");
+		return -1;
+	}
+	for (size_t i = 0; i < cfg->nlane_confs; i++) {
+		if (config_lane_rank(cfg, cfg->lane_confs[i].name) < 0) {
+			fmt_err(err, errsize, "[lane.%s]: not one of [queue] lanes (%s)", cfg->lane_confs[i].name,
+				cfg->lanes);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int config_load(struct config *cfg, const char *path, char *err, size_t errsize)
+{
+	struct reader r = {.cfg = cfg};
+	char why[512];
+	int rc;
+
+	config_defaults(cfg);
+	r.file = fopen(path, "r");
+	if (!r.file) {
+		fmt_err(err, errsize, "%s: cannot open: %s", path, strerror(errno));
+		return -1;
+	}
+	rc = ini_parse_stream(read_line, &r, on_key, &r);
+	fclose(r.file);
+	if (r.read_errno) {
+		fmt_err(err, errsize, "%s: cannot read: %s", path, strerror(r.read_errno));
+		return -1;
+	}
+	/* The first error by line: inih's syntax error (rc) comes before the
+	 * key it leads us to refuse ("[server" leaves the next keys in no
+	 * section). */
+	if (r.err_line && (rc <= 0 || r.err_line < rc)) {
+		fmt_err(err, errsize, "%s:%d: %s", path, r.err_line, r.err);
+		return -1;
+	}
+	if (rc != 0) {
+		fmt_err(err, errsize, "%s:%d: expected [section] or key = value",
+			path, rc);
+		return -1;
+	}
+	if (derive_lanes(cfg, why, sizeof why) != 0 || check_tokens(cfg, why, sizeof why) != 0 ||
+	    config_check(cfg, why, sizeof why) != 0) {
+		fmt_err(err, errsize, "%s: %s", path, why);
+		return -1;
+	}
+	return 0;
+}
+
+static void free_strings(const struct conf_key *keys, void *base)
+{
+	for (const struct conf_key *k = keys; k->name; k++) {
+		if (k->type == CONF_STRING)
+			free(*(char **)((char *)base + k->offset));
+	}
+}
+
+void config_free(struct config *cfg)
+{
+	for (const struct conf_section *s = sections; s->name; s++) {
+		if (!s->multi) {
+			free_strings(s->keys, cfg);
+			continue;
+		}
+		char *items = *(char **)((char *)cfg + s->items_offset);
+		size_t count = *(size_t *)((char *)cfg + s->count_offset);
+		for (size_t i = 0; i < count; i++) {
+			free_strings(s->keys, items + i * s->item_size);
+			free(*(char **)(items + i * s->item_size + s->name_offset));
+		}
+		free(items);
+	}
+	memset(cfg, 0, sizeof *cfg);
+}
+
+static void write_key_doc(FILE *out, const struct conf_key *k, const char *indent)
+{
+	char lo[32], hi[32];
+
+	fprintf(out, "%s# %s\n", indent, k->help);
+	switch (k->type) {
+	case CONF_ENUM:
+		fprintf(out, "%s# One of:", indent);
+		for (int i = 0; k->choices[i]; i++)
+			fprintf(out, " %s", k->choices[i]);
+		fputc('\n', out);
+		break;
+	case CONF_STRING:
+	case CONF_BOOL:
+		break;
+	case CONF_DOUBLE:
+		fprintf(out, "%s# From %g to %g%s.\n", indent, k->fmin, k->fmax, k->optional ? ", or empty" : "");
+		break;
+	default:
+		format_bound(lo, sizeof lo, k, k->min);
+		format_bound(hi, sizeof hi, k, k->max);
+		fprintf(out, "%s# From %s to %s.\n", indent, lo, hi);
+	}
+}
+
+void config_write_example(FILE *out)
+{
+	fprintf(out, "# ebb.conf: every key with its default. Generated by `ebb config --example`.\n"
+		     "# Durations take a unit (500ms, 3s, 10m, 1h, 2d); sizes too (64KiB, 1MiB).\n");
+	for (const struct conf_section *s = sections; s->name; s++) {
+		fprintf(out, "\n# %s\n", s->help);
+		if (s->multi) {
+			fprintf(out, "#[%s.NAME]\n", s->name);
+			for (const struct conf_key *k = s->keys; k->name; k++) {
+				write_key_doc(out, k, "");
+				fprintf(out, "#%s = %s\n", k->name, k->def);
+			}
+			continue;
+		}
+		fprintf(out, "[%s]\n", s->name);
+		for (const struct conf_key *k = s->keys; k->name; k++) {
+			write_key_doc(out, k, "");
+			fprintf(out, "%s = %s\n", k->name, k->def);
+		}
+	}
+}
+
+static void write_keys(FILE *out, const struct conf_key *keys, const void *base)
+{
+	char value[1024];
+
+	for (const struct conf_key *k = keys; k->name; k++) {
+		if (k->secret)
+			snprintf(value, sizeof value, "(hidden)");
+		else
+			format_value(value, sizeof value, k, base);
+		fprintf(out, "%s = %s\n", k->name, value);
+	}
+}
+
+void config_write(const struct config *cfg, FILE *out)
+{
+	for (const struct conf_section *s = sections; s->name; s++) {
+		if (!s->multi) {
+			fprintf(out, "[%s]\n", s->name);
+			write_keys(out, s->keys, cfg);
+			fputc('\n', out);
+			continue;
+		}
+		const char *items = *(char *const *)((const char *)cfg + s->items_offset);
+		size_t count = *(const size_t *)((const char *)cfg + s->count_offset);
+		for (size_t i = 0; i < count; i++) {
+			const char *item = items + i * s->item_size;
+			fprintf(out, "[%s.%s]\n", s->name, *(char *const *)(item + s->name_offset));
+			write_keys(out, s->keys, item);
+			fputc('\n', out);
+		}
+	}
+}
+
+int config_lane_rank(const struct config *cfg, const char *lane)
+{
+	for (int i = 0; i < cfg->nlanes; i++) {
+		if (strcmp(cfg->lane_names[i], lane) == 0)
+			return i;
+	}
+	return -1;
+}
+
+const struct type_conf *config_type(const struct config *cfg, const char *type)
+{
+	for (size_t i = 0; i < cfg->ntypes; i++) {
+		if (strcmp(cfg->types[i].name, type) == 0)
+			return &cfg->types[i];
+	}
+	return NULL;
+}
+
+int64_t config_wait_target_ms(const struct config *cfg, const char *lane)
+{
+	for (size_t i = 0; i < cfg->nlane_confs; i++) {
+		if (strcmp(cfg->lane_confs[i].name, lane) == 0)
+			return cfg->lane_confs[i].wait_target_ms;
+	}
+	return 5 * 60 * 1000;
+}

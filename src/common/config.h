@@ -1,0 +1,159 @@
+/* ebb's configuration: one INI file, every key described once in the table
+ * in config.c, which drives parsing, bounds, defaults, `ebb config` and the
+ * shipped ebb.conf.example. */
+#ifndef EBB_CONFIG_H
+#define EBB_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/warm.h"
+
+#define CONF_MAX_LANES 16
+#define CONF_AUTO (-1) /* a duration set to "auto" */
+#define CONF_NAME_MAX 64
+
+enum role { ROLE_ADMIN, ROLE_SUBMIT, ROLE_WORKER };
+
+struct type_conf {
+	char *name;
+	int64_t max_running; /* 0: no limit */
+};
+
+struct lane_conf {
+	char *name;
+	int64_t wait_target_ms;
+};
+
+enum billing { BILL_PER_SECOND, BILL_PER_MINUTE, BILL_PER_HOUR };
+
+struct offer_conf {
+	char *name;
+	char *provider;
+	char *gpu;
+	int64_t gpus;
+	int64_t vram_gb;
+	double price_ondemand; /* USD/h; CONF_ABSENT: not sold on demand */
+	double price_spot;     /* USD/h; CONF_ABSENT: no spot market */
+	int64_t boot_ms;
+	double speed;
+	double reliability;
+	int64_t billing; /* enum billing */
+	int64_t billing_minimum_ms;
+	int64_t max_instances;
+	double spot_reclaim_rate;   /* local provider faults: reclaims per hour */
+	double launch_failure_rate; /* local provider faults: share of launches */
+};
+
+#define CONF_ABSENT (-1.0) /* an optional number left empty */
+
+enum provider_kind { PROVIDER_NONE, PROVIDER_LOCAL };
+
+struct token_conf {
+	char *name;
+	char *secret;
+	int64_t role; /* enum role */
+	char *team;
+};
+
+struct config {
+	/* [server] */
+	char *listen;
+	char *data_dir;
+	int64_t max_body;
+	int64_t log_level; /* enum log_level */
+	int64_t max_connections;
+	int64_t connection_timeout_ms;
+	/* [store] */
+	int64_t store_kind;
+	/* [queue] */
+	char *lanes;
+	char *default_lane;
+	int64_t max_queued;
+	int64_t lease_timeout_ms;
+	int64_t max_lease_wait_ms;
+	int64_t default_timeout_ms;
+	int64_t max_attempts;
+	int64_t retry_base_ms;
+	int64_t retry_max_ms;
+	/* [scaler] */
+	int64_t scaler_interval_ms;
+	int64_t max_instances;
+	int64_t max_gpus;
+	double max_spend_per_hour;
+	int64_t idle_timeout_ms; /* CONF_AUTO: from the arrival gaps */
+	int64_t idle_surplus_ms;
+	int64_t arrival_window_ms;
+	int64_t idle_timeout_min_ms;
+	int64_t idle_timeout_max_ms;
+	double idle_gap_quantile;
+	int64_t idle_decay;
+	int64_t decay_t1_ms;
+	int64_t decay_t2_ms;
+	int64_t boot_timeout_ms;
+	char *warm;
+	int64_t default_est_ms;
+	double max_price;
+	double min_reliability;
+	double max_share_per_offer;
+	int64_t use_spot;
+	int64_t checkpoint_every_ms;
+	/* [provider] */
+	int64_t provider_kind; /* enum provider_kind */
+	int64_t orphan_timeout_ms;
+	char *on_exit;
+	char *server_url;
+	int64_t reclaim_grace_ms;
+	/* [local] */
+	char *local_gpus;
+	int64_t local_boot_ms;
+	int64_t local_reclaim_notice_ms;
+	int64_t local_seed;
+	/* [type.NAME], [token.NAME], [lane.NAME], [offer.NAME] */
+	struct type_conf *types;
+	size_t ntypes;
+	struct token_conf *tokens;
+	size_t ntokens;
+	struct lane_conf *lane_confs;
+	size_t nlane_confs;
+	struct offer_conf *offers;
+	size_t noffers;
+
+	/* Derived from `warm`. */
+	struct warm_schedule warm_schedule;
+	/* Derived from `lanes`: names in rank order (0 is served first). */
+	char lane_names[CONF_MAX_LANES][CONF_NAME_MAX + 1];
+	int nlanes;
+};
+
+/* Defaults for every key. */
+void config_defaults(struct config *cfg);
+/* Defaults, then the file. On error returns -1 and writes
+ * "FILE:LINE: [section] key: what was expected" into err. */
+int config_load(struct config *cfg, const char *path, char *err, size_t errsize);
+/* The checks across keys, and what they derive (the warm schedule):
+ * config_load makes them; make them again after config_set. 0, or -1
+ * with the reason. */
+int config_check(struct config *cfg, char *err, size_t errsize);
+/* Sets one key as if read from a file; used by `ebb sim` overrides and tests. */
+int config_set(struct config *cfg, const char *section, const char *key, const char *value,
+	       char *err, size_t errsize);
+void config_free(struct config *cfg);
+
+/* The example file: every key with its default and a comment. */
+void config_write_example(FILE *out);
+/* The configuration in force, in the file's own syntax. */
+void config_write(const struct config *cfg, FILE *out);
+
+int config_lane_rank(const struct config *cfg, const char *lane); /* -1: unknown */
+const struct type_conf *config_type(const struct config *cfg, const char *type);
+/* The GPU indices of [local] gpus into out (at most max): their count, or
+ * -1 when one is not an index from 0 to 1023. */
+int config_gpu_list(const char *list, int *out, int max);
+/* The lane's wait target: its [lane.NAME] section or the default. */
+int64_t config_wait_target_ms(const struct config *cfg, const char *lane);
+/* A name usable for lanes, types, teams and sections: [A-Za-z0-9_.-], 1..64. */
+int config_name_ok(const char *s);
+
+#endif

@@ -1,0 +1,41 @@
+/* An instance: one machine (or, with the local provider, one worker
+ * process) that ebb launched, as the store keeps it. */
+#ifndef EBB_INSTANCE_H
+#define EBB_INSTANCE_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "common/config.h"
+#include "common/offer.h"
+#include "policy/plan.h"
+
+struct instance {
+	int64_t id;
+	char offer[CONF_NAME_MAX + 1];
+	enum market market;
+	enum instance_state state;
+	int gpus;
+	int vram_gb;
+	char gpu_ids[128];     /* what CUDA_VISIBLE_DEVICES says on it */
+	char provider_ref[64]; /* the provider's own name for it (local: the pid) */
+	int64_t launched_ms;
+	int64_t registered_ms;
+	int64_t idle_since_ms;
+	int64_t terminated_ms;
+	int64_t updated_ms;
+	int64_t job_id; /* the job it runs; 0 when none */
+	char reason[320]; /* why it is in its state */
+	int64_t billed_ms; /* once terminated, under its offer's billing rule */
+	double cost;       /* USD, once terminated */
+	int64_t reclaim_at_ms; /* a reclaim notice is served from then on; 0: none */
+};
+
+/* The worker name an instance's worker leases under: "i-ID". */
+void instance_worker_name(int64_t id, char *buf, size_t size);
+/* The instance id in a worker name; 0 if it is not one. */
+int64_t instance_id_of_worker(const char *worker);
+
+json_t *instance_to_json(const struct instance *i, int64_t now_ms);
+
+#endif

@@ -1,0 +1,117 @@
+/* plan(): the scaling policy. A pure function of a view (clock, demand,
+ * fleet, offers, settings) that returns actions, each with its reason. No
+ * I/O, no clock reads, no globals: `ebb serve` and `ebb sim` call the same
+ * function on views they build from the store or from a trace. */
+#ifndef EBB_PLAN_H
+#define EBB_PLAN_H
+
+#include <stdint.h>
+
+#include "common/offer.h"
+#include "common/warm.h"
+
+/* Queued work of one requirement class in one lane. */
+struct plan_class {
+	const char *lane;
+	int gpus;
+	int min_vram_gb;
+	int lane_rank; /* smaller is served first */
+	int64_t jobs;
+	int64_t items;          /* units of work of those jobs, summed */
+	double work_s;          /* estimated run time on the reference GPU, summed */
+	int64_t oldest_ms;      /* submit time of the oldest of them */
+	int64_t wait_target_ms; /* the lane's wait target */
+	/* The rate at which the class's jobs and work arrived lately,
+	 * weighted by exp(-age / arrival_window): what is expected to keep
+	 * coming. */
+	double arrival_jobs_per_s, arrival_work_per_s;
+};
+
+enum instance_state {
+	INST_REQUESTED, /* asked of the provider */
+	INST_BOOTING,   /* the provider has it; its worker has not registered */
+	INST_IDLE,
+	INST_BUSY,
+	INST_DRAINING, /* takes no new job; terminated once idle */
+	INST_TERMINATED,
+	INST_NSTATES
+};
+
+struct plan_instance {
+	int64_t id;
+	int offer; /* index into the view's offers */
+	enum market market;
+	enum instance_state state;
+	int running;            /* runs a job (busy, or draining with a job) */
+	int64_t launched_ms;    /* launch requested */
+	int64_t idle_since_ms;  /* last job finished, or registered */
+	int64_t busy_until_ms;  /* estimated end of its job; 0 when it runs none */
+};
+
+struct plan_settings {
+	int64_t max_instances;
+	int64_t max_gpus;
+	double max_spend_per_hour; /* 0: no limit */
+	int64_t idle_timeout_ms;   /* in force (fixed or auto) */
+	int64_t idle_surplus_ms;   /* idle instances beyond the last go after this; 0: off */
+	int idle_decay;
+	int64_t decay_t1_ms, decay_t2_ms;
+	int64_t boot_timeout_ms;
+	const struct warm_schedule *warm;
+	double max_price;           /* USD per hour; 0: no limit */
+	double min_reliability;     /* spot: P(no reclaim in an hour) at least */
+	double max_share_per_offer; /* of the spot fleet */
+	int use_spot;
+	int64_t checkpoint_every_ms; /* assumed, to price the work a reclaim loses */
+	/* The simulator reads no reason: leave them empty (each costs a
+	 * printf). serve and `ebb tune`'s reports keep them. */
+	int no_reasons;
+};
+
+struct plan_view {
+	int64_t now_ms;
+	int64_t arrival_window_ms; /* time constant of the classes' arrival rates */
+	const struct plan_settings *settings;
+	const struct plan_class *classes;
+	int nclasses;
+	const struct plan_instance *fleet;
+	int nfleet;
+	const struct offer *offers;
+	int noffers;
+};
+
+enum action_kind { ACTION_LAUNCH, ACTION_DRAIN, ACTION_TERMINATE };
+
+struct action {
+	enum action_kind kind;
+	int offer;        /* launch */
+	enum market market;
+	int count;        /* launch */
+	int64_t instance; /* drain, terminate */
+	char reason[400];
+};
+
+#define PLAN_MAX_ACTIONS 64
+
+struct plan_result {
+	struct action actions[PLAN_MAX_ACTIONS];
+	int n;
+	/* When the plan may change with no new event (an idle timeout ends,
+	 * the warm floor changes, a boot times out); 0 if never. */
+	int64_t next_ms;
+};
+
+void plan(const struct plan_view *v, struct plan_result *out);
+
+/* Expected USD per second of reference work on offer o and market m, for
+ * an instance that will do run_ref_s of it in jobs of job_ref_s: its boot
+ * is billed, it runs at o->speed, and on spot each reclaim loses half a
+ * checkpoint interval (or half a job, if shorter) plus a new boot. The
+ * price plan() compares offers by (docs/COST.md); 0 when m is not sold. */
+double plan_cost_per_work_s(const struct offer *o, enum market m, int64_t checkpoint_every_ms,
+			    double run_ref_s, double job_ref_s);
+
+const char *instance_state_name(enum instance_state s);
+int instance_state_parse(const char *name);
+
+#endif

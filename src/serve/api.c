@@ -1,0 +1,229 @@
+/* Routing and authentication of the HTTP API (see api.h). */
+#include "serve/api.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "serve/scaler.h"
+#include "common/units.h"
+
+enum { OPEN = 0, ADMIN = 1 << ROLE_ADMIN, SUBMIT = 1 << ROLE_SUBMIT, WORKER = 1 << ROLE_WORKER };
+
+static int api_healthz(struct api_call *c);
+static int api_clock(struct api_call *c);
+
+struct route {
+	const char *method;
+	const char *pattern; /* "{id}" matches a job id */
+	int roles;           /* besides admin, who may call it; OPEN: anyone */
+	int (*fn)(struct api_call *);
+};
+
+static const struct route routes[] = {
+	{"GET", "/healthz", OPEN, api_healthz},
+	{"GET", "/metrics", SUBMIT | WORKER, api_metrics},
+	{"POST", "/v1/jobs", SUBMIT, api_submit},
+	{"GET", "/v1/jobs", SUBMIT, api_list},
+	{"GET", "/v1/jobs/{id}", SUBMIT | WORKER, api_get},
+	{"POST", "/v1/jobs/{id}/cancel", SUBMIT, api_cancel},
+	{"POST", "/v1/jobs/{id}/heartbeat", WORKER, api_heartbeat},
+	{"POST", "/v1/jobs/{id}/checkpoint", WORKER, api_checkpoint},
+	{"POST", "/v1/jobs/{id}/complete", WORKER, api_complete},
+	{"POST", "/v1/jobs/{id}/fail", WORKER, api_fail_job},
+	{"POST", "/v1/jobs/{id}/interrupt", WORKER, api_interrupt},
+	{"POST", "/v1/lease", WORKER, api_lease},
+	{"GET", "/v1/stats", SUBMIT | WORKER, api_stats},
+	{"POST", "/v1/workers/register", WORKER, api_register},
+	{"GET", "/v1/fleet", SUBMIT | WORKER, api_fleet},
+	{"GET", "/v1/decisions", SUBMIT, api_decisions},
+	{"GET", "/v1/report", SUBMIT, api_report},
+	{"GET", "/v1/offers", SUBMIT, api_offers},
+	{"POST", "/v1/fleet/{id}/drain", ADMIN, api_drain},
+	{"POST", "/v1/fleet/{id}/reclaim", ADMIN, api_reclaim},
+	{"GET", "/v1/fleet/{id}/notice", WORKER, api_notice},
+	{"POST", "/v1/admin/clock", ADMIN, api_clock},
+	{NULL, NULL, 0, NULL},
+};
+
+int api_fail(struct api_call *c, const struct ebb_error *e)
+{
+	request_reply(c->req, e->status, error_to_json(e));
+	return -1;
+}
+
+const struct field api_no_fields[] = {{NULL, 0, 0, 0}};
+
+int api_body(struct api_call *c, const struct field *fields)
+{
+	struct ebb_error err;
+
+	if (json_check_fields(c->body, fields, &err) != 0)
+		return api_fail(c, &err);
+	return 0;
+}
+
+int api_query_int(struct api_call *c, const char *name, int64_t min, int64_t max, int64_t def,
+		  int64_t *out)
+{
+	const char *v = request_query(c->req, name);
+	struct ebb_error err;
+
+	*out = def;
+	if (!v)
+		return 0;
+	if (parse_int64(v, out) != 0 || *out < min || *out > max) {
+		error_set(&err, 400, "out_of_range", name, "%s: expected an integer from %lld to %lld", name,
+			  (long long)min, (long long)max);
+		return api_fail(c, &err);
+	}
+	return 0;
+}
+
+/* Matches path against pattern, reading {id} into *id. 1 on a match. */
+static int match(const char *pattern, const char *path, int64_t *id)
+{
+	while (*pattern && *path) {
+		if (strncmp(pattern, "{id}", 4) == 0) {
+			char *end;
+			long long v;
+			/* Digits only: strtoll would skip spaces and take a sign,
+			 * and clamp an id past 2^63-1 to the largest one. */
+			if (!isdigit((unsigned char)path[0]))
+				return 0;
+			errno = 0;
+			v = strtoll(path, &end, 10);
+			if (errno || v <= 0 || (*end && *end != '/'))
+				return 0;
+			*id = v;
+			pattern += 4;
+			path = end;
+			continue;
+		}
+		if (*pattern++ != *path++)
+			return 0;
+	}
+	return *pattern == '\0' && *path == '\0';
+}
+
+/* Compares without an early exit, so timing does not reveal a prefix. */
+static int secret_equal(const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+	unsigned char diff = na != nb;
+
+	for (size_t i = 0; i < na && i < nb; i++)
+		diff |= (unsigned char)(a[i] ^ b[i]);
+	return diff == 0;
+}
+
+static int authenticate(struct api_call *c, const struct route *r, struct ebb_error *err)
+{
+	const struct config *cfg = c->srv->cfg;
+	const char *auth = request_header(c->req, "Authorization");
+
+	if (r->roles == OPEN || cfg->ntokens == 0)
+		return 0;
+	if (!auth || strncmp(auth, "Bearer ", 7) != 0)
+		return error_set(err, 401, "unauthorized", NULL,
+				 "missing bearer token (Authorization: Bearer TOKEN, or EBB_TOKEN for the CLI)");
+	for (size_t i = 0; i < cfg->ntokens; i++) {
+		if (secret_equal(cfg->tokens[i].secret, auth + 7))
+			c->token = &cfg->tokens[i];
+	}
+	if (!c->token)
+		return error_set(err, 401, "unauthorized", NULL, "unknown token");
+	if (c->token->role != ROLE_ADMIN && !(r->roles & (1 << c->token->role)))
+		return error_set(err, 403, "forbidden", NULL, "token '%s' (role %s) may not call %s %s",
+				 c->token->name, c->token->role == ROLE_SUBMIT ? "submit" : "worker",
+				 r->method, r->pattern);
+	if (c->token->role == ROLE_SUBMIT)
+		c->team = c->token->team;
+	return 0;
+}
+
+static int route(struct api_call *c)
+{
+	const char *method = request_method(c->req), *path = request_path(c->req);
+	const struct route *found = NULL;
+	struct ebb_error err;
+	size_t len;
+	int path_known = 0;
+
+	for (const struct route *r = routes; r->method; r++) {
+		if (match(r->pattern, path, &c->id)) {
+			path_known = 1;
+			if (strcmp(r->method, method) == 0) {
+				found = r;
+				break;
+			}
+		}
+	}
+	if (!found) {
+		if (path_known)
+			error_set(&err, 405, "method_not_allowed", NULL, "%s is not allowed on %s", method, path);
+		else
+			error_set(&err, 404, "not_found", NULL, "no such path: %s", path);
+		return api_fail(c, &err);
+	}
+	if (authenticate(c, found, &err) != 0)
+		return api_fail(c, &err);
+	if (request_body_too_large(c->req)) {
+		error_set(&err, 413, "too_large", NULL, "request body over %lld bytes ([server] max_body)",
+			  (long long)c->srv->cfg->max_body);
+		return api_fail(c, &err);
+	}
+	/* Only a POST has fields; a body that comes with a GET is ignored. */
+	if (strcmp(method, "POST") == 0) {
+		const char *body = request_body(c->req, &len);
+		if (json_parse_object(body, len, &c->body, &err) != 0)
+			return api_fail(c, &err);
+	}
+	return found->fn(c);
+}
+
+void api_handle(struct server *s, struct request *req)
+{
+	struct api_call c = {.srv = s, .req = req};
+	int rc;
+
+	if (server_begin_request(s) != 0) {
+		struct ebb_error err;
+		error_set(&err, 500, "store", NULL, "store: %s", s->store->errmsg);
+		request_reply(req, 500, error_to_json(&err));
+		return;
+	}
+	rc = route(&c);
+	server_end_request(s, rc == 0);
+	json_decref(c.body);
+}
+
+static int api_healthz(struct api_call *c)
+{
+	request_reply(c->req, 200, json_pack("{s:s, s:s}", "status", "ok", "store", c->srv->store->ops->name));
+	return 0;
+}
+
+/* Only with `ebb serve --test-clock`: tests move time instead of sleeping. */
+static int api_clock(struct api_call *c)
+{
+	static const struct field fields[] = {{"advance_ms", F_INT, 0, 10LL * 365 * 86400 * 1000}, {0}};
+	struct ebb_error err;
+
+	if (!c->srv->test_clock) {
+		error_set(&err, 404, "not_found", NULL, "the clock is real (start serve with --test-clock)");
+		return api_fail(c, &err);
+	}
+	if (api_body(c, fields) != 0)
+		return -1;
+	clock_advance(&c->srv->clock, json_get_int(c->body, "advance_ms", 0));
+	if (queue_process_due(&c->srv->queue, &err) != 0)
+		return api_fail(c, &err);
+	/* Idle timeouts and the warm floor run on this clock: let the scaler
+	 * look at the new time, as the simulator would. */
+	scaler_poke(c->srv->scaler);
+	request_reply(c->req, 200, json_pack("{s:f}", "now", (double)clock_now(&c->srv->clock) / 1000.0));
+	return 0;
+}

@@ -1,0 +1,63 @@
+/* The HTTP API under /v1: routing, bearer tokens, and the handlers, which
+ * live in api_jobs.c (clients) and api_worker.c (workers). docs/API.md is
+ * its reference. */
+#ifndef EBB_API_H
+#define EBB_API_H
+
+#include "common/error.h"
+#include "serve/httpd.h"
+#include "common/jsonin.h"
+#include "serve/server.h"
+
+struct api_call {
+	struct server *srv;
+	struct request *req;
+	/* The caller's token; NULL when no token is configured (open API). */
+	const struct token_conf *token;
+	/* Jobs the caller may see: its team, or NULL for all. */
+	const char *team;
+	int64_t id; /* the {id} of the path */
+	json_t *body;
+};
+
+/* Entry point for every complete request. */
+void api_handle(struct server *s, struct request *req);
+
+/* Replies with the error and returns -1, for `return api_fail(c, &err)`. */
+int api_fail(struct api_call *c, const struct ebb_error *e);
+/* Checks the body against fields; on error replies and returns -1. */
+int api_body(struct api_call *c, const struct field *fields);
+/* The fields of the endpoints that take none: any field is unknown. */
+extern const struct field api_no_fields[];
+/* The query parameter name as an integer in [min, max], def when absent;
+ * on error replies and returns -1. */
+int api_query_int(struct api_call *c, const char *name, int64_t min, int64_t max, int64_t def,
+		  int64_t *out);
+
+int api_submit(struct api_call *c);
+int api_list(struct api_call *c);
+int api_get(struct api_call *c);
+int api_cancel(struct api_call *c);
+int api_stats(struct api_call *c);
+
+int api_lease(struct api_call *c);
+int api_heartbeat(struct api_call *c);
+int api_checkpoint(struct api_call *c);
+int api_complete(struct api_call *c);
+int api_fail_job(struct api_call *c);
+int api_interrupt(struct api_call *c);
+
+int api_register(struct api_call *c);
+int api_fleet(struct api_call *c);
+int api_decisions(struct api_call *c);
+int api_drain(struct api_call *c);
+int api_reclaim(struct api_call *c);
+int api_notice(struct api_call *c);
+
+int api_report(struct api_call *c); /* api_report.c */
+int api_offers(struct api_call *c);
+
+/* GET /metrics, in the Prometheus text format (api_metrics.c). */
+int api_metrics(struct api_call *c);
+
+#endif

@@ -1,0 +1,167 @@
+/* Fleet calls: a worker registers; people list the fleet and the scaler's
+ * decisions, and drain an instance (see docs/API.md). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "serve/api.h"
+#include "serve/fleet.h"
+#include "provider/provider.h"
+#include "serve/reclaim.h"
+#include "serve/scaler.h"
+
+int api_register(struct api_call *c)
+{
+	static const struct field fields[] = {{"instance", F_INT, 1, INT64_MAX}, {NULL, 0, 0, 0}};
+	struct server *s = c->srv;
+	const struct config *cfg = s->cfg;
+	struct instance inst;
+	struct ebb_error err;
+	char why[300];
+	int64_t idle_ms = 0;
+
+	if (api_body(c, fields) != 0)
+		return -1;
+	if (!json_get_int(c->body, "instance", 0)) {
+		error_set(&err, 400, "missing_field", "instance", "instance: required, the instance id");
+		return api_fail(c, &err);
+	}
+	if (fleet_register(s, json_get_int(c->body, "instance", 0), &inst, &err) != 0)
+		return api_fail(c, &err);
+	if (s->scaler)
+		idle_ms = scaler_idle_timeout(s->scaler, why, sizeof why);
+	scaler_poke(s->scaler);
+	request_reply(c->req, 200,
+		      json_pack("{s:o, s:f, s:f, s:f, s:f, s:f}", "instance",
+				instance_to_json(&inst, clock_now(&s->clock)), "idle_timeout_s",
+				(double)idle_ms / 1000.0, "orphan_timeout_s", (double)cfg->orphan_timeout_ms / 1000.0,
+				"lease_s", (double)cfg->lease_timeout_ms / 1000.0, "heartbeat_s",
+				(double)cfg->lease_timeout_ms / 3000.0, "reclaim_grace_s",
+				(double)cfg->reclaim_grace_ms / 1000.0));
+	return 0;
+}
+
+struct fleet_list {
+	json_t *instances;
+	int64_t now_ms;
+};
+
+static int add_instance(void *arg, const struct instance *inst)
+{
+	struct fleet_list *l = arg;
+	json_array_append_new(l->instances, instance_to_json(inst, l->now_ms));
+	return 0;
+}
+
+int api_fleet(struct api_call *c)
+{
+	struct server *s = c->srv;
+	const char *all = request_query(c->req, "all");
+	struct fleet_list l = {.instances = json_array(), .now_ms = clock_now(&s->clock)};
+	json_t *reply;
+	struct ebb_error err;
+	char why[300] = "no scaler ([provider] kind = none)";
+	int64_t idle_ms = 0, instance_ms = 0, job_ms = 0;
+
+	if (s->store->ops->instance_list(s->store, all && strcmp(all, "1") == 0, add_instance, &l) != 0 ||
+	    s->store->ops->usage(s->store, 0, l.now_ms, &instance_ms, &job_ms) != 0) {
+		json_decref(l.instances);
+		error_set(&err, 500, "store", NULL, "store: %s", s->store->errmsg);
+		return api_fail(c, &err);
+	}
+	if (s->scaler)
+		idle_ms = scaler_idle_timeout(s->scaler, why, sizeof why);
+	reply = json_pack("{s:o, s:f, s:s, s:{s:I, s:I, s:f}, s:f, s:f}", "instances", l.instances,
+			  "idle_timeout_s", (double)idle_ms / 1000.0, "idle_timeout_why", why, "limits",
+			  "max_instances", (json_int_t)s->cfg->max_instances, "max_gpus",
+			  (json_int_t)s->cfg->max_gpus, "max_spend_per_hour", s->cfg->max_spend_per_hour,
+			  "instance_seconds", (double)instance_ms / 1000.0, "job_seconds", (double)job_ms / 1000.0);
+	request_reply(c->req, 200, reply);
+	return 0;
+}
+
+static int add_decision(void *arg, const struct decision *d)
+{
+	json_array_append_new(arg, json_pack("{s:I, s:f, s:s, s:s, s:i, s:o, s:s}", "id", (json_int_t)d->id,
+					      "at", (double)d->at_ms / 1000.0, "kind", d->kind, "offer",
+					      d->offer, "count", d->count, "instance",
+					      d->instance ? json_integer(d->instance) : json_null(),
+					      "reason", d->reason));
+	return 0;
+}
+
+int api_decisions(struct api_call *c)
+{
+	json_t *list;
+	struct ebb_error err;
+	int64_t limit;
+
+	if (api_query_int(c, "limit", 1, 1000, 20, &limit) != 0)
+		return -1;
+	list = json_array();
+	if (c->srv->store->ops->decision_list(c->srv->store, (int)limit, add_decision, list) != 0) {
+		json_decref(list);
+		error_set(&err, 500, "store", NULL, "store: %s", c->srv->store->errmsg);
+		return api_fail(c, &err);
+	}
+	request_reply(c->req, 200, json_pack("{s:o}", "decisions", list));
+	return 0;
+}
+
+int api_drain(struct api_call *c)
+{
+	struct instance inst;
+	struct ebb_error err;
+
+	if (api_body(c, api_no_fields) != 0)
+		return -1;
+	if (fleet_drain(c->srv, c->id, "drained by request", &inst, &err) != 0)
+		return api_fail(c, &err);
+	scaler_poke(c->srv->scaler);
+	request_reply(c->req, 200, instance_to_json(&inst, clock_now(&c->srv->clock)));
+	return 0;
+}
+
+/* `ebb reclaim ID`: a spot reclaim of a local instance now, for tests and
+ * demos. Its notice is served at once; the provider kills it [local]
+ * reclaim_notice later. */
+int api_reclaim(struct api_call *c)
+{
+	struct server *s = c->srv;
+	struct instance inst;
+	struct ebb_error err;
+
+	if (api_body(c, api_no_fields) != 0)
+		return -1;
+	if (!s->provider || !s->provider->ops->reclaim) {
+		error_set(&err, 409, "not_supported", NULL,
+			  "reclaims are simulated by the local provider only ([provider] kind = local), not by %s",
+			  s->provider ? s->provider->ops->name : "kind = none");
+		return api_fail(c, &err);
+	}
+	if (reclaim_notice(s, c->id, &inst, &err) != 0)
+		return api_fail(c, &err);
+	s->provider->ops->reclaim(s->provider, &inst);
+	request_reply(c->req, 200, instance_to_json(&inst, clock_now(&s->clock)));
+	return 0;
+}
+
+/* The reclaim notice of instance ID, as a cloud's metadata service serves
+ * it: 404 until a reclaim is scheduled, then 200. */
+int api_notice(struct api_call *c)
+{
+	struct server *s = c->srv;
+	struct instance inst;
+	struct ebb_error err;
+	int rc = s->store->ops->instance_get(s->store, c->id, &inst);
+
+	if (rc < 0)
+		error_set(&err, 500, "store", NULL, "store: %s", s->store->errmsg);
+	else if (rc == STORE_NOT_FOUND)
+		error_set(&err, 404, "not_found", NULL, "no instance %lld", (long long)c->id);
+	else if (!inst.reclaim_at_ms)
+		error_set(&err, 404, "not_found", NULL, "no reclaim notice for instance %lld", (long long)c->id);
+	if (rc != 0 || !inst.reclaim_at_ms)
+		return api_fail(c, &err);
+	request_reply(c->req, 200, reclaim_notice_json(s, &inst));
+	return 0;
+}

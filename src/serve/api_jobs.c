@@ -1,0 +1,257 @@
+/* Client calls: submit, list, get, cancel, stats (see docs/API.md). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "serve/api.h"
+#include "common/log.h"
+#include "serve/longpoll.h"
+
+#define DAY_S (86400LL)
+
+static const struct field submit_fields[] = {
+	{"type", F_NAME, 0, 0},
+	{"lane", F_NAME, 0, 0},
+	{"priority", F_INT, -1000, 1000},
+	{"team", F_NAME, 0, 0},
+	{"command", F_ANY, 0, 0},
+	{"payload", F_ANY, 0, 0},
+	{"labels", F_STRINGS, 0, 32},
+	{"gpus", F_INT, 0, 64},
+	{"min_vram_gb", F_INT, 0, 4096},
+	{"items", F_INT, 1, 1000000000000LL},
+	{"timeout_s", F_INT, 1, 30 * DAY_S},
+	{"est_s", F_INT, 1, 30 * DAY_S},
+	{"max_attempts", F_INT, 1, 100},
+	{"delay_s", F_INT, 0, 365 * DAY_S},
+	{"run_at", F_INT, 0, 4102444800LL}, /* Unix seconds, before 2100 */
+	{"idempotency_key", F_STRING, 1, JOB_KEY_MAX},
+	{NULL, 0, 0, 0},
+};
+
+/* A command is argv: 1 to 256 strings, the first a program name. */
+static int check_command(json_t *cmd, struct ebb_error *err)
+{
+	size_t i;
+	json_t *arg;
+
+	if (!json_is_array(cmd) || json_array_size(cmd) == 0 || json_array_size(cmd) > 256)
+		return error_set(err, 400, "bad_value", "command",
+				 "command: expected an array of 1 to 256 strings (argv)");
+	json_array_foreach(cmd, i, arg) {
+		if (!json_is_string(arg) || json_string_length(arg) > 65536 ||
+		    (i == 0 && json_string_length(arg) == 0))
+			return error_set(err, 400, "bad_value", "command",
+					 "command[%zu]: expected a string of up to 64 KiB, a program name first", i);
+	}
+	return 0;
+}
+
+/* FNV-1a over the canonical body and team: the same key with a different
+ * body is a conflict, not a silent duplicate. */
+static int64_t body_hash(json_t *body, const char *team)
+{
+	char *text = json_dumps(body, JSON_SORT_KEYS | JSON_COMPACT);
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (const char *p = text; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+	for (const char *p = team; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+	free(text);
+	return (int64_t)h;
+}
+
+/* The job a valid body describes, with the configured defaults filled in. */
+static int job_from_body(struct api_call *c, const char *team, struct job *job, struct ebb_error *err)
+{
+	const struct config *cfg = c->srv->cfg;
+	json_t *b = c->body, *cmd = json_object_get(b, "command"), *payload = json_object_get(b, "payload");
+	const char *lane = json_get_str(b, "lane", cfg->default_lane);
+
+	if (json_has(b, "command") && check_command(cmd, err) != 0)
+		return -1;
+	if (!json_has(b, "command") && !json_has(b, "payload"))
+		return error_set(err, 400, "missing_field", "command", "a job needs a command or a payload");
+	if (config_lane_rank(cfg, lane) < 0)
+		return error_set(err, 400, "bad_value", "lane", "lane '%s' is not one of [queue] lanes (%s)",
+				 lane, cfg->lanes);
+	if (json_has(b, "delay_s") && json_has(b, "run_at"))
+		return error_set(err, 400, "bad_value", "run_at", "give delay_s or run_at, not both");
+	snprintf(job->type, sizeof job->type, "%s", json_get_str(b, "type", "default"));
+	snprintf(job->lane, sizeof job->lane, "%s", lane);
+	snprintf(job->team, sizeof job->team, "%s", team);
+	job->priority = (int)json_get_int(b, "priority", 0);
+	job->command = job_stored_json(cmd);
+	job->payload = job_stored_json(payload);
+	job->labels = job_stored_json(json_object_get(b, "labels"));
+	job->gpus = (int)json_get_int(b, "gpus", 1);
+	job->min_vram_gb = (int)json_get_int(b, "min_vram_gb", 0);
+	job->items = json_get_int(b, "items", 1);
+	job->timeout_s = json_get_int(b, "timeout_s", cfg->default_timeout_ms / 1000);
+	job->est_s = json_get_int(b, "est_s", 0);
+	job->max_attempts = (int)json_get_int(b, "max_attempts", cfg->max_attempts);
+	job->run_at_ms = json_get_int(b, "run_at", 0) * 1000;
+	if (json_get_str(b, "idempotency_key", NULL)) {
+		job->idem_key = strdup(json_get_str(b, "idempotency_key", NULL));
+		job->idem_hash = body_hash(b, team);
+	}
+	return 0;
+}
+
+int api_submit(struct api_call *c)
+{
+	const char *team = json_get_str(c->body, "team", NULL);
+	struct ebb_error err;
+	struct job job = {0};
+	int existed, rc;
+
+	if (api_body(c, submit_fields) != 0)
+		return -1;
+	if (c->team && team && strcmp(team, c->team) != 0) {
+		error_set(&err, 403, "forbidden", "team", "token '%s' submits for team '%s', not '%s'",
+			  c->token->name, c->team, team);
+		return api_fail(c, &err);
+	}
+	team = c->team ? c->team : team ? team : "default";
+	rc = job_from_body(c, team, &job, &err);
+	if (rc == 0)
+		rc = queue_submit(&c->srv->queue, &job, json_get_int(c->body, "delay_s", 0) * 1000,
+				  &existed, &err);
+	if (rc != 0) {
+		job_free(&job);
+		return api_fail(c, &err);
+	}
+	log_debug("job submitted", "job=%lld lane=%s team=%s existed=%d", (long long)job.id, job.lane,
+		  job.team, existed);
+	request_reply_json(c->req, existed ? 200 : 201, job_json_text(&job));
+	job_free(&job);
+	return 0;
+}
+
+struct list_ctx {
+	struct jsonout out;
+	int n;
+	int64_t last_id;
+};
+
+static int add_job(void *arg, const struct job *job)
+{
+	struct list_ctx *l = arg;
+
+	job_write_json(&l->out, NULL, job);
+	l->n++;
+	l->last_id = job->id;
+	return 0;
+}
+
+int api_list(struct api_call *c)
+{
+	const char *state = request_query(c->req, "state");
+	struct job_filter f = {.state = -1};
+	struct list_ctx l = {0};
+	struct ebb_error err;
+	int64_t limit;
+
+	f.lane = request_query(c->req, "lane");
+	f.type = request_query(c->req, "type");
+	f.team = c->team ? c->team : request_query(c->req, "team");
+	if (state && (f.state = job_state_parse(state)) < 0) {
+		error_set(&err, 400, "bad_value", "state",
+			  "state: expected queued, delayed, leased, succeeded, failed, dead or cancelled");
+		return api_fail(c, &err);
+	}
+	if (api_query_int(c, "after", 0, INT64_MAX, 0, &f.after_id) != 0 ||
+	    api_query_int(c, "limit", 1, 1000, 100, &limit) != 0)
+		return -1;
+	f.limit = (int)limit;
+	jsonout_open(&l.out, NULL, '{');
+	jsonout_open(&l.out, "jobs", '[');
+	if (c->srv->store->ops->job_list(c->srv->store, &f, add_job, &l) != 0) {
+		free(l.out.text);
+		error_set(&err, 500, "store", NULL, "store: %s", c->srv->store->errmsg);
+		return api_fail(c, &err);
+	}
+	jsonout_close(&l.out, ']');
+	if (l.n == f.limit)
+		jsonout_int(&l.out, "next_after", l.last_id);
+	else
+		jsonout_null(&l.out, "next_after");
+	jsonout_close(&l.out, '}');
+	request_reply_json(c->req, 200, jsonout_finish(&l.out));
+	return 0;
+}
+
+int api_get(struct api_call *c)
+{
+	struct ebb_error err;
+	struct job job;
+
+	if (queue_get(&c->srv->queue, c->id, c->team, &job, &err) != 0)
+		return api_fail(c, &err);
+	request_reply_json(c->req, 200, job_json_text(&job));
+	job_free(&job);
+	return 0;
+}
+
+int api_cancel(struct api_call *c)
+{
+	struct ebb_error err;
+	struct job job;
+
+	if (api_body(c, api_no_fields) != 0)
+		return -1;
+	if (queue_cancel(&c->srv->queue, c->id, c->team, &job, &err) != 0)
+		return api_fail(c, &err);
+	request_reply_json(c->req, 200, job_json_text(&job));
+	job_free(&job);
+	return 0;
+}
+
+struct stats_ctx {
+	const char *team;
+	json_t *states, *lanes;
+};
+
+static int add_count(void *arg, const struct job_count *n)
+{
+	struct stats_ctx *s = arg;
+	const char *state = job_state_name(n->state);
+	json_t *lane;
+
+	if (s->team && strcmp(s->team, n->team) != 0)
+		return 0;
+	json_object_set_new(s->states, state,
+			    json_integer(json_integer_value(json_object_get(s->states, state)) + n->n));
+	if (!(lane = json_object_get(s->lanes, n->lane))) {
+		lane = json_object();
+		json_object_set_new(s->lanes, n->lane, lane);
+	}
+	json_object_set_new(lane, state, json_integer(json_integer_value(json_object_get(lane, state)) + n->n));
+	return 0;
+}
+
+int api_stats(struct api_call *c)
+{
+	struct server *s = c->srv;
+	struct stats_ctx ctx = {.team = c->team, .states = json_object(), .lanes = json_object()};
+	struct ebb_error err;
+	int waiting = 0;
+
+	for (int i = 0; i < JOB_NSTATES; i++)
+		json_object_set_new(ctx.states, job_state_name((enum job_state)i), json_integer(0));
+	for (int i = 0; i < s->cfg->nlanes; i++)
+		json_object_set_new(ctx.lanes, s->cfg->lane_names[i], json_object());
+	if (s->store->ops->job_counts(s->store, add_count, &ctx) != 0) {
+		json_decref(ctx.states);
+		json_decref(ctx.lanes);
+		error_set(&err, 500, "store", NULL, "store: %s", s->store->errmsg);
+		return api_fail(c, &err);
+	}
+	for (struct waiter *w = s->waiters_head; w; w = w->next)
+		waiting++;
+	request_reply(c->req, 200,
+		      json_pack("{s:o, s:o, s:i, s:I}", "states", ctx.states, "lanes", ctx.lanes,
+				"waiting_workers", waiting, "uptime_s",
+				(json_int_t)((clock_now(&s->clock) - s->started_ms) / 1000)));
+	return 0;
+}

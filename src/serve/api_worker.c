@@ -1,0 +1,205 @@
+/* Worker calls: lease (long-poll), heartbeat, checkpoint, complete, fail.
+ * Every call after the lease carries the lease's fencing token; a stale one
+ * is refused with 409 so that a worker that lost its lease cannot finish a
+ * job another worker now runs. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "serve/api.h"
+#include "serve/fleet.h"
+#include "serve/longpoll.h"
+
+#define ITEMS_MAX 1000000000000LL
+
+int api_lease(struct api_call *c)
+{
+	static const struct field fields[] = {
+		{"worker", F_NAME, 0, 0},
+		{"gpus", F_INT, 0, 64},
+		{"vram_gb", F_INT, 0, 4096},
+		{"labels", F_STRINGS, 0, 64},
+		{"wait_s", F_INT, 0, 600},
+		{"lease_s", F_INT, 1, 3600},
+		{NULL, 0, 0, 0},
+	};
+	const struct config *cfg = c->srv->cfg;
+	struct ebb_error err;
+	struct waiter *w;
+	int64_t wait_ms;
+
+	if (api_body(c, fields) != 0)
+		return -1;
+	if (!json_get_str(c->body, "worker", NULL)) {
+		error_set(&err, 400, "missing_field", "worker", "worker: required, the worker's name");
+		return api_fail(c, &err);
+	}
+	w = calloc(1, sizeof *w);
+	w->srv = c->srv;
+	w->req = c->req;
+	snprintf(w->worker, sizeof w->worker, "%s", json_get_str(c->body, "worker", ""));
+	w->offer.gpus = (int)json_get_int(c->body, "gpus", 1);
+	w->offer.vram_gb = (int)json_get_int(c->body, "vram_gb", 0);
+	w->offer.labels = json_incref(json_object_get(c->body, "labels"));
+	w->lease_ms = json_get_int(c->body, "lease_s", cfg->lease_timeout_ms / 1000) * 1000;
+	wait_ms = json_get_int(c->body, "wait_s", 0) * 1000;
+	if (wait_ms > cfg->max_lease_wait_ms)
+		wait_ms = cfg->max_lease_wait_ms;
+	request_set_data(c->req, w);
+	longpoll_lease(c->srv, w, wait_ms);
+	return 0;
+}
+
+static const struct field token_only[] = {
+	{"lease_token", F_INT, 1, INT64_MAX},
+	{NULL, 0, 0, 0},
+};
+
+/* Reads the lease token every worker call must carry. */
+static int lease_token(struct api_call *c, const struct field *fields, int64_t *token)
+{
+	struct ebb_error err;
+
+	if (api_body(c, fields) != 0)
+		return -1;
+	*token = json_get_int(c->body, "lease_token", 0);
+	if (*token == 0) {
+		error_set(&err, 400, "missing_field", "lease_token", "lease_token: required, from the lease");
+		return api_fail(c, &err);
+	}
+	return 0;
+}
+
+/* Replies with the job after a successful call, or with the error. A job
+ * that ended frees its worker's instance. */
+static int reply(struct api_call *c, int rc, struct job *job, const struct ebb_error *err)
+{
+	if (rc != 0)
+		return api_fail(c, err);
+	if (job->state != JOB_LEASED)
+		fleet_worker_job(c->srv, job->worker, 0);
+	request_reply_json(c->req, 200, job_json_text(job));
+	job_free(job);
+	return 0;
+}
+
+int api_heartbeat(struct api_call *c)
+{
+	struct ebb_error err;
+	struct job job;
+	int64_t token;
+
+	if (lease_token(c, token_only, &token) != 0)
+		return -1;
+	return reply(c, queue_heartbeat(&c->srv->queue, c->id, token, &job, &err), &job, &err);
+}
+
+int api_checkpoint(struct api_call *c)
+{
+	static const struct field fields[] = {
+		{"lease_token", F_INT, 1, INT64_MAX},
+		{"checkpoint", F_STRING, 0, JOB_CHECKPOINT_MAX},
+		{"items_done", F_INT, 0, ITEMS_MAX},
+		{NULL, 0, 0, 0},
+	};
+	struct ebb_error err;
+	struct job job;
+	int64_t token;
+
+	if (lease_token(c, fields, &token) != 0)
+		return -1;
+	if (!json_get_str(c->body, "checkpoint", NULL)) {
+		error_set(&err, 400, "missing_field", "checkpoint", "checkpoint: required, up to 64 KiB");
+		return api_fail(c, &err);
+	}
+	return reply(c, queue_checkpoint(&c->srv->queue, c->id, token, json_get_str(c->body, "checkpoint", ""),
+					 json_get_int(c->body, "items_done", -1), &job, &err),
+		     &job, &err);
+}
+
+int api_complete(struct api_call *c)
+{
+	static const struct field fields[] = {
+		{"lease_token", F_INT, 1, INT64_MAX},
+		{"items_done", F_INT, 0, ITEMS_MAX},
+		{"result", F_ANY, 0, 0},
+		{NULL, 0, 0, 0},
+	};
+	char *text;
+	struct ebb_error err;
+	struct job job;
+	int64_t token;
+	int rc;
+
+	if (lease_token(c, fields, &token) != 0)
+		return -1;
+	text = job_stored_json(json_object_get(c->body, "result"));
+	rc = queue_complete(&c->srv->queue, c->id, token, json_get_int(c->body, "items_done", -1), text,
+			    &job, &err);
+	free(text);
+	return reply(c, rc, &job, &err);
+}
+
+int api_fail_job(struct api_call *c)
+{
+	static const struct field fields[] = {
+		{"lease_token", F_INT, 1, INT64_MAX},
+		{"error", F_STRING, 0, 4096},
+		{"retry", F_BOOL, 0, 0},
+		{NULL, 0, 0, 0},
+	};
+	struct ebb_error err;
+	struct job job;
+	int64_t token;
+
+	if (lease_token(c, fields, &token) != 0)
+		return -1;
+	return reply(c, queue_fail(&c->srv->queue, c->id, token, json_get_str(c->body, "error", "failed"),
+				   json_get_bool(c->body, "retry", 1), &job, &err),
+		     &job, &err);
+}
+
+/* The run was stopped from outside: a spot reclaim, or its worker was
+ * stopped. The job resumes from its checkpoint, at the head of its lane,
+ * and the attempt is not counted. Its instance is going away: it takes no
+ * new job. */
+int api_interrupt(struct api_call *c)
+{
+	static const struct field fields[] = {
+		{"lease_token", F_INT, 1, INT64_MAX},
+		{"checkpoint", F_STRING, 0, JOB_CHECKPOINT_MAX},
+		{"checkpoint_items", F_INT, 0, ITEMS_MAX},
+		{"items_done", F_INT, 0, ITEMS_MAX},
+		{"reason", F_STRING, 0, 4096},
+		{"reclaim", F_BOOL, 0, 0},
+		{NULL, 0, 0, 0},
+	};
+	struct ebb_error err;
+	struct job job;
+	int64_t token;
+	char why[4200];
+	int rc;
+
+	if (lease_token(c, fields, &token) != 0)
+		return -1;
+	snprintf(why, sizeof why, "interrupted: %s", json_get_str(c->body, "reason", "no reason given"));
+	rc = queue_interrupt(&c->srv->queue, c->id, token, json_get_str(c->body, "checkpoint", NULL),
+			     json_get_int(c->body, "checkpoint_items", -1), json_get_int(c->body, "items_done", -1),
+			     why, &job, &err);
+	if (rc == 0 && instance_id_of_worker(job.worker)) {
+		struct store *st = c->srv->store;
+		struct instance inst;
+		if (st->ops->instance_get(st, instance_id_of_worker(job.worker), &inst) == 0 &&
+		    inst.state != INST_TERMINATED) {
+			/* A cloud's reclaim is known to serve from here on: it counts
+			 * in the offer's observed reclaim rate. */
+			int known = inst.reclaim_at_ms != 0;
+			if (json_get_bool(c->body, "reclaim", 0) && !known)
+				inst.reclaim_at_ms = clock_now(&c->srv->clock);
+			if (inst.state != INST_DRAINING)
+				fleet_set_state(c->srv, &inst, INST_DRAINING, "its job was interrupted: it is going away");
+			else if (!known && inst.reclaim_at_ms)
+				st->ops->instance_update(st, &inst);
+		}
+	}
+	return reply(c, rc, &job, &err);
+}

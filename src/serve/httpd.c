@@ -1,0 +1,385 @@
+/* libmicrohttpd inside the libevent loop, with replies held back until the
+ * batch they acknowledge is committed (see httpd.h). */
+#include "serve/httpd.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+
+#include "common/error.h"
+#include "common/jsonout.h"
+#include "common/log.h"
+#include "common/units.h"
+
+enum request_state {
+	R_READING, /* headers or body still arriving */
+	R_HANDLED, /* with the handler: suspended, no reply yet (long-poll) */
+	R_READY,   /* reply made, suspended until the next flush */
+	R_SENT,    /* response queued on the connection */
+};
+
+struct request {
+	struct httpd *h;
+	struct MHD_Connection *conn;
+	const char *method, *path;
+	char *body;
+	size_t len, cap;
+	int too_large;
+	enum request_state state;
+	int status;
+	char *reply;
+	size_t reply_len;
+	const char *content_type;
+	struct request *next_ready;
+	void *data;
+};
+
+struct httpd {
+	struct MHD_Daemon *d;
+	struct event *io, *timer;
+	struct httpd_hooks hooks;
+	int64_t max_body;
+	struct request *ready_head, **ready_tail;
+	int flushing;
+};
+
+static void rearm(struct httpd *h)
+{
+	MHD_UNSIGNED_LONG_LONG ms;
+
+	if (MHD_get_timeout(h->d, &ms) == MHD_YES) {
+		struct timeval tv = {.tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000};
+		evtimer_add(h->timer, &tv);
+	} else {
+		evtimer_del(h->timer);
+	}
+}
+
+void httpd_flush(struct httpd *h)
+{
+	/* A flush runs MHD, whose handlers may make more replies: they are
+	 * taken by the loop below, not by a nested flush. */
+	if (h->flushing)
+		return;
+	h->flushing = 1;
+	MHD_run(h->d);
+	for (;;) {
+		int failed = h->hooks.commit(h->hooks.ctx);
+		struct request *list = h->ready_head;
+
+		if (!list)
+			break;
+		h->ready_head = NULL;
+		h->ready_tail = &h->ready_head;
+		if (failed) {
+			struct ebb_error e;
+			json_t *body;
+			error_set(&e, 500, "store", NULL, "the change could not be saved; nothing was done");
+			body = error_to_json(&e);
+			for (struct request *r = list; r; r = r->next_ready) {
+				struct jsonout o = {0};
+				jsonout_json(&o, NULL, body);
+				free(r->reply);
+				r->reply = jsonout_finish(&o);
+				r->reply_len = strlen(r->reply);
+				r->status = 500;
+			}
+			json_decref(body);
+		}
+		for (struct request *r = list; r; r = r->next_ready)
+			MHD_resume_connection(r->conn);
+		MHD_run(h->d);
+	}
+	h->flushing = 0;
+	rearm(h);
+}
+
+static void on_event(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	httpd_flush(arg);
+}
+
+static enum MHD_Result send_reply(struct request *req)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	resp = MHD_create_response_from_buffer(req->reply_len, req->reply, MHD_RESPMEM_MUST_FREE);
+	req->reply = NULL;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, req->content_type);
+	ret = MHD_queue_response(req->conn, (unsigned)req->status, resp);
+	MHD_destroy_response(resp);
+	req->state = R_SENT;
+	return ret;
+}
+
+static void handle(struct request *req)
+{
+	req->state = R_HANDLED;
+	MHD_suspend_connection(req->conn);
+	req->h->hooks.handle(req->h->hooks.ctx, req);
+}
+
+/* The most of an oversized body read through to refuse it cleanly. */
+#define DRAIN_MAX (64LL << 20)
+
+static int expects_continue(struct MHD_Connection *conn)
+{
+	const char *e = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT);
+	return e && strcasecmp(e, "100-continue") == 0;
+}
+
+static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
+				 const char *method, const char *version, const char *upload,
+				 size_t *upload_size, void **con_cls)
+{
+	struct httpd *h = cls;
+	struct request *req = *con_cls;
+
+	(void)version;
+	if (!req) {
+		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+							     MHD_HTTP_HEADER_CONTENT_LENGTH);
+		req = calloc(1, sizeof *req);
+		req->h = h;
+		req->conn = conn;
+		req->method = method;
+		req->path = url;
+		*con_cls = req;
+		if (cl && strtoll(cl, NULL, 10) > h->max_body) {
+			req->too_large = 1;
+			/* Refused before any of it is read when the client waits for
+			 * a 100 Continue, or when it is too big to read through.
+			 * Otherwise it is read and dropped first: closing on a body
+			 * still arriving resets the connection, and the client may
+			 * lose the 413 before it reads it. */
+			if (expects_continue(conn) || strtoll(cl, NULL, 10) > DRAIN_MAX)
+				handle(req);
+		}
+		return MHD_YES;
+	}
+	if (req->state == R_READY) {
+		*upload_size = 0;
+		return send_reply(req);
+	}
+	if (*upload_size) {
+		if (!req->too_large && req->len + *upload_size > (size_t)h->max_body) {
+			req->too_large = 1;
+			free(req->body);
+			req->body = NULL;
+			req->len = 0;
+		}
+		if (!req->too_large) {
+			if (req->len + *upload_size + 1 > req->cap) {
+				req->cap = (req->len + *upload_size + 1) * 2;
+				req->body = realloc(req->body, req->cap);
+			}
+			memcpy(req->body + req->len, upload, *upload_size);
+			req->len += *upload_size;
+			req->body[req->len] = '\0';
+		}
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (req->state == R_READING)
+		handle(req);
+	return MHD_YES;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct httpd *h = cls;
+	struct request *req = *con_cls;
+
+	(void)conn;
+	if (!req)
+		return;
+	if (req->state != R_READING)
+		h->hooks.done(h->hooks.ctx, req, req->state == R_SENT && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
+	free(req->body);
+	free(req->reply);
+	free(req);
+	*con_cls = NULL;
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512], quoted[600];
+
+	(void)cls;
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	msg[strcspn(msg, "\n")] = '\0';
+	log_warn("http", "detail=%s", log_quote(quoted, sizeof quoted, msg));
+}
+
+static int parse_listen(const char *listen, struct sockaddr_storage *ss, socklen_t *len)
+{
+	char host[256];
+	const char *port = strrchr(listen, ':');
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_PASSIVE}, *res;
+	int64_t number;
+	size_t n;
+
+	/* getaddrinfo() would also take a service name, and cut a number to 16
+	 * bits: 127.0.0.1:99999 listened on 34463. */
+	if (!port || port == listen || !isdigit((unsigned char)port[1]) ||
+	    parse_int64(port + 1, &number) != 0 || number > 65535)
+		return -1;
+	n = (size_t)(port - listen);
+	if (listen[0] == '[' && port[-1] == ']') {
+		listen++;
+		n -= 2;
+	}
+	if (n >= sizeof host)
+		return -1;
+	memcpy(host, listen, n);
+	host[n] = '\0';
+	if (getaddrinfo(host, port + 1, &hints, &res) != 0)
+		return -1;
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*len = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+int httpd_is_loopback(const char *listen)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+
+	if (parse_listen(listen, &ss, &len) != 0)
+		return -1;
+	if (ss.ss_family == AF_INET)
+		return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
+	return IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr);
+}
+
+struct httpd *httpd_start(struct event_base *base, const struct httpd_options *o,
+			  const struct httpd_hooks *hooks, char *err, size_t errsize)
+{
+	struct httpd *h = calloc(1, sizeof *h);
+	struct sockaddr_storage ss;
+	socklen_t len;
+	const union MHD_DaemonInfo *info;
+	unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | MHD_USE_TURBO;
+
+	if (parse_listen(o->listen, &ss, &len) != 0) {
+		snprintf(err, errsize, "listen '%s': expected host:port, such as 127.0.0.1:7070", o->listen);
+		free(h);
+		return NULL;
+	}
+	if (ss.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	h->hooks = *hooks;
+	h->max_body = o->max_body;
+	h->ready_tail = &h->ready_head;
+	h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_access, h,
+				MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
+				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+				MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)((o->connection_timeout_ms + 999) / 1000),
+				MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+				MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
+				/* Headers and one read fit; bodies are copied out as they
+				 * come. MHD clears the pool per request: smaller is faster. */
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
+				MHD_OPTION_END);
+	if (!h->d) {
+		snprintf(err, errsize, "listen '%s': cannot bind (address in use or not available)", o->listen);
+		free(h);
+		return NULL;
+	}
+	info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD);
+	h->io = event_new(base, info->epoll_fd, EV_READ | EV_PERSIST, on_event, h);
+	h->timer = evtimer_new(base, on_event, h);
+	event_add(h->io, NULL);
+	rearm(h);
+	return h;
+}
+
+int httpd_port(const struct httpd *h)
+{
+	return MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT)->port;
+}
+
+void httpd_stop(struct httpd *h)
+{
+	if (!h)
+		return;
+	event_free(h->io);
+	event_free(h->timer);
+	MHD_stop_daemon(h->d);
+	free(h);
+}
+
+const char *request_method(const struct request *req) { return req->method; }
+const char *request_path(const struct request *req) { return req->path; }
+int request_body_too_large(const struct request *req) { return req->too_large; }
+void request_set_data(struct request *req, void *data) { req->data = data; }
+int request_status(const struct request *req) { return req->state == R_READING ? 0 : req->status; }
+
+int request_peer_gone(const struct request *req)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	char byte;
+	ssize_t n;
+
+	if (!ci)
+		return 1;
+	n = recv(ci->connect_fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+void *request_data(const struct request *req) { return req->data; }
+
+const char *request_header(const struct request *req, const char *name)
+{
+	return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+}
+
+const char *request_query(const struct request *req, const char *key)
+{
+	return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+const char *request_body(const struct request *req, size_t *len)
+{
+	*len = req->len;
+	return req->body ? req->body : "";
+}
+
+void request_reply_text(struct request *req, int status, const char *content_type, char *text)
+{
+	req->status = status;
+	req->reply = text;
+	req->reply_len = strlen(text);
+	req->content_type = content_type;
+	req->state = R_READY;
+	req->next_ready = NULL;
+	*req->h->ready_tail = req;
+	req->h->ready_tail = &req->next_ready;
+}
+
+void request_reply_json(struct request *req, int status, char *text)
+{
+	request_reply_text(req, status, "application/json", text);
+}
+
+void request_reply(struct request *req, int status, json_t *body)
+{
+	struct jsonout o = {0};
+
+	jsonout_json(&o, NULL, body);
+	request_reply_json(req, status, jsonout_finish(&o));
+}

@@ -1,0 +1,409 @@
+/* Queue semantics (see queue.h). */
+#include "serve/queue.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "serve/metrics.h"
+
+void queue_init(struct queue *q, struct store *store, const struct config *cfg,
+		const struct clock *clock, uint64_t seed)
+{
+	memset(q, 0, sizeof *q);
+	q->store = store;
+	q->cfg = cfg;
+	q->clock = clock;
+	q->rng = seed ? seed : 0x9e3779b97f4a7c15ULL;
+}
+
+static int store_error(struct queue *q, struct ebb_error *err)
+{
+	log_error("store failed", "error=\"%s\"", q->store->errmsg);
+	return error_set(err, 500, "store", NULL, "store: %s", q->store->errmsg);
+}
+
+/* xorshift64*: enough for jitter, and repeatable from a seed in tests. */
+static uint64_t next_random(struct queue *q)
+{
+	q->rng ^= q->rng >> 12;
+	q->rng ^= q->rng << 25;
+	q->rng ^= q->rng >> 27;
+	return q->rng * 0x2545f4914f6cdd1dULL;
+}
+
+int64_t queue_backoff_ms(struct queue *q, int attempts)
+{
+	int64_t d = q->cfg->retry_base_ms;
+
+	for (int i = 1; i < attempts && d < q->cfg->retry_max_ms; i++)
+		d *= 2;
+	if (d > q->cfg->retry_max_ms)
+		d = q->cfg->retry_max_ms;
+	/* "Equal jitter": half fixed, half random, so retries of a burst spread
+	 * out but none comes back sooner than half the backoff. */
+	if (d > 1)
+		d = d / 2 + (int64_t)(next_random(q) % (uint64_t)(d / 2 + 1));
+	return d;
+}
+
+int queue_submit(struct queue *q, struct job *job, int64_t delay_ms, int *existed,
+		 struct ebb_error *err)
+{
+	int64_t now = clock_now(q->clock), waiting = 0, delayed = 0;
+	int rc;
+
+	*existed = 0;
+	if (job->idem_key) {
+		struct job prior;
+		rc = q->store->ops->job_get_by_key(q->store, job->team, job->idem_key, &prior);
+		if (rc < 0)
+			return store_error(q, err);
+		if (rc == 0) {
+			if (prior.idem_hash != job->idem_hash) {
+				int64_t id = prior.id;
+				job_free(&prior);
+				return error_set(err, 409, "idempotency_conflict", "idempotency_key",
+						 "idempotency key '%s' was used for job %lld with a different body",
+						 job->idem_key, (long long)id);
+			}
+			job_free(job);
+			*job = prior;
+			*existed = 1;
+			return 0;
+		}
+	}
+	if (q->store->ops->count_in_state(q->store, JOB_QUEUED, &waiting) != 0 ||
+	    q->store->ops->count_in_state(q->store, JOB_DELAYED, &delayed) != 0)
+		return store_error(q, err);
+	if (waiting + delayed >= q->cfg->max_queued)
+		return error_set(err, 429, "queue_full", NULL,
+				 "the queue holds %lld jobs, its limit ([queue] max_queued)",
+				 (long long)(waiting + delayed));
+
+	job->lane_rank = config_lane_rank(q->cfg, job->lane);
+	job->created_ms = job->updated_ms = now;
+	job->run_at_ms = job->run_at_ms ? job->run_at_ms : now + delay_ms;
+	job->state = job->run_at_ms > now ? JOB_DELAYED : JOB_QUEUED;
+	if (q->store->ops->job_insert(q->store, job) != 0)
+		return store_error(q, err);
+	if (job->state == JOB_QUEUED)
+		q->ready_changed = 1;
+	q->changes++;
+	return 0;
+}
+
+/* Types at their max_running, for the lease query to skip. */
+struct full_types {
+	const struct config *cfg;
+	const char *names[64];
+	int64_t running[64];
+	int n;
+};
+
+static int add_running(void *arg, const struct job_count *c)
+{
+	struct full_types *f = arg;
+	const struct type_conf *t;
+
+	if (c->state != JOB_LEASED || !(t = config_type(f->cfg, c->type)) || t->max_running == 0)
+		return 0;
+	for (int i = 0; i < f->n; i++) {
+		if (strcmp(f->names[i], t->name) == 0) {
+			f->running[i] += c->n;
+			return 0;
+		}
+	}
+	if (f->n < 64) {
+		f->names[f->n] = t->name;
+		f->running[f->n++] = c->n;
+	}
+	return 0;
+}
+
+int queue_lease(struct queue *q, const struct lease_offer *offer, const char *worker,
+		int64_t lease_ms, struct job *out, struct ebb_error *err)
+{
+	struct lease_offer o = *offer;
+	struct full_types full = {.cfg = q->cfg};
+	const char *names[64];
+	int64_t now = clock_now(q->clock), ready_ms;
+	int rc;
+
+	if (q->cfg->ntypes > 0) {
+		if (q->store->ops->job_counts(q->store, add_running, &full) != 0)
+			return store_error(q, err);
+		o.nfull_types = 0;
+		for (int i = 0; i < full.n; i++) {
+			if (full.running[i] >= config_type(q->cfg, full.names[i])->max_running)
+				names[o.nfull_types++] = full.names[i];
+		}
+		o.full_types = names;
+	}
+	rc = q->store->ops->job_next_ready(q->store, &o, out);
+	if (rc == STORE_NOT_FOUND)
+		return 0;
+	if (rc != 0)
+		return store_error(q, err);
+	ready_ms = out->updated_ms; /* it became ready then: queued, due or requeued */
+	out->state = JOB_LEASED;
+	out->attempts++;
+	out->lease_token++;
+	snprintf(out->worker, sizeof out->worker, "%s", worker);
+	out->lease_ms = lease_ms;
+	out->lease_expires_ms = now + lease_ms;
+	out->started_ms = now;
+	out->items_start = out->items_done; /* the run resumes from here */
+	out->updated_ms = now;
+	if (q->store->ops->job_update(q->store, out) != 0) {
+		job_free(out);
+		return store_error(q, err);
+	}
+	q->changes++;
+	if (q->lease_latency)
+		histogram_observe(q->lease_latency, now > ready_ms ? (double)(now - ready_ms) / 1000.0 : 0);
+	log_info("job leased", "job=%lld worker=%s attempt=%d token=%lld", (long long)out->id,
+		 worker, out->attempts, (long long)out->lease_token);
+	return 1;
+}
+
+int queue_get(struct queue *q, int64_t id, const char *team, struct job *out,
+	      struct ebb_error *err)
+{
+	int rc = q->store->ops->job_get(q->store, id, out);
+
+	if (rc < 0)
+		return store_error(q, err);
+	if (rc == STORE_NOT_FOUND || (team && strcmp(out->team, team) != 0)) {
+		if (rc == 0)
+			job_free(out);
+		return error_set(err, 404, "not_found", NULL, "no job %lld", (long long)id);
+	}
+	return 0;
+}
+
+/* Loads a job and checks that token is its current lease. */
+static int get_leased(struct queue *q, int64_t id, int64_t token, struct job *out,
+		      struct ebb_error *err)
+{
+	if (queue_get(q, id, NULL, out, err) != 0)
+		return -1;
+	if (out->state != JOB_LEASED || out->lease_token != token) {
+		if (out->state == JOB_LEASED)
+			error_set(err, 409, "stale_lease", "lease_token",
+				  "lease token %lld of job %lld is stale: the job was leased again (token %lld)",
+				  (long long)token, (long long)id, (long long)out->lease_token);
+		else
+			error_set(err, 409, "stale_lease", "lease_token",
+				  "job %lld is %s, no longer leased with token %lld", (long long)id,
+				  job_state_name(out->state), (long long)token);
+		job_free(out);
+		return -1;
+	}
+	return 0;
+}
+
+static int save(struct queue *q, struct job *job, struct ebb_error *err)
+{
+	q->changes++;
+	job->updated_ms = clock_now(q->clock);
+	if (job_state_terminal(job->state))
+		job->finished_ms = job->updated_ms;
+	if (q->store->ops->job_update(q->store, job) != 0) {
+		job_free(job);
+		return store_error(q, err);
+	}
+	return 0;
+}
+
+int queue_heartbeat(struct queue *q, int64_t id, int64_t token, struct job *out,
+		    struct ebb_error *err)
+{
+	if (get_leased(q, id, token, out, err) != 0)
+		return -1;
+	out->lease_expires_ms = clock_now(q->clock) + out->lease_ms;
+	return save(q, out, err);
+}
+
+int queue_checkpoint(struct queue *q, int64_t id, int64_t token, const char *checkpoint,
+		     int64_t items_done, struct job *out, struct ebb_error *err)
+{
+	if (get_leased(q, id, token, out, err) != 0)
+		return -1;
+	job_set_str(&out->checkpoint, checkpoint);
+	if (items_done >= 0)
+		out->items_done = items_done;
+	out->lease_expires_ms = clock_now(q->clock) + out->lease_ms;
+	return save(q, out, err);
+}
+
+int queue_complete(struct queue *q, int64_t id, int64_t token, int64_t items_done,
+		   const char *result, struct job *out, struct ebb_error *err)
+{
+	if (get_leased(q, id, token, out, err) != 0)
+		return -1;
+	out->state = JOB_SUCCEEDED;
+	out->items_done = items_done >= 0 ? items_done : out->items;
+	job_set_str(&out->result, result);
+	job_set_str(&out->error, NULL);
+	/* A finished job may free a slot of its type for a waiting worker. */
+	q->ready_changed = 1;
+	log_info("job succeeded", "job=%lld worker=%s attempt=%d", (long long)id, out->worker,
+		 out->attempts);
+	return save(q, out, err);
+}
+
+/* The retry decision shared by a failed attempt and an expired lease. */
+static void retry_or_bury(struct queue *q, struct job *job, const char *reason, int backoff)
+{
+	char quoted[600];
+
+	job_set_str(&job->error, reason);
+	if (job->attempts >= job->max_attempts) {
+		job->state = JOB_DEAD;
+	} else if (backoff) {
+		job->state = JOB_DELAYED;
+		job->run_at_ms = clock_now(q->clock) + queue_backoff_ms(q, job->attempts);
+	} else {
+		job->state = JOB_QUEUED;
+	}
+	/* Leaving the leased state frees a slot of the job's type. */
+	q->ready_changed = 1;
+	log_info(job->state == JOB_DEAD ? "job dead" : "job will retry",
+		 "job=%lld attempt=%d max_attempts=%d reason=%s", (long long)job->id, job->attempts,
+		 job->max_attempts, log_quote(quoted, sizeof quoted, reason));
+}
+
+int queue_fail(struct queue *q, int64_t id, int64_t token, const char *reason, int retry,
+	       struct job *out, struct ebb_error *err)
+{
+	if (get_leased(q, id, token, out, err) != 0)
+		return -1;
+	if (retry) {
+		retry_or_bury(q, out, reason, 1);
+	} else {
+		out->state = JOB_FAILED;
+		job_set_str(&out->error, reason);
+		q->ready_changed = 1;
+	}
+	return save(q, out, err);
+}
+
+/* Interrupted jobs sort before every job queued the usual way (seq 0),
+ * among themselves in the order they were submitted. */
+#define SEQ_RESUMED (INT64_MIN / 2)
+
+int queue_interrupt(struct queue *q, int64_t id, int64_t token, const char *checkpoint,
+		    int64_t checkpoint_items, int64_t items_done, const char *reason,
+		    struct job *out, struct ebb_error *err)
+{
+	char quoted[600];
+	int64_t lost = 0;
+
+	if (get_leased(q, id, token, out, err) != 0)
+		return -1;
+	if (checkpoint) {
+		job_set_str(&out->checkpoint, checkpoint);
+		if (checkpoint_items >= 0)
+			out->items_done = checkpoint_items;
+	}
+	/* items_done is the checkpoint's count: what the run did past it is
+	 * done again by the next run. */
+	if (items_done > out->items_done)
+		lost = items_done - out->items_done;
+	out->items_lost += lost;
+	out->interruptions++;
+	if (out->attempts > 0)
+		out->attempts--;
+	out->state = JOB_QUEUED;
+	out->seq = SEQ_RESUMED + out->id;
+	job_set_str(&out->error, reason);
+	q->ready_changed = 1;
+	log_info("job interrupted", "job=%lld worker=%s items_done=%lld items_lost=%lld reason=%s",
+		 (long long)id, out->worker, (long long)out->items_done, (long long)lost,
+		 log_quote(quoted, sizeof quoted, reason ? reason : ""));
+	return save(q, out, err);
+}
+
+int queue_cancel(struct queue *q, int64_t id, const char *team, struct job *out,
+		 struct ebb_error *err)
+{
+	if (queue_get(q, id, team, out, err) != 0)
+		return -1;
+	if (job_state_terminal(out->state)) {
+		error_set(err, 409, "already_finished", NULL, "job %lld is already %s", (long long)id,
+			  job_state_name(out->state));
+		job_free(out);
+		return -1;
+	}
+	if (out->state == JOB_LEASED)
+		q->ready_changed = 1;
+	out->state = JOB_CANCELLED;
+	log_info("job cancelled", "job=%lld", (long long)id);
+	return save(q, out, err);
+}
+
+int queue_unlease(struct queue *q, int64_t id, int64_t token)
+{
+	struct ebb_error err;
+	struct job job;
+
+	if (get_leased(q, id, token, &job, &err) != 0)
+		return -1;
+	job.state = JOB_QUEUED;
+	job.attempts--;
+	q->ready_changed = 1;
+	log_warn("lease reply lost, job queued again", "job=%lld worker=%s", (long long)id, job.worker);
+	if (save(q, &job, &err) != 0)
+		return -1;
+	job_free(&job);
+	return 0;
+}
+
+void queue_expire_lease(struct queue *q, int64_t id, const char *worker)
+{
+	struct ebb_error err;
+	struct job job;
+
+	if (queue_get(q, id, NULL, &job, &err) != 0)
+		return;
+	if (job.state == JOB_LEASED && strcmp(job.worker, worker) == 0) {
+		job.lease_expires_ms = clock_now(q->clock);
+		if (q->store->ops->job_update(q->store, &job) != 0)
+			log_error("store failed", "error=\"%s\"", q->store->errmsg);
+	}
+	job_free(&job);
+}
+
+int queue_process_due(struct queue *q, struct ebb_error *err)
+{
+	int64_t now = clock_now(q->clock), ids[256];
+	int n;
+
+	do {
+		if (q->store->ops->job_due(q->store, now, ids, 256, &n) != 0)
+			return store_error(q, err);
+		for (int i = 0; i < n; i++) {
+			struct job job;
+			if (queue_get(q, ids[i], NULL, &job, err) != 0)
+				return -1;
+			if (job.state == JOB_DELAYED) {
+				job.state = JOB_QUEUED;
+				q->ready_changed = 1;
+			} else {
+				char why[200];
+				snprintf(why, sizeof why, "lease expired on worker %s", job.worker);
+				retry_or_bury(q, &job, why, 0);
+			}
+			if (save(q, &job, err) != 0)
+				return -1;
+			job_free(&job);
+		}
+	} while (n == 256);
+	return 0;
+}
+
+int queue_next_deadline(struct queue *q, int64_t *out_ms)
+{
+	return q->store->ops->next_deadline(q->store, out_ms);
+}

@@ -1,0 +1,86 @@
+/* Queue semantics on top of the store: submit with idempotency keys, lanes
+ * and priorities, delays, fenced leases, retries with backoff, dead-letter,
+ * per-type concurrency limits and cancellation. Every function reads time
+ * from the injected clock and leaves its writes in the store's open batch. */
+#ifndef EBB_QUEUE_H
+#define EBB_QUEUE_H
+
+#include <stdint.h>
+
+#include "common/clock.h"
+#include "common/config.h"
+#include "common/error.h"
+#include "store/store.h"
+
+struct histogram;
+
+struct queue {
+	struct store *store;
+	const struct config *cfg;
+	const struct clock *clock;
+	uint64_t rng; /* backoff jitter; seeded by the caller */
+	/* Set when a job may have become leasable: waiting workers are worth
+	 * another look. */
+	int ready_changed;
+	/* Grows with every job state change: the scaler looks again. */
+	uint64_t changes;
+	/* Gets, for each lease, the seconds from the job's last state change
+	 * (queued) to the grant; NULL: not measured. */
+	struct histogram *lease_latency;
+};
+
+void queue_init(struct queue *q, struct store *store, const struct config *cfg,
+		const struct clock *clock, uint64_t seed);
+
+/* job holds the request (lane, type, team, ... set; id, state and times
+ * not). On success job is the stored job, and *existed is 1 when the
+ * idempotency key named an earlier job with the same body. */
+int queue_submit(struct queue *q, struct job *job, int64_t delay_ms, int *existed,
+		 struct ebb_error *err);
+
+/* 1 and the leased job in out, 0 when nothing fits, -1 on error. */
+int queue_lease(struct queue *q, const struct lease_offer *offer, const char *worker,
+		int64_t lease_ms, struct job *out, struct ebb_error *err);
+
+int queue_get(struct queue *q, int64_t id, const char *team, struct job *out,
+	      struct ebb_error *err);
+int queue_heartbeat(struct queue *q, int64_t id, int64_t token, struct job *out,
+		    struct ebb_error *err);
+/* items_done < 0: unchanged. */
+int queue_checkpoint(struct queue *q, int64_t id, int64_t token, const char *checkpoint,
+		     int64_t items_done, struct job *out, struct ebb_error *err);
+int queue_complete(struct queue *q, int64_t id, int64_t token, int64_t items_done,
+		   const char *result, struct job *out, struct ebb_error *err);
+/* retry = 0: the job failed for good; otherwise it is retried after a
+ * backoff, or dead once its attempts are spent. */
+int queue_fail(struct queue *q, int64_t id, int64_t token, const char *reason, int retry,
+	       struct job *out, struct ebb_error *err);
+/* The run was stopped from outside (a spot reclaim, its worker stopped):
+ * the job is queued again at the head of its lane, the attempt is not
+ * counted, and it resumes from its checkpoint. checkpoint: a last one
+ * covering checkpoint_items (< 0: keep the count), or NULL to keep the
+ * stored one. items_done: items the run had done when it stopped (-1:
+ * unknown); those past the checkpoint are added to items_lost. */
+int queue_interrupt(struct queue *q, int64_t id, int64_t token, const char *checkpoint,
+		    int64_t checkpoint_items, int64_t items_done, const char *reason,
+		    struct job *out, struct ebb_error *err);
+/* team: the caller's team scope, or NULL for all. */
+int queue_cancel(struct queue *q, int64_t id, const char *team, struct job *out,
+		 struct ebb_error *err);
+/* Takes back a lease whose reply never reached its worker: the job is
+ * queued again and the attempt is not counted. */
+int queue_unlease(struct queue *q, int64_t id, int64_t token);
+
+/* The lease of job id held by worker ends now (its instance is gone); the
+ * next queue_process_due puts the job back. */
+void queue_expire_lease(struct queue *q, int64_t id, const char *worker);
+
+/* Promotes delayed jobs that are due and expires overdue leases. */
+int queue_process_due(struct queue *q, struct ebb_error *err);
+/* The next time queue_process_due has work; 0 if none. */
+int queue_next_deadline(struct queue *q, int64_t *out_ms);
+
+/* The delay before the attempt after `attempts` failed ones. */
+int64_t queue_backoff_ms(struct queue *q, int attempts);
+
+#endif

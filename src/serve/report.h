@@ -1,0 +1,68 @@
+/* The cost report: the ledger's segments added up per team, offer or job
+ * type (docs/COST.md defines every figure), and the offers' measured
+ * samples added up over both markets. Pure aggregation: the caller feeds
+ * it rows from the store and prices for the segments still open. */
+#ifndef EBB_REPORT_H
+#define EBB_REPORT_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "store/store.h"
+
+enum report_by { REPORT_BY_OFFER, REPORT_BY_TEAM, REPORT_BY_TYPE };
+
+/* The row of instance time no job used, in a report by team or type. */
+#define REPORT_NOT_A_JOB "(idle)"
+
+/* Where instance time went. BUSY is a job's run; the others are "not
+ * busy": boot (launch to registration), idle, and the billing remainder
+ * (time billed past termination: rounding up and the billing minimum). */
+enum report_kind { RK_BUSY, RK_BOOT, RK_IDLE, RK_BILLING, RK_COUNT };
+
+struct report_group {
+	char *name;
+	double cost[RK_COUNT]; /* USD */
+	int64_t ms[RK_COUNT];  /* instance-milliseconds */
+	double gpu_ms[RK_COUNT];
+	double spot_gpu_ms; /* of all kinds, on the spot market */
+	int64_t items, items_lost, jobs, instances, reclaims;
+};
+
+struct report_map; /* job and instance bookkeeping, in report.c */
+
+struct report {
+	enum report_by by;
+	int64_t since_ms, now_ms;
+	struct report_group *groups;
+	int ngroups;
+	struct report_group total;
+	struct report_map *map;
+};
+
+int report_by_parse(const char *name); /* -1: unknown */
+const char *report_by_name(enum report_by by);
+
+void report_init(struct report *r, enum report_by by, int64_t since_ms, int64_t now_ms);
+/* One ledger row. A segment that started before since counts from since
+ * (its cost pro rata); an open one (end 0) counts up to now at
+ * usd_per_ms. 0, or -1 when out of memory. */
+int report_add(struct report *r, const struct ledger_row *row, double usd_per_ms);
+/* Items and work lost of the jobs seen, once each, into their groups;
+ * groups sorted, dearest first. Call once, after the last report_add. */
+void report_finish(struct report *r);
+json_t *report_to_json(const struct report *r);
+void report_free(struct report *r);
+
+/* An offer's samples over both markets, and the spot market's own. */
+struct offer_samples {
+	double speed_sum;
+	int64_t speed_n, runs, items, run_ms, boots, boot_ms;
+	int64_t alive_ms[MARKET_COUNT], reclaims[MARKET_COUNT];
+	int64_t launches[MARKET_COUNT], launch_failures[MARKET_COUNT];
+};
+
+/* Adds one store row (one offer, one market) to s. */
+void offer_samples_add(struct offer_samples *s, const struct offer_stat *st);
+
+#endif

@@ -1,0 +1,94 @@
+/* The simulator: replays a job trace on a virtual clock against a
+ * scaling policy — ebb's own plan(), the very function serve runs, or one
+ * of the baselines people use today — and measures what it would have
+ * cost and how long jobs would have waited. */
+#ifndef EBB_SIM_H
+#define EBB_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/config.h"
+#include "common/offer.h"
+#include "sim/trace.h"
+
+enum policy_kind { POL_EBB, POL_ALWAYS_ON, POL_MIN1, POL_UTIL, POL_KEDA, POL_BOUND };
+
+#define SIM_MAX_OFFERS 16
+
+struct policy {
+	enum policy_kind kind;
+	char spec[512]; /* as given, for the output */
+	/* ebb: the config with the policy's overrides applied */
+	struct config cfg;
+	/* baselines: one offer and market */
+	int offer;
+	enum market market;
+	int64_t n;           /* always-on; 0: the trace's peak concurrency */
+	int64_t idle_ms;     /* min1 */
+	double up, down;     /* util */
+	int64_t window_ms;   /* util */
+	int64_t poll_ms;     /* util, keda */
+	double target;       /* keda */
+	int64_t cooldown_ms, stabilize_ms; /* keda */
+};
+
+/* Parses "NAME[:k=v,...]" with the config at config_path (NULL: the
+ * defaults). ebb takes SECTION.KEY=VALUE overrides of that config. */
+int policy_parse(const char *spec, const char *config_path,
+		 struct policy *out, char *err, size_t errsize);
+void policy_free(struct policy *p);
+
+struct sim_options {
+	struct offer offers[SIM_MAX_OFFERS];
+	int noffers;
+	uint64_t seed;
+	int64_t checkpoint_every_ms; /* 0: jobs do not checkpoint */
+	int64_t sample_ms;           /* time-series step for plots; 0: none */
+};
+
+struct sim_sample {
+	int64_t t_ms;
+	int queued;
+	int instances[SIM_MAX_OFFERS];
+	double cost;
+};
+
+/* A replay stops when work has been outstanding for this long with no
+ * job ending (or SIM_STALL_JOBS times the longest job, if longer): spot
+ * reclaimed faster than its jobs can run would replay forever. */
+#define SIM_STALL_MS (30LL * 24 * 3600 * 1000)
+#define SIM_STALL_JOBS 10
+
+struct sim_result {
+	char policy[512];
+	int64_t jobs, jobs_done;
+	int64_t unplaceable; /* jobs no offer of the policy fits: left out */
+	int stalled;         /* the replay stopped: no job ended after stalled_ms */
+	int64_t stalled_ms;
+	double cost_usd;
+	double gpu_hours_billed, gpu_hours_busy, idle_gpu_hours;
+	int64_t cold_starts, reclaims, max_instances;
+	double wait_p50_s, wait_p95_s, wait_p99_s, wait_mean_s;
+	int64_t end_ms;
+	struct sim_sample *samples;
+	size_t nsamples;
+};
+
+/* The trace, and the offers of the config at offers_path (NULL: the
+ * default offer): 0, or -1 with the reason in err. */
+int sim_load(const char *trace_path, const char *offers_path, const struct trace_filter *filters,
+	     int nfilters, int skip_bad, struct trace *t, struct sim_options *o, char *err,
+	     size_t errsize);
+
+/* 0, or -1 when out of memory (r then holds no result, but may be freed). */
+int sim_run(const struct trace *t, const struct policy *p, const struct sim_options *o,
+	    struct sim_result *r);
+void sim_result_free(struct sim_result *r);
+
+/* The most jobs of the trace running at once if each started when it
+ * arrived (on the reference speed): always-on's default size. -1 when out
+ * of memory. */
+int64_t sim_peak_concurrency(const struct trace *t);
+
+#endif

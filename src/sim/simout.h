@@ -1,0 +1,26 @@
+/* What `ebb sim` and `ebb tune` print: a table for people, JSON for
+ * scripts, and an SVG chart. */
+#ifndef EBB_SIMOUT_H
+#define EBB_SIMOUT_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "sim/sim.h"
+
+void simout_table(const struct sim_result *r, int n, FILE *out);
+void simout_json(const struct sim_result *r, int n, FILE *out);
+json_t *simout_result_json(const struct sim_result *r);
+/* Queue depth, instances by offer and cumulative cost over time, one
+ * panel each: a colour per policy, and in the instance panel a dash per
+ * offer. */
+int simout_plot(const struct sim_result *r, int n, const struct sim_options *o, const char *path,
+		char *err, size_t errsize);
+struct tune;
+/* Cost against p95 wait, each family's frontier as a line. */
+int simout_frontier_plot(const struct tune *t, const char *path, char *err, size_t errsize);
+/* A sample step giving about 600 points over the trace. */
+int64_t simout_sample_step(const struct trace *t);
+
+
+#endif

@@ -1,0 +1,240 @@
+/* The sweep behind `ebb tune` (see tune.h). */
+#include "sim/tune.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N(a) (sizeof(a) / sizeof *(a))
+
+const char *const tune_families[TUNE_NFAMILIES] = {"ebb", "always-on", "min1", "util", "keda", "bound"};
+
+/* ebb's knobs: how long work may wait before capacity is added, how long
+ * the last idle instance stays and how fast the others go, and how far
+ * back arrivals count as the work to expect. */
+static const int wait_targets_s[] = {10, 30, 60, 120, 240, 600, 1800};
+static const int idle_timeouts_s[] = {0, 60, 300, 600, 1800};
+static const int surplus_s[] = {0, 60};
+static const int arrival_windows_s[] = {0, 60, 600};
+/* A warm floor all day reaches the shortest waits, as always-on does,
+ * with launches above it for bursts, or none: a fixed pool (the floor
+ * is the limit) is one of ebb's settings too. */
+static const int warm_wait_targets_s[] = {10, 600};
+
+static const char *const baseline_specs[] = {
+	"min1:idle=60", "min1:idle=300", "min1:idle=600", "min1:idle=1800",
+	"util:up=0.9,down=0.3,window=60", "util:up=0.8,down=0.2,window=300", "util:up=0.6,down=0.1,window=300",
+	"keda", "keda:cooldown=60,stabilize=0", "keda:cooldown=60,stabilize=60", "keda:cooldown=900,stabilize=300",
+	"bound",
+};
+
+/* Replays spec and adds its point (with the ebb knobs k, if any): 0, or
+ * -1 with err. A replay that did not run every job it could place (it
+ * stalled, or its limits allowed no launch) is no point on a frontier:
+ * it is counted instead. */
+static int add_point(struct tune *t, const char *spec, const struct tune_knobs *k, const struct trace *tr,
+		     const struct sim_options *o, const char *config_path, char *err, size_t errsize)
+{
+	struct tune_point *pt, *grown = NULL;
+	struct sim_result r;
+	struct policy p;
+	int rc;
+
+	if (policy_parse(spec, config_path, &p, err, errsize) != 0)
+		return -1;
+	rc = sim_run(tr, &p, o, &r);
+	policy_free(&p);
+	sim_result_free(&r); /* its samples: the figures stay */
+	if (rc == 0 && r.jobs_done + r.unplaceable < r.jobs) {
+		if (t->partial++ == 0)
+			snprintf(t->partial_spec, sizeof t->partial_spec, "%s", spec);
+		return 0;
+	}
+	if (rc != 0 || !(grown = realloc(t->points, (t->n + 1) * sizeof *t->points))) {
+		snprintf(err, errsize, "%s: out of memory", spec);
+		return -1;
+	}
+	t->points = grown;
+	pt = &t->points[t->n++];
+	memset(pt, 0, sizeof *pt);
+	snprintf(pt->spec, sizeof pt->spec, "%s", spec);
+	snprintf(pt->family, sizeof pt->family, "%.*s", (int)strcspn(spec, ":"), spec);
+	pt->cost_usd = r.cost_usd;
+	pt->wait_p95_s = r.wait_p95_s;
+	if (k)
+		pt->ebb = *k;
+	return 0;
+}
+
+/* One point of ebb's sweep. */
+static int add_ebb(struct tune *t, struct tune_knobs k, const struct trace *tr, const struct sim_options *o,
+		   const char *config_path, char *err, size_t errsize)
+{
+	char spec[256];
+	int n = snprintf(spec, sizeof spec,
+			 "ebb:lane.standard.wait_target=%ds,scaler.idle_timeout=%ds,scaler.idle_surplus_timeout=%ds,"
+			 "scaler.arrival_window=%ds", k.wait_target_s, k.idle_timeout_s, k.surplus_s, k.arrival_window_s);
+
+	if (k.warm)
+		n += snprintf(spec + n, sizeof spec - (size_t)n, ",scaler.warm=* * %d", k.warm);
+	if (k.max_instances)
+		snprintf(spec + n, sizeof spec - (size_t)n, ",scaler.max_instances=%d", k.max_instances);
+	return add_point(t, spec, &k, tr, o, config_path, err, errsize);
+}
+
+/* The cheapest ebb point within the wait, as a config fragment. */
+static void recommend(struct tune *t, double wait_p95_s, size_t njobs)
+{
+	const struct tune_point *best = NULL;
+	int n;
+
+	for (size_t k = 0; k < t->n; k++) {
+		const struct tune_point *p = &t->points[k];
+		if (strcmp(p->family, "ebb") == 0 && p->wait_p95_s <= wait_p95_s && (!best || p->cost_usd < best->cost_usd)) {
+			best = p;
+			t->recommended = (int)k;
+		}
+	}
+	if (!best)
+		return;
+	n = snprintf(t->fragment, sizeof t->fragment,
+		     "# ebb tune: the cheapest of ebb's settings with a p95 wait of at most %.0f s,\n"
+		     "# on a trace of %zu jobs. Paste into ebb.conf.\n"
+		     "[scaler]\nidle_timeout = %ds\nidle_surplus_timeout = %ds\narrival_window = %ds\n",
+		     wait_p95_s, njobs, best->ebb.idle_timeout_s, best->ebb.surplus_s, best->ebb.arrival_window_s);
+	if (best->ebb.warm)
+		n += snprintf(t->fragment + n, sizeof t->fragment - (size_t)n, "warm = * * %d\n", best->ebb.warm);
+	if (best->ebb.max_instances)
+		n += snprintf(t->fragment + n, sizeof t->fragment - (size_t)n, "max_instances = %d\n",
+			      best->ebb.max_instances);
+	snprintf(t->fragment + n, sizeof t->fragment - (size_t)n, "\n[lane.standard]\nwait_target = %ds\n",
+		 best->ebb.wait_target_s);
+}
+
+/* A point is on its family's frontier when no other point of the family
+ * is at least as cheap and at least as quick, and better in one. */
+static void mark_frontiers(struct tune *t)
+{
+	for (size_t a = 0; a < t->n; a++) {
+		struct tune_point *p = &t->points[a];
+		p->on_frontier = 1;
+		for (size_t b = 0; b < t->n && p->on_frontier; b++) {
+			const struct tune_point *q = &t->points[b];
+			if (b == a || strcmp(p->family, q->family) != 0)
+				continue;
+			if (q->cost_usd <= p->cost_usd && q->wait_p95_s <= p->wait_p95_s &&
+			    (q->cost_usd < p->cost_usd || q->wait_p95_s < p->wait_p95_s))
+				p->on_frontier = 0;
+		}
+	}
+}
+
+int tune_run(const struct trace *tr, const struct sim_options *o, const char *config_path,
+	     double wait_p95_s, struct tune *t, char *err, size_t errsize)
+{
+	char spec[64];
+
+	memset(t, 0, sizeof *t);
+	t->recommended = -1;
+	for (size_t a = 0; a < N(wait_targets_s); a++)
+		for (size_t b = 0; b < N(idle_timeouts_s); b++)
+			for (size_t c = 0; c < N(surplus_s); c++)
+				for (size_t d = 0; d < N(arrival_windows_s); d++) {
+					struct tune_knobs k = {wait_targets_s[a], idle_timeouts_s[b], surplus_s[c],
+							       arrival_windows_s[d], 0, 0};
+					if (add_ebb(t, k, tr, o, config_path, err, errsize) != 0)
+						return -1;
+				}
+	for (int64_t n = 1, peak = sim_peak_concurrency(tr); n <= peak; n = n < 4 ? n + 1 : n * 2) {
+		struct tune_knobs fixed = {600, 600, 0, 0, (int)n, (int)n};
+		for (size_t a = 0; a < N(warm_wait_targets_s); a++) {
+			struct tune_knobs k = {warm_wait_targets_s[a], 600, 60, 0, (int)n, 0};
+			if (add_ebb(t, k, tr, o, config_path, err, errsize) != 0)
+				return -1;
+		}
+		if (add_ebb(t, fixed, tr, o, config_path, err, errsize) != 0)
+			return -1;
+	}
+	for (int64_t n = 1, peak = sim_peak_concurrency(tr); n <= peak; n = n < 4 ? n + 1 : n * 2) {
+		snprintf(spec, sizeof spec, "always-on:n=%lld", (long long)n);
+		if (add_point(t, spec, NULL, tr, o, config_path, err, errsize) != 0)
+			return -1;
+	}
+	for (size_t k = 0; k < N(baseline_specs); k++) {
+		if (add_point(t, baseline_specs[k], NULL, tr, o, config_path, err, errsize) != 0)
+			return -1;
+	}
+	mark_frontiers(t);
+	recommend(t, wait_p95_s, tr->n);
+	return 0;
+}
+
+static int by_wait_then_cost(const void *a, const void *b)
+{
+	const struct tune_point *x = *(const struct tune_point *const *)a, *y = *(const struct tune_point *const *)b;
+
+	if (x->wait_p95_s != y->wait_p95_s)
+		return x->wait_p95_s < y->wait_p95_s ? -1 : 1;
+	if (x->cost_usd != y->cost_usd)
+		return x->cost_usd < y->cost_usd ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+size_t tune_frontier(const struct tune *t, const char *family, const struct tune_point **out)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < t->n; k++) {
+		if (t->points[k].on_frontier && strcmp(t->points[k].family, family) == 0)
+			out[n++] = &t->points[k];
+	}
+	qsort(out, n, sizeof *out, by_wait_then_cost);
+	return n;
+}
+
+/* ebb's cheapest point with a p95 wait of at most wait_s; -1 if none. */
+static double ebb_cheapest(const struct tune *t, double wait_s)
+{
+	double best = -1;
+
+	for (size_t k = 0; k < t->n; k++) {
+		const struct tune_point *p = &t->points[k];
+		if (strcmp(p->family, "ebb") == 0 && p->wait_p95_s <= wait_s && (best < 0 || p->cost_usd < best))
+			best = p->cost_usd;
+	}
+	return best;
+}
+
+void tune_ratios(const struct tune *t, double boot_s, struct tune_ratios *r)
+{
+	size_t len = 0;
+
+	memset(r, 0, sizeof *r);
+	r->bound_wait_s = 2 * boot_s;
+	for (size_t k = 0; k < t->n; k++) {
+		const struct tune_point *p = &t->points[k];
+		double ebb;
+		if (strcmp(p->spec, "keda") == 0) {
+			r->keda_cost = p->cost_usd;
+			r->keda_p95 = p->wait_p95_s;
+		}
+		if (strcmp(p->family, "bound") == 0)
+			r->bound_cost = p->cost_usd;
+		if (strcmp(p->family, "ebb") == 0 || strcmp(p->family, "bound") == 0)
+			continue;
+		ebb = ebb_cheapest(t, p->wait_p95_s);
+		if (ebb < 0 || ebb > p->cost_usd + 1e-9) {
+			r->below_frontier++;
+			if (len < sizeof r->below)
+				len += (size_t)snprintf(r->below + len, sizeof r->below - len, "%s%s", len ? ", " : "", p->spec);
+		}
+	}
+	r->ebb_at_keda = ebb_cheapest(t, r->keda_p95);
+	r->ebb_at_bound = ebb_cheapest(t, r->bound_wait_s);
+}
+
+void tune_free(struct tune *t)
+{
+	free(t->points);
+	memset(t, 0, sizeof *t);
+}

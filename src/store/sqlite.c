@@ -1,0 +1,1141 @@
+/* The SQLite store engine: one file, WAL mode, synchronous = FULL, so a
+ * commit is on disk when it returns. Statements are prepared once. */
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "store/counts.h"
+#include "store/store.h"
+
+/* Each entry takes the schema one version further; never edit a shipped
+ * one, append a new one. */
+static const char *const migrations[] = {
+	/* 1: jobs and their counts */
+	"CREATE TABLE jobs ("
+	" id INTEGER PRIMARY KEY,"
+	" state TEXT NOT NULL, type TEXT NOT NULL, lane TEXT NOT NULL,"
+	" lane_rank INTEGER NOT NULL, priority INTEGER NOT NULL, team TEXT NOT NULL,"
+	" command TEXT, payload TEXT, labels TEXT,"
+	" gpus INTEGER NOT NULL, min_vram_gb INTEGER NOT NULL, items INTEGER NOT NULL,"
+	" timeout_s INTEGER NOT NULL, max_attempts INTEGER NOT NULL, attempts INTEGER NOT NULL,"
+	" run_at INTEGER NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,"
+	" finished_at INTEGER NOT NULL, idem_key TEXT, idem_hash INTEGER NOT NULL,"
+	" lease_token INTEGER NOT NULL, worker TEXT NOT NULL, lease_expires INTEGER NOT NULL,"
+	" lease_ms INTEGER NOT NULL, checkpoint TEXT, items_done INTEGER NOT NULL,"
+	" error TEXT, result TEXT, seq INTEGER NOT NULL);"
+	"CREATE INDEX jobs_ready ON jobs(lane_rank, priority DESC, seq) WHERE state = 'queued';"
+	"CREATE INDEX jobs_delayed ON jobs(run_at) WHERE state = 'delayed';"
+	"CREATE INDEX jobs_leased ON jobs(lease_expires) WHERE state = 'leased';"
+	"CREATE UNIQUE INDEX jobs_idem ON jobs(team, idem_key) WHERE idem_key IS NOT NULL;"
+	"CREATE TABLE job_counts (state TEXT, lane TEXT, type TEXT, team TEXT, n INTEGER NOT NULL,"
+	" PRIMARY KEY (state, lane, type, team)) WITHOUT ROWID;"
+	"CREATE TRIGGER jobs_count_insert AFTER INSERT ON jobs BEGIN"
+	" INSERT INTO job_counts VALUES (NEW.state, NEW.lane, NEW.type, NEW.team, 1)"
+	"  ON CONFLICT DO UPDATE SET n = n + 1; END;"
+	"CREATE TRIGGER jobs_count_update AFTER UPDATE OF state ON jobs"
+	" WHEN OLD.state IS NOT NEW.state BEGIN"
+	" UPDATE job_counts SET n = n - 1 WHERE state = OLD.state AND lane = OLD.lane"
+	"  AND type = OLD.type AND team = OLD.team;"
+	" INSERT INTO job_counts VALUES (NEW.state, NEW.lane, NEW.type, NEW.team, 1)"
+	"  ON CONFLICT DO UPDATE SET n = n + 1; END;"
+	"CREATE TRIGGER jobs_count_delete AFTER DELETE ON jobs BEGIN"
+	" UPDATE job_counts SET n = n - 1 WHERE state = OLD.state AND lane = OLD.lane"
+	"  AND type = OLD.type AND team = OLD.team; END;",
+	/* 2: the fleet, its history and the scaler's decisions */
+	"ALTER TABLE jobs ADD COLUMN est_s INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE jobs ADD COLUMN started_at INTEGER NOT NULL DEFAULT 0;"
+	"CREATE INDEX jobs_finished ON jobs(finished_at) WHERE state = 'succeeded';"
+	"CREATE TABLE instances ("
+	" id INTEGER PRIMARY KEY, offer TEXT NOT NULL, market TEXT NOT NULL, state TEXT NOT NULL,"
+	" gpus INTEGER NOT NULL, vram_gb INTEGER NOT NULL, gpu_ids TEXT NOT NULL,"
+	" provider_ref TEXT NOT NULL, launched_at INTEGER NOT NULL, registered_at INTEGER NOT NULL,"
+	" idle_since INTEGER NOT NULL, terminated_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,"
+	" job_id INTEGER NOT NULL, reason TEXT NOT NULL);"
+	"CREATE INDEX instances_live ON instances(id) WHERE state <> 'terminated';"
+	"CREATE TABLE instance_events (instance_id INTEGER NOT NULL, at INTEGER NOT NULL,"
+	" state TEXT NOT NULL, reason TEXT NOT NULL);"
+	"CREATE TRIGGER instances_history_insert AFTER INSERT ON instances BEGIN"
+	" INSERT INTO instance_events VALUES (NEW.id, NEW.updated_at, NEW.state, NEW.reason); END;"
+	"CREATE TRIGGER instances_history_update AFTER UPDATE OF state ON instances"
+	" WHEN OLD.state IS NOT NEW.state BEGIN"
+	" INSERT INTO instance_events VALUES (NEW.id, NEW.updated_at, NEW.state, NEW.reason); END;"
+	"CREATE TABLE decisions (id INTEGER PRIMARY KEY, at INTEGER NOT NULL, kind TEXT NOT NULL,"
+	" offer TEXT NOT NULL, count INTEGER NOT NULL, instance_id INTEGER NOT NULL, reason TEXT NOT NULL);",
+	/* 3: the ledger, live offer estimates, interruptions */
+	"ALTER TABLE jobs ADD COLUMN cost REAL NOT NULL DEFAULT 0;"
+	"ALTER TABLE jobs ADD COLUMN items_start INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE jobs ADD COLUMN items_lost INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE jobs ADD COLUMN interruptions INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE instances ADD COLUMN billed_ms INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE instances ADD COLUMN cost REAL NOT NULL DEFAULT 0;"
+	"ALTER TABLE instances ADD COLUMN reclaim_at INTEGER NOT NULL DEFAULT 0;"
+	"CREATE TABLE segments (id INTEGER PRIMARY KEY, instance_id INTEGER NOT NULL, kind TEXT NOT NULL,"
+	" job_id INTEGER NOT NULL, start_at INTEGER NOT NULL, end_at INTEGER NOT NULL, cost REAL NOT NULL);"
+	"CREATE INDEX segments_open ON segments(instance_id) WHERE end_at = 0;"
+	"CREATE INDEX segments_instance ON segments(instance_id);"
+	"CREATE TABLE offer_stats (offer TEXT NOT NULL, market TEXT NOT NULL,"
+	" runs INTEGER NOT NULL, speed_sum REAL NOT NULL, speed_n INTEGER NOT NULL, items INTEGER NOT NULL,"
+	" run_ms INTEGER NOT NULL, boots INTEGER NOT NULL, boot_ms INTEGER NOT NULL,"
+	" alive_ms INTEGER NOT NULL, reclaims INTEGER NOT NULL, launches INTEGER NOT NULL,"
+	" launch_failures INTEGER NOT NULL, last_failure_at INTEGER NOT NULL,"
+	" last_launch_at INTEGER NOT NULL, PRIMARY KEY (offer, market)) WITHOUT ROWID;",
+	/* 4: job counts move to memory (counts.c): the triggers cost two
+	 * statements per state change */
+	"DROP TRIGGER jobs_count_insert; DROP TRIGGER jobs_count_update; DROP TRIGGER jobs_count_delete;"
+	"DROP TABLE job_counts;",
+};
+
+#define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
+
+#define JOB_COLUMNS                                                                          \
+	"id, state, type, lane, lane_rank, priority, team, command, payload, labels, gpus,"  \
+	" min_vram_gb, items, timeout_s, max_attempts, attempts, run_at, created_at,"        \
+	" updated_at, finished_at, idem_key, idem_hash, lease_token, worker, lease_expires," \
+	" lease_ms, checkpoint, items_done, error, result, seq, est_s, started_at, cost,"  \
+	" items_start, items_lost, interruptions"
+
+#define INST_COLUMNS                                                                      \
+	"id, offer, market, state, gpus, vram_gb, gpu_ids, provider_ref, launched_at,"    \
+	" registered_at, idle_since, terminated_at, updated_at, job_id, reason, billed_ms, cost,"  \
+	" reclaim_at"
+
+enum stmt_id {
+	S_BEGIN, S_COMMIT, S_ROLLBACK, S_SAVEPOINT, S_RELEASE, S_ROLLBACK_TO,
+	S_INSERT, S_UPDATE, S_GET, S_GET_BY_KEY, S_NEXT_READY, S_LIST, S_DUE,
+	S_NEXT_DEADLINE, S_DEMAND, S_RECENT_SUBMITS, S_ARRIVALS,
+	S_RECENT_DURATIONS, S_INST_INSERT, S_INST_UPDATE, S_INST_GET, S_INST_LIST, S_DEC_INSERT,
+	S_DEC_LIST, S_USAGE, S_SEG_OPEN, S_SEG_FIND, S_SEG_CLOSE, S_JOB_COST,
+	S_STAT_ADD, S_STATS, S_LEDGER, S_COUNT
+};
+
+static const char *const stmt_sql[S_COUNT] = {
+	[S_BEGIN] = "BEGIN",
+	[S_COMMIT] = "COMMIT",
+	[S_ROLLBACK] = "ROLLBACK",
+	[S_SAVEPOINT] = "SAVEPOINT request",
+	[S_RELEASE] = "RELEASE request",
+	[S_ROLLBACK_TO] = "ROLLBACK TO request",
+	[S_INSERT] = "INSERT INTO jobs (" JOB_COLUMNS ") VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+		     " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[S_UPDATE] = "UPDATE jobs SET state = ?2, priority = ?3, attempts = ?4, run_at = ?5,"
+		     " updated_at = ?6, finished_at = ?7, lease_token = ?8, worker = ?9,"
+		     " lease_expires = ?10, lease_ms = ?11, checkpoint = ?12, items_done = ?13,"
+		     " error = ?14, result = ?15, seq = ?16, started_at = ?17, cost = ?18,"
+		     " items_start = ?19, items_lost = ?20, interruptions = ?21 WHERE id = ?1",
+	[S_GET] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?",
+	[S_GET_BY_KEY] = "SELECT " JOB_COLUMNS " FROM jobs WHERE team = ? AND idem_key = ?",
+	/* The partial index gives the order; the filters are checked per row. */
+	[S_NEXT_READY] = "SELECT " JOB_COLUMNS " FROM jobs WHERE state = 'queued'"
+			 " AND gpus <= ?1 AND min_vram_gb <= ?2"
+			 " AND (?3 IS NULL OR type NOT IN (SELECT value FROM json_each(?3)))"
+			 " AND (labels IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(jobs.labels) l"
+			 "  WHERE l.value NOT IN (SELECT value FROM json_each(COALESCE(?4, '[]')))))"
+			 " ORDER BY lane_rank, priority DESC, seq, id LIMIT 1",
+	[S_LIST] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id > ?5"
+		   " AND (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR lane = ?2)"
+		   " AND (?3 IS NULL OR team = ?3) AND (?4 IS NULL OR type = ?4)"
+		   " ORDER BY id LIMIT ?6",
+	[S_DUE] = "SELECT id FROM jobs WHERE state = 'delayed' AND run_at <= ?1"
+		  " UNION ALL SELECT id FROM jobs WHERE state = 'leased' AND lease_expires <= ?1"
+		  " LIMIT ?2",
+	[S_NEXT_DEADLINE] = "SELECT MIN(t) FROM ("
+			    " SELECT MIN(run_at) AS t FROM jobs WHERE state = 'delayed'"
+			    " UNION ALL SELECT MIN(lease_expires) FROM jobs WHERE state = 'leased')",
+	[S_DEMAND] = "SELECT gpus, min_vram_gb, lane, type, COUNT(*), SUM(est_s = 0), SUM(est_s),"
+		     " MIN(created_at), SUM(items) FROM jobs WHERE state = 'queued'"
+		     " GROUP BY gpus, min_vram_gb, lane, type",
+	[S_RECENT_SUBMITS] = "SELECT created_at FROM jobs ORDER BY id DESC LIMIT ?",
+	/* Newest first by id, the submission order: a walk back from the end
+	 * of the table that stops at the window's start. */
+	[S_ARRIVALS] = "SELECT gpus, min_vram_gb, lane, type, est_s, created_at FROM jobs"
+		       " ORDER BY id DESC LIMIT ?",
+	[S_RECENT_DURATIONS] = "SELECT type, finished_at - started_at FROM jobs"
+			       " WHERE state = 'succeeded' AND started_at > 0"
+			       " ORDER BY finished_at DESC LIMIT ?",
+	[S_INST_INSERT] = "INSERT INTO instances (" INST_COLUMNS ") VALUES"
+			  " (NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+	[S_INST_UPDATE] = "UPDATE instances SET offer = ?2, market = ?3, state = ?4, gpus = ?5,"
+			  " vram_gb = ?6, gpu_ids = ?7, provider_ref = ?8, launched_at = ?9,"
+			  " registered_at = ?10, idle_since = ?11, terminated_at = ?12, updated_at = ?13,"
+			  " job_id = ?14, reason = ?15, billed_ms = ?16, cost = ?17, reclaim_at = ?18 WHERE id = ?1",
+	[S_INST_GET] = "SELECT " INST_COLUMNS " FROM instances WHERE id = ?",
+	[S_INST_LIST] = "SELECT " INST_COLUMNS " FROM instances WHERE ?1 OR state <> 'terminated'"
+			" ORDER BY id",
+	[S_DEC_INSERT] = "INSERT INTO decisions (at, kind, offer, count, instance_id, reason)"
+			 " VALUES (?, ?, ?, ?, ?, ?)",
+	[S_USAGE] = "SELECT (SELECT COALESCE(SUM(CASE WHEN terminated_at > 0 THEN terminated_at ELSE ?2 END"
+		    " - launched_at), 0) FROM instances WHERE launched_at >= ?1),"
+		    " (SELECT COALESCE(SUM(finished_at - started_at), 0) FROM jobs"
+		    "  WHERE finished_at >= ?1 AND started_at > 0 AND state IN ('succeeded', 'failed', 'dead'))",
+	[S_SEG_OPEN] = "INSERT INTO segments (instance_id, kind, job_id, start_at, end_at, cost)"
+		       " VALUES (?, ?, ?, ?, ?, ?)",
+	[S_SEG_FIND] = "SELECT id, kind, job_id, start_at FROM segments WHERE instance_id = ? AND end_at = 0",
+	[S_SEG_CLOSE] = "UPDATE segments SET end_at = ?2, cost = ?3 WHERE id = ?1",
+	[S_JOB_COST] = "UPDATE jobs SET cost = cost + ?2 WHERE id = ?1",
+	[S_STAT_ADD] = "INSERT INTO offer_stats VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
+		       " ON CONFLICT DO UPDATE SET runs = runs + ?3, speed_sum = speed_sum + ?4,"
+		       " speed_n = speed_n + ?5, items = items + ?6, run_ms = run_ms + ?7,"
+		       " boots = boots + ?8, boot_ms = boot_ms + ?9, alive_ms = alive_ms + ?10,"
+		       " reclaims = reclaims + ?11, launches = launches + ?12,"
+		       " launch_failures = launch_failures + ?13,"
+		       " last_failure_at = MAX(last_failure_at, ?14), last_launch_at = MAX(last_launch_at, ?15)",
+	[S_STATS] = "SELECT offer, market, runs, speed_sum, speed_n, items, run_ms, boots, boot_ms, alive_ms,"
+		    " reclaims, launches, launch_failures, last_failure_at, last_launch_at FROM offer_stats",
+	[S_LEDGER] = "SELECT s.instance_id, s.kind, s.job_id, s.start_at, s.end_at, s.cost, i.offer, i.market,"
+		     " i.gpus, j.team, j.type, j.items_done, j.items_lost, i.reclaim_at > 0"
+		     " FROM segments s JOIN instances i ON i.id = s.instance_id"
+		     " LEFT JOIN jobs j ON j.id = s.job_id AND s.kind = 'job'"
+		     " WHERE s.end_at >= ?1 OR s.end_at = 0 ORDER BY s.id",
+	[S_DEC_LIST] = "SELECT id, at, kind, offer, count, instance_id, reason FROM decisions"
+		       " ORDER BY id DESC LIMIT ?",
+};
+
+struct sqlite_store {
+	struct store base;
+	sqlite3 *db;
+	struct counts *counts;
+	sqlite3_stmt *stmt[S_COUNT];
+};
+
+static struct sqlite_store *impl(struct store *s) { return (struct sqlite_store *)s; }
+
+static int fail(struct sqlite_store *s, const char *what)
+{
+	snprintf(s->base.errmsg, sizeof s->base.errmsg, "sqlite: %s: %s", what, sqlite3_errmsg(s->db));
+	return -1;
+}
+
+/* Runs a statement that returns no rows and resets it. */
+static int run(struct sqlite_store *s, enum stmt_id id)
+{
+	sqlite3_stmt *st = s->stmt[id];
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc != SQLITE_DONE)
+		return fail(s, stmt_sql[id]);
+	return 0;
+}
+
+/* The in-memory counts follow every transaction boundary. */
+static int op_begin(struct store *st)
+{
+	counts_begin(impl(st)->counts);
+	return run(impl(st), S_BEGIN);
+}
+
+static int op_commit(struct store *st)
+{
+	if (run(impl(st), S_COMMIT) != 0)
+		return -1; /* the caller rolls back, and the counts with it */
+	counts_commit(impl(st)->counts);
+	return 0;
+}
+
+static int op_rollback(struct store *st)
+{
+	counts_rollback(impl(st)->counts);
+	return run(impl(st), S_ROLLBACK);
+}
+
+static int op_savepoint(struct store *st)
+{
+	counts_savepoint(impl(st)->counts);
+	return run(impl(st), S_SAVEPOINT);
+}
+
+static int op_release(struct store *st)
+{
+	counts_release(impl(st)->counts);
+	return run(impl(st), S_RELEASE);
+}
+
+static int op_rollback_savepoint(struct store *st)
+{
+	counts_rollback_savepoint(impl(st)->counts);
+	return run(impl(st), S_ROLLBACK_TO) || run(impl(st), S_RELEASE) ? -1 : 0;
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+	if (v)
+		sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static char *column_text(sqlite3_stmt *st, int i)
+{
+	const unsigned char *v = sqlite3_column_text(st, i);
+	return v ? strdup((const char *)v) : NULL;
+}
+
+/* A name column into a CONF_NAME_MAX buffer: a copy of known length, not
+ * a snprintf per column of every job read. */
+static void column_name(sqlite3_stmt *st, int i, char *dst)
+{
+	const unsigned char *v = sqlite3_column_text(st, i);
+	size_t n = v ? (size_t)sqlite3_column_bytes(st, i) : 0;
+
+	if (n > CONF_NAME_MAX)
+		n = CONF_NAME_MAX;
+	if (n)
+		memcpy(dst, v, n);
+	dst[n] = '\0';
+}
+
+/* Fills a job from a row of JOB_COLUMNS. */
+static void read_job(sqlite3_stmt *st, struct job *j)
+{
+	int state;
+
+	memset(j, 0, sizeof *j);
+	j->id = sqlite3_column_int64(st, 0);
+	state = job_state_parse((const char *)sqlite3_column_text(st, 1));
+	j->state = state < 0 ? JOB_FAILED : (enum job_state)state;
+	j->stored_state = j->state;
+	column_name(st, 2, j->type);
+	column_name(st, 3, j->lane);
+	j->lane_rank = sqlite3_column_int(st, 4);
+	j->priority = sqlite3_column_int(st, 5);
+	column_name(st, 6, j->team);
+	j->command = column_text(st, 7);
+	j->payload = column_text(st, 8);
+	j->labels = column_text(st, 9);
+	j->gpus = sqlite3_column_int(st, 10);
+	j->min_vram_gb = sqlite3_column_int(st, 11);
+	j->items = sqlite3_column_int64(st, 12);
+	j->timeout_s = sqlite3_column_int64(st, 13);
+	j->max_attempts = sqlite3_column_int(st, 14);
+	j->attempts = sqlite3_column_int(st, 15);
+	j->run_at_ms = sqlite3_column_int64(st, 16);
+	j->created_ms = sqlite3_column_int64(st, 17);
+	j->updated_ms = sqlite3_column_int64(st, 18);
+	j->finished_ms = sqlite3_column_int64(st, 19);
+	j->idem_key = column_text(st, 20);
+	j->idem_hash = sqlite3_column_int64(st, 21);
+	j->lease_token = sqlite3_column_int64(st, 22);
+	column_name(st, 23, j->worker);
+	j->lease_expires_ms = sqlite3_column_int64(st, 24);
+	j->lease_ms = sqlite3_column_int64(st, 25);
+	j->checkpoint = column_text(st, 26);
+	j->items_done = sqlite3_column_int64(st, 27);
+	j->error = column_text(st, 28);
+	j->result = column_text(st, 29);
+	j->seq = sqlite3_column_int64(st, 30);
+	j->est_s = sqlite3_column_int64(st, 31);
+	j->started_ms = sqlite3_column_int64(st, 32);
+	j->cost = sqlite3_column_double(st, 33);
+	j->items_start = sqlite3_column_int64(st, 34);
+	j->items_lost = sqlite3_column_int64(st, 35);
+	j->interruptions = sqlite3_column_int(st, 36);
+}
+
+static int op_job_insert(struct store *base, struct job *j)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_INSERT];
+	int rc;
+
+	bind_text(st, 1, job_state_name(j->state));
+	bind_text(st, 2, j->type);
+	bind_text(st, 3, j->lane);
+	sqlite3_bind_int(st, 4, j->lane_rank);
+	sqlite3_bind_int(st, 5, j->priority);
+	bind_text(st, 6, j->team);
+	bind_text(st, 7, j->command);
+	bind_text(st, 8, j->payload);
+	bind_text(st, 9, j->labels);
+	sqlite3_bind_int(st, 10, j->gpus);
+	sqlite3_bind_int(st, 11, j->min_vram_gb);
+	sqlite3_bind_int64(st, 12, j->items);
+	sqlite3_bind_int64(st, 13, j->timeout_s);
+	sqlite3_bind_int(st, 14, j->max_attempts);
+	sqlite3_bind_int(st, 15, j->attempts);
+	sqlite3_bind_int64(st, 16, j->run_at_ms);
+	sqlite3_bind_int64(st, 17, j->created_ms);
+	sqlite3_bind_int64(st, 18, j->updated_ms);
+	sqlite3_bind_int64(st, 19, j->finished_ms);
+	bind_text(st, 20, j->idem_key);
+	sqlite3_bind_int64(st, 21, j->idem_hash);
+	sqlite3_bind_int64(st, 22, j->lease_token);
+	bind_text(st, 23, j->worker);
+	sqlite3_bind_int64(st, 24, j->lease_expires_ms);
+	sqlite3_bind_int64(st, 25, j->lease_ms);
+	bind_text(st, 26, j->checkpoint);
+	sqlite3_bind_int64(st, 27, j->items_done);
+	bind_text(st, 28, j->error);
+	bind_text(st, 29, j->result);
+	sqlite3_bind_int64(st, 30, j->seq);
+	sqlite3_bind_int64(st, 31, j->est_s);
+	sqlite3_bind_int64(st, 32, j->started_ms);
+	sqlite3_bind_double(st, 33, j->cost);
+	sqlite3_bind_int64(st, 34, j->items_start);
+	sqlite3_bind_int64(st, 35, j->items_lost);
+	sqlite3_bind_int(st, 36, j->interruptions);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc != SQLITE_DONE)
+		return fail(s, "insert job");
+	j->id = sqlite3_last_insert_rowid(s->db);
+	j->stored_state = j->state;
+	counts_add(s->counts, j->state, j->lane, j->type, j->team, 1);
+	return 0;
+}
+
+static int op_job_update(struct store *base, struct job *j)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_UPDATE];
+	int rc;
+
+	sqlite3_bind_int64(st, 1, j->id);
+	bind_text(st, 2, job_state_name(j->state));
+	sqlite3_bind_int(st, 3, j->priority);
+	sqlite3_bind_int(st, 4, j->attempts);
+	sqlite3_bind_int64(st, 5, j->run_at_ms);
+	sqlite3_bind_int64(st, 6, j->updated_ms);
+	sqlite3_bind_int64(st, 7, j->finished_ms);
+	sqlite3_bind_int64(st, 8, j->lease_token);
+	bind_text(st, 9, j->worker);
+	sqlite3_bind_int64(st, 10, j->lease_expires_ms);
+	sqlite3_bind_int64(st, 11, j->lease_ms);
+	bind_text(st, 12, j->checkpoint);
+	sqlite3_bind_int64(st, 13, j->items_done);
+	bind_text(st, 14, j->error);
+	bind_text(st, 15, j->result);
+	sqlite3_bind_int64(st, 16, j->seq);
+	sqlite3_bind_int64(st, 17, j->started_ms);
+	sqlite3_bind_double(st, 18, j->cost);
+	sqlite3_bind_int64(st, 19, j->items_start);
+	sqlite3_bind_int64(st, 20, j->items_lost);
+	sqlite3_bind_int(st, 21, j->interruptions);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc != SQLITE_DONE)
+		return fail(s, "update job");
+	if (j->stored_state != j->state) {
+		counts_add(s->counts, j->stored_state, j->lane, j->type, j->team, -1);
+		counts_add(s->counts, j->state, j->lane, j->type, j->team, 1);
+		j->stored_state = j->state;
+	}
+	return 0;
+}
+
+/* Steps a bound SELECT of JOB_COLUMNS once. */
+static int fetch_one(struct sqlite_store *s, enum stmt_id id, struct job *out)
+{
+	sqlite3_stmt *st = s->stmt[id];
+	int rc = sqlite3_step(st), ret = 0;
+
+	if (rc == SQLITE_ROW)
+		read_job(st, out);
+	else if (rc == SQLITE_DONE)
+		ret = STORE_NOT_FOUND;
+	else
+		ret = fail(s, stmt_sql[id]);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return ret;
+}
+
+static int op_job_get(struct store *base, int64_t id, struct job *out)
+{
+	struct sqlite_store *s = impl(base);
+
+	sqlite3_bind_int64(s->stmt[S_GET], 1, id);
+	return fetch_one(s, S_GET, out);
+}
+
+static int op_job_get_by_key(struct store *base, const char *team, const char *key,
+			     struct job *out)
+{
+	struct sqlite_store *s = impl(base);
+
+	bind_text(s->stmt[S_GET_BY_KEY], 1, team);
+	bind_text(s->stmt[S_GET_BY_KEY], 2, key);
+	return fetch_one(s, S_GET_BY_KEY, out);
+}
+
+static int op_job_next_ready(struct store *base, const struct lease_offer *o, struct job *out)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_NEXT_READY];
+	char *full = NULL, *labels = NULL;
+	int rc;
+
+	if (o->nfull_types > 0) {
+		json_t *a = json_array();
+		for (int i = 0; i < o->nfull_types; i++)
+			json_array_append_new(a, json_string(o->full_types[i]));
+		full = json_dumps(a, JSON_COMPACT);
+		json_decref(a);
+	}
+	if (o->labels)
+		labels = json_dumps(o->labels, JSON_COMPACT);
+	sqlite3_bind_int(st, 1, o->gpus);
+	sqlite3_bind_int(st, 2, o->vram_gb);
+	bind_text(st, 3, full);
+	bind_text(st, 4, labels);
+	rc = fetch_one(s, S_NEXT_READY, out);
+	free(full);
+	free(labels);
+	return rc;
+}
+
+static int op_job_list(struct store *base, const struct job_filter *f, job_cb cb, void *arg)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_LIST];
+	struct job j;
+	int rc, ret = 0;
+
+	bind_text(st, 1, f->state >= 0 ? job_state_name((enum job_state)f->state) : NULL);
+	bind_text(st, 2, f->lane);
+	bind_text(st, 3, f->team);
+	bind_text(st, 4, f->type);
+	sqlite3_bind_int64(st, 5, f->after_id);
+	sqlite3_bind_int(st, 6, f->limit);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		read_job(st, &j);
+		ret = cb(arg, &j);
+		job_free(&j);
+		if (ret)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = fail(s, "list jobs");
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return ret;
+}
+
+static int op_job_due(struct store *base, int64_t now_ms, int64_t *ids, int max, int *n)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_DUE];
+	int rc;
+
+	*n = 0;
+	sqlite3_bind_int64(st, 1, now_ms);
+	sqlite3_bind_int(st, 2, max);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		ids[(*n)++] = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return fail(s, "due jobs");
+	return 0;
+}
+
+static int op_next_deadline(struct store *base, int64_t *out_ms)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_NEXT_DEADLINE];
+	int rc = sqlite3_step(st);
+
+	*out_ms = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_reset(st);
+	if (rc != SQLITE_ROW)
+		return fail(s, "next deadline");
+	return 0;
+}
+
+static int op_job_counts(struct store *base, count_cb cb, void *arg)
+{
+	return counts_each(impl(base)->counts, cb, arg);
+}
+
+static int op_count_in_state(struct store *base, enum job_state state, int64_t *n)
+{
+	*n = counts_in_state(impl(base)->counts, state);
+	return 0;
+}
+
+/* The counts of the jobs at open: one scan, then kept up to date. */
+static int load_counts(struct sqlite_store *s)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT state, lane, type, team, COUNT(*) FROM jobs GROUP BY 1, 2, 3, 4", -1,
+			       &st, NULL) != SQLITE_OK)
+		return fail(s, "load counts");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int state = job_state_parse((const char *)sqlite3_column_text(st, 0));
+		counts_add(s->counts, state < 0 ? JOB_FAILED : (enum job_state)state,
+			   (const char *)sqlite3_column_text(st, 1), (const char *)sqlite3_column_text(st, 2),
+			   (const char *)sqlite3_column_text(st, 3), sqlite3_column_int64(st, 4));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : fail(s, "load counts");
+}
+
+static int op_demand(struct store *base, demand_cb cb, void *arg)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_DEMAND];
+	int rc, ret = 0;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct demand_row r = {
+			.gpus = sqlite3_column_int(st, 0),
+			.min_vram_gb = sqlite3_column_int(st, 1),
+			.lane = (const char *)sqlite3_column_text(st, 2),
+			.type = (const char *)sqlite3_column_text(st, 3),
+			.jobs = sqlite3_column_int64(st, 4),
+			.jobs_without_est = sqlite3_column_int64(st, 5),
+			.est_s = sqlite3_column_int64(st, 6),
+			.oldest_ms = sqlite3_column_int64(st, 7),
+			.items = sqlite3_column_int64(st, 8),
+		};
+		if ((ret = cb(arg, &r)) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = fail(s, "demand");
+	sqlite3_reset(st);
+	return ret;
+}
+
+static int op_recent_submits(struct store *base, int limit, time_cb cb, void *arg)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_RECENT_SUBMITS];
+	int rc, ret = 0;
+
+	sqlite3_bind_int(st, 1, limit);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if ((ret = cb(arg, sqlite3_column_int64(st, 0))) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = fail(s, "recent submits");
+	sqlite3_reset(st);
+	return ret;
+}
+
+static int op_arrivals(struct store *base, int64_t since_ms, int limit, arrival_cb cb, void *arg)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_ARRIVALS];
+	int rc, ret = 0;
+
+	sqlite3_bind_int(st, 1, limit);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct arrival_row r = {
+			.gpus = sqlite3_column_int(st, 0),
+			.min_vram_gb = sqlite3_column_int(st, 1),
+			.lane = (const char *)sqlite3_column_text(st, 2),
+			.type = (const char *)sqlite3_column_text(st, 3),
+			.est_s = sqlite3_column_int64(st, 4),
+			.created_ms = sqlite3_column_int64(st, 5),
+		};
+		if (r.created_ms < since_ms)
+			break;
+		if ((ret = cb(arg, &r)) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = fail(s, "arrivals");
+	sqlite3_reset(st);
+	return ret;
+}
+
+static int op_recent_durations(struct store *base, int limit, duration_cb cb, void *arg)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_RECENT_DURATIONS];
+	int rc, ret = 0;
+
+	sqlite3_bind_int(st, 1, limit);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if ((ret = cb(arg, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1))) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = fail(s, "recent durations");
+	sqlite3_reset(st);
+	return ret;
+}
+
+static void read_instance(sqlite3_stmt *st, struct instance *i)
+{
+	const char *v;
+	int state;
+
+	memset(i, 0, sizeof *i);
+	i->id = sqlite3_column_int64(st, 0);
+	column_name(st, 1, i->offer);
+	v = (const char *)sqlite3_column_text(st, 2);
+	i->market = v && market_parse(v) == MARKET_SPOT ? MARKET_SPOT : MARKET_ONDEMAND;
+	state = instance_state_parse((const char *)sqlite3_column_text(st, 3));
+	i->state = state < 0 ? INST_TERMINATED : (enum instance_state)state;
+	i->gpus = sqlite3_column_int(st, 4);
+	i->vram_gb = sqlite3_column_int(st, 5);
+	snprintf(i->gpu_ids, sizeof i->gpu_ids, "%s", (const char *)sqlite3_column_text(st, 6));
+	snprintf(i->provider_ref, sizeof i->provider_ref, "%s", (const char *)sqlite3_column_text(st, 7));
+	i->launched_ms = sqlite3_column_int64(st, 8);
+	i->registered_ms = sqlite3_column_int64(st, 9);
+	i->idle_since_ms = sqlite3_column_int64(st, 10);
+	i->terminated_ms = sqlite3_column_int64(st, 11);
+	i->updated_ms = sqlite3_column_int64(st, 12);
+	i->job_id = sqlite3_column_int64(st, 13);
+	snprintf(i->reason, sizeof i->reason, "%s", (const char *)sqlite3_column_text(st, 14));
+	i->billed_ms = sqlite3_column_int64(st, 15);
+	i->cost = sqlite3_column_double(st, 16);
+	i->reclaim_at_ms = sqlite3_column_int64(st, 17);
+}
+
+static int write_instance(struct sqlite_store *s, enum stmt_id id, const struct instance *i)
+{
+	sqlite3_stmt *st = s->stmt[id];
+	int rc;
+
+	if (id == S_INST_UPDATE)
+		sqlite3_bind_int64(st, 1, i->id);
+	bind_text(st, 2, i->offer);
+	bind_text(st, 3, market_name(i->market));
+	bind_text(st, 4, instance_state_name(i->state));
+	sqlite3_bind_int(st, 5, i->gpus);
+	sqlite3_bind_int(st, 6, i->vram_gb);
+	bind_text(st, 7, i->gpu_ids);
+	bind_text(st, 8, i->provider_ref);
+	sqlite3_bind_int64(st, 9, i->launched_ms);
+	sqlite3_bind_int64(st, 10, i->registered_ms);
+	sqlite3_bind_int64(st, 11, i->idle_since_ms);
+	sqlite3_bind_int64(st, 12, i->terminated_ms);
+	sqlite3_bind_int64(st, 13, i->updated_ms);
+	sqlite3_bind_int64(st, 14, i->job_id);
+	bind_text(st, 15, i->reason);
+	sqlite3_bind_int64(st, 16, i->billed_ms);
+	sqlite3_bind_double(st, 17, i->cost);
+	sqlite3_bind_int64(st, 18, i->reclaim_at_ms);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc == SQLITE_DONE ? 0 : fail(s, "write instance");
+}
+
+static int op_instance_insert(struct store *base, struct instance *i)
+{
+	struct sqlite_store *s = impl(base);
+
+	if (write_instance(s, S_INST_INSERT, i) != 0)
+		return -1;
+	i->id = sqlite3_last_insert_rowid(s->db);
+	return 0;
+}
+
+static int op_instance_update(struct store *base, const struct instance *i)
+{
+	return write_instance(impl(base), S_INST_UPDATE, i);
+}
+
+static int op_instance_get(struct store *base, int64_t id, struct instance *out)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_INST_GET];
+	int rc, ret = 0;
+
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		read_instance(st, out);
+	else if (rc == SQLITE_DONE)
+		ret = STORE_NOT_FOUND;
+	else
+		ret = fail(s, "get instance");
+	sqlite3_reset(st);
+	return ret;
+}
+
+static int op_instance_list(struct store *base, int with_terminated, instance_cb cb, void *arg)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_INST_LIST];
+	struct instance i;
+	int rc, ret = 0;
+
+	sqlite3_bind_int(st, 1, with_terminated);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		read_instance(st, &i);
+		if ((ret = cb(arg, &i)) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = fail(s, "list instances");
+	sqlite3_reset(st);
+	return ret;
+}
+
+static int op_decision_insert(struct store *base, const struct decision *d)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_DEC_INSERT];
+	int rc;
+
+	sqlite3_bind_int64(st, 1, d->at_ms);
+	bind_text(st, 2, d->kind);
+	bind_text(st, 3, d->offer);
+	sqlite3_bind_int(st, 4, d->count);
+	sqlite3_bind_int64(st, 5, d->instance);
+	bind_text(st, 6, d->reason);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc == SQLITE_DONE ? 0 : fail(s, "insert decision");
+}
+
+static int op_decision_list(struct store *base, int limit, decision_cb cb, void *arg)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_DEC_LIST];
+	int rc, ret = 0;
+
+	sqlite3_bind_int(st, 1, limit);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct decision d = {
+			.id = sqlite3_column_int64(st, 0),
+			.at_ms = sqlite3_column_int64(st, 1),
+			.kind = (const char *)sqlite3_column_text(st, 2),
+			.offer = (const char *)sqlite3_column_text(st, 3),
+			.count = sqlite3_column_int(st, 4),
+			.instance = sqlite3_column_int64(st, 5),
+			.reason = (const char *)sqlite3_column_text(st, 6),
+		};
+		if ((ret = cb(arg, &d)) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = fail(s, "list decisions");
+	sqlite3_reset(st);
+	return ret;
+}
+
+static int op_usage(struct store *base, int64_t since_ms, int64_t now_ms, int64_t *instance_ms,
+		    int64_t *job_ms)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_USAGE];
+	int rc;
+
+	sqlite3_bind_int64(st, 1, since_ms);
+	sqlite3_bind_int64(st, 2, now_ms);
+	rc = sqlite3_step(st);
+	*instance_ms = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	*job_ms = rc == SQLITE_ROW ? sqlite3_column_int64(st, 1) : 0;
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW ? 0 : fail(s, "usage");
+}
+
+static int op_segment_open(struct store *base, const struct segment *g)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_SEG_OPEN];
+	int rc;
+
+	sqlite3_bind_int64(st, 1, g->instance);
+	bind_text(st, 2, g->kind);
+	sqlite3_bind_int64(st, 3, g->job);
+	sqlite3_bind_int64(st, 4, g->start_ms);
+	sqlite3_bind_int64(st, 5, g->end_ms);
+	sqlite3_bind_double(st, 6, g->cost);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc == SQLITE_DONE ? 0 : fail(s, "open segment");
+}
+
+static int op_segment_close(struct store *base, int64_t instance, int64_t end_ms, double usd_per_ms,
+			    struct segment *closed)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *find = s->stmt[S_SEG_FIND], *upd = s->stmt[S_SEG_CLOSE];
+	int64_t id;
+	int rc;
+
+	sqlite3_bind_int64(find, 1, instance);
+	rc = sqlite3_step(find);
+	if (rc != SQLITE_ROW) {
+		sqlite3_reset(find);
+		return rc == SQLITE_DONE ? STORE_NOT_FOUND : fail(s, "find segment");
+	}
+	id = sqlite3_column_int64(find, 0);
+	*closed = (struct segment){
+		.instance = instance,
+		.job = sqlite3_column_int64(find, 2),
+		.start_ms = sqlite3_column_int64(find, 3),
+		.end_ms = end_ms,
+	};
+	snprintf(closed->kind, sizeof closed->kind, "%s", (const char *)sqlite3_column_text(find, 1));
+	sqlite3_reset(find);
+	closed->cost = (double)(end_ms - closed->start_ms) * usd_per_ms;
+	sqlite3_bind_int64(upd, 1, id);
+	sqlite3_bind_int64(upd, 2, end_ms);
+	sqlite3_bind_double(upd, 3, closed->cost);
+	rc = sqlite3_step(upd);
+	sqlite3_reset(upd);
+	return rc == SQLITE_DONE ? 0 : fail(s, "close segment");
+}
+
+static int op_job_add_cost(struct store *base, int64_t job, double usd)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_JOB_COST];
+	int rc;
+
+	sqlite3_bind_int64(st, 1, job);
+	sqlite3_bind_double(st, 2, usd);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : fail(s, "job cost");
+}
+
+static int op_offer_stat_add(struct store *base, const struct offer_stat *d)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_STAT_ADD];
+	int rc;
+
+	bind_text(st, 1, d->offer);
+	bind_text(st, 2, market_name(d->market));
+	sqlite3_bind_int64(st, 3, d->runs);
+	sqlite3_bind_double(st, 4, d->speed_sum);
+	sqlite3_bind_int64(st, 5, d->speed_n);
+	sqlite3_bind_int64(st, 6, d->items);
+	sqlite3_bind_int64(st, 7, d->run_ms);
+	sqlite3_bind_int64(st, 8, d->boots);
+	sqlite3_bind_int64(st, 9, d->boot_ms);
+	sqlite3_bind_int64(st, 10, d->alive_ms);
+	sqlite3_bind_int64(st, 11, d->reclaims);
+	sqlite3_bind_int64(st, 12, d->launches);
+	sqlite3_bind_int64(st, 13, d->launch_failures);
+	sqlite3_bind_int64(st, 14, d->last_failure_ms);
+	sqlite3_bind_int64(st, 15, d->last_launch_ms);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc == SQLITE_DONE ? 0 : fail(s, "offer stats");
+}
+
+static int op_offer_stats(struct store *base, offer_stat_cb cb, void *arg)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_STATS];
+	int rc, ret = 0;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int m = market_parse((const char *)sqlite3_column_text(st, 1));
+		struct offer_stat o = {
+			.offer = (const char *)sqlite3_column_text(st, 0),
+			.market = m < 0 ? MARKET_ONDEMAND : (enum market)m,
+			.runs = sqlite3_column_int64(st, 2),
+			.speed_sum = sqlite3_column_double(st, 3),
+			.speed_n = sqlite3_column_int64(st, 4),
+			.items = sqlite3_column_int64(st, 5),
+			.run_ms = sqlite3_column_int64(st, 6),
+			.boots = sqlite3_column_int64(st, 7),
+			.boot_ms = sqlite3_column_int64(st, 8),
+			.alive_ms = sqlite3_column_int64(st, 9),
+			.reclaims = sqlite3_column_int64(st, 10),
+			.launches = sqlite3_column_int64(st, 11),
+			.launch_failures = sqlite3_column_int64(st, 12),
+			.last_failure_ms = sqlite3_column_int64(st, 13),
+			.last_launch_ms = sqlite3_column_int64(st, 14),
+		};
+		if ((ret = cb(arg, &o)) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = fail(s, "offer stats");
+	sqlite3_reset(st);
+	return ret;
+}
+
+static int op_ledger(struct store *base, int64_t since_ms, ledger_cb cb, void *arg)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_LEDGER];
+	int rc, ret = 0;
+
+	sqlite3_bind_int64(st, 1, since_ms);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int m = market_parse((const char *)sqlite3_column_text(st, 7));
+		struct segment g = {
+			.instance = sqlite3_column_int64(st, 0),
+			.job = sqlite3_column_int64(st, 2),
+			.start_ms = sqlite3_column_int64(st, 3),
+			.end_ms = sqlite3_column_int64(st, 4),
+			.cost = sqlite3_column_double(st, 5),
+		};
+		snprintf(g.kind, sizeof g.kind, "%s", (const char *)sqlite3_column_text(st, 1));
+		struct ledger_row r = {
+			.seg = &g,
+			.offer = (const char *)sqlite3_column_text(st, 6),
+			.market = m < 0 ? MARKET_ONDEMAND : (enum market)m,
+			.gpus = sqlite3_column_int(st, 8),
+			.team = (const char *)sqlite3_column_text(st, 9),
+			.type = (const char *)sqlite3_column_text(st, 10),
+			.items_done = sqlite3_column_int64(st, 11),
+			.items_lost = sqlite3_column_int64(st, 12),
+			.reclaimed = sqlite3_column_int(st, 13),
+		};
+		if ((ret = cb(arg, &r)) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = fail(s, "ledger");
+	sqlite3_reset(st);
+	return ret;
+}
+
+static void op_close(struct store *base)
+{
+	struct sqlite_store *s = impl(base);
+
+	for (int i = 0; i < S_COUNT; i++)
+		sqlite3_finalize(s->stmt[i]);
+	sqlite3_close(s->db);
+	counts_free(s->counts);
+	free(s);
+}
+
+static const struct store_ops sqlite_ops = {
+	.name = "sqlite",
+	.begin = op_begin,
+	.commit = op_commit,
+	.rollback = op_rollback,
+	.savepoint = op_savepoint,
+	.release = op_release,
+	.rollback_savepoint = op_rollback_savepoint,
+	.job_insert = op_job_insert,
+	.job_update = op_job_update,
+	.job_get = op_job_get,
+	.job_get_by_key = op_job_get_by_key,
+	.job_next_ready = op_job_next_ready,
+	.job_list = op_job_list,
+	.job_due = op_job_due,
+	.next_deadline = op_next_deadline,
+	.job_counts = op_job_counts,
+	.count_in_state = op_count_in_state,
+	.demand = op_demand,
+	.recent_submits = op_recent_submits,
+	.recent_durations = op_recent_durations,
+	.arrivals = op_arrivals,
+	.usage = op_usage,
+	.segment_open = op_segment_open,
+	.segment_close = op_segment_close,
+	.job_add_cost = op_job_add_cost,
+	.offer_stat_add = op_offer_stat_add,
+	.offer_stats = op_offer_stats,
+	.ledger = op_ledger,
+	.instance_insert = op_instance_insert,
+	.instance_update = op_instance_update,
+	.instance_get = op_instance_get,
+	.instance_list = op_instance_list,
+	.decision_insert = op_decision_insert,
+	.decision_list = op_decision_list,
+	.close = op_close,
+};
+
+static int exec(struct sqlite_store *s, const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		snprintf(s->base.errmsg, sizeof s->base.errmsg, "sqlite: %s", msg ? msg : "error");
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int schema_version(struct sqlite_store *s, int *version)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (exec(s, "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)") != 0)
+		return -1;
+	if (sqlite3_prepare_v2(s->db, "SELECT MAX(version) FROM schema_version", -1, &st, NULL) != SQLITE_OK)
+		return fail(s, "schema version");
+	rc = sqlite3_step(st);
+	*version = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : fail(s, "schema version");
+}
+
+static int migrate(struct sqlite_store *s)
+{
+	char sql[128];
+	int version;
+
+	if (schema_version(s, &version) != 0)
+		return -1;
+	if (version > NMIGRATIONS) {
+		snprintf(s->base.errmsg, sizeof s->base.errmsg,
+			 "database schema version %d is newer than this ebb knows (%d)", version,
+			 NMIGRATIONS);
+		return -1;
+	}
+	for (; version < NMIGRATIONS; version++) {
+		snprintf(sql, sizeof sql, "INSERT INTO schema_version VALUES (%d)", version + 1);
+		if (exec(s, "BEGIN") != 0)
+			return -1;
+		if (exec(s, migrations[version]) != 0 || exec(s, sql) != 0 || exec(s, "COMMIT") != 0) {
+			char why[400];
+			snprintf(why, sizeof why, "%.399s", s->base.errmsg);
+			exec(s, "ROLLBACK");
+			snprintf(s->base.errmsg, sizeof s->base.errmsg, "migration %d: %s", version + 1, why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+struct store *store_sqlite_open(const char *dir, char *err, size_t errsize)
+{
+	struct sqlite_store *s = calloc(1, sizeof *s);
+	char path[4200];
+
+	s->base.ops = &sqlite_ops;
+	s->counts = counts_new();
+	if (mkdir(dir, 0750) != 0 && errno != EEXIST) {
+		snprintf(err, errsize, "%s: cannot create: %s", dir, strerror(errno));
+		free(s);
+		return NULL;
+	}
+	snprintf(path, sizeof path, "%s/ebb.db", dir);
+	/* NOMUTEX: one thread uses the store (store.h), and the connection's
+	 * mutex cost a lock and an unlock per bound value and column read. */
+	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK) {
+		snprintf(err, errsize, "%s: %s", path, sqlite3_errmsg(s->db));
+		op_close(&s->base);
+		return NULL;
+	}
+	/* FULL makes every commit durable; WAL makes that one fsync of the
+	 * log per commit, which the server's batching amortises. */
+	if (exec(s, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
+		    " PRAGMA busy_timeout = 5000;") != 0 ||
+	    migrate(s) != 0 || load_counts(s) != 0)
+		goto fail;
+	for (int i = 0; i < S_COUNT; i++) {
+		if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->stmt[i],
+				       NULL) != SQLITE_OK) {
+			fail(s, stmt_sql[i]);
+			goto fail;
+		}
+	}
+	return &s->base;
+fail:
+	snprintf(err, errsize, "%s: %s", path, s->base.errmsg);
+	op_close(&s->base);
+	return NULL;
+}

@@ -1,0 +1,381 @@
+/* Runs one leased job (see worker.h): the command as a child process in
+ * its own process group, with EBB_JOB_ID, EBB_ATTEMPT, EBB_ITEMS,
+ * EBB_CHECKPOINT and EBB_CONTROL_FD, on which it writes lines
+ * "progress N" and "checkpoint TOKEN N". Those are forwarded, heartbeats
+ * keep the lease, the job is killed past its timeout, and its end is
+ * reported with the items done. A job stopped from outside (a spot
+ * reclaim notice, the worker stopped) is reported interrupted, with its
+ * last checkpoint: it resumes elsewhere and the attempt does not count. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/job.h"
+#include "common/log.h"
+#include "worker/worker.h"
+
+/* A checkpoint line holds up to 64 KiB of token. */
+#define LINE_MAX_BYTES (JOB_CHECKPOINT_MAX + 64)
+#define KILL_AFTER_MS 5000 /* from SIGTERM to SIGKILL of a job that must stop */
+
+struct run {
+	struct worker *w;
+	int64_t id, token, items, items_done;
+	int64_t started_ms, timeout_ms, next_heartbeat_ms;
+	pid_t pid;
+	int control; /* read end of the job's control pipe */
+	char *line;
+	size_t len;
+	int lost;             /* serve refused the lease: the job is not ours */
+	int64_t term_sent_ms; /* SIGTERM sent to the job, 0 if not */
+	int64_t kill_at_ms;   /* SIGKILL then, if it still runs; 0: none due */
+	int64_t stop_asked_ms; /* the worker was told to stop */
+	const char *killed_why;
+	int interrupted;      /* stopped from outside: report an interruption */
+	char *checkpoint;     /* the last checkpoint of this run, or NULL */
+	int64_t checkpoint_items;
+};
+
+/* SIGTERM to the job's process group, SIGKILL kill_after_ms later. */
+static void stop_job(struct run *r, const char *why, int64_t kill_after_ms)
+{
+	int64_t now = clock_monotonic_ms();
+
+	if (!r->kill_at_ms || now + kill_after_ms < r->kill_at_ms)
+		r->kill_at_ms = now + kill_after_ms;
+	if (r->term_sent_ms)
+		return;
+	r->term_sent_ms = now;
+	r->killed_why = why;
+	kill(-r->pid, SIGTERM);
+	log_info("stopping job", "worker=%s job=%lld reason=\"%s\" kill_in_ms=%lld", r->w->name, (long long)r->id,
+		 why, (long long)kill_after_ms);
+}
+
+/* A reclaim notice: the job gets reclaim_grace for a last checkpoint, and
+ * less when the notice says the instance goes sooner (a second kept to
+ * report the interruption). */
+static int64_t reclaim_grace_ms(const struct worker *w)
+{
+	struct timespec ts;
+	int64_t grace = w->reclaim_grace_ms, left;
+
+	if (w->terminate_ms > 0) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		left = w->terminate_ms - ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000) - 1000;
+		if (left < grace)
+			grace = left > 0 ? left : 0;
+	}
+	return grace;
+}
+
+/* Sends a call about this job; a 409 means the lease is no longer ours. */
+static int job_call(struct run *r, const char *what, json_t *body)
+{
+	char path[96];
+	json_t *reply = NULL;
+	int status;
+
+	snprintf(path, sizeof path, "/v1/jobs/%lld/%s", (long long)r->id, what);
+	json_object_set_new(body, "lease_token", json_integer(r->token));
+	status = worker_call(r->w, "POST", path, body, &reply);
+	json_decref(body);
+	if (status == 409 || status == 404) {
+		char why[300];
+		client_error_text(status, reply, why, sizeof why);
+		log_warn("lease lost", "worker=%s job=%lld detail=\"%s\"", r->w->name, (long long)r->id,
+			 json_string_value(json_object_get(json_object_get(reply, "error"), "code")));
+		r->lost = 1;
+	}
+	json_decref(reply);
+	return status;
+}
+
+/* The end of a run must reach serve, or the job runs again once its lease
+ * expires: while serve is out of reach, try again, until orphaned. */
+static void job_report(struct run *r, const char *what, json_t *body)
+{
+	int64_t backoff = 250;
+
+	for (;;) {
+		int status = job_call(r, what, json_incref(body));
+		if ((status > 0 && status < 500) ||
+		    clock_monotonic_ms() - r->w->last_contact_ms >= r->w->orphan_timeout_ms)
+			break;
+		log_warn("report failed, retrying", "worker=%s job=%lld call=%s status=%d", r->w->name,
+			 (long long)r->id, what, status);
+		poll(NULL, 0, (int)backoff);
+		backoff = backoff < 4000 ? backoff * 2 : 4000;
+	}
+	json_decref(body);
+}
+
+static void on_line(struct run *r, char *line)
+{
+	char *token, *items, *end;
+	long long n;
+
+	if (strncmp(line, "progress ", 9) == 0) {
+		n = strtoll(line + 9, &end, 10);
+		if (*end == '\0' && n >= 0)
+			r->items_done = n;
+		return;
+	}
+	if (strncmp(line, "checkpoint ", 11) == 0) {
+		token = line + 11;
+		items = strrchr(token, ' ');
+		if (items && items != token) {
+			*items++ = '\0';
+			n = strtoll(items, &end, 10);
+			if (*end == '\0' && n >= 0) {
+				r->items_done = n;
+				free(r->checkpoint);
+				r->checkpoint = strdup(token);
+				r->checkpoint_items = n;
+				job_call(r, "checkpoint",
+					 json_pack("{s:s, s:I}", "checkpoint", token, "items_done", (json_int_t)n));
+				return;
+			}
+		}
+	}
+	log_warn("bad control line", "worker=%s job=%lld expected=\"progress N | checkpoint TOKEN N\"",
+		 r->w->name, (long long)r->id);
+}
+
+/* Reads what the job wrote on its control fd; 0 at end of file. */
+static int read_control(struct run *r)
+{
+	char buf[4096];
+	ssize_t n = read(r->control, buf, sizeof buf);
+
+	if (n <= 0)
+		return n < 0 && errno == EAGAIN ? 1 : 0;
+	for (ssize_t i = 0; i < n; i++) {
+		if (buf[i] == '\n') {
+			r->line[r->len] = '\0';
+			on_line(r, r->line);
+			r->len = 0;
+		} else if (r->len < LINE_MAX_BYTES - 1) {
+			r->line[r->len++] = buf[i];
+		}
+	}
+	return 1;
+}
+
+static char **command_argv(json_t *command)
+{
+	size_t n = json_array_size(command), i;
+	char **argv = calloc(n + 1, sizeof *argv);
+	json_t *arg;
+
+	json_array_foreach(command, i, arg)
+		argv[i] = (char *)json_string_value(arg);
+	return argv;
+}
+
+static void set_env_int(const char *name, long long v)
+{
+	char buf[32];
+	snprintf(buf, sizeof buf, "%lld", v);
+	setenv(name, buf, 1);
+}
+
+/* The child: its own process group (so a stop reaches its children too),
+ * the job's environment, and the write end of the control pipe. */
+static void exec_job(json_t *job, char **argv, int control_w)
+{
+	json_t *checkpoint = json_object_get(job, "checkpoint"), *payload = json_object_get(job, "payload");
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	sigset_t none;
+
+	setpgid(0, 0);
+	sigemptyset(&dfl.sa_mask);
+	sigaction(SIGTERM, &dfl, NULL);
+	sigaction(SIGINT, &dfl, NULL);
+	sigaction(SIGCHLD, &dfl, NULL);
+	sigaction(SIGPIPE, &dfl, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* fd 3: a shell's `>&$EBB_CONTROL_FD` takes one digit only (dash). */
+	if (control_w != 3 && dup2(control_w, 3) == 3) {
+		close(control_w);
+		control_w = 3;
+	}
+	fcntl(control_w, F_SETFD, 0);
+	set_env_int("EBB_JOB_ID", json_integer_value(json_object_get(job, "id")));
+	set_env_int("EBB_ATTEMPT", json_integer_value(json_object_get(job, "attempts")));
+	set_env_int("EBB_ITEMS", json_integer_value(json_object_get(job, "items")));
+	set_env_int("EBB_CONTROL_FD", control_w);
+	setenv("EBB_CHECKPOINT", json_is_string(checkpoint) ? json_string_value(checkpoint) : "", 1);
+	if (payload) {
+		char *text = json_dumps(payload, JSON_COMPACT | JSON_ENCODE_ANY);
+		setenv("EBB_PAYLOAD", text, 1);
+		free(text);
+	}
+	execvp(argv[0], argv);
+	fprintf(stderr, "ebb worker: cannot run %s: %s\n", argv[0], strerror(errno));
+	_exit(127);
+}
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* Waits for the job to end, doing what is due meanwhile; returns its wait
+ * status, or -1 when serve was out of reach for orphan_timeout. */
+static int supervise(struct run *r)
+{
+	struct worker *w = r->w;
+	int status;
+
+	for (;;) {
+		int64_t now = clock_monotonic_ms(), wait_ms = 1000;
+		struct pollfd p[2] = {{.fd = w->sig->wake[0], .events = POLLIN},
+				      {.fd = r->control, .events = POLLIN}};
+
+		if (waitpid(r->pid, &status, WNOHANG) == r->pid)
+			return status;
+		if (r->lost)
+			stop_job(r, "its lease is gone (cancelled, or leased again)", KILL_AFTER_MS);
+		if (!r->term_sent_ms && worker_notice(w)) {
+			r->interrupted = 1;
+			stop_job(r, "spot reclaim notice", reclaim_grace_ms(w));
+		}
+		if (w->sig->stop && !r->stop_asked_ms)
+			r->stop_asked_ms = now;
+		if (r->stop_asked_ms && now - r->stop_asked_ms >= w->o->grace_ms && !r->term_sent_ms) {
+			r->interrupted = 1;
+			stop_job(r, "the worker is stopping and the grace period is over", KILL_AFTER_MS);
+		}
+		if (now - r->started_ms >= r->timeout_ms)
+			stop_job(r, "timed out", KILL_AFTER_MS);
+		if (r->kill_at_ms && now >= r->kill_at_ms) {
+			kill(-r->pid, SIGKILL);
+			r->kill_at_ms = 0; /* done: its exit wakes the poll */
+		}
+		if (!r->lost && now >= r->next_heartbeat_ms) {
+			job_call(r, "heartbeat", json_object());
+			r->next_heartbeat_ms = now + w->heartbeat_ms;
+		}
+		if (now - w->last_contact_ms >= w->orphan_timeout_ms) {
+			kill(-r->pid, SIGKILL);
+			waitpid(r->pid, &status, 0);
+			return -1;
+		}
+		wait_ms = min64(wait_ms, r->next_heartbeat_ms - now);
+		if (!r->term_sent_ms)
+			wait_ms = min64(wait_ms, r->started_ms + r->timeout_ms - now);
+		if (r->kill_at_ms)
+			wait_ms = min64(wait_ms, r->kill_at_ms - now);
+		if (w->notice && !r->term_sent_ms)
+			wait_ms = min64(wait_ms, notice_wait_ms(w->notice, now));
+		poll(p, r->control >= 0 ? 2 : 1, (int)(wait_ms > 0 ? wait_ms : 0));
+		if (p[0].revents) {
+			char buf[64];
+			while (read(w->sig->wake[0], buf, sizeof buf) > 0)
+				;
+		}
+		if (r->control >= 0 && p[1].revents && read_control(r) == 0) {
+			close(r->control);
+			r->control = -1;
+		}
+	}
+}
+
+static void report(struct run *r, int status)
+{
+	char why[160];
+	int64_t run_ms = clock_monotonic_ms() - r->started_ms;
+
+	if (r->lost)
+		return;
+	if (r->interrupted) {
+		/* Whatever its exit: the job was stopped before its end. */
+		json_t *body = json_pack("{s:s, s:I, s:b}", "reason", r->killed_why, "items_done",
+					 (json_int_t)r->items_done, "reclaim", r->w->reclaimed);
+		if (r->checkpoint) {
+			json_object_set_new(body, "checkpoint", json_string(r->checkpoint));
+			json_object_set_new(body, "checkpoint_items", json_integer(r->checkpoint_items));
+		}
+		log_info("job interrupted", "worker=%s job=%lld run_ms=%lld items_done=%lld reason=\"%s\"", r->w->name,
+			 (long long)r->id, (long long)run_ms, (long long)r->items_done, r->killed_why);
+		job_report(r, "interrupt", body);
+		return;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !r->killed_why) {
+		log_info("job done", "worker=%s job=%lld run_ms=%lld items_done=%lld", r->w->name,
+			 (long long)r->id, (long long)run_ms, (long long)r->items_done);
+		job_report(r, "complete", json_pack("{s:I}", "items_done", (json_int_t)r->items_done));
+		return;
+	}
+	if (r->killed_why)
+		snprintf(why, sizeof why, "%s after %llds", r->killed_why, (long long)(run_ms / 1000));
+	else if (WIFEXITED(status))
+		snprintf(why, sizeof why, "exit status %d", WEXITSTATUS(status));
+	else
+		snprintf(why, sizeof why, "killed by signal %d", WTERMSIG(status));
+	log_info("job failed", "worker=%s job=%lld run_ms=%lld error=\"%s\"", r->w->name, (long long)r->id,
+		 (long long)run_ms, why);
+	job_report(r, "fail", json_pack("{s:s, s:b}", "error", why, "retry", 1));
+}
+
+int job_run(struct worker *w, json_t *job)
+{
+	json_t *command = json_object_get(job, "command");
+	struct run r = {
+		.w = w,
+		.id = json_integer_value(json_object_get(job, "id")),
+		.token = json_integer_value(json_object_get(json_object_get(job, "lease"), "token")),
+		.items = json_integer_value(json_object_get(job, "items")),
+		.timeout_ms = json_integer_value(json_object_get(job, "timeout_s")) * 1000,
+	};
+	int pipefd[2], status;
+	char **argv;
+
+	r.items_done = r.items;
+	if (!json_is_array(command)) {
+		job_call(&r, "fail", json_pack("{s:s, s:b}", "error", "the job has no command to run", "retry", 0));
+		return 0;
+	}
+	if (pipe(pipefd) != 0 || fcntl(pipefd[0], F_SETFD, FD_CLOEXEC) != 0 ||
+	    fcntl(pipefd[1], F_SETFD, FD_CLOEXEC) != 0) {
+		job_call(&r, "fail", json_pack("{s:s, s:b}", "error", "worker: no pipe", "retry", 1));
+		return 0;
+	}
+	argv = command_argv(command);
+	r.line = malloc(LINE_MAX_BYTES);
+	r.started_ms = clock_monotonic_ms();
+	r.next_heartbeat_ms = r.started_ms + w->heartbeat_ms;
+	log_info("job started", "worker=%s job=%lld attempt=%lld", w->name, (long long)r.id,
+		 (long long)json_integer_value(json_object_get(job, "attempts")));
+	r.pid = fork();
+	if (r.pid == 0)
+		exec_job(job, argv, pipefd[1]);
+	close(pipefd[1]);
+	free(argv);
+	r.control = pipefd[0];
+	fcntl(r.control, F_SETFL, O_NONBLOCK);
+	/* A job that never writes progress did all its items when it succeeds. */
+	r.items_done = json_integer_value(json_object_get(job, "items_done"));
+	if (r.pid < 0) {
+		job_call(&r, "fail", json_pack("{s:s, s:b}", "error", "worker: cannot fork", "retry", 1));
+		status = 0;
+	} else if ((status = supervise(&r)) >= 0) {
+		while (r.control >= 0 && read_control(&r) > 0)
+			;
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && r.items_done == 0)
+			r.items_done = r.items;
+		report(&r, status);
+	}
+	if (r.control >= 0)
+		close(r.control);
+	free(r.line);
+	free(r.checkpoint);
+	return status < 0 ? -1 : 0;
+}

@@ -1,0 +1,295 @@
+/* The worker agent's main loop (see worker.h): register, lease, run, and
+ * exit when idle or orphaned. */
+#include "worker/worker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+
+static struct worker_signals signals_seen = {.wake = {-1, -1}};
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+	char c = (char)sig;
+
+	if (sig == SIGTERM || sig == SIGINT)
+		signals_seen.stop = 1;
+	if (write(signals_seen.wake[1], &c, 1) < 0) {
+		/* the pipe is full: a wake-up is pending anyway */
+	}
+	errno = saved;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = {.sa_handler = on_signal};
+
+	if (pipe(signals_seen.wake) == 0) {
+		for (int i = 0; i < 2; i++) {
+			fcntl(signals_seen.wake[i], F_SETFD, FD_CLOEXEC);
+			fcntl(signals_seen.wake[i], F_SETFL, O_NONBLOCK);
+		}
+	}
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+void worker_wait(struct worker *w, int64_t ms)
+{
+	struct pollfd p = {.fd = w->sig->wake[0], .events = POLLIN};
+	char buf[64];
+
+	if (ms > 0 && !w->sig->stop)
+		poll(&p, 1, (int)(ms > 60000 ? 60000 : ms));
+	while (read(w->sig->wake[0], buf, sizeof buf) > 0)
+		;
+}
+
+int worker_call(struct worker *w, const char *method, const char *path, json_t *body, json_t **reply)
+{
+	int status = client_call(&w->client, method, path, body, reply);
+
+	if (status > 0)
+		w->last_contact_ms = clock_monotonic_ms();
+	return status;
+}
+
+int worker_notice(struct worker *w)
+{
+	int64_t term;
+
+	if (!w->notice || w->reclaimed)
+		return w->reclaimed;
+	if (notice_poll(w->notice, clock_monotonic_ms(), &term) <= 0)
+		return 0;
+	w->reclaimed = 1;
+	w->terminate_ms = term;
+	log_info("reclaim notice", "worker=%s url=%s terminate_at_ms=%lld", w->name, notice_url(w->notice),
+		 (long long)term);
+	return 1;
+}
+
+static int orphaned(const struct worker *w)
+{
+	return clock_monotonic_ms() - w->last_contact_ms >= w->orphan_timeout_ms;
+}
+
+static void run_on_exit(const struct worker *w, const char *why)
+{
+	char quoted[200];
+	pid_t pid;
+
+	log_info("worker exiting", "worker=%s reason=%s", w->name, log_quote(quoted, sizeof quoted, why));
+	if (!w->o->on_exit || !w->o->on_exit[0])
+		return;
+	setenv("EBB_WORKER", w->name, 1);
+	setenv("EBB_EXIT_REASON", why, 1);
+	pid = fork();
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", w->o->on_exit, (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0) {
+		int status;
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+}
+
+/* Registers the instance; the reply sets the timeouts in force. 0 on
+ * success, 1 when serve says the instance is gone, -1 when orphaned. */
+static int register_instance(struct worker *w)
+{
+	json_t *body = json_pack("{s:I}", "instance", (json_int_t)w->o->instance), *reply = NULL;
+	int64_t backoff = 500;
+	int status;
+
+	for (;;) {
+		status = worker_call(w, "POST", "/v1/workers/register", body, &reply);
+		if (status == 200 || status == 404 || status == 409 || w->sig->stop || orphaned(w))
+			break;
+		json_decref(reply);
+		reply = NULL;
+		worker_wait(w, backoff);
+		backoff = backoff < 5000 ? backoff * 2 : 5000;
+	}
+	json_decref(body);
+	if (status != 200) {
+		json_decref(reply);
+		return status > 0 ? 1 : -1;
+	}
+	if (w->o->idle_timeout_ms < 0)
+		w->idle_timeout_ms = (int64_t)(json_real_value(json_object_get(reply, "idle_timeout_s")) * 1000);
+	w->orphan_timeout_ms = (int64_t)(json_real_value(json_object_get(reply, "orphan_timeout_s")) * 1000);
+	w->heartbeat_ms = (int64_t)(json_real_value(json_object_get(reply, "heartbeat_s")) * 1000);
+	if (w->o->reclaim_grace_ms < 0 && json_is_number(json_object_get(reply, "reclaim_grace_s")))
+		w->reclaim_grace_ms = (int64_t)(json_number_value(json_object_get(reply, "reclaim_grace_s")) * 1000);
+	json_decref(reply);
+	log_info("worker registered", "worker=%s idle_timeout_ms=%lld orphan_timeout_ms=%lld", w->name,
+		 (long long)w->idle_timeout_ms, (long long)w->orphan_timeout_ms);
+	return 0;
+}
+
+static json_t *lease_body(const struct worker *w, int64_t wait_ms)
+{
+	json_t *b = json_pack("{s:s, s:i, s:i, s:I}", "worker", w->name, "gpus", w->o->gpus, "vram_gb",
+			      w->o->vram_gb, "wait_s", (json_int_t)(wait_ms / 1000));
+
+	if (w->o->labels && w->o->labels[0]) {
+		json_t *labels = json_array();
+		char *copy = strdup(w->o->labels), *save = NULL;
+		for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
+			json_array_append_new(labels, json_string(t));
+		free(copy);
+		json_object_set_new(b, "labels", labels);
+	}
+	return b;
+}
+
+/* Lease, run, repeat; returns the reason to exit. */
+static const char *serve_jobs(struct worker *w)
+{
+	int64_t idle_since = clock_monotonic_ms(), backoff = 500;
+
+	for (;;) {
+		int64_t now = clock_monotonic_ms(), wait_ms = 20000;
+		json_t *body, *reply = NULL, *job;
+		int status;
+
+		if (w->sig->stop)
+			return "stopped by signal";
+		if (worker_notice(w))
+			return "spot reclaim notice";
+		if (w->notice) {
+			/* Look again before the next poll is due; a lease request
+			 * waits at least a second. */
+			int64_t next = notice_wait_ms(w->notice, now);
+			wait_ms = next < 1000 ? 1000 : next < wait_ms ? next : wait_ms;
+		}
+		if (w->idle_timeout_ms > 0) {
+			int64_t left = w->idle_timeout_ms - (now - idle_since);
+			if (left <= 0)
+				return "idle";
+			if (left < wait_ms)
+				wait_ms = left < 1000 ? 1000 : left;
+		}
+		body = lease_body(w, wait_ms);
+		/* SIGTERM cuts a long-poll short; a lease it would have brought
+		 * is taken back by serve when the reply finds nobody. Only this
+		 * call: a job's last report must still go out after SIGTERM. */
+		w->client.abort_flag = &w->sig->stop;
+		status = worker_call(w, "POST", "/v1/lease", body, &reply);
+		w->client.abort_flag = NULL;
+		json_decref(body);
+		if (status != 200) {
+			char why[300], quoted[400];
+			client_error_text(status, reply, why, sizeof why);
+			json_decref(reply);
+			/* A 4xx is about the request itself (a bad name or label, a
+			 * token that is not a worker's): asking again changes nothing,
+			 * and the instance would idle on forever. */
+			if (status >= 400 && status < 500) {
+				snprintf(w->refused, sizeof w->refused, "lease refused: %s", why);
+				return w->refused;
+			}
+			if (orphaned(w))
+				return "orphaned: serve out of reach";
+			log_warn("lease failed", "worker=%s reason=%s", w->name,
+				 log_quote(quoted, sizeof quoted, status < 0 ? w->client.err : why));
+			worker_wait(w, backoff);
+			backoff = backoff < 5000 ? backoff * 2 : 5000;
+			continue;
+		}
+		backoff = 500;
+		if (w->o->idle_timeout_ms < 0 && json_is_number(json_object_get(reply, "idle_timeout_s")))
+			w->idle_timeout_ms = (int64_t)(json_number_value(json_object_get(reply, "idle_timeout_s")) * 1000);
+		job = json_object_get(reply, "job");
+		if (json_is_object(job)) {
+			int rc = job_run(w, job);
+			idle_since = clock_monotonic_ms();
+			json_decref(reply);
+			if (rc < 0)
+				return "orphaned: serve out of reach";
+			if (w->reclaimed)
+				return "spot reclaim notice";
+			continue;
+		}
+		json_decref(reply);
+	}
+}
+
+int worker_run(const struct worker_options *o)
+{
+	struct worker w = {.o = o, .sig = &signals_seen};
+	const char *why;
+	char host[64];
+
+	install_signals();
+	if (client_init(&w.client, o->server, o->token) != 0) {
+		fprintf(stderr, "ebb worker: %s\n", w.client.err);
+		return 1;
+	}
+	if (o->instance)
+		snprintf(w.name, sizeof w.name, "i-%lld", (long long)o->instance);
+	else if (o->name)
+		snprintf(w.name, sizeof w.name, "%s", o->name);
+	else if (gethostname(host, sizeof host) == 0)
+		snprintf(w.name, sizeof w.name, "%.40s-%d", host, (int)getpid());
+	w.reclaim_grace_ms = o->reclaim_grace_ms < 0 ? 25000 : o->reclaim_grace_ms;
+	if (o->notice_url && o->notice_url[0]) {
+		/* serve's own notice wants the worker's token; a cloud's must not get it. */
+		size_t n = strlen(w.client.server);
+		int ours = strncmp(o->notice_url, w.client.server, n) == 0 &&
+			   (o->notice_url[n] == '/' || o->notice_url[n] == '\0');
+		char err[300];
+		if (!(w.notice = notice_new(o->notice_url, ours ? w.client.token : NULL, o->notice_interval_ms, err,
+					    sizeof err))) {
+			fprintf(stderr, "ebb worker: --notice-url: %s\n", err);
+			client_free(&w.client);
+			return 2;
+		}
+	}
+	w.idle_timeout_ms = o->idle_timeout_ms < 0 ? 0 : o->idle_timeout_ms;
+	w.orphan_timeout_ms = o->orphan_timeout_ms;
+	w.heartbeat_ms = 10000;
+	w.last_contact_ms = clock_monotonic_ms();
+	if (o->boot_delay_ms > 0) {
+		int64_t until = clock_monotonic_ms() + o->boot_delay_ms;
+		while (!w.sig->stop && clock_monotonic_ms() < until)
+			worker_wait(&w, until - clock_monotonic_ms());
+	}
+	w.last_contact_ms = clock_monotonic_ms();
+	if (w.sig->stop) {
+		why = "stopped by signal";
+	} else if (o->instance && register_instance(&w) != 0) {
+		why = orphaned(&w) ? "orphaned: serve out of reach" : "serve says the instance is gone";
+	} else {
+		/* While a job runs its heartbeats are the only contact with serve:
+		 * they must come well within orphan_timeout, or a job longer than
+		 * it is killed as if serve were gone. */
+		if (w.heartbeat_ms > w.orphan_timeout_ms / 3)
+			w.heartbeat_ms = w.orphan_timeout_ms / 3 > 100 ? w.orphan_timeout_ms / 3 : 100;
+		log_info("worker ready", "worker=%s server=%s", w.name, w.client.server);
+		why = serve_jobs(&w);
+	}
+	/* A stop by signal is the provider's or a person's: no power-off. */
+	if (strcmp(why, "stopped by signal") == 0)
+		log_info("worker exiting", "worker=%s reason=%s", w.name, "\"stopped by signal\"");
+	else
+		run_on_exit(&w, why);
+	notice_free(w.notice);
+	client_free(&w.client);
+	return w.refused[0] ? 1 : 0;
+}
