@@ -16,6 +16,15 @@ int market_parse(const char *name)
 	return -1;
 }
 
+int offer_index(const struct offer *offers, int n, const char *name)
+{
+	for (int k = 0; k < n; k++) {
+		if (strcmp(offers[k].name, name) == 0)
+			return k;
+	}
+	return -1;
+}
+
 int64_t offer_billed_ms(const struct offer *o, int64_t lifetime_ms)
 {
 	static const int64_t unit_ms[] = {[BILL_PER_SECOND] = 1000, [BILL_PER_MINUTE] = 60000,

@@ -27,6 +27,10 @@ struct offer {
 const char *market_name(enum market m);
 int market_parse(const char *name); /* -1: unknown */
 
+/* The index of the offer named name among offers[0..n), or -1: the one
+ * lookup of an offer by name. */
+int offer_index(const struct offer *offers, int n, const char *name);
+
 /* Time billed for an instance that lived lifetime_ms, under the offer's
  * billing rule: rounded up to the second, minute or hour, and at least
  * the billing minimum. */

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/rng.h"
 #include "provider/provider.h"
 
 #define MAX_GPUS 256
@@ -57,15 +58,6 @@ struct local {
 };
 
 static struct local *impl(struct provider *p) { return (struct local *)p; }
-
-/* xorshift64*, as the queue's jitter: repeatable from the seed. */
-static double uniform(struct local *l)
-{
-	l->rng ^= l->rng >> 12;
-	l->rng ^= l->rng << 25;
-	l->rng ^= l->rng >> 27;
-	return (double)((l->rng * 0x2545f4914f6cdd1dULL) >> 11) / 9007199254740992.0; /* [0, 1) */
-}
 
 static const struct offer_conf *offer_conf(const struct config *cfg, const char *name)
 {
@@ -273,7 +265,7 @@ static int local_launch(struct provider *p, struct instance *inst, char *err, si
 	pid_t pid;
 
 	if (inst->market == MARKET_SPOT && oc && oc->launch_failure_rate > 0 &&
-	    uniform(l) < oc->launch_failure_rate) {
+	    rng_uniform(&l->rng) < oc->launch_failure_rate) {
 		snprintf(err, errsize, "capacity: no spot capacity for offer %s (simulated: [offer.%s] "
 			 "launch_failure_rate = %g)", inst->offer, inst->offer, oc->launch_failure_rate);
 		return -1;
@@ -281,7 +273,7 @@ static int local_launch(struct provider *p, struct instance *inst, char *err, si
 	if (inst->market == MARKET_SPOT && oc && oc->spot_reclaim_rate > 0) {
 		/* Reclaims as a Poisson process: the time to the first is
 		 * exponential, with mean 1 / rate hours. */
-		double hours = -log(1.0 - uniform(l)) / oc->spot_reclaim_rate;
+		double hours = -log(1.0 - rng_uniform(&l->rng)) / oc->spot_reclaim_rate;
 		reclaim_in_ms = hours > 24 * 365 ? 24LL * 365 * 3600000 : (int64_t)(hours * 3600000.0) + 1;
 	}
 	if (take_gpus(l, inst->gpus, &c, inst->gpu_ids, sizeof inst->gpu_ids) != 0) {

@@ -106,11 +106,10 @@ struct samples_call {
 static int add_stat(void *arg, const struct offer_stat *st)
 {
 	struct samples_call *sc = arg;
+	int k = offer_index(sc->offers, sc->noffers, st->offer);
 
-	for (int k = 0; k < sc->noffers; k++) {
-		if (strcmp(sc->offers[k].name, st->offer) == 0)
-			offer_samples_add(&sc->samples[k], st);
-	}
+	if (k >= 0)
+		offer_samples_add(&sc->samples[k], st);
 	return 0;
 }
 

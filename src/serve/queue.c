@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/rng.h"
 #include "serve/metrics.h"
 
 void queue_init(struct queue *q, struct store *store, const struct config *cfg,
@@ -14,22 +15,13 @@ void queue_init(struct queue *q, struct store *store, const struct config *cfg,
 	q->store = store;
 	q->cfg = cfg;
 	q->clock = clock;
-	q->rng = seed ? seed : 0x9e3779b97f4a7c15ULL;
+	q->rng = rng_seed(seed);
 }
 
 static int store_error(struct queue *q, struct ebb_error *err)
 {
 	log_error("store failed", "error=\"%s\"", q->store->errmsg);
 	return error_set(err, 500, "store", NULL, "store: %s", q->store->errmsg);
-}
-
-/* xorshift64*: enough for jitter, and repeatable from a seed in tests. */
-static uint64_t next_random(struct queue *q)
-{
-	q->rng ^= q->rng >> 12;
-	q->rng ^= q->rng << 25;
-	q->rng ^= q->rng >> 27;
-	return q->rng * 0x2545f4914f6cdd1dULL;
 }
 
 int64_t queue_backoff_ms(struct queue *q, int attempts)
@@ -43,7 +35,7 @@ int64_t queue_backoff_ms(struct queue *q, int attempts)
 	/* "Equal jitter": half fixed, half random, so retries of a burst spread
 	 * out but none comes back sooner than half the backoff. */
 	if (d > 1)
-		d = d / 2 + (int64_t)(next_random(q) % (uint64_t)(d / 2 + 1));
+		d = d / 2 + (int64_t)(rng_next(&q->rng) % (uint64_t)(d / 2 + 1));
 	return d;
 }
 

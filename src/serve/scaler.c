@@ -267,21 +267,12 @@ static void add_arrivals(struct view_builder *b, int64_t now_ms, int64_t window_
 	}
 }
 
-static int offer_index(const struct scaler *sc, const char *name)
-{
-	for (int k = 0; k < sc->noffers; k++) {
-		if (strcmp(sc->offers[k].name, name) == 0)
-			return k;
-	}
-	return -1;
-}
-
 static int add_instance(void *arg, const struct instance *inst)
 {
 	struct view_builder *b = arg;
 	struct server *s = b->sc->srv;
 	struct plan_instance *p;
-	int offer = offer_index(b->sc, inst->offer);
+	int offer = offer_index(b->sc->offers, b->sc->noffers, inst->offer);
 	struct job job;
 
 	if (offer < 0)
@@ -367,20 +358,21 @@ static int apply_stat(void *arg, const struct offer_stat *st)
 	struct scaler *sc = arg;
 	int64_t now = clock_now(&sc->srv->clock);
 
-	for (int k = 0; k < sc->noffers; k++) {
-		struct offer *o = &sc->offers[k];
-		if (strcmp(o->name, st->offer) != 0)
-			continue;
-		sc->pooled[k].speed_sum += st->speed_sum;
-		sc->pooled[k].speed_n += st->speed_n;
-		sc->pooled[k].boots += st->boots;
-		sc->pooled[k].boot_ms += st->boot_ms;
-		if (st->market == MARKET_SPOT) {
-			double hours = (double)st->alive_ms / 3600000.0;
-			o->reclaims_per_hour = ((double)st->reclaims + o->reclaims_per_hour) / (hours + 1.0);
-			o->spot_failing = st->launch_failures > 0 && st->last_failure_ms >= st->last_launch_ms &&
-					  now - st->last_failure_ms < SPOT_REST_MS;
-		}
+	int k = offer_index(sc->offers, sc->noffers, st->offer);
+	struct offer *o;
+
+	if (k < 0)
+		return 0;
+	o = &sc->offers[k];
+	sc->pooled[k].speed_sum += st->speed_sum;
+	sc->pooled[k].speed_n += st->speed_n;
+	sc->pooled[k].boots += st->boots;
+	sc->pooled[k].boot_ms += st->boot_ms;
+	if (st->market == MARKET_SPOT) {
+		double hours = (double)st->alive_ms / 3600000.0;
+		o->reclaims_per_hour = ((double)st->reclaims + o->reclaims_per_hour) / (hours + 1.0);
+		o->spot_failing = st->launch_failures > 0 && st->last_failure_ms >= st->last_launch_ms &&
+				  now - st->last_failure_ms < SPOT_REST_MS;
 	}
 	return 0;
 }

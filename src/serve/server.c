@@ -42,11 +42,9 @@ void server_end_request(struct server *s, int ok)
 
 const struct offer *server_offer(const struct server *s, const char *name)
 {
-	for (int k = 0; k < s->noffers; k++) {
-		if (strcmp(s->offers[k].name, name) == 0)
-			return &s->offers[k];
-	}
-	return NULL;
+	int k = offer_index(s->offers, s->noffers, name);
+
+	return k >= 0 ? &s->offers[k] : NULL;
 }
 
 static void arm_deadline(struct server *s)

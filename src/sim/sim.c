@@ -15,6 +15,7 @@
 
 #include "policy/idle.h"
 #include "policy/plan.h"
+#include "common/rng.h"
 
 enum ev_kind { EV_READY, EV_FINISH, EV_RECLAIM };
 
@@ -168,16 +169,6 @@ static struct event pop(struct sim *s)
 	if (s->nheap)
 		s->heap[i] = last;
 	return top;
-}
-
-/* ---- randomness: xorshift64*, seeded, so a seed replays exactly ---- */
-
-static double uniform(struct sim *s)
-{
-	s->rng ^= s->rng >> 12;
-	s->rng ^= s->rng << 25;
-	s->rng ^= s->rng >> 27;
-	return (double)((s->rng * 0x2545f4914f6cdd1dULL) >> 11) / 9007199254740992.0;
 }
 
 /* ---- the queue ---- */
@@ -401,7 +392,7 @@ static int launch(struct sim *s, int offer, enum market m, int warm)
 	}
 	sync_view(s, k);
 	if (m == MARKET_SPOT && o->reclaims_per_hour > 0) {
-		double hours = -log(1.0 - uniform(s)) / o->reclaims_per_hour;
+		double hours = -log(1.0 - rng_uniform(&s->rng)) / o->reclaims_per_hour;
 		push(s, (struct event){s->now + (int64_t)(hours * 3600000.0), EV_RECLAIM, k, i->gen});
 	}
 	return k;
