@@ -214,28 +214,28 @@ static int run_store(int per_cycle, double secs, struct result *r)
 		snprintf(job.lane, sizeof job.lane, "standard");
 		snprintf(job.team, sizeof job.team, "default");
 		job.command = strdup("[\"true\"]");
-		rc = st->ops->begin(st) || queue_submit(&q, &job, 0, &existed, &err);
+		rc = store_begin(st) || queue_submit(&q, &job, 0, &existed, &err);
 		job_free(&job);
 		if (!per_cycle)
-			rc = rc || st->ops->commit(st) || st->ops->begin(st);
+			rc = rc || store_commit(st) || store_begin(st);
 		rc = rc || queue_lease(&q, &offer, "w1", 600000, &job, &err) != 1;
 		if (!per_cycle)
-			rc = rc || st->ops->commit(st) || st->ops->begin(st);
+			rc = rc || store_commit(st) || store_begin(st);
 		if (rc == 0) {
 			int64_t id = job.id, token = job.lease_token;
 			job_free(&job);
 			rc = queue_complete(&q, id, token, -1, NULL, &job, &err);
 			job_free(&job);
 		}
-		rc = rc || st->ops->commit(st);
+		rc = rc || store_commit(st);
 		n++;
 	}
 	c1 = proc_cpu_s(getpid());
 	m1 = machine_busy_s();
 	fsyncs = fsync_count_stop(&fc);
 	if (rc != 0)
-		fprintf(stderr, "cycle: store loop failed: %s\n", st->errmsg);
-	st->ops->close(st);
+		fprintf(stderr, "cycle: store loop failed: %s\n", store_error(st));
+	store_close(st);
 	config_free(&cfg);
 	remove_tree(dir);
 	if (rc != 0)

@@ -1,6 +1,9 @@
 /* The tests' shared helpers (see harness.h). */
 #include "harness.h"
 
+#include "common/config.h"
+#include "store/store.h"
+
 #include <curl/curl.h>
 #include <dirent.h>
 #include <errno.h>
@@ -275,6 +278,27 @@ void harness_server_start(struct harness_server *s)
 	s->client_ready = 1;
 }
 
+const char *harness_store_kind(void)
+{
+	const char *kind = getenv("EBB_TEST_STORE");
+
+	return kind && *kind ? kind : "sqlite";
+}
+
+struct store *harness_store_open(struct config *cfg, const char *dir)
+{
+	char err[1024];
+	struct store *st;
+
+	free(cfg->data_dir);
+	free(cfg->store_kind);
+	cfg->data_dir = strdup(dir);
+	cfg->store_kind = strdup(harness_store_kind());
+	if (!(st = store_open(cfg, err, sizeof err)))
+		fail_msg("store_open(%s, %s): %s", cfg->store_kind, dir, err);
+	return st;
+}
+
 struct harness_server *harness_serve(const char *conf_extra, int flags)
 {
 	struct harness_server *s = calloc(1, sizeof *s);
@@ -289,8 +313,8 @@ struct harness_server *harness_serve(const char *conf_extra, int flags)
 		snprintf(s->token, sizeof s->token, "%s", HARNESS_ADMIN);
 	snprintf(conf, sizeof conf,
 		 "# written by tests/harness.c\n"
-		 "[server]\nlisten = 127.0.0.1:0\ndata_dir = %s\n%s\n%s",
-		 s->data,
+		 "[server]\nlisten = 127.0.0.1:0\ndata_dir = %s\n[store]\nkind = %s\n%s\n%s",
+		 s->data, harness_store_kind(),
 		 flags & HARNESS_TOKENS ? "[token.admin]\nsecret = " HARNESS_ADMIN "\nrole = admin\n" : "",
 		 conf_extra ? conf_extra : "");
 	harness_write_file(s->conf, conf);

@@ -10,7 +10,8 @@
  * for a fixed time: every wait polls, with a bound.
  *
  * Environment: EBB_BIN (the ebb binary; make test sets it), EBB_SRC (the
- * source tree), EBB_TEST=PATTERN to run only the tests it matches,
+ * source tree), EBB_TEST_STORE=NAME for the store engine (sqlite, the
+ * default), EBB_TEST=PATTERN to run only the tests it matches,
  * EBB_KEEP_TMP=1 to keep the temp dirs (configs, serve logs) to look at. */
 #ifndef EBB_TESTS_HARNESS_H
 #define EBB_TESTS_HARNESS_H
@@ -47,6 +48,18 @@ char *harness_read_file(const char *path, size_t *len);
 /* printf into one of a few rotating static buffers: for short paths and
  * bodies passed straight to a call. */
 const char *harness_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- the store ---- */
+
+struct config;
+struct store;
+/* The store engine the tests run against: EBB_TEST_STORE, or sqlite. The
+ * servers harness_serve() starts use it too. */
+const char *harness_store_kind(void);
+/* Opens harness_store_kind()'s store with its data in dir (cfg's
+ * data_dir and [store] kind are set to them); fails the test if it
+ * cannot. */
+struct store *harness_store_open(struct config *cfg, const char *dir);
 
 /* ---- ebb serve ---- */
 

@@ -11,6 +11,10 @@ struct command {
 
 extern const struct command commands[];
 
+struct conf_plugins;
+/* The store engines and provider kinds a config file may name. */
+extern const struct conf_plugins cmd_plugins;
+
 int cmd_serve(int argc, char **argv);
 int cmd_submit(int argc, char **argv);
 int cmd_jobs(int argc, char **argv);
@@ -28,7 +32,5 @@ int cmd_report(int argc, char **argv);
 int cmd_offers(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_help(int argc, char **argv);
-
-#define EBB_VERSION "0.1.0"
 
 #endif

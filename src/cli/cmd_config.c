@@ -30,7 +30,7 @@ int cmd_config(int argc, char **argv)
 			path = optarg;
 			break;
 		case 'e':
-			config_write_example(stdout);
+			config_write_example(stdout, &cmd_plugins);
 			return 0;
 		case 'h':
 			fputs(usage, stdout);
@@ -41,8 +41,8 @@ int cmd_config(int argc, char **argv)
 		}
 	}
 	if (!path) {
-		config_defaults(&cfg);
-	} else if (config_load(&cfg, path, err, sizeof err) != 0) {
+		config_defaults(&cfg, &cmd_plugins);
+	} else if (config_load(&cfg, &cmd_plugins, path, err, sizeof err) != 0) {
 		fprintf(stderr, "ebb config: %s\n", err);
 		config_free(&cfg);
 		return 1;

@@ -46,13 +46,13 @@ int cmd_serve(int argc, char **argv)
 		return 2;
 	}
 	if (o.config_path) {
-		if (config_load(&cfg, o.config_path, err, sizeof err) != 0) {
+		if (config_load(&cfg, &cmd_plugins, o.config_path, err, sizeof err) != 0) {
 			fprintf(stderr, "ebb serve: %s\n", err);
 			config_free(&cfg);
 			return 1;
 		}
 	} else {
-		config_defaults(&cfg);
+		config_defaults(&cfg, &cmd_plugins);
 	}
 	rc = server_run(&cfg, &o);
 	config_free(&cfg);

@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "cli/cmd.h"
+#include "common/version.h"
 
 int cmd_version(int argc, char **argv)
 {

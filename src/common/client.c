@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cmd.h"
+#include "common/version.h"
 
 #define DEFAULT_SERVER "http://127.0.0.1:7070"
 #define CONNECT_TIMEOUT_S 5L

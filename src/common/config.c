@@ -1,8 +1,5 @@
-/* The configuration table and its INI parser (see config.h).
- *
- * Each key is one row: section, name, type, bounds, default and help. The
- * defaults are strings run through the same parser as the file, so the
- * example file, the docs and the values in force cannot drift apart. */
+/* The core sections' key tables, the plug-ins' sections, and the INI
+ * reader (see config.h). Each key is one row of a table (conftab.h). */
 #include "common/config.h"
 
 #include <errno.h>
@@ -15,21 +12,52 @@
 #include "common/log.h"
 #include "common/units.h"
 
-enum conf_type { CONF_STRING, CONF_INT, CONF_DOUBLE, CONF_BOOL, CONF_DURATION, CONF_SIZE, CONF_ENUM };
+static void fmt_err(char *err, size_t errsize, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void fmt_err(char *err, size_t errsize, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errsize, fmt, ap);
+	va_end(ap);
+}
 
-struct conf_key {
-	const char *name;
-	enum conf_type type;
-	size_t offset;
-	int64_t min, max; /* ints, ms, bytes; for strings the longest length */
-	const char *def;
-	const char *const *choices; /* CONF_ENUM, NULL-terminated */
-	const char *help;
-	int secret;  /* never printed back */
-	int auto_ok; /* a duration that may be "auto" (CONF_AUTO) */
-	int optional; /* a number that may be left empty (CONF_ABSENT) */
-	double fmin, fmax; /* CONF_DOUBLE bounds */
-};
+/* [store] kind and [provider] kind name a plug-in the configuration was
+ * given (ctx: the config); without plug-ins, any name passes. */
+static int check_kind(const struct conf_plugin *const *list, const char *none, const char *value,
+		      char *why, size_t whysize)
+{
+	char names[256] = "";
+
+	if (none && strcmp(value, none) == 0)
+		return 0;
+	for (const struct conf_plugin *const *p = list; *p; p++) {
+		if (strcmp((*p)->name, value) == 0)
+			return 0;
+	}
+	if (none)
+		snprintf(names, sizeof names, "%s", none);
+	for (const struct conf_plugin *const *p = list; *p; p++) {
+		strncat(names, names[0] ? ", " : "", sizeof names - strlen(names) - 1);
+		strncat(names, (*p)->name, sizeof names - strlen(names) - 1);
+	}
+	fmt_err(why, whysize, "expected one of %s, got '%s'", names, value);
+	return -1;
+}
+
+static int check_store_kind(const void *ctx, const char *value, char *why, size_t whysize)
+{
+	const struct config *cfg = ctx;
+
+	return cfg && cfg->plugins ? check_kind(cfg->plugins->stores, NULL, value, why, whysize) : 0;
+}
+
+static int check_provider_kind(const void *ctx, const char *value, char *why, size_t whysize)
+{
+	const struct config *cfg = ctx;
+
+	return cfg && cfg->plugins ? check_kind(cfg->plugins->providers, "none", value, why, whysize) : 0;
+}
 
 struct conf_section {
 	const char *name;
@@ -41,9 +69,7 @@ struct conf_section {
 };
 
 static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
-static const char *const store_kinds[] = {"sqlite", NULL};
 static const char *const roles[] = {"admin", "submit", "worker", NULL};
-static const char *const provider_kinds[] = {"none", "local", NULL};
 static const char *const billings[] = {"per-second", "per-minute", "per-hour", NULL};
 
 #define CFG(field) offsetof(struct config, field)
@@ -66,8 +92,9 @@ static const struct conf_key server_keys[] = {
 };
 
 static const struct conf_key store_keys[] = {
-	{"kind", CONF_ENUM, CFG(store_kind), 0, 0, "sqlite", store_kinds,
-	 "Store engine. sqlite: one file in data_dir, WAL mode, every commit fsynced."},
+	{"kind", CONF_STRING, CFG(store_kind), 1, CONF_NAME_MAX, "sqlite", NULL,
+	 "Store engine. sqlite: one file in data_dir, WAL mode, every commit fsynced.",
+	 .check = check_store_kind},
 	{0},
 };
 
@@ -143,8 +170,9 @@ static const struct conf_key scaler_keys[] = {
 };
 
 static const struct conf_key provider_keys[] = {
-	{"kind", CONF_ENUM, CFG(provider_kind), 0, 0, "none", provider_kinds,
-	 "Where instances come from. none: no scaling, workers are started by hand. local: ebb worker processes on this machine."},
+	{"kind", CONF_STRING, CFG(provider_kind), 1, CONF_NAME_MAX, "none", NULL,
+	 "Where instances come from. none: no scaling, workers are started by hand. local: ebb worker processes on this machine.",
+	 .check = check_provider_kind},
 	{"orphan_timeout", CONF_DURATION, CFG(orphan_timeout_ms), 1000, DAY_MS, "5m", NULL,
 	 "A worker that cannot reach serve for this long exits and runs on_exit."},
 	{"on_exit", CONF_STRING, CFG(on_exit), 0, 1023, "", NULL,
@@ -153,18 +181,6 @@ static const struct conf_key provider_keys[] = {
 	 "URL workers use to reach serve; empty: http:// and the listen address."},
 	{"reclaim_grace", CONF_DURATION, CFG(reclaim_grace_ms), 0, 3600 * 1000, "25s", NULL,
 	 "After a reclaim notice, how long a worker waits for its job's last checkpoint before reporting it interrupted."},
-	{0},
-};
-
-static const struct conf_key local_keys[] = {
-	{"gpus", CONF_STRING, CFG(local_gpus), 0, 1023, "0", NULL,
-	 "GPU indices handed to local workers (CUDA_VISIBLE_DEVICES), each index to one worker at a time."},
-	{"boot", CONF_DURATION, CFG(local_boot_ms), 0, 3600 * 1000, "0s", NULL,
-	 "Delay before a local worker starts, standing in for a cloud instance's cold start; an offer's boot adds to it."},
-	{"reclaim_notice", CONF_DURATION, CFG(local_reclaim_notice_ms), 0, 3600 * 1000, "10s", NULL,
-	 "A local spot reclaim: the notice is served, and the worker is killed this long after."},
-	{"seed", CONF_INT, CFG(local_seed), 0, 1LL << 62, "1", NULL,
-	 "Seed of the local provider's simulated faults (spot_reclaim_rate, launch_failure_rate)."},
 	{0},
 };
 
@@ -225,13 +241,12 @@ static const struct conf_key token_keys[] = {
 	{0},
 };
 
-static const struct conf_section sections[] = {
+static const struct conf_section core_sections[] = {
 	{"server", 0, server_keys, 0, 0, 0, 0, "The HTTP API."},
 	{"store", 0, store_keys, 0, 0, 0, 0, "Where jobs are kept."},
 	{"queue", 0, queue_keys, 0, 0, 0, 0, "Queue semantics and their defaults."},
 	{"scaler", 0, scaler_keys, 0, 0, 0, 0, "When instances are launched and released (docs/SCALING.md)."},
 	{"provider", 0, provider_keys, 0, 0, 0, 0, "Where instances come from."},
-	{"local", 0, local_keys, 0, 0, 0, 0, "The local provider."},
 	{"lane", 1, lane_keys, sizeof(struct lane_conf), CFG(lane_confs), CFG(nlane_confs),
 	 LANE(name), "One section per lane whose wait target is not the default, e.g. [lane.express]."},
 	{"offer", 1, offer_keys, sizeof(struct offer_conf), CFG(offers), CFG(noffers),
@@ -243,16 +258,6 @@ static const struct conf_section sections[] = {
 	{0},
 };
 
-static void fmt_err(char *err, size_t errsize, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void fmt_err(char *err, size_t errsize, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errsize, fmt, ap);
-	va_end(ap);
-}
-
 int config_name_ok(const char *s)
 {
 	size_t n = strlen(s);
@@ -260,160 +265,6 @@ int config_name_ok(const char *s)
 	if (n == 0 || n > CONF_NAME_MAX)
 		return 0;
 	return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n;
-}
-
-static void format_value(char *buf, size_t size, const struct conf_key *k, const void *base)
-{
-	const char *p = (const char *)base + k->offset;
-	int64_t v = *(const int64_t *)p;
-
-	switch (k->type) {
-	case CONF_STRING:
-		snprintf(buf, size, "%s", *(char *const *)p ? *(char *const *)p : "");
-		break;
-	case CONF_INT:
-		snprintf(buf, size, "%lld", (long long)v);
-		break;
-	case CONF_DOUBLE:
-		if (k->optional && *(const double *)p == CONF_ABSENT)
-			buf[0] = '\0';
-		else
-			snprintf(buf, size, "%g", *(const double *)p);
-		break;
-	case CONF_BOOL:
-		snprintf(buf, size, "%s", v ? "on" : "off");
-		break;
-	case CONF_DURATION:
-		if (k->auto_ok && v == CONF_AUTO)
-			snprintf(buf, size, "auto");
-		else
-			format_duration(buf, size, v);
-		break;
-	case CONF_SIZE:
-		format_size(buf, size, v);
-		break;
-	case CONF_ENUM:
-		snprintf(buf, size, "%s", k->choices[v]);
-		break;
-	}
-}
-
-static void format_bound(char *buf, size_t size, const struct conf_key *k, int64_t v)
-{
-	if (k->type == CONF_DURATION)
-		format_duration(buf, size, v);
-	else if (k->type == CONF_SIZE)
-		format_size(buf, size, v);
-	else
-		snprintf(buf, size, "%lld", (long long)v);
-}
-
-/* Parses value for key k into base + k->offset; on error writes what was
- * expected into err. */
-static int set_value(const struct conf_key *k, void *base, const char *value, char *err,
-		     size_t errsize)
-{
-	char *p = (char *)base + k->offset;
-	char lo[32], hi[32];
-	int64_t v = 0;
-	int rc = 0;
-
-	switch (k->type) {
-	case CONF_STRING: {
-		size_t n = strlen(value);
-		/* Empty means "not set" only where the default is empty too (a
-		 * token's secret, checked later); "listen =" is an error here. */
-		if ((int64_t)n > k->max || ((int64_t)n < k->min && (n > 0 || k->def[0] != '\0'))) {
-			fmt_err(err, errsize, "expected %lld to %lld characters, got %zu",
-				(long long)k->min, (long long)k->max, n);
-			return -1;
-		}
-		free(*(char **)p);
-		*(char **)p = strdup(value);
-		return 0;
-	}
-	case CONF_ENUM:
-		for (int i = 0; k->choices[i]; i++) {
-			if (strcmp(value, k->choices[i]) == 0) {
-				*(int64_t *)p = i;
-				return 0;
-			}
-		}
-		{
-			char list[256] = "";
-			for (int i = 0; k->choices[i]; i++) {
-				strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
-				strncat(list, k->choices[i], sizeof list - strlen(list) - 1);
-			}
-			fmt_err(err, errsize, "expected one of %s, got '%s'", list, value);
-		}
-		return -1;
-	case CONF_INT:
-		rc = parse_int64(value, &v);
-		if (rc)
-			fmt_err(err, errsize, "expected an integer, got '%s'", value);
-		break;
-	case CONF_DOUBLE: {
-		double d;
-		if (k->optional && value[0] == '\0') {
-			*(double *)p = CONF_ABSENT;
-			return 0;
-		}
-		if (parse_double(value, &d) != 0 || d < k->fmin || d > k->fmax) {
-			fmt_err(err, errsize, "expected a number from %g to %g, got '%s'", k->fmin, k->fmax, value);
-			return -1;
-		}
-		*(double *)p = d;
-		return 0;
-	}
-	case CONF_BOOL:
-		if (strcmp(value, "on") == 0 || strcmp(value, "true") == 0 || strcmp(value, "yes") == 0) {
-			*(int64_t *)p = 1;
-		} else if (strcmp(value, "off") == 0 || strcmp(value, "false") == 0 || strcmp(value, "no") == 0) {
-			*(int64_t *)p = 0;
-		} else {
-			fmt_err(err, errsize, "expected on or off, got '%s'", value);
-			return -1;
-		}
-		return 0;
-	case CONF_DURATION:
-		if (k->auto_ok && strcmp(value, "auto") == 0) {
-			*(int64_t *)p = CONF_AUTO;
-			return 0;
-		}
-		rc = parse_duration_ms(value, &v);
-		if (rc)
-			fmt_err(err, errsize,
-				"expected a duration with a unit (500ms, 3s, 10m, 1h, 2d), got '%s'", value);
-		break;
-	case CONF_SIZE:
-		rc = parse_size_bytes(value, &v);
-		if (rc)
-			fmt_err(err, errsize, "expected a size with a unit (512B, 64KiB, 1MiB), got '%s'",
-				value);
-		break;
-	}
-	if (rc)
-		return -1;
-	if (v < k->min || v > k->max) {
-		format_bound(lo, sizeof lo, k, k->min);
-		format_bound(hi, sizeof hi, k, k->max);
-		fmt_err(err, errsize, "expected a value from %s to %s, got '%s'", lo, hi, value);
-		return -1;
-	}
-	*(int64_t *)p = v;
-	return 0;
-}
-
-static void apply_defaults(const struct conf_key *keys, void *base)
-{
-	char ignored[256];
-
-	for (const struct conf_key *k = keys; k->name; k++) {
-		/* The table's own defaults always parse; a test checks that. */
-		if (set_value(k, base, k->def, ignored, sizeof ignored) != 0)
-			log_error("config default does not parse", "key=%s", k->name);
-	}
 }
 
 /* Finds the item named name in a multi section, appending it if new. */
@@ -431,14 +282,14 @@ static void *multi_item(struct config *cfg, const struct conf_section *s, const 
 	*items = realloc(*items, (*count + 1) * s->item_size);
 	item = *items + (*count)++ * s->item_size;
 	memset(item, 0, s->item_size);
-	apply_defaults(s->keys, item);
+	conftab_defaults(s->keys, item);
 	*(char **)(item + s->name_offset) = strdup(name);
 	return item;
 }
 
 static const struct conf_section *find_section(const char *section, const char **item_name)
 {
-	for (const struct conf_section *s = sections; s->name; s++) {
+	for (const struct conf_section *s = core_sections; s->name; s++) {
 		size_t n = strlen(s->name);
 		if (!s->multi && strcmp(section, s->name) == 0)
 			return s;
@@ -450,22 +301,65 @@ static const struct conf_section *find_section(const char *section, const char *
 	return NULL;
 }
 
+/* The plug-in section called name, or -1. */
+static int plugin_section(const struct config *cfg, const char *name)
+{
+	for (int i = 0; i < cfg->nsections; i++) {
+		if (strcmp(cfg->sections[i].plugin->name, name) == 0)
+			return i;
+	}
+	return -1;
+}
+
+const void *config_plugin(const struct config *cfg, const char *name)
+{
+	int i = plugin_section(cfg, name);
+
+	return i >= 0 ? cfg->sections[i].values : NULL;
+}
+
+/* "server, store, ..., local, type.NAME, ... or offer.NAME": the sections
+ * a file may hold, the plug-ins' after the core's single ones. */
+static void section_names(const struct config *cfg, char *buf, size_t size)
+{
+	const char *names[64];
+	int n = 0;
+
+	for (const struct conf_section *s = core_sections; s->name; s++) {
+		if (!s->multi)
+			names[n++] = s->name;
+	}
+	for (int i = 0; i < cfg->nsections && n < 48; i++)
+		names[n++] = cfg->sections[i].plugin->name;
+	for (const struct conf_section *s = core_sections; s->name; s++) {
+		if (s->multi)
+			names[n++] = s->name;
+	}
+	buf[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		const struct conf_section *s = find_section(names[i], &(const char *){NULL});
+		size_t len = strlen(buf);
+		snprintf(buf + len, size - len, "%s%s%s", i == 0 ? "" : i == n - 1 ? " or " : ", ", names[i],
+			 s && s->multi ? ".NAME" : "");
+	}
+}
+
 int config_set(struct config *cfg, const char *section, const char *key, const char *value,
 	       char *err, size_t errsize)
 {
 	const char *item_name = NULL;
 	const struct conf_section *s = find_section(section, &item_name);
-	char why[200];
+	int plugin = s ? -1 : plugin_section(cfg, section);
+	const struct conf_key *k;
+	char why[200], names[512];
 	void *base = cfg;
 
-	if (!s) {
-		fmt_err(err, errsize,
-			"[%s]: unknown section (expected server, store, queue, scaler, provider, local,"
-			" type.NAME, token.NAME, lane.NAME or offer.NAME)",
-			section);
+	if (!s && plugin < 0) {
+		section_names(cfg, names, sizeof names);
+		fmt_err(err, errsize, "[%s]: unknown section (expected %s)", section, names);
 		return -1;
 	}
-	if (s->multi) {
+	if (s && s->multi) {
 		if (!config_name_ok(item_name)) {
 			fmt_err(err, errsize, "[%s]: expected a name of letters, digits, '_', '.' or '-'",
 				section);
@@ -473,25 +367,43 @@ int config_set(struct config *cfg, const char *section, const char *key, const c
 		}
 		base = multi_item(cfg, s, item_name);
 	}
-	for (const struct conf_key *k = s->keys; k->name; k++) {
-		if (strcmp(k->name, key) != 0)
-			continue;
-		if (set_value(k, base, value, why, sizeof why) != 0) {
-			fmt_err(err, errsize, "[%s] %s: %s", section, key, why);
-			return -1;
-		}
-		return 0;
+	if (plugin >= 0)
+		base = cfg->sections[plugin].values;
+	if (!(k = conftab_key(s ? s->keys : cfg->sections[plugin].plugin->keys, key))) {
+		fmt_err(err, errsize, "[%s] %s: unknown key", section, key);
+		return -1;
 	}
-	fmt_err(err, errsize, "[%s] %s: unknown key", section, key);
-	return -1;
+	if (conftab_set(k, base, value, cfg, why, sizeof why) != 0) {
+		fmt_err(err, errsize, "[%s] %s: %s", section, key, why);
+		return -1;
+	}
+	return 0;
 }
 
-void config_defaults(struct config *cfg)
+/* Each plug-in with keys gets its section, at its defaults. */
+static void add_plugin_sections(struct config *cfg, const struct conf_plugin *const *list)
+{
+	for (const struct conf_plugin *const *p = list; p && *p; p++) {
+		void *values;
+		if (!(*p)->keys || cfg->nsections == CONF_MAX_PLUGINS || !(values = calloc(1, (*p)->size)))
+			continue;
+		conftab_defaults((*p)->keys, values);
+		cfg->sections[cfg->nsections].plugin = *p;
+		cfg->sections[cfg->nsections++].values = values;
+	}
+}
+
+void config_defaults(struct config *cfg, const struct conf_plugins *plugins)
 {
 	memset(cfg, 0, sizeof *cfg);
-	for (const struct conf_section *s = sections; s->name; s++) {
+	cfg->plugins = plugins;
+	for (const struct conf_section *s = core_sections; s->name; s++) {
 		if (!s->multi)
-			apply_defaults(s->keys, cfg);
+			conftab_defaults(s->keys, cfg);
+	}
+	if (plugins) {
+		add_plugin_sections(cfg, plugins->stores);
+		add_plugin_sections(cfg, plugins->providers);
 	}
 	/* The default lanes always split; config_load re-derives them. */
 	cfg->nlanes = 3;
@@ -627,33 +539,16 @@ static int check_tokens(const struct config *cfg, char *err, size_t errsize)
 	return 0;
 }
 
-int config_gpu_list(const char *list, int *out, int max)
-{
-	char *copy = strdup(list), *save = NULL;
-	int n = 0;
-
-	for (char *tok = strtok_r(copy, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
-		char *end;
-		long v = strtol(tok, &end, 10);
-		if (*end || v < 0 || v > 1023 || n == max) {
-			n = -1;
-			break;
-		}
-		out[n++] = (int)v;
-	}
-	free(copy);
-	return n;
-}
-
 int config_check(struct config *cfg, char *err, size_t errsize)
 {
 	char why[300];
-	int gpus[256];
 
-	if (config_gpu_list(cfg->local_gpus, gpus, 256) < 0) {
-		fmt_err(err, errsize, "[local] gpus: expected GPU indices from 0 to 1023 separated by commas"
-			" (256 at most), got '%s'", cfg->local_gpus);
-		return -1;
+	for (int i = 0; i < cfg->nsections; i++) {
+		const struct conf_plugin *p = cfg->sections[i].plugin;
+		if (p->check && p->check(cfg->sections[i].values, why, sizeof why) != 0) {
+			fmt_err(err, errsize, "[%s] %s", p->name, why);
+			return -1;
+		}
 	}
 	for (size_t i = 0; i < cfg->noffers; i++) {
 		const struct offer_conf *o = &cfg->offers[i];
@@ -689,13 +584,14 @@ int config_check(struct config *cfg, char *err, size_t errsize)
 	return 0;
 }
 
-int config_load(struct config *cfg, const char *path, char *err, size_t errsize)
+int config_load(struct config *cfg, const struct conf_plugins *plugins, const char *path, char *err,
+		size_t errsize)
 {
 	struct reader r = {.cfg = cfg};
 	char why[512];
 	int rc;
 
-	config_defaults(cfg);
+	config_defaults(cfg, plugins);
 	r.file = fopen(path, "r");
 	if (!r.file) {
 		fmt_err(err, errsize, "%s: cannot open: %s", path, strerror(errno));
@@ -727,107 +623,85 @@ int config_load(struct config *cfg, const char *path, char *err, size_t errsize)
 	return 0;
 }
 
-static void free_strings(const struct conf_key *keys, void *base)
-{
-	for (const struct conf_key *k = keys; k->name; k++) {
-		if (k->type == CONF_STRING)
-			free(*(char **)((char *)base + k->offset));
-	}
-}
-
 void config_free(struct config *cfg)
 {
-	for (const struct conf_section *s = sections; s->name; s++) {
+	for (const struct conf_section *s = core_sections; s->name; s++) {
 		if (!s->multi) {
-			free_strings(s->keys, cfg);
+			conftab_free(s->keys, cfg);
 			continue;
 		}
 		char *items = *(char **)((char *)cfg + s->items_offset);
 		size_t count = *(size_t *)((char *)cfg + s->count_offset);
 		for (size_t i = 0; i < count; i++) {
-			free_strings(s->keys, items + i * s->item_size);
+			conftab_free(s->keys, items + i * s->item_size);
 			free(*(char **)(items + i * s->item_size + s->name_offset));
 		}
 		free(items);
 	}
+	for (int i = 0; i < cfg->nsections; i++) {
+		conftab_free(cfg->sections[i].plugin->keys, cfg->sections[i].values);
+		free(cfg->sections[i].values);
+	}
 	memset(cfg, 0, sizeof *cfg);
 }
 
-static void write_key_doc(FILE *out, const struct conf_key *k, const char *indent)
+/* The plug-ins' sections come after the core's single sections, before
+ * the lists ([lane.NAME], ...), in the example and in config_write. */
+static void write_plugin_examples(FILE *out, const struct conf_plugin *const *list)
 {
-	char lo[32], hi[32];
-
-	fprintf(out, "%s# %s\n", indent, k->help);
-	switch (k->type) {
-	case CONF_ENUM:
-		fprintf(out, "%s# One of:", indent);
-		for (int i = 0; k->choices[i]; i++)
-			fprintf(out, " %s", k->choices[i]);
-		fputc('\n', out);
-		break;
-	case CONF_STRING:
-	case CONF_BOOL:
-		break;
-	case CONF_DOUBLE:
-		fprintf(out, "%s# From %g to %g%s.\n", indent, k->fmin, k->fmax, k->optional ? ", or empty" : "");
-		break;
-	default:
-		format_bound(lo, sizeof lo, k, k->min);
-		format_bound(hi, sizeof hi, k, k->max);
-		fprintf(out, "%s# From %s to %s.\n", indent, lo, hi);
+	for (const struct conf_plugin *const *p = list; p && *p; p++) {
+		if (!(*p)->keys)
+			continue;
+		fprintf(out, "\n# %s\n[%s]\n", (*p)->help, (*p)->name);
+		conftab_write_example(out, (*p)->keys, 0);
 	}
 }
 
-void config_write_example(FILE *out)
+void config_write_example(FILE *out, const struct conf_plugins *plugins)
 {
 	fprintf(out, "# ebb.conf: every key with its default. Generated by `ebb config --example`.\n"
 		     "# Durations take a unit (500ms, 3s, 10m, 1h, 2d); sizes too (64KiB, 1MiB).\n");
-	for (const struct conf_section *s = sections; s->name; s++) {
-		fprintf(out, "\n# %s\n", s->help);
-		if (s->multi) {
-			fprintf(out, "#[%s.NAME]\n", s->name);
-			for (const struct conf_key *k = s->keys; k->name; k++) {
-				write_key_doc(out, k, "");
-				fprintf(out, "#%s = %s\n", k->name, k->def);
-			}
+	for (const struct conf_section *s = core_sections; s->name; s++) {
+		if (s->multi)
 			continue;
-		}
-		fprintf(out, "[%s]\n", s->name);
-		for (const struct conf_key *k = s->keys; k->name; k++) {
-			write_key_doc(out, k, "");
-			fprintf(out, "%s = %s\n", k->name, k->def);
-		}
+		fprintf(out, "\n# %s\n[%s]\n", s->help, s->name);
+		conftab_write_example(out, s->keys, 0);
 	}
-}
-
-static void write_keys(FILE *out, const struct conf_key *keys, const void *base)
-{
-	char value[1024];
-
-	for (const struct conf_key *k = keys; k->name; k++) {
-		if (k->secret)
-			snprintf(value, sizeof value, "(hidden)");
-		else
-			format_value(value, sizeof value, k, base);
-		fprintf(out, "%s = %s\n", k->name, value);
+	if (plugins) {
+		write_plugin_examples(out, plugins->stores);
+		write_plugin_examples(out, plugins->providers);
+	}
+	for (const struct conf_section *s = core_sections; s->name; s++) {
+		if (!s->multi)
+			continue;
+		fprintf(out, "\n# %s\n#[%s.NAME]\n", s->help, s->name);
+		conftab_write_example(out, s->keys, 1);
 	}
 }
 
 void config_write(const struct config *cfg, FILE *out)
 {
-	for (const struct conf_section *s = sections; s->name; s++) {
-		if (!s->multi) {
-			fprintf(out, "[%s]\n", s->name);
-			write_keys(out, s->keys, cfg);
-			fputc('\n', out);
+	for (const struct conf_section *s = core_sections; s->name; s++) {
+		if (s->multi)
 			continue;
-		}
+		fprintf(out, "[%s]\n", s->name);
+		conftab_write_values(out, s->keys, cfg);
+		fputc('\n', out);
+	}
+	for (int i = 0; i < cfg->nsections; i++) {
+		fprintf(out, "[%s]\n", cfg->sections[i].plugin->name);
+		conftab_write_values(out, cfg->sections[i].plugin->keys, cfg->sections[i].values);
+		fputc('\n', out);
+	}
+	for (const struct conf_section *s = core_sections; s->name; s++) {
+		if (!s->multi)
+			continue;
 		const char *items = *(char *const *)((const char *)cfg + s->items_offset);
 		size_t count = *(const size_t *)((const char *)cfg + s->count_offset);
 		for (size_t i = 0; i < count; i++) {
 			const char *item = items + i * s->item_size;
 			fprintf(out, "[%s.%s]\n", s->name, *(char *const *)(item + s->name_offset));
-			write_keys(out, s->keys, item);
+			conftab_write_values(out, s->keys, item);
 			fputc('\n', out);
 		}
 	}

@@ -1,6 +1,8 @@
-/* ebb's configuration: one INI file, every key described once in the table
- * in config.c, which drives parsing, bounds, defaults, `ebb config` and the
- * shipped ebb.conf.example. */
+/* ebb's configuration: one INI file, every key described once in a key
+ * table (conftab.h), which drives parsing, bounds, defaults, `ebb config`
+ * and the shipped ebb.conf.example. The core sections are config.c's; a
+ * store engine or a provider kind brings its own section, [NAME], as a
+ * plug-in (struct conf_plugin), read by the same machinery. */
 #ifndef EBB_CONFIG_H
 #define EBB_CONFIG_H
 
@@ -8,11 +10,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/conftab.h"
 #include "common/warm.h"
 
 #define CONF_MAX_LANES 16
-#define CONF_AUTO (-1) /* a duration set to "auto" */
 #define CONF_NAME_MAX 64
+#define CONF_MAX_PLUGINS 16
 
 enum role { ROLE_ADMIN, ROLE_SUBMIT, ROLE_WORKER };
 
@@ -46,9 +49,23 @@ struct offer_conf {
 	double launch_failure_rate; /* local provider faults: share of launches */
 };
 
-#define CONF_ABSENT (-1.0) /* an optional number left empty */
+/* A plug-in's share of the configuration: a store engine or a provider
+ * kind, chosen by its name ([store] kind, [provider] kind), and, when keys
+ * is not NULL, a section [NAME] of keys of its own. */
+struct conf_plugin {
+	const char *name;
+	const char *help;            /* its section's comment */
+	const struct conf_key *keys; /* NULL: no section */
+	size_t size;                 /* of the struct its keys fill */
+	/* Checks across its keys; NULL: none. 0, or -1 with the reason. */
+	int (*check)(const void *values, char *err, size_t errsize);
+};
 
-enum provider_kind { PROVIDER_NONE, PROVIDER_LOCAL };
+/* The plug-ins a configuration may name, in NULL-terminated lists. */
+struct conf_plugins {
+	const struct conf_plugin *const *stores;
+	const struct conf_plugin *const *providers;
+};
 
 struct token_conf {
 	char *name;
@@ -66,7 +83,7 @@ struct config {
 	int64_t max_connections;
 	int64_t connection_timeout_ms;
 	/* [store] */
-	int64_t store_kind;
+	char *store_kind; /* a store engine's name */
 	/* [queue] */
 	char *lanes;
 	char *default_lane;
@@ -100,16 +117,11 @@ struct config {
 	int64_t use_spot;
 	int64_t checkpoint_every_ms;
 	/* [provider] */
-	int64_t provider_kind; /* enum provider_kind */
+	char *provider_kind; /* "none" or a provider kind's name */
 	int64_t orphan_timeout_ms;
 	char *on_exit;
 	char *server_url;
 	int64_t reclaim_grace_ms;
-	/* [local] */
-	char *local_gpus;
-	int64_t local_boot_ms;
-	int64_t local_reclaim_notice_ms;
-	int64_t local_seed;
 	/* [type.NAME], [token.NAME], [lane.NAME], [offer.NAME] */
 	struct type_conf *types;
 	size_t ntypes;
@@ -125,13 +137,25 @@ struct config {
 	/* Derived from `lanes`: names in rank order (0 is served first). */
 	char lane_names[CONF_MAX_LANES][CONF_NAME_MAX + 1];
 	int nlanes;
+
+	/* The plug-ins it may name (NULL: none, only the core sections), and
+	 * the values of their sections. */
+	const struct conf_plugins *plugins;
+	struct {
+		const struct conf_plugin *plugin;
+		void *values;
+	} sections[CONF_MAX_PLUGINS];
+	int nsections;
 };
 
-/* Defaults for every key. */
-void config_defaults(struct config *cfg);
+/* Defaults for every key, the plug-ins' sections included. */
+void config_defaults(struct config *cfg, const struct conf_plugins *plugins);
 /* Defaults, then the file. On error returns -1 and writes
  * "FILE:LINE: [section] key: what was expected" into err. */
-int config_load(struct config *cfg, const char *path, char *err, size_t errsize);
+int config_load(struct config *cfg, const struct conf_plugins *plugins, const char *path, char *err,
+		size_t errsize);
+/* The values of the plug-in's section [name] (its struct), or NULL. */
+const void *config_plugin(const struct config *cfg, const char *name);
 /* The checks across keys, and what they derive (the warm schedule):
  * config_load makes them; make them again after config_set. 0, or -1
  * with the reason. */
@@ -141,16 +165,14 @@ int config_set(struct config *cfg, const char *section, const char *key, const c
 	       char *err, size_t errsize);
 void config_free(struct config *cfg);
 
-/* The example file: every key with its default and a comment. */
-void config_write_example(FILE *out);
+/* The example file: every key with its default and a comment, the
+ * plug-ins' sections included. */
+void config_write_example(FILE *out, const struct conf_plugins *plugins);
 /* The configuration in force, in the file's own syntax. */
 void config_write(const struct config *cfg, FILE *out);
 
 int config_lane_rank(const struct config *cfg, const char *lane); /* -1: unknown */
 const struct type_conf *config_type(const struct config *cfg, const char *type);
-/* The GPU indices of [local] gpus into out (at most max): their count, or
- * -1 when one is not an index from 0 to 1023. */
-int config_gpu_list(const char *list, int *out, int max);
 /* The lane's wait target: its [lane.NAME] section or the default. */
 int64_t config_wait_target_ms(const struct config *cfg, const char *lane);
 /* A name usable for lanes, types, teams and sections: [A-Za-z0-9_.-], 1..64. */

@@ -7,20 +7,19 @@
 
 #include "common/jsonin.h"
 
-void instance_worker_name(int64_t id, char *buf, size_t size)
-{
-	snprintf(buf, size, "i-%lld", (long long)id);
-}
+static const char *const state_names[INST_NSTATES] = {
+	"requested", "booting", "idle", "busy", "draining", "terminated",
+};
 
-int64_t instance_id_of_worker(const char *worker)
-{
-	char *end;
-	long long id;
+const char *instance_state_name(enum instance_state s) { return state_names[s]; }
 
-	if (strncmp(worker, "i-", 2) != 0)
-		return 0;
-	id = strtoll(worker + 2, &end, 10);
-	return *end == '\0' && id > 0 ? id : 0;
+int instance_state_parse(const char *name)
+{
+	for (int i = 0; i < INST_NSTATES; i++) {
+		if (strcmp(name, state_names[i]) == 0)
+			return i;
+	}
+	return -1;
 }
 
 json_t *instance_to_json(const struct instance *i, int64_t now_ms)

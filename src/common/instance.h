@@ -8,7 +8,17 @@
 
 #include "common/config.h"
 #include "common/offer.h"
-#include "policy/plan.h"
+
+/* An instance's life, each step with a reason (fleet.c). */
+enum instance_state {
+	INST_REQUESTED, /* asked of the provider */
+	INST_BOOTING,   /* the provider has it; its worker has not registered */
+	INST_IDLE,
+	INST_BUSY,
+	INST_DRAINING, /* takes no new job; terminated once idle */
+	INST_TERMINATED,
+	INST_NSTATES
+};
 
 struct instance {
 	int64_t id;
@@ -31,10 +41,8 @@ struct instance {
 	int64_t reclaim_at_ms; /* a reclaim notice is served from then on; 0: none */
 };
 
-/* The worker name an instance's worker leases under: "i-ID". */
-void instance_worker_name(int64_t id, char *buf, size_t size);
-/* The instance id in a worker name; 0 if it is not one. */
-int64_t instance_id_of_worker(const char *worker);
+const char *instance_state_name(enum instance_state s);
+int instance_state_parse(const char *name); /* -1: unknown */
 
 json_t *instance_to_json(const struct instance *i, int64_t now_ms);
 

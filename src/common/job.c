@@ -84,6 +84,10 @@ void job_write_json(struct jsonout *o, const char *key, const struct job *j)
 		jsonout_open(o, "lease", '{');
 		jsonout_int(o, "token", j->lease_token);
 		jsonout_string(o, "worker", j->worker);
+		if (j->instance)
+			jsonout_int(o, "instance", j->instance);
+		else
+			jsonout_null(o, "instance");
 		jsonout_seconds(o, "expires_at", j->lease_expires_ms);
 		jsonout_close(o, '}');
 	}

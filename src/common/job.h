@@ -50,6 +50,7 @@ struct job {
 	/* The lease: a fencing token that grows with every lease of this job. */
 	int64_t lease_token;
 	char worker[CONF_NAME_MAX + 1];
+	int64_t instance; /* the instance the lease runs on; 0: none ebb launched */
 	int64_t lease_expires_ms;
 	int64_t lease_ms;
 	char *checkpoint;

@@ -75,6 +75,8 @@ int offers_from_config(const struct config *cfg, struct offer *out, int max)
 		o->billing = (enum billing)c->billing;
 		o->billing_minimum_ms = c->billing_minimum_ms;
 		o->max_instances = (int)c->max_instances;
+		o->fault_reclaim_rate = c->spot_reclaim_rate;
+		o->fault_launch_failure_rate = c->launch_failure_rate;
 	}
 	return n;
 }

@@ -22,6 +22,9 @@ struct offer {
 	int64_t billing_minimum_ms;
 	int max_instances;          /* 0: no limit of its own */
 	int spot_failing;           /* its last spot launches failed for capacity */
+	/* The local provider's simulated faults on spot: reclaims per hour,
+	 * and the share of launches refused for capacity. */
+	double fault_reclaim_rate, fault_launch_failure_rate;
 };
 
 const char *market_name(enum market m);

@@ -22,21 +22,6 @@
 
 
 
-static const char *const state_names[INST_NSTATES] = {
-	"requested", "booting", "idle", "busy", "draining", "terminated",
-};
-
-const char *instance_state_name(enum instance_state s) { return state_names[s]; }
-
-int instance_state_parse(const char *name)
-{
-	for (int i = 0; i < INST_NSTATES; i++) {
-		if (strcmp(name, state_names[i]) == 0)
-			return i;
-	}
-	return -1;
-}
-
 /* Insertion sort: the arrays plan() orders (classes, candidates, idle
  * instances) hold a handful of entries, and the simulator calls plan()
  * millions of times; qsort's setup costs more than the sorting there. */
@@ -157,7 +142,7 @@ static void release(struct planner *p, int idx, const char *why)
 		p->spot--;
 	}
 	add(p, ACTION_TERMINATE, i->offer, 1, i->id, "terminate %lld (%s, %s): %s", (long long)i->id,
-	    o->name, state_names[i->state], why);
+	    o->name, instance_state_name(i->state), why);
 }
 
 /* Counts the fleet by offer, market and whether it serves, one counter

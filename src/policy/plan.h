@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "common/instance.h"
 #include "common/offer.h"
 #include "common/warm.h"
 
@@ -25,16 +26,6 @@ struct plan_class {
 	 * weighted by exp(-age / arrival_window): what is expected to keep
 	 * coming. */
 	double arrival_jobs_per_s, arrival_work_per_s;
-};
-
-enum instance_state {
-	INST_REQUESTED, /* asked of the provider */
-	INST_BOOTING,   /* the provider has it; its worker has not registered */
-	INST_IDLE,
-	INST_BUSY,
-	INST_DRAINING, /* takes no new job; terminated once idle */
-	INST_TERMINATED,
-	INST_NSTATES
 };
 
 struct plan_instance {
@@ -110,8 +101,5 @@ void plan(const struct plan_view *v, struct plan_result *out);
  * price plan() compares offers by (docs/COST.md); 0 when m is not sold. */
 double plan_cost_per_work_s(const struct offer *o, enum market m, int64_t checkpoint_every_ms,
 			    double run_ref_s, double job_ref_s);
-
-const char *instance_state_name(enum instance_state s);
-int instance_state_parse(const char *name);
 
 #endif

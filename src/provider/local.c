@@ -1,18 +1,13 @@
 /* The local provider: each instance is an `ebb worker` process on this
  * machine with its own GPU indices, so a multi-GPU workstation is served
  * for real and the tests run real processes. `[local] boot` delays a
- * worker's start to stand in for a cloud instance's cold start.
+ * worker's start to stand in for a cloud instance's cold start, and
+ * `[local] launch_latency` delays a launch's answer to stand in for a
+ * cloud API's; its simulated spot faults are local_faults.c's.
  *
- * It also plays the spot market's faults, from a generator seeded by
- * [local] seed: a share of spot launches fails for capacity
- * ([offer.NAME] launch_failure_rate), and a spot instance is reclaimed at
- * a time drawn from an exponential distribution ([offer.NAME]
- * spot_reclaim_rate per hour): serve serves its notice, and [local]
- * reclaim_notice later the worker and its jobs are killed, as a cloud
- * kills the machine. `ebb reclaim` starts the same reclaim by hand. */
-#include <dirent.h>
+ * Every call completes from a timer of the loop (at once, or after the
+ * launch latency), as a cloud's answer would, never inside the call. */
 #include <errno.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,53 +17,111 @@
 
 #include "common/log.h"
 #include "common/rng.h"
-#include "provider/provider.h"
+#include "provider/local.h"
 
-#define MAX_GPUS 256
+/* ---- [local] ---- */
 
-struct local_child {
-	pid_t pid;
-	int adopted; /* started by an earlier serve: not our child, polled */
-	int64_t instance;
-	int gpu_index[64];
-	int ngpus;
-};
-
-/* A reclaim under way: first its notice is due, then its kill. */
-struct reclaim_timer {
-	struct local *l;
-	int64_t instance;
-	int kill; /* 0: the notice is due next; 1: the kill */
-	struct event *ev;
-	struct reclaim_timer *next;
-};
-
-struct local {
-	struct provider base;
-	struct provider_env env;
-	char server_url[1100]; /* env's own is the caller's buffer, gone once open returns */
-	uint64_t rng; /* the faults' generator, from [local] seed */
-	struct reclaim_timer *timers;
-	int gpus[MAX_GPUS]; /* the configured indices */
-	int gpu_busy[MAX_GPUS];
-	int ngpus;
-	struct local_child *children;
-	int nchildren;
-	struct event *sigchld;
-};
-
-static struct local *impl(struct provider *p) { return (struct local *)p; }
-
-static const struct offer_conf *offer_conf(const struct config *cfg, const char *name)
+/* [local] gpus: indices from 0 to 1023, each at most once (an index
+ * listed twice would go to two workers at once). */
+static int parse_gpus(const char *list, int *out, int max, char *why, size_t whysize)
 {
-	for (size_t k = 0; k < cfg->noffers; k++) {
-		if (strcmp(cfg->offers[k].name, name) == 0)
-			return &cfg->offers[k];
+	char *copy = strdup(list), *save = NULL;
+	int n = 0, rc = 0;
+
+	if (!copy) {
+		snprintf(why, whysize, "out of memory");
+		return -1;
 	}
-	return NULL;
+	for (char *tok = strtok_r(copy, ", ", &save); tok && rc == 0; tok = strtok_r(NULL, ", ", &save)) {
+		char *end;
+		long v = strtol(tok, &end, 10);
+		if (*end || end == tok || v < 0 || v > 1023 || n == max) {
+			snprintf(why, whysize, "expected GPU indices from 0 to 1023 separated by commas (%d at most), got '%s'",
+				 max, list);
+			rc = -1;
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			if (out[i] == (int)v) {
+				snprintf(why, whysize, "GPU %ld is listed twice in '%s': each index goes to one worker at a time",
+					 v, list);
+				rc = -1;
+			}
+		}
+		out[n++] = (int)v;
+	}
+	free(copy);
+	return rc == 0 ? n : -1;
 }
 
-static struct local_child *child_of(struct local *l, int64_t instance)
+static int check_gpus(const void *ctx, const char *value, char *why, size_t whysize)
+{
+	int gpus[LOCAL_MAX_GPUS];
+
+	(void)ctx;
+	return parse_gpus(value, gpus, LOCAL_MAX_GPUS, why, whysize) < 0 ? -1 : 0;
+}
+
+#define LOCAL(field) offsetof(struct local_conf, field)
+static const struct conf_key local_keys[] = {
+	{"gpus", CONF_STRING, LOCAL(gpus), 0, 1023, "0", NULL,
+	 "GPU indices handed to local workers (CUDA_VISIBLE_DEVICES), each index to one worker at a time.",
+	 .check = check_gpus},
+	{"boot", CONF_DURATION, LOCAL(boot_ms), 0, 3600 * 1000, "0s", NULL,
+	 "Delay before a local worker starts, standing in for a cloud instance's cold start; an offer's boot adds to it."},
+	{"reclaim_notice", CONF_DURATION, LOCAL(reclaim_notice_ms), 0, 3600 * 1000, "10s", NULL,
+	 "A local spot reclaim: the notice is served, and the worker is killed this long after."},
+	{"seed", CONF_INT, LOCAL(seed), 0, 1LL << 62, "1", NULL,
+	 "Seed of the local provider's simulated faults (spot_reclaim_rate, launch_failure_rate)."},
+	{"launch_latency", CONF_DURATION, LOCAL(launch_latency_ms), 0, 3600 * 1000, "0s", NULL,
+	 "Time a local launch takes to answer, standing in for a cloud API's; serve goes on meanwhile."},
+	{0},
+};
+
+/* ---- calls under way ---- */
+
+enum call_kind { CALL_LAUNCH, CALL_TERMINATE, CALL_LIST };
+
+struct call {
+	struct local *l;
+	enum call_kind kind;
+	struct instance inst; /* launch, terminate */
+	union {
+		launch_cb launch;
+		terminate_cb terminate;
+		list_cb list;
+	} done;
+	void *arg;
+	struct event *ev;
+	struct call *next;
+};
+
+static void on_call(evutil_socket_t fd, short what, void *arg);
+
+static void start_call(struct local *l, struct call *c, int64_t after_ms)
+{
+	struct timeval tv = {.tv_sec = (time_t)(after_ms / 1000), .tv_usec = (suseconds_t)(after_ms % 1000) * 1000};
+
+	c->l = l;
+	c->ev = evtimer_new(l->p->env.base, on_call, c);
+	c->next = l->calls;
+	l->calls = c;
+	evtimer_add(c->ev, &tv);
+}
+
+/* Drops the first call under way without an answer: at close. */
+static void drop_call(struct local *l)
+{
+	struct call *c = l->calls;
+
+	l->calls = c->next;
+	event_free(c->ev);
+	free(c);
+}
+
+/* ---- workers and their GPUs ---- */
+
+struct local_child *local_child_of(struct local *l, int64_t instance)
 {
 	for (int k = 0; k < l->nchildren; k++) {
 		if (l->children[k].instance == instance)
@@ -77,32 +130,7 @@ static struct local_child *child_of(struct local *l, int64_t instance)
 	return NULL;
 }
 
-static void drop_timer(struct local *l, struct reclaim_timer *t)
-{
-	for (struct reclaim_timer **p = &l->timers; *p; p = &(*p)->next) {
-		if (*p == t) {
-			*p = t->next;
-			break;
-		}
-	}
-	event_free(t->ev);
-	free(t);
-}
-
-static void drop_timers_of(struct local *l, int64_t instance)
-{
-	struct reclaim_timer *t = l->timers, *next;
-
-	for (; t; t = next) {
-		next = t->next;
-		if (t->instance == instance)
-			drop_timer(l, t);
-	}
-}
-
-/* The state letter and parent of pid from /proc/PID/stat: 0, or -1 when
- * the process is not there to read. */
-static int proc_stat(pid_t pid, char *state, pid_t *ppid)
+int local_proc_stat(pid_t pid, char *state, pid_t *ppid)
 {
 	char path[64], buf[512], *p;
 	int parent = 0;
@@ -122,94 +150,24 @@ static int proc_stat(pid_t pid, char *state, pid_t *ppid)
 	return 0;
 }
 
-static pid_t parent_of(pid_t pid)
-{
-	char state;
-	pid_t ppid;
-
-	return proc_stat(pid, &state, &ppid) == 0 ? ppid : 0;
-}
-
-/* A reclaimed machine goes with everything on it: the worker and the jobs
- * it started, each of which leads its own process group. The worker is
- * stopped first so that it starts nothing while its children are found. */
-static void kill_instance(pid_t worker)
-{
-	pid_t kids[256];
-	int n = 0;
-	DIR *d;
-	struct dirent *e;
-
-	kill(worker, SIGSTOP);
-	if ((d = opendir("/proc"))) {
-		while ((e = readdir(d)) && n < 256) {
-			pid_t pid = (pid_t)atoi(e->d_name);
-			if (pid > 0 && parent_of(pid) == worker)
-				kids[n++] = pid;
-		}
-		closedir(d);
-	}
-	for (int k = 0; k < n; k++) {
-		kill(-kids[k], SIGKILL);
-		kill(kids[k], SIGKILL);
-	}
-	kill(worker, SIGKILL);
-}
-
-static void arm(struct reclaim_timer *t, int64_t ms)
-{
-	struct timeval tv = {.tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000};
-	evtimer_add(t->ev, &tv);
-}
-
-static void on_reclaim_timer(evutil_socket_t fd, short what, void *arg)
-{
-	struct reclaim_timer *t = arg;
-	struct local *l = t->l;
-	struct local_child *c = child_of(l, t->instance);
-
-	(void)fd;
-	(void)what;
-	if (!t->kill) {
-		log_info("spot reclaim", "instance=%lld kill_in_ms=%lld", (long long)t->instance,
-			 (long long)l->env.cfg->local_reclaim_notice_ms);
-		t->kill = 1;
-		arm(t, l->env.cfg->local_reclaim_notice_ms);
-		if (l->env.notice)
-			l->env.notice(l->env.changed_arg, t->instance);
-		return;
-	}
-	if (c) {
-		log_info("spot reclaim: instance killed", "instance=%lld pid=%d", (long long)t->instance, (int)c->pid);
-		kill_instance(c->pid);
-	}
-	drop_timer(l, t);
-}
-
-static struct reclaim_timer *new_timer(struct local *l, int64_t instance, int kill_next, int64_t ms)
-{
-	struct reclaim_timer *t = calloc(1, sizeof *t);
-
-	t->l = l;
-	t->instance = instance;
-	t->kill = kill_next;
-	t->ev = evtimer_new(l->env.base, on_reclaim_timer, t);
-	t->next = l->timers;
-	l->timers = t;
-	arm(t, ms);
-	return t;
-}
-
 static void free_gpus(struct local *l, const struct local_child *c)
 {
 	for (int g = 0; g < c->ngpus; g++)
 		l->gpu_busy[c->gpu_index[g]] = 0;
 }
 
+static void drop_child(struct local *l, int k)
+{
+	free_gpus(l, &l->children[k]);
+	local_fault_forget(l, l->children[k].instance);
+	l->children[k] = l->children[--l->nchildren];
+}
+
 /* Reaps exited workers, gives their GPUs back and tells the scaler. */
 static void on_sigchld(evutil_socket_t sig, short what, void *arg)
 {
 	struct local *l = arg;
+	const struct provider_env *env = &l->p->env;
 	int status, reaped = 0;
 	pid_t pid;
 
@@ -222,15 +180,13 @@ static void on_sigchld(evutil_socket_t sig, short what, void *arg)
 			log_info("worker exited", "instance=%lld pid=%d status=%d",
 				 (long long)l->children[k].instance, (int)pid,
 				 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-			free_gpus(l, &l->children[k]);
-			drop_timers_of(l, l->children[k].instance);
-			l->children[k] = l->children[--l->nchildren];
+			drop_child(l, k);
 			reaped = 1;
 			break;
 		}
 	}
-	if (reaped && l->env.changed)
-		l->env.changed(l->env.changed_arg);
+	if (reaped && env->changed)
+		env->changed(env->arg);
 }
 
 static int take_gpus(struct local *l, int want, struct local_child *c, char *ids, size_t size)
@@ -253,115 +209,90 @@ static int take_gpus(struct local *l, int want, struct local_child *c, char *ids
 	return 0;
 }
 
-static int local_launch(struct provider *p, struct instance *inst, char *err, size_t errsize)
+/* Forks `ebb worker` for inst with its GPUs: 0 and its pid, or -1. */
+static int spawn(struct local *l, const struct instance *inst, const char *gpu_ids, pid_t *pid,
+		 char *err, size_t errsize)
 {
-	struct local *l = impl(p);
-	const struct config *cfg = l->env.cfg;
-	struct local_child c = {.instance = inst->id};
-	const struct offer_conf *oc = offer_conf(cfg, inst->offer);
+	const struct provider_env *env = &l->p->env;
+	const struct config *cfg = env->cfg;
 	char id[32], gpus[16], vram[16], boot[32], orphan[32], notice[1200], every[32];
-	int64_t reclaim_in_ms = 0, every_ms;
+	int64_t every_ms;
 	size_t n;
-	pid_t pid;
 
-	if (inst->market == MARKET_SPOT && oc && oc->launch_failure_rate > 0 &&
-	    rng_uniform(&l->rng) < oc->launch_failure_rate) {
-		snprintf(err, errsize, "capacity: no spot capacity for offer %s (simulated: [offer.%s] "
-			 "launch_failure_rate = %g)", inst->offer, inst->offer, oc->launch_failure_rate);
-		return -1;
-	}
-	if (inst->market == MARKET_SPOT && oc && oc->spot_reclaim_rate > 0) {
-		/* Reclaims as a Poisson process: the time to the first is
-		 * exponential, with mean 1 / rate hours. */
-		double hours = -log(1.0 - rng_uniform(&l->rng)) / oc->spot_reclaim_rate;
-		reclaim_in_ms = hours > 24 * 365 ? 24LL * 365 * 3600000 : (int64_t)(hours * 3600000.0) + 1;
-	}
-	if (take_gpus(l, inst->gpus, &c, inst->gpu_ids, sizeof inst->gpu_ids) != 0) {
-		snprintf(err, errsize, "capacity: only %d GPU indices of [local] gpus = %s are free, %d wanted",
-			 c.ngpus, cfg->local_gpus, inst->gpus);
-		free_gpus(l, &c);
-		return -1;
-	}
 	snprintf(id, sizeof id, "%lld", (long long)inst->id);
 	snprintf(gpus, sizeof gpus, "%d", inst->gpus);
 	snprintf(vram, sizeof vram, "%d", inst->vram_gb);
-	snprintf(boot, sizeof boot, "%lldms", (long long)cfg->local_boot_ms);
+	snprintf(boot, sizeof boot, "%lldms", (long long)l->conf->boot_ms);
 	snprintf(orphan, sizeof orphan, "%lldms", (long long)cfg->orphan_timeout_ms);
 	/* The worker reads its reclaim notice from serve, as it would from a
 	 * cloud's metadata service, often enough to act well within it. */
-	n = strlen(l->env.server_url);
-	while (n > 0 && l->env.server_url[n - 1] == '/')
+	n = strlen(env->server_url);
+	while (n > 0 && env->server_url[n - 1] == '/')
 		n--;
-	snprintf(notice, sizeof notice, "%.*s/v1/fleet/%lld/notice", (int)n, l->env.server_url, (long long)inst->id);
-	every_ms = cfg->local_reclaim_notice_ms / 5;
+	snprintf(notice, sizeof notice, "%.*s/v1/fleet/%lld/notice", (int)n, env->server_url, (long long)inst->id);
+	every_ms = l->conf->reclaim_notice_ms / 5;
 	every_ms = every_ms < 200 ? 200 : every_ms > 5000 ? 5000 : every_ms;
 	snprintf(every, sizeof every, "%lldms", (long long)every_ms);
-	pid = fork();
-	if (pid < 0) {
+	*pid = fork();
+	if (*pid < 0) {
 		snprintf(err, errsize, "fork: %s", strerror(errno));
-		free_gpus(l, &c);
 		return -1;
 	}
-	if (pid == 0) {
-		char *argv[] = {"ebb", "worker", "--server", (char *)l->env.server_url, "--instance", id,
+	if (*pid == 0) {
+		char *argv[] = {"ebb", "worker", "--server", (char *)env->server_url, "--instance", id,
 				"--gpus", gpus, "--vram", vram, "--boot-delay", boot, "--orphan-timeout", orphan,
 				"--notice-url", notice, "--notice-interval", every,
 				cfg->on_exit[0] ? "--on-exit" : NULL, cfg->on_exit, NULL};
-		setenv("CUDA_VISIBLE_DEVICES", inst->gpu_ids, 1);
-		if (l->env.worker_token)
-			setenv("EBB_TOKEN", l->env.worker_token, 1);
+		setenv("CUDA_VISIBLE_DEVICES", gpu_ids, 1);
+		if (env->worker_token)
+			setenv("EBB_TOKEN", env->worker_token, 1);
 		/* The worker outlives a serve that dies: its own timeouts end it. */
 		signal(SIGPIPE, SIG_DFL);
 		execv("/proc/self/exe", argv);
 		_exit(127);
 	}
-	c.pid = pid;
+	return 0;
+}
+
+static void do_launch(struct local *l, const struct instance *inst, struct launch_result *r)
+{
+	const struct provider_env *env = &l->p->env;
+	struct local_child c = {.instance = inst->id};
+	int k = offer_index(env->offers, env->noffers, inst->offer);
+	const struct offer *o = k >= 0 ? &env->offers[k] : NULL;
+	int64_t reclaim_in_ms = 0;
+
+	if (inst->market == MARKET_SPOT && o) {
+		if ((r->no_capacity = local_fault_launch(l, o, r->error, sizeof r->error)))
+			return;
+		reclaim_in_ms = local_fault_reclaim_in(l, o);
+	}
+	if (take_gpus(l, inst->gpus, &c, r->gpu_ids, sizeof r->gpu_ids) != 0) {
+		snprintf(r->error, sizeof r->error, "only %d GPU indices of [local] gpus = %s are free, %d wanted",
+			 c.ngpus, l->conf->gpus, inst->gpus);
+		r->no_capacity = 1;
+		free_gpus(l, &c);
+		return;
+	}
+	if (spawn(l, inst, r->gpu_ids, &c.pid, r->error, sizeof r->error) != 0) {
+		free_gpus(l, &c);
+		return;
+	}
 	l->children = realloc(l->children, (size_t)(l->nchildren + 1) * sizeof *l->children);
 	l->children[l->nchildren++] = c;
-	snprintf(inst->provider_ref, sizeof inst->provider_ref, "pid:%d", (int)pid);
-	if (reclaim_in_ms) {
-		log_info("spot reclaim scheduled", "instance=%lld in_ms=%lld", (long long)inst->id,
-			 (long long)reclaim_in_ms);
-		new_timer(l, inst->id, 0, reclaim_in_ms);
-	}
-	return 0;
+	snprintf(r->ref, sizeof r->ref, "pid:%d", (int)c.pid);
+	r->ok = 1;
+	if (reclaim_in_ms)
+		local_fault_schedule(l, inst->id, reclaim_in_ms);
 }
 
-/* `ebb reclaim`: the notice is served now (serve did that), the kill comes
- * [local] reclaim_notice later; a reclaim already under way keeps its
- * kill time. */
-static int local_reclaim(struct provider *p, const struct instance *inst)
+static void do_terminate(struct local *l, const struct instance *inst, char *err, size_t errsize)
 {
-	struct local *l = impl(p);
-	struct reclaim_timer *t;
+	struct local_child *c = local_child_of(l, inst->id);
 
-	for (t = l->timers; t; t = t->next) {
-		if (t->instance != inst->id)
-			continue;
-		if (!t->kill) {
-			evtimer_del(t->ev);
-			t->kill = 1;
-			arm(t, l->env.cfg->local_reclaim_notice_ms);
-		}
-		return 0;
-	}
-	if (!child_of(l, inst->id))
-		return -1; /* its worker is gone already */
-	log_info("spot reclaim", "instance=%lld kill_in_ms=%lld", (long long)inst->id,
-		 (long long)l->env.cfg->local_reclaim_notice_ms);
-	new_timer(l, inst->id, 1, l->env.cfg->local_reclaim_notice_ms);
-	return 0;
-}
-
-static int local_terminate(struct provider *p, const struct instance *inst)
-{
-	struct local *l = impl(p);
-
-	for (int k = 0; k < l->nchildren; k++) {
-		if (l->children[k].instance == inst->id)
-			return kill(l->children[k].pid, SIGTERM);
-	}
-	return 0; /* already gone */
+	/* Gone already is terminated. */
+	if (c && kill(c->pid, SIGTERM) != 0 && errno != ESRCH)
+		snprintf(err, errsize, "kill %d: %s", (int)c->pid, strerror(errno));
 }
 
 /* Does pid run? An exited process that nobody reaps (its parent, serve,
@@ -375,26 +306,112 @@ static int running(pid_t pid)
 	if (kill(pid, 0) != 0 && errno == ESRCH)
 		return 0;
 	/* Unreadable but signalable: count it as running. */
-	return proc_stat(pid, &state, &ppid) != 0 || (state != 'Z' && state != 'X');
+	return local_proc_stat(pid, &state, &ppid) != 0 || (state != 'Z' && state != 'X');
 }
 
-static int local_list(struct provider *p, provider_ref_cb cb, void *arg)
+static void do_list(struct local *l, list_cb done, void *arg)
 {
-	struct local *l = impl(p);
-	char ref[32];
+	char (*refs)[32];
+	const char **names;
+	int n = 0;
 
 	/* Adopted workers are not our children: no SIGCHLD, so look. */
 	for (int k = 0; k < l->nchildren; k++) {
-		if (l->children[k].adopted && !running(l->children[k].pid)) {
-			free_gpus(l, &l->children[k]);
-			l->children[k--] = l->children[--l->nchildren];
+		if (l->children[k].adopted && !running(l->children[k].pid))
+			drop_child(l, k--);
+	}
+	refs = calloc((size_t)l->nchildren + 1, sizeof *refs);
+	names = calloc((size_t)l->nchildren + 1, sizeof *names);
+	if (!refs || !names) {
+		done(arg, NULL, 0, "out of memory");
+	} else {
+		for (; n < l->nchildren; n++) {
+			snprintf(refs[n], sizeof refs[n], "pid:%d", (int)l->children[n].pid);
+			names[n] = refs[n];
+		}
+		done(arg, names, n, NULL);
+	}
+	free(refs);
+	free(names);
+}
+
+static void on_call(evutil_socket_t fd, short what, void *arg)
+{
+	struct call *c = arg;
+	struct local *l = c->l;
+	struct launch_result r = {0};
+	char err[300] = "";
+
+	(void)fd;
+	(void)what;
+	/* Out of the list first: the callback may start new calls. */
+	for (struct call **p = &l->calls; *p; p = &(*p)->next) {
+		if (*p == c) {
+			*p = c->next;
+			break;
 		}
 	}
-	for (int k = 0; k < l->nchildren; k++) {
-		snprintf(ref, sizeof ref, "pid:%d", (int)l->children[k].pid);
-		cb(arg, ref);
+	switch (c->kind) {
+	case CALL_LAUNCH:
+		do_launch(l, &c->inst, &r);
+		c->done.launch(c->arg, c->inst.id, &r);
+		break;
+	case CALL_TERMINATE:
+		do_terminate(l, &c->inst, err, sizeof err);
+		c->done.terminate(c->arg, c->inst.id, err[0] == '\0', err);
+		break;
+	case CALL_LIST:
+		do_list(l, c->done.list, c->arg);
+		break;
 	}
-	return 0;
+	event_free(c->ev);
+	free(c);
+}
+
+static struct call *new_call(enum call_kind kind, const struct instance *inst, void *arg)
+{
+	struct call *c = calloc(1, sizeof *c);
+
+	if (!c) {
+		log_error("local provider: out of memory", "call=%d", (int)kind);
+		return NULL;
+	}
+	c->kind = kind;
+	if (inst)
+		c->inst = *inst;
+	c->arg = arg;
+	return c;
+}
+
+static void local_launch(struct provider *p, const struct instance *inst, launch_cb done, void *arg)
+{
+	struct local *l = p->impl;
+	struct call *c = new_call(CALL_LAUNCH, inst, arg);
+
+	if (c) {
+		c->done.launch = done;
+		start_call(l, c, l->conf->launch_latency_ms);
+	}
+}
+
+static void local_terminate(struct provider *p, const struct instance *inst, terminate_cb done, void *arg)
+{
+	struct call *c = new_call(CALL_TERMINATE, inst, arg);
+
+	if (c) {
+		c->done.terminate = done;
+		start_call(p->impl, c, 0);
+	}
+}
+
+static void local_list(struct provider *p, list_cb done, void *arg)
+{
+	struct call *c = new_call(CALL_LIST, NULL, arg);
+
+	if (c) {
+		c->done.list = done;
+		start_call(p->impl, c, 0);
+	}
 }
 
 /* Is pid an `ebb worker --instance ID` process? */
@@ -419,12 +436,12 @@ static int is_worker_of(pid_t pid, int64_t id)
 
 static int local_adopt(struct provider *p, const struct instance *inst)
 {
-	struct local *l = impl(p);
+	struct local *l = p->impl;
 	struct local_child c = {.adopted = 1, .instance = inst->id};
 	char *ids = strdup(inst->gpu_ids), *save = NULL;
 	int pid;
 
-	if (sscanf(inst->provider_ref, "pid:%d", &pid) != 1 || !is_worker_of(pid, inst->id)) {
+	if (!ids || sscanf(inst->provider_ref, "pid:%d", &pid) != 1 || !is_worker_of(pid, inst->id)) {
 		free(ids);
 		return -1;
 	}
@@ -445,54 +462,55 @@ static int local_adopt(struct provider *p, const struct instance *inst)
 	return 0;
 }
 
+static int64_t local_notice_ms(const struct provider *p)
+{
+	const struct local *l = p->impl;
+	return l->conf->reclaim_notice_ms;
+}
+
+static int local_open(struct provider *p, char *err, size_t errsize)
+{
+	struct local *l = calloc(1, sizeof *l);
+
+	if (!l) {
+		snprintf(err, errsize, "local provider: out of memory");
+		return -1;
+	}
+	l->p = p;
+	l->conf = p->conf;
+	l->rng = (uint64_t)l->conf->seed * 0x9e3779b97f4a7c15ULL + 0x2545f4914f6cdd1dULL;
+	/* The key's check has passed: the list parses. */
+	if ((l->ngpus = parse_gpus(l->conf->gpus, l->gpus, LOCAL_MAX_GPUS, err, errsize)) < 0) {
+		free(l);
+		return -1;
+	}
+	l->sigchld = evsignal_new(p->env.base, SIGCHLD, on_sigchld, l);
+	event_add(l->sigchld, NULL);
+	p->impl = l;
+	return 0;
+}
+
 static void local_close(struct provider *p)
 {
-	struct local *l = impl(p);
+	struct local *l = p->impl;
 
-	while (l->timers)
-		drop_timer(l, l->timers);
+	while (l->calls)
+		drop_call(l);
+	local_fault_close(l);
 	event_free(l->sigchld);
 	free(l->children);
 	free(l);
 }
 
-static const struct provider_ops local_ops = {
-	.name = "local",
+const struct provider_kind provider_local = {
+	.conf = {.name = "local", .help = "The local provider.", .keys = local_keys,
+		 .size = sizeof(struct local_conf)},
+	.open = local_open,
+	.close = local_close,
 	.launch = local_launch,
 	.terminate = local_terminate,
 	.list = local_list,
 	.adopt = local_adopt,
-	.reclaim = local_reclaim,
-	.close = local_close,
+	.reclaim = local_fault_reclaim,
+	.notice_ms = local_notice_ms,
 };
-
-struct provider *provider_local_open(const struct provider_env *env, char *err, size_t errsize)
-{
-	struct local *l = calloc(1, sizeof *l);
-
-	l->base.ops = &local_ops;
-	l->env = *env;
-	snprintf(l->server_url, sizeof l->server_url, "%s", env->server_url);
-	l->env.server_url = l->server_url;
-	l->rng = (uint64_t)env->cfg->local_seed * 0x9e3779b97f4a7c15ULL + 0x2545f4914f6cdd1dULL;
-	l->ngpus = config_gpu_list(env->cfg->local_gpus, l->gpus, MAX_GPUS);
-	if (l->ngpus < 0) {
-		snprintf(err, errsize, "[local] gpus: '%s' is not a list of GPU indices", env->cfg->local_gpus);
-		free(l);
-		return NULL;
-	}
-	l->sigchld = evsignal_new(env->base, SIGCHLD, on_sigchld, l);
-	event_add(l->sigchld, NULL);
-	return &l->base;
-}
-
-struct provider *provider_open(const struct provider_env *env, char *err, size_t errsize)
-{
-	switch ((enum provider_kind)env->cfg->provider_kind) {
-	case PROVIDER_LOCAL:
-		return provider_local_open(env, err, errsize);
-	case PROVIDER_NONE:
-		break;
-	}
-	return NULL;
-}

@@ -1,5 +1,14 @@
-/* The provider interface: where instances come from. Each engine is a
- * table of functions, like the store's. */
+/* Providers: where instances come from. Callers use these functions,
+ * never a kind's table; provider_open() picks the kind named by
+ * [provider] kind from the registry (provider.c), and each kind brings
+ * its own section of keys ([local], ...) through the registry's
+ * configuration plug-ins.
+ *
+ * launch, terminate and list are asynchronous: the call starts the work
+ * and returns at once, and its completion callback runs later on serve's
+ * loop, never from inside the call, so a cloud that takes a minute to
+ * answer never blocks the API. A callback runs at most once; none runs
+ * after provider_close(). */
 #ifndef EBB_PROVIDER_H
 #define EBB_PROVIDER_H
 
@@ -8,49 +17,64 @@
 
 #include "common/config.h"
 #include "common/instance.h"
+#include "common/offer.h"
 
 struct provider;
 
-/* Called for each instance the provider still has, by its provider_ref. */
-typedef void (*provider_ref_cb)(void *arg, const char *ref);
-
-struct provider_ops {
-	const char *name;
-	/* Starts inst (id, offer, gpus set); fills provider_ref and gpu_ids.
-	 * -1 with the reason in err: a capacity error or a broken setup. */
-	int (*launch)(struct provider *, struct instance *inst, char *err, size_t errsize);
-	int (*terminate)(struct provider *, const struct instance *inst);
-	int (*list)(struct provider *, provider_ref_cb cb, void *arg);
-	/* Takes charge again of an instance a previous serve started, if it
-	 * still runs (a restart must not lose a busy worker): 0 if adopted. */
-	int (*adopt)(struct provider *, const struct instance *inst);
-	/* Simulates a spot reclaim of inst, whose notice serve serves from
-	 * now: the instance is killed [local] reclaim_notice later. NULL when
-	 * the provider cannot (its reclaims are the cloud's). */
-	int (*reclaim)(struct provider *, const struct instance *inst);
-	void (*close)(struct provider *);
+/* What a launch came to. */
+struct launch_result {
+	int ok;
+	int no_capacity;       /* not ok for want of capacity: try another offer or market */
+	char ref[64];          /* ok: the provider's own name for it (local: "pid:N") */
+	char gpu_ids[128];     /* ok: its GPUs as CUDA_VISIBLE_DEVICES names them */
+	char error[300];       /* not ok: why */
 };
 
-struct provider {
-	const struct provider_ops *ops;
-};
+typedef void (*launch_cb)(void *arg, int64_t instance, const struct launch_result *r);
+/* ok 0: the instance may still run (and bill); error says why. */
+typedef void (*terminate_cb)(void *arg, int64_t instance, int ok, const char *error);
+/* refs: the instances the provider has, by provider_ref; error NULL when
+ * the list is complete, or why it could not be made (refs then empty). */
+typedef void (*list_cb)(void *arg, const char *const *refs, int n, const char *error);
 
-/* What a provider needs to start a worker that can reach serve. */
+/* What a provider needs from serve. */
 struct provider_env {
 	const struct config *cfg;
 	struct event_base *base;
-	const char *server_url;
+	const struct offer *offers; /* the catalogue as configured */
+	int noffers;
+	const char *server_url;   /* where workers reach serve */
 	const char *worker_token; /* NULL when the API is open */
-	/* Called when an instance may have gone, so the scaler looks again. */
+	/* An instance may have gone by itself (a worker exited): the scaler
+	 * looks again. */
 	void (*changed)(void *arg);
-	void *changed_arg;
-	/* Called with changed_arg when the provider starts a simulated spot
-	 * reclaim of an instance: serve serves its notice from then on. */
+	/* The provider starts a simulated spot reclaim of an instance: serve
+	 * serves its notice from now on. */
 	void (*notice)(void *arg, int64_t instance);
+	void *arg; /* of changed and notice */
 };
 
-/* NULL for kind = none. */
+/* NULL for kind = none, or on error (with the reason in err). */
 struct provider *provider_open(const struct provider_env *env, char *err, size_t errsize);
-struct provider *provider_local_open(const struct provider_env *env, char *err, size_t errsize);
+void provider_close(struct provider *p);
+const char *provider_name(const struct provider *p);
+
+/* Starts inst (id, offer, market, gpus, vram_gb set). */
+void provider_launch(struct provider *p, const struct instance *inst, launch_cb done, void *arg);
+void provider_terminate(struct provider *p, const struct instance *inst, terminate_cb done, void *arg);
+void provider_list(struct provider *p, list_cb done, void *arg);
+/* Takes charge again of an instance a previous serve started, if it
+ * still runs (a restart must not lose a busy worker): 0 if adopted. */
+int provider_adopt(struct provider *p, const struct instance *inst);
+/* Can the provider simulate a spot reclaim (the local provider)? */
+int provider_can_reclaim(const struct provider *p);
+/* Simulates a spot reclaim of inst, whose notice serve serves from now:
+ * the instance is killed provider_notice_ms() later. */
+int provider_reclaim(struct provider *p, const struct instance *inst);
+/* Notice to kill of a reclaim the provider simulates, ms; 0: none. */
+int64_t provider_notice_ms(const struct provider *p);
+
+/* The kinds' shares of the configuration, for struct conf_plugins. */
+extern const struct conf_plugin *const provider_plugins[];
 
 #endif

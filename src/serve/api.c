@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "serve/scaler.h"
+#include "store/store.h"
 #include "common/units.h"
 
 enum { OPEN = 0, ADMIN = 1 << ROLE_ADMIN, SUBMIT = 1 << ROLE_SUBMIT, WORKER = 1 << ROLE_WORKER };
@@ -52,6 +53,14 @@ int api_fail(struct api_call *c, const struct ebb_error *e)
 {
 	request_reply(c->req, e->status, error_to_json(e));
 	return -1;
+}
+
+int api_store_failed(struct api_call *c)
+{
+	struct ebb_error err;
+
+	error_set(&err, 500, "store", NULL, "store: %s", store_error(c->api->store));
+	return api_fail(c, &err);
 }
 
 const struct field api_no_fields[] = {{NULL, 0, 0, 0}};
@@ -121,7 +130,7 @@ static int secret_equal(const char *a, const char *b)
 
 static int authenticate(struct api_call *c, const struct route *r, struct ebb_error *err)
 {
-	const struct config *cfg = c->srv->cfg;
+	const struct config *cfg = c->api->cfg;
 	const char *auth = request_header(c->req, "Authorization");
 
 	if (r->roles == OPEN || cfg->ntokens == 0)
@@ -172,7 +181,7 @@ static int route(struct api_call *c)
 		return api_fail(c, &err);
 	if (request_body_too_large(c->req)) {
 		error_set(&err, 413, "too_large", NULL, "request body over %lld bytes ([server] max_body)",
-			  (long long)c->srv->cfg->max_body);
+			  (long long)c->api->cfg->max_body);
 		return api_fail(c, &err);
 	}
 	/* Only a POST has fields; a body that comes with a GET is ignored. */
@@ -184,25 +193,23 @@ static int route(struct api_call *c)
 	return found->fn(c);
 }
 
-void api_handle(struct server *s, struct request *req)
+void api_handle(struct api *api, struct request *req)
 {
-	struct api_call c = {.srv = s, .req = req};
+	struct api_call c = {.api = api, .req = req};
 	int rc;
 
-	if (server_begin_request(s) != 0) {
-		struct ebb_error err;
-		error_set(&err, 500, "store", NULL, "store: %s", s->store->errmsg);
-		request_reply(req, 500, error_to_json(&err));
+	if (batch_begin(api->batch) != 0) {
+		api_store_failed(&c);
 		return;
 	}
 	rc = route(&c);
-	server_end_request(s, rc == 0);
+	batch_end(api->batch, rc == 0);
 	json_decref(c.body);
 }
 
 static int api_healthz(struct api_call *c)
 {
-	request_reply(c->req, 200, json_pack("{s:s, s:s}", "status", "ok", "store", c->srv->store->ops->name));
+	request_reply(c->req, 200, json_pack("{s:s, s:s}", "status", "ok", "store", store_kind(c->api->store)));
 	return 0;
 }
 
@@ -212,18 +219,19 @@ static int api_clock(struct api_call *c)
 	static const struct field fields[] = {{"advance_ms", F_INT, 0, 10LL * 365 * 86400 * 1000}, {0}};
 	struct ebb_error err;
 
-	if (!c->srv->test_clock) {
+	if (!c->api->test_clock) {
 		error_set(&err, 404, "not_found", NULL, "the clock is real (start serve with --test-clock)");
 		return api_fail(c, &err);
 	}
 	if (api_body(c, fields) != 0)
 		return -1;
-	clock_advance(&c->srv->clock, json_get_int(c->body, "advance_ms", 0));
-	if (queue_process_due(&c->srv->queue, &err) != 0)
+	clock_advance(c->api->clock, json_get_int(c->body, "advance_ms", 0));
+	if (queue_process_due(c->api->queue, &err) != 0)
 		return api_fail(c, &err);
-	/* Idle timeouts and the warm floor run on this clock: let the scaler
-	 * look at the new time, as the simulator would. */
-	scaler_poke(c->srv->scaler);
-	request_reply(c->req, 200, json_pack("{s:f}", "now", (double)clock_now(&c->srv->clock) / 1000.0));
+	/* Idle timeouts and the warm floor run on this clock, and no store
+	 * change tells the scaler that it moved: it looks at the new time,
+	 * as the simulator would. */
+	scaler_wake(c->api->scaler);
+	request_reply(c->req, 200, json_pack("{s:f}", "now", (double)clock_now(c->api->clock) / 1000.0));
 	return 0;
 }

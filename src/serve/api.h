@@ -1,16 +1,44 @@
 /* The HTTP API under /v1: routing, bearer tokens, and the handlers, which
- * live in api_jobs.c (clients) and api_worker.c (workers). docs/API.md is
- * its reference. */
+ * live in api_jobs.c (clients), api_worker.c (workers), api_fleet.c (the
+ * fleet), api_report.c (costs) and api_metrics.c (/metrics). docs/API.md
+ * is its reference. Every request runs as one step of the batch
+ * (batch.h): its writes are kept only if it succeeds, and its reply
+ * leaves once the batch is committed. */
 #ifndef EBB_API_H
 #define EBB_API_H
 
 #include "common/error.h"
-#include "serve/httpd.h"
 #include "common/jsonin.h"
-#include "serve/server.h"
+#include "serve/batch.h"
+#include "serve/fleet.h"
+#include "serve/httpd.h"
+#include "serve/longpoll.h"
+#include "serve/metrics.h"
+#include "serve/queue.h"
+
+struct scaler;
+struct provider;
+
+/* What the handlers reach: serve's parts, given by the wiring. */
+struct api {
+	const struct config *cfg;
+	struct clock *clock;
+	int test_clock; /* POST /v1/admin/clock may move the clock */
+	int64_t started_ms;
+	struct store *store;
+	struct batch *batch;
+	struct queue *queue;
+	struct fleet *fleet;
+	struct longpoll *longpoll;
+	struct scaler *scaler;     /* NULL: [provider] kind = none */
+	struct provider *provider; /* NULL: [provider] kind = none */
+	const struct offer *offers; /* the catalogue as configured */
+	int noffers;
+	struct serve_metrics *metrics;
+};
 
 struct api_call {
-	struct server *srv;
+	struct api *api;
 	struct request *req;
 	/* The caller's token; NULL when no token is configured (open API). */
 	const struct token_conf *token;
@@ -21,10 +49,12 @@ struct api_call {
 };
 
 /* Entry point for every complete request. */
-void api_handle(struct server *s, struct request *req);
+void api_handle(struct api *api, struct request *req);
 
 /* Replies with the error and returns -1, for `return api_fail(c, &err)`. */
 int api_fail(struct api_call *c, const struct ebb_error *e);
+/* Replies 500 with the store's last error and returns -1. */
+int api_store_failed(struct api_call *c);
 /* Checks the body against fields; on error replies and returns -1. */
 int api_body(struct api_call *c, const struct field *fields);
 /* The fields of the endpoints that take none: any field is unknown. */

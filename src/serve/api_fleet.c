@@ -3,20 +3,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve/api.h"
-#include "serve/fleet.h"
+#include "common/log.h"
 #include "provider/provider.h"
+#include "serve/api.h"
 #include "serve/reclaim.h"
 #include "serve/scaler.h"
+#include "store/store.h"
 
 int api_register(struct api_call *c)
 {
 	static const struct field fields[] = {{"instance", F_INT, 1, INT64_MAX}, {NULL, 0, 0, 0}};
-	struct server *s = c->srv;
-	const struct config *cfg = s->cfg;
+	struct api *a = c->api;
+	const struct config *cfg = a->cfg;
 	struct instance inst;
 	struct ebb_error err;
-	char why[300];
+	char why[600];
 	int64_t idle_ms = 0;
 
 	if (api_body(c, fields) != 0)
@@ -25,14 +26,13 @@ int api_register(struct api_call *c)
 		error_set(&err, 400, "missing_field", "instance", "instance: required, the instance id");
 		return api_fail(c, &err);
 	}
-	if (fleet_register(s, json_get_int(c->body, "instance", 0), &inst, &err) != 0)
+	if (fleet_register(a->fleet, json_get_int(c->body, "instance", 0), &inst, &err) != 0)
 		return api_fail(c, &err);
-	if (s->scaler)
-		idle_ms = scaler_idle_timeout(s->scaler, why, sizeof why);
-	scaler_poke(s->scaler);
+	if (a->scaler && scaler_idle_timeout(a->scaler, &idle_ms, why, sizeof why) != 0)
+		return api_store_failed(c);
 	request_reply(c->req, 200,
 		      json_pack("{s:o, s:f, s:f, s:f, s:f, s:f}", "instance",
-				instance_to_json(&inst, clock_now(&s->clock)), "idle_timeout_s",
+				instance_to_json(&inst, clock_now(a->clock)), "idle_timeout_s",
 				(double)idle_ms / 1000.0, "orphan_timeout_s", (double)cfg->orphan_timeout_ms / 1000.0,
 				"lease_s", (double)cfg->lease_timeout_ms / 1000.0, "heartbeat_s",
 				(double)cfg->lease_timeout_ms / 3000.0, "reclaim_grace_s",
@@ -54,26 +54,23 @@ static int add_instance(void *arg, const struct instance *inst)
 
 int api_fleet(struct api_call *c)
 {
-	struct server *s = c->srv;
+	struct api *a = c->api;
 	const char *all = request_query(c->req, "all");
-	struct fleet_list l = {.instances = json_array(), .now_ms = clock_now(&s->clock)};
+	struct fleet_list l = {.instances = json_array(), .now_ms = clock_now(a->clock)};
 	json_t *reply;
-	struct ebb_error err;
-	char why[300] = "no scaler ([provider] kind = none)";
+	char why[600] = "no scaler ([provider] kind = none)";
 	int64_t idle_ms = 0, instance_ms = 0, job_ms = 0;
 
-	if (s->store->ops->instance_list(s->store, all && strcmp(all, "1") == 0, add_instance, &l) != 0 ||
-	    s->store->ops->usage(s->store, 0, l.now_ms, &instance_ms, &job_ms) != 0) {
+	if (store_instance_list(a->store, all && strcmp(all, "1") == 0, add_instance, &l) != 0 ||
+	    store_usage(a->store, 0, l.now_ms, &instance_ms, &job_ms) != 0 ||
+	    (a->scaler && scaler_idle_timeout(a->scaler, &idle_ms, why, sizeof why) != 0)) {
 		json_decref(l.instances);
-		error_set(&err, 500, "store", NULL, "store: %s", s->store->errmsg);
-		return api_fail(c, &err);
+		return api_store_failed(c);
 	}
-	if (s->scaler)
-		idle_ms = scaler_idle_timeout(s->scaler, why, sizeof why);
 	reply = json_pack("{s:o, s:f, s:s, s:{s:I, s:I, s:f}, s:f, s:f}", "instances", l.instances,
 			  "idle_timeout_s", (double)idle_ms / 1000.0, "idle_timeout_why", why, "limits",
-			  "max_instances", (json_int_t)s->cfg->max_instances, "max_gpus",
-			  (json_int_t)s->cfg->max_gpus, "max_spend_per_hour", s->cfg->max_spend_per_hour,
+			  "max_instances", (json_int_t)a->cfg->max_instances, "max_gpus",
+			  (json_int_t)a->cfg->max_gpus, "max_spend_per_hour", a->cfg->max_spend_per_hour,
 			  "instance_seconds", (double)instance_ms / 1000.0, "job_seconds", (double)job_ms / 1000.0);
 	request_reply(c->req, 200, reply);
 	return 0;
@@ -92,16 +89,14 @@ static int add_decision(void *arg, const struct decision *d)
 int api_decisions(struct api_call *c)
 {
 	json_t *list;
-	struct ebb_error err;
 	int64_t limit;
 
 	if (api_query_int(c, "limit", 1, 1000, 20, &limit) != 0)
 		return -1;
 	list = json_array();
-	if (c->srv->store->ops->decision_list(c->srv->store, (int)limit, add_decision, list) != 0) {
+	if (store_decision_list(c->api->store, (int)limit, add_decision, list) != 0) {
 		json_decref(list);
-		error_set(&err, 500, "store", NULL, "store: %s", c->srv->store->errmsg);
-		return api_fail(c, &err);
+		return api_store_failed(c);
 	}
 	request_reply(c->req, 200, json_pack("{s:o}", "decisions", list));
 	return 0;
@@ -114,10 +109,9 @@ int api_drain(struct api_call *c)
 
 	if (api_body(c, api_no_fields) != 0)
 		return -1;
-	if (fleet_drain(c->srv, c->id, "drained by request", &inst, &err) != 0)
+	if (fleet_drain(c->api->fleet, c->id, "drained by request", &inst, &err) != 0)
 		return api_fail(c, &err);
-	scaler_poke(c->srv->scaler);
-	request_reply(c->req, 200, instance_to_json(&inst, clock_now(&c->srv->clock)));
+	request_reply(c->req, 200, instance_to_json(&inst, clock_now(c->api->clock)));
 	return 0;
 }
 
@@ -126,22 +120,24 @@ int api_drain(struct api_call *c)
  * reclaim_notice later. */
 int api_reclaim(struct api_call *c)
 {
-	struct server *s = c->srv;
+	struct api *a = c->api;
 	struct instance inst;
 	struct ebb_error err;
 
 	if (api_body(c, api_no_fields) != 0)
 		return -1;
-	if (!s->provider || !s->provider->ops->reclaim) {
+	if (!provider_can_reclaim(a->provider)) {
 		error_set(&err, 409, "not_supported", NULL,
 			  "reclaims are simulated by the local provider only ([provider] kind = local), not by %s",
-			  s->provider ? s->provider->ops->name : "kind = none");
+			  a->provider ? provider_name(a->provider) : "kind = none");
 		return api_fail(c, &err);
 	}
-	if (reclaim_notice(s, c->id, &inst, &err) != 0)
+	if (reclaim_notice(a->fleet, c->id, &inst, &err) != 0)
 		return api_fail(c, &err);
-	s->provider->ops->reclaim(s->provider, &inst);
-	request_reply(c->req, 200, instance_to_json(&inst, clock_now(&s->clock)));
+	/* A worker already gone is reclaimed already. */
+	if (provider_reclaim(a->provider, &inst) != 0)
+		log_info("spot reclaim: its worker is gone already", "instance=%lld", (long long)inst.id);
+	request_reply(c->req, 200, instance_to_json(&inst, clock_now(a->clock)));
 	return 0;
 }
 
@@ -149,19 +145,16 @@ int api_reclaim(struct api_call *c)
  * it: 404 until a reclaim is scheduled, then 200. */
 int api_notice(struct api_call *c)
 {
-	struct server *s = c->srv;
+	struct api *a = c->api;
 	struct instance inst;
 	struct ebb_error err;
-	int rc = s->store->ops->instance_get(s->store, c->id, &inst);
 
-	if (rc < 0)
-		error_set(&err, 500, "store", NULL, "store: %s", s->store->errmsg);
-	else if (rc == STORE_NOT_FOUND)
-		error_set(&err, 404, "not_found", NULL, "no instance %lld", (long long)c->id);
-	else if (!inst.reclaim_at_ms)
-		error_set(&err, 404, "not_found", NULL, "no reclaim notice for instance %lld", (long long)c->id);
-	if (rc != 0 || !inst.reclaim_at_ms)
+	if (fleet_get(a->fleet, c->id, &inst, &err) != 0)
 		return api_fail(c, &err);
-	request_reply(c->req, 200, reclaim_notice_json(s, &inst));
+	if (!inst.reclaim_at_ms) {
+		error_set(&err, 404, "not_found", NULL, "no reclaim notice for instance %lld", (long long)c->id);
+		return api_fail(c, &err);
+	}
+	request_reply(c->req, 200, reclaim_notice_json(&inst, provider_notice_ms(a->provider), a->clock));
 	return 0;
 }

@@ -5,6 +5,7 @@
 #include "serve/api.h"
 #include "common/log.h"
 #include "serve/longpoll.h"
+#include "store/store.h"
 
 #define DAY_S (86400LL)
 
@@ -64,7 +65,7 @@ static int64_t body_hash(json_t *body, const char *team)
 /* The job a valid body describes, with the configured defaults filled in. */
 static int job_from_body(struct api_call *c, const char *team, struct job *job, struct ebb_error *err)
 {
-	const struct config *cfg = c->srv->cfg;
+	const struct config *cfg = c->api->cfg;
 	json_t *b = c->body, *cmd = json_object_get(b, "command"), *payload = json_object_get(b, "payload");
 	const char *lane = json_get_str(b, "lane", cfg->default_lane);
 
@@ -115,7 +116,7 @@ int api_submit(struct api_call *c)
 	team = c->team ? c->team : team ? team : "default";
 	rc = job_from_body(c, team, &job, &err);
 	if (rc == 0)
-		rc = queue_submit(&c->srv->queue, &job, json_get_int(c->body, "delay_s", 0) * 1000,
+		rc = queue_submit(c->api->queue, &job, json_get_int(c->body, "delay_s", 0) * 1000,
 				  &existed, &err);
 	if (rc != 0) {
 		job_free(&job);
@@ -166,10 +167,9 @@ int api_list(struct api_call *c)
 	f.limit = (int)limit;
 	jsonout_open(&l.out, NULL, '{');
 	jsonout_open(&l.out, "jobs", '[');
-	if (c->srv->store->ops->job_list(c->srv->store, &f, add_job, &l) != 0) {
+	if (store_job_list(c->api->store, &f, add_job, &l) != 0) {
 		free(l.out.text);
-		error_set(&err, 500, "store", NULL, "store: %s", c->srv->store->errmsg);
-		return api_fail(c, &err);
+		return api_store_failed(c);
 	}
 	jsonout_close(&l.out, ']');
 	if (l.n == f.limit)
@@ -186,7 +186,7 @@ int api_get(struct api_call *c)
 	struct ebb_error err;
 	struct job job;
 
-	if (queue_get(&c->srv->queue, c->id, c->team, &job, &err) != 0)
+	if (queue_get(c->api->queue, c->id, c->team, &job, &err) != 0)
 		return api_fail(c, &err);
 	request_reply_json(c->req, 200, job_json_text(&job));
 	job_free(&job);
@@ -200,7 +200,7 @@ int api_cancel(struct api_call *c)
 
 	if (api_body(c, api_no_fields) != 0)
 		return -1;
-	if (queue_cancel(&c->srv->queue, c->id, c->team, &job, &err) != 0)
+	if (queue_cancel(c->api->queue, c->id, c->team, &job, &err) != 0)
 		return api_fail(c, &err);
 	request_reply_json(c->req, 200, job_json_text(&job));
 	job_free(&job);
@@ -232,26 +232,21 @@ static int add_count(void *arg, const struct job_count *n)
 
 int api_stats(struct api_call *c)
 {
-	struct server *s = c->srv;
+	struct api *a = c->api;
 	struct stats_ctx ctx = {.team = c->team, .states = json_object(), .lanes = json_object()};
-	struct ebb_error err;
-	int waiting = 0;
 
 	for (int i = 0; i < JOB_NSTATES; i++)
 		json_object_set_new(ctx.states, job_state_name((enum job_state)i), json_integer(0));
-	for (int i = 0; i < s->cfg->nlanes; i++)
-		json_object_set_new(ctx.lanes, s->cfg->lane_names[i], json_object());
-	if (s->store->ops->job_counts(s->store, add_count, &ctx) != 0) {
+	for (int i = 0; i < a->cfg->nlanes; i++)
+		json_object_set_new(ctx.lanes, a->cfg->lane_names[i], json_object());
+	if (store_job_counts(a->store, add_count, &ctx) != 0) {
 		json_decref(ctx.states);
 		json_decref(ctx.lanes);
-		error_set(&err, 500, "store", NULL, "store: %s", s->store->errmsg);
-		return api_fail(c, &err);
+		return api_store_failed(c);
 	}
-	for (struct waiter *w = s->waiters_head; w; w = w->next)
-		waiting++;
 	request_reply(c->req, 200,
 		      json_pack("{s:o, s:o, s:i, s:I}", "states", ctx.states, "lanes", ctx.lanes,
-				"waiting_workers", waiting, "uptime_s",
-				(json_int_t)((clock_now(&s->clock) - s->started_ms) / 1000)));
+				"waiting_workers", longpoll_waiting(a->longpoll), "uptime_s",
+				(json_int_t)((clock_now(a->clock) - a->started_ms) / 1000)));
 	return 0;
 }

@@ -35,7 +35,7 @@ struct offer_row {
 };
 
 struct scrape {
-	struct server *s;
+	const struct api *api;
 	int64_t now_ms;
 	int64_t states[JOB_NSTATES];
 	struct lane_row lanes[MAX_LANES];
@@ -78,11 +78,9 @@ static struct offer_row *row(struct scrape *x, const char *offer, enum market m)
 }
 
 /* USD per hour of one instance of the offer on market m; 0 when unknown. */
-static double price(const struct server *s, const char *offer, enum market m)
+static double price(const struct api *a, const char *offer, enum market m)
 {
-	const struct offer *o = server_offer(s, offer);
-
-	return o && o->price[m] > 0 ? o->price[m] : 0;
+	return ledger_usd_per_hour(a->fleet->ledger, offer, m);
 }
 
 static int add_count(void *arg, const struct job_count *c)
@@ -113,7 +111,7 @@ static int add_instance(void *arg, const struct instance *inst)
 
 	if (inst->state == INST_TERMINATED)
 		return 0;
-	x->spend_per_hour += price(x->s, inst->offer, inst->market);
+	x->spend_per_hour += price(x->api, inst->offer, inst->market);
 	if ((r = row(x, inst->offer, inst->market))) {
 		r->inst[inst->state]++;
 		r->live++;
@@ -146,7 +144,7 @@ static int add_segment(void *arg, const struct ledger_row *lr)
 	double ms = end > g->start_ms ? (double)(end - g->start_ms) : 0;
 	double gpu_ms = ms * (lr->gpus > 0 ? lr->gpus : 1);
 
-	x->cost += g->end_ms ? g->cost : ms * price(x->s, lr->offer, lr->market) / 3600000.0;
+	x->cost += g->end_ms ? g->cost : ms * price(x->api, lr->offer, lr->market) / 3600000.0;
 	if (strcmp(g->kind, "job") == 0)
 		x->busy_gpu_ms += gpu_ms;
 	else
@@ -156,23 +154,23 @@ static int add_segment(void *arg, const struct ledger_row *lr)
 
 static int gather(struct scrape *x)
 {
-	struct server *s = x->s;
-	struct store *st = s->store;
+	const struct api *a = x->api;
+	struct store *st = a->store;
 
-	for (int i = 0; i < s->cfg->nlanes; i++)
-		lane(x, s->cfg->lane_names[i]);
+	for (int i = 0; i < a->cfg->nlanes; i++)
+		lane(x, a->cfg->lane_names[i]);
 	/* With a provider, every offer it may launch has its series from the
 	 * start, so a graph shows 0 rather than nothing. */
-	for (int k = 0; s->provider && k < s->noffers; k++) {
+	for (int k = 0; a->provider && k < a->noffers; k++) {
 		for (int m = 0; m < MARKET_COUNT; m++) {
 			struct offer_row *r;
-			if (s->offers[k].price[m] >= 0 && (r = row(x, s->offers[k].name, (enum market)m)))
+			if (a->offers[k].price[m] >= 0 && (r = row(x, a->offers[k].name, (enum market)m)))
 				r->configured = 1;
 		}
 	}
-	if (st->ops->job_counts(st, add_count, x) != 0 || st->ops->demand(st, add_demand, x) != 0 ||
-	    st->ops->instance_list(st, 0, add_instance, x) != 0 ||
-	    st->ops->offer_stats(st, add_stat, x) != 0 || st->ops->ledger(st, 0, add_segment, x) != 0)
+	if (store_job_counts(st, add_count, x) != 0 || store_demand(st, add_demand, x) != 0 ||
+	    store_instance_list(st, 0, add_instance, x) != 0 ||
+	    store_offer_stats(st, add_stat, x) != 0 || store_ledger(st, 0, add_segment, x) != 0)
 		return -1;
 	if (x->dropped)
 		log_warn("metrics: series left out, too many lanes or offers", "dropped=%d", x->dropped);
@@ -268,19 +266,19 @@ static void write_cost(struct prom *p, const struct scrape *x)
 	prom_sample(p, "", x->idle_gpu_ms / 3600000.0, NULL);
 }
 
-static void write_serve(struct prom *p, const struct server *s)
+static void write_serve(struct prom *p, const struct serve_metrics *m)
 {
 	char code[8];
 
 	prom_family(p, "ebb_lease_latency_seconds", "histogram",
 		    "Time from a job becoming ready to its lease, per lease granted since serve started.");
-	prom_histogram(p, &s->metrics.lease_latency);
+	prom_histogram(p, &m->lease_latency);
 	prom_family(p, "ebb_http_requests_total", "counter",
 		    "HTTP requests answered since serve started, by status code.");
 	for (int i = 100; i < 600; i++) {
-		if (s->metrics.http_requests[i]) {
+		if (m->http_requests[i]) {
 			snprintf(code, sizeof code, "%d", i);
-			prom_sample(p, "", (double)s->metrics.http_requests[i], "code", code, NULL);
+			prom_sample(p, "", (double)m->http_requests[i], "code", code, NULL);
 		}
 	}
 }
@@ -296,17 +294,16 @@ int api_metrics(struct api_call *c)
 		error_set(&err, 500, "internal", NULL, "out of memory");
 		return api_fail(c, &err);
 	}
-	x->s = c->srv;
-	x->now_ms = clock_now(&c->srv->clock);
+	x->api = c->api;
+	x->now_ms = clock_now(c->api->clock);
 	if (gather(x) != 0) {
 		free(x);
-		error_set(&err, 500, "store", NULL, "store: %s", c->srv->store->errmsg);
-		return api_fail(c, &err);
+		return api_store_failed(c);
 	}
 	write_queue(&p, x);
 	write_fleet(&p, x);
 	write_cost(&p, x);
-	write_serve(&p, c->srv);
+	write_serve(&p, c->api->metrics);
 	free(x);
 	if (!(text = prom_finish(&p))) {
 		error_set(&err, 500, "internal", NULL, "out of memory");

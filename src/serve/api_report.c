@@ -10,7 +10,9 @@
 #include "serve/api.h"
 #include "policy/plan.h"
 #include "serve/report.h"
+#include "serve/estimates.h"
 #include "serve/scaler.h"
+#include "store/store.h"
 
 #define MAX_SPAN_S (100.0 * 365 * 86400)
 
@@ -44,7 +46,7 @@ static int query_number(struct api_call *c, const char *name, double lo, double 
 /* ---- GET /v1/report ---- */
 
 struct report_call {
-	struct server *srv;
+	struct api *api;
 	struct report r;
 	int oom;
 };
@@ -52,8 +54,7 @@ struct report_call {
 static int add_row(void *arg, const struct ledger_row *row)
 {
 	struct report_call *rc = arg;
-	const struct offer *o = server_offer(rc->srv, row->offer);
-	double usd_per_ms = o && o->price[row->market] > 0 ? o->price[row->market] / 3600000.0 : 0;
+	double usd_per_ms = ledger_usd_per_ms(rc->api->fleet->ledger, row->offer, row->market);
 
 	if (report_add(&rc->r, row, usd_per_ms) != 0) {
 		rc->oom = 1;
@@ -64,10 +65,10 @@ static int add_row(void *arg, const struct ledger_row *row)
 
 int api_report(struct api_call *c)
 {
-	struct server *s = c->srv;
-	struct report_call rc = {.srv = s};
+	struct api *a = c->api;
+	struct report_call rc = {.api = a};
 	const char *by_s = request_query(c->req, "by");
-	int64_t now = clock_now(&s->clock), since_ms;
+	int64_t now = clock_now(a->clock), since_ms;
 	int by = by_s ? report_by_parse(by_s) : REPORT_BY_OFFER;
 	double since;
 	struct ebb_error err;
@@ -80,12 +81,11 @@ int api_report(struct api_call *c)
 		return -1;
 	since_ms = since < 0 ? now + (int64_t)(since * 1000.0) : (int64_t)(since * 1000.0);
 	report_init(&rc.r, (enum report_by)by, since_ms, now);
-	if (s->store->ops->ledger(s->store, since_ms, add_row, &rc) != 0) {
+	if (store_ledger(a->store, since_ms, add_row, &rc) != 0) {
 		report_free(&rc.r);
-		if (rc.oom)
-			error_set(&err, 500, "store", NULL, "store: out of memory adding up the ledger");
-		else
-			error_set(&err, 500, "store", NULL, "store: %s", s->store->errmsg);
+		if (!rc.oom)
+			return api_store_failed(c);
+		error_set(&err, 500, "store", NULL, "store: out of memory adding up the ledger");
 		return api_fail(c, &err);
 	}
 	report_finish(&rc.r);
@@ -162,8 +162,8 @@ static json_t *offer_json(const struct config *cfg, const struct offer *declared
 {
 	/* Without a scaler nothing is launched: the declared figures stand. */
 	int live_ok = live != declared;
-	int speed_measured = live_ok && x->speed_n >= SCALER_MIN_SAMPLES;
-	int boot_measured = live_ok && x->boots >= SCALER_MIN_SAMPLES;
+	int speed_measured = live_ok && x->speed_n >= ESTIMATE_MIN_SAMPLES;
+	int boot_measured = live_ok && x->boots >= ESTIMATE_MIN_SAMPLES;
 	double spot_hours = (double)x->alive_ms[MARKET_SPOT] / 3600000.0;
 	double speed = x->speed_n > 0 ? x->speed_sum / (double)x->speed_n : 0;
 	double items_per_s = x->run_ms > 0 ? (double)x->items * 1000.0 / (double)x->run_ms : 0;
@@ -195,33 +195,27 @@ static json_t *offer_json(const struct config *cfg, const struct offer *declared
 
 int api_offers(struct api_call *c)
 {
-	struct server *s = c->srv;
-	const struct config *cfg = s->cfg;
-	const struct offer *live = s->offers;
+	struct api *a = c->api;
+	const struct config *cfg = a->cfg;
+	const struct offer *live = a->offers;
 	struct offer_samples samples[64] = {{0}};
-	struct samples_call sc = {.offers = s->offers, .noffers = s->noffers, .samples = samples};
+	struct samples_call sc = {.offers = a->offers, .noffers = a->noffers, .samples = samples};
 	double run_s, job_s;
-	struct ebb_error err;
 	json_t *list;
-	int n = s->noffers;
+	int n = a->noffers;
 
 	if (query_number(c, "work_s", 1, 30.0 * 86400, 3600, &run_s) != 0 ||
 	    query_number(c, "job_s", 1, 30.0 * 86400, (double)cfg->default_est_ms / 1000.0, &job_s) != 0)
 		return -1;
-	if (s->store->ops->offer_stats(s->store, add_stat, &sc) != 0) {
-		error_set(&err, 500, "store", NULL, "store: %s", s->store->errmsg);
-		return api_fail(c, &err);
-	}
-	if (s->scaler) {
-		scaler_estimates(s->scaler);
-		live = scaler_offers(s->scaler, &n);
-	}
+	if (store_offer_stats(a->store, add_stat, &sc) != 0 ||
+	    (a->scaler && scaler_offers(a->scaler, &live, &n) != 0))
+		return api_store_failed(c);
 	list = json_array();
-	for (int k = 0; k < s->noffers && k < n; k++)
-		json_array_append_new(list, offer_json(cfg, &s->offers[k], &live[k], &samples[k], run_s, job_s));
+	for (int k = 0; k < a->noffers && k < n; k++)
+		json_array_append_new(list, offer_json(cfg, &a->offers[k], &live[k], &samples[k], run_s, job_s));
 	request_reply(c->req, 200,
-		      json_pack("{s:o, s:i, s:f, s:f, s:f, s:b}", "offers", list, "min_samples", SCALER_MIN_SAMPLES,
+		      json_pack("{s:o, s:i, s:f, s:f, s:f, s:b}", "offers", list, "min_samples", ESTIMATE_MIN_SAMPLES,
 				"work_s", run_s, "job_s", job_s, "checkpoint_every_s",
-				(double)cfg->checkpoint_every_ms / 1000.0, "estimates_live", s->scaler != NULL));
+				(double)cfg->checkpoint_every_ms / 1000.0, "estimates_live", a->scaler != NULL));
 	return 0;
 }

@@ -6,8 +6,6 @@
 #include <string.h>
 
 #include "serve/api.h"
-#include "serve/fleet.h"
-#include "serve/longpoll.h"
 
 #define ITEMS_MAX 1000000000000LL
 
@@ -15,6 +13,7 @@ int api_lease(struct api_call *c)
 {
 	static const struct field fields[] = {
 		{"worker", F_NAME, 0, 0},
+		{"instance", F_INT, 1, INT64_MAX},
 		{"gpus", F_INT, 0, 64},
 		{"vram_gb", F_INT, 0, 4096},
 		{"labels", F_STRINGS, 0, 64},
@@ -22,10 +21,9 @@ int api_lease(struct api_call *c)
 		{"lease_s", F_INT, 1, 3600},
 		{NULL, 0, 0, 0},
 	};
-	const struct config *cfg = c->srv->cfg;
+	const struct config *cfg = c->api->cfg;
+	struct lease_request r = {0};
 	struct ebb_error err;
-	struct waiter *w;
-	int64_t wait_ms;
 
 	if (api_body(c, fields) != 0)
 		return -1;
@@ -33,19 +31,20 @@ int api_lease(struct api_call *c)
 		error_set(&err, 400, "missing_field", "worker", "worker: required, the worker's name");
 		return api_fail(c, &err);
 	}
-	w = calloc(1, sizeof *w);
-	w->srv = c->srv;
-	w->req = c->req;
-	snprintf(w->worker, sizeof w->worker, "%s", json_get_str(c->body, "worker", ""));
-	w->offer.gpus = (int)json_get_int(c->body, "gpus", 1);
-	w->offer.vram_gb = (int)json_get_int(c->body, "vram_gb", 0);
-	w->offer.labels = json_incref(json_object_get(c->body, "labels"));
-	w->lease_ms = json_get_int(c->body, "lease_s", cfg->lease_timeout_ms / 1000) * 1000;
-	wait_ms = json_get_int(c->body, "wait_s", 0) * 1000;
-	if (wait_ms > cfg->max_lease_wait_ms)
-		wait_ms = cfg->max_lease_wait_ms;
-	request_set_data(c->req, w);
-	longpoll_lease(c->srv, w, wait_ms);
+	snprintf(r.worker, sizeof r.worker, "%s", json_get_str(c->body, "worker", ""));
+	r.instance = json_get_int(c->body, "instance", 0);
+	r.offer.gpus = (int)json_get_int(c->body, "gpus", 1);
+	r.offer.vram_gb = (int)json_get_int(c->body, "vram_gb", 0);
+	r.lease_ms = json_get_int(c->body, "lease_s", cfg->lease_timeout_ms / 1000) * 1000;
+	r.wait_ms = json_get_int(c->body, "wait_s", 0) * 1000;
+	if (r.wait_ms > cfg->max_lease_wait_ms)
+		r.wait_ms = cfg->max_lease_wait_ms;
+	/* A worker that asks for work runs none: its instance is idle, or
+	 * drains and gets no job. */
+	if ((r.may_lease = fleet_worker_asks(c->api->fleet, r.instance, &err)) < 0)
+		return api_fail(c, &err);
+	r.offer.labels = json_incref(json_object_get(c->body, "labels"));
+	longpoll_lease(c->api->longpoll, c->req, &r);
 	return 0;
 }
 
@@ -69,14 +68,11 @@ static int lease_token(struct api_call *c, const struct field *fields, int64_t *
 	return 0;
 }
 
-/* Replies with the job after a successful call, or with the error. A job
- * that ended frees its worker's instance. */
+/* Replies with the job after a successful call, or with the error. */
 static int reply(struct api_call *c, int rc, struct job *job, const struct ebb_error *err)
 {
 	if (rc != 0)
 		return api_fail(c, err);
-	if (job->state != JOB_LEASED)
-		fleet_worker_job(c->srv, job->worker, 0);
 	request_reply_json(c->req, 200, job_json_text(job));
 	job_free(job);
 	return 0;
@@ -90,7 +86,7 @@ int api_heartbeat(struct api_call *c)
 
 	if (lease_token(c, token_only, &token) != 0)
 		return -1;
-	return reply(c, queue_heartbeat(&c->srv->queue, c->id, token, &job, &err), &job, &err);
+	return reply(c, queue_heartbeat(c->api->queue, c->id, token, &job, &err), &job, &err);
 }
 
 int api_checkpoint(struct api_call *c)
@@ -111,7 +107,7 @@ int api_checkpoint(struct api_call *c)
 		error_set(&err, 400, "missing_field", "checkpoint", "checkpoint: required, up to 64 KiB");
 		return api_fail(c, &err);
 	}
-	return reply(c, queue_checkpoint(&c->srv->queue, c->id, token, json_get_str(c->body, "checkpoint", ""),
+	return reply(c, queue_checkpoint(c->api->queue, c->id, token, json_get_str(c->body, "checkpoint", ""),
 					 json_get_int(c->body, "items_done", -1), &job, &err),
 		     &job, &err);
 }
@@ -133,7 +129,7 @@ int api_complete(struct api_call *c)
 	if (lease_token(c, fields, &token) != 0)
 		return -1;
 	text = job_stored_json(json_object_get(c->body, "result"));
-	rc = queue_complete(&c->srv->queue, c->id, token, json_get_int(c->body, "items_done", -1), text,
+	rc = queue_complete(c->api->queue, c->id, token, json_get_int(c->body, "items_done", -1), text,
 			    &job, &err);
 	free(text);
 	return reply(c, rc, &job, &err);
@@ -153,7 +149,7 @@ int api_fail_job(struct api_call *c)
 
 	if (lease_token(c, fields, &token) != 0)
 		return -1;
-	return reply(c, queue_fail(&c->srv->queue, c->id, token, json_get_str(c->body, "error", "failed"),
+	return reply(c, queue_fail(c->api->queue, c->id, token, json_get_str(c->body, "error", "failed"),
 				   json_get_bool(c->body, "retry", 1), &job, &err),
 		     &job, &err);
 }
@@ -182,24 +178,8 @@ int api_interrupt(struct api_call *c)
 	if (lease_token(c, fields, &token) != 0)
 		return -1;
 	snprintf(why, sizeof why, "interrupted: %s", json_get_str(c->body, "reason", "no reason given"));
-	rc = queue_interrupt(&c->srv->queue, c->id, token, json_get_str(c->body, "checkpoint", NULL),
+	rc = queue_interrupt(c->api->queue, c->id, token, json_get_str(c->body, "checkpoint", NULL),
 			     json_get_int(c->body, "checkpoint_items", -1), json_get_int(c->body, "items_done", -1),
-			     why, &job, &err);
-	if (rc == 0 && instance_id_of_worker(job.worker)) {
-		struct store *st = c->srv->store;
-		struct instance inst;
-		if (st->ops->instance_get(st, instance_id_of_worker(job.worker), &inst) == 0 &&
-		    inst.state != INST_TERMINATED) {
-			/* A cloud's reclaim is known to serve from here on: it counts
-			 * in the offer's observed reclaim rate. */
-			int known = inst.reclaim_at_ms != 0;
-			if (json_get_bool(c->body, "reclaim", 0) && !known)
-				inst.reclaim_at_ms = clock_now(&c->srv->clock);
-			if (inst.state != INST_DRAINING)
-				fleet_set_state(c->srv, &inst, INST_DRAINING, "its job was interrupted: it is going away");
-			else if (!known && inst.reclaim_at_ms)
-				st->ops->instance_update(st, &inst);
-		}
-	}
+			     why, json_get_bool(c->body, "reclaim", 0), &job, &err);
 	return reply(c, rc, &job, &err);
 }

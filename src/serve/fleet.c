@@ -4,15 +4,21 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "serve/ledger.h"
 #include "common/log.h"
 
-int fleet_set_state(struct server *s, struct instance *inst, enum instance_state state,
+void fleet_init(struct fleet *f, struct store *st, const struct clock *clock, struct ledger *l)
+{
+	f->store = st;
+	f->clock = clock;
+	f->ledger = l;
+}
+
+int fleet_set_state(struct fleet *f, struct instance *inst, enum instance_state state,
 		    const char *reason)
 {
 	char quoted[400];
 
-	if (ledger_transition(s, inst, state) != 0)
+	if (ledger_transition(f->ledger, inst, state) != 0)
 		return -1;
 	if (inst->state != state)
 		log_info("instance", "id=%lld from=%s to=%s reason=%s", (long long)inst->id,
@@ -22,78 +28,117 @@ int fleet_set_state(struct server *s, struct instance *inst, enum instance_state
 	if (state == INST_TERMINATED)
 		inst->terminated_ms = inst->updated_ms;
 	snprintf(inst->reason, sizeof inst->reason, "%s", reason);
-	return s->store->ops->instance_update(s->store, inst);
+	return store_instance_update(f->store, inst);
 }
 
-static int load(struct server *s, int64_t id, struct instance *out, struct ebb_error *err)
+static int store_failed(struct fleet *f, struct ebb_error *err)
 {
-	int rc = s->store->ops->instance_get(s->store, id, out);
+	return error_set(err, 500, "store", NULL, "store: %s", store_error(f->store));
+}
+
+int fleet_get(struct fleet *f, int64_t id, struct instance *out, struct ebb_error *err)
+{
+	int rc = store_instance_get(f->store, id, out);
 
 	if (rc < 0)
-		return error_set(err, 500, "store", NULL, "store: %s", s->store->errmsg);
+		return store_failed(f, err);
 	if (rc == STORE_NOT_FOUND)
 		return error_set(err, 404, "not_found", NULL, "no instance %lld", (long long)id);
 	return 0;
 }
 
-int fleet_register(struct server *s, int64_t id, struct instance *out, struct ebb_error *err)
+int fleet_register(struct fleet *f, int64_t id, struct instance *out, struct ebb_error *err)
 {
-	if (load(s, id, out, err) != 0)
+	if (fleet_get(f, id, out, err) != 0)
 		return -1;
 	if (out->state == INST_TERMINATED || out->state == INST_DRAINING)
 		return error_set(err, 409, "instance_gone", NULL, "instance %lld is %s: %s", (long long)id,
 				 instance_state_name(out->state), out->reason);
 	if (out->state != INST_REQUESTED && out->state != INST_BOOTING)
 		return 0; /* a worker that restarted on its instance */
-	out->registered_ms = out->idle_since_ms = clock_now(&s->clock);
+	out->registered_ms = out->idle_since_ms = clock_now(f->clock);
 	out->job_id = 0;
-	s->store->ops->offer_stat_add(s->store, &(struct offer_stat){
-		.offer = out->offer, .market = out->market, .boots = 1,
-		.boot_ms = out->registered_ms - out->launched_ms});
-	return fleet_set_state(s, out, INST_IDLE, "worker registered") == 0
-		       ? 0 : error_set(err, 500, "store", NULL, "store: %s", s->store->errmsg);
+	if (store_offer_stat_add(f->store, &(struct offer_stat){
+			.offer = out->offer, .market = out->market, .boots = 1,
+			.boot_ms = out->registered_ms - out->launched_ms}) != 0 ||
+	    fleet_set_state(f, out, INST_IDLE, "worker registered") != 0)
+		return store_failed(f, err);
+	return 0;
 }
 
-void fleet_worker_job(struct server *s, const char *worker, int64_t job_id)
+/* The instance runs job_id now, or nothing (0). */
+static int run(struct fleet *f, struct instance *inst, int64_t job_id)
 {
-	int64_t id = instance_id_of_worker(worker);
-	struct instance inst;
 	char why[64];
 
-	if (!id || s->store->ops->instance_get(s->store, id, &inst) != 0 ||
-	    inst.state == INST_TERMINATED || inst.job_id == job_id)
-		return;
-	inst.job_id = job_id;
+	inst->job_id = job_id;
 	if (job_id) {
 		snprintf(why, sizeof why, "runs job %lld", (long long)job_id);
-		fleet_set_state(s, &inst, inst.state == INST_DRAINING ? INST_DRAINING : INST_BUSY, why);
-		return;
+		return fleet_set_state(f, inst, inst->state == INST_DRAINING ? INST_DRAINING : INST_BUSY, why);
 	}
-	inst.idle_since_ms = clock_now(&s->clock);
-	if (inst.state == INST_DRAINING)
-		fleet_set_state(s, &inst, INST_DRAINING, "draining, its job is done");
-	else
-		fleet_set_state(s, &inst, INST_IDLE, "no job");
+	inst->idle_since_ms = clock_now(f->clock);
+	if (inst->state == INST_DRAINING)
+		return fleet_set_state(f, inst, INST_DRAINING, "draining, its job is done");
+	return fleet_set_state(f, inst, INST_IDLE, "no job");
 }
 
-int fleet_worker_may_lease(struct server *s, const char *worker)
+int fleet_worker_asks(struct fleet *f, int64_t id, struct ebb_error *err)
 {
-	int64_t id = instance_id_of_worker(worker);
 	struct instance inst;
+	int rc;
 
-	if (!id || s->store->ops->instance_get(s->store, id, &inst) != 0)
+	if (!id)
 		return 1;
+	if ((rc = store_instance_get(f->store, id, &inst)) == STORE_NOT_FOUND)
+		return 1;
+	if (rc != 0 || (inst.state != INST_TERMINATED && inst.job_id && run(f, &inst, 0) != 0))
+		return store_failed(f, err);
 	return inst.state != INST_DRAINING && inst.state != INST_TERMINATED;
 }
 
-int fleet_drain(struct server *s, int64_t id, const char *reason, struct instance *out,
+int fleet_drain(struct fleet *f, int64_t id, const char *reason, struct instance *out,
 		struct ebb_error *err)
 {
-	if (load(s, id, out, err) != 0)
+	if (fleet_get(f, id, out, err) != 0)
 		return -1;
 	if (out->state == INST_TERMINATED)
 		return error_set(err, 409, "instance_gone", NULL, "instance %lld is already terminated",
 				 (long long)id);
-	return fleet_set_state(s, out, INST_DRAINING, reason) == 0
-		       ? 0 : error_set(err, 500, "store", NULL, "store: %s", s->store->errmsg);
+	return fleet_set_state(f, out, INST_DRAINING, reason) == 0 ? 0 : store_failed(f, err);
+}
+
+/* A run stopped from outside: the instance is going away, and takes no
+ * new job; a cloud's reclaim is known to serve from here on, and counts
+ * in the offer's observed reclaim rate. */
+static int interrupted(struct fleet *f, struct instance *inst, int reclaimed)
+{
+	if (reclaimed && !inst->reclaim_at_ms)
+		inst->reclaim_at_ms = clock_now(f->clock);
+	inst->job_id = 0;
+	inst->idle_since_ms = clock_now(f->clock);
+	return fleet_set_state(f, inst, INST_DRAINING, "its job was interrupted: it is going away");
+}
+
+int fleet_on_job(void *arg, const struct job_change *c)
+{
+	struct fleet *f = arg;
+	const struct job *job = c->job;
+	struct instance inst;
+	int rc;
+
+	if (!job->instance || (job->state != JOB_LEASED && c->from != JOB_LEASED))
+		return 0;
+	if ((rc = store_instance_get(f->store, job->instance, &inst)) == STORE_NOT_FOUND)
+		return 0;
+	if (rc != 0)
+		return -1;
+	if (inst.state == INST_TERMINATED)
+		return 0;
+	if (job->state == JOB_LEASED)
+		return inst.job_id == job->id ? 0 : run(f, &inst, job->id);
+	/* The lease ended: the instance runs nothing unless it moved on to
+	 * another job already. */
+	if (inst.job_id != job->id && inst.job_id != 0)
+		return 0;
+	return c->interrupted ? interrupted(f, &inst, c->reclaimed) : run(f, &inst, 0);
 }

@@ -1,24 +1,41 @@
 /* The fleet: instance records and their transitions, each with a reason,
- * kept in the store (history by trigger in instance_events). Called by the
- * scaler and by the worker-facing API, always inside a batch. */
+ * kept in the store (history by trigger in instance_events) and costed by
+ * the ledger at every step. It follows the queue: a job leased on an
+ * instance makes it busy, the end of that lease idle again, and a run
+ * stopped from outside drains it (fleet_on_job, a queue subscriber).
+ * Every call is made inside a batch. */
 #ifndef EBB_FLEET_H
 #define EBB_FLEET_H
 
+#include "common/clock.h"
 #include "common/error.h"
 #include "common/instance.h"
-#include "serve/server.h"
+#include "serve/ledger.h"
+#include "serve/queue.h"
 
-/* Moves inst to state with reason and writes it. */
-int fleet_set_state(struct server *s, struct instance *inst, enum instance_state state,
-		    const char *reason);
+struct fleet {
+	struct store *store;
+	const struct clock *clock;
+	struct ledger *ledger;
+};
+
+void fleet_init(struct fleet *f, struct store *st, const struct clock *clock, struct ledger *l);
+
+/* Moves inst to state with reason and writes it: 0, or -1 on a store
+ * error (store_error()). */
+int fleet_set_state(struct fleet *f, struct instance *inst, enum instance_state state,
+		    const char *reason) STORE_CHECK;
+/* The instance: 0, or -1 with a 404 or 500 in err. */
+int fleet_get(struct fleet *f, int64_t id, struct instance *out, struct ebb_error *err);
 /* A worker started on its instance: idle from now. */
-int fleet_register(struct server *s, int64_t id, struct instance *out, struct ebb_error *err);
-/* The worker named `worker` runs job_id now (job_id 0: it runs nothing and
- * asks for work). Workers not started by ebb are ignored. */
-void fleet_worker_job(struct server *s, const char *worker, int64_t job_id);
-/* May the worker take a job? Not when its instance drains or is gone. */
-int fleet_worker_may_lease(struct server *s, const char *worker);
-int fleet_drain(struct server *s, int64_t id, const char *reason, struct instance *out,
+int fleet_register(struct fleet *f, int64_t id, struct instance *out, struct ebb_error *err);
+/* The worker on instance id asks for a job: it runs none now. 1 when it
+ * may take one, 0 when its instance drains or is gone, -1 on a store
+ * error (in err). Instance 0 (a worker ebb did not launch) may. */
+int fleet_worker_asks(struct fleet *f, int64_t id, struct ebb_error *err);
+int fleet_drain(struct fleet *f, int64_t id, const char *reason, struct instance *out,
 		struct ebb_error *err);
+/* The queue's subscriber (arg: the fleet). */
+int fleet_on_job(void *arg, const struct job_change *c);
 
 #endif

@@ -3,13 +3,23 @@
 
 #include <string.h>
 
-#include "common/log.h"
-
-double ledger_usd_per_ms(const struct server *s, const struct instance *inst)
+static const struct offer *offer_of(const struct ledger *l, const char *name)
 {
-	const struct offer *o = server_offer(s, inst->offer);
+	int k = offer_index(l->offers, l->noffers, name);
 
-	return o && o->price[inst->market] > 0 ? o->price[inst->market] / 3600000.0 : 0;
+	return k >= 0 ? &l->offers[k] : NULL;
+}
+
+double ledger_usd_per_hour(const struct ledger *l, const char *offer, enum market m)
+{
+	const struct offer *o = offer_of(l, offer);
+
+	return o && o->price[m] > 0 ? o->price[m] : 0;
+}
+
+double ledger_usd_per_ms(const struct ledger *l, const char *offer, enum market m)
+{
+	return ledger_usd_per_hour(l, offer, m) / 3600000.0;
 }
 
 static const char *kind_of(enum instance_state state, int64_t job)
@@ -31,15 +41,17 @@ static const char *kind_of(enum instance_state state, int64_t job)
 
 /* A job's run on an instance ended: its cost, and what the run says of
  * the offer's speed. */
-static void job_run_ended(struct server *s, const struct instance *inst, const struct segment *g)
+static int job_run_ended(struct ledger *l, const struct instance *inst, const struct segment *g)
 {
 	struct offer_stat d = {.offer = inst->offer, .market = inst->market};
 	int64_t run_ms = g->end_ms - g->start_ms;
 	struct job job;
+	int rc;
 
-	s->store->ops->job_add_cost(s->store, g->job, g->cost);
-	if (s->store->ops->job_get(s->store, g->job, &job) != 0)
-		return;
+	if (store_job_add_cost(l->store, g->job, g->cost) != 0)
+		return -1;
+	if ((rc = store_job_get(l->store, g->job, &job)) != 0)
+		return rc == STORE_NOT_FOUND ? 0 : -1;
 	/* A drain during the run split it into two segments: the run is the
 	 * attempt's, from its lease. */
 	if (job.started_ms > 0 && job.started_ms < g->start_ms)
@@ -53,14 +65,14 @@ static void job_run_ended(struct server *s, const struct instance *inst, const s
 			d.speed_sum = (double)job.est_s * 1000.0 / (double)run_ms;
 			d.speed_n = 1;
 		}
-		s->store->ops->offer_stat_add(s->store, &d);
 	}
 	job_free(&job);
+	return d.runs ? store_offer_stat_add(l->store, &d) : 0;
 }
 
-static int terminate(struct server *s, struct instance *inst, int64_t now)
+static int terminate(struct ledger *l, struct instance *inst, int64_t now)
 {
-	const struct offer *o = server_offer(s, inst->offer);
+	const struct offer *o = offer_of(l, inst->offer);
 	struct offer_stat d = {.offer = inst->offer, .market = inst->market};
 	int64_t lifetime = now - inst->launched_ms;
 	struct segment rest = {.instance = inst->id, .job = 0, .start_ms = now};
@@ -71,35 +83,37 @@ static int terminate(struct server *s, struct instance *inst, int64_t now)
 	inst->billed_ms = o && inst->state != INST_REQUESTED ? offer_billed_ms(o, lifetime) : lifetime;
 	inst->cost = o ? offer_cost(o, inst->market, inst->billed_ms) : 0;
 	rest.end_ms = now + (inst->billed_ms - lifetime);
-	rest.cost = (double)(rest.end_ms - rest.start_ms) * ledger_usd_per_ms(s, inst);
+	rest.cost = (double)(rest.end_ms - rest.start_ms) * ledger_usd_per_ms(l, inst->offer, inst->market);
 	d.alive_ms = lifetime;
 	d.reclaims = inst->reclaim_at_ms != 0;
-	s->store->ops->offer_stat_add(s->store, &d);
-	return s->store->ops->segment_open(s->store, &rest);
+	if (store_offer_stat_add(l->store, &d) != 0)
+		return -1;
+	return store_segment_open(l->store, &rest);
 }
 
-int ledger_transition(struct server *s, struct instance *inst, enum instance_state to)
+int ledger_transition(struct ledger *l, struct instance *inst, enum instance_state to)
 {
 	/* A launch's first segment starts at its launch; the instance keeps the
 	 * instant of the change (fleet_set_state), so that its recorded life
 	 * and its segments are the same span to the millisecond. */
-	int64_t now = to == INST_REQUESTED && inst->launched_ms ? inst->launched_ms : clock_now(&s->clock);
+	int64_t now = to == INST_REQUESTED && inst->launched_ms ? inst->launched_ms : clock_now(l->clock);
 	const char *kind = kind_of(to, inst->job_id);
 	struct segment closed;
-	int rc = s->store->ops->segment_close(s->store, inst->id, now, ledger_usd_per_ms(s, inst), &closed);
+	int rc = store_segment_close(l->store, inst->id, now, ledger_usd_per_ms(l, inst->offer, inst->market),
+				     &closed);
 
 	if (rc < 0)
 		return -1;
 	inst->updated_ms = now;
-	if (rc == 0 && strcmp(closed.kind, "job") == 0 && closed.job)
-		job_run_ended(s, inst, &closed);
+	if (rc == 0 && strcmp(closed.kind, "job") == 0 && closed.job && job_run_ended(l, inst, &closed) != 0)
+		return -1;
 	if (to == INST_TERMINATED)
-		return inst->state == INST_TERMINATED ? 0 : terminate(s, inst, now);
+		return inst->state == INST_TERMINATED ? 0 : terminate(l, inst, now);
 	if (kind) {
 		struct segment next = {.instance = inst->id, .job = strcmp(kind, "job") == 0 ? inst->job_id : 0,
 				       .start_ms = now};
 		strcpy(next.kind, kind);
-		return s->store->ops->segment_open(s->store, &next);
+		return store_segment_open(l->store, &next);
 	}
 	return 0;
 }

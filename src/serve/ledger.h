@@ -3,20 +3,33 @@
  * instance's life is a chain of segments, one per stretch; a job's cost is
  * the sum of its segments; at termination the time billed past the
  * instance's life (rounding and minimum) is one more segment, so the
- * segments always add up to what the provider bills. */
+ * segments always add up to what the provider bills. The fleet calls it
+ * at every transition of an instance (fleet.c). */
 #ifndef EBB_LEDGER_H
 #define EBB_LEDGER_H
 
+#include "common/clock.h"
 #include "common/instance.h"
-#include "serve/server.h"
+#include "store/store.h"
+
+struct ledger {
+	struct store *store;
+	const struct clock *clock;
+	const struct offer *offers; /* the catalogue as configured: its prices */
+	int noffers;
+};
 
 /* The instance moves to `to` (running inst->job_id): its open segment is
  * closed and costed, and the next one opened; on termination its billed
  * time and cost are set and the offer's statistics updated. Called before
- * inst->state changes; sets inst->updated_ms to the instant of the change. */
-int ledger_transition(struct server *s, struct instance *inst, enum instance_state to);
+ * inst->state changes; sets inst->updated_ms to the instant of the change.
+ * 0, or -1 on a store error. */
+int ledger_transition(struct ledger *l, struct instance *inst, enum instance_state to);
 
-/* Price of an instance-millisecond, USD. */
-double ledger_usd_per_ms(const struct server *s, const struct instance *inst);
+/* Price of an instance-hour of the offer on the market, USD; 0 when the
+ * offer is not configured or not sold there. */
+double ledger_usd_per_hour(const struct ledger *l, const char *offer, enum market m);
+/* The same per millisecond. */
+double ledger_usd_per_ms(const struct ledger *l, const char *offer, enum market m);
 
 #endif

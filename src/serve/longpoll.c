@@ -3,9 +3,29 @@
 
 #include <stdlib.h>
 
-#include "serve/fleet.h"
 #include "common/log.h"
 #include "serve/scaler.h"
+
+struct waiter {
+	struct longpoll *lp;
+	struct request *req;
+	struct lease_request r;
+	struct event *timer;
+	int parked;
+	struct waiter *prev, *next;
+	/* The lease this request was answered with, taken back if the reply
+	 * never reaches the worker. */
+	int64_t granted_id, granted_token;
+};
+
+struct longpoll {
+	struct event_base *base;
+	struct batch *batch;
+	struct queue *queue;
+	const struct scaler *scaler;
+	struct waiter *head, *tail; /* oldest first */
+	int n;
+};
 
 static void reply_job(struct waiter *w, const struct job *job)
 {
@@ -18,33 +38,33 @@ static void reply_job(struct waiter *w, const struct job *job)
 		jsonout_null(&o, "job");
 	/* Instances follow the idle timeout in force, which moves with auto
 	 * and with the warm floor. */
-	if (w->srv->scaler && instance_id_of_worker(w->worker))
-		jsonout_real(&o, "idle_timeout_s", (double)scaler_worker_idle_timeout(w->srv->scaler) / 1000.0);
+	if (w->lp->scaler && w->r.instance)
+		jsonout_real(&o, "idle_timeout_s", (double)scaler_worker_idle_timeout(w->lp->scaler) / 1000.0);
 	jsonout_close(&o, '}');
 	if (job) {
 		w->granted_id = job->id;
 		w->granted_token = job->lease_token;
-		fleet_worker_job(w->srv, w->worker, job->id);
 	}
 	request_reply_json(w->req, 200, jsonout_finish(&o));
 }
 
 static void unpark(struct waiter *w)
 {
-	struct server *s = w->srv;
+	struct longpoll *lp = w->lp;
 
 	if (!w->parked)
 		return;
 	if (w->prev)
 		w->prev->next = w->next;
 	else
-		s->waiters_head = w->next;
+		lp->head = w->next;
 	if (w->next)
 		w->next->prev = w->prev;
 	else
-		s->waiters_tail = w->prev;
+		lp->tail = w->prev;
 	evtimer_del(w->timer);
 	w->parked = 0;
+	lp->n--;
 }
 
 static void on_timeout(evutil_socket_t fd, short what, void *arg)
@@ -55,58 +75,75 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	unpark(w);
 	reply_job(w, NULL);
-	httpd_flush(w->srv->httpd);
+	batch_flush(w->lp->batch);
 }
 
-void longpoll_lease(struct server *s, struct waiter *w, int64_t wait_ms)
+/* 1 and a lease for w, 0 when nothing fits, -1 on error (in err). */
+static int try_lease(struct waiter *w, struct job *job, struct ebb_error *err)
 {
+	return queue_lease(w->lp->queue, &w->r.offer, w->r.worker, w->r.instance, w->r.lease_ms, job, err);
+}
+
+void longpoll_lease(struct longpoll *lp, struct request *req, const struct lease_request *r)
+{
+	struct waiter *w = calloc(1, sizeof *w);
+	struct timeval tv = {.tv_sec = r->wait_ms / 1000, .tv_usec = (r->wait_ms % 1000) * 1000};
 	struct ebb_error err;
 	struct job job;
-	struct timeval tv = {.tv_sec = wait_ms / 1000, .tv_usec = (wait_ms % 1000) * 1000};
 	int rc = 0;
 
-	/* A worker that asks for work runs none: its instance is idle. */
-	fleet_worker_job(s, w->worker, 0);
-	w->draining = !fleet_worker_may_lease(s, w->worker);
-	if (!w->draining)
-		rc = queue_lease(&s->queue, &w->offer, w->worker, w->lease_ms, &job, &err);
-
-	if (rc < 0) {
-		request_reply(w->req, err.status, error_to_json(&err));
+	if (!w) {
+		error_set(&err, 500, "internal", NULL, "out of memory");
+		request_reply(req, err.status, error_to_json(&err));
+		json_decref(r->offer.labels);
 		return;
 	}
-	if (rc == 1 || wait_ms <= 0) {
+	w->lp = lp;
+	w->req = req;
+	w->r = *r;
+	request_set_data(req, w);
+	if (r->may_lease)
+		rc = try_lease(w, &job, &err);
+	if (rc < 0) {
+		request_reply(req, err.status, error_to_json(&err));
+		return;
+	}
+	if (rc == 1 || r->wait_ms <= 0) {
 		reply_job(w, rc == 1 ? &job : NULL);
 		if (rc == 1)
 			job_free(&job);
 		return;
 	}
-	w->prev = s->waiters_tail;
+	w->prev = lp->tail;
 	w->next = NULL;
-	if (s->waiters_tail)
-		s->waiters_tail->next = w;
+	if (lp->tail)
+		lp->tail->next = w;
 	else
-		s->waiters_head = w;
-	s->waiters_tail = w;
+		lp->head = w;
+	lp->tail = w;
 	w->parked = 1;
-	w->timer = evtimer_new(s->base, on_timeout, w);
+	lp->n++;
+	w->timer = evtimer_new(lp->base, on_timeout, w);
 	evtimer_add(w->timer, &tv);
 }
 
-int longpoll_dispatch(struct server *s)
+/* The batch's precommit subscriber: offers the queued jobs to the parked
+ * requests, oldest first, when a job may have become leasable. */
+static int dispatch(void *arg)
 {
+	struct longpoll *lp = arg;
+	struct queue *q = lp->queue;
 	struct ebb_error err;
 	struct waiter *w, *next;
-	int64_t queued;
 
-	while (s->queue.ready_changed && s->waiters_head) {
-		s->queue.ready_changed = 0;
-		for (w = s->waiters_head; w; w = next) {
+	while (q->ready_changed && lp->head) {
+		q->ready_changed = 0;
+		for (w = lp->head; w; w = next) {
 			struct job job;
 			int rc;
 
 			next = w->next;
-			if (w->draining)
+			if (!w->r.may_lease)
 				continue;
 			if (request_peer_gone(w->req)) {
 				/* A job leased to it would wait out its lease for nothing. */
@@ -114,14 +151,12 @@ int longpoll_dispatch(struct server *s)
 				reply_job(w, NULL);
 				continue;
 			}
-			if (s->store->ops->count_in_state(s->store, JOB_QUEUED, &queued) != 0)
-				return -1;
-			if (queued == 0)
+			if (store_count_in_state(q->store, JOB_QUEUED) == 0)
 				break;
-			if (server_begin_request(s) != 0)
+			if (batch_begin(lp->batch) != 0)
 				return -1;
-			rc = queue_lease(&s->queue, &w->offer, w->worker, w->lease_ms, &job, &err);
-			server_end_request(s, rc >= 0);
+			rc = try_lease(w, &job, &err);
+			batch_end(lp->batch, rc >= 0);
 			if (rc < 0)
 				return -1;
 			if (rc == 1) {
@@ -131,28 +166,55 @@ int longpoll_dispatch(struct server *s)
 			}
 		}
 	}
-	s->queue.ready_changed = 0;
+	q->ready_changed = 0;
 	return 0;
 }
 
-void longpoll_done(struct waiter *w, int sent)
+void longpoll_done(struct longpoll *lp, struct request *req, int sent)
 {
-	struct server *s = w->srv;
+	struct waiter *w = request_data(req);
+	struct ebb_error err;
 
+	if (!w)
+		return;
 	unpark(w);
-	if (!sent && w->granted_id && server_begin_request(s) == 0)
-		server_end_request(s, queue_unlease(&s->queue, w->granted_id, w->granted_token) == 0);
+	if (!sent && w->granted_id) {
+		if (batch_begin(lp->batch) != 0)
+			log_error("lease reply lost, and the store failed: the lease runs out instead",
+				  "job=%lld", (long long)w->granted_id);
+		else
+			batch_end(lp->batch, queue_unlease(lp->queue, w->granted_id, w->granted_token, &err) == 0);
+	}
 	if (w->timer)
 		event_free(w->timer);
-	json_decref(w->offer.labels);
+	json_decref(w->r.offer.labels);
 	free(w);
 }
 
-void longpoll_release_all(struct server *s)
+void longpoll_release_all(struct longpoll *lp)
 {
-	while (s->waiters_head) {
-		struct waiter *w = s->waiters_head;
+	while (lp->head) {
+		struct waiter *w = lp->head;
 		unpark(w);
 		reply_job(w, NULL);
 	}
 }
+
+int longpoll_waiting(const struct longpoll *lp) { return lp->n; }
+
+struct longpoll *longpoll_new(struct event_base *base, struct batch *b, struct queue *q,
+			      const struct scaler *sc)
+{
+	struct longpoll *lp = calloc(1, sizeof *lp);
+
+	if (!lp)
+		return NULL;
+	lp->base = base;
+	lp->batch = b;
+	lp->queue = q;
+	lp->scaler = sc;
+	batch_on_precommit(b, dispatch, lp);
+	return lp;
+}
+
+void longpoll_free(struct longpoll *lp) { free(lp); }

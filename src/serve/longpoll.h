@@ -1,33 +1,42 @@
 /* Lease requests that wait for a job: a FIFO of parked HTTP requests, each
  * with its own timer in the event loop, served in arrival order whenever
- * the queue says a job may have become leasable. */
+ * the queue says a job may have become leasable (before each commit, in
+ * the same batch). The list is this module's alone. */
 #ifndef EBB_LONGPOLL_H
 #define EBB_LONGPOLL_H
 
-#include "serve/server.h"
+#include <event2/event.h>
 
-struct waiter {
-	struct server *srv;
-	struct request *req;
-	struct lease_offer offer;
+#include "serve/batch.h"
+#include "serve/httpd.h"
+#include "serve/queue.h"
+
+struct longpoll;
+struct scaler;
+
+/* One lease request. */
+struct lease_request {
+	struct lease_offer offer; /* labels: owned, released with the request */
 	char worker[CONF_NAME_MAX + 1];
+	int64_t instance; /* the instance the worker runs on; 0: none ebb launched */
 	int64_t lease_ms;
-	struct event *timer;
-	int parked;
-	int draining; /* its instance drains: it waits, but gets no job */
-	struct waiter *prev, *next;
-	/* The lease this request was answered with, taken back if the reply
-	 * never reaches the worker. */
-	int64_t granted_id, granted_token;
+	int64_t wait_ms; /* how long it may wait for a job */
+	int may_lease;   /* 0: its instance drains: it waits, but gets no job */
 };
 
-/* Tries to lease at once; parks the request for wait_ms if nothing fits. */
-void longpoll_lease(struct server *s, struct waiter *w, int64_t wait_ms);
-/* Offers the queued jobs to the parked requests, oldest first. */
-int longpoll_dispatch(struct server *s);
-/* The request is gone: unparks it, and takes back an undelivered lease. */
-void longpoll_done(struct waiter *w, int sent);
+/* sc (NULL: none) tells workers of instances the idle timeout in force. */
+struct longpoll *longpoll_new(struct event_base *base, struct batch *b, struct queue *q,
+			      const struct scaler *sc);
+void longpoll_free(struct longpoll *lp);
+/* Leases at once, or parks req for r->wait_ms if nothing fits; the reply
+ * is req's. */
+void longpoll_lease(struct longpoll *lp, struct request *req, const struct lease_request *r);
+/* The request is gone (httpd's done): unparks it, and takes back a lease
+ * its reply did not deliver. */
+void longpoll_done(struct longpoll *lp, struct request *req, int sent);
 /* Answers every parked request with no job (at shutdown). */
-void longpoll_release_all(struct server *s);
+void longpoll_release_all(struct longpoll *lp);
+/* Lease requests waiting now. */
+int longpoll_waiting(const struct longpoll *lp);
 
 #endif

@@ -18,10 +18,35 @@ void queue_init(struct queue *q, struct store *store, const struct config *cfg,
 	q->rng = rng_seed(seed);
 }
 
-static int store_error(struct queue *q, struct ebb_error *err)
+void queue_subscribe(struct queue *q, job_hook fn, void *arg)
 {
-	log_error("store failed", "error=\"%s\"", q->store->errmsg);
-	return error_set(err, 500, "store", NULL, "store: %s", q->store->errmsg);
+	if (q->nhooks < QUEUE_MAX_HOOKS) {
+		q->hooks[q->nhooks].fn = fn;
+		q->hooks[q->nhooks++].arg = arg;
+	}
+}
+
+static int failed(struct queue *q, struct ebb_error *err)
+{
+	log_error("store failed", "error=\"%s\"", store_error(q->store));
+	return error_set(err, 500, "store", NULL, "store: %s", store_error(q->store));
+}
+
+/* Writes job and tells the subscribers when its state changed. */
+static int write_job(struct queue *q, struct job *job, const struct job_change *how,
+		     struct ebb_error *err)
+{
+	struct job_change c = how ? *how : (struct job_change){0};
+
+	c.from = job->stored_state;
+	c.job = job;
+	if (store_job_update(q->store, job) != 0)
+		return failed(q, err);
+	for (int i = 0; c.from != job->state && i < q->nhooks; i++) {
+		if (q->hooks[i].fn(q->hooks[i].arg, &c) != 0)
+			return error_set(err, 500, "store", NULL, "store: %s", store_error(q->store));
+	}
+	return 0;
 }
 
 int64_t queue_backoff_ms(struct queue *q, int attempts)
@@ -48,9 +73,9 @@ int queue_submit(struct queue *q, struct job *job, int64_t delay_ms, int *existe
 	*existed = 0;
 	if (job->idem_key) {
 		struct job prior;
-		rc = q->store->ops->job_get_by_key(q->store, job->team, job->idem_key, &prior);
+		rc = store_job_get_by_key(q->store, job->team, job->idem_key, &prior);
 		if (rc < 0)
-			return store_error(q, err);
+			return failed(q, err);
 		if (rc == 0) {
 			if (prior.idem_hash != job->idem_hash) {
 				int64_t id = prior.id;
@@ -65,9 +90,8 @@ int queue_submit(struct queue *q, struct job *job, int64_t delay_ms, int *existe
 			return 0;
 		}
 	}
-	if (q->store->ops->count_in_state(q->store, JOB_QUEUED, &waiting) != 0 ||
-	    q->store->ops->count_in_state(q->store, JOB_DELAYED, &delayed) != 0)
-		return store_error(q, err);
+	waiting = store_count_in_state(q->store, JOB_QUEUED);
+	delayed = store_count_in_state(q->store, JOB_DELAYED);
 	if (waiting + delayed >= q->cfg->max_queued)
 		return error_set(err, 429, "queue_full", NULL,
 				 "the queue holds %lld jobs, its limit ([queue] max_queued)",
@@ -77,11 +101,10 @@ int queue_submit(struct queue *q, struct job *job, int64_t delay_ms, int *existe
 	job->created_ms = job->updated_ms = now;
 	job->run_at_ms = job->run_at_ms ? job->run_at_ms : now + delay_ms;
 	job->state = job->run_at_ms > now ? JOB_DELAYED : JOB_QUEUED;
-	if (q->store->ops->job_insert(q->store, job) != 0)
-		return store_error(q, err);
+	if (store_job_insert(q->store, job) != 0)
+		return failed(q, err);
 	if (job->state == JOB_QUEUED)
 		q->ready_changed = 1;
-	q->changes++;
 	return 0;
 }
 
@@ -114,7 +137,7 @@ static int add_running(void *arg, const struct job_count *c)
 }
 
 int queue_lease(struct queue *q, const struct lease_offer *offer, const char *worker,
-		int64_t lease_ms, struct job *out, struct ebb_error *err)
+		int64_t instance, int64_t lease_ms, struct job *out, struct ebb_error *err)
 {
 	struct lease_offer o = *offer;
 	struct full_types full = {.cfg = q->cfg};
@@ -123,8 +146,8 @@ int queue_lease(struct queue *q, const struct lease_offer *offer, const char *wo
 	int rc;
 
 	if (q->cfg->ntypes > 0) {
-		if (q->store->ops->job_counts(q->store, add_running, &full) != 0)
-			return store_error(q, err);
+		if (store_job_counts(q->store, add_running, &full) != 0)
+			return failed(q, err);
 		o.nfull_types = 0;
 		for (int i = 0; i < full.n; i++) {
 			if (full.running[i] >= config_type(q->cfg, full.names[i])->max_running)
@@ -132,26 +155,26 @@ int queue_lease(struct queue *q, const struct lease_offer *offer, const char *wo
 		}
 		o.full_types = names;
 	}
-	rc = q->store->ops->job_next_ready(q->store, &o, out);
+	rc = store_job_next_ready(q->store, &o, out);
 	if (rc == STORE_NOT_FOUND)
 		return 0;
 	if (rc != 0)
-		return store_error(q, err);
+		return failed(q, err);
 	ready_ms = out->updated_ms; /* it became ready then: queued, due or requeued */
 	out->state = JOB_LEASED;
 	out->attempts++;
 	out->lease_token++;
 	snprintf(out->worker, sizeof out->worker, "%s", worker);
+	out->instance = instance;
 	out->lease_ms = lease_ms;
 	out->lease_expires_ms = now + lease_ms;
 	out->started_ms = now;
 	out->items_start = out->items_done; /* the run resumes from here */
 	out->updated_ms = now;
-	if (q->store->ops->job_update(q->store, out) != 0) {
+	if (write_job(q, out, NULL, err) != 0) {
 		job_free(out);
-		return store_error(q, err);
+		return -1;
 	}
-	q->changes++;
 	if (q->lease_latency)
 		histogram_observe(q->lease_latency, now > ready_ms ? (double)(now - ready_ms) / 1000.0 : 0);
 	log_info("job leased", "job=%lld worker=%s attempt=%d token=%lld", (long long)out->id,
@@ -162,10 +185,10 @@ int queue_lease(struct queue *q, const struct lease_offer *offer, const char *wo
 int queue_get(struct queue *q, int64_t id, const char *team, struct job *out,
 	      struct ebb_error *err)
 {
-	int rc = q->store->ops->job_get(q->store, id, out);
+	int rc = store_job_get(q->store, id, out);
 
 	if (rc < 0)
-		return store_error(q, err);
+		return failed(q, err);
 	if (rc == STORE_NOT_FOUND || (team && strcmp(out->team, team) != 0)) {
 		if (rc == 0)
 			job_free(out);
@@ -195,15 +218,15 @@ static int get_leased(struct queue *q, int64_t id, int64_t token, struct job *ou
 	return 0;
 }
 
-static int save(struct queue *q, struct job *job, struct ebb_error *err)
+/* The end of every change after the lease: on failure the job is freed. */
+static int save(struct queue *q, struct job *job, const struct job_change *how, struct ebb_error *err)
 {
-	q->changes++;
 	job->updated_ms = clock_now(q->clock);
 	if (job_state_terminal(job->state))
 		job->finished_ms = job->updated_ms;
-	if (q->store->ops->job_update(q->store, job) != 0) {
+	if (write_job(q, job, how, err) != 0) {
 		job_free(job);
-		return store_error(q, err);
+		return -1;
 	}
 	return 0;
 }
@@ -214,7 +237,7 @@ int queue_heartbeat(struct queue *q, int64_t id, int64_t token, struct job *out,
 	if (get_leased(q, id, token, out, err) != 0)
 		return -1;
 	out->lease_expires_ms = clock_now(q->clock) + out->lease_ms;
-	return save(q, out, err);
+	return save(q, out, NULL, err);
 }
 
 int queue_checkpoint(struct queue *q, int64_t id, int64_t token, const char *checkpoint,
@@ -226,7 +249,7 @@ int queue_checkpoint(struct queue *q, int64_t id, int64_t token, const char *che
 	if (items_done >= 0)
 		out->items_done = items_done;
 	out->lease_expires_ms = clock_now(q->clock) + out->lease_ms;
-	return save(q, out, err);
+	return save(q, out, NULL, err);
 }
 
 int queue_complete(struct queue *q, int64_t id, int64_t token, int64_t items_done,
@@ -242,7 +265,7 @@ int queue_complete(struct queue *q, int64_t id, int64_t token, int64_t items_don
 	q->ready_changed = 1;
 	log_info("job succeeded", "job=%lld worker=%s attempt=%d", (long long)id, out->worker,
 		 out->attempts);
-	return save(q, out, err);
+	return save(q, out, NULL, err);
 }
 
 /* The retry decision shared by a failed attempt and an expired lease. */
@@ -278,7 +301,7 @@ int queue_fail(struct queue *q, int64_t id, int64_t token, const char *reason, i
 		job_set_str(&out->error, reason);
 		q->ready_changed = 1;
 	}
-	return save(q, out, err);
+	return save(q, out, NULL, err);
 }
 
 /* Interrupted jobs sort before every job queued the usual way (seq 0),
@@ -286,9 +309,10 @@ int queue_fail(struct queue *q, int64_t id, int64_t token, const char *reason, i
 #define SEQ_RESUMED (INT64_MIN / 2)
 
 int queue_interrupt(struct queue *q, int64_t id, int64_t token, const char *checkpoint,
-		    int64_t checkpoint_items, int64_t items_done, const char *reason,
+		    int64_t checkpoint_items, int64_t items_done, const char *reason, int reclaimed,
 		    struct job *out, struct ebb_error *err)
 {
+	struct job_change how = {.interrupted = 1, .reclaimed = reclaimed};
 	char quoted[600];
 	int64_t lost = 0;
 
@@ -314,7 +338,7 @@ int queue_interrupt(struct queue *q, int64_t id, int64_t token, const char *chec
 	log_info("job interrupted", "job=%lld worker=%s items_done=%lld items_lost=%lld reason=%s",
 		 (long long)id, out->worker, (long long)out->items_done, (long long)lost,
 		 log_quote(quoted, sizeof quoted, reason ? reason : ""));
-	return save(q, out, err);
+	return save(q, out, &how, err);
 }
 
 int queue_cancel(struct queue *q, int64_t id, const char *team, struct job *out,
@@ -332,39 +356,38 @@ int queue_cancel(struct queue *q, int64_t id, const char *team, struct job *out,
 		q->ready_changed = 1;
 	out->state = JOB_CANCELLED;
 	log_info("job cancelled", "job=%lld", (long long)id);
-	return save(q, out, err);
+	return save(q, out, NULL, err);
 }
 
-int queue_unlease(struct queue *q, int64_t id, int64_t token)
+int queue_unlease(struct queue *q, int64_t id, int64_t token, struct ebb_error *err)
 {
-	struct ebb_error err;
 	struct job job;
 
-	if (get_leased(q, id, token, &job, &err) != 0)
+	if (get_leased(q, id, token, &job, err) != 0)
 		return -1;
 	job.state = JOB_QUEUED;
 	job.attempts--;
 	q->ready_changed = 1;
 	log_warn("lease reply lost, job queued again", "job=%lld worker=%s", (long long)id, job.worker);
-	if (save(q, &job, &err) != 0)
+	if (save(q, &job, NULL, err) != 0)
 		return -1;
 	job_free(&job);
 	return 0;
 }
 
-void queue_expire_lease(struct queue *q, int64_t id, const char *worker)
+int queue_expire_lease(struct queue *q, int64_t id, int64_t instance, struct ebb_error *err)
 {
-	struct ebb_error err;
 	struct job job;
+	int rc = 0;
 
-	if (queue_get(q, id, NULL, &job, &err) != 0)
-		return;
-	if (job.state == JOB_LEASED && strcmp(job.worker, worker) == 0) {
+	if (queue_get(q, id, NULL, &job, err) != 0)
+		return err->status == 404 ? 0 : -1;
+	if (job.state == JOB_LEASED && job.instance == instance) {
 		job.lease_expires_ms = clock_now(q->clock);
-		if (q->store->ops->job_update(q->store, &job) != 0)
-			log_error("store failed", "error=\"%s\"", q->store->errmsg);
+		rc = write_job(q, &job, NULL, err);
 	}
 	job_free(&job);
+	return rc;
 }
 
 int queue_process_due(struct queue *q, struct ebb_error *err)
@@ -373,8 +396,8 @@ int queue_process_due(struct queue *q, struct ebb_error *err)
 	int n;
 
 	do {
-		if (q->store->ops->job_due(q->store, now, ids, 256, &n) != 0)
-			return store_error(q, err);
+		if (store_job_due(q->store, now, ids, 256, &n) != 0)
+			return failed(q, err);
 		for (int i = 0; i < n; i++) {
 			struct job job;
 			if (queue_get(q, ids[i], NULL, &job, err) != 0)
@@ -387,7 +410,7 @@ int queue_process_due(struct queue *q, struct ebb_error *err)
 				snprintf(why, sizeof why, "lease expired on worker %s", job.worker);
 				retry_or_bury(q, &job, why, 0);
 			}
-			if (save(q, &job, err) != 0)
+			if (save(q, &job, NULL, err) != 0)
 				return -1;
 			job_free(&job);
 		}
@@ -397,5 +420,8 @@ int queue_process_due(struct queue *q, struct ebb_error *err)
 
 int queue_next_deadline(struct queue *q, int64_t *out_ms)
 {
-	return q->store->ops->next_deadline(q->store, out_ms);
+	if (store_next_deadline(q->store, out_ms) == 0)
+		return 0;
+	log_error("store failed", "error=\"%s\"", store_error(q->store));
+	return -1;
 }

@@ -1,7 +1,11 @@
 /* Queue semantics on top of the store: submit with idempotency keys, lanes
  * and priorities, delays, fenced leases, retries with backoff, dead-letter,
  * per-type concurrency limits and cancellation. Every function reads time
- * from the injected clock and leaves its writes in the store's open batch. */
+ * from the injected clock and leaves its writes in the store's open batch.
+ *
+ * Every change of a job's state is told to the queue's subscribers, in
+ * the same batch: this is where a job's life meets the fleet (an instance
+ * is busy while its job is leased) and, through the fleet, the ledger. */
 #ifndef EBB_QUEUE_H
 #define EBB_QUEUE_H
 
@@ -14,6 +18,20 @@
 
 struct histogram;
 
+/* A job's state changed: from is what the store held before. */
+struct job_change {
+	enum job_state from;
+	const struct job *job; /* as written */
+	/* Its run was stopped from outside (queue_interrupt); reclaimed: by
+	 * a cloud's spot reclaim, as its worker said. */
+	int interrupted, reclaimed;
+};
+
+/* A subscriber: nonzero fails the step that made the change. */
+typedef int (*job_hook)(void *arg, const struct job_change *c);
+
+#define QUEUE_MAX_HOOKS 4
+
 struct queue {
 	struct store *store;
 	const struct config *cfg;
@@ -22,15 +40,20 @@ struct queue {
 	/* Set when a job may have become leasable: waiting workers are worth
 	 * another look. */
 	int ready_changed;
-	/* Grows with every job state change: the scaler looks again. */
-	uint64_t changes;
 	/* Gets, for each lease, the seconds from the job's last state change
 	 * (queued) to the grant; NULL: not measured. */
 	struct histogram *lease_latency;
+	struct {
+		job_hook fn;
+		void *arg;
+	} hooks[QUEUE_MAX_HOOKS];
+	int nhooks;
 };
 
 void queue_init(struct queue *q, struct store *store, const struct config *cfg,
 		const struct clock *clock, uint64_t seed);
+/* fn(arg, change) after each state change of a job. */
+void queue_subscribe(struct queue *q, job_hook fn, void *arg);
 
 /* job holds the request (lane, type, team, ... set; id, state and times
  * not). On success job is the stored job, and *existed is 1 when the
@@ -38,9 +61,11 @@ void queue_init(struct queue *q, struct store *store, const struct config *cfg,
 int queue_submit(struct queue *q, struct job *job, int64_t delay_ms, int *existed,
 		 struct ebb_error *err);
 
-/* 1 and the leased job in out, 0 when nothing fits, -1 on error. */
+/* 1 and the leased job in out, 0 when nothing fits, -1 on error. The
+ * lease names the worker and the instance it runs on (0: a worker ebb did
+ * not launch). */
 int queue_lease(struct queue *q, const struct lease_offer *offer, const char *worker,
-		int64_t lease_ms, struct job *out, struct ebb_error *err);
+		int64_t instance, int64_t lease_ms, struct job *out, struct ebb_error *err);
 
 int queue_get(struct queue *q, int64_t id, const char *team, struct job *out,
 	      struct ebb_error *err);
@@ -62,18 +87,18 @@ int queue_fail(struct queue *q, int64_t id, int64_t token, const char *reason, i
  * stored one. items_done: items the run had done when it stopped (-1:
  * unknown); those past the checkpoint are added to items_lost. */
 int queue_interrupt(struct queue *q, int64_t id, int64_t token, const char *checkpoint,
-		    int64_t checkpoint_items, int64_t items_done, const char *reason,
+		    int64_t checkpoint_items, int64_t items_done, const char *reason, int reclaimed,
 		    struct job *out, struct ebb_error *err);
 /* team: the caller's team scope, or NULL for all. */
 int queue_cancel(struct queue *q, int64_t id, const char *team, struct job *out,
 		 struct ebb_error *err);
 /* Takes back a lease whose reply never reached its worker: the job is
  * queued again and the attempt is not counted. */
-int queue_unlease(struct queue *q, int64_t id, int64_t token);
+int queue_unlease(struct queue *q, int64_t id, int64_t token, struct ebb_error *err);
 
-/* The lease of job id held by worker ends now (its instance is gone); the
- * next queue_process_due puts the job back. */
-void queue_expire_lease(struct queue *q, int64_t id, const char *worker);
+/* The lease of job id held on instance ends now (the instance is gone);
+ * the next queue_process_due puts the job back. */
+int queue_expire_lease(struct queue *q, int64_t id, int64_t instance, struct ebb_error *err);
 
 /* Promotes delayed jobs that are due and expires overdue leases. */
 int queue_process_due(struct queue *q, struct ebb_error *err);

@@ -5,46 +5,27 @@
 #include <string.h>
 #include <time.h>
 
-#include "serve/fleet.h"
 #include "common/log.h"
-#include "serve/scaler.h"
 
-int reclaim_notice(struct server *s, int64_t id, struct instance *out, struct ebb_error *err)
+int reclaim_notice(struct fleet *f, int64_t id, struct instance *out, struct ebb_error *err)
 {
-	int rc = s->store->ops->instance_get(s->store, id, out);
-
-	if (rc < 0)
-		return error_set(err, 500, "store", NULL, "store: %s", s->store->errmsg);
-	if (rc == STORE_NOT_FOUND)
-		return error_set(err, 404, "not_found", NULL, "no instance %lld", (long long)id);
+	if (fleet_get(f, id, out, err) != 0)
+		return -1;
 	if (out->state == INST_TERMINATED)
 		return error_set(err, 409, "instance_gone", NULL, "instance %lld is already terminated: %s",
 				 (long long)id, out->reason);
 	if (out->reclaim_at_ms)
 		return 0;
-	out->reclaim_at_ms = clock_now(&s->clock);
+	out->reclaim_at_ms = clock_now(f->clock);
 	log_info("spot reclaim notice", "instance=%lld job=%lld", (long long)id, (long long)out->job_id);
 	/* Draining: no new job, no longer capacity the scaler counts on, and
 	 * terminated once its worker has interrupted its job. */
-	if (fleet_set_state(s, out, INST_DRAINING, "spot reclaim notice: it is going away") != 0)
-		return error_set(err, 500, "store", NULL, "store: %s", s->store->errmsg);
-	scaler_poke(s->scaler);
+	if (fleet_set_state(f, out, INST_DRAINING, "spot reclaim notice: it is going away") != 0)
+		return error_set(err, 500, "store", NULL, "store: %s", store_error(f->store));
 	return 0;
 }
 
-void reclaim_from_provider(void *arg, int64_t id)
-{
-	struct server *s = arg;
-	struct instance inst;
-	struct ebb_error err;
-
-	if (server_begin_request(s) != 0)
-		return;
-	server_end_request(s, reclaim_notice(s, id, &inst, &err) == 0);
-	httpd_flush(s->httpd);
-}
-
-json_t *reclaim_notice_json(const struct server *s, const struct instance *inst)
+json_t *reclaim_notice_json(const struct instance *inst, int64_t notice_ms, const struct clock *clock)
 {
 	struct timespec ts;
 	struct tm tm;
@@ -56,7 +37,7 @@ json_t *reclaim_notice_json(const struct server *s, const struct instance *inst)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	wall_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-	kill_ms = inst->reclaim_at_ms + s->cfg->local_reclaim_notice_ms - (clock_now(&s->clock) - wall_ms);
+	kill_ms = inst->reclaim_at_ms + notice_ms - (clock_now(clock) - wall_ms);
 	t = (time_t)(kill_ms / 1000);
 	gmtime_r(&t, &tm);
 	strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);

@@ -13,19 +13,16 @@
 
 #include "common/error.h"
 #include "common/instance.h"
-#include "serve/server.h"
+#include "serve/fleet.h"
 
 /* Serves a notice for instance id from now on and drains it. Once served,
  * a notice stays: a second call changes nothing. Inside a batch. */
-int reclaim_notice(struct server *s, int64_t id, struct instance *out, struct ebb_error *err);
-
-/* The provider_env notice callback (arg: the server): reclaim_notice in a
- * batch of its own. */
-void reclaim_from_provider(void *arg, int64_t id);
+int reclaim_notice(struct fleet *f, int64_t id, struct instance *out, struct ebb_error *err);
 
 /* The notice as GET /v1/fleet/ID/notice serves it, in the shape of AWS's
  * instance-action: {"action": "terminate", "time": "2026-11-21T23:40:00.250Z"},
- * the time the instance will be killed (to the millisecond). */
-json_t *reclaim_notice_json(const struct server *s, const struct instance *inst);
+ * the time the instance will be killed (to the millisecond): notice_ms
+ * after the notice, on the worker's clock. */
+json_t *reclaim_notice_json(const struct instance *inst, int64_t notice_ms, const struct clock *clock);
 
 #endif

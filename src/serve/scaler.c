@@ -1,81 +1,34 @@
 /* The scaler loop of serve (see scaler.h, plan.h, docs/SCALING.md). */
 #include "serve/scaler.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve/fleet.h"
-#include "policy/idle.h"
-#include "serve/ledger.h"
 #include "common/log.h"
+#include "policy/idle.h"
 #include "policy/plan.h"
+#include "serve/estimates.h"
+#include "serve/view.h"
 
-#define HISTORY 1000 /* submissions and finished jobs the estimates look at */
+#define GAPS 1000 /* the gaps between submissions auto looks at */
 
 struct scaler {
-	struct server *srv;
-	struct provider *provider;
+	struct scaler_env env;
 	struct event *timer;
 	int64_t last_run_ms;
-	int64_t next_ms; /* the run that is scheduled, 0 if none */
-	int running;
-	int spot_failed; /* a spot launch failed in this run */
+	int64_t next_ms;  /* the run that is scheduled, 0 if none */
+	int listing;      /* a run waits for the provider's list */
+	int launched;     /* a launch came back while the list was under way */
+	uint64_t changes; /* store_changes() when the last run ended */
 	/* What the last run found, for the workers' lease replies. */
 	int64_t idle_timeout_ms;
 	int warm_floor;
 	struct offer offers[64]; /* in force: the config's, with what was measured */
-	int noffers;
-	/* Speed and boot samples per offer, both markets pooled: they are
-	 * the machine's, whatever it is billed at. */
-	struct {
-		double speed_sum;
-		int64_t speed_n, boots, boot_ms;
-	} pooled[64];
 };
-
-static void on_timer(evutil_socket_t fd, short what, void *arg);
-
-static int adopt(void *arg, const struct instance *inst)
-{
-	struct scaler *sc = arg;
-
-	/* One that cannot be adopted is marked gone by the next reconcile. */
-	if (inst->provider_ref[0])
-		sc->provider->ops->adopt(sc->provider, inst);
-	return 0;
-}
-
-struct scaler *scaler_new(struct server *s, struct provider *p)
-{
-	struct scaler *sc = calloc(1, sizeof *sc);
-
-	sc->srv = s;
-	sc->provider = p;
-	sc->timer = evtimer_new(s->base, on_timer, sc);
-	memcpy(sc->offers, s->offers, sizeof s->offers);
-	sc->noffers = s->noffers;
-	s->store->ops->instance_list(s->store, 0, adopt, sc);
-	return sc;
-}
-
-void scaler_free(struct scaler *sc)
-{
-	if (!sc)
-		return;
-	event_free(sc->timer);
-	free(sc);
-}
-
-const struct offer *scaler_offers(const struct scaler *sc, int *n)
-{
-	*n = sc->noffers;
-	return sc->offers;
-}
 
 static void schedule(struct scaler *sc, int64_t at)
 {
-	int64_t now = clock_now(&sc->srv->clock), wait;
+	int64_t now = clock_now(sc->env.clock), wait;
 	struct timeval tv;
 
 	if (sc->next_ms && sc->next_ms <= at)
@@ -87,15 +40,24 @@ static void schedule(struct scaler *sc, int64_t at)
 	evtimer_add(sc->timer, &tv);
 }
 
-void scaler_poke(struct scaler *sc)
+void scaler_wake(struct scaler *sc)
 {
-	if (!sc || sc->running)
-		return;
-	schedule(sc, sc->last_run_ms + sc->srv->cfg->scaler_interval_ms);
+	if (sc && !sc->listing)
+		schedule(sc, sc->last_run_ms + sc->env.cfg->scaler_interval_ms);
+}
+
+/* The batch's commit subscriber: a change the scaler did not make itself
+ * wakes it. */
+static void on_commit(void *arg, int changed)
+{
+	struct scaler *sc = arg;
+
+	if (changed && store_changes(sc->env.store) != sc->changes)
+		scaler_wake(sc);
 }
 
 struct gaps {
-	int64_t prev, v[HISTORY];
+	int64_t prev, v[GAPS];
 	size_t n;
 };
 
@@ -104,297 +66,117 @@ static int add_gap(void *arg, int64_t ms)
 	struct gaps *g = arg;
 
 	/* Newest first: each gap is the previous (later) time minus this one. */
-	if (g->prev && g->n < HISTORY)
+	if (g->prev && g->n < GAPS)
 		g->v[g->n++] = g->prev - ms;
 	g->prev = ms;
 	return 0;
 }
 
-int64_t scaler_idle_timeout(struct scaler *sc, char *why, size_t why_size)
+int scaler_idle_timeout(struct scaler *sc, int64_t *out_ms, char *why, size_t why_size)
 {
-	const struct config *cfg = sc->srv->cfg;
-	struct gaps g = {0};
+	const struct config *cfg = sc->env.cfg;
+	struct gaps *g;
 
 	if (cfg->idle_timeout_ms != CONF_AUTO) {
 		snprintf(why, why_size, "fixed: [scaler] idle_timeout");
-		return cfg->idle_timeout_ms;
+		*out_ms = cfg->idle_timeout_ms;
+		return 0;
 	}
-	sc->srv->store->ops->recent_submits(sc->srv->store, HISTORY + 1, add_gap, &g);
-	return idle_timeout_auto(g.v, g.n, cfg->idle_gap_quantile, cfg->idle_timeout_min_ms,
-				 cfg->idle_timeout_max_ms, why, why_size);
-}
-
-/* Median run time per type of recently finished jobs. */
-struct medians {
-	char types[32][CONF_NAME_MAX + 1];
-	int64_t runs[32][64];
-	int counts[32];
-	char sorted[32]; /* sorted once, at the first estimate asked of the type */
-	int ntypes;
-};
-
-static int add_duration(void *arg, const char *type, int64_t run_ms)
-{
-	struct medians *m = arg;
-	int t = 0;
-
-	while (t < m->ntypes && strcmp(m->types[t], type) != 0)
-		t++;
-	if (t == m->ntypes) {
-		if (m->ntypes == 32)
-			return 0;
-		snprintf(m->types[m->ntypes++], CONF_NAME_MAX + 1, "%s", type);
+	if (!(g = calloc(1, sizeof *g)) || store_recent_submits(sc->env.store, GAPS + 1, add_gap, g) != 0) {
+		snprintf(why, why_size, "%s", g ? store_error(sc->env.store) : "out of memory");
+		free(g);
+		return -1;
 	}
-	if (m->counts[t] < 64)
-		m->runs[t][m->counts[t]++] = run_ms;
+	*out_ms = idle_timeout_auto(g->v, g->n, cfg->idle_gap_quantile, cfg->idle_timeout_min_ms,
+				    cfg->idle_timeout_max_ms, why, why_size);
+	free(g);
 	return 0;
 }
 
-static int by_value(const void *a, const void *b)
+int64_t scaler_worker_idle_timeout(const struct scaler *sc)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
+	/* While a warm floor holds, the scaler alone decides which idle
+	 * instance goes: a worker must not power itself off under it. */
+	return sc->warm_floor > 0 ? 0 : sc->idle_timeout_ms;
 }
 
-static double estimate_s(struct medians *m, const char *type, const struct config *cfg)
+int scaler_offers(struct scaler *sc, const struct offer **out, int *n)
 {
-	for (int t = 0; t < m->ntypes; t++) {
-		if (strcmp(m->types[t], type) == 0) {
-			if (!m->sorted[t]) {
-				qsort(m->runs[t], (size_t)m->counts[t], sizeof(int64_t), by_value);
-				m->sorted[t] = 1;
-			}
-			return (double)m->runs[t][m->counts[t] / 2] / 1000.0;
-		}
-	}
-	return (double)cfg->default_est_ms / 1000.0;
+	int rc = estimates_in_force(sc->env.store, sc->env.offers, sc->env.noffers, clock_now(sc->env.clock),
+				    sc->offers);
+
+	*out = sc->offers;
+	*n = sc->env.noffers;
+	return rc;
 }
 
-struct view_builder {
-	struct scaler *sc;
-	struct medians med;
-	struct plan_class *classes;
-	int nclasses;
-	struct plan_instance *fleet;
-	struct instance *records;
-	int nfleet;
-};
+/* ---- the provider's answers, each in a batch of its own ---- */
 
-/* The view's class of (GPUs, VRAM, lane), added when new. */
-static struct plan_class *class_for(struct view_builder *b, int gpus, int min_vram_gb, const char *lane,
-				    int64_t oldest_ms)
+/* A launch came back: the instance boots, or it is terminated with the
+ * reason and its offer's failure counted. */
+static int apply_launch(struct scaler *sc, int64_t instance, const struct launch_result *r)
 {
-	const struct config *cfg = b->sc->srv->cfg;
-	int rank = config_lane_rank(cfg, lane);
-	struct plan_class *c;
-
-	for (int k = 0; k < b->nclasses; k++) {
-		c = &b->classes[k];
-		if (c->gpus == gpus && c->min_vram_gb == min_vram_gb && c->lane_rank == rank)
-			return c;
-	}
-	b->classes = realloc(b->classes, (size_t)(b->nclasses + 1) * sizeof *b->classes);
-	c = &b->classes[b->nclasses++];
-	memset(c, 0, sizeof *c);
-	c->lane = rank >= 0 ? cfg->lane_names[rank] : "?";
-	c->gpus = gpus;
-	c->min_vram_gb = min_vram_gb;
-	c->lane_rank = rank;
-	c->oldest_ms = oldest_ms;
-	c->wait_target_ms = config_wait_target_ms(cfg, c->lane);
-	return c;
-}
-
-static int add_demand(void *arg, const struct demand_row *r)
-{
-	struct view_builder *b = arg;
-	const struct config *cfg = b->sc->srv->cfg;
-	struct plan_class *c = class_for(b, r->gpus, r->min_vram_gb, r->lane, r->oldest_ms);
-
-	c->jobs += r->jobs;
-	c->items += r->items;
-	c->work_s += (double)r->est_s + (double)r->jobs_without_est * estimate_s(&b->med, r->type, cfg);
-	if (r->oldest_ms < c->oldest_ms)
-		c->oldest_ms = r->oldest_ms;
-	return 0;
-}
-
-/* Arrivals count with weight exp(-age / arrival_window), as the
- * simulator's running sums do; the rows are read back from the newest to
- * ARRIVALS_HORIZON windows ago (weights under 1%), at most ARRIVALS_MAX
- * of them. */
-#define ARRIVALS_HORIZON 5
-#define ARRIVALS_MAX 10000
-
-struct arrivals {
-	struct view_builder *b;
-	int64_t now_ms, oldest_ms;
-	double window_s;
-	int n;
-};
-
-static int add_arrival(void *arg, const struct arrival_row *r)
-{
-	struct arrivals *a = arg;
-	struct plan_class *c = class_for(a->b, r->gpus, r->min_vram_gb, r->lane, a->now_ms);
-	double w = exp(-(double)(a->now_ms - r->created_ms) / 1000.0 / a->window_s) / a->window_s;
-	double est = r->est_s ? (double)r->est_s : estimate_s(&a->b->med, r->type, a->b->sc->srv->cfg);
-
-	c->arrival_jobs_per_s += w;
-	c->arrival_work_per_s += w * est;
-	a->oldest_ms = r->created_ms;
-	a->n++;
-	return 0;
-}
-
-static void add_arrivals(struct view_builder *b, int64_t now_ms, int64_t window_ms)
-{
-	struct arrivals a = {.b = b, .now_ms = now_ms, .window_s = (double)window_ms / 1000.0};
-	struct server *s = b->sc->srv;
-
-	if (window_ms <= 0)
-		return;
-	s->store->ops->arrivals(s->store, now_ms - ARRIVALS_HORIZON * window_ms, ARRIVALS_MAX, add_arrival, &a);
-	/* A stream too fast for the rows read: they cover only the last span
-	 * seconds, whose weights add up to 1 - exp(-span / window) of a steady
-	 * rate's; scaled up to the whole. */
-	if (a.n == ARRIVALS_MAX) {
-		double covered = 1 - exp(-(double)(now_ms - a.oldest_ms) / (double)window_ms);
-		for (int k = 0; covered > 0 && k < b->nclasses; k++) {
-			b->classes[k].arrival_jobs_per_s /= covered;
-			b->classes[k].arrival_work_per_s /= covered;
-		}
-	}
-}
-
-static int add_instance(void *arg, const struct instance *inst)
-{
-	struct view_builder *b = arg;
-	struct server *s = b->sc->srv;
-	struct plan_instance *p;
-	int offer = offer_index(b->sc->offers, b->sc->noffers, inst->offer);
-	struct job job;
-
-	if (offer < 0)
-		offer = 0; /* its offer left the config: still counted against the limits */
-	b->fleet = realloc(b->fleet, (size_t)(b->nfleet + 1) * sizeof *b->fleet);
-	b->records = realloc(b->records, (size_t)(b->nfleet + 1) * sizeof *b->records);
-	b->records[b->nfleet] = *inst;
-	p = &b->fleet[b->nfleet++];
-	memset(p, 0, sizeof *p);
-	p->id = inst->id;
-	p->offer = offer;
-	p->market = inst->market;
-	p->state = inst->state;
-	p->running = inst->job_id != 0;
-	p->launched_ms = inst->launched_ms;
-	p->idle_since_ms = inst->idle_since_ms;
-	if (inst->job_id && s->store->ops->job_get(s->store, inst->job_id, &job) == 0) {
-		double est = job.est_s ? (double)job.est_s : estimate_s(&b->med, job.type, s->cfg);
-		p->busy_until_ms = job.started_ms + (int64_t)(est * 1000.0);
-		job_free(&job);
-	}
-	return 0;
-}
-
-/* Instances the provider no longer has are gone; a job they ran gets its
- * lease expired now rather than at its timeout. */
-struct alive {
-	char refs[1024][64];
-	int n;
-};
-
-static void add_alive(void *arg, const char *ref)
-{
-	struct alive *a = arg;
-
-	if (a->n < 1024)
-		snprintf(a->refs[a->n++], 64, "%s", ref);
-}
-
-static int is_alive(const struct alive *a, const char *ref)
-{
-	for (int k = 0; k < a->n; k++) {
-		if (strcmp(a->refs[k], ref) == 0)
-			return 1;
-	}
-	return 0;
-}
-
-static void reconcile(struct scaler *sc, struct view_builder *b)
-{
-	struct server *s = sc->srv;
-	struct alive *a = calloc(1, sizeof *a);
+	struct instance inst;
+	struct offer_stat stat = {0};
 	struct ebb_error err;
+	char why[400];
 
-	sc->provider->ops->list(sc->provider, add_alive, a);
-	for (int k = 0; k < b->nfleet; k++) {
-		struct instance *inst = &b->records[k];
-		if (inst->state == INST_TERMINATED || !inst->provider_ref[0] || is_alive(a, inst->provider_ref))
-			continue;
-		if (inst->job_id) {
-			char worker[32];
-			instance_worker_name(inst->id, worker, sizeof worker);
-			queue_expire_lease(&s->queue, inst->job_id, worker);
-		}
-		fleet_set_state(s, inst, INST_TERMINATED,
-				inst->reclaim_at_ms ? "gone: reclaimed (spot)"
-				: inst->state == INST_IDLE ? "gone: the worker exited (idle)" : "gone: the provider lost it");
-		b->fleet[k].state = INST_TERMINATED;
+	if (fleet_get(sc->env.fleet, instance, &inst, &err) != 0)
+		return -1;
+	if (r->ok) {
+		snprintf(inst.provider_ref, sizeof inst.provider_ref, "%s", r->ref);
+		snprintf(inst.gpu_ids, sizeof inst.gpu_ids, "%s", r->gpu_ids);
+		/* Its worker may have registered already, or a boot timeout
+		 * ended it while the answer was under way. */
+		if (inst.state != INST_REQUESTED)
+			return store_instance_update(sc->env.store, &inst);
+		return fleet_set_state(sc->env.fleet, &inst, INST_BOOTING, "launched");
 	}
-	queue_process_due(&s->queue, &err);
-	free(a);
+	stat.offer = inst.offer;
+	stat.market = inst.market;
+	stat.launch_failures = 1;
+	stat.last_failure_ms = inst.launched_ms;
+	snprintf(why, sizeof why, "launch failed: %s%s", r->no_capacity ? "capacity: " : "", r->error);
+	log_warn("launch failed", "instance=%lld offer=%s market=%s", (long long)inst.id, inst.offer,
+		 market_name(inst.market));
+	if (store_offer_stat_add(sc->env.store, &stat) != 0)
+		return -1;
+	return inst.state == INST_TERMINATED ? 0 : fleet_set_state(sc->env.fleet, &inst, INST_TERMINATED, why);
 }
 
-/* Estimates replace the declared figures once there is evidence: speed
- * after 3 timed runs, boot after 3 boots; the reclaim rate blends the
- * declared one (as one hour of evidence) with the hours observed; a spot
- * market whose last launch failed for capacity rests for 10 minutes. */
-#define MIN_SAMPLES SCALER_MIN_SAMPLES
-#define SPOT_REST_MS (10 * 60 * 1000)
-
-static int apply_stat(void *arg, const struct offer_stat *st)
+static void on_launched(void *arg, int64_t instance, const struct launch_result *r)
 {
 	struct scaler *sc = arg;
-	int64_t now = clock_now(&sc->srv->clock);
 
-	int k = offer_index(sc->offers, sc->noffers, st->offer);
-	struct offer *o;
+	int ok = 0;
 
-	if (k < 0)
-		return 0;
-	o = &sc->offers[k];
-	sc->pooled[k].speed_sum += st->speed_sum;
-	sc->pooled[k].speed_n += st->speed_n;
-	sc->pooled[k].boots += st->boots;
-	sc->pooled[k].boot_ms += st->boot_ms;
-	if (st->market == MARKET_SPOT) {
-		double hours = (double)st->alive_ms / 3600000.0;
-		o->reclaims_per_hour = ((double)st->reclaims + o->reclaims_per_hour) / (hours + 1.0);
-		o->spot_failing = st->launch_failures > 0 && st->last_failure_ms >= st->last_launch_ms &&
-				  now - st->last_failure_ms < SPOT_REST_MS;
+	sc->launched |= sc->listing;
+	if (batch_begin(sc->env.batch) == 0) {
+		ok = apply_launch(sc, instance, r) == 0;
+		batch_end(sc->env.batch, ok);
 	}
-	return 0;
+	if (!ok)
+		log_error("launch answer lost: the store failed; the boot timeout ends the instance",
+			  "instance=%lld error=\"%s\"", (long long)instance, store_error(sc->env.store));
+	batch_flush(sc->env.batch);
 }
 
-void scaler_estimates(struct scaler *sc)
+static void on_terminated(void *arg, int64_t instance, int ok, const char *error)
 {
-	memcpy(sc->offers, sc->srv->offers, sizeof sc->offers);
-	memset(sc->pooled, 0, sizeof sc->pooled);
-	sc->srv->store->ops->offer_stats(sc->srv->store, apply_stat, sc);
-	for (int k = 0; k < sc->noffers; k++) {
-		if (sc->pooled[k].speed_n >= MIN_SAMPLES)
-			sc->offers[k].speed = sc->pooled[k].speed_sum / (double)sc->pooled[k].speed_n;
-		if (sc->pooled[k].boots >= MIN_SAMPLES)
-			sc->offers[k].boot_ms = sc->pooled[k].boot_ms / sc->pooled[k].boots;
-	}
+	char quoted[400];
+
+	(void)arg;
+	if (!ok)
+		log_error("terminate failed: the instance may still run and bill", "instance=%lld error=%s",
+			  (long long)instance, log_quote(quoted, sizeof quoted, error));
 }
 
-static void record(struct scaler *sc, const struct action *a, const char *kind)
+/* ---- a run ---- */
+
+static int record(struct scaler *sc, const struct action *a, const char *kind)
 {
-	struct server *s = sc->srv;
 	struct decision d = {
-		.at_ms = clock_now(&s->clock),
+		.at_ms = clock_now(sc->env.clock),
 		.kind = kind,
 		.offer = sc->offers[a->offer].name,
 		.count = a->count,
@@ -403,76 +185,121 @@ static void record(struct scaler *sc, const struct action *a, const char *kind)
 	};
 	char quoted[400];
 
-	s->store->ops->decision_insert(s->store, &d);
 	log_info("decision", "kind=%s reason=%s", kind, log_quote(quoted, sizeof quoted, a->reason));
+	return store_decision_insert(sc->env.store, &d);
 }
 
-static void do_launch(struct scaler *sc, const struct action *a)
+/* The instance records are written before the provider is asked, so that
+ * a crash in between leaves a record the boot timeout ends, never an
+ * instance ebb does not know. */
+static int launch(struct scaler *sc, const struct action *a)
 {
-	struct server *s = sc->srv;
 	const struct offer *o = &sc->offers[a->offer];
-	char err[300];
 
-	record(sc, a, "launch");
+	if (record(sc, a, "launch") != 0)
+		return -1;
 	for (int n = 0; n < a->count; n++) {
-		struct offer_stat stat = {.offer = o->name, .market = a->market};
 		struct instance inst = {0};
 		snprintf(inst.offer, sizeof inst.offer, "%s", o->name);
 		inst.market = a->market;
 		inst.state = INST_REQUESTED;
 		inst.gpus = o->gpus;
 		inst.vram_gb = o->vram_gb;
-		inst.launched_ms = inst.updated_ms = clock_now(&s->clock);
+		inst.launched_ms = inst.updated_ms = clock_now(sc->env.clock);
 		snprintf(inst.reason, sizeof inst.reason, "%s", a->reason);
-		if (s->store->ops->instance_insert(s->store, &inst) != 0 ||
-		    ledger_transition(s, &inst, INST_REQUESTED) != 0)
-			return;
-		stat.launches = 1;
-		stat.last_launch_ms = inst.launched_ms;
-		if (sc->provider->ops->launch(sc->provider, &inst, err, sizeof err) != 0) {
-			char why[340];
-			snprintf(why, sizeof why, "launch failed: %s", err);
-			stat.launch_failures = 1;
-			sc->spot_failed |= a->market == MARKET_SPOT;
-			stat.last_failure_ms = inst.launched_ms;
-			s->store->ops->offer_stat_add(s->store, &stat);
-			fleet_set_state(s, &inst, INST_TERMINATED, why);
-			continue;
-		}
-		s->store->ops->offer_stat_add(s->store, &stat);
-		fleet_set_state(s, &inst, INST_BOOTING, "launched");
+		if (store_instance_insert(sc->env.store, &inst) != 0 ||
+		    ledger_transition(sc->env.fleet->ledger, &inst, INST_REQUESTED) != 0 ||
+		    store_offer_stat_add(sc->env.store, &(struct offer_stat){
+			    .offer = o->name, .market = a->market, .launches = 1,
+			    .last_launch_ms = inst.launched_ms}) != 0)
+			return -1;
+		provider_launch(sc->env.provider, &inst, on_launched, sc);
 	}
+	return 0;
 }
 
-static void carry_out(struct scaler *sc, struct view_builder *b, const struct action *a)
+static int carry_out(struct scaler *sc, struct view *v, const struct action *a)
 {
-	struct server *s = sc->srv;
-
-	if (a->kind == ACTION_LAUNCH) {
-		do_launch(sc, a);
-		return;
-	}
-	for (int k = 0; k < b->nfleet; k++) {
-		struct instance *inst = &b->records[k];
+	if (a->kind == ACTION_LAUNCH)
+		return launch(sc, a);
+	for (int k = 0; k < v->nfleet; k++) {
+		struct instance *inst = &v->records[k];
 		if (inst->id != a->instance)
 			continue;
-		if (a->kind == ACTION_DRAIN) {
-			record(sc, a, "drain");
-			fleet_set_state(s, inst, INST_DRAINING, a->reason);
-		} else if (!inst->job_id) {
-			/* The last line of defence: never stop an instance with a job. */
-			record(sc, a, "terminate");
-			sc->provider->ops->terminate(sc->provider, inst);
-			fleet_set_state(s, inst, INST_TERMINATED, a->reason);
-		}
+		if (a->kind == ACTION_DRAIN)
+			return record(sc, a, "drain") == 0 &&
+			       fleet_set_state(sc->env.fleet, inst, INST_DRAINING, a->reason) == 0 ? 0 : -1;
+		/* The last line of defence: never stop an instance with a job. */
+		if (inst->job_id)
+			return 0;
+		if (record(sc, a, "terminate") != 0 ||
+		    fleet_set_state(sc->env.fleet, inst, INST_TERMINATED, a->reason) != 0)
+			return -1;
+		provider_terminate(sc->env.provider, inst, on_terminated, sc);
 	}
+	return 0;
 }
 
-static void run(struct scaler *sc)
+struct listed {
+	const char *const *refs;
+	int n;
+	const char *error;
+};
+
+static int is_listed(const struct listed *l, const char *ref)
 {
-	struct server *s = sc->srv;
-	const struct config *cfg = s->cfg;
-	struct view_builder b = {.sc = sc};
+	for (int k = 0; k < l->n; k++) {
+		if (strcmp(l->refs[k], ref) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+struct reconcile {
+	struct scaler *sc;
+	const struct listed *l;
+};
+
+/* Instances the provider no longer has are gone; a job they ran gets its
+ * lease expired now rather than at its timeout. */
+static int gone(void *arg, const struct instance *inst)
+{
+	struct reconcile *r = arg;
+	struct scaler *sc = r->sc;
+	struct instance copy = *inst;
+	struct ebb_error err;
+
+	if (!inst->provider_ref[0] || is_listed(r->l, inst->provider_ref))
+		return 0;
+	if (inst->job_id && queue_expire_lease(sc->env.queue, inst->job_id, inst->id, &err) != 0)
+		return -1;
+	return fleet_set_state(sc->env.fleet, &copy, INST_TERMINATED,
+			       inst->reclaim_at_ms ? "gone: reclaimed (spot)"
+			       : inst->state == INST_IDLE ? "gone: the worker exited (idle)"
+			       : "gone: the provider lost it");
+}
+
+static int reconcile(struct scaler *sc, const struct listed *l)
+{
+	struct reconcile r = {sc, l};
+	struct ebb_error err;
+
+	/* A list that failed, or that began before a launch came back, may
+	 * miss instances that live: nothing is marked gone from it. */
+	if (l->error || sc->launched) {
+		if (l->error)
+			log_warn("provider list failed: no instance marked gone this run", "error=\"%s\"", l->error);
+		return 0;
+	}
+	if (store_instance_list(sc->env.store, 0, gone, &r) != 0)
+		return -1;
+	return queue_process_due(sc->env.queue, &err);
+}
+
+static int run(struct scaler *sc, const struct listed *l)
+{
+	const struct config *cfg = sc->env.cfg;
+	int64_t now = clock_now(sc->env.clock);
 	struct plan_settings settings = {
 		.max_instances = cfg->max_instances,
 		.max_gpus = cfg->max_gpus,
@@ -488,68 +315,117 @@ static void run(struct scaler *sc)
 		.use_spot = (int)cfg->use_spot,
 		.checkpoint_every_ms = cfg->checkpoint_every_ms,
 	};
-	struct plan_view view;
-	struct plan_result *result = malloc(sizeof *result);
-	char why[300];
+	struct plan_view pv;
+	struct plan_result *result = NULL;
+	struct view v = {0};
+	const struct offer *offers;
+	char why[600];
+	int n, rc = -1;
 
-	sc->running = 1;
-	scaler_estimates(sc);
-	settings.idle_timeout_ms = scaler_idle_timeout(sc, why, sizeof why);
+	if (reconcile(sc, l) != 0 || scaler_offers(sc, &offers, &n) != 0 ||
+	    scaler_idle_timeout(sc, &settings.idle_timeout_ms, why, sizeof why) != 0) {
+		log_error("scaler: store failed, no decision this run", "error=\"%s\"", store_error(sc->env.store));
+		goto out;
+	}
+	if (view_build(&v, sc->env.store, cfg, now, offers, n) != 0) {
+		log_error("scaler: no decision this run", "error=\"%s\"", v.error);
+		goto out;
+	}
+	if (!(result = malloc(sizeof *result))) {
+		log_error("scaler: out of memory, no decision this run", "need=%zu", sizeof *result);
+		goto out;
+	}
 	sc->idle_timeout_ms = settings.idle_timeout_ms;
-	sc->warm_floor = warm_floor(&cfg->warm_schedule, clock_now(&s->clock));
-	s->store->ops->recent_durations(s->store, HISTORY, add_duration, &b.med);
-	s->store->ops->instance_list(s->store, 0, add_instance, &b);
-	reconcile(sc, &b);
-	s->store->ops->demand(s->store, add_demand, &b);
-	add_arrivals(&b, clock_now(&s->clock), cfg->arrival_window_ms);
-	view = (struct plan_view){
-		.now_ms = clock_now(&s->clock),
+	sc->warm_floor = warm_floor(&cfg->warm_schedule, now);
+	pv = (struct plan_view){
+		.now_ms = now,
 		.arrival_window_ms = cfg->arrival_window_ms,
 		.settings = &settings,
-		.classes = b.classes,
-		.nclasses = b.nclasses,
-		.fleet = b.fleet,
-		.nfleet = b.nfleet,
-		.offers = sc->offers,
-		.noffers = sc->noffers,
+		.classes = v.classes,
+		.nclasses = v.nclasses,
+		.fleet = v.fleet,
+		.nfleet = v.nfleet,
+		.offers = offers,
+		.noffers = n,
 	};
-	plan(&view, result);
-	for (int k = 0; k < result->n; k++)
-		carry_out(sc, &b, &result->actions[k]);
-	sc->last_run_ms = view.now_ms;
-	/* The work that wanted a failed spot instance still waits and nothing
-	 * else may wake the scaler: plan again, now that the offer's spot
-	 * market counts as failing (another offer, or on demand). */
-	if (sc->spot_failed)
-		schedule(sc, view.now_ms + cfg->scaler_interval_ms);
-	sc->spot_failed = 0;
-	if (result->next_ms)
+	plan(&pv, result);
+	rc = 0;
+	for (int k = 0; k < result->n && rc == 0; k++)
+		rc = carry_out(sc, &v, &result->actions[k]);
+	if (rc == 0 && result->next_ms)
 		schedule(sc, result->next_ms);
+out:
+	/* A run that failed is rolled back: the next one comes an interval
+	 * later rather than never. */
+	if (rc != 0)
+		schedule(sc, now + cfg->scaler_interval_ms);
 	free(result);
-	free(b.classes);
-	free(b.fleet);
-	free(b.records);
-	sc->running = 0;
+	view_free(&v);
+	sc->last_run_ms = now;
+	return rc;
+}
+
+static void on_listed(void *arg, const char *const *refs, int n, const char *error)
+{
+	struct scaler *sc = arg;
+	struct listed l = {refs, n, error};
+
+	sc->listing = 0;
+	if (batch_begin(sc->env.batch) != 0) {
+		log_error("scaler: store failed, no decision this run", "error=\"%s\"", store_error(sc->env.store));
+		schedule(sc, clock_now(sc->env.clock) + sc->env.cfg->scaler_interval_ms);
+	} else {
+		int rc = run(sc, &l);
+		/* What the run wrote is its own: only later changes wake it. */
+		sc->changes = store_changes(sc->env.store);
+		batch_end(sc->env.batch, rc == 0);
+	}
+	sc->launched = 0;
+	batch_flush(sc->env.batch);
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
 	struct scaler *sc = arg;
-	struct server *s = sc->srv;
 
 	(void)fd;
 	(void)what;
 	sc->next_ms = 0;
-	if (server_begin_request(s) != 0)
-		return;
-	run(sc);
-	server_end_request(s, 1);
-	httpd_flush(s->httpd);
+	sc->listing = 1;
+	provider_list(sc->env.provider, on_listed, sc);
 }
 
-int64_t scaler_worker_idle_timeout(const struct scaler *sc)
+static int adopt(void *arg, const struct instance *inst)
 {
-	/* While a warm floor holds, the scaler alone decides which idle
-	 * instance goes: a worker must not power itself off under it. */
-	return sc->warm_floor > 0 ? 0 : sc->idle_timeout_ms;
+	struct scaler *sc = arg;
+
+	/* One that cannot be adopted is marked gone by the next reconcile. */
+	if (inst->provider_ref[0])
+		provider_adopt(sc->env.provider, inst);
+	return 0;
+}
+
+struct scaler *scaler_new(const struct scaler_env *env)
+{
+	struct scaler *sc = calloc(1, sizeof *sc);
+
+	if (!sc)
+		return NULL;
+	sc->env = *env;
+	memcpy(sc->offers, env->offers, (size_t)env->noffers * sizeof *env->offers);
+	sc->timer = evtimer_new(env->base, on_timer, sc);
+	if (store_instance_list(env->store, 0, adopt, sc) != 0)
+		log_error("scaler: the fleet could not be read to adopt it", "error=\"%s\"", store_error(env->store));
+	batch_on_commit(env->batch, on_commit, sc);
+	sc->last_run_ms = clock_now(env->clock) - env->cfg->scaler_interval_ms;
+	scaler_wake(sc);
+	return sc;
+}
+
+void scaler_free(struct scaler *sc)
+{
+	if (!sc)
+		return;
+	event_free(sc->timer);
+	free(sc);
 }

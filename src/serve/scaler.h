@@ -1,30 +1,51 @@
 /* The scaler in serve: reconciles the fleet with the provider, builds
  * plan()'s view from the store, runs plan() and carries out its actions.
- * It runs when something changed (at most once per [scaler] interval) and
- * at the time plan() asks for; an idle system does not wake it. */
+ *
+ * It wakes when a committed batch changed a job or an instance (it
+ * subscribes to the batch: no handler calls it), at most once per
+ * [scaler] interval, and at the time plan() asks for; an idle system does
+ * not wake it. A run first asks the provider for its list (asynchronous),
+ * and plans when the list comes back; a launch's or a termination's
+ * answer comes back later still, each in a batch of its own. */
 #ifndef EBB_SCALER_H
 #define EBB_SCALER_H
 
+#include <event2/event.h>
+
 #include "provider/provider.h"
-#include "serve/server.h"
+#include "serve/batch.h"
+#include "serve/fleet.h"
+#include "serve/queue.h"
 
 struct scaler;
 
-struct scaler *scaler_new(struct server *s, struct provider *p);
+struct scaler_env {
+	const struct config *cfg;
+	const struct clock *clock;
+	struct event_base *base;
+	struct store *store;
+	struct batch *batch;
+	struct queue *queue;
+	struct fleet *fleet;
+	struct provider *provider;
+	const struct offer *offers; /* the catalogue as configured */
+	int noffers;
+};
+
+/* Adopts the live instances a previous serve left, and plans soon. */
+struct scaler *scaler_new(const struct scaler_env *env);
 void scaler_free(struct scaler *sc);
-/* Something changed (a submit, a finished job, an exited worker). */
-void scaler_poke(struct scaler *sc);
-/* The idle timeout in force and why (fixed, or auto from the gaps). */
-int64_t scaler_idle_timeout(struct scaler *sc, char *why, size_t why_size);
-/* Samples (timed runs, boots; both markets pooled) after which a measured
- * speed or boot replaces the declared one. */
-#define SCALER_MIN_SAMPLES 3
+/* Plan again soon: for what no store change shows (the test clock moved,
+ * a worker process exited). */
+void scaler_wake(struct scaler *sc);
+/* The idle timeout in force and why (fixed, or auto from the gaps): 0,
+ * or -1 on a store error (in why). */
+int scaler_idle_timeout(struct scaler *sc, int64_t *out_ms, char *why, size_t why_size);
 /* The idle timeout a worker should hold itself to now, as of the last
  * decision: 0 (none) while the warm floor is above zero. */
 int64_t scaler_worker_idle_timeout(const struct scaler *sc);
-/* Re-reads what was measured of the offers (speed, boot, reclaims). */
-void scaler_estimates(struct scaler *sc);
-/* The offers the scaler chooses from, with the estimates in force. */
-const struct offer *scaler_offers(const struct scaler *sc, int *n);
+/* The offers the scaler chooses from, with the estimates in force now:
+ * 0, or -1 on a store error (the configured figures then). */
+int scaler_offers(struct scaler *sc, const struct offer **out, int *n);
 
 #endif

@@ -1,6 +1,5 @@
-/* `ebb serve`: the loop, the batch that every reply waits for, and the
- * timer for the queue's next deadline (see server.h). Idle, the process
- * sleeps in epoll with no timer armed unless a lease or a delayed job has a
+/* `ebb serve`: the wiring (see server.h). Idle, the process sleeps in
+ * epoll with no timer armed unless a lease or a delayed job has a
  * deadline. */
 #include "serve/server.h"
 
@@ -15,100 +14,63 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "serve/api.h"
 #include "common/log.h"
-#include "serve/longpoll.h"
 #include "provider/provider.h"
+#include "serve/api.h"
+#include "serve/batch.h"
+#include "serve/deadline.h"
+#include "serve/fleet.h"
+#include "serve/httpd.h"
+#include "serve/ledger.h"
+#include "serve/longpoll.h"
+#include "serve/metrics.h"
+#include "serve/queue.h"
 #include "serve/reclaim.h"
 #include "serve/scaler.h"
+#include "store/store.h"
 
-int server_begin_request(struct server *s)
-{
-	if (!s->in_batch) {
-		if (s->store->ops->begin(s->store) != 0)
-			return -1;
-		s->in_batch = 1;
-	}
-	return s->store->ops->savepoint(s->store);
-}
+struct server {
+	const struct config *cfg;
+	struct clock clock;
+	struct store *store;
+	struct batch *batch;
+	struct queue queue;
+	struct ledger ledger;
+	struct fleet fleet;
+	struct event_base *base;
+	struct httpd *httpd;
+	struct deadline *deadline;
+	struct longpoll *longpoll;
+	struct provider *provider; /* NULL: [provider] kind = none */
+	struct scaler *scaler;
+	struct api api;
+	struct event *signals[2];
+	/* The catalogue as configured; the scaler applies what it measured. */
+	struct offer offers[64];
+	int noffers;
+	/* Lease latency and replies by status, for GET /metrics: in memory
+	 * only, from zero at every start. */
+	struct serve_metrics metrics;
+};
 
-void server_end_request(struct server *s, int ok)
-{
-	if (ok)
-		s->store->ops->release(s->store);
-	else
-		s->store->ops->rollback_savepoint(s->store);
-}
-
-const struct offer *server_offer(const struct server *s, const char *name)
-{
-	int k = offer_index(s->offers, s->noffers, name);
-
-	return k >= 0 ? &s->offers[k] : NULL;
-}
-
-static void arm_deadline(struct server *s)
-{
-	int64_t at = 0, wait;
-	struct timeval tv;
-
-	if (queue_next_deadline(&s->queue, &at) != 0 || at == 0) {
-		evtimer_del(s->deadline);
-		return;
-	}
-	wait = at - clock_now(&s->clock);
-	if (wait < 0)
-		wait = 0;
-	tv.tv_sec = wait / 1000;
-	tv.tv_usec = (wait % 1000) * 1000;
-	evtimer_add(s->deadline, &tv);
-}
-
-/* httpd's commit hook: hand queued jobs to waiting workers, then make the
- * whole batch durable in one commit before any of its replies leaves. */
-static int commit_batch(void *ctx)
+static void on_request(void *ctx, struct request *req)
 {
 	struct server *s = ctx;
-	int failed = longpoll_dispatch(s) != 0;
-
-	if (!s->in_batch)
-		return failed;
-	s->in_batch = 0;
-	if (!failed && s->store->ops->commit(s->store) == 0) {
-		arm_deadline(s);
-		if (s->queue.changes != s->changes_seen) {
-			s->changes_seen = s->queue.changes;
-			scaler_poke(s->scaler);
-		}
-		return 0;
-	}
-	log_error("commit failed, batch rolled back", "error=\"%s\"", s->store->errmsg);
-	s->store->ops->rollback(s->store);
-	return -1;
+	api_handle(&s->api, req);
 }
 
-static void on_request(void *ctx, struct request *req) { api_handle(ctx, req); }
+static int on_commit(void *ctx)
+{
+	struct server *s = ctx;
+	return batch_commit(s->batch);
+}
 
 static void on_done(void *ctx, struct request *req, int sent)
 {
 	struct server *s = ctx;
-	struct waiter *w = request_data(req);
 
 	serve_metrics_http(&s->metrics, request_status(req));
-	if (w)
-		longpoll_done(w, sent);
-}
-
-static void on_deadline(evutil_socket_t fd, short what, void *arg)
-{
-	struct server *s = arg;
-	struct ebb_error err;
-
-	(void)fd;
-	(void)what;
-	if (server_begin_request(s) == 0)
-		server_end_request(s, queue_process_due(&s->queue, &err) == 0);
-	httpd_flush(s->httpd);
+	longpoll_done(s->longpoll, req, sent);
 }
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
@@ -117,8 +79,8 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 
 	(void)what;
 	log_info("shutting down", "signal=%s", sig == SIGTERM ? "TERM" : "INT");
-	longpoll_release_all(s);
-	httpd_flush(s->httpd);
+	longpoll_release_all(s->longpoll);
+	batch_flush(s->batch);
 	event_base_loopbreak(s->base);
 }
 
@@ -155,10 +117,26 @@ static void raise_fd_limit(void)
 	}
 }
 
-static void on_provider_change(void *arg)
+/* A worker process exited: the scaler looks for what went with it. */
+static void on_provider_changed(void *arg)
 {
 	struct server *s = arg;
-	scaler_poke(s->scaler);
+	scaler_wake(s->scaler);
+}
+
+/* The provider starts a simulated reclaim: its notice, in a batch. */
+static void on_provider_notice(void *arg, int64_t id)
+{
+	struct server *s = arg;
+	struct instance inst;
+	struct ebb_error err;
+
+	if (batch_begin(s->batch) != 0)
+		log_error("reclaim notice lost: the store failed", "instance=%lld error=\"%s\"", (long long)id,
+			  store_error(s->store));
+	else
+		batch_end(s->batch, reclaim_notice(&s->fleet, id, &inst, &err) == 0);
+	batch_flush(s->batch);
 }
 
 /* The provider and the scaler, when [provider] kind is not none. Workers
@@ -167,13 +145,17 @@ static int start_scaler(struct server *s, char *err, size_t errsize)
 {
 	const struct config *cfg = s->cfg;
 	struct provider_env env = {
-		.cfg = cfg, .base = s->base, .changed = on_provider_change, .changed_arg = s,
-		.notice = reclaim_from_provider,
+		.cfg = cfg, .base = s->base, .offers = s->offers, .noffers = s->noffers,
+		.changed = on_provider_changed, .notice = on_provider_notice, .arg = s,
+	};
+	struct scaler_env senv = {
+		.cfg = cfg, .clock = &s->clock, .base = s->base, .store = s->store, .batch = s->batch,
+		.queue = &s->queue, .fleet = &s->fleet, .offers = s->offers, .noffers = s->noffers,
 	};
 	char url[1100];
 	const char *colon = strrchr(cfg->listen, ':');
 
-	if (cfg->provider_kind == PROVIDER_NONE)
+	if (strcmp(cfg->provider_kind, "none") == 0)
 		return 0;
 	if (cfg->server_url[0])
 		snprintf(url, sizeof url, "%s", cfg->server_url);
@@ -191,97 +173,135 @@ static int start_scaler(struct server *s, char *err, size_t errsize)
 	}
 	if (!(s->provider = provider_open(&env, err, errsize)))
 		return -1;
-	s->scaler = scaler_new(s, s->provider);
-	log_info("scaler started", "provider=%s workers_reach=%s", s->provider->ops->name, url);
-	scaler_poke(s->scaler);
+	senv.provider = s->provider;
+	if (!(s->scaler = scaler_new(&senv))) {
+		snprintf(err, errsize, "scaler: out of memory");
+		return -1;
+	}
+	log_info("scaler started", "provider=%s workers_reach=%s", provider_name(s->provider), url);
 	return 0;
 }
 
-int server_run(const struct config *cfg, const struct server_options *o)
+/* The parts below the API, in the order they depend on each other. */
+static int start(struct server *s, const struct server_options *o, char *err, size_t errsize)
 {
-	struct server s = {.cfg = cfg, .test_clock = o->test_clock};
+	const struct config *cfg = s->cfg;
 	struct httpd_options ho = {
 		.listen = cfg->listen,
 		.max_body = cfg->max_body,
 		.max_connections = cfg->max_connections,
 		.connection_timeout_ms = cfg->connection_timeout_ms,
 	};
-	struct httpd_hooks hooks = {.ctx = &s, .handle = on_request, .commit = commit_batch, .done = on_done};
+	struct httpd_hooks hooks = {.ctx = s, .handle = on_request, .commit = on_commit, .done = on_done};
+	struct event_config *ec;
+
+	clock_init_real(&s->clock);
+	s->noffers = offers_from_config(cfg, s->offers, 64);
+	if (!(s->store = store_open(cfg, err, errsize)))
+		return -1;
+	queue_init(&s->queue, s->store, cfg, &s->clock,
+		   (uint64_t)clock_now(&s->clock) ^ ((uint64_t)getpid() << 32));
+	serve_metrics_init(&s->metrics);
+	s->queue.lease_latency = &s->metrics.lease_latency;
+	s->ledger = (struct ledger){s->store, &s->clock, s->offers, s->noffers};
+	fleet_init(&s->fleet, s->store, &s->clock, &s->ledger);
+	queue_subscribe(&s->queue, fleet_on_job, &s->fleet);
+	/* Timers are set from the time now, not from when the loop woke: a
+	 * long pass must not make a long-poll end early. */
+	if (!(ec = event_config_new()))
+		goto nomem;
+	event_config_set_flag(ec, EVENT_BASE_FLAG_NO_CACHE_TIME);
+	s->base = event_base_new_with_config(ec);
+	event_config_free(ec);
+	if (!s->base || !(s->batch = batch_new(s->store)) ||
+	    !(s->deadline = deadline_new(s->base, s->batch, &s->queue)))
+		goto nomem;
+	if (!(s->httpd = httpd_start(s->base, &ho, &hooks, err, errsize)))
+		return -1;
+	batch_set_httpd(s->batch, s->httpd);
+	if (start_scaler(s, err, errsize) != 0)
+		return -1;
+	if (!(s->longpoll = longpoll_new(s->base, s->batch, &s->queue, s->scaler)))
+		goto nomem;
+	s->api = (struct api){
+		.cfg = cfg, .clock = &s->clock, .test_clock = o->test_clock, .started_ms = clock_now(&s->clock),
+		.store = s->store, .batch = s->batch, .queue = &s->queue, .fleet = &s->fleet,
+		.longpoll = s->longpoll, .scaler = s->scaler, .provider = s->provider, .offers = s->offers,
+		.noffers = s->noffers, .metrics = &s->metrics,
+	};
+	s->signals[0] = evsignal_new(s->base, SIGTERM, on_signal, s);
+	s->signals[1] = evsignal_new(s->base, SIGINT, on_signal, s);
+	event_add(s->signals[0], NULL);
+	event_add(s->signals[1], NULL);
+	return 0;
+nomem:
+	snprintf(err, errsize, "out of memory");
+	return -1;
+}
+
+static void stop(struct server *s)
+{
+	scaler_free(s->scaler);
+	provider_close(s->provider);
+	longpoll_free(s->longpoll);
+	httpd_stop(s->httpd);
+	for (int i = 0; i < 2; i++) {
+		if (s->signals[i])
+			event_free(s->signals[i]);
+	}
+	deadline_free(s->deadline);
+	batch_free(s->batch);
+	if (s->base)
+		event_base_free(s->base);
+	store_close(s->store);
+}
+
+int server_run(const struct config *cfg, const struct server_options *o)
+{
+	struct server *s = calloc(1, sizeof *s);
 	char err[1024];
 	int lock_fd, loopback = httpd_is_loopback(cfg->listen), rc = 1;
 
 	log_set_level((enum log_level)cfg->log_level);
+	if (!s) {
+		log_error("cannot start", "reason=\"out of memory\"");
+		return 1;
+	}
+	s->cfg = cfg;
 	if (loopback < 0) {
 		log_error("cannot start", "reason=\"listen '%s': expected host:port, a port from 0 to 65535\"",
 			  cfg->listen);
+		free(s);
 		return 1;
 	}
 	if (cfg->ntokens == 0 && !loopback) {
 		log_error("cannot start", "reason=\"no [token.*] configured: the API would be open on %s;"
 			  " listen on a loopback address or configure tokens\"", cfg->listen);
+		free(s);
 		return 1;
 	}
 	if ((lock_fd = lock_data_dir(cfg->data_dir, err, sizeof err)) < 0) {
 		log_error("cannot start", "reason=\"%s\"", err);
+		free(s);
 		return 1;
 	}
 	raise_fd_limit();
 	signal(SIGPIPE, SIG_IGN);
-	clock_init_real(&s.clock);
-	s.noffers = offers_from_config(cfg, s.offers, 64);
-	s.started_ms = clock_now(&s.clock);
-	s.store = store_sqlite_open(cfg->data_dir, err, sizeof err);
-	if (!s.store) {
+	if (start(s, o, err, sizeof err) != 0) {
 		log_error("cannot start", "reason=\"%s\"", err);
-		close(lock_fd);
-		return 1;
+	} else {
+		log_info("listening", "addr=%s port=%d store=%s data_dir=%s test_clock=%d", cfg->listen,
+			 httpd_port(s->httpd), store_kind(s->store), cfg->data_dir, o->test_clock);
+		if (cfg->ntokens == 0)
+			log_warn("no tokens configured: the API is open, so it listens on loopback only", "addr=%s",
+				 cfg->listen);
+		/* Leases that ran out and delays that ended while serve was down. */
+		deadline_run(s->deadline);
+		event_base_dispatch(s->base);
+		rc = 0;
 	}
-	queue_init(&s.queue, s.store, cfg, &s.clock, (uint64_t)s.started_ms ^ ((uint64_t)getpid() << 32));
-	serve_metrics_init(&s.metrics);
-	s.queue.lease_latency = &s.metrics.lease_latency;
-	{
-		/* Timers are set from the time now, not from when the loop woke:
-		 * a long pass must not make a long-poll end early. */
-		struct event_config *ec = event_config_new();
-		event_config_set_flag(ec, EVENT_BASE_FLAG_NO_CACHE_TIME);
-		s.base = event_base_new_with_config(ec);
-		event_config_free(ec);
-	}
-	s.deadline = evtimer_new(s.base, on_deadline, &s);
-	s.httpd = httpd_start(s.base, &ho, &hooks, err, sizeof err);
-	if (!s.httpd) {
-		log_error("cannot start", "reason=\"%s\"", err);
-		goto out;
-	}
-	if (start_scaler(&s, err, sizeof err) != 0) {
-		log_error("cannot start", "reason=\"%s\"", err);
-		goto out;
-	}
-	s.signals[0] = evsignal_new(s.base, SIGTERM, on_signal, &s);
-	s.signals[1] = evsignal_new(s.base, SIGINT, on_signal, &s);
-	event_add(s.signals[0], NULL);
-	event_add(s.signals[1], NULL);
-	log_info("listening", "addr=%s port=%d store=sqlite data_dir=%s test_clock=%d", cfg->listen,
-		 httpd_port(s.httpd), cfg->data_dir, s.test_clock);
-	if (cfg->ntokens == 0)
-		log_warn("no tokens configured: the API is open, so it listens on loopback only", "addr=%s",
-			 cfg->listen);
-	/* Leases that ran out and delays that ended while serve was down. */
-	on_deadline(-1, 0, &s);
-	event_base_dispatch(s.base);
-	rc = 0;
-out:
-	scaler_free(s.scaler);
-	if (s.provider)
-		s.provider->ops->close(s.provider);
-	httpd_stop(s.httpd);
-	for (int i = 0; i < 2; i++) {
-		if (s.signals[i])
-			event_free(s.signals[i]);
-	}
-	event_free(s.deadline);
-	event_base_free(s.base);
-	s.store->ops->close(s.store);
+	stop(s);
+	free(s);
 	close(lock_fd);
 	return rc;
 }

@@ -207,9 +207,9 @@ int policy_parse(const char *spec, const char *config_path,
 	out->cooldown_ms = 300000;
 	out->stabilize_ms = 300000;
 	if (config_path)
-		rc = config_load(&out->cfg, config_path, why, sizeof why);
+		rc = config_load(&out->cfg, NULL, config_path, why, sizeof why);
 	else
-		config_defaults(&out->cfg);
+		config_defaults(&out->cfg, NULL);
 	if (rc != 0) {
 		snprintf(err, errsize, "%s", why);
 		free(copy);

@@ -906,12 +906,12 @@ int sim_load(const char *trace_path, const char *offers_path, const struct trace
 	struct config cfg;
 
 	if (offers_path) {
-		if (config_load(&cfg, offers_path, err, errsize) != 0) {
+		if (config_load(&cfg, NULL, offers_path, err, errsize) != 0) {
 			config_free(&cfg);
 			return -1;
 		}
 	} else {
-		config_defaults(&cfg);
+		config_defaults(&cfg, NULL);
 	}
 	/* Not the first 16 of them: a baseline's offer=NAME indexes the
 	 * config's list, and ebb would be replayed on part of its catalogue. */

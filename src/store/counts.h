@@ -1,6 +1,6 @@
-/* Job counts per (state, lane, type, team), kept in memory by a store
- * engine beside its tables and undone with them: a journal of changes is
- * rolled back with a savepoint or a batch. They are derived data (loaded
+/* Job counts per (state, lane, type, team), kept in memory by the store's
+ * front end beside the engine's tables and undone with them: a journal of
+ * changes is rolled back with a savepoint or a batch. They are derived data (loaded
  * from the jobs at open), so nothing is held only in memory; keeping them
  * here rather than in a table maintained by triggers saves two statements
  * per job state change on the hot path (docs/BENCHMARKS.md). */
@@ -11,7 +11,15 @@
 #include <stdint.h>
 
 #include "common/job.h"
-#include "store/store.h"
+
+/* One row of job counts: the store keeps them per state, lane, type, team. */
+struct job_count {
+	enum job_state state;
+	const char *lane, *type, *team;
+	int64_t n;
+};
+
+typedef int (*count_cb)(void *arg, const struct job_count *count);
 
 struct counts;
 

@@ -1,5 +1,6 @@
-/* The SQLite store engine: one file, WAL mode, synchronous = FULL, so a
- * commit is on disk when it returns. Statements are prepared once. */
+/* The SQLite store engine: one file, DATA_DIR/ebb.db, in WAL mode with
+ * synchronous = FULL, so a commit is on disk when it returns. Statements
+ * are prepared once. The contract it keeps is store/engine.h. */
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -7,8 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "store/counts.h"
-#include "store/store.h"
+#include "common/config.h"
+#include "store/engine.h"
 
 /* Each entry takes the schema one version further; never edit a shipped
  * one, append a new one. */
@@ -86,6 +87,8 @@ static const char *const migrations[] = {
 	 * statements per state change */
 	"DROP TRIGGER jobs_count_insert; DROP TRIGGER jobs_count_update; DROP TRIGGER jobs_count_delete;"
 	"DROP TABLE job_counts;",
+	/* 5: a lease names the instance it runs on */
+	"ALTER TABLE jobs ADD COLUMN instance_id INTEGER NOT NULL DEFAULT 0;",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -95,7 +98,7 @@ static const char *const migrations[] = {
 	" min_vram_gb, items, timeout_s, max_attempts, attempts, run_at, created_at,"        \
 	" updated_at, finished_at, idem_key, idem_hash, lease_token, worker, lease_expires," \
 	" lease_ms, checkpoint, items_done, error, result, seq, est_s, started_at, cost,"  \
-	" items_start, items_lost, interruptions"
+	" items_start, items_lost, interruptions, instance_id"
 
 #define INST_COLUMNS                                                                      \
 	"id, offer, market, state, gpus, vram_gb, gpu_ids, provider_ref, launched_at,"    \
@@ -119,12 +122,12 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_RELEASE] = "RELEASE request",
 	[S_ROLLBACK_TO] = "ROLLBACK TO request",
 	[S_INSERT] = "INSERT INTO jobs (" JOB_COLUMNS ") VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-		     " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		     " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[S_UPDATE] = "UPDATE jobs SET state = ?2, priority = ?3, attempts = ?4, run_at = ?5,"
 		     " updated_at = ?6, finished_at = ?7, lease_token = ?8, worker = ?9,"
 		     " lease_expires = ?10, lease_ms = ?11, checkpoint = ?12, items_done = ?13,"
 		     " error = ?14, result = ?15, seq = ?16, started_at = ?17, cost = ?18,"
-		     " items_start = ?19, items_lost = ?20, interruptions = ?21 WHERE id = ?1",
+		     " items_start = ?19, items_lost = ?20, interruptions = ?21, instance_id = ?22 WHERE id = ?1",
 	[S_GET] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?",
 	[S_GET_BY_KEY] = "SELECT " JOB_COLUMNS " FROM jobs WHERE team = ? AND idem_key = ?",
 	/* The partial index gives the order; the filters are checked per row. */
@@ -194,17 +197,16 @@ static const char *const stmt_sql[S_COUNT] = {
 };
 
 struct sqlite_store {
-	struct store base;
+	struct store *st; /* the front end's, for its errmsg */
 	sqlite3 *db;
-	struct counts *counts;
 	sqlite3_stmt *stmt[S_COUNT];
 };
 
-static struct sqlite_store *impl(struct store *s) { return (struct sqlite_store *)s; }
+static struct sqlite_store *impl(struct store *st) { return st->db; }
 
 static int fail(struct sqlite_store *s, const char *what)
 {
-	snprintf(s->base.errmsg, sizeof s->base.errmsg, "sqlite: %s: %s", what, sqlite3_errmsg(s->db));
+	snprintf(s->st->errmsg, sizeof s->st->errmsg, "sqlite: %s: %s", what, sqlite3_errmsg(s->db));
 	return -1;
 }
 
@@ -221,42 +223,14 @@ static int run(struct sqlite_store *s, enum stmt_id id)
 	return 0;
 }
 
-/* The in-memory counts follow every transaction boundary. */
-static int op_begin(struct store *st)
-{
-	counts_begin(impl(st)->counts);
-	return run(impl(st), S_BEGIN);
-}
-
-static int op_commit(struct store *st)
-{
-	if (run(impl(st), S_COMMIT) != 0)
-		return -1; /* the caller rolls back, and the counts with it */
-	counts_commit(impl(st)->counts);
-	return 0;
-}
-
-static int op_rollback(struct store *st)
-{
-	counts_rollback(impl(st)->counts);
-	return run(impl(st), S_ROLLBACK);
-}
-
-static int op_savepoint(struct store *st)
-{
-	counts_savepoint(impl(st)->counts);
-	return run(impl(st), S_SAVEPOINT);
-}
-
-static int op_release(struct store *st)
-{
-	counts_release(impl(st)->counts);
-	return run(impl(st), S_RELEASE);
-}
+static int op_begin(struct store *st) { return run(impl(st), S_BEGIN); }
+static int op_commit(struct store *st) { return run(impl(st), S_COMMIT); }
+static int op_rollback(struct store *st) { return run(impl(st), S_ROLLBACK); }
+static int op_savepoint(struct store *st) { return run(impl(st), S_SAVEPOINT); }
+static int op_release(struct store *st) { return run(impl(st), S_RELEASE); }
 
 static int op_rollback_savepoint(struct store *st)
 {
-	counts_rollback_savepoint(impl(st)->counts);
 	return run(impl(st), S_ROLLBACK_TO) || run(impl(st), S_RELEASE) ? -1 : 0;
 }
 
@@ -297,7 +271,6 @@ static void read_job(sqlite3_stmt *st, struct job *j)
 	j->id = sqlite3_column_int64(st, 0);
 	state = job_state_parse((const char *)sqlite3_column_text(st, 1));
 	j->state = state < 0 ? JOB_FAILED : (enum job_state)state;
-	j->stored_state = j->state;
 	column_name(st, 2, j->type);
 	column_name(st, 3, j->lane);
 	j->lane_rank = sqlite3_column_int(st, 4);
@@ -333,6 +306,7 @@ static void read_job(sqlite3_stmt *st, struct job *j)
 	j->items_start = sqlite3_column_int64(st, 34);
 	j->items_lost = sqlite3_column_int64(st, 35);
 	j->interruptions = sqlite3_column_int(st, 36);
+	j->instance = sqlite3_column_int64(st, 37);
 }
 
 static int op_job_insert(struct store *base, struct job *j)
@@ -377,18 +351,17 @@ static int op_job_insert(struct store *base, struct job *j)
 	sqlite3_bind_int64(st, 34, j->items_start);
 	sqlite3_bind_int64(st, 35, j->items_lost);
 	sqlite3_bind_int(st, 36, j->interruptions);
+	sqlite3_bind_int64(st, 37, j->instance);
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
 	if (rc != SQLITE_DONE)
 		return fail(s, "insert job");
 	j->id = sqlite3_last_insert_rowid(s->db);
-	j->stored_state = j->state;
-	counts_add(s->counts, j->state, j->lane, j->type, j->team, 1);
 	return 0;
 }
 
-static int op_job_update(struct store *base, struct job *j)
+static int op_job_update(struct store *base, const struct job *j)
 {
 	struct sqlite_store *s = impl(base);
 	sqlite3_stmt *st = s->stmt[S_UPDATE];
@@ -415,17 +388,11 @@ static int op_job_update(struct store *base, struct job *j)
 	sqlite3_bind_int64(st, 19, j->items_start);
 	sqlite3_bind_int64(st, 20, j->items_lost);
 	sqlite3_bind_int(st, 21, j->interruptions);
+	sqlite3_bind_int64(st, 22, j->instance);
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
-	if (rc != SQLITE_DONE)
-		return fail(s, "update job");
-	if (j->stored_state != j->state) {
-		counts_add(s->counts, j->stored_state, j->lane, j->type, j->team, -1);
-		counts_add(s->counts, j->state, j->lane, j->type, j->team, 1);
-		j->stored_state = j->state;
-	}
-	return 0;
+	return rc == SQLITE_DONE ? 0 : fail(s, "update job");
 }
 
 /* Steps a bound SELECT of JOB_COLUMNS once. */
@@ -546,34 +513,28 @@ static int op_next_deadline(struct store *base, int64_t *out_ms)
 	return 0;
 }
 
-static int op_job_counts(struct store *base, count_cb cb, void *arg)
+/* One scan at open; the front end keeps the counts from then on. */
+static int op_job_count_rows(struct store *base, count_row_cb cb, void *arg)
 {
-	return counts_each(impl(base)->counts, cb, arg);
-}
-
-static int op_count_in_state(struct store *base, enum job_state state, int64_t *n)
-{
-	*n = counts_in_state(impl(base)->counts, state);
-	return 0;
-}
-
-/* The counts of the jobs at open: one scan, then kept up to date. */
-static int load_counts(struct sqlite_store *s)
-{
+	struct sqlite_store *s = impl(base);
 	sqlite3_stmt *st;
-	int rc;
+	int rc, ret = 0;
 
 	if (sqlite3_prepare_v2(s->db, "SELECT state, lane, type, team, COUNT(*) FROM jobs GROUP BY 1, 2, 3, 4", -1,
 			       &st, NULL) != SQLITE_OK)
-		return fail(s, "load counts");
+		return fail(s, "count jobs");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int state = job_state_parse((const char *)sqlite3_column_text(st, 0));
-		counts_add(s->counts, state < 0 ? JOB_FAILED : (enum job_state)state,
-			   (const char *)sqlite3_column_text(st, 1), (const char *)sqlite3_column_text(st, 2),
-			   (const char *)sqlite3_column_text(st, 3), sqlite3_column_int64(st, 4));
+		ret = cb(arg, state < 0 ? JOB_FAILED : (enum job_state)state, (const char *)sqlite3_column_text(st, 1),
+			 (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
+			 sqlite3_column_int64(st, 4));
+		if (ret)
+			break;
 	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = fail(s, "count jobs");
 	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : fail(s, "load counts");
+	return ret;
 }
 
 static int op_demand(struct store *base, demand_cb cb, void *arg)
@@ -1002,54 +963,17 @@ static void op_close(struct store *base)
 	for (int i = 0; i < S_COUNT; i++)
 		sqlite3_finalize(s->stmt[i]);
 	sqlite3_close(s->db);
-	counts_free(s->counts);
 	free(s);
+	base->db = NULL;
 }
 
-static const struct store_ops sqlite_ops = {
-	.name = "sqlite",
-	.begin = op_begin,
-	.commit = op_commit,
-	.rollback = op_rollback,
-	.savepoint = op_savepoint,
-	.release = op_release,
-	.rollback_savepoint = op_rollback_savepoint,
-	.job_insert = op_job_insert,
-	.job_update = op_job_update,
-	.job_get = op_job_get,
-	.job_get_by_key = op_job_get_by_key,
-	.job_next_ready = op_job_next_ready,
-	.job_list = op_job_list,
-	.job_due = op_job_due,
-	.next_deadline = op_next_deadline,
-	.job_counts = op_job_counts,
-	.count_in_state = op_count_in_state,
-	.demand = op_demand,
-	.recent_submits = op_recent_submits,
-	.recent_durations = op_recent_durations,
-	.arrivals = op_arrivals,
-	.usage = op_usage,
-	.segment_open = op_segment_open,
-	.segment_close = op_segment_close,
-	.job_add_cost = op_job_add_cost,
-	.offer_stat_add = op_offer_stat_add,
-	.offer_stats = op_offer_stats,
-	.ledger = op_ledger,
-	.instance_insert = op_instance_insert,
-	.instance_update = op_instance_update,
-	.instance_get = op_instance_get,
-	.instance_list = op_instance_list,
-	.decision_insert = op_decision_insert,
-	.decision_list = op_decision_list,
-	.close = op_close,
-};
 
 static int exec(struct sqlite_store *s, const char *sql)
 {
 	char *msg = NULL;
 
 	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		snprintf(s->base.errmsg, sizeof s->base.errmsg, "sqlite: %s", msg ? msg : "error");
+		snprintf(s->st->errmsg, sizeof s->st->errmsg, "sqlite: %s", msg ? msg : "error");
 		sqlite3_free(msg);
 		return -1;
 	}
@@ -1079,7 +1003,7 @@ static int migrate(struct sqlite_store *s)
 	if (schema_version(s, &version) != 0)
 		return -1;
 	if (version > NMIGRATIONS) {
-		snprintf(s->base.errmsg, sizeof s->base.errmsg,
+		snprintf(s->st->errmsg, sizeof s->st->errmsg,
 			 "database schema version %d is newer than this ebb knows (%d)", version,
 			 NMIGRATIONS);
 		return -1;
@@ -1090,41 +1014,44 @@ static int migrate(struct sqlite_store *s)
 			return -1;
 		if (exec(s, migrations[version]) != 0 || exec(s, sql) != 0 || exec(s, "COMMIT") != 0) {
 			char why[400];
-			snprintf(why, sizeof why, "%.399s", s->base.errmsg);
+			snprintf(why, sizeof why, "%.399s", s->st->errmsg);
 			exec(s, "ROLLBACK");
-			snprintf(s->base.errmsg, sizeof s->base.errmsg, "migration %d: %s", version + 1, why);
+			snprintf(s->st->errmsg, sizeof s->st->errmsg, "migration %d: %s", version + 1, why);
 			return -1;
 		}
 	}
 	return 0;
 }
 
-struct store *store_sqlite_open(const char *dir, char *err, size_t errsize)
+static int op_open(struct store *base, const struct config *cfg)
 {
 	struct sqlite_store *s = calloc(1, sizeof *s);
 	char path[4200];
 
-	s->base.ops = &sqlite_ops;
-	s->counts = counts_new();
-	if (mkdir(dir, 0750) != 0 && errno != EEXIST) {
-		snprintf(err, errsize, "%s: cannot create: %s", dir, strerror(errno));
-		free(s);
-		return NULL;
+	if (!s) {
+		snprintf(base->errmsg, sizeof base->errmsg, "sqlite: out of memory");
+		return -1;
 	}
-	snprintf(path, sizeof path, "%s/ebb.db", dir);
+	s->st = base;
+	base->db = s;
+	if (mkdir(cfg->data_dir, 0750) != 0 && errno != EEXIST) {
+		snprintf(base->errmsg, sizeof base->errmsg, "%.250s: cannot create: %s", cfg->data_dir,
+			 strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof path, "%s/ebb.db", cfg->data_dir);
 	/* NOMUTEX: one thread uses the store (store.h), and the connection's
 	 * mutex cost a lock and an unlock per bound value and column read. */
 	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 			    NULL) != SQLITE_OK) {
-		snprintf(err, errsize, "%s: %s", path, sqlite3_errmsg(s->db));
-		op_close(&s->base);
-		return NULL;
+		snprintf(base->errmsg, sizeof base->errmsg, "%.250s: %.250s", path, sqlite3_errmsg(s->db));
+		return -1;
 	}
 	/* FULL makes every commit durable; WAL makes that one fsync of the
 	 * log per commit, which the server's batching amortises. */
 	if (exec(s, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
 		    " PRAGMA busy_timeout = 5000;") != 0 ||
-	    migrate(s) != 0 || load_counts(s) != 0)
+	    migrate(s) != 0)
 		goto fail;
 	for (int i = 0; i < S_COUNT; i++) {
 		if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->stmt[i],
@@ -1133,9 +1060,49 @@ struct store *store_sqlite_open(const char *dir, char *err, size_t errsize)
 			goto fail;
 		}
 	}
-	return &s->base;
-fail:
-	snprintf(err, errsize, "%s: %s", path, s->base.errmsg);
-	op_close(&s->base);
-	return NULL;
+	return 0;
+fail: {
+	char why[sizeof base->errmsg];
+	snprintf(why, sizeof why, "%s", base->errmsg);
+	snprintf(base->errmsg, sizeof base->errmsg, "%.250s: %.250s", path, why);
+	return -1;
 }
+}
+
+const struct store_engine store_engine_sqlite = {
+	.conf = {.name = "sqlite", .help = "The SQLite store: DATA_DIR/ebb.db."},
+	.open = op_open,
+	.close = op_close,
+	.begin = op_begin,
+	.commit = op_commit,
+	.rollback = op_rollback,
+	.savepoint = op_savepoint,
+	.release = op_release,
+	.rollback_savepoint = op_rollback_savepoint,
+	.job_count_rows = op_job_count_rows,
+	.job_insert = op_job_insert,
+	.job_update = op_job_update,
+	.job_get = op_job_get,
+	.job_get_by_key = op_job_get_by_key,
+	.job_next_ready = op_job_next_ready,
+	.job_list = op_job_list,
+	.job_due = op_job_due,
+	.next_deadline = op_next_deadline,
+	.demand = op_demand,
+	.recent_submits = op_recent_submits,
+	.recent_durations = op_recent_durations,
+	.arrivals = op_arrivals,
+	.usage = op_usage,
+	.instance_insert = op_instance_insert,
+	.instance_update = op_instance_update,
+	.instance_get = op_instance_get,
+	.instance_list = op_instance_list,
+	.decision_insert = op_decision_insert,
+	.decision_list = op_decision_list,
+	.segment_open = op_segment_open,
+	.segment_close = op_segment_close,
+	.job_add_cost = op_job_add_cost,
+	.offer_stat_add = op_offer_stat_add,
+	.offer_stats = op_offer_stats,
+	.ledger = op_ledger,
+};

@@ -1,20 +1,33 @@
-/* The store interface: every engine is a table of these functions.
+/* The store's front end: every caller keeps jobs, instances, decisions and
+ * the ledger through these functions, never through an engine, in the way
+ * git's refs.c stands in front of its ref backends. store_open() picks the
+ * engine named by [store] kind from the registry (store.c); what every
+ * engine shares lives here: the job counts (counts.h), each job's stored
+ * state, and a change counter the scaler wakes on. The engine contract is
+ * store/engine.h.
  *
  * Calls return 0 on success, STORE_NOT_FOUND where a row may be missing,
- * and -1 on an engine error, with the reason in store->errmsg. Writes are
- * made inside a batch (begin .. commit) that the server commits before it
- * sends any reply of the batch; a request's own writes sit in a savepoint
- * inside it so that a failed request leaves no trace. A store is used by
- * one thread (serve has only one): it takes no locks of its own. */
+ * and -1 on an engine error, with the reason in store_error(). Every
+ * result must be handled (the compiler checks). Writes are made inside a
+ * batch (store_begin .. store_commit) that serve commits before it sends
+ * any reply of the batch; a request's own writes sit in a savepoint inside
+ * it, so that a failed request leaves no trace. Rows handed to a callback
+ * live until it returns; a callback's nonzero return stops the walk and is
+ * returned. A store is used by one thread (serve has only one). */
 #ifndef EBB_STORE_H
 #define EBB_STORE_H
 
 #include <stdint.h>
 
+#include <stddef.h>
+
+#include "common/config.h"
 #include "common/instance.h"
 #include "common/job.h"
+#include "store/counts.h"
 
 #define STORE_NOT_FOUND 1
+#define STORE_CHECK __attribute__((warn_unused_result))
 
 struct store;
 
@@ -35,12 +48,6 @@ struct job_filter {
 	int limit;
 };
 
-/* One row of job counts: the store keeps them per state, lane, type, team. */
-struct job_count {
-	enum job_state state;
-	const char *lane, *type, *team;
-	int64_t n;
-};
 
 /* Queued work of one requirement class, lane and type. */
 struct demand_row {
@@ -117,77 +124,92 @@ typedef int (*duration_cb)(void *arg, const char *type, int64_t run_ms);
 typedef int (*time_cb)(void *arg, int64_t ms);
 typedef int (*offer_stat_cb)(void *arg, const struct offer_stat *stat);
 typedef int (*ledger_cb)(void *arg, const struct ledger_row *row);
-typedef int (*count_cb)(void *arg, const struct job_count *count);
 
-struct store_ops {
-	const char *name;
-	int (*begin)(struct store *);
-	int (*commit)(struct store *);
-	int (*rollback)(struct store *);
-	int (*savepoint)(struct store *);
-	int (*release)(struct store *);
-	int (*rollback_savepoint)(struct store *);
+/* The engines' shares of the configuration, for struct conf_plugins. */
+extern const struct conf_plugin *const store_plugins[];
 
-	/* Assigns job->id. */
-	int (*job_insert)(struct store *, struct job *job);
-	/* Writes every mutable field of the job with this id. */
-	int (*job_update)(struct store *, struct job *job);
-	int (*job_get)(struct store *, int64_t id, struct job *out);
-	int (*job_get_by_key)(struct store *, const char *team, const char *key, struct job *out);
-	/* The first queued job the offer fits, in lane, priority, seq order. */
-	int (*job_next_ready)(struct store *, const struct lease_offer *offer, struct job *out);
-	int (*job_list)(struct store *, const struct job_filter *filter, job_cb cb, void *arg);
-	/* Ids of delayed jobs due and leases expired at now_ms, up to max. */
-	int (*job_due)(struct store *, int64_t now_ms, int64_t *ids, int max, int *n);
-	/* The earliest run_at of a delayed job or expiry of a lease; 0 if none. */
-	int (*next_deadline)(struct store *, int64_t *out_ms);
-	int (*job_counts)(struct store *, count_cb cb, void *arg);
-	/* Jobs in one state, all lanes, types and teams. */
-	int (*count_in_state)(struct store *, enum job_state state, int64_t *n);
-	int (*demand)(struct store *, demand_cb cb, void *arg);
-	/* Submit times of the newest `limit` jobs, newest first. */
-	int (*recent_submits)(struct store *, int limit, time_cb cb, void *arg);
-	int (*recent_durations)(struct store *, int limit, duration_cb cb, void *arg);
-	/* The newest `limit` jobs submitted since since_ms, newest first. */
-	int (*arrivals)(struct store *, int64_t since_ms, int limit, arrival_cb cb, void *arg);
+/* Opens the engine [store] kind names (creating and migrating its data
+ * as needed). NULL on error, with the reason in err. */
+struct store *store_open(const struct config *cfg, char *err, size_t errsize);
+void store_close(struct store *st);
+/* The engine's name ([store] kind). */
+const char *store_kind(const struct store *st);
+/* Why the last call failed. */
+const char *store_error(const struct store *st);
+/* Grows with every write of a job or an instance, committed or not: a
+ * reader that saw the same value has seen every change since. */
+uint64_t store_changes(const struct store *st);
 
-	/* Instance time billed (launch to termination, or now) and job run
-	 * time of finished jobs, both since since_ms. */
-	int (*usage)(struct store *, int64_t since_ms, int64_t now_ms, int64_t *instance_ms,
-		     int64_t *job_ms);
+/* ---- transactions ---- */
+int store_begin(struct store *st) STORE_CHECK;
+/* Durable when it returns 0; on -1 the caller rolls back. */
+int store_commit(struct store *st) STORE_CHECK;
+int store_rollback(struct store *st) STORE_CHECK;
+/* One savepoint at a time inside a batch: a request's writes. */
+int store_savepoint(struct store *st) STORE_CHECK;
+int store_release(struct store *st) STORE_CHECK;
+/* Undoes the writes since the savepoint and ends it. */
+int store_rollback_savepoint(struct store *st) STORE_CHECK;
 
-	int (*instance_insert)(struct store *, struct instance *inst); /* sets id */
-	int (*instance_update)(struct store *, const struct instance *inst);
-	int (*instance_get)(struct store *, int64_t id, struct instance *out);
-	/* All instances but the terminated ones, or all of them. */
-	int (*instance_list)(struct store *, int with_terminated, instance_cb cb, void *arg);
-	int (*decision_insert)(struct store *, const struct decision *d);
-	/* The newest `limit` decisions, newest first. */
-	int (*decision_list)(struct store *, int limit, decision_cb cb, void *arg);
+/* ---- jobs ---- */
+/* Assigns job->id. */
+int store_job_insert(struct store *st, struct job *job) STORE_CHECK;
+/* Writes every mutable field of the job with this id. */
+int store_job_update(struct store *st, struct job *job) STORE_CHECK;
+int store_job_get(struct store *st, int64_t id, struct job *out) STORE_CHECK;
+int store_job_get_by_key(struct store *st, const char *team, const char *key,
+			 struct job *out) STORE_CHECK;
+/* The first queued job the offer fits, in lane, priority, seq order. */
+int store_job_next_ready(struct store *st, const struct lease_offer *offer,
+			 struct job *out) STORE_CHECK;
+int store_job_list(struct store *st, const struct job_filter *filter, job_cb cb,
+		   void *arg) STORE_CHECK;
+/* Ids of delayed jobs due and leases expired at now_ms, up to max. */
+int store_job_due(struct store *st, int64_t now_ms, int64_t *ids, int max, int *n) STORE_CHECK;
+/* The earliest run_at of a delayed job or expiry of a lease; 0 if none. */
+int store_next_deadline(struct store *st, int64_t *out_ms) STORE_CHECK;
+/* The job counts per state, lane, type and team (kept in memory). */
+int store_job_counts(struct store *st, count_cb cb, void *arg) STORE_CHECK;
+/* Jobs in one state, all lanes, types and teams. */
+int64_t store_count_in_state(const struct store *st, enum job_state state);
+/* Queued work per (GPUs, VRAM, lane, type). */
+int store_demand(struct store *st, demand_cb cb, void *arg) STORE_CHECK;
+/* Submit times of the newest `limit` jobs, newest first. */
+int store_recent_submits(struct store *st, int limit, time_cb cb, void *arg) STORE_CHECK;
+/* Run times of the newest `limit` succeeded jobs, newest first. */
+int store_recent_durations(struct store *st, int limit, duration_cb cb, void *arg) STORE_CHECK;
+/* The newest `limit` jobs submitted since since_ms, newest first. */
+int store_arrivals(struct store *st, int64_t since_ms, int limit, arrival_cb cb,
+		   void *arg) STORE_CHECK;
+/* Instance time billed (launch to termination, or now) and job run time
+ * of finished jobs, both since since_ms. */
+int store_usage(struct store *st, int64_t since_ms, int64_t now_ms, int64_t *instance_ms,
+		int64_t *job_ms) STORE_CHECK;
 
-	int (*segment_open)(struct store *, const struct segment *seg);
-	/* Ends the instance's open segment at end_ms, costed at usd_per_ms;
-	 * *closed gets it. STORE_NOT_FOUND if none is open. */
-	int (*segment_close)(struct store *, int64_t instance, int64_t end_ms, double usd_per_ms,
-			     struct segment *closed);
-	int (*job_add_cost)(struct store *, int64_t job, double usd);
-	/* Adds delta's counts to the offer's; the last_* times are replaced
-	 * when nonzero. */
-	int (*offer_stat_add)(struct store *, const struct offer_stat *delta);
-	int (*offer_stats)(struct store *, offer_stat_cb cb, void *arg);
-	/* Segments that ended at or after since_ms, and the open ones. */
-	int (*ledger)(struct store *, int64_t since_ms, ledger_cb cb, void *arg);
+/* ---- the fleet and the scaler's decisions ---- */
+/* Assigns inst->id. */
+int store_instance_insert(struct store *st, struct instance *inst) STORE_CHECK;
+int store_instance_update(struct store *st, const struct instance *inst) STORE_CHECK;
+int store_instance_get(struct store *st, int64_t id, struct instance *out) STORE_CHECK;
+/* All instances but the terminated ones, or all of them, by id. */
+int store_instance_list(struct store *st, int with_terminated, instance_cb cb,
+			void *arg) STORE_CHECK;
+int store_decision_insert(struct store *st, const struct decision *d) STORE_CHECK;
+/* The newest `limit` decisions, newest first. */
+int store_decision_list(struct store *st, int limit, decision_cb cb, void *arg) STORE_CHECK;
 
-	void (*close)(struct store *);
-};
-
-struct store {
-	const struct store_ops *ops;
-	char errmsg[512];
-};
-
-/* Opens (creating if needed) ebb.db in dir and migrates it. NULL on error,
- * with the reason in err. */
-struct store *store_sqlite_open(const char *dir, char *err, size_t errsize);
+/* ---- the ledger and what was measured of the offers ---- */
+int store_segment_open(struct store *st, const struct segment *seg) STORE_CHECK;
+/* Ends the instance's open segment at end_ms, costed at usd_per_ms;
+ * *closed gets it. STORE_NOT_FOUND if none is open. */
+int store_segment_close(struct store *st, int64_t instance, int64_t end_ms, double usd_per_ms,
+			struct segment *closed) STORE_CHECK;
+int store_job_add_cost(struct store *st, int64_t job, double usd) STORE_CHECK;
+/* Adds delta's counts to the offer's; the last_* times are replaced when
+ * later. */
+int store_offer_stat_add(struct store *st, const struct offer_stat *delta) STORE_CHECK;
+int store_offer_stats(struct store *st, offer_stat_cb cb, void *arg) STORE_CHECK;
+/* Segments that ended at or after since_ms, and the open ones. */
+int store_ledger(struct store *st, int64_t since_ms, ledger_cb cb, void *arg) STORE_CHECK;
 
 #endif

@@ -147,6 +147,9 @@ static json_t *lease_body(const struct worker *w, int64_t wait_ms)
 	json_t *b = json_pack("{s:s, s:i, s:i, s:I}", "worker", w->name, "gpus", w->o->gpus, "vram_gb",
 			      w->o->vram_gb, "wait_s", (json_int_t)(wait_ms / 1000));
 
+	/* The lease names the instance it runs on: serve's fleet follows it. */
+	if (w->o->instance)
+		json_object_set_new(b, "instance", json_integer(w->o->instance));
 	if (w->o->labels && w->o->labels[0]) {
 		json_t *labels = json_array();
 		char *copy = strdup(w->o->labels), *save = NULL;

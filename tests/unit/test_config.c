@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/cmd.h"
 #include "common/config.h"
 #include "harness.h"
 
@@ -28,7 +29,7 @@ static const char *load_error(const char *text, const char **path)
 
 	*path = conf_file(text);
 	err[0] = '\0';
-	rc = config_load(&cfg, *path, err, sizeof err);
+	rc = config_load(&cfg, &cmd_plugins, *path, err, sizeof err);
 	config_free(&cfg);
 	if (rc == 0)
 		fail_msg("config_load accepted:\n%s", text);
@@ -59,7 +60,7 @@ static char *capture_stderr(void (*fn)(void *), void *arg)
 	return harness_read_file(path, NULL);
 }
 
-static void run_defaults(void *arg) { config_defaults(arg); }
+static void run_defaults(void *arg) { config_defaults(arg, &cmd_plugins); }
 
 static void defaults(void **state)
 {
@@ -111,7 +112,7 @@ static void load_defaults_from(void *arg)
 	char err[1024];
 	char **out = arg;
 
-	if (config_load(&cfg, out[0], err, sizeof err) != 0)
+	if (config_load(&cfg, &cmd_plugins, out[0], err, sizeof err) != 0)
 		out[1] = strdup(err);
 	else
 		out[1] = written(&cfg);
@@ -128,7 +129,7 @@ static void defaults_round_trip(void **state)
 	const char *path, *io[2];
 
 	(void)state;
-	config_defaults(&cfg);
+	config_defaults(&cfg, &cmd_plugins);
 	/* An item of a multi section (not a token: its secret prints as
 	 * "(hidden)"), whose defaults go through the parser too. */
 	assert_int(config_set(&cfg, "type.gpu", "max_running", "0", err, sizeof err), 0);
@@ -207,7 +208,7 @@ static void missing_file(void **state)
 	const char *path = harness_fmt("%s/nope.conf", harness_tmpdir());
 
 	(void)state;
-	assert_int(config_load(&cfg, path, err, sizeof err), -1);
+	assert_int(config_load(&cfg, &cmd_plugins, path, err, sizeof err), -1);
 	assert_string_equal(err, harness_fmt("%s: cannot open: No such file or directory", path));
 	config_free(&cfg);
 }
@@ -245,7 +246,7 @@ static void mangled_lines(void **state)
 
 	(void)state;
 	snprintf(longest, sizeof longest, "[provider]\non_exit = %0189d\n", 0);
-	assert_int(config_load(&cfg, conf_file(longest), err, sizeof err), 0);
+	assert_int(config_load(&cfg, &cmd_plugins, conf_file(longest), err, sizeof err), 0);
 	assert_int(strlen(cfg.on_exit), 189);
 	config_free(&cfg);
 	snprintf(over, sizeof over, "[provider]\non_exit = %0189d wall -n bye\n[server]\nfoo = 1\n", 0);
@@ -254,12 +255,12 @@ static void mangled_lines(void **state)
 	f = fopen(path, "w");
 	fwrite("[server]\nlog_level = info\0 junk\n", 1, 32, f);
 	fclose(f);
-	assert_int(config_load(&cfg, path, err, sizeof err), -1);
+	assert_int(config_load(&cfg, &cmd_plugins, path, err, sizeof err), -1);
 	assert_string_equal(err, harness_fmt("%s:2: a NUL byte: not a text file", path));
 	config_free(&cfg);
 
 	snprintf(type, sizeof type, "[type.%044d]\nmax_running = 2\n", 7);
-	assert_int(config_load(&cfg, conf_file(type), err, sizeof err), 0);
+	assert_int(config_load(&cfg, &cmd_plugins, conf_file(type), err, sizeof err), 0);
 	assert_int(config_type(&cfg, harness_fmt("%044d", 7))->max_running, 2);
 	config_free(&cfg);
 	snprintf(type, sizeof type, "[queue]\n[type.%045d]\nmax_running = 2\n", 7);
@@ -273,7 +274,7 @@ static void directory(void **state)
 	const char *dir = harness_tmpdir();
 
 	(void)state;
-	assert_int(config_load(&cfg, dir, err, sizeof err), -1);
+	assert_int(config_load(&cfg, &cmd_plugins, dir, err, sizeof err), -1);
 	assert_string_equal(err, harness_fmt("%s: cannot read: Is a directory", dir));
 	config_free(&cfg);
 }
@@ -285,7 +286,7 @@ static void types(void **state)
 	const char *path = conf_file("[type.transcode]\nmax_running = 2\n\n[type.train]\nmax_running = 0\n");
 
 	(void)state;
-	assert_int(config_load(&cfg, path, err, sizeof err), 0);
+	assert_int(config_load(&cfg, &cmd_plugins, path, err, sizeof err), 0);
 	assert_int(cfg.ntypes, 2);
 	assert_non_null(config_type(&cfg, "transcode"));
 	assert_int(config_type(&cfg, "transcode")->max_running, 2);
@@ -310,7 +311,7 @@ static void tokens(void **state)
 				     "[token.w]\nsecret = fedcba9876543210\nrole = worker\n");
 
 	(void)state;
-	assert_int(config_load(&cfg, path, err, sizeof err), 0);
+	assert_int(config_load(&cfg, &cmd_plugins, path, err, sizeof err), 0);
 	assert_int(cfg.ntokens, 2);
 	assert_string_equal(cfg.tokens[0].name, "ci");
 	assert_int(cfg.tokens[0].role, ROLE_SUBMIT);
@@ -340,7 +341,7 @@ static void secrets_hidden(void **state)
 	char err[1024], *text;
 
 	(void)state;
-	config_defaults(&cfg);
+	config_defaults(&cfg, &cmd_plugins);
 	assert_int(config_set(&cfg, "token.ci", "secret", "0123456789abcdef", err, sizeof err), 0);
 	text = written(&cfg);
 	assert_contains(text, "[token.ci]\nsecret = (hidden)\n");
@@ -356,7 +357,7 @@ static void lanes(void **state)
 	const char *path = conf_file("[queue]\nlanes = high, mid,low\ndefault_lane = low\n");
 
 	(void)state;
-	assert_int(config_load(&cfg, path, err, sizeof err), 0);
+	assert_int(config_load(&cfg, &cmd_plugins, path, err, sizeof err), 0);
 	assert_int(cfg.nlanes, 3);
 	assert_int(config_lane_rank(&cfg, "high"), 0);
 	assert_int(config_lane_rank(&cfg, "mid"), 1);
@@ -380,7 +381,7 @@ static void set_one_key(void **state)
 	char err[1024];
 
 	(void)state;
-	config_defaults(&cfg);
+	config_defaults(&cfg, &cmd_plugins);
 	assert_int(config_set(&cfg, "queue", "retry_base", "250ms", err, sizeof err), 0);
 	assert_int(cfg.retry_base_ms, 250);
 	assert_int(config_set(&cfg, "queue", "retry_base", "2w", err, sizeof err), -1);
@@ -417,11 +418,11 @@ static void example_loads(void **state)
 	FILE *f = fopen(path, "w");
 
 	(void)state;
-	config_write_example(f);
+	config_write_example(f, &cmd_plugins);
 	fclose(f);
-	if (config_load(&cfg, path, err, sizeof err) != 0)
+	if (config_load(&cfg, &cmd_plugins, path, err, sizeof err) != 0)
 		fail_msg("the example config does not load: %s", err);
-	config_defaults(&def);
+	config_defaults(&def, &cmd_plugins);
 	a = written(&cfg);
 	b = written(&def);
 	assert_string_equal(a, b);
@@ -442,7 +443,7 @@ static void example_shipped(void **state)
 	FILE *f = fopen(gen, "w");
 
 	(void)state;
-	config_write_example(f);
+	config_write_example(f, &cmd_plugins);
 	fclose(f);
 	want = harness_read_file(gen, NULL);
 	shipped = harness_read_file(path, NULL);

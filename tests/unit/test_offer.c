@@ -138,7 +138,7 @@ static void test_offers_from_config(void **state)
 				 "[offer.a10g]\nprice_ondemand = 1.01\nbilling = per-minute\nbilling_minimum = 10m\n"
 				 "speed = 2.5\nboot = 4m\n"
 				 "[offer.a100x8]\ngpus = 8\nvram_gb = 40\nprice_spot = 12.5\nbilling = per-hour\n");
-	if (config_load(&cfg, path, err, sizeof err) != 0)
+	if (config_load(&cfg, NULL, path, err, sizeof err) != 0)
 		fail_msg("config_load: %s", err);
 	n = offers_from_config(&cfg, offers, 8);
 	assert_int(n, 3);
@@ -167,7 +167,7 @@ static void test_offers_from_config(void **state)
 	config_free(&cfg);
 
 	/* No offer configured: the one free default, billed per second. */
-	config_defaults(&cfg);
+	config_defaults(&cfg, NULL);
 	n = offers_from_config(&cfg, offers, 8);
 	assert_int(n, 1);
 	assert_string_equal(offers[0].name, "default");

@@ -23,14 +23,11 @@ struct fx {
 static struct fx *open_fx(void)
 {
 	struct fx *f = calloc(1, sizeof *f);
-	char err[512];
 
-	config_defaults(&f->cfg);
+	config_defaults(&f->cfg, NULL);
 	clock_init_virtual(&f->clock, T0);
 	f->dir = harness_tmpdir();
-	f->store = store_sqlite_open(f->dir, err, sizeof err);
-	if (!f->store)
-		fail_msg("store_sqlite_open %s: %s", f->dir, err);
+	f->store = harness_store_open(&f->cfg, f->dir);
 	queue_init(&f->q, f->store, &f->cfg, &f->clock, 42);
 	return f;
 }
@@ -47,7 +44,7 @@ static int teardown(void **state)
 	struct fx *f = *state;
 
 	if (f) {
-		f->store->ops->close(f->store);
+		store_close(f->store);
 		config_free(&f->cfg);
 		free(f);
 	}
@@ -57,14 +54,14 @@ static int teardown(void **state)
 /* The queue's functions leave their writes in the open batch. */
 static void begin(struct fx *f)
 {
-	if (f->store->ops->begin(f->store) != 0)
-		fail_msg("begin: %s", f->store->errmsg);
+	if (store_begin(f->store) != 0)
+		fail_msg("begin: %s", store_error(f->store));
 }
 
 static void commit(struct fx *f)
 {
-	if (f->store->ops->commit(f->store) != 0)
-		fail_msg("commit: %s", f->store->errmsg);
+	if (store_commit(f->store) != 0)
+		fail_msg("commit: %s", store_error(f->store));
 }
 
 static void set(struct fx *f, const char *section, const char *key, const char *value)
@@ -130,7 +127,7 @@ static int lease_with(struct fx *f, const struct lease_offer *o, int64_t lease_m
 
 	memset(out, 0, sizeof *out);
 	begin(f);
-	rc = queue_lease(&f->q, o, "w1", lease_ms, out, &err);
+	rc = queue_lease(&f->q, o, "w1", 0, lease_ms, out, &err);
 	commit(f);
 	if (rc < 0)
 		fail_msg("queue_lease: %d %s", err.status, err.message);
@@ -185,11 +182,7 @@ static void advance(struct fx *f, int64_t ms)
 
 static int64_t count(struct fx *f, enum job_state s)
 {
-	int64_t n = -1;
-
-	if (f->store->ops->count_in_state(f->store, s, &n) != 0)
-		fail_msg("count_in_state: %s", f->store->errmsg);
-	return n;
+	return store_count_in_state(f->store, s);
 }
 
 /* ---- ordering ---- */
@@ -772,14 +765,16 @@ static void unlease_does_not_count(void **state)
 	struct fx *f = *state;
 	struct lease_offer o = offer(1, 0);
 	int64_t id = submit(f, "standard", 0);
+	struct ebb_error err;
 	struct job j;
 
 	assert_int(lease_with(f, &o, 30000, &j), 1);
 	job_free(&j);
 	f->q.ready_changed = 0;
 	begin(f);
-	assert_int(queue_unlease(&f->q, id, 1), 0);
-	assert_int(queue_unlease(&f->q, id, 1), -1); /* no longer leased */
+	assert_int(queue_unlease(&f->q, id, 1, &err), 0);
+	assert_int(queue_unlease(&f->q, id, 1, &err), -1); /* no longer leased */
+	assert_int(err.status, 409);
 	commit(f);
 	assert_int(f->q.ready_changed, 1);
 	j = get(f, id);
@@ -805,7 +800,7 @@ static void rollback_leaves_no_trace(void **state)
 
 	begin(f);
 	assert_int(queue_submit(&f->q, &j, 0, &existed, &err), 0);
-	assert_int(f->store->ops->rollback(f->store), 0);
+	assert_int(store_rollback(f->store), 0);
 	assert_int(queue_get(&f->q, j.id, NULL, &out, &err), -1);
 	assert_int(err.status, 404);
 	job_free(&j);
@@ -816,17 +811,14 @@ static void reopened_store_keeps_jobs(void **state)
 {
 	struct fx *f = *state;
 	int64_t id = submit(f, "express", 7), token;
-	char err[512];
 	struct job j;
 
 	assert_int(lease_id(f), id);
 	j = get(f, id);
 	token = j.lease_token;
 	job_free(&j);
-	f->store->ops->close(f->store);
-	f->store = store_sqlite_open(f->dir, err, sizeof err);
-	if (!f->store)
-		fail_msg("reopen: %s", err);
+	store_close(f->store);
+	f->store = harness_store_open(&f->cfg, f->dir);
 	queue_init(&f->q, f->store, &f->cfg, &f->clock, 1);
 	j = get(f, id);
 	assert_string_equal(job_state_name(j.state), "leased");

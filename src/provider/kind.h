@@ -1,0 +1,47 @@
+/* The contract between the provider front end (provider.c) and each kind
+ * of provider, as store/engine.h is the store's. Only provider.c and the
+ * kinds include this file.
+ *
+ * A kind keeps these promises:
+ * - launch, terminate and list return at once and call their callback
+ *   later, from the loop (an event of env->base), exactly once, unless
+ *   the provider is closed first; close cancels what is pending.
+ * - launch fills ref with a name that list will report for as long as
+ *   the instance exists; a launch that fails for want of capacity says so
+ *   (no_capacity), so that the scaler tries another offer or market.
+ * - list reports every instance the kind has, launched by this serve or
+ *   adopted from an earlier one.
+ *
+ * To add a kind: a file in provider/ defining a `const struct
+ * provider_kind` (its name, its keys, its functions), and its entry in
+ * provider.c's registry. */
+#ifndef EBB_PROVIDER_KIND_H
+#define EBB_PROVIDER_KIND_H
+
+#include "provider/provider.h"
+
+struct provider_kind {
+	/* Its name ([provider] kind) and its own section of keys. First: the
+	 * registry lists these. */
+	struct conf_plugin conf;
+	/* Sets p->impl; -1 with the reason in err. */
+	int (*open)(struct provider *p, char *err, size_t errsize);
+	void (*close)(struct provider *p);
+	void (*launch)(struct provider *p, const struct instance *inst, launch_cb done, void *arg);
+	void (*terminate)(struct provider *p, const struct instance *inst, terminate_cb done, void *arg);
+	void (*list)(struct provider *p, list_cb done, void *arg);
+	int (*adopt)(struct provider *p, const struct instance *inst);
+	/* NULL: its reclaims are the cloud's, not simulated. */
+	int (*reclaim)(struct provider *p, const struct instance *inst);
+	int64_t (*notice_ms)(const struct provider *p);
+};
+
+struct provider {
+	const struct provider_kind *kind;
+	void *impl;
+	struct provider_env env; /* server_url points at the copy below */
+	char server_url[1100];
+	const void *conf; /* the values of the kind's section, or NULL */
+};
+
+#endif

@@ -1,0 +1,81 @@
+/* The provider front end and the registry of kinds (see provider.h). */
+#include "provider/provider.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "provider/kind.h"
+
+/* The registry: [provider] kind = NAME opens the kind of that name. Each
+ * entry is a kind's share of the configuration, the first member of its
+ * struct provider_kind, so the configuration reads the same list. */
+extern const struct provider_kind provider_local;
+const struct conf_plugin *const provider_plugins[] = {&provider_local.conf, NULL};
+
+struct provider *provider_open(const struct provider_env *env, char *err, size_t errsize)
+{
+	const struct conf_plugin *const *k = provider_plugins;
+	struct provider *p;
+
+	if (strcmp(env->cfg->provider_kind, "none") == 0)
+		return NULL;
+	while (*k && strcmp((*k)->name, env->cfg->provider_kind) != 0)
+		k++;
+	if (!*k) {
+		snprintf(err, errsize, "[provider] kind: no provider kind named '%s'", env->cfg->provider_kind);
+		return NULL;
+	}
+	if (!(p = calloc(1, sizeof *p))) {
+		snprintf(err, errsize, "provider: out of memory");
+		return NULL;
+	}
+	p->kind = (const struct provider_kind *)*k;
+	p->env = *env;
+	snprintf(p->server_url, sizeof p->server_url, "%s", env->server_url);
+	p->env.server_url = p->server_url;
+	p->conf = config_plugin(env->cfg, p->kind->conf.name);
+	if (p->kind->open(p, err, errsize) != 0) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void provider_close(struct provider *p)
+{
+	if (!p)
+		return;
+	p->kind->close(p);
+	free(p);
+}
+
+const char *provider_name(const struct provider *p) { return p->kind->conf.name; }
+
+void provider_launch(struct provider *p, const struct instance *inst, launch_cb done, void *arg)
+{
+	p->kind->launch(p, inst, done, arg);
+}
+
+void provider_terminate(struct provider *p, const struct instance *inst, terminate_cb done, void *arg)
+{
+	p->kind->terminate(p, inst, done, arg);
+}
+
+void provider_list(struct provider *p, list_cb done, void *arg)
+{
+	p->kind->list(p, done, arg);
+}
+
+int provider_adopt(struct provider *p, const struct instance *inst) { return p->kind->adopt(p, inst); }
+int provider_can_reclaim(const struct provider *p) { return p && p->kind->reclaim != NULL; }
+
+int provider_reclaim(struct provider *p, const struct instance *inst)
+{
+	return p->kind->reclaim ? p->kind->reclaim(p, inst) : -1;
+}
+
+int64_t provider_notice_ms(const struct provider *p)
+{
+	return p && p->kind->notice_ms ? p->kind->notice_ms(p) : 0;
+}

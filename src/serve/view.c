@@ -1,0 +1,235 @@
+/* See view.h. */
+#include "serve/view.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HISTORY 1000 /* finished jobs the estimates look at */
+/* A callback's return when memory ran out: it stops the walk. */
+#define VIEW_NOMEM (-2)
+
+/* Median run time per type of recently finished jobs. */
+struct medians {
+	char types[32][CONF_NAME_MAX + 1];
+	int64_t runs[32][64];
+	int counts[32];
+	char sorted[32]; /* sorted once, at the first estimate asked of the type */
+	int ntypes;
+};
+
+static int add_duration(void *arg, const char *type, int64_t run_ms)
+{
+	struct medians *m = arg;
+	int t = 0;
+
+	while (t < m->ntypes && strcmp(m->types[t], type) != 0)
+		t++;
+	if (t == m->ntypes) {
+		if (m->ntypes == 32)
+			return 0;
+		snprintf(m->types[m->ntypes++], CONF_NAME_MAX + 1, "%s", type);
+	}
+	if (m->counts[t] < 64)
+		m->runs[t][m->counts[t]++] = run_ms;
+	return 0;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static double estimate_s(struct medians *m, const char *type, const struct config *cfg)
+{
+	for (int t = 0; t < m->ntypes; t++) {
+		if (strcmp(m->types[t], type) == 0) {
+			if (!m->sorted[t]) {
+				qsort(m->runs[t], (size_t)m->counts[t], sizeof(int64_t), by_value);
+				m->sorted[t] = 1;
+			}
+			return (double)m->runs[t][m->counts[t] / 2] / 1000.0;
+		}
+	}
+	return (double)cfg->default_est_ms / 1000.0;
+}
+
+/* The view's class of (GPUs, VRAM, lane), added when new. */
+static struct plan_class *class_for(struct view *b, int gpus, int min_vram_gb, const char *lane,
+				    int64_t oldest_ms)
+{
+	const struct config *cfg = b->cfg;
+	int rank = config_lane_rank(cfg, lane);
+	struct plan_class *c, *grown;
+
+	for (int k = 0; k < b->nclasses; k++) {
+		c = &b->classes[k];
+		if (c->gpus == gpus && c->min_vram_gb == min_vram_gb && c->lane_rank == rank)
+			return c;
+	}
+	if (!(grown = realloc(b->classes, (size_t)(b->nclasses + 1) * sizeof *b->classes)))
+		return NULL;
+	b->classes = grown;
+	c = &b->classes[b->nclasses++];
+	memset(c, 0, sizeof *c);
+	c->lane = rank >= 0 ? cfg->lane_names[rank] : "?";
+	c->gpus = gpus;
+	c->min_vram_gb = min_vram_gb;
+	c->lane_rank = rank;
+	c->oldest_ms = oldest_ms;
+	c->wait_target_ms = config_wait_target_ms(cfg, c->lane);
+	return c;
+}
+
+static int add_demand(void *arg, const struct demand_row *r)
+{
+	struct view *b = arg;
+	const struct config *cfg = b->cfg;
+	struct plan_class *c = class_for(b, r->gpus, r->min_vram_gb, r->lane, r->oldest_ms);
+
+	if (!c)
+		return VIEW_NOMEM;
+	c->jobs += r->jobs;
+	c->items += r->items;
+	c->work_s += (double)r->est_s + (double)r->jobs_without_est * estimate_s(b->med, r->type, cfg);
+	if (r->oldest_ms < c->oldest_ms)
+		c->oldest_ms = r->oldest_ms;
+	return 0;
+}
+
+/* Arrivals count with weight exp(-age / arrival_window), as the
+ * simulator's running sums do; the rows are read back from the newest to
+ * ARRIVALS_HORIZON windows ago (weights under 1%), at most ARRIVALS_MAX
+ * of them. */
+#define ARRIVALS_HORIZON 5
+#define ARRIVALS_MAX 10000
+
+struct arrivals {
+	struct view *b;
+	int64_t now_ms, oldest_ms;
+	double window_s;
+	int n;
+};
+
+static int add_arrival(void *arg, const struct arrival_row *r)
+{
+	struct arrivals *a = arg;
+	struct plan_class *c = class_for(a->b, r->gpus, r->min_vram_gb, r->lane, a->now_ms);
+	double w = exp(-(double)(a->now_ms - r->created_ms) / 1000.0 / a->window_s) / a->window_s;
+	double est = r->est_s ? (double)r->est_s : estimate_s(a->b->med, r->type, a->b->cfg);
+
+	if (!c)
+		return VIEW_NOMEM;
+	c->arrival_jobs_per_s += w;
+	c->arrival_work_per_s += w * est;
+	a->oldest_ms = r->created_ms;
+	a->n++;
+	return 0;
+}
+
+static int add_arrivals(struct view *b, struct store *st, int64_t now_ms, int64_t window_ms)
+{
+	struct arrivals a = {.b = b, .now_ms = now_ms, .window_s = (double)window_ms / 1000.0};
+	int rc;
+
+	if (window_ms <= 0)
+		return 0;
+	if ((rc = store_arrivals(st, now_ms - ARRIVALS_HORIZON * window_ms, ARRIVALS_MAX, add_arrival, &a)) != 0)
+		return rc;
+	/* A stream too fast for the rows read: they cover only the last span
+	 * seconds, whose weights add up to 1 - exp(-span / window) of a steady
+	 * rate's; scaled up to the whole. */
+	if (a.n == ARRIVALS_MAX) {
+		double covered = 1 - exp(-(double)(now_ms - a.oldest_ms) / (double)window_ms);
+		for (int k = 0; covered > 0 && k < b->nclasses; k++) {
+			b->classes[k].arrival_jobs_per_s /= covered;
+			b->classes[k].arrival_work_per_s /= covered;
+		}
+	}
+	return 0;
+}
+
+/* The fleet in the view, each with its record and the estimated end of
+ * its job. */
+struct fleet_walk {
+	struct view *b;
+	struct store *st;
+};
+
+static int add_instance(void *arg, const struct instance *inst)
+{
+	struct fleet_walk *w = arg;
+	struct view *b = w->b;
+	struct plan_instance *p, *fleet;
+	struct instance *records;
+	int offer = offer_index(b->offers, b->noffers, inst->offer), rc;
+	struct job job;
+
+	if (offer < 0)
+		offer = 0; /* its offer left the config: still counted against the limits */
+	if (!(fleet = realloc(b->fleet, (size_t)(b->nfleet + 1) * sizeof *b->fleet)))
+		return VIEW_NOMEM;
+	b->fleet = fleet;
+	if (!(records = realloc(b->records, (size_t)(b->nfleet + 1) * sizeof *b->records)))
+		return VIEW_NOMEM;
+	b->records = records;
+	b->records[b->nfleet] = *inst;
+	p = &b->fleet[b->nfleet++];
+	memset(p, 0, sizeof *p);
+	p->id = inst->id;
+	p->offer = offer;
+	p->market = inst->market;
+	p->state = inst->state;
+	p->running = inst->job_id != 0;
+	p->launched_ms = inst->launched_ms;
+	p->idle_since_ms = inst->idle_since_ms;
+	if (inst->job_id) {
+		if ((rc = store_job_get(w->st, inst->job_id, &job)) < 0)
+			return rc;
+		if (rc == 0) {
+			double est = job.est_s ? (double)job.est_s : estimate_s(b->med, job.type, b->cfg);
+			p->busy_until_ms = job.started_ms + (int64_t)(est * 1000.0);
+			job_free(&job);
+		}
+	}
+	return 0;
+}
+
+/* A walk's result: 0, or -1 with why in v->error. */
+static int walked(struct view *v, struct store *st, int rc)
+{
+	if (rc == 0)
+		return 0;
+	snprintf(v->error, sizeof v->error, "%s", rc == VIEW_NOMEM ? "out of memory" : store_error(st));
+	return -1;
+}
+
+int view_build(struct view *v, struct store *st, const struct config *cfg, int64_t now_ms,
+	       const struct offer *offers, int noffers)
+{
+	struct fleet_walk fw = {.b = v, .st = st};
+
+	memset(v, 0, sizeof *v);
+	v->cfg = cfg;
+	v->offers = offers;
+	v->noffers = noffers;
+	if (!(v->med = calloc(1, sizeof *v->med)))
+		return walked(v, st, VIEW_NOMEM);
+	if (walked(v, st, store_recent_durations(st, HISTORY, add_duration, v->med)) != 0 ||
+	    walked(v, st, store_instance_list(st, 0, add_instance, &fw)) != 0 ||
+	    walked(v, st, store_demand(st, add_demand, v)) != 0 ||
+	    walked(v, st, add_arrivals(v, st, now_ms, cfg->arrival_window_ms)) != 0)
+		return -1;
+	return 0;
+}
+
+void view_free(struct view *v)
+{
+	free(v->classes);
+	free(v->fleet);
+	free(v->records);
+	free(v->med);
+	memset(v, 0, sizeof *v);
+}

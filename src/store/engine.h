@@ -1,0 +1,110 @@
+/* The contract between the store's front end (store.c) and its engines,
+ * in the way git's refs/refs-internal.h stands behind refs.c. Only the
+ * front end and the engines include this file; everyone else calls the
+ * functions of store.h.
+ *
+ * What an engine must guarantee:
+ *
+ * - Transactions. begin .. commit is one batch; commit returns 0 only once
+ *   the batch is durable (on disk, fsynced), and -1 when it is not, after
+ *   which the front end calls rollback. One batch is open at a time. Inside
+ *   a batch, savepoint .. release / rollback_savepoint brackets one
+ *   request; savepoints do not nest. rollback_savepoint undoes exactly the
+ *   writes since the savepoint and ends it. Every write happens inside a
+ *   batch; reads may happen inside or outside one and see the batch's own
+ *   writes.
+ *
+ * - One writer. Today's engine assumes that one process writes (serve
+ *   holds a lock on its data directory): the front end keeps the job
+ *   counts in memory, and a job returned by job_next_ready cannot be taken
+ *   by anyone else before the same batch writes it back as leased. An
+ *   engine shared by several processes must instead lock the row it
+ *   returns until its batch ends (SELECT ... FOR UPDATE SKIP LOCKED), so
+ *   that no job is ever leased twice at once, and must keep the counts
+ *   where every writer sees them.
+ *
+ * - Synchronous calls. Every call returns when its work is done, and serve
+ *   waits for it on its only thread: an engine answers from a local file
+ *   or a nearby server, in milliseconds.
+ *
+ * - Identity and order. Job and instance ids are assigned by the engine,
+ *   positive and increasing; a job's lease token is the caller's (the
+ *   queue increments it). job_next_ready orders queued jobs by lane rank,
+ *   then priority (higher first), then seq, then id. Times are
+ *   milliseconds given by the caller: an engine never reads a clock.
+ *
+ * - Errors. 0 on success; STORE_NOT_FOUND where store.h allows it; -1
+ *   with the reason written into st->errmsg ("ENGINE: what failed: why").
+ *
+ * Every engine passes the store contract suite (tests/unit/test_store.c),
+ * chosen by EBB_TEST_STORE=NAME. To add one: a file in store/ defining a
+ * `const struct store_engine`, and its entry in store.c's registry. */
+#ifndef EBB_STORE_ENGINE_H
+#define EBB_STORE_ENGINE_H
+
+#include "store/counts.h"
+#include "store/store.h"
+
+struct store {
+	const struct store_engine *engine;
+	void *db; /* the engine's own state */
+	struct counts *counts;
+	uint64_t changes;
+	char errmsg[512];
+};
+
+/* A row of job counts as the engine reads them at open. */
+typedef int (*count_row_cb)(void *arg, enum job_state state, const char *lane, const char *type,
+			    const char *team, int64_t n);
+
+struct store_engine {
+	/* Its name ([store] kind) and, if it has keys of its own, its
+	 * section. First: the registry lists these. */
+	struct conf_plugin conf;
+	/* Opens (creating and migrating as needed) the store for cfg: sets
+	 * st->db. -1 with the reason in st->errmsg. */
+	int (*open)(struct store *st, const struct config *cfg);
+	void (*close)(struct store *st);
+
+	int (*begin)(struct store *st);
+	int (*commit)(struct store *st);
+	int (*rollback)(struct store *st);
+	int (*savepoint)(struct store *st);
+	int (*release)(struct store *st);
+	int (*rollback_savepoint)(struct store *st);
+
+	/* Every job's (state, lane, type, team), counted: the front end's
+	 * counts start from these. */
+	int (*job_count_rows)(struct store *st, count_row_cb cb, void *arg);
+	int (*job_insert)(struct store *st, struct job *job);
+	int (*job_update)(struct store *st, const struct job *job);
+	int (*job_get)(struct store *st, int64_t id, struct job *out);
+	int (*job_get_by_key)(struct store *st, const char *team, const char *key, struct job *out);
+	int (*job_next_ready)(struct store *st, const struct lease_offer *offer, struct job *out);
+	int (*job_list)(struct store *st, const struct job_filter *filter, job_cb cb, void *arg);
+	int (*job_due)(struct store *st, int64_t now_ms, int64_t *ids, int max, int *n);
+	int (*next_deadline)(struct store *st, int64_t *out_ms);
+	int (*demand)(struct store *st, demand_cb cb, void *arg);
+	int (*recent_submits)(struct store *st, int limit, time_cb cb, void *arg);
+	int (*recent_durations)(struct store *st, int limit, duration_cb cb, void *arg);
+	int (*arrivals)(struct store *st, int64_t since_ms, int limit, arrival_cb cb, void *arg);
+	int (*usage)(struct store *st, int64_t since_ms, int64_t now_ms, int64_t *instance_ms,
+		     int64_t *job_ms);
+
+	int (*instance_insert)(struct store *st, struct instance *inst);
+	int (*instance_update)(struct store *st, const struct instance *inst);
+	int (*instance_get)(struct store *st, int64_t id, struct instance *out);
+	int (*instance_list)(struct store *st, int with_terminated, instance_cb cb, void *arg);
+	int (*decision_insert)(struct store *st, const struct decision *d);
+	int (*decision_list)(struct store *st, int limit, decision_cb cb, void *arg);
+
+	int (*segment_open)(struct store *st, const struct segment *seg);
+	int (*segment_close)(struct store *st, int64_t instance, int64_t end_ms, double usd_per_ms,
+			     struct segment *closed);
+	int (*job_add_cost)(struct store *st, int64_t job, double usd);
+	int (*offer_stat_add)(struct store *st, const struct offer_stat *delta);
+	int (*offer_stats)(struct store *st, offer_stat_cb cb, void *arg);
+	int (*ledger)(struct store *st, int64_t since_ms, ledger_cb cb, void *arg);
+};
+
+#endif

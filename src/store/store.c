@@ -1,0 +1,275 @@
+/* The store's front end (see store.h): the registry of engines, and what
+ * every engine shares, so that no engine can differ in it: the job counts
+ * follow each batch and savepoint, each job remembers the state the store
+ * holds for it, and every write of a job or an instance moves the change
+ * counter. */
+#include "store/store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/engine.h"
+
+/* The registry: [store] kind = NAME opens the engine of that name. Each
+ * entry is an engine's share of the configuration, the first member of
+ * its struct store_engine, so the configuration reads the same list. */
+extern const struct store_engine store_engine_sqlite;
+const struct conf_plugin *const store_plugins[] = {&store_engine_sqlite.conf, NULL};
+
+static int add_count_row(void *arg, enum job_state state, const char *lane, const char *type,
+			 const char *team, int64_t n)
+{
+	counts_add(arg, state, lane, type, team, n);
+	return 0;
+}
+
+struct store *store_open(const struct config *cfg, char *err, size_t errsize)
+{
+	const struct conf_plugin *const *e = store_plugins;
+	struct store *st;
+
+	while (*e && strcmp((*e)->name, cfg->store_kind) != 0)
+		e++;
+	if (!*e) {
+		snprintf(err, errsize, "[store] kind: no engine named '%s'", cfg->store_kind);
+		return NULL;
+	}
+	if (!(st = calloc(1, sizeof *st)) || !(st->counts = counts_new())) {
+		snprintf(err, errsize, "store: out of memory");
+		free(st);
+		return NULL;
+	}
+	st->engine = (const struct store_engine *)*e;
+	if (st->engine->open(st, cfg) != 0 ||
+	    st->engine->job_count_rows(st, add_count_row, st->counts) != 0) {
+		snprintf(err, errsize, "%s", st->errmsg);
+		store_close(st);
+		return NULL;
+	}
+	return st;
+}
+
+void store_close(struct store *st)
+{
+	if (!st)
+		return;
+	if (st->db)
+		st->engine->close(st);
+	counts_free(st->counts);
+	free(st);
+}
+
+const char *store_kind(const struct store *st) { return st->engine->conf.name; }
+const char *store_error(const struct store *st) { return st->errmsg; }
+uint64_t store_changes(const struct store *st) { return st->changes; }
+
+/* ---- transactions: the counts follow every boundary ---- */
+
+int store_begin(struct store *st)
+{
+	counts_begin(st->counts);
+	return st->engine->begin(st);
+}
+
+int store_commit(struct store *st)
+{
+	if (st->engine->commit(st) != 0)
+		return -1; /* the caller rolls back, and the counts with it */
+	counts_commit(st->counts);
+	return 0;
+}
+
+int store_rollback(struct store *st)
+{
+	counts_rollback(st->counts);
+	return st->engine->rollback(st);
+}
+
+int store_savepoint(struct store *st)
+{
+	counts_savepoint(st->counts);
+	return st->engine->savepoint(st);
+}
+
+int store_release(struct store *st)
+{
+	counts_release(st->counts);
+	return st->engine->release(st);
+}
+
+int store_rollback_savepoint(struct store *st)
+{
+	counts_rollback_savepoint(st->counts);
+	return st->engine->rollback_savepoint(st);
+}
+
+/* ---- jobs ---- */
+
+/* A job read from an engine knows the state the store holds for it. */
+static int read_job(int rc, struct job *job)
+{
+	if (rc == 0)
+		job->stored_state = job->state;
+	return rc;
+}
+
+int store_job_insert(struct store *st, struct job *job)
+{
+	if (st->engine->job_insert(st, job) != 0)
+		return -1;
+	job->stored_state = job->state;
+	counts_add(st->counts, job->state, job->lane, job->type, job->team, 1);
+	st->changes++;
+	return 0;
+}
+
+int store_job_update(struct store *st, struct job *job)
+{
+	if (st->engine->job_update(st, job) != 0)
+		return -1;
+	if (job->stored_state != job->state) {
+		counts_add(st->counts, job->stored_state, job->lane, job->type, job->team, -1);
+		counts_add(st->counts, job->state, job->lane, job->type, job->team, 1);
+		job->stored_state = job->state;
+	}
+	st->changes++;
+	return 0;
+}
+
+int store_job_get(struct store *st, int64_t id, struct job *out)
+{
+	return read_job(st->engine->job_get(st, id, out), out);
+}
+
+int store_job_get_by_key(struct store *st, const char *team, const char *key, struct job *out)
+{
+	return read_job(st->engine->job_get_by_key(st, team, key, out), out);
+}
+
+int store_job_next_ready(struct store *st, const struct lease_offer *offer, struct job *out)
+{
+	return read_job(st->engine->job_next_ready(st, offer, out), out);
+}
+
+int store_job_list(struct store *st, const struct job_filter *filter, job_cb cb, void *arg)
+{
+	return st->engine->job_list(st, filter, cb, arg);
+}
+
+int store_job_due(struct store *st, int64_t now_ms, int64_t *ids, int max, int *n)
+{
+	return st->engine->job_due(st, now_ms, ids, max, n);
+}
+
+int store_next_deadline(struct store *st, int64_t *out_ms)
+{
+	return st->engine->next_deadline(st, out_ms);
+}
+
+int store_job_counts(struct store *st, count_cb cb, void *arg)
+{
+	return counts_each(st->counts, cb, arg);
+}
+
+int64_t store_count_in_state(const struct store *st, enum job_state state)
+{
+	return counts_in_state(st->counts, state);
+}
+
+int store_demand(struct store *st, demand_cb cb, void *arg)
+{
+	return st->engine->demand(st, cb, arg);
+}
+
+int store_recent_submits(struct store *st, int limit, time_cb cb, void *arg)
+{
+	return st->engine->recent_submits(st, limit, cb, arg);
+}
+
+int store_recent_durations(struct store *st, int limit, duration_cb cb, void *arg)
+{
+	return st->engine->recent_durations(st, limit, cb, arg);
+}
+
+int store_arrivals(struct store *st, int64_t since_ms, int limit, arrival_cb cb, void *arg)
+{
+	return st->engine->arrivals(st, since_ms, limit, cb, arg);
+}
+
+int store_usage(struct store *st, int64_t since_ms, int64_t now_ms, int64_t *instance_ms,
+		int64_t *job_ms)
+{
+	return st->engine->usage(st, since_ms, now_ms, instance_ms, job_ms);
+}
+
+/* ---- the fleet and the decisions ---- */
+
+int store_instance_insert(struct store *st, struct instance *inst)
+{
+	if (st->engine->instance_insert(st, inst) != 0)
+		return -1;
+	st->changes++;
+	return 0;
+}
+
+int store_instance_update(struct store *st, const struct instance *inst)
+{
+	if (st->engine->instance_update(st, inst) != 0)
+		return -1;
+	st->changes++;
+	return 0;
+}
+
+int store_instance_get(struct store *st, int64_t id, struct instance *out)
+{
+	return st->engine->instance_get(st, id, out);
+}
+
+int store_instance_list(struct store *st, int with_terminated, instance_cb cb, void *arg)
+{
+	return st->engine->instance_list(st, with_terminated, cb, arg);
+}
+
+int store_decision_insert(struct store *st, const struct decision *d)
+{
+	return st->engine->decision_insert(st, d);
+}
+
+int store_decision_list(struct store *st, int limit, decision_cb cb, void *arg)
+{
+	return st->engine->decision_list(st, limit, cb, arg);
+}
+
+/* ---- the ledger and the offers' statistics ---- */
+
+int store_segment_open(struct store *st, const struct segment *seg)
+{
+	return st->engine->segment_open(st, seg);
+}
+
+int store_segment_close(struct store *st, int64_t instance, int64_t end_ms, double usd_per_ms,
+			struct segment *closed)
+{
+	return st->engine->segment_close(st, instance, end_ms, usd_per_ms, closed);
+}
+
+int store_job_add_cost(struct store *st, int64_t job, double usd)
+{
+	return st->engine->job_add_cost(st, job, usd);
+}
+
+int store_offer_stat_add(struct store *st, const struct offer_stat *delta)
+{
+	return st->engine->offer_stat_add(st, delta);
+}
+
+int store_offer_stats(struct store *st, offer_stat_cb cb, void *arg)
+{
+	return st->engine->offer_stats(st, cb, arg);
+}
+
+int store_ledger(struct store *st, int64_t since_ms, ledger_cb cb, void *arg)
+{
+	return st->engine->ledger(st, since_ms, cb, arg);
+}
