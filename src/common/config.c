@@ -318,29 +318,34 @@ const void *config_plugin(const struct config *cfg, const char *name)
 	return i >= 0 ? cfg->sections[i].values : NULL;
 }
 
-/* "server, store, ..., local, type.NAME, ... or offer.NAME": the sections
+/* "server, store, ..., local, lane.NAME, ... or token.NAME": the sections
  * a file may hold, the plug-ins' after the core's single ones. */
 static void section_names(const struct config *cfg, char *buf, size_t size)
 {
 	const char *names[64];
-	int n = 0;
+	int multi[64], n = 0;
 
 	for (const struct conf_section *s = core_sections; s->name; s++) {
-		if (!s->multi)
+		if (!s->multi) {
+			multi[n] = 0;
 			names[n++] = s->name;
+		}
 	}
-	for (int i = 0; i < cfg->nsections && n < 48; i++)
+	for (int i = 0; i < cfg->nsections && n < 48; i++) {
+		multi[n] = 0;
 		names[n++] = cfg->sections[i].plugin->name;
+	}
 	for (const struct conf_section *s = core_sections; s->name; s++) {
-		if (s->multi)
+		if (s->multi) {
+			multi[n] = 1;
 			names[n++] = s->name;
+		}
 	}
 	buf[0] = '\0';
 	for (int i = 0; i < n; i++) {
-		const struct conf_section *s = find_section(names[i], &(const char *){NULL});
 		size_t len = strlen(buf);
 		snprintf(buf + len, size - len, "%s%s%s", i == 0 ? "" : i == n - 1 ? " or " : ", ", names[i],
-			 s && s->multi ? ".NAME" : "");
+			 multi[i] ? ".NAME" : "");
 	}
 }
 

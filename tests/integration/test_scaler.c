@@ -577,6 +577,43 @@ static void test_long_job_is_not_an_orphan(void **state)
 	assert_int(harness_live_instances(s, NULL), 1);
 }
 
+/* A provider that takes 5 s to answer a launch, as a cloud's API may,
+ * does not hold serve up: while the launch is under way (its instance
+ * still "requested") the API answers submits and reads at once; then the
+ * answer comes, the instance boots and the job runs. */
+static void test_slow_launch_leaves_the_api_free(void **state)
+{
+	const char *exits = exits_file();
+	struct harness_server *s = serve(exits, "max_instances = 1\n[local]\nlaunch_latency = 5s\n", 0);
+	int64_t id, t0;
+	json_t *f, *inst;
+
+	(void)state;
+	id = submit(s, "true", 1);
+	WAIT_FOR(s, 10000, harness_live_instances(s, NULL) == 1, "no launch 10 s after a submit");
+	f = fleet(s, 0);
+	assert_int(count_state(f, "requested"), 1);
+	json_decref(f);
+	for (int k = 0; k < 3; k++) {
+		t0 = harness_now_ms();
+		json_decref(harness_get(s, k == 0 ? "/healthz" : k == 1 ? "/v1/stats" : "/v1/jobs"));
+		harness_submit(s, "{\"command\": [\"true\"], \"delay_s\": 3600}");
+		assert_between(harness_now_ms() - t0, 0, 2000);
+	}
+	f = fleet(s, 0);
+	if (count_state(f, "requested") != 1)
+		harness_fail_with_log(s, "the launch answered before the calls made while it was pending returned");
+	json_decref(f);
+	WAIT_FOR(s, 30000, harness_job_is(s, id, "succeeded"), "job %lld not done 30 s after its slow launch",
+		 (long long)id);
+	f = fleet(s, 1);
+	inst = json_array_get(harness_jget(f, "instances"), 0);
+	/* Its worker started once the answer came, no sooner. */
+	assert_true(json_real_value(harness_jget(inst, "registered_at")) -
+		    json_real_value(harness_jget(inst, "launched_at")) >= 5.0);
+	json_decref(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -589,6 +626,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_arrival_rate_holds_an_instance, harness_cleanup),
 		cmocka_unit_test_teardown(test_adopted_worker_that_dies_is_gone, harness_cleanup),
 		cmocka_unit_test_teardown(test_long_job_is_not_an_orphan, harness_cleanup),
+		cmocka_unit_test_teardown(test_slow_launch_leaves_the_api_free, harness_cleanup),
 	};
 	return cmocka_run_group_tests(tests, NULL, harness_cleanup);
 }

@@ -10,6 +10,7 @@
 #include "cli/cmd.h"
 #include "common/config.h"
 #include "harness.h"
+#include "provider/local.h"
 
 /* Writes text to a new file in a temp dir; its path. */
 static const char *conf_file(const char *text)
@@ -456,9 +457,48 @@ static void example_shipped(void **state)
 	free(want);
 }
 
+/* A provider kind's keys are its own section, checked by the same table
+ * machinery: a GPU index listed twice would go to two workers at once,
+ * and is refused at its line like any bad value. */
+static void local_gpus_each_once(void **state)
+{
+	struct config cfg;
+	char err[1024];
+	const struct local_conf *local;
+
+	(void)state;
+	assert_load_error("[provider]\nkind = local\n[local]\ngpus = 0,1, 0\n",
+			  "%s:4: [local] gpus: GPU 0 is listed twice in '0,1, 0': each index goes to one worker at a time");
+	assert_load_error("[local]\ngpus = 0,x\n",
+			  "%s:2: [local] gpus: expected GPU indices from 0 to 1023 separated by commas (256 at most), got '0,x'");
+	assert_load_error("[local]\ngpus = 1024\n",
+			  "%s:2: [local] gpus: expected GPU indices from 0 to 1023 separated by commas (256 at most), got '1024'");
+	assert_int(config_load(&cfg, &cmd_plugins, conf_file("[local]\ngpus = 3, 1,2\n"), err, sizeof err), 0);
+	/* The section's values are the kind's own struct. */
+	local = config_plugin(&cfg, "local");
+	assert_non_null(local);
+	assert_string_equal(local->gpus, "3, 1,2");
+	config_free(&cfg);
+}
+
+/* [store] kind and [provider] kind name a registered plug-in, or fail at
+ * their line with the names there are. */
+static void kinds_are_the_registries(void **state)
+{
+	(void)state;
+	assert_load_error("[store]\nkind = postgres\n", "%s:2: [store] kind: expected one of sqlite, got 'postgres'");
+	assert_load_error("\n[provider]\nkind = aws\n",
+			  "%s:3: [provider] kind: expected one of none, local, got 'aws'");
+	assert_load_error("[exec]\ncommand = x\n",
+			  "%s:2: [exec]: unknown section (expected server, store, queue, scaler, provider, local,"
+			  " lane.NAME, offer.NAME, type.NAME or token.NAME)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(local_gpus_each_once),
+		cmocka_unit_test(kinds_are_the_registries),
 		cmocka_unit_test(defaults),
 		cmocka_unit_test(defaults_round_trip),
 		cmocka_unit_test(unknown_key),
