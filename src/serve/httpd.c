@@ -19,8 +19,7 @@
 #include "common/units.h"
 
 enum request_state {
-	R_HEAD,    /* request line read, headers still arriving */
-	R_READING, /* body still arriving */
+	R_READING, /* headers or body still arriving */
 	R_HANDLED, /* with the handler: suspended, no reply yet (long-poll) */
 	R_READY,   /* reply made, suspended until the next flush */
 	R_SENT,    /* response queued on the connection */
@@ -30,7 +29,6 @@ struct request {
 	struct httpd *h;
 	struct MHD_Connection *conn;
 	const char *method, *path;
-	size_t target_len; /* the request target (path and query) as sent */
 	char *body;
 	size_t len, cap;
 	int too_large;
@@ -162,18 +160,33 @@ static void handle(struct request *req)
  * (24 MB). */
 #define POOL_SIZE ((size_t)36864)
 
+/* What ebb keeps of a connection, from its start to its close. */
+struct conn {
+	size_t target_len; /* the current request's target (path and query), as sent */
+};
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	(void)cls;
+	(void)conn;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
+		*socket_context = calloc(1, sizeof(struct conn));
+	else
+		free(*socket_context);
+}
+
 /* Called by MHD once it has the request line, before it parses the query:
  * the one place that sees the request target as the client sent it. The
- * request lives from here to on_completed. */
+ * request itself is made in on_access: a request that MHD refuses itself
+ * after this call may never get to on_completed. */
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
-	struct request *req = calloc(1, sizeof *req);
+	struct conn *c = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT)->socket_context;
 
-	req->h = cls;
-	req->conn = conn;
-	req->target_len = strlen(uri);
-	req->state = R_HEAD;
-	return req;
+	(void)cls;
+	c->target_len = strlen(uri);
+	return NULL;
 }
 
 /* Decides whether ebb refuses the request, with its JSON error, from its
@@ -182,6 +195,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 static void check_head(struct request *req)
 {
 	struct MHD_Connection *conn = req->conn;
+	const struct conn *c = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT)->socket_context;
 	const union MHD_ConnectionInfo *head =
 		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
 	const char *te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
@@ -189,8 +203,8 @@ static void check_head(struct request *req)
 	int fields = MHD_get_connection_values(conn, MHD_HEADER_KIND | MHD_COOKIE_KIND, NULL, NULL);
 	struct ebb_error e;
 
-	if (req->target_len > MAX_TARGET)
-		error_set(&e, 414, "uri_too_long", NULL, "request target of %zu bytes, over %d", req->target_len,
+	if (c->target_len > MAX_TARGET)
+		error_set(&e, 414, "uri_too_long", NULL, "request target of %zu bytes, over %d", c->target_len,
 			  MAX_TARGET);
 	else if (params > MAX_PARAMS)
 		error_set(&e, 414, "uri_too_long", NULL, "%d query parameters, over %d", params, MAX_PARAMS);
@@ -237,14 +251,17 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 	struct request *req = *con_cls;
 
 	(void)version;
-	if (req->state == R_HEAD) {
+	if (!req) {
 		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 							     MHD_HTTP_HEADER_CONTENT_LENGTH);
 		long long announced = cl ? strtoll(cl, NULL, 10) : 0;
 
+		req = calloc(1, sizeof *req);
+		req->h = h;
+		req->conn = conn;
 		req->method = method;
 		req->path = url;
-		req->state = R_READING;
+		*con_cls = req;
 		check_head(req);
 		req->too_large = announced > h->max_body;
 		/* A request refused (by its head, or a body over max_body) is
@@ -297,7 +314,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	(void)conn;
 	if (!req)
 		return;
-	if (req->state != R_HEAD && req->state != R_READING)
+	if (req->state != R_READING)
 		h->hooks.done(h->hooks.ctx, req, req->state == R_SENT && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
 	json_decref(req->refusal);
 	free(req->body);
@@ -383,7 +400,8 @@ struct httpd *httpd_start(struct event_base *base, const struct httpd_options *o
 				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)((o->connection_timeout_ms + 999) / 1000),
-				MHD_OPTION_URI_LOG_CALLBACK, on_uri, h,
+				MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
+				MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
 				MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, POOL_SIZE,
