@@ -148,9 +148,10 @@ static void handle(struct request *req)
 /* Each connection's memory in MHD. It holds the head, 64 bytes for every
  * header field, cookie and query parameter, a copy of the Cookie header,
  * then the reply's status line and headers; bodies are copied out as they
- * come. A head within the limits above takes at most 8 + 8 + 12.5 KiB, so
- * it always fits; a larger one gets ebb's 414 or 431 until it nears 36 KiB,
- * and past that MHD's own reply, in HTML (the cases are in docs/API.md).
+ * come. A head within the limits above takes at most 28.5 KiB (8 KiB, its
+ * Cookie header copied, 200 fields and parameters), so it always fits; a
+ * larger one gets ebb's 414 or 431 until it nears 36 KiB, and past that
+ * MHD's own reply, in HTML (the cases are in docs/API.md).
  * MHD zeroes the whole pool after each request, so a kept-alive connection
  * keeps all of it resident: 1,000 workers, each with a request served and
  * a long-poll waiting, take 36 MB (measured: 44 MB for the process, against
@@ -273,7 +274,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 		 * connection, and the client may lose the reply before it reads
 		 * it. */
 		if ((req->refusal || req->too_large) &&
-		    (expects_continue(conn) || announced > DRAIN_MAX || req->refused == 501))
+		    (expects_continue(conn) || announced > DRAIN_MAX || req->refused == 501 /* no end */))
 			answer(req);
 		return MHD_YES;
 	}
