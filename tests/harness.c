@@ -1,24 +1,29 @@
 /* The tests' shared helpers (see harness.h). */
 #include "harness.h"
 
-#include "common/config.h"
-#include "store/store.h"
-
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "common/config.h"
+#include "store/store.h"
 
 #define START_TIMEOUT_MS 15000 /* a cold start under ASan on a busy machine */
 #define STOP_TIMEOUT_MS 15000
@@ -507,6 +512,119 @@ int harness_raw(struct harness_server *s, const char *token, const char *method,
 	curl_slist_free_all(headers);
 	curl_easy_cleanup(curl);
 	return rc == CURLE_OK ? (int)status : -1;
+}
+
+#define RAW_TIMEOUT_MS 30000
+
+int harness_connect(struct harness_server *s)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)s->port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0)
+		harness_fail_with_log(s, "cannot connect to port %d: %s", s->port, strerror(errno));
+	return fd;
+}
+
+/* Appends what the server sends next to b; -1 when it closed or reset
+ * the connection instead. Fails the test after the deadline. */
+static int read_more(int fd, struct buf *b, int64_t deadline)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	char chunk[65536];
+	ssize_t n;
+
+	if (poll(&p, 1, (int)(deadline - harness_now_ms())) <= 0)
+		fail_msg("no reply and no close in %d ms", RAW_TIMEOUT_MS);
+	n = recv(fd, chunk, sizeof chunk, 0);
+	if (n <= 0)
+		return -1;
+	on_write(chunk, 1, (size_t)n, b);
+	return 0;
+}
+
+/* The value of the header name in head (a reply's status line and
+ * headers), into out; "" when it has none. */
+static void header_value(const char *head, const char *name, char *out, size_t size)
+{
+	size_t n = strlen(name);
+
+	out[0] = '\0';
+	for (const char *line = strstr(head, "\r\n"); line && line[2] != '\r'; line = strstr(line + 2, "\r\n")) {
+		const char *v;
+		if (strncasecmp(line + 2, name, n) != 0 || line[2 + n] != ':')
+			continue;
+		v = line + 2 + n + 1;
+		v += strspn(v, " ");
+		snprintf(out, size, "%.*s", (int)strcspn(v, "\r"), v);
+		return;
+	}
+}
+
+int harness_exchange(int fd, const void *bytes, size_t len, struct harness_reply *r)
+{
+	struct buf in = {0};
+	int64_t deadline = harness_now_ms() + RAW_TIMEOUT_MS;
+	char value[128], *end = NULL;
+	size_t head;
+
+	memset(r, 0, sizeof *r);
+	r->status = -1;
+	for (size_t sent = 0; sent < len;) {
+		ssize_t n = send(fd, (const char *)bytes + sent, len - sent, MSG_NOSIGNAL);
+		if (n < 0)
+			break; /* closed on us: its reply, if any, is still to read */
+		sent += (size_t)n;
+	}
+	while (!(in.data && (end = strstr(in.data, "\r\n\r\n")))) {
+		if (read_more(fd, &in, deadline) != 0)
+			break;
+	}
+	if (!end || sscanf(in.data, "HTTP/1.1 %d ", &r->status) != 1) {
+		free(in.data);
+		r->status = -1;
+		return -1;
+	}
+	head = (size_t)(end - in.data) + 4;
+	header_value(in.data, "Content-Type", r->content_type, sizeof r->content_type);
+	header_value(in.data, "Connection", value, sizeof value);
+	r->close = strcasecmp(value, "close") == 0;
+	header_value(in.data, "Content-Length", value, sizeof value);
+	r->len = strtoul(value, NULL, 10);
+	while (in.len < head + r->len) {
+		if (read_more(fd, &in, deadline) != 0)
+			fail_msg("reply %d: closed before its %zu bytes of body", r->status, r->len);
+	}
+	r->body = malloc(r->len + 1);
+	memcpy(r->body, in.data + head, r->len);
+	r->body[r->len] = '\0';
+	r->json = json_loadb(r->body, r->len, 0, NULL);
+	free(in.data);
+	return r->status;
+}
+
+int harness_wait_closed(int fd)
+{
+	int64_t deadline = harness_now_ms() + RAW_TIMEOUT_MS;
+
+	/* What comes before the close, if anything, is dropped. */
+	for (;;) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		char chunk[4096];
+
+		if (poll(&p, 1, (int)(deadline - harness_now_ms())) <= 0)
+			return 0;
+		if (recv(fd, chunk, sizeof chunk, 0) <= 0)
+			return 1;
+	}
+}
+
+void harness_reply_free(struct harness_reply *r)
+{
+	free(r->body);
+	json_decref(r->json);
+	memset(r, 0, sizeof *r);
 }
 
 void harness_advance(struct harness_server *s, int64_t ms)

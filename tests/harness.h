@@ -115,6 +115,27 @@ int harness_call_as(struct harness_server *s, const char *token, const char *met
 int harness_raw(struct harness_server *s, const char *token, const char *method,
 		const char *path, const char *body, size_t len, int chunked, json_t **reply);
 
+/* ---- raw bytes over TCP: requests no HTTP client would send ---- */
+
+/* One reply read off a raw connection. */
+struct harness_reply {
+	int status;             /* -1: closed (or reset) by the server with no reply */
+	char content_type[128]; /* "" when it has none */
+	int close;              /* it says "Connection: close" */
+	char *body;             /* its Content-Length bytes, NUL-terminated; NULL with no reply */
+	size_t len;
+	json_t *json; /* the body parsed; NULL if it is not JSON */
+};
+/* A TCP connection to s; fails the test if there is none. */
+int harness_connect(struct harness_server *s);
+/* Sends the bytes on fd (the server may close before it has them all),
+ * then reads one reply into r (what follows it is dropped); its status.
+ * Fails the test if the server neither answers nor closes within 30 s. */
+int harness_exchange(int fd, const void *bytes, size_t len, struct harness_reply *r);
+/* Waits for the server to close fd (30 s at most): 1 if it did. */
+int harness_wait_closed(int fd);
+void harness_reply_free(struct harness_reply *r);
+
 /* POST /v1/admin/clock {"advance_ms": ms}: needs HARNESS_TEST_CLOCK. */
 void harness_advance(struct harness_server *s, int64_t ms);
 /* Polls GET /v1/stats until waiting_workers is n; fails after 5 s. */

@@ -32,6 +32,10 @@ struct request {
 	char *body;
 	size_t len, cap;
 	int too_large;
+	/* ebb's own error for a head over its limits or a body it cannot
+	 * read: the status and the body, sent instead of the handler's reply */
+	int refused;
+	json_t *refusal;
 	enum request_state state;
 	int status;
 	char *reply;
@@ -132,6 +136,108 @@ static void handle(struct request *req)
 /* The most of an oversized body read through to refuse it cleanly. */
 #define DRAIN_MAX (64LL << 20)
 
+/* ebb's limits on a request's head (docs/API.md, "Request limits"): far
+ * above what a client of ebb sends (a token is at most 255 bytes, a query
+ * a few names), far below POOL_SIZE, so that a head over them still fits
+ * in MHD's memory, reaches on_access and gets a JSON error. */
+#define MAX_TARGET 4096 /* the path and query as sent: else 414 */
+#define MAX_PARAMS 100  /* query parameters: else 414 */
+#define MAX_HEAD 8192   /* the request line and header lines: else 431 */
+#define MAX_FIELDS 100  /* header fields and cookies: else 431 */
+
+/* Each connection's memory in MHD. It holds the head, 64 bytes for every
+ * header field, cookie and query parameter, a copy of the Cookie header,
+ * then the reply's status line and headers; bodies are copied out as they
+ * come. A head within the limits above takes at most 28.5 KiB (8 KiB, its
+ * Cookie header copied, 200 fields and parameters), so it always fits; a
+ * larger one gets ebb's 414 or 431 until it nears 36 KiB, and past that
+ * MHD's own reply, in HTML (the cases are in docs/API.md).
+ * MHD zeroes the whole pool after each request, so a kept-alive connection
+ * keeps all of it resident: 1,000 workers, each with a request served and
+ * a long-poll waiting, take 36 MB (measured: 44 MB for the process, against
+ * 24 MB with 16 KiB). Past 32 KiB MHD 0.9.75 maps a pool rather than
+ * mallocs it, and a closed connection gives it back: once those workers
+ * are gone serve is back to 8 MB, where 16 KiB pools stayed in the heap
+ * (24 MB). */
+#define POOL_SIZE ((size_t)36864)
+
+/* What ebb keeps of a connection, from its start to its close. */
+struct conn {
+	size_t target_len; /* the current request's target (path and query), as sent */
+};
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	(void)cls;
+	(void)conn;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
+		*socket_context = calloc(1, sizeof(struct conn));
+	else
+		free(*socket_context);
+}
+
+/* Called by MHD once it has the request line, before it parses the query:
+ * the one place that sees the request target as the client sent it. The
+ * request itself is made in on_access: a request that MHD refuses itself
+ * after this call may never get to on_completed. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	struct conn *c = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT)->socket_context;
+
+	(void)cls;
+	c->target_len = strlen(uri);
+	return NULL;
+}
+
+/* Decides whether ebb refuses the request, with its JSON error, from its
+ * head: over the limits, or with a body MHD cannot delimit (with a transfer
+ * coding other than chunked, MHD would read it until the client closes). */
+static void check_head(struct request *req)
+{
+	struct MHD_Connection *conn = req->conn;
+	const struct conn *c = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT)->socket_context;
+	const union MHD_ConnectionInfo *head =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+	const char *te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+	int params = MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, NULL, NULL);
+	int fields = MHD_get_connection_values(conn, MHD_HEADER_KIND | MHD_COOKIE_KIND, NULL, NULL);
+	struct ebb_error e;
+
+	if (c->target_len > MAX_TARGET)
+		error_set(&e, 414, "uri_too_long", NULL, "request target of %zu bytes, over %d", c->target_len,
+			  MAX_TARGET);
+	else if (params > MAX_PARAMS)
+		error_set(&e, 414, "uri_too_long", NULL, "%d query parameters, over %d", params, MAX_PARAMS);
+	else if (head->header_size > MAX_HEAD)
+		error_set(&e, 431, "headers_too_large", NULL, "request head of %zu bytes, over %d",
+			  head->header_size, MAX_HEAD);
+	else if (fields > MAX_FIELDS)
+		error_set(&e, 431, "headers_too_large", NULL, "%d header fields and cookies, over %d", fields,
+			  MAX_FIELDS);
+	else if (te && strcasecmp(te, "chunked") != 0)
+		error_set(&e, 501, "not_implemented", NULL,
+			  "Transfer-Encoding '%.64s' is not supported: send chunked or a Content-Length", te);
+	else
+		return;
+	req->refused = e.status;
+	req->refusal = error_to_json(&e);
+}
+
+/* Gives the request its reply: its refusal if it has one, else the
+ * handler's. */
+static void answer(struct request *req)
+{
+	if (!req->refusal) {
+		handle(req);
+		return;
+	}
+	req->state = R_HANDLED;
+	MHD_suspend_connection(req->conn);
+	request_reply(req, req->refused, req->refusal);
+	req->refusal = NULL;
+}
+
 static int expects_continue(struct MHD_Connection *conn)
 {
 	const char *e = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT);
@@ -149,22 +255,27 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 	if (!req) {
 		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 							     MHD_HTTP_HEADER_CONTENT_LENGTH);
+		long long announced = cl ? strtoll(cl, NULL, 10) : 0;
+
 		req = calloc(1, sizeof *req);
 		req->h = h;
 		req->conn = conn;
 		req->method = method;
 		req->path = url;
 		*con_cls = req;
-		if (cl && strtoll(cl, NULL, 10) > h->max_body) {
-			req->too_large = 1;
-			/* Refused before any of it is read when the client waits for
-			 * a 100 Continue, or when it is too big to read through.
-			 * Otherwise it is read and dropped first: closing on a body
-			 * still arriving resets the connection, and the client may
-			 * lose the 413 before it reads it. */
-			if (expects_continue(conn) || strtoll(cl, NULL, 10) > DRAIN_MAX)
-				handle(req);
-		}
+		check_head(req);
+		req->too_large = announced > h->max_body;
+		/* A request refused (by its head, or a body over max_body) is
+		 * answered before any of its body is read when the client waits
+		 * for a 100 Continue, when MHD cannot find the body's end, or
+		 * when it is too big to read through: MHD then closes the
+		 * connection after the reply. Otherwise the body is read and
+		 * dropped first: closing on a body still arriving resets the
+		 * connection, and the client may lose the reply before it reads
+		 * it. */
+		if ((req->refusal || req->too_large) &&
+		    (expects_continue(conn) || announced > DRAIN_MAX || req->refused == 501 /* no end */))
+			answer(req);
 		return MHD_YES;
 	}
 	if (req->state == R_READY) {
@@ -178,7 +289,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 			req->body = NULL;
 			req->len = 0;
 		}
-		if (!req->too_large) {
+		if (!req->too_large && !req->refusal) {
 			if (req->len + *upload_size + 1 > req->cap) {
 				req->cap = (req->len + *upload_size + 1) * 2;
 				req->body = realloc(req->body, req->cap);
@@ -191,7 +302,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 		return MHD_YES;
 	}
 	if (req->state == R_READING)
-		handle(req);
+		answer(req);
 	return MHD_YES;
 }
 
@@ -206,6 +317,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		return;
 	if (req->state != R_READING)
 		h->hooks.done(h->hooks.ctx, req, req->state == R_SENT && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
+	json_decref(req->refusal);
 	free(req->body);
 	free(req->reply);
 	free(req);
@@ -289,11 +401,11 @@ struct httpd *httpd_start(struct event_base *base, const struct httpd_options *o
 				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)((o->connection_timeout_ms + 999) / 1000),
+				MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
+				MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
 				MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
-				/* Headers and one read fit; bodies are copied out as they
-				 * come. MHD clears the pool per request: smaller is faster. */
-				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, POOL_SIZE,
 				MHD_OPTION_END);
 	if (!h->d) {
 		snprintf(err, errsize, "listen '%s': cannot bind (address in use or not available)", o->listen);

@@ -5,7 +5,11 @@
  * with its connection suspended, until the next flush; a flush first calls
  * the owner's commit hook, so no reply leaves before the store changes it
  * acknowledges are on disk, and all the requests read in one pass of the
- * loop share one commit. A long-poll is a request with no reply yet. */
+ * loop share one commit. A long-poll is a request with no reply yet.
+ *
+ * A request over ebb's limits on its head, or with a body it cannot read
+ * (docs/API.md, "Request limits"), gets its JSON error from here and never
+ * reaches the handler; the done hook still sees it. */
 #ifndef EBB_HTTPD_H
 #define EBB_HTTPD_H
 

@@ -3,6 +3,7 @@
  * healthy after all of them. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -538,6 +539,308 @@ static void queue_full(void **state)
 	harness_server_free(s);
 }
 
+/* ---- the request's head, sent as raw bytes ---- */
+
+static const char healthz[] = "GET /healthz HTTP/1.1\r\nHost: ebb\r\n\r\n";
+static const char padded[] = "GET /healthz HTTP/1.1\r\nHost: ebb\r\nX-Pad: ";
+
+/* before, n times rep, then after: a request too long to write out (free
+ * it). */
+static char *repeat(const char *before, const char *rep, size_t n, const char *after)
+{
+	size_t lb = strlen(before), lr = strlen(rep), la = strlen(after);
+	char *s = malloc(lb + n * lr + la + 1), *p = s;
+
+	memcpy(p, before, lb);
+	p += lb;
+	for (size_t i = 0; i < n; i++, p += lr)
+		memcpy(p, rep, lr);
+	memcpy(p, after, la + 1);
+	return s;
+}
+
+/* A request on a connection of its own (after a request served on it
+ * when second is set) that gets status from ebb, in JSON with code when
+ * code is not NULL; the connection then serves the next request (a body
+ * was read and dropped), and so does another. Frees req. */
+static void raw_reply(char *req, int second, int status, const char *code)
+{
+	struct harness_reply r;
+	int fd = harness_connect(srv);
+
+	if (second) {
+		assert_int(harness_exchange(fd, healthz, strlen(healthz), &r), 200);
+		harness_reply_free(&r);
+	}
+	harness_exchange(fd, req, strlen(req), &r);
+	if (r.status != status)
+		print_error("request: %.200s\n", req);
+	assert_int(r.status, status);
+	assert_string_equal(r.content_type, "application/json");
+	assert_non_null(r.json);
+	if (code)
+		assert_error(r.status, r.json, status, code, NULL);
+	assert_false(r.close);
+	harness_reply_free(&r);
+	assert_int(harness_exchange(fd, healthz, strlen(healthz), &r), 200);
+	harness_reply_free(&r);
+	close(fd);
+	assert_int(harness_call(srv, "GET", "/healthz", NULL, NULL), 200);
+	free(req);
+}
+
+/* ebb's limits on the head (docs/API.md, "Request limits"): the limit
+ * itself is served, one more is ebb's JSON error, and so is far more, as
+ * long as it fits in the connection's memory (a URL or a header of 36,000
+ * bytes, 450 header fields), the connection kept. */
+static void head_limits(void **state)
+{
+	const char *v11 = " HTTP/1.1\r\nHost: ebb\r\n\r\n";
+	size_t pad = 8192 - strlen(padded) - 4;
+
+	(void)state;
+	/* The request target as sent: 4096 bytes. */
+	raw_reply(repeat("GET /", "a", 4095, v11), 0, 404, "not_found");
+	raw_reply(repeat("GET /", "a", 4096, v11), 0, 414, "uri_too_long");
+	raw_reply(repeat("GET /", "a", 16 << 10, v11), 0, 414, "uri_too_long");
+	raw_reply(repeat("GET /", "a", 36000, v11), 0, 414, "uri_too_long");
+	/* 100 query parameters. */
+	raw_reply(repeat("GET /healthz?", "p=1&", 99, "p=1 HTTP/1.1\r\nHost: ebb\r\n\r\n"), 0, 200, NULL);
+	raw_reply(repeat("GET /healthz?", "p=1&", 100, "p=1 HTTP/1.1\r\nHost: ebb\r\n\r\n"), 0, 414,
+		  "uri_too_long");
+	/* The request line and header lines: 8192 bytes. */
+	raw_reply(repeat(padded, "p", pad, "\r\n\r\n"), 0, 200, NULL);
+	raw_reply(repeat(padded, "p", pad + 1, "\r\n\r\n"), 0, 431, "headers_too_large");
+	raw_reply(repeat(padded, "p", 30 << 10, "\r\n\r\n"), 0, 431, "headers_too_large");
+	raw_reply(repeat(padded, "p", 30 << 10, "\r\n\r\n"), 1, 431, "headers_too_large");
+	raw_reply(repeat(padded, "p", 36000, "\r\n\r\n"), 0, 431, "headers_too_large");
+	/* 100 header fields, Host among them, and each cookie counts. */
+	raw_reply(repeat("GET /healthz HTTP/1.1\r\nHost: ebb\r\n", "X-A: 1\r\n", 99, "\r\n"), 0, 200, NULL);
+	raw_reply(repeat("GET /healthz HTTP/1.1\r\nHost: ebb\r\n", "X-A: 1\r\n", 100, "\r\n"), 0, 431,
+		  "headers_too_large");
+	raw_reply(repeat("GET /healthz HTTP/1.1\r\nHost: ebb\r\n", "X-A: 1\r\n", 450, "\r\n"), 0, 431,
+		  "headers_too_large");
+	raw_reply(repeat("GET /healthz HTTP/1.1\r\nHost: ebb\r\nCookie: c=1", "; c=1", 97, "\r\n\r\n"), 0, 200,
+		  NULL);
+	raw_reply(repeat("GET /healthz HTTP/1.1\r\nHost: ebb\r\nCookie: c=1", "; c=1", 98, "\r\n\r\n"), 1, 431,
+		  "headers_too_large");
+}
+
+/* A refused request's body is read and dropped, so that the client gets
+ * the reply and the connection goes on; it is never handled. Unless the
+ * client waits for a 100 Continue, or sends a body whose end cannot be
+ * found: then the reply comes first and the connection is closed. */
+static void head_refused_with_body(void **state)
+{
+	int64_t queued = harness_stat(srv, "states.queued");
+	const char *cl = harness_fmt("\r\nContent-Length: %zu\r\n\r\n%s", strlen(job), job);
+	const char *gzip = "POST /v1/jobs HTTP/1.1\r\nHost: ebb\r\nTransfer-Encoding: gzip\r\n\r\n{}";
+	char *req;
+	struct harness_reply r;
+	int fd;
+
+	(void)state;
+	raw_reply(repeat("POST /v1/jobs HTTP/1.1\r\nHost: ebb\r\nX-Pad: ", "p", 20 << 10, cl), 0, 431,
+		  "headers_too_large");
+	raw_reply(repeat("POST /v1/jobs HTTP/1.1\r\nHost: ebb\r\nTransfer-Encoding: chunked\r\nX-Pad: ", "p",
+			 20 << 10, harness_fmt("\r\n\r\n%zx\r\n%s\r\n0\r\n\r\n", strlen(job), job)),
+		  1, 431, "headers_too_large");
+	assert_int(harness_stat(srv, "states.queued"), queued);
+
+	req = repeat("POST /v1/jobs HTTP/1.1\r\nHost: ebb\r\nExpect: 100-continue\r\nX-Pad: ", "p", 20 << 10,
+		     harness_fmt("\r\nContent-Length: %zu\r\n\r\n", strlen(job)));
+	fd = harness_connect(srv);
+	harness_exchange(fd, req, strlen(req), &r);
+	assert_error(r.status, r.json, 431, "headers_too_large", NULL);
+	assert_string_equal(r.content_type, "application/json");
+	assert_true(r.close);
+	assert_true(harness_wait_closed(fd));
+	harness_reply_free(&r);
+	close(fd);
+	free(req);
+
+	/* MHD would read a body in another transfer coding until the client
+	 * closes. */
+	fd = harness_connect(srv);
+	harness_exchange(fd, gzip, strlen(gzip), &r);
+	assert_error(r.status, r.json, 501, "not_implemented", NULL);
+	assert_string_equal(r.content_type, "application/json");
+	assert_true(r.close);
+	assert_true(harness_wait_closed(fd));
+	harness_reply_free(&r);
+	close(fd);
+	assert_int(harness_call(srv, "GET", "/healthz", NULL, NULL), 200);
+}
+
+/* libmicrohttpd 0.9.75's own replies, word for word (docs/API.md). */
+#define MALFORMED                                                                \
+	"<html><head><title>Request malformed</title></head><body>Your HTTP request " \
+	"was syntactically incorrect.</body></html>"
+#define CHUNKED_MALFORMED                                                          \
+	"<html><head><title>Request malformed</title></head><body>Your HTTP chunked " \
+	"encoding was syntactically incorrect.</body></html>"
+#define CHUNK_TOO_LARGE                                                                  \
+	"<html><head><title>Request content too large</title></head><body>The chunk size " \
+	"used in your HTTP chunked encoded request is too large.</body></html>"
+#define LENGTH_MALFORMED                                                                 \
+	"<html><head><title>Request malformed</title></head><body>Your HTTP request has " \
+	"wrong value for <b>Content-Length</b> header.</body></html>"
+#define LENGTH_TOO_LARGE                                                                        \
+	"<html><head><title>Request content too large</title></head><body>Your HTTP request has " \
+	"too large value for <b>Content-Length</b> header.</body></html>"
+#define VERSION_UNSUPPORTED                                                                  \
+	"<html><head><title>Requested HTTP version is not supported</title></head><body>Requested " \
+	"HTTP version is not supported.</body></html>"
+#define VERSION_TOO_OLD                                                                      \
+	"<html><head><title>Requested HTTP version is not supported</title></head><body>Requested " \
+	"HTTP version is too old and not supported.</body></html>"
+#define TOO_BIG                                                                              \
+	"<html><head><title>Request too big</title></head><body>Your HTTP header was too big for " \
+	"the memory constraints of this webserver.</body></html>"
+
+/* A request the library answers itself, on s: exactly status with the
+ * html body, no Content-Type, the connection closed after it. html NULL:
+ * no reply at all, the connection closed. twice: the library sends its
+ * status line and headers twice, so what a client reads as the body is
+ * the second copy, cut to the HTML's length. second: sent after a request
+ * served on the same connection. Another client is served afterwards.
+ * Frees req when it is not const. */
+static void library_reply(struct harness_server *s, const char *req, int second, int status,
+			  const char *html, int twice)
+{
+	struct harness_reply r;
+	int fd = harness_connect(s);
+
+	if (second) {
+		assert_int(harness_exchange(fd, healthz, strlen(healthz), &r), 200);
+		harness_reply_free(&r);
+	}
+	harness_exchange(fd, req, strlen(req), &r);
+	if (r.status != status)
+		print_error("request: %.200s\n", req);
+	assert_int(r.status, status);
+	if (html) {
+		assert_string_equal(r.content_type, "");
+		assert_true(r.close);
+		if (twice) {
+			const char *line = harness_fmt("HTTP/1.1 %d ", status);
+			assert_int(r.len, strlen(html));
+			assert_true(strncmp(r.body, line, strlen(line)) == 0);
+		} else {
+			assert_string_equal(r.body, html);
+		}
+		assert_true(harness_wait_closed(fd));
+	}
+	harness_reply_free(&r);
+	close(fd);
+	assert_int(harness_call(s, "GET", "/healthz", NULL, NULL), 200);
+}
+
+/* The same, for a request built with repeat(). */
+static void library_reply_free(struct harness_server *s, char *req, int second, int status, const char *html,
+			       int twice)
+{
+	library_reply(s, req, second, status, html, twice);
+	free(req);
+}
+
+static void library_replies(void **state)
+{
+	const char *v11 = " HTTP/1.1\r\nHost: ebb\r\n\r\n";
+	const char *chunked = "POST /v1/jobs HTTP/1.1\r\nHost: ebb\r\nTransfer-Encoding: chunked\r\n\r\n";
+
+	(void)state;
+	/* The request line. */
+	library_reply(srv, "GARBAGE\r\n\r\n", 0, -1, NULL, 0);
+	library_reply(srv, " /healthz HTTP/1.1\r\nHost: ebb\r\n\r\n", 0, -1, NULL, 0);
+	library_reply(srv, "GET /healthz\r\nHost: ebb\r\n\r\n", 0, 400, MALFORMED, 0);
+	library_reply(srv, "GET /healthz HTTX/1.1\r\nHost: ebb\r\n\r\n", 0, 400, MALFORMED, 0);
+	library_reply(srv, "GET /healthz HTTP/1.10\r\nHost: ebb\r\n\r\n", 0, 400, MALFORMED, 0);
+	library_reply(srv, "GET /healthz HTTP/9.9\r\nHost: ebb\r\n\r\n", 0, 505, VERSION_UNSUPPORTED, 0);
+	library_reply(srv, "GET /healthz HTTP/0.9\r\nHost: ebb\r\n\r\n", 0, 505, VERSION_TOO_OLD, 0);
+	/* Header lines. */
+	library_reply(srv, "GET /healthz HTTP/1.1\r\nHost: ebb\r\nNoColon\r\n\r\n", 0, 400, MALFORMED, 0);
+	library_reply(srv, "GET /healthz HTTP/1.1\r\nHost: ebb\r\nNoColon\r\n\r\n", 1, 400, MALFORMED, 0);
+	library_reply(srv, "POST /v1/jobs HTTP/1.1\r\nHost: ebb\r\nContent-Length: -1\r\n\r\n", 0, 400,
+		      LENGTH_MALFORMED, 1);
+	library_reply(srv, "POST /v1/jobs HTTP/1.1\r\nHost: ebb\r\nContent-Length: 99999999999999999999\r\n\r\n", 0,
+		      413, LENGTH_TOO_LARGE, 1);
+	/* Chunks. */
+	library_reply_free(srv, repeat(chunked, "", 0, "zz\r\n"), 0, 400, CHUNKED_MALFORMED, 0);
+	library_reply_free(srv, repeat(chunked, "", 0, "2\r\n{}XX0\r\n\r\n"), 0, 400, CHUNKED_MALFORMED, 0);
+	library_reply_free(srv, repeat(chunked, "", 0, "FFFFFFFFFFFFFFFFF\r\n"), 0, 413, CHUNK_TOO_LARGE, 0);
+	library_reply_free(srv, repeat(chunked, "", 0, "2\r\n{}\r\n0\r\nNoColon\r\n\r\n"), 0, 400, MALFORMED, 0);
+	/* A head that does not fit in the connection's 36 KiB. */
+	library_reply_free(srv, repeat("GET /", "a", 40000, v11), 0, 414, TOO_BIG, 0);
+	library_reply_free(srv, repeat(padded, "p", 40000, "\r\n\r\n"), 0, 431, TOO_BIG, 0);
+	library_reply_free(srv, repeat(padded, "p", 40000, "\r\n\r\n"), 1, 431, TOO_BIG, 0);
+	library_reply_free(srv, repeat("GET /healthz HTTP/1.1\r\nHost: ebb\r\n", "X-A: 1\r\n", 600, "\r\n"), 0, 431,
+			   TOO_BIG, 0);
+	library_reply_free(srv, repeat("GET /healthz HTTP/1.1\r\nHost: ebb\r\nCookie: c=1", "; c=1", 600, "\r\n\r\n"),
+			   0, 431, TOO_BIG, 1);
+	/* One that fits, with too little room left for ebb's reply: a head
+	 * of 36,708 bytes, in the middle of the 120 bytes where that is so. */
+	library_reply_free(srv, repeat("GET /", "a", 36708 - 5 - strlen(v11), v11), 0, -1, NULL, 0);
+}
+
+/* What the library lets through that HTTP/1.1 would not (docs/API.md):
+ * each is served by ebb. */
+static void library_leniencies(void **state)
+{
+	const char *auth = "Authorization: Bearer " HARNESS_ADMIN "\r\n";
+	const char *post = harness_fmt("POST /v1/jobs HTTP/1.1\r\nHost: ebb\r\n%s", auth);
+	const char *req = "GET /healthz HTTP/1.0\r\n\r\n";
+	struct harness_reply r;
+	int fd = harness_connect(srv);
+
+	(void)state;
+	/* HTTP/1.0 closes after the reply, unless asked to keep the
+	 * connection. */
+	harness_exchange(fd, req, strlen(req), &r);
+	assert_int(r.status, 200);
+	assert_true(r.close);
+	assert_true(harness_wait_closed(fd));
+	harness_reply_free(&r);
+	close(fd);
+	fd = harness_connect(srv);
+	req = "GET /healthz HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n";
+	assert_int(harness_exchange(fd, req, strlen(req), &r), 200);
+	harness_reply_free(&r);
+	/* HTTP/1.2 is 1.1; no Host, bare LF line ends, a folded line. */
+	req = "GET /healthz HTTP/1.2\nX-Folded: a\n b\n\n";
+	assert_int(harness_exchange(fd, req, strlen(req), &r), 200);
+	harness_reply_free(&r);
+	/* Of two Content-Length headers the first counts; with chunked, a
+	 * Content-Length is ignored. */
+	req = harness_fmt("%sContent-Length: %zu\r\nContent-Length: 2\r\n\r\n%s", post, strlen(job), job);
+	assert_int(harness_exchange(fd, req, strlen(req), &r), 201);
+	harness_reply_free(&r);
+	req = harness_fmt("%sTransfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\n%zx\r\n%s\r\n0\r\n\r\n", post,
+			  strlen(job), job);
+	assert_int(harness_exchange(fd, req, strlen(req), &r), 201);
+	harness_reply_free(&r);
+	close(fd);
+}
+
+/* Requests the library neither answers nor closes until the connection
+ * times out. */
+static void library_silences(void **state)
+{
+	struct harness_server *s = harness_serve("[server]\nconnection_timeout = 1s\n", 0);
+
+	(void)state;
+	/* More query parameters than fit in the connection's memory. */
+	library_reply_free(s, repeat("GET /healthz?", "p&", 1000, "p HTTP/1.1\r\nHost: ebb\r\n\r\n"), 0, -1, NULL,
+			   0);
+	/* A chunk-size line longer than the memory left. */
+	library_reply_free(s,
+			   repeat("POST /v1/jobs HTTP/1.1\r\nHost: ebb\r\nTransfer-Encoding: chunked\r\n\r\n", "0",
+				  50000, "2\r\n{}\r\n0\r\n\r\n"),
+			   0, -1, NULL, 0);
+	assert_int(harness_server_stop(s), 0);
+	harness_server_free(s);
+}
+
 /* After all of the above the server still answers, and exits cleanly. */
 static void still_healthy(void **state)
 {
@@ -572,6 +875,11 @@ int main(void)
 		cmocka_unit_test(too_large),
 		cmocka_unit_test(deep_nesting),
 		cmocka_unit_test(queue_full),
+		cmocka_unit_test(head_limits),
+		cmocka_unit_test(head_refused_with_body),
+		cmocka_unit_test(library_replies),
+		cmocka_unit_test(library_leniencies),
+		cmocka_unit_test(library_silences),
 		cmocka_unit_test(still_healthy),
 	};
 	return cmocka_run_group_tests(tests, start, stop);
