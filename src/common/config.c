@@ -853,7 +853,7 @@ const struct type_conf *config_type(const struct config *cfg, const char *type)
 
 int64_t config_wait_target_ms(const struct config *cfg, const char *lane)
 {
-	for (size_t i = 0; i < cfg->nlane_confs; i++) {
+	for (size_t i = 0; lane && i < cfg->nlane_confs; i++) {
 		if (strcmp(cfg->lane_confs[i].name, lane) == 0)
 			return cfg->lane_confs[i].wait_target_ms;
 	}

@@ -151,7 +151,8 @@ const struct type_conf *config_type(const struct config *cfg, const char *type);
 /* The GPU indices of [local] gpus into out (at most max): their count, or
  * -1 when one is not an index from 0 to 1023. */
 int config_gpu_list(const char *list, int *out, int max);
-/* The lane's wait target: its [lane.NAME] section or the default. */
+/* The lane's wait target: its [lane.NAME] section or the default (for
+ * lane NULL, the default). */
 int64_t config_wait_target_ms(const struct config *cfg, const char *lane);
 /* A name usable for lanes, types, teams and sections: [A-Za-z0-9_.-], 1..64. */
 int config_name_ok(const char *s);

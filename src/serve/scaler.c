@@ -6,10 +6,10 @@
 #include <string.h>
 
 #include "serve/fleet.h"
-#include "policy/idle.h"
 #include "serve/ledger.h"
 #include "common/log.h"
 #include "policy/plan.h"
+#include "policy/settings.h"
 
 #define HISTORY 1000 /* submissions and finished jobs the estimates look at */
 
@@ -21,6 +21,7 @@ struct scaler {
 	int64_t next_ms; /* the run that is scheduled, 0 if none */
 	int running;
 	int spot_failed; /* a spot launch failed in this run */
+	struct plan_settings settings; /* the config's, read once */
 	/* What the last run found, for the workers' lease replies. */
 	int64_t idle_timeout_ms;
 	int warm_floor;
@@ -52,6 +53,7 @@ struct scaler *scaler_new(struct server *s, struct provider *p)
 
 	sc->srv = s;
 	sc->provider = p;
+	plan_settings_from_config(s->cfg, &sc->settings);
 	sc->timer = evtimer_new(s->base, on_timer, sc);
 	memcpy(sc->offers, s->offers, sizeof s->offers);
 	sc->noffers = s->noffers;
@@ -91,7 +93,7 @@ void scaler_poke(struct scaler *sc)
 {
 	if (!sc || sc->running)
 		return;
-	schedule(sc, sc->last_run_ms + sc->srv->cfg->scaler_interval_ms);
+	schedule(sc, sc->last_run_ms + sc->settings.interval_ms);
 }
 
 struct gaps {
@@ -112,16 +114,11 @@ static int add_gap(void *arg, int64_t ms)
 
 int64_t scaler_idle_timeout(struct scaler *sc, char *why, size_t why_size)
 {
-	const struct config *cfg = sc->srv->cfg;
 	struct gaps g = {0};
 
-	if (cfg->idle_timeout_ms != CONF_AUTO) {
-		snprintf(why, why_size, "fixed: [scaler] idle_timeout");
-		return cfg->idle_timeout_ms;
-	}
-	sc->srv->store->ops->recent_submits(sc->srv->store, HISTORY + 1, add_gap, &g);
-	return idle_timeout_auto(g.v, g.n, cfg->idle_gap_quantile, cfg->idle_timeout_min_ms,
-				 cfg->idle_timeout_max_ms, why, why_size);
+	if (sc->settings.idle_timeout.ms == CONF_AUTO)
+		sc->srv->store->ops->recent_submits(sc->srv->store, HISTORY + 1, add_gap, &g);
+	return plan_idle_timeout_ms(&sc->settings, g.v, g.n, why, why_size);
 }
 
 /* Median run time per type of recently finished jobs. */
@@ -156,7 +153,7 @@ static int by_value(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static double estimate_s(struct medians *m, const char *type, const struct config *cfg)
+static double estimate_s(struct medians *m, const char *type, const struct plan_settings *st)
 {
 	for (int t = 0; t < m->ntypes; t++) {
 		if (strcmp(m->types[t], type) == 0) {
@@ -167,7 +164,7 @@ static double estimate_s(struct medians *m, const char *type, const struct confi
 			return (double)m->runs[t][m->counts[t] / 2] / 1000.0;
 		}
 	}
-	return (double)cfg->default_est_ms / 1000.0;
+	return (double)st->default_est_ms / 1000.0;
 }
 
 struct view_builder {
@@ -201,19 +198,18 @@ static struct plan_class *class_for(struct view_builder *b, int gpus, int min_vr
 	c->min_vram_gb = min_vram_gb;
 	c->lane_rank = rank;
 	c->oldest_ms = oldest_ms;
-	c->wait_target_ms = config_wait_target_ms(cfg, c->lane);
+	c->wait_target_ms = plan_wait_target_ms(&b->sc->settings, c->lane);
 	return c;
 }
 
 static int add_demand(void *arg, const struct demand_row *r)
 {
 	struct view_builder *b = arg;
-	const struct config *cfg = b->sc->srv->cfg;
 	struct plan_class *c = class_for(b, r->gpus, r->min_vram_gb, r->lane, r->oldest_ms);
 
 	c->jobs += r->jobs;
 	c->items += r->items;
-	c->work_s += (double)r->est_s + (double)r->jobs_without_est * estimate_s(&b->med, r->type, cfg);
+	c->work_s += (double)r->est_s + (double)r->jobs_without_est * estimate_s(&b->med, r->type, &b->sc->settings);
 	if (r->oldest_ms < c->oldest_ms)
 		c->oldest_ms = r->oldest_ms;
 	return 0;
@@ -238,7 +234,7 @@ static int add_arrival(void *arg, const struct arrival_row *r)
 	struct arrivals *a = arg;
 	struct plan_class *c = class_for(a->b, r->gpus, r->min_vram_gb, r->lane, a->now_ms);
 	double w = exp(-(double)(a->now_ms - r->created_ms) / 1000.0 / a->window_s) / a->window_s;
-	double est = r->est_s ? (double)r->est_s : estimate_s(&a->b->med, r->type, a->b->sc->srv->cfg);
+	double est = r->est_s ? (double)r->est_s : estimate_s(&a->b->med, r->type, &a->b->sc->settings);
 
 	c->arrival_jobs_per_s += w;
 	c->arrival_work_per_s += w * est;
@@ -290,7 +286,7 @@ static int add_instance(void *arg, const struct instance *inst)
 	p->launched_ms = inst->launched_ms;
 	p->idle_since_ms = inst->idle_since_ms;
 	if (inst->job_id && s->store->ops->job_get(s->store, inst->job_id, &job) == 0) {
-		double est = job.est_s ? (double)job.est_s : estimate_s(&b->med, job.type, s->cfg);
+		double est = job.est_s ? (double)job.est_s : estimate_s(&b->med, job.type, &b->sc->settings);
 		p->busy_until_ms = job.started_ms + (int64_t)(est * 1000.0);
 		job_free(&job);
 	}
@@ -471,41 +467,24 @@ static void carry_out(struct scaler *sc, struct view_builder *b, const struct ac
 static void run(struct scaler *sc)
 {
 	struct server *s = sc->srv;
-	const struct config *cfg = s->cfg;
 	struct view_builder b = {.sc = sc};
-	struct plan_settings settings = {
-		.max_instances = cfg->max_instances,
-		.max_gpus = cfg->max_gpus,
-		.max_spend_per_hour = cfg->max_spend_per_hour,
-		.idle_surplus_ms = cfg->idle_surplus_ms, .idle_decay = (int)cfg->idle_decay,
-		.decay_t1_ms = cfg->decay_t1_ms,
-		.decay_t2_ms = cfg->decay_t2_ms,
-		.boot_timeout_ms = cfg->boot_timeout_ms,
-		.warm = &cfg->warm_schedule,
-		.max_price = cfg->max_price,
-		.min_reliability = cfg->min_reliability,
-		.max_share_per_offer = cfg->max_share_per_offer,
-		.use_spot = (int)cfg->use_spot,
-		.checkpoint_every_ms = cfg->checkpoint_every_ms,
-	};
 	struct plan_view view;
 	struct plan_result *result = malloc(sizeof *result);
 	char why[300];
 
 	sc->running = 1;
 	scaler_estimates(sc);
-	settings.idle_timeout_ms = scaler_idle_timeout(sc, why, sizeof why);
-	sc->idle_timeout_ms = settings.idle_timeout_ms;
-	sc->warm_floor = warm_floor(&cfg->warm_schedule, clock_now(&s->clock));
+	sc->idle_timeout_ms = scaler_idle_timeout(sc, why, sizeof why);
+	sc->warm_floor = warm_floor(&sc->settings.warm, clock_now(&s->clock));
 	s->store->ops->recent_durations(s->store, HISTORY, add_duration, &b.med);
 	s->store->ops->instance_list(s->store, 0, add_instance, &b);
 	reconcile(sc, &b);
 	s->store->ops->demand(s->store, add_demand, &b);
-	add_arrivals(&b, clock_now(&s->clock), cfg->arrival_window_ms);
+	add_arrivals(&b, clock_now(&s->clock), sc->settings.arrival_window_ms);
 	view = (struct plan_view){
 		.now_ms = clock_now(&s->clock),
-		.arrival_window_ms = cfg->arrival_window_ms,
-		.settings = &settings,
+		.settings = &sc->settings,
+		.idle_timeout_ms = sc->idle_timeout_ms,
 		.classes = b.classes,
 		.nclasses = b.nclasses,
 		.fleet = b.fleet,
@@ -521,7 +500,7 @@ static void run(struct scaler *sc)
 	 * else may wake the scaler: plan again, now that the offer's spot
 	 * market counts as failing (another offer, or on demand). */
 	if (sc->spot_failed)
-		schedule(sc, view.now_ms + cfg->scaler_interval_ms);
+		schedule(sc, view.now_ms + sc->settings.interval_ms);
 	sc->spot_failed = 0;
 	if (result->next_ms)
 		schedule(sc, result->next_ms);

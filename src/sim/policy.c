@@ -9,6 +9,7 @@
 
 #include "sim/sim.h"
 #include "common/units.h"
+#include "policy/settings.h"
 
 /* A baseline's knob and the values it takes: a poll of 0 would poll for
  * ever at one instant, a keda target near 0 or an always-on fleet of a
@@ -248,9 +249,12 @@ int policy_parse(const char *spec, const char *config_path,
 		rc = check_baseline(out, spec, market_given, err, errsize);
 	if (rc == 0 && out->kind == POL_EBB && (rc = config_check(&out->cfg, why, sizeof why)) != 0)
 		snprintf(err, errsize, "policy %s: %s", spec, why);
-	if (rc != 0)
+	if (rc != 0) {
 		policy_free(out);
-	return rc;
+		return rc;
+	}
+	plan_settings_from_config(&out->cfg, &out->settings);
+	return 0;
 }
 
 void policy_free(struct policy *p)

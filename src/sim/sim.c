@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy/idle.h"
 #include "policy/plan.h"
+#include "policy/settings.h"
 #include "common/rng.h"
 
 enum ev_kind { EV_READY, EV_FINISH, EV_RECLAIM };
@@ -188,10 +188,10 @@ static int class_of(struct sim *s, int gpus, int lane)
 	memset(&s->q[s->nq], 0, sizeof *s->q);
 	s->q[s->nq].gpus = gpus;
 	s->q[s->nq].lane = lane;
-	s->q[s->nq].lane_rank = config_lane_rank(&s->p->cfg, s->t->lanes[lane]);
+	s->q[s->nq].lane_rank = plan_lane_rank(&s->p->settings, s->t->lanes[lane]);
 	if (s->q[s->nq].lane_rank < 0)
-		s->q[s->nq].lane_rank = s->p->cfg.nlanes;
-	s->q[s->nq].wait_target_ms = config_wait_target_ms(&s->p->cfg, s->t->lanes[lane]);
+		s->q[s->nq].lane_rank = s->p->settings.nlanes;
+	s->q[s->nq].wait_target_ms = plan_wait_target_ms(&s->p->settings, s->t->lanes[lane]);
 	return s->nq++;
 }
 
@@ -534,7 +534,7 @@ static void decay_arrivals(const struct sim *s, struct squeue *q)
 
 	if (s->now <= q->arrivals_at)
 		return;
-	f = exp(-(double)(s->now - q->arrivals_at) / (double)s->p->cfg.arrival_window_ms);
+	f = exp(-(double)(s->now - q->arrivals_at) / (double)s->p->settings.arrival_window_ms);
 	q->arrived_jobs *= f;
 	q->arrived_work_ms *= f;
 	q->arrivals_at = s->now;
@@ -542,21 +542,11 @@ static void decay_arrivals(const struct sim *s, struct squeue *q)
 
 static void ebb_policy(struct sim *s)
 {
-	const struct config *cfg = &s->p->cfg;
-	struct plan_settings st = {
-		.max_instances = cfg->max_instances, .max_gpus = cfg->max_gpus,
-		.max_spend_per_hour = cfg->max_spend_per_hour, .idle_timeout_ms = s->idle_timeout_ms,
-		.idle_surplus_ms = cfg->idle_surplus_ms, .idle_decay = (int)cfg->idle_decay, .decay_t1_ms = cfg->decay_t1_ms,
-		.decay_t2_ms = cfg->decay_t2_ms, .boot_timeout_ms = cfg->boot_timeout_ms,
-		.warm = &cfg->warm_schedule, .max_price = cfg->max_price,
-		.min_reliability = cfg->min_reliability, .max_share_per_offer = cfg->max_share_per_offer,
-		.use_spot = (int)cfg->use_spot, .checkpoint_every_ms = cfg->checkpoint_every_ms,
-		.no_reasons = 1,
-	};
+	const struct plan_settings *st = &s->p->settings;
 	struct plan_class *classes;
 	struct plan_result *res = s->plan_result;
-	struct plan_view v = {.now_ms = s->now, .arrival_window_ms = cfg->arrival_window_ms, .settings = &st, .offers = s->o->offers,
-			      .noffers = s->o->noffers};
+	struct plan_view v = {.now_ms = s->now, .settings = st, .idle_timeout_ms = s->idle_timeout_ms,
+			      .offers = s->o->offers, .noffers = s->o->noffers, .no_reasons = 1};
 	int nc = 0;
 
 	/* The view's arrays live as long as the replay: grown, never freed
@@ -571,7 +561,7 @@ static void ebb_policy(struct sim *s)
 
 	for (int c = 0; c < s->nq; c++) {
 		struct squeue *q = &s->q[c];
-		double window_s = (double)cfg->arrival_window_ms / 1000.0;
+		double window_s = (double)st->arrival_window_ms / 1000.0;
 		if (window_s > 0)
 			decay_arrivals(s, q);
 		/* A class with nothing queued and hardly any arrivals lately
@@ -750,7 +740,7 @@ static int64_t policy_due(const struct sim *s)
 	int64_t due = s->next_policy ? s->next_policy : INT64_MAX, soon = INT64_MAX;
 
 	if (s->p->kind == POL_EBB && s->dirty)
-		soon = s->last_policy < 0 ? s->now : s->last_policy + s->p->cfg.scaler_interval_ms;
+		soon = s->last_policy < 0 ? s->now : s->last_policy + s->p->settings.interval_ms;
 	if (s->p->kind == POL_MIN1 && s->dirty)
 		soon = s->now;
 	return soon < due ? soon : due;
@@ -758,11 +748,11 @@ static int64_t policy_due(const struct sim *s)
 
 static void note_arrival(struct sim *s, int job)
 {
-	const struct config *cfg = &s->p->cfg;
+	const struct plan_settings *st = &s->p->settings;
 	int64_t at = s->jobs[job].submit;
 	struct squeue *q = &s->q[s->jobs[job].cls];
 
-	if (s->p->kind == POL_EBB && cfg->arrival_window_ms > 0) {
+	if (s->p->kind == POL_EBB && st->arrival_window_ms > 0) {
 		decay_arrivals(s, q);
 		q->arrived_jobs += 1;
 		q->arrived_work_ms += (double)s->t->jobs[job].duration_ms;
@@ -775,13 +765,12 @@ static void note_arrival(struct sim *s, int job)
 	s->last_submit = at;
 	/* The auto idle timeout follows the gaps, as in serve; recomputed
 	 * every 100 arrivals to keep a million-job replay fast. */
-	if (s->p->kind == POL_EBB && cfg->idle_timeout_ms == CONF_AUTO && s->ngaps % 100 == 1) {
+	if (s->p->kind == POL_EBB && st->idle_timeout.ms == CONF_AUTO && s->ngaps % 100 == 1) {
 		int64_t gaps[1000];
 		size_t n = s->ngaps < 1000 ? s->ngaps : 1000;
 		char why[200];
 		memcpy(gaps, s->gaps, n * sizeof *gaps);
-		s->idle_timeout_ms = idle_timeout_auto(gaps, n, cfg->idle_gap_quantile, cfg->idle_timeout_min_ms,
-						       cfg->idle_timeout_max_ms, why, sizeof why);
+		s->idle_timeout_ms = plan_idle_timeout_ms(st, gaps, n, why, sizeof why);
 	}
 }
 
@@ -986,6 +975,7 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 	struct sim s = {.t = t, .p = p, .o = o, .r = r, .rng = o->seed ? o->seed : 1, .last_submit = -1,
 			.last_policy = -1};
 	size_t next = 0;
+	char why[200];
 
 	memset(r, 0, sizeof *r);
 	snprintf(r->policy, sizeof r->policy, "%s", p->spec);
@@ -998,7 +988,8 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 		release(&s);
 		return -1;
 	}
-	s.idle_timeout_ms = p->cfg.idle_timeout_ms == CONF_AUTO ? p->cfg.idle_timeout_min_ms : p->cfg.idle_timeout_ms;
+	/* Before any gap: the fixed timeout, or auto's least. */
+	s.idle_timeout_ms = plan_idle_timeout_ms(&p->settings, NULL, 0, why, sizeof why);
 	if (p->kind == POL_ALWAYS_ON || p->kind == POL_MIN1 || p->kind == POL_UTIL) {
 		int64_t n = p->kind == POL_ALWAYS_ON ? (p->n ? p->n : sim_peak_concurrency(t)) : 1;
 		s.nomem = n < 0;

@@ -10,6 +10,7 @@
 
 #include "common/config.h"
 #include "common/offer.h"
+#include "policy/plan.h"
 #include "sim/trace.h"
 
 enum policy_kind { POL_EBB, POL_ALWAYS_ON, POL_MIN1, POL_UTIL, POL_KEDA, POL_BOUND };
@@ -19,8 +20,10 @@ enum policy_kind { POL_EBB, POL_ALWAYS_ON, POL_MIN1, POL_UTIL, POL_KEDA, POL_BOU
 struct policy {
 	enum policy_kind kind;
 	char spec[512]; /* as given, for the output */
-	/* ebb: the config with the policy's overrides applied */
+	/* ebb: the config with the policy's overrides applied, and the
+	 * settings plan() gets, read from it by plan_settings_from_config() */
 	struct config cfg;
+	struct plan_settings settings;
 	/* baselines: one offer and market */
 	int offer;
 	enum market market;
