@@ -859,3 +859,54 @@ int64_t config_wait_target_ms(const struct config *cfg, const char *lane)
 	}
 	return 5 * 60 * 1000;
 }
+
+/* ---- the table, as text ---- */
+
+static void format_bounds(struct config_key_info *info, const struct conf_key *k)
+{
+	switch (k->type) {
+	case CONF_STRING:
+		break;
+	case CONF_BOOL:
+		snprintf(info->min, sizeof info->min, "off");
+		snprintf(info->max, sizeof info->max, "on");
+		break;
+	case CONF_ENUM: {
+		int last = 0;
+		while (k->choices[last + 1])
+			last++;
+		snprintf(info->min, sizeof info->min, "%s", k->choices[0]);
+		snprintf(info->max, sizeof info->max, "%s", k->choices[last]);
+		break;
+	}
+	case CONF_DOUBLE:
+		snprintf(info->min, sizeof info->min, "%g", k->fmin);
+		snprintf(info->max, sizeof info->max, "%g", k->fmax);
+		break;
+	default:
+		format_bound(info->min, sizeof info->min, k, k->min);
+		format_bound(info->max, sizeof info->max, k, k->max);
+	}
+}
+
+int config_keys(const char *section, void (*fn)(const struct config_key_info *key, void *arg), void *arg)
+{
+	static const char *const type_names[] = {
+		[CONF_STRING] = "string", [CONF_INT] = "integer", [CONF_DOUBLE] = "number", [CONF_BOOL] = "on/off",
+		[CONF_DURATION] = "duration", [CONF_SIZE] = "size", [CONF_ENUM] = "choice",
+	};
+
+	for (const struct conf_section *s = sections; s->name; s++) {
+		if (strcmp(s->name, section) != 0)
+			continue;
+		for (const struct conf_key *k = s->keys; k->name; k++) {
+			struct config_key_info info = {
+				.name = k->name, .type = type_names[k->type], .def = k->def, .auto_ok = k->auto_ok,
+			};
+			format_bounds(&info, k);
+			fn(&info, arg);
+		}
+		return 0;
+	}
+	return -1;
+}
