@@ -6,6 +6,7 @@
 #include "cli/cmd.h"
 #include "sim/simcli.h"
 #include "sim/simout.h"
+#include "sim/spec.h"
 
 static const char usage[] =
 	"usage: ebb sim TRACE [OPTIONS]\n"

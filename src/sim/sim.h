@@ -8,39 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/config.h"
 #include "common/offer.h"
-#include "policy/plan.h"
+#include "sim/spec.h"
 #include "sim/trace.h"
 
-enum policy_kind { POL_EBB, POL_ALWAYS_ON, POL_MIN1, POL_UTIL, POL_KEDA, POL_BOUND };
-
 #define SIM_MAX_OFFERS 16
-
-struct policy {
-	enum policy_kind kind;
-	char spec[512]; /* as given, for the output */
-	/* ebb: the config with the policy's overrides applied, and the
-	 * settings plan() gets, read from it by plan_settings_from_config() */
-	struct config cfg;
-	struct plan_settings settings;
-	/* baselines: one offer and market */
-	int offer;
-	enum market market;
-	int64_t n;           /* always-on; 0: the trace's peak concurrency */
-	int64_t idle_ms;     /* min1 */
-	double up, down;     /* util */
-	int64_t window_ms;   /* util */
-	int64_t poll_ms;     /* util, keda */
-	double target;       /* keda */
-	int64_t cooldown_ms, stabilize_ms; /* keda */
-};
-
-/* Parses "NAME[:k=v,...]" with the config at config_path (NULL: the
- * defaults). ebb takes SECTION.KEY=VALUE overrides of that config. */
-int policy_parse(const char *spec, const char *config_path,
-		 struct policy *out, char *err, size_t errsize);
-void policy_free(struct policy *p);
 
 struct sim_options {
 	struct offer offers[SIM_MAX_OFFERS];

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/spec.h"
+
 #define N(a) (sizeof(a) / sizeof *(a))
 
 const char *const tune_families[TUNE_NFAMILIES] = {"ebb", "always-on", "min1", "util", "keda", "bound"};

@@ -12,7 +12,7 @@
 #include "common/config.h"
 #include "harness.h"
 #include "policy/settings.h"
-#include "sim/sim.h"
+#include "sim/spec.h"
 
 /* Values for the string keys, whose bounds are lengths: a string key with
  * none fails the test until it is given one here. By table ("scaler",

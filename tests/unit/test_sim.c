@@ -42,6 +42,7 @@
 #include "harness.h"
 #include "sim/sim.h"
 #include "sim/simout.h"
+#include "sim/spec.h"
 
 #define PER_SECOND "per-second\nbilling_minimum = 60s\n"
 #define PER_MINUTE "per-minute\nbilling_minimum = 0s\n"

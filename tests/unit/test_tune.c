@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "sim/spec.h"
 #include "sim/tune.h"
 
 static const char offers[] = "[scaler]\nmax_instances = 12\nmax_gpus = 12\nmax_spend_per_hour = 0\n"

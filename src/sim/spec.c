@@ -1,14 +1,14 @@
-/* Policy specs for `ebb sim` and `ebb tune`: "NAME[:k=v,...]" (see sim.h).
+/* Policy specs for `ebb sim` and `ebb tune`: "NAME[:k=v,...]" (see spec.h).
  * ebb's knobs are [scaler] and [lane.NAME] keys, written SECTION.KEY; a
  * baseline's are its own, with the documented defaults of the tool it
  * stands for. */
+#include "sim/spec.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/sim.h"
-#include "common/units.h"
 #include "policy/settings.h"
 
 /* A baseline's knob and the values it takes: a poll of 0 would poll for
@@ -51,6 +51,28 @@ static const struct kind kinds[] = {
 	{NULL, 0, NULL},
 };
 
+/* offer=NAME: its index among the replay's offers, which are the config's
+ * in its order (sim_load). Only an [offer.NAME] section can be named, not
+ * the default offer of a config with none. */
+static int set_offer(const struct policy *p, int *at, const char *value, char *err, size_t errsize)
+{
+	struct offer *offers = calloc(p->cfg.noffers + 1, sizeof *offers);
+	int k;
+
+	if (!offers) {
+		snprintf(err, errsize, "offer=%s: out of memory", value);
+		return -1;
+	}
+	k = offer_index(offers, offers_from_config(&p->cfg, offers, (int)p->cfg.noffers), value);
+	free(offers);
+	if (k < 0) {
+		snprintf(err, errsize, "offer=%s: no [offer.%s] in the config", value, value);
+		return -1;
+	}
+	*at = k;
+	return 0;
+}
+
 static int set_knob(struct policy *p, const struct knob *k, const char *value, char *err, size_t errsize)
 {
 	char *at = (char *)p + k->offset, *end;
@@ -58,14 +80,7 @@ static int set_knob(struct policy *p, const struct knob *k, const char *value, c
 
 	switch (k->type) {
 	case K_OFFER:
-		for (size_t i = 0; i < p->cfg.noffers; i++) {
-			if (strcmp(p->cfg.offers[i].name, value) == 0) {
-				*(int *)at = (int)i;
-				return 0;
-			}
-		}
-		snprintf(err, errsize, "offer=%s: no [offer.%s] in the config", value, value);
-		return -1;
+		return set_offer(p, (int *)at, value, err, errsize);
 	case K_MARKET:
 		if (market_parse(value) < 0) {
 			snprintf(err, errsize, "market=%s: expected spot or on-demand", value);
