@@ -1,7 +1,7 @@
-/* The simulator (src/sim/sim.c) on traces small enough to work out by hand,
- * under each billing rule, then two properties on random traces: the
- * offline bound is never above what any policy pays, and a seed replays
- * byte for byte.
+/* The simulator (src/sim/engine.c, ebb.c, baselines.c) on traces small
+ * enough to work out by hand, under each billing rule, then two
+ * properties on random traces: the offline bound is never above what any
+ * policy pays, and a seed replays byte for byte.
  *
  * The hand-worked cases all use one offer, "a": 1 GPU, $3.60 an hour
  * ($0.001 a second, so a cost in dollars is the billed seconds / 1000),

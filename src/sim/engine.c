@@ -1,116 +1,21 @@
-/* The discrete-event simulator (see sim.h).
+/* The simulator's discrete-event engine (see sim.h, engine.h).
  *
  * Events in one heap: job arrivals are read from the sorted trace, and
  * instance boots, job ends and spot reclaims are pushed as they are
  * scheduled. After each batch of events at one instant, idle instances
  * take queued jobs in serve's order (lane, priority, arrival), and the
- * policy looks when it is due. The ebb policy builds plan()'s view from
- * the simulated fleet and queue and carries out its actions. */
-#include "sim/sim.h"
+ * policy looks when it is due: ebb's (ebb.c) or a baseline (baselines.c).
+ * Instances are billed as they stop, under their offer's billing rule. */
+#include "sim/engine.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy/plan.h"
-#include "policy/settings.h"
 #include "common/rng.h"
 
-enum ev_kind { EV_READY, EV_FINISH, EV_RECLAIM };
-
-struct event {
-	int64_t at;
-	enum ev_kind kind;
-	int inst;
-	int64_t gen; /* the instance's generation when scheduled: stale if it moved on */
-};
-
-enum sstate { S_BOOTING, S_IDLE, S_BUSY, S_GONE };
-
-struct sinst {
-	int offer;
-	enum market market;
-	enum sstate state;
-	int draining;
-	int64_t launched, idle_since, run_start, run_end; /* run_end: when its job ends */
-	int job;
-	int64_t gen;
-};
-
-struct sjob {
-	int64_t submit, left_ms; /* reference work still to do */
-	int64_t first_start;     /* -1 until it first runs */
-	int cls;
-};
-
-/* Queued jobs of one class (GPUs, lane), oldest first. */
-struct squeue {
-	int gpus, lane;
-	int lane_rank;          /* the lane's, looked up once: plan() is */
-	int64_t wait_target_ms; /* called millions of times */
-	int *items;
-	size_t head, len, cap;
-	double work_ms; /* reference work of the queued jobs */
-	/* Jobs and reference work submitted, each weighted by
-	 * exp(-age / arrival_window) as of arrivals_at: ebb's arrival rate. */
-	double arrived_jobs, arrived_work_ms;
-	int64_t arrivals_at;
-};
-
-struct sim {
-	/* ebb's view and plan, reused from call to call */
-	struct plan_class *view_classes;
-	/* ebb's view of the fleet, kept in step with alive[] (same order,
-	 * same length) as instances change, rather than built for each of
-	 * the million calls of a long trace. NULL for the other policies. */
-	struct plan_instance *view_fleet;
-	size_t view_cap_classes;
-	struct plan_result *plan_result;
-	const struct trace *t;
-	const struct policy *p;
-	const struct sim_options *o;
-	struct sim_result *r;
-	int64_t now;
-	uint64_t rng;
-	struct event *heap;
-	size_t nheap, capheap;
-	struct sinst *inst;
-	int ninst, capinst, live, busy;
-	int *idle, nidle; /* the instances in S_IDLE, in index order: dispatch's to look at */
-	int *alive; /* the instances not gone, in launch order: live of them */
-	struct sjob *jobs;
-	struct squeue *q;
-	int nq;
-	int64_t queued;
-	double spend_per_ms, cost; /* running cost, for samples */
-	int64_t *waits;
-	size_t nwaits;
-	int64_t next_arrival;
-	size_t done;
-	/* policy state */
-	int64_t next_policy, last_policy;
-	int dirty;
-	int starting; /* ebb's first plan, before any job: its launches are up already */
-	int64_t gaps[1000];
-	size_t ngaps;
-	int64_t last_submit, idle_timeout_ms;
-	int64_t keda_last_active;
-	int64_t *keda_hist_at, *keda_hist_n;
-	size_t keda_nhist;
-	double util_busy_ms, util_alive_ms; /* integrated over the window */
-	int64_t util_since;
-	int64_t next_sample;
-	int nomem; /* an allocation failed: the replay stops, sim_run fails */
-	/* The last job end, or the last moment with no work outstanding; the
-	 * replay stops when work has waited stall_ms past it (sim.h). */
-	int64_t progress_ms, stall_ms;
-};
-
-/* realloc that marks the replay out of memory when it fails; the caller
- * gives up its step and keeps what it had, and the replay stops at the
- * top of its loop. */
-static void *grown(struct sim *s, void *p, size_t n, size_t size)
+void *sim_grown(struct sim *s, void *p, size_t n, size_t size)
 {
 	void *q = n <= SIZE_MAX / size ? realloc(p, n * size) : NULL;
 
@@ -136,7 +41,7 @@ static void push(struct sim *s, struct event e)
 
 	if (s->nheap == s->capheap) {
 		size_t cap = s->capheap ? s->capheap * 2 : 256;
-		struct event *heap = grown(s, s->heap, cap, sizeof *heap);
+		struct event *heap = sim_grown(s, s->heap, cap, sizeof *heap);
 		if (!heap)
 			return;
 		s->heap = heap;
@@ -182,16 +87,12 @@ static int class_of(struct sim *s, int gpus, int lane)
 		if (s->q[k].gpus == gpus && s->q[k].lane == lane)
 			return k;
 	}
-	if (!(q = grown(s, s->q, (size_t)s->nq + 1, sizeof *q)))
+	if (!(q = sim_grown(s, s->q, (size_t)s->nq + 1, sizeof *q)))
 		return -1;
 	s->q = q;
 	memset(&s->q[s->nq], 0, sizeof *s->q);
 	s->q[s->nq].gpus = gpus;
 	s->q[s->nq].lane = lane;
-	s->q[s->nq].lane_rank = plan_lane_rank(&s->p->settings, s->t->lanes[lane]);
-	if (s->q[s->nq].lane_rank < 0)
-		s->q[s->nq].lane_rank = s->p->settings.nlanes;
-	s->q[s->nq].wait_target_ms = plan_wait_target_ms(&s->p->settings, s->t->lanes[lane]);
 	return s->nq++;
 }
 
@@ -201,7 +102,7 @@ static void enqueue(struct sim *s, int job, int front)
 
 	if (q->len == q->cap) {
 		size_t cap = q->cap ? q->cap * 2 : 64;
-		int *items = grown(s, NULL, cap, sizeof *items);
+		int *items = sim_grown(s, NULL, cap, sizeof *items);
 		if (!items)
 			return;
 		for (size_t i = 0; i < q->len; i++)
@@ -265,7 +166,7 @@ static void advance(struct sim *s, int64_t to)
 static void sample(struct sim *s, int64_t to)
 {
 	while (s->o->sample_ms && s->next_sample <= to) {
-		struct sim_sample *x = grown(s, s->r->samples, s->r->nsamples + 1, sizeof *x);
+		struct sim_sample *x = sim_grown(s, s->r->samples, s->r->nsamples + 1, sizeof *x);
 		if (!x)
 			return;
 		s->r->samples = x;
@@ -282,25 +183,17 @@ static void sample(struct sim *s, int64_t to)
 
 /* ---- instances ---- */
 
-/* Where k is, or would go, in the sorted array a of n. */
-static int position(const int *a, int n, int k)
+/* ebb's view of the fleet follows every change of an instance. */
+static void changed(struct sim *s, int k)
 {
-	int lo = 0, hi = n;
-
-	while (lo < hi) {
-		int mid = (lo + hi) / 2;
-		if (a[mid] < k)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	if (s->p->kind == POL_EBB)
+		ebb_fleet_sync(s, k);
 }
 
 /* Instance k becomes idle now, and joins the idle list. */
 static void make_idle(struct sim *s, int k)
 {
-	int at = position(s->idle, s->nidle, k);
+	int at = sim_position(s->idle, s->nidle, k);
 
 	memmove(&s->idle[at + 1], &s->idle[at], (size_t)(s->nidle - at) * sizeof *s->idle);
 	s->idle[at] = k;
@@ -312,28 +205,10 @@ static void make_idle(struct sim *s, int k)
 /* Instance k leaves the idle list (its caller sets its new state). */
 static void drop_idle(struct sim *s, int k)
 {
-	int at = position(s->idle, s->nidle, k);
+	int at = sim_position(s->idle, s->nidle, k);
 
 	memmove(&s->idle[at], &s->idle[at + 1], (size_t)(s->nidle - 1 - at) * sizeof *s->idle);
 	s->nidle--;
-}
-
-/* Instance k as plan() sees it, in ebb's view. */
-static void sync_view(struct sim *s, int k)
-{
-	static const enum instance_state map[] = {INST_BOOTING, INST_IDLE, INST_BUSY, INST_TERMINATED};
-	const struct sinst *i = &s->inst[k];
-
-	if (!s->view_fleet)
-		return;
-	/* Launch order is index order, and removals keep the order: alive[]
-	 * is sorted. */
-	s->view_fleet[position(s->alive, s->live, k)] = (struct plan_instance){
-		.id = k + 1, .offer = i->offer, .market = i->market,
-		.state = i->draining ? INST_DRAINING : map[i->state], .running = i->state == S_BUSY,
-		.launched_ms = i->launched, .idle_since_ms = i->idle_since,
-		.busy_until_ms = i->state == S_BUSY ? i->run_end : 0,
-	};
 }
 
 /* Room for twice the instances in each array kept per instance; -1 when
@@ -341,30 +216,25 @@ static void sync_view(struct sim *s, int k)
 static int grow_fleet(struct sim *s)
 {
 	size_t cap = s->capinst ? (size_t)s->capinst * 2 : 64;
-	struct sinst *inst = grown(s, s->inst, cap, sizeof *inst);
+	struct sinst *inst = sim_grown(s, s->inst, cap, sizeof *inst);
 	int *alive, *idle;
-	struct plan_instance *view;
 
 	if (!inst)
 		return -1;
 	s->inst = inst;
-	if (!(alive = grown(s, s->alive, cap, sizeof *alive)))
+	if (!(alive = sim_grown(s, s->alive, cap, sizeof *alive)))
 		return -1;
 	s->alive = alive;
-	if (!(idle = grown(s, s->idle, cap, sizeof *idle)))
+	if (!(idle = sim_grown(s, s->idle, cap, sizeof *idle)))
 		return -1;
 	s->idle = idle;
-	if (s->view_fleet) {
-		if (!(view = grown(s, s->view_fleet, cap, sizeof *view)))
-			return -1;
-		s->view_fleet = view;
-	}
+	if (s->p->kind == POL_EBB && ebb_fleet_grow(s, cap) != 0)
+		return -1;
 	s->capinst = (int)cap;
 	return 0;
 }
 
-/* The new instance's index; -1 when out of memory. */
-static int launch(struct sim *s, int offer, enum market m, int warm)
+int sim_launch(struct sim *s, int offer, enum market m, int warm)
 {
 	const struct offer *o = &s->o->offers[offer];
 	struct sinst *i;
@@ -390,7 +260,7 @@ static int launch(struct sim *s, int offer, enum market m, int warm)
 		s->r->cold_starts++;
 		push(s, (struct event){s->now + o->boot_ms, EV_READY, k, i->gen});
 	}
-	sync_view(s, k);
+	changed(s, k);
 	if (m == MARKET_SPOT && o->reclaims_per_hour > 0) {
 		double hours = -log(1.0 - rng_uniform(&s->rng)) / o->reclaims_per_hour;
 		push(s, (struct event){s->now + (int64_t)(hours * 3600000.0), EV_RECLAIM, k, i->gen});
@@ -412,9 +282,7 @@ static void bill(struct sim *s, int k)
 	s->r->gpu_hours_billed += (double)billed * o->gpus / 3600000.0;
 }
 
-/* Stops an instance; a job on it loses the work since its last
- * checkpoint and goes back to the head of its queue. */
-static void stop(struct sim *s, int k)
+void sim_stop(struct sim *s, int k)
 {
 	struct sinst *i = &s->inst[k];
 	const struct offer *o = offer_of(s, i);
@@ -436,10 +304,10 @@ static void stop(struct sim *s, int k)
 	i->state = S_GONE;
 	i->gen++;
 	{
-		int a = position(s->alive, s->live, k), after = s->live - 1 - a;
+		int a = sim_position(s->alive, s->live, k), after = s->live - 1 - a;
 		memmove(&s->alive[a], &s->alive[a + 1], (size_t)after * sizeof *s->alive);
-		if (s->view_fleet)
-			memmove(&s->view_fleet[a], &s->view_fleet[a + 1], (size_t)after * sizeof *s->view_fleet);
+		if (s->p->kind == POL_EBB)
+			ebb_fleet_drop(s, a);
 	}
 	s->live--;
 	s->dirty = 1;
@@ -459,7 +327,7 @@ static void finish(struct sim *s, int k)
 	make_idle(s, k);
 	i->gen++;
 	s->dirty = 1;
-	sync_view(s, k);
+	changed(s, k);
 }
 
 /* Idle instances take queued jobs: lanes in order, then priority and
@@ -505,7 +373,7 @@ static void dispatch(struct sim *s)
 		i->gen++;
 		s->busy++;
 		push(s, (struct event){i->run_end, EV_FINISH, k, i->gen});
-		sync_view(s, k);
+		changed(s, k);
 	}
 	if (kept < a) {
 		memmove(&s->idle[kept], &s->idle[a], (size_t)(s->nidle - a) * sizeof *s->idle);
@@ -513,7 +381,7 @@ static void dispatch(struct sim *s)
 	}
 }
 
-/* ---- policies ---- */
+/* ---- the policy: what it launches on, when it starts and looks ---- */
 
 /* Can any offer the policy launches run a job of this many GPUs? */
 static int placeable(const struct sim *s, int gpus)
@@ -525,184 +393,19 @@ static int placeable(const struct sim *s, int gpus)
 	return 0;
 }
 
-static int64_t min_positive(int64_t a, int64_t b) { return a == 0 ? b : b == 0 ? a : a < b ? a : b; }
-
-/* Ages the class's weighted arrivals to now. */
-static void decay_arrivals(const struct sim *s, struct squeue *q)
+/* What the policy has up when the replay starts, and when it first
+ * looks: the pollers at once, the others at the first change. -1 when out
+ * of memory. */
+static int start_policy(struct sim *s)
 {
-	double f;
-
-	if (s->now <= q->arrivals_at)
-		return;
-	f = exp(-(double)(s->now - q->arrivals_at) / (double)s->p->settings.arrival_window_ms);
-	q->arrived_jobs *= f;
-	q->arrived_work_ms *= f;
-	q->arrivals_at = s->now;
-}
-
-static void ebb_policy(struct sim *s)
-{
-	const struct plan_settings *st = &s->p->settings;
-	struct plan_class *classes;
-	struct plan_result *res = s->plan_result;
-	struct plan_view v = {.now_ms = s->now, .settings = st, .idle_timeout_ms = s->idle_timeout_ms,
-			      .offers = s->o->offers, .noffers = s->o->noffers, .no_reasons = 1};
-	int nc = 0;
-
-	/* The view's arrays live as long as the replay: grown, never freed
-	 * between the million calls of a long trace. */
-	if ((size_t)s->nq + 1 > s->view_cap_classes) {
-		if (!(classes = grown(s, s->view_classes, (size_t)s->nq + 1, sizeof *classes)))
-			return;
-		s->view_classes = classes;
-		s->view_cap_classes = (size_t)s->nq + 1;
+	if (s->p->kind == POL_EBB) {
+		if (ebb_start(s) != 0)
+			return -1;
+	} else {
+		baseline_start(s);
 	}
-	classes = s->view_classes;
-
-	for (int c = 0; c < s->nq; c++) {
-		struct squeue *q = &s->q[c];
-		double window_s = (double)st->arrival_window_ms / 1000.0;
-		if (window_s > 0)
-			decay_arrivals(s, q);
-		/* A class with nothing queued and hardly any arrivals lately
-		 * needs nothing: left out, as serve leaves it out. */
-		if (!q->len && (window_s <= 0 || q->arrived_jobs < 1e-3))
-			continue;
-		classes[nc++] = (struct plan_class){
-			.lane = s->t->lanes[q->lane], .gpus = q->gpus, .lane_rank = q->lane_rank,
-			.jobs = (int64_t)q->len, .items = (int64_t)q->len, .work_s = q->work_ms / 1000.0,
-			.oldest_ms = q->len ? s->jobs[q->items[q->head]].submit : s->now,
-			.arrival_jobs_per_s = window_s > 0 ? q->arrived_jobs / window_s : 0,
-			.arrival_work_per_s = window_s > 0 ? q->arrived_work_ms / 1000.0 / window_s : 0,
-			.wait_target_ms = q->wait_target_ms,
-		};
-	}
-	v.classes = classes;
-	v.nclasses = nc;
-	v.fleet = s->view_fleet;
-	v.nfleet = s->live;
-	plan(&v, res);
-	for (int a = 0; a < res->n; a++) {
-		const struct action *x = &res->actions[a];
-		if (x->kind == ACTION_LAUNCH) {
-			for (int n = 0; n < x->count; n++)
-				launch(s, x->offer, x->market, s->starting);
-		} else if (x->instance >= 1 && x->instance <= s->ninst) {
-			int k = (int)x->instance - 1;
-			if (x->kind == ACTION_DRAIN) {
-				s->inst[k].draining = 1;
-				sync_view(s, k);
-			} else if (s->inst[k].state != S_BUSY)
-				stop(s, k);
-		}
-	}
-	s->next_policy = min_positive(res->next_ms, s->next_policy);
-}
-
-/* Idle instances first (the longest idle), then booting, then busy. */
-static int pick_to_stop(struct sim *s, int allow_busy)
-{
-	int best = -1;
-	static const int order[] = {[S_IDLE] = 0, [S_BOOTING] = 1, [S_BUSY] = 2, [S_GONE] = 9};
-
-	for (int a = 0; a < s->live; a++) {
-		int k = s->alive[a];
-		struct sinst *i = &s->inst[k], *b = best >= 0 ? &s->inst[best] : NULL;
-		if (i->state == S_BUSY && !allow_busy)
-			continue;
-		if (!b || order[i->state] < order[b->state] ||
-		    (order[i->state] == order[b->state] && i->idle_since < b->idle_since))
-			best = k;
-	}
-	return best;
-}
-
-static void scale_to(struct sim *s, int64_t want, int allow_busy)
-{
-	while (s->live < want) {
-		if (launch(s, s->p->offer, s->p->market, 0) < 0)
-			return; /* out of memory: the replay stops */
-	}
-	while (s->live > want) {
-		int k = pick_to_stop(s, allow_busy);
-		if (k < 0)
-			break;
-		stop(s, k);
-	}
-}
-
-static void min1_policy(struct sim *s)
-{
-	int64_t free_slots = 0;
-
-	for (int a = 0; a < s->live; a++) {
-		struct sinst *i = &s->inst[s->alive[a]];
-		if (i->state == S_IDLE || i->state == S_BOOTING)
-			free_slots++;
-	}
-	for (int64_t n = s->queued - free_slots; n > 0; n--)
-		launch(s, s->p->offer, s->p->market, 0);
-	for (int a = 0; a < s->live; a++) {
-		int k = s->alive[a];
-		struct sinst *i = &s->inst[k];
-		if (i->state != S_IDLE || s->live <= 1)
-			continue;
-		if (s->now - i->idle_since >= s->p->idle_ms) {
-			stop(s, k);
-			a--; /* the next one has moved into place a */
-		} else {
-			s->next_policy = min_positive(s->next_policy, i->idle_since + s->p->idle_ms);
-		}
-	}
-}
-
-static void util_policy(struct sim *s)
-{
-	double busy = s->util_alive_ms > 0 ? s->util_busy_ms / s->util_alive_ms : 0;
-
-	if (s->now - s->util_since >= s->p->window_ms || s->live == 0) {
-		if ((busy > s->p->up && s->queued > 0) || (s->live == 0 && s->queued > 0))
-			launch(s, s->p->offer, s->p->market, 0);
-		else if (busy < s->p->down && s->live > 1)
-			scale_to(s, s->live - 1, 0);
-		s->util_busy_ms = s->util_alive_ms = 0;
-		s->util_since = s->now;
-	}
-	s->next_policy = s->now + s->p->poll_ms;
-}
-
-static void keda_policy(struct sim *s)
-{
-	int64_t metric = s->queued + s->busy, desired = (int64_t)ceil((double)metric / s->p->target), keep = desired;
-	int64_t *at, *n;
-
-	if (metric > 0)
-		s->keda_last_active = s->now;
-	/* The HPA keeps the largest recommendation of its stabilisation window. */
-	if (!(at = grown(s, s->keda_hist_at, s->keda_nhist + 1, sizeof *at)))
-		return;
-	s->keda_hist_at = at;
-	if (!(n = grown(s, s->keda_hist_n, s->keda_nhist + 1, sizeof *n)))
-		return;
-	s->keda_hist_n = n;
-	s->keda_hist_at[s->keda_nhist] = s->now;
-	s->keda_hist_n[s->keda_nhist++] = desired;
-	for (size_t h = s->keda_nhist; h-- > 0 && s->now - s->keda_hist_at[h] <= s->p->stabilize_ms;)
-		keep = s->keda_hist_n[h] > keep ? s->keda_hist_n[h] : keep;
-	if (s->keda_nhist > 4096) {
-		size_t drop = s->keda_nhist - 2048;
-		memmove(s->keda_hist_at, s->keda_hist_at + drop, 2048 * sizeof *s->keda_hist_at);
-		memmove(s->keda_hist_n, s->keda_hist_n + drop, 2048 * sizeof *s->keda_hist_n);
-		s->keda_nhist = 2048;
-	}
-	if (desired > s->live) {
-		scale_to(s, desired, 1);
-	} else if (keep < s->live) {
-		/* KEDA owns 1 -> 0 after its cooldown; the HPA never goes below 1. */
-		int64_t floor_n = s->now - s->keda_last_active >= s->p->cooldown_ms ? 0 : 1;
-		scale_to(s, keep > floor_n ? keep : floor_n, 1);
-	}
-	s->next_policy = s->now + s->p->poll_ms;
+	s->next_policy = s->p->kind == POL_UTIL || s->p->kind == POL_KEDA ? 1 : 0;
+	return 0;
 }
 
 static void run_policy(struct sim *s)
@@ -746,40 +449,14 @@ static int64_t policy_due(const struct sim *s)
 	return soon < due ? soon : due;
 }
 
-static void note_arrival(struct sim *s, int job)
-{
-	const struct plan_settings *st = &s->p->settings;
-	int64_t at = s->jobs[job].submit;
-	struct squeue *q = &s->q[s->jobs[job].cls];
-
-	if (s->p->kind == POL_EBB && st->arrival_window_ms > 0) {
-		decay_arrivals(s, q);
-		q->arrived_jobs += 1;
-		q->arrived_work_ms += (double)s->t->jobs[job].duration_ms;
-	}
-
-	if (s->last_submit >= 0) {
-		s->gaps[s->ngaps % 1000] = at - s->last_submit;
-		s->ngaps++;
-	}
-	s->last_submit = at;
-	/* The auto idle timeout follows the gaps, as in serve; recomputed
-	 * every 100 arrivals to keep a million-job replay fast. */
-	if (s->p->kind == POL_EBB && st->idle_timeout.ms == CONF_AUTO && s->ngaps % 100 == 1) {
-		int64_t gaps[1000];
-		size_t n = s->ngaps < 1000 ? s->ngaps : 1000;
-		char why[200];
-		memcpy(gaps, s->gaps, n * sizeof *gaps);
-		s->idle_timeout_ms = plan_idle_timeout_ms(st, gaps, n, why, sizeof why);
-	}
-}
+/* ---- what the replay measured ---- */
 
 /* Waits (non-negative milliseconds) in ascending order: a radix sort on
  * 11-bit digits, as many as the longest wait needs. On a million waits it
  * is several times quicker than qsort with its comparison callback. */
 static void sort_waits(struct sim *s, int64_t *w, size_t n)
 {
-	int64_t *tmp = grown(s, NULL, n + 1, sizeof *tmp), *from = w, *to = tmp, longest = 0;
+	int64_t *tmp = sim_grown(s, NULL, n + 1, sizeof *tmp), *from = w, *to = tmp, longest = 0;
 
 	if (!tmp)
 		return;
@@ -831,64 +508,6 @@ static void summarise(struct sim *s)
 	s->r->end_ms = s->now;
 }
 
-int64_t sim_peak_concurrency(const struct trace *t)
-{
-	int64_t *ends = malloc((t->n + 1) * sizeof *ends), peak = 0;
-	size_t nends = 0, head = 0;
-
-	if (!ends)
-		return -1;
-	/* Arrivals are sorted; ends are kept in a sorted array by insertion
-	 * from the back, which is cheap because most jobs are short. */
-	for (size_t k = 0; k < t->n; k++) {
-		int64_t end = t->jobs[k].submit_ms + t->jobs[k].duration_ms;
-		size_t pos;
-		while (head < nends && ends[head] <= t->jobs[k].submit_ms)
-			head++;
-		pos = nends++;
-		while (pos > head && ends[pos - 1] > end) {
-			ends[pos] = ends[pos - 1];
-			pos--;
-		}
-		ends[pos] = end;
-		if ((int64_t)(nends - head) > peak)
-			peak = (int64_t)(nends - head);
-	}
-	free(ends);
-	return peak;
-}
-
-/* The offline lower bound: every job at the lowest price per unit of work
- * among the offers it fits, with no idle time and no boot. */
-static void bound(const struct trace *t, const struct sim_options *o, struct sim_result *r)
-{
-	for (size_t k = 0; k < t->n; k++) {
-		const struct trace_job *j = &t->jobs[k];
-		double best = -1, best_gpu_h = 0;
-		for (int f = 0; f < o->noffers; f++) {
-			const struct offer *of = &o->offers[f];
-			for (int m = 0; m < MARKET_COUNT; m++) {
-				double hours = (double)j->duration_ms / of->speed / 3600000.0, c;
-				if (of->gpus < j->gpus || of->price[m] < 0)
-					continue;
-				c = of->price[m] * hours;
-				if (best < 0 || c < best) {
-					best = c;
-					best_gpu_h = hours * of->gpus;
-				}
-			}
-		}
-		if (best < 0) {
-			r->unplaceable++; /* as sim_run counts them */
-			continue;
-		}
-		r->cost_usd += best;
-		r->gpu_hours_billed += best_gpu_h;
-		r->gpu_hours_busy += best_gpu_h;
-		r->jobs_done++;
-	}
-}
-
 int sim_load(const char *trace_path, const char *offers_path, const struct trace_filter *filters,
 	     int nfilters, int skip_bad, struct trace *t, struct sim_options *o, char *err, size_t errsize)
 {
@@ -922,12 +541,8 @@ static int start(struct sim *s)
 	const struct trace *t = s->t;
 	double slowest = 1, longest_ms = 0;
 
-	if (s->p->kind == POL_EBB) {
-		s->plan_result = grown(s, NULL, 1, sizeof *s->plan_result);
-		s->view_fleet = grown(s, NULL, 1, sizeof *s->view_fleet); /* grown with the instances */
-	}
-	s->jobs = grown(s, NULL, t->n + 1, sizeof *s->jobs);
-	s->waits = grown(s, NULL, t->n + 1, sizeof *s->waits);
+	s->jobs = sim_grown(s, NULL, t->n + 1, sizeof *s->jobs);
+	s->waits = sim_grown(s, NULL, t->n + 1, sizeof *s->waits);
 	if (s->nomem)
 		return -1;
 	for (int k = 0; k < s->o->noffers; k++)
@@ -957,54 +572,35 @@ static void release(struct sim *s)
 		free(s->q[c].items);
 	free(s->q);
 	free(s->heap);
-	free(s->view_classes);
-	free(s->view_fleet);
-	free(s->plan_result);
 	free(s->inst);
 	free(s->alive);
 	free(s->idle);
 	free(s->jobs);
 	free(s->waits);
-	free(s->keda_hist_at);
-	free(s->keda_hist_n);
+	free(s->ebb.classes);
+	free(s->ebb.fleet);
+	free(s->ebb.result);
+	free(s->keda.hist_at);
+	free(s->keda.hist_n);
 }
 
 int sim_run(const struct trace *t, const struct policy *p, const struct sim_options *o,
 	    struct sim_result *r)
 {
-	struct sim s = {.t = t, .p = p, .o = o, .r = r, .rng = o->seed ? o->seed : 1, .last_submit = -1,
-			.last_policy = -1};
+	struct sim s = {.t = t, .p = p, .o = o, .r = r, .rng = o->seed ? o->seed : 1, .last_policy = -1};
 	size_t next = 0;
-	char why[200];
 
 	memset(r, 0, sizeof *r);
 	snprintf(r->policy, sizeof r->policy, "%s", p->spec);
 	r->jobs = (int64_t)t->n;
 	if (p->kind == POL_BOUND) {
-		bound(t, o, r);
+		bound_run(t, o, r);
 		return 0;
 	}
-	if (start(&s) != 0) {
+	if (start(&s) != 0 || start_policy(&s) != 0) {
 		release(&s);
 		return -1;
 	}
-	/* Before any gap: the fixed timeout, or auto's least. */
-	s.idle_timeout_ms = plan_idle_timeout_ms(&p->settings, NULL, 0, why, sizeof why);
-	if (p->kind == POL_ALWAYS_ON || p->kind == POL_MIN1 || p->kind == POL_UTIL) {
-		int64_t n = p->kind == POL_ALWAYS_ON ? (p->n ? p->n : sim_peak_concurrency(t)) : 1;
-		s.nomem = n < 0;
-		for (int64_t k = 0; k < n && !s.nomem; k++)
-			launch(&s, p->offer, p->market, 1);
-	}
-	/* The floor a policy keeps at all times is up when the replay starts,
-	 * as always-on's fleet is: ebb's warm floor too. */
-	if (p->kind == POL_EBB) {
-		s.starting = 1;
-		run_policy(&s);
-		s.starting = 0;
-		s.last_policy = -1; /* made before the replay: the first arrival is looked at at once */
-	}
-	s.next_policy = p->kind == POL_UTIL || p->kind == POL_KEDA ? 1 : 0;
 	for (;;) {
 		int64_t t_arrival, t_event = s.nheap ? s.heap[0].at : INT64_MAX, t_policy = policy_due(&s), at;
 
@@ -1028,7 +624,8 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 		advance(&s, at);
 		while (next < t->n && t->jobs[next].submit_ms <= s.now) {
 			if (placeable(&s, t->jobs[next].gpus)) {
-				note_arrival(&s, (int)next);
+				if (p->kind == POL_EBB)
+					ebb_arrival(&s, (int)next);
 				enqueue(&s, (int)next, 0);
 				s.dirty = 1;
 			}
@@ -1039,16 +636,16 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 			struct sinst *i = &s.inst[e.inst];
 			if (e.kind == EV_RECLAIM && i->state != S_GONE) {
 				s.r->reclaims++;
-				stop(&s, e.inst);
+				sim_stop(&s, e.inst);
 				/* A fixed fleet and min1's one warm instance are replaced, as a
 				 * node group does; the others launch on demand. */
 				if (p->kind == POL_ALWAYS_ON || (p->kind == POL_MIN1 && s.live == 0))
-					launch(&s, p->offer, p->market, 0);
+					sim_launch(&s, p->offer, p->market, 0);
 			} else if (e.gen != i->gen || i->state == S_GONE) {
 				continue;
 			} else if (e.kind == EV_READY) {
 				make_idle(&s, e.inst);
-				sync_view(&s, e.inst);
+				changed(&s, e.inst);
 				i->gen++;
 				s.dirty = 1;
 			} else if (e.kind == EV_FINISH) {
