@@ -44,7 +44,10 @@ $(BUILD)/src/%.o: src/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
+# Made anew each time: `ar r` keeps the members it is not given, and the
+# object of a renamed or removed source would stay in it and be linked.
 $(BUILD)/libebb.a: $(LIB_OBJ)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 $(BUILD)/ebb: $(BUILD)/src/cli/main.o $(BUILD)/libebb.a

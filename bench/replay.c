@@ -14,6 +14,7 @@
 
 #include "bench.h"
 #include "sim/sim.h"
+#include "sim/spec.h"
 #include "sim/simout.h"
 
 #define MAX_RUNS 15

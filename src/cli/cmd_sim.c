@@ -6,6 +6,7 @@
 #include "cli/cmd.h"
 #include "sim/simcli.h"
 #include "sim/simout.h"
+#include "sim/spec.h"
 
 static const char usage[] =
 	"usage: ebb sim TRACE [OPTIONS]\n"
@@ -34,6 +35,7 @@ int cmd_sim(int argc, char **argv)
 	int nspecs = 0, c, rc = 0;
 
 	simcli_init(&cli, "sim");
+	cli.o.plugins = &cmd_plugins;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		if (c == O_POLICY) {
 			if (nspecs == 32) {
@@ -62,7 +64,7 @@ int cmd_sim(int argc, char **argv)
 	cli.o.sample_ms = cli.plot ? simout_sample_step(&t) : 0;
 	for (int k = 0; k < nspecs; k++) {
 		struct policy p;
-		if (policy_parse(specs[k], cli.offers, &p, err, sizeof err) != 0) {
+		if (policy_parse(specs[k], cli.offers, cli.o.plugins, &p, err, sizeof err) != 0) {
 			fprintf(stderr, "ebb sim: %s\n", err);
 			rc = 1;
 			nspecs = k;

@@ -114,6 +114,7 @@ int cmd_tune(int argc, char **argv)
 	int c, rc = 0;
 
 	simcli_init(&cli, "tune");
+	cli.o.plugins = &cmd_plugins;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		if (c == O_WAIT) {
 			wait = strtod(optarg, &end);

@@ -732,9 +732,26 @@ const struct type_conf *config_type(const struct config *cfg, const char *type)
 
 int64_t config_wait_target_ms(const struct config *cfg, const char *lane)
 {
-	for (size_t i = 0; i < cfg->nlane_confs; i++) {
+	for (size_t i = 0; lane && i < cfg->nlane_confs; i++) {
 		if (strcmp(cfg->lane_confs[i].name, lane) == 0)
 			return cfg->lane_confs[i].wait_target_ms;
 	}
 	return 5 * 60 * 1000;
+}
+
+int config_keys(const char *section, void (*fn)(const struct config_key_info *key, void *arg), void *arg)
+{
+	for (const struct conf_section *s = core_sections; s->name; s++) {
+		if (strcmp(s->name, section) != 0)
+			continue;
+		for (const struct conf_key *k = s->keys; k->name; k++) {
+			struct config_key_info info = {
+				.name = k->name, .type = conftab_type_name(k->type), .def = k->def, .auto_ok = k->auto_ok,
+			};
+			conftab_bounds(k, info.min, info.max, sizeof info.min);
+			fn(&info, arg);
+		}
+		return 0;
+	}
+	return -1;
 }

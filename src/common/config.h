@@ -173,9 +173,25 @@ void config_write(const struct config *cfg, FILE *out);
 
 int config_lane_rank(const struct config *cfg, const char *lane); /* -1: unknown */
 const struct type_conf *config_type(const struct config *cfg, const char *type);
-/* The lane's wait target: its [lane.NAME] section or the default. */
+/* The lane's wait target: its [lane.NAME] section or the default (for
+ * lane NULL, the default). */
 int64_t config_wait_target_ms(const struct config *cfg, const char *lane);
 /* A name usable for lanes, types, teams and sections: [A-Za-z0-9_.-], 1..64. */
 int config_name_ok(const char *s);
+
+/* One key of the table, its values written as in the file. */
+struct config_key_info {
+	const char *name;
+	const char *type; /* string, integer, number, on/off, duration, size or choice */
+	const char *def;
+	/* The least and the greatest value (a choice's first and last); empty
+	 * for a string. */
+	char min[32], max[32];
+	int auto_ok; /* a duration that takes "auto" too */
+};
+/* Calls fn with each key of section, in the table's order: "scaler", or
+ * "lane" for the keys of every [lane.NAME]. 0, or -1 when there is no such
+ * section. A test walks the keys so that one added later is covered. */
+int config_keys(const char *section, void (*fn)(const struct config_key_info *key, void *arg), void *arg);
 
 #endif

@@ -75,6 +75,43 @@ static void format_bound(char *buf, size_t size, const struct conf_key *k, int64
 		snprintf(buf, size, "%lld", (long long)v);
 }
 
+const char *conftab_type_name(enum conf_type t)
+{
+	static const char *const names[] = {
+		[CONF_STRING] = "string", [CONF_INT] = "integer", [CONF_DOUBLE] = "number", [CONF_BOOL] = "on/off",
+		[CONF_DURATION] = "duration", [CONF_SIZE] = "size", [CONF_ENUM] = "choice",
+	};
+	return names[t];
+}
+
+void conftab_bounds(const struct conf_key *k, char *min, char *max, size_t size)
+{
+	min[0] = max[0] = '\0';
+	switch (k->type) {
+	case CONF_STRING:
+		break;
+	case CONF_BOOL:
+		snprintf(min, size, "off");
+		snprintf(max, size, "on");
+		break;
+	case CONF_ENUM: {
+		int last = 0;
+		while (k->choices[last + 1])
+			last++;
+		snprintf(min, size, "%s", k->choices[0]);
+		snprintf(max, size, "%s", k->choices[last]);
+		break;
+	}
+	case CONF_DOUBLE:
+		snprintf(min, size, "%g", k->fmin);
+		snprintf(max, size, "%g", k->fmax);
+		break;
+	default:
+		format_bound(min, size, k, k->min);
+		format_bound(max, size, k, k->max);
+	}
+}
+
 /* Parses value for key k into base + k->offset; on error writes what was
  * expected into err. */
 int conftab_set(const struct conf_key *k, void *base, const char *value, const void *ctx, char *err,

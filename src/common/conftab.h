@@ -44,6 +44,11 @@ int conftab_set(const struct conf_key *k, void *base, const char *value, const v
 void conftab_defaults(const struct conf_key *keys, void *base);
 /* Frees the strings the table's keys hold in base. */
 void conftab_free(const struct conf_key *keys, void *base);
+/* "string", "integer", "number", "on/off", "duration", "size", "choice". */
+const char *conftab_type_name(enum conf_type t);
+/* The least and the greatest value of k as the file spells them (a
+ * choice's first and last); empty for a string. */
+void conftab_bounds(const struct conf_key *k, char *min, char *max, size_t size);
 /* The value of k in base as the file would spell it. */
 void conftab_format(char *buf, size_t size, const struct conf_key *k, const void *base);
 /* "# help", the bounds or choices, and "KEY = DEFAULT" (commented out

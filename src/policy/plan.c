@@ -109,7 +109,7 @@ static void add(struct planner *p, enum action_kind kind, int offer, int count, 
 	a->instance = instance;
 	/* Whole, so that two plans of one view are the same byte for byte. */
 	memset(a->reason, 0, sizeof a->reason);
-	if (p->s->no_reasons)
+	if (p->v->no_reasons)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(a->reason, sizeof a->reason, fmt, ap);
@@ -481,7 +481,7 @@ static void launch(struct planner *p, const struct plan_class *c, int64_t want, 
 	else if (!market_note)
 		market_note = "";
 	costs[0] = '\0';
-	if (!p->s->no_reasons)
+	if (!p->v->no_reasons)
 		compared(p, all, n, work_per_item, costs, sizeof costs);
 	for (int k = 0; k < n; k++) {
 		const struct offer *o = &p->v->offers[all[k].offer];
@@ -581,7 +581,7 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 		 * instance fewer is expected to be needed. */
 		if (kept >= 1)
 			wake_at(p, p->v->now_ms + 1 +
-				(int64_t)((double)p->v->arrival_window_ms * log(expected / (kept - EXPECTED_JOB_ROUNDING))));
+				(int64_t)((double)p->s->arrival_window_ms * log(expected / (kept - EXPECTED_JOB_ROUNDING))));
 	}
 	for (k = 0; k < p->v->nfleet && (capacity < work_s || matched == 0) && matched < jobs; k++) {
 		const struct plan_instance *i = &p->v->fleet[k];
@@ -606,7 +606,7 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 		need = per_launch > 0 && shortfall > 0 ? (int64_t)ceil(shortfall / per_launch) : 1;
 		if (need > jobs - matched)
 			need = jobs - matched;
-		if (!p->s->no_reasons)
+		if (!p->v->no_reasons)
 			snprintf(why, sizeof why,
 			 "lane %s: %lld jobs queued%s, %.0f s of work, cannot drain within a %.0f s boot and its"
 			 " %.0f s wait target with %lld instances up or booting", c->lane, (long long)c->jobs,
@@ -615,7 +615,7 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 	}
 	if (need <= 0 && c->jobs > 0 && waiting_ms >= c->wait_target_ms && ready == 0) {
 		need = 1;
-		if (!p->s->no_reasons)
+		if (!p->v->no_reasons)
 			snprintf(why, sizeof why, "lane %s: oldest job waited %.0f s, past its %.0f s wait target,"
 			 " and no fitting instance is free or booting", c->lane, (double)waiting_ms / 1000.0,
 			 target_s);
@@ -637,11 +637,11 @@ static void keep_warm(struct planner *p)
 	int floor_n = p->warm_floor;
 	char why[100];
 
-	if (p->s->warm)
-		wake_at(p, warm_next_change(p->s->warm, p->v->now_ms));
+	if (p->s->warm.n)
+		wake_at(p, warm_next_change(&p->s->warm, p->v->now_ms));
 	if (p->serving >= floor_n)
 		return;
-	if (!p->s->no_reasons)
+	if (!p->v->no_reasons)
 		snprintf(why, sizeof why, "warm pool floor of %d for this hour", floor_n);
 	/* Priced as an hour of work: a warm instance waits for whatever comes. */
 	launch(p, &any, floor_n - p->serving, 1, 3600, 60, why);
@@ -657,9 +657,9 @@ static int64_t idle_timeout_of(const struct planner *p, const struct plan_instan
 	/* Surplus: while more than one instance is idle, the longest idle go
 	 * after the shorter timeout; the last one waits the full one, to take
 	 * the next arrival warm. */
-	if (p->s->idle_surplus_ms && p->s->idle_surplus_ms < p->s->idle_timeout_ms && idle_left > 1)
+	if (p->s->idle_surplus_ms && p->s->idle_surplus_ms < p->v->idle_timeout_ms && idle_left > 1)
 		return p->s->idle_surplus_ms;
-	return p->s->idle_timeout_ms;
+	return p->v->idle_timeout_ms;
 }
 
 static int longest_idle_first(const void *a, const void *b)
@@ -716,7 +716,7 @@ static void scale_down(struct planner *p)
 			p->taken[k] = 1;
 			continue;
 		}
-		if (!p->s->no_reasons)
+		if (!p->v->no_reasons)
 			snprintf(why, sizeof why, "idle %.0f s, past its %.0f s idle timeout%s",
 				 (double)idle_ms / 1000.0, (double)timeout / 1000.0, p->s->idle_decay ? " (decay)" : "");
 		release(p, k, why);
@@ -753,7 +753,7 @@ void plan(const struct plan_view *v, struct plan_result *out)
 	p.taken = (char *)(p.kinds + KINDS * no);
 	p.fits = p.taken + nf;
 	memset(p.kinds, 0, zeroed);
-	p.warm_floor = p.s->warm ? warm_floor(p.s->warm, v->now_ms) : 0;
+	p.warm_floor = p.s->warm.n ? warm_floor(&p.s->warm, v->now_ms) : 0;
 	tally(&p);
 	expire_boots(&p);
 	enforce_limits(&p);

@@ -39,36 +39,66 @@ struct plan_instance {
 	int64_t busy_until_ms;  /* estimated end of its job; 0 when it runs none */
 };
 
+/* A lane, for the classes plan()'s callers build: its rank and wait target. */
+struct plan_lane {
+	char name[CONF_NAME_MAX + 1];
+	int64_t wait_target_ms;
+};
+
+/* [scaler] idle_timeout: fixed, or chosen from the gaps between
+ * submissions (plan_idle_timeout_ms() in policy/settings.h). */
+struct plan_idle_timeout {
+	int64_t ms; /* CONF_AUTO: chosen */
+	int64_t min_ms, max_ms;
+	double gap_quantile;
+};
+
+/* Every [scaler] key and every lane's wait target, filled by
+ * plan_settings_from_config() (policy/settings.h) for serve and the
+ * simulator alike. plan() reads the limits, timeouts and prices; the
+ * fields marked "callers" are what serve and the simulator build its view
+ * with. No pointers: two settings are the same when their bytes are. */
 struct plan_settings {
+	int64_t interval_ms; /* callers: the least time between two plans */
 	int64_t max_instances;
 	int64_t max_gpus;
 	double max_spend_per_hour; /* 0: no limit */
-	int64_t idle_timeout_ms;   /* in force (fixed or auto) */
+	struct plan_idle_timeout idle_timeout; /* callers: the view's idle_timeout_ms */
 	int64_t idle_surplus_ms;   /* idle instances beyond the last go after this; 0: off */
+	int64_t arrival_window_ms; /* time constant of the classes' arrival rates; 0: off */
 	int idle_decay;
 	int64_t decay_t1_ms, decay_t2_ms;
 	int64_t boot_timeout_ms;
-	const struct warm_schedule *warm;
+	struct warm_schedule warm;
+	int64_t default_est_ms; /* callers: the run time of a job nothing tells about */
 	double max_price;           /* USD per hour; 0: no limit */
 	double min_reliability;     /* spot: P(no reclaim in an hour) at least */
 	double max_share_per_offer; /* of the spot fleet */
 	int use_spot;
 	int64_t checkpoint_every_ms; /* assumed, to price the work a reclaim loses */
-	/* The simulator reads no reason: leave them empty (each costs a
-	 * printf). serve and `ebb tune`'s reports keep them. */
-	int no_reasons;
+	/* callers: [queue] lanes in rank order with their wait targets; a
+	 * lane not among them waits the default one. */
+	struct plan_lane lanes[CONF_MAX_LANES];
+	int nlanes;
+	int64_t default_wait_target_ms;
 };
 
 struct plan_view {
 	int64_t now_ms;
-	int64_t arrival_window_ms; /* time constant of the classes' arrival rates */
 	const struct plan_settings *settings;
+	/* In force: the fixed idle timeout, or the one chosen from the gaps
+	 * seen so far. What is observed is the view's; what is configured,
+	 * the settings'. */
+	int64_t idle_timeout_ms;
 	const struct plan_class *classes;
 	int nclasses;
 	const struct plan_instance *fleet;
 	int nfleet;
 	const struct offer *offers;
 	int noffers;
+	/* The simulator reads no reason: leave them empty (each costs a
+	 * printf). serve and `ebb tune`'s reports keep them. */
+	int no_reasons;
 };
 
 enum action_kind { ACTION_LAUNCH, ACTION_DRAIN, ACTION_TERMINATE };

@@ -136,9 +136,10 @@ int fleet_on_job(void *arg, const struct job_change *c)
 		return 0;
 	if (job->state == JOB_LEASED)
 		return inst.job_id == job->id ? 0 : run(f, &inst, job->id);
-	/* The lease ended: the instance runs nothing unless it moved on to
-	 * another job already. */
-	if (inst.job_id != job->id && inst.job_id != 0)
-		return 0;
-	return c->interrupted ? interrupted(f, &inst, c->reclaimed) : run(f, &inst, 0);
+	/* The lease ended. A run stopped from outside means the instance is
+	 * going away; otherwise it is idle, unless it had moved on already
+	 * (its worker asked for another job). */
+	if (c->interrupted)
+		return interrupted(f, &inst, c->reclaimed);
+	return inst.job_id == job->id ? run(f, &inst, 0) : 0;
 }

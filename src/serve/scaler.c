@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "policy/idle.h"
 #include "policy/plan.h"
+#include "policy/settings.h"
 #include "serve/estimates.h"
 #include "serve/view.h"
 
@@ -14,6 +14,7 @@
 
 struct scaler {
 	struct scaler_env env;
+	struct plan_settings settings; /* the config's, read once */
 	struct event *timer;
 	int64_t last_run_ms;
 	int64_t next_ms;  /* the run that is scheduled, 0 if none */
@@ -43,7 +44,7 @@ static void schedule(struct scaler *sc, int64_t at)
 void scaler_wake(struct scaler *sc)
 {
 	if (sc && !sc->listing)
-		schedule(sc, sc->last_run_ms + sc->env.cfg->scaler_interval_ms);
+		schedule(sc, sc->last_run_ms + sc->settings.interval_ms);
 }
 
 /* The batch's commit subscriber: a change the scaler did not make itself
@@ -74,12 +75,11 @@ static int add_gap(void *arg, int64_t ms)
 
 int scaler_idle_timeout(struct scaler *sc, int64_t *out_ms, char *why, size_t why_size)
 {
-	const struct config *cfg = sc->env.cfg;
 	struct gaps *g;
 
-	if (cfg->idle_timeout_ms != CONF_AUTO) {
-		snprintf(why, why_size, "fixed: [scaler] idle_timeout");
-		*out_ms = cfg->idle_timeout_ms;
+	/* A fixed timeout needs no gaps: no read. */
+	if (sc->settings.idle_timeout.ms != CONF_AUTO) {
+		*out_ms = plan_idle_timeout_ms(&sc->settings, NULL, 0, why, why_size);
 		return 0;
 	}
 	if (!(g = calloc(1, sizeof *g)) || store_recent_submits(sc->env.store, GAPS + 1, add_gap, g) != 0) {
@@ -87,8 +87,7 @@ int scaler_idle_timeout(struct scaler *sc, int64_t *out_ms, char *why, size_t wh
 		free(g);
 		return -1;
 	}
-	*out_ms = idle_timeout_auto(g->v, g->n, cfg->idle_gap_quantile, cfg->idle_timeout_min_ms,
-				    cfg->idle_timeout_max_ms, why, why_size);
+	*out_ms = plan_idle_timeout_ms(&sc->settings, g->v, g->n, why, why_size);
 	free(g);
 	return 0;
 }
@@ -298,23 +297,7 @@ static int reconcile(struct scaler *sc, const struct listed *l)
 
 static int run(struct scaler *sc, const struct listed *l)
 {
-	const struct config *cfg = sc->env.cfg;
-	int64_t now = clock_now(sc->env.clock);
-	struct plan_settings settings = {
-		.max_instances = cfg->max_instances,
-		.max_gpus = cfg->max_gpus,
-		.max_spend_per_hour = cfg->max_spend_per_hour,
-		.idle_surplus_ms = cfg->idle_surplus_ms, .idle_decay = (int)cfg->idle_decay,
-		.decay_t1_ms = cfg->decay_t1_ms,
-		.decay_t2_ms = cfg->decay_t2_ms,
-		.boot_timeout_ms = cfg->boot_timeout_ms,
-		.warm = &cfg->warm_schedule,
-		.max_price = cfg->max_price,
-		.min_reliability = cfg->min_reliability,
-		.max_share_per_offer = cfg->max_share_per_offer,
-		.use_spot = (int)cfg->use_spot,
-		.checkpoint_every_ms = cfg->checkpoint_every_ms,
-	};
+	int64_t now = clock_now(sc->env.clock), idle_ms;
 	struct plan_view pv;
 	struct plan_result *result = NULL;
 	struct view v = {0};
@@ -323,11 +306,11 @@ static int run(struct scaler *sc, const struct listed *l)
 	int n, rc = -1;
 
 	if (reconcile(sc, l) != 0 || scaler_offers(sc, &offers, &n) != 0 ||
-	    scaler_idle_timeout(sc, &settings.idle_timeout_ms, why, sizeof why) != 0) {
+	    scaler_idle_timeout(sc, &idle_ms, why, sizeof why) != 0) {
 		log_error("scaler: store failed, no decision this run", "error=\"%s\"", store_error(sc->env.store));
 		goto out;
 	}
-	if (view_build(&v, sc->env.store, cfg, now, offers, n) != 0) {
+	if (view_build(&v, sc->env.store, &sc->settings, now, offers, n) != 0) {
 		log_error("scaler: no decision this run", "error=\"%s\"", v.error);
 		goto out;
 	}
@@ -335,12 +318,12 @@ static int run(struct scaler *sc, const struct listed *l)
 		log_error("scaler: out of memory, no decision this run", "need=%zu", sizeof *result);
 		goto out;
 	}
-	sc->idle_timeout_ms = settings.idle_timeout_ms;
-	sc->warm_floor = warm_floor(&cfg->warm_schedule, now);
+	sc->idle_timeout_ms = idle_ms;
+	sc->warm_floor = warm_floor(&sc->settings.warm, now);
 	pv = (struct plan_view){
 		.now_ms = now,
-		.arrival_window_ms = cfg->arrival_window_ms,
-		.settings = &settings,
+		.settings = &sc->settings,
+		.idle_timeout_ms = idle_ms,
 		.classes = v.classes,
 		.nclasses = v.nclasses,
 		.fleet = v.fleet,
@@ -358,7 +341,7 @@ out:
 	/* A run that failed is rolled back: the next one comes an interval
 	 * later rather than never. */
 	if (rc != 0)
-		schedule(sc, now + cfg->scaler_interval_ms);
+		schedule(sc, now + sc->settings.interval_ms);
 	free(result);
 	view_free(&v);
 	sc->last_run_ms = now;
@@ -373,7 +356,7 @@ static void on_listed(void *arg, const char *const *refs, int n, const char *err
 	sc->listing = 0;
 	if (batch_begin(sc->env.batch) != 0) {
 		log_error("scaler: store failed, no decision this run", "error=\"%s\"", store_error(sc->env.store));
-		schedule(sc, clock_now(sc->env.clock) + sc->env.cfg->scaler_interval_ms);
+		schedule(sc, clock_now(sc->env.clock) + sc->settings.interval_ms);
 	} else {
 		int rc = run(sc, &l);
 		/* What the run wrote is its own: only later changes wake it. */
@@ -412,12 +395,13 @@ struct scaler *scaler_new(const struct scaler_env *env)
 	if (!sc)
 		return NULL;
 	sc->env = *env;
+	plan_settings_from_config(env->cfg, &sc->settings);
 	memcpy(sc->offers, env->offers, (size_t)env->noffers * sizeof *env->offers);
 	sc->timer = evtimer_new(env->base, on_timer, sc);
 	if (store_instance_list(env->store, 0, adopt, sc) != 0)
 		log_error("scaler: the fleet could not be read to adopt it", "error=\"%s\"", store_error(env->store));
 	batch_on_commit(env->batch, on_commit, sc);
-	sc->last_run_ms = clock_now(env->clock) - env->cfg->scaler_interval_ms;
+	sc->last_run_ms = clock_now(env->clock) - sc->settings.interval_ms;
 	scaler_wake(sc);
 	return sc;
 }

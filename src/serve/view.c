@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policy/settings.h"
+
 #define HISTORY 1000 /* finished jobs the estimates look at */
 /* A callback's return when memory ran out: it stops the walk. */
 #define VIEW_NOMEM (-2)
@@ -42,7 +44,7 @@ static int by_value(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static double estimate_s(struct medians *m, const char *type, const struct config *cfg)
+static double estimate_s(struct medians *m, const char *type, const struct plan_settings *st)
 {
 	for (int t = 0; t < m->ntypes; t++) {
 		if (strcmp(m->types[t], type) == 0) {
@@ -53,15 +55,15 @@ static double estimate_s(struct medians *m, const char *type, const struct confi
 			return (double)m->runs[t][m->counts[t] / 2] / 1000.0;
 		}
 	}
-	return (double)cfg->default_est_ms / 1000.0;
+	return (double)st->default_est_ms / 1000.0;
 }
 
 /* The view's class of (GPUs, VRAM, lane), added when new. */
 static struct plan_class *class_for(struct view *b, int gpus, int min_vram_gb, const char *lane,
 				    int64_t oldest_ms)
 {
-	const struct config *cfg = b->cfg;
-	int rank = config_lane_rank(cfg, lane);
+	const struct plan_settings *st = b->settings;
+	int rank = plan_lane_rank(st, lane);
 	struct plan_class *c, *grown;
 
 	for (int k = 0; k < b->nclasses; k++) {
@@ -74,26 +76,25 @@ static struct plan_class *class_for(struct view *b, int gpus, int min_vram_gb, c
 	b->classes = grown;
 	c = &b->classes[b->nclasses++];
 	memset(c, 0, sizeof *c);
-	c->lane = rank >= 0 ? cfg->lane_names[rank] : "?";
+	c->lane = rank >= 0 ? st->lanes[rank].name : "?";
 	c->gpus = gpus;
 	c->min_vram_gb = min_vram_gb;
 	c->lane_rank = rank;
 	c->oldest_ms = oldest_ms;
-	c->wait_target_ms = config_wait_target_ms(cfg, c->lane);
+	c->wait_target_ms = plan_wait_target_ms(st, c->lane);
 	return c;
 }
 
 static int add_demand(void *arg, const struct demand_row *r)
 {
 	struct view *b = arg;
-	const struct config *cfg = b->cfg;
 	struct plan_class *c = class_for(b, r->gpus, r->min_vram_gb, r->lane, r->oldest_ms);
 
 	if (!c)
 		return VIEW_NOMEM;
 	c->jobs += r->jobs;
 	c->items += r->items;
-	c->work_s += (double)r->est_s + (double)r->jobs_without_est * estimate_s(b->med, r->type, cfg);
+	c->work_s += (double)r->est_s + (double)r->jobs_without_est * estimate_s(b->med, r->type, b->settings);
 	if (r->oldest_ms < c->oldest_ms)
 		c->oldest_ms = r->oldest_ms;
 	return 0;
@@ -118,7 +119,7 @@ static int add_arrival(void *arg, const struct arrival_row *r)
 	struct arrivals *a = arg;
 	struct plan_class *c = class_for(a->b, r->gpus, r->min_vram_gb, r->lane, a->now_ms);
 	double w = exp(-(double)(a->now_ms - r->created_ms) / 1000.0 / a->window_s) / a->window_s;
-	double est = r->est_s ? (double)r->est_s : estimate_s(a->b->med, r->type, a->b->cfg);
+	double est = r->est_s ? (double)r->est_s : estimate_s(a->b->med, r->type, a->b->settings);
 
 	if (!c)
 		return VIEW_NOMEM;
@@ -189,7 +190,7 @@ static int add_instance(void *arg, const struct instance *inst)
 		if ((rc = store_job_get(w->st, inst->job_id, &job)) < 0)
 			return rc;
 		if (rc == 0) {
-			double est = job.est_s ? (double)job.est_s : estimate_s(b->med, job.type, b->cfg);
+			double est = job.est_s ? (double)job.est_s : estimate_s(b->med, job.type, b->settings);
 			p->busy_until_ms = job.started_ms + (int64_t)(est * 1000.0);
 			job_free(&job);
 		}
@@ -206,13 +207,13 @@ static int walked(struct view *v, struct store *st, int rc)
 	return -1;
 }
 
-int view_build(struct view *v, struct store *st, const struct config *cfg, int64_t now_ms,
+int view_build(struct view *v, struct store *st, const struct plan_settings *settings, int64_t now_ms,
 	       const struct offer *offers, int noffers)
 {
 	struct fleet_walk fw = {.b = v, .st = st};
 
 	memset(v, 0, sizeof *v);
-	v->cfg = cfg;
+	v->settings = settings;
 	v->offers = offers;
 	v->noffers = noffers;
 	if (!(v->med = calloc(1, sizeof *v->med)))
@@ -220,7 +221,7 @@ int view_build(struct view *v, struct store *st, const struct config *cfg, int64
 	if (walked(v, st, store_recent_durations(st, HISTORY, add_duration, v->med)) != 0 ||
 	    walked(v, st, store_instance_list(st, 0, add_instance, &fw)) != 0 ||
 	    walked(v, st, store_demand(st, add_demand, v)) != 0 ||
-	    walked(v, st, add_arrivals(v, st, now_ms, cfg->arrival_window_ms)) != 0)
+	    walked(v, st, add_arrivals(v, st, now_ms, settings->arrival_window_ms)) != 0)
 		return -1;
 	return 0;
 }

@@ -3,7 +3,8 @@
  * run time, the recent arrival rate per class, and the fleet, each
  * instance with the estimated end of the job it runs. Estimates come from
  * est_s when a job has one, else from the median run time of recent jobs
- * of its type, else [scaler] default_est. */
+ * of its type, else [scaler] default_est; each class's lane rank and wait
+ * target come from the settings (policy/settings.h). */
 #ifndef EBB_VIEW_H
 #define EBB_VIEW_H
 
@@ -19,7 +20,7 @@ struct view {
 	struct instance *records; /* the fleet's records, in the same order */
 	int nfleet;
 	struct medians *med;
-	const struct config *cfg;
+	const struct plan_settings *settings;
 	const struct offer *offers; /* the offers in force */
 	int noffers;
 	char error[600]; /* why view_build failed */
@@ -28,7 +29,7 @@ struct view {
 /* Reads everything plan() looks at (but the offers and the settings) from
  * the store: 0, or -1 with the reason in v->error (a store error, or
  * memory). Free it with view_free(), whatever it returned. */
-int view_build(struct view *v, struct store *st, const struct config *cfg, int64_t now_ms,
+int view_build(struct view *v, struct store *st, const struct plan_settings *settings, int64_t now_ms,
 	       const struct offer *offers, int noffers) STORE_CHECK;
 void view_free(struct view *v);
 

@@ -8,36 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/config.h"
 #include "common/offer.h"
+#include "sim/spec.h"
 #include "sim/trace.h"
 
-enum policy_kind { POL_EBB, POL_ALWAYS_ON, POL_MIN1, POL_UTIL, POL_KEDA, POL_BOUND };
-
 #define SIM_MAX_OFFERS 16
-
-struct policy {
-	enum policy_kind kind;
-	char spec[512]; /* as given, for the output */
-	/* ebb: the config with the policy's overrides applied */
-	struct config cfg;
-	/* baselines: one offer and market */
-	int offer;
-	enum market market;
-	int64_t n;           /* always-on; 0: the trace's peak concurrency */
-	int64_t idle_ms;     /* min1 */
-	double up, down;     /* util */
-	int64_t window_ms;   /* util */
-	int64_t poll_ms;     /* util, keda */
-	double target;       /* keda */
-	int64_t cooldown_ms, stabilize_ms; /* keda */
-};
-
-/* Parses "NAME[:k=v,...]" with the config at config_path (NULL: the
- * defaults). ebb takes SECTION.KEY=VALUE overrides of that config. */
-int policy_parse(const char *spec, const char *config_path,
-		 struct policy *out, char *err, size_t errsize);
-void policy_free(struct policy *p);
 
 struct sim_options {
 	struct offer offers[SIM_MAX_OFFERS];
@@ -45,6 +20,9 @@ struct sim_options {
 	uint64_t seed;
 	int64_t checkpoint_every_ms; /* 0: jobs do not checkpoint */
 	int64_t sample_ms;           /* time-series step for plots; 0: none */
+	/* The plug-ins a config file may name, so that serve's own config
+	 * (with a [local] section, say) loads; NULL: the core sections only. */
+	const struct conf_plugins *plugins;
 };
 
 struct sim_sample {

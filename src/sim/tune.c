@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/spec.h"
+
 #define N(a) (sizeof(a) / sizeof *(a))
 
 const char *const tune_families[TUNE_NFAMILIES] = {"ebb", "always-on", "min1", "util", "keda", "bound"};
@@ -40,7 +42,7 @@ static int add_point(struct tune *t, const char *spec, const struct tune_knobs *
 	struct policy p;
 	int rc;
 
-	if (policy_parse(spec, config_path, &p, err, errsize) != 0)
+	if (policy_parse(spec, config_path, o->plugins, &p, err, errsize) != 0)
 		return -1;
 	rc = sim_run(tr, &p, o, &r);
 	policy_free(&p);

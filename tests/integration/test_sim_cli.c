@@ -148,6 +148,28 @@ static void table_by_default(void **state)
 	harness_run_free(&r);
 }
 
+/* serve's own config, with its provider's section, replays as it is: the
+ * simulator reads the plug-ins' sections it does not use, and still
+ * refuses a bad one. */
+static void serve_config_with_plugin_sections(void **state)
+{
+	struct harness_run r;
+	struct files f;
+
+	(void)state;
+	files(&f, "submit_time_s,duration_s\n0,60\n30,60\n");
+	harness_write_file(f.conf, harness_fmt("%s[provider]\nkind = local\n[local]\ngpus = 0,1\n", offers));
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--policy", "ebb", NULL);
+	assert_int(r.status, 0);
+	assert_contains(r.out, "\nebb ");
+	harness_run_free(&r);
+	harness_write_file(f.conf, harness_fmt("%s[local]\ngpus = 0,0\n", offers));
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--policy", "ebb", NULL);
+	assert_int(r.status, 1);
+	assert_contains(r.err, "[local] gpus: GPU 0 is listed twice");
+	harness_run_free(&r);
+}
+
 static void malformed_trace_names_file_line_and_column(void **state)
 {
 	struct harness_run r;
@@ -390,6 +412,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(json_has_every_key_for_each_policy),
 		cmocka_unit_test(table_by_default),
+		cmocka_unit_test(serve_config_with_plugin_sections),
 		cmocka_unit_test(malformed_trace_names_file_line_and_column),
 		cmocka_unit_test(skip_bad_reports_the_count),
 		cmocka_unit_test(policy_errors_are_clear),

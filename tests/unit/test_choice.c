@@ -39,7 +39,6 @@ static struct fx *fx_reset(void)
 	memset(&F, 0, sizeof F);
 	F.set.max_instances = 100;
 	F.set.max_gpus = 1000;
-	F.set.idle_timeout_ms = 10 * MIN_MS;
 	F.set.boot_timeout_ms = 10 * MIN_MS;
 	F.set.max_share_per_offer = 1;
 	F.set.use_spot = 1;
@@ -77,8 +76,8 @@ static void dump(const struct plan_result *r)
 static struct plan_result *run(struct fx *f)
 {
 	static struct plan_result again;
-	struct plan_view v = {.now_ms = NOW, .settings = &f->set, .classes = &f->cls, .nclasses = 1,
-			      .offers = f->offers, .noffers = f->noffers};
+	struct plan_view v = {.now_ms = NOW, .settings = &f->set, .idle_timeout_ms = 10 * MIN_MS, .classes = &f->cls,
+			      .nclasses = 1, .offers = f->offers, .noffers = f->noffers};
 
 	plan(&v, &f->r);
 	plan(&v, &again);

@@ -494,6 +494,67 @@ static void kinds_are_the_registries(void **state)
 			  " lane.NAME, offer.NAME, type.NAME or token.NAME)");
 }
 
+/* The keys config_keys() saw, by name. */
+struct seen {
+	struct config_key_info keys[64];
+	int n;
+};
+
+static void see_key(const struct config_key_info *k, void *arg)
+{
+	struct seen *seen = arg;
+
+	if (seen->n < 64)
+		seen->keys[seen->n++] = *k;
+}
+
+static const struct config_key_info *seen_key(const struct seen *seen, const char *name)
+{
+	for (int k = 0; k < seen->n; k++) {
+		if (strcmp(seen->keys[k].name, name) == 0)
+			return &seen->keys[k];
+	}
+	fail_msg("config_keys() did not show %s", name);
+	return NULL;
+}
+
+static void assert_key(const struct seen *seen, const char *name, const char *type, const char *def,
+		       const char *min, const char *max, int auto_ok)
+{
+	const struct config_key_info *k = seen_key(seen, name);
+
+	assert_string_equal(k->type, type);
+	assert_string_equal(k->def, def);
+	assert_string_equal(k->min, min);
+	assert_string_equal(k->max, max);
+	assert_int(k->auto_ok, auto_ok);
+}
+
+/* config_keys() walks a section's keys in the table's order, each with its
+ * type, default and bounds written as in the file. */
+static void keys_as_text(void **state)
+{
+	struct seen seen = {0};
+
+	(void)state;
+	assert_int(config_keys("scaler", see_key, &seen), 0);
+	assert_string_equal(seen.keys[0].name, "interval");
+	assert_key(&seen, "idle_timeout", "duration", "10m", "0s", "1d", 1);
+	assert_key(&seen, "max_instances", "integer", "4", "0", "100000", 0);
+	assert_key(&seen, "max_share_per_offer", "number", "0.5", "0.01", "1", 0);
+	assert_key(&seen, "spot", "on/off", "on", "off", "on", 0);
+	assert_key(&seen, "warm", "string", "", "", "", 0);
+	memset(&seen, 0, sizeof seen);
+	assert_int(config_keys("lane", see_key, &seen), 0);
+	assert_int(seen.n, 1);
+	assert_key(&seen, "wait_target", "duration", "5m", "1s", "7d", 0);
+	memset(&seen, 0, sizeof seen);
+	assert_int(config_keys("server", see_key, &seen), 0);
+	assert_key(&seen, "max_body", "size", "1MiB", "1KiB", "64MiB", 0);
+	assert_key(&seen, "log_level", "choice", "info", "debug", "error", 0);
+	assert_int(config_keys("nosuch", see_key, &seen), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -518,6 +579,7 @@ int main(void)
 		cmocka_unit_test(name_check),
 		cmocka_unit_test(example_loads),
 		cmocka_unit_test(example_shipped),
+		cmocka_unit_test(keys_as_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, harness_cleanup);
 }

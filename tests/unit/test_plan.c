@@ -24,7 +24,6 @@
 /* One view under construction, and plan()'s answer to it. */
 struct fx {
 	struct plan_settings set;
-	struct warm_schedule warm;
 	struct offer offers[MAX_OFFERS];
 	int noffers;
 	struct plan_class classes[MAX_CLASSES];
@@ -32,7 +31,7 @@ struct fx {
 	struct plan_instance fleet[MAX_FLEET];
 	int nfleet;
 	int64_t now;
-	int64_t arrival_window_ms;
+	int64_t idle_timeout_ms;
 	struct plan_result r;
 };
 
@@ -46,7 +45,7 @@ static struct fx *fx_reset(void)
 	F.set.max_instances = 100;
 	F.set.max_gpus = 1000;
 	F.set.max_spend_per_hour = 0;
-	F.set.idle_timeout_ms = 10 * MIN_MS;
+	F.idle_timeout_ms = 10 * MIN_MS;
 	F.set.decay_t1_ms = 10 * MIN_MS;
 	F.set.decay_t2_ms = 30 * MIN_MS;
 	F.set.boot_timeout_ms = 10 * MIN_MS;
@@ -287,8 +286,8 @@ static struct plan_view view_of(struct fx *f)
 {
 	return (struct plan_view){
 		.now_ms = f->now,
-		.arrival_window_ms = f->arrival_window_ms,
 		.settings = &f->set,
+		.idle_timeout_ms = f->idle_timeout_ms,
 		.classes = f->classes,
 		.nclasses = f->nclasses,
 		.fleet = f->fleet,
@@ -415,7 +414,7 @@ static void test_expected_arrivals(void **state)
 	 * the 400 s horizon. One idle instance gives 400 s: it is held,
 	 * though past its idle timeout; the other two go. */
 	offer(f, "a", 1, 24, 1.0, 100 * S_MS);
-	f->arrival_window_ms = 5 * MIN_MS;
+	f->set.arrival_window_ms = 5 * MIN_MS;
 	c = demand(f, "standard", 1, 1, 0, 0, NOW, 5 * MIN_MS);
 	c->arrival_jobs_per_s = 0.01;
 	c->arrival_work_per_s = 0.5;
@@ -870,7 +869,7 @@ static void test_idle_decay_even_at_t1_odd_at_t2(void **state)
 
 	(void)state;
 	f->set.idle_decay = 1;
-	f->set.idle_timeout_ms = 1 * MIN_MS; /* not used with decay */
+	f->idle_timeout_ms = 1 * MIN_MS; /* not used with decay */
 	offer(f, "a", 1, 24, 1.0, 0);
 	idle(f, 2, 0, NOW - 5 * MIN_MS);
 	idle(f, 3, 0, NOW - 5 * MIN_MS);
@@ -1037,9 +1036,8 @@ static void warm(struct fx *f, const char *text)
 {
 	char err[200];
 
-	if (warm_parse(text, &f->warm, err, sizeof err) != 0)
+	if (warm_parse(text, &f->set.warm, err, sizeof err) != 0)
 		fail_msg("warm_parse('%s'): %s", text, err);
-	f->set.warm = &f->warm;
 }
 
 static void test_warm_floor(void **state)
@@ -1255,7 +1253,7 @@ static void random_view(struct fx *f, int64_t seq)
 	f->set.max_instances = rnd(0, 3) == 0 ? rnd(0, 3) : rnd(0, 40);
 	f->set.max_gpus = rnd(0, 3) == 0 ? rnd(0, 4) : rnd(0, 120);
 	f->set.max_spend_per_hour = rnd(0, 2) == 0 ? 0 : rndf(0, 60);
-	f->set.idle_timeout_ms = rnd(0, HOUR_MS);
+	f->idle_timeout_ms = rnd(0, HOUR_MS);
 	f->set.idle_decay = rnd(0, 3) == 0;
 	f->set.decay_t1_ms = rnd(0, HOUR_MS);
 	f->set.decay_t2_ms = f->set.decay_t1_ms + rnd(0, HOUR_MS);

@@ -1,7 +1,7 @@
-/* The simulator (src/sim/sim.c) on traces small enough to work out by hand,
- * under each billing rule, then two properties on random traces: the
- * offline bound is never above what any policy pays, and a seed replays
- * byte for byte.
+/* The simulator (src/sim/engine.c, ebb.c, baselines.c) on traces small
+ * enough to work out by hand, under each billing rule, then two
+ * properties on random traces: the offline bound is never above what any
+ * policy pays, and a seed replays byte for byte.
  *
  * The hand-worked cases all use one offer, "a": 1 GPU, $3.60 an hour
  * ($0.001 a second, so a cost in dollars is the billed seconds / 1000),
@@ -42,6 +42,7 @@
 #include "harness.h"
 #include "sim/sim.h"
 #include "sim/simout.h"
+#include "sim/spec.h"
 
 #define PER_SECOND "per-second\nbilling_minimum = 60s\n"
 #define PER_MINUTE "per-minute\nbilling_minimum = 0s\n"
@@ -88,7 +89,7 @@ static void run_policy(struct setup *s, const char *spec, struct sim_result *r)
 	struct policy p;
 	char err[600];
 
-	if (policy_parse(spec, s->conf, &p, err, sizeof err) != 0)
+	if (policy_parse(spec, s->conf, NULL, &p, err, sizeof err) != 0)
 		fail_msg("policy_parse(%s): %s", spec, err);
 	sim_run(&s->t, &p, &s->o, r);
 	policy_free(&p);
@@ -488,7 +489,7 @@ static double bound_for(const struct setup *s, const struct policy *p, int64_t *
 		if (fits)
 			sub.jobs[sub.n++] = s->t.jobs[k];
 	}
-	if (policy_parse("bound", NULL, &b, err, sizeof err) != 0)
+	if (policy_parse("bound", NULL, NULL, &b, err, sizeof err) != 0)
 		fail_msg("%s", err);
 	sim_run(&sub, &b, &s->o, &r);
 	policy_free(&b);
@@ -522,7 +523,7 @@ static void test_bound_is_never_above_a_policy(void **state)
 			int64_t fitting;
 			double lower;
 
-			if (policy_parse(property_specs[k], s.conf, &p, err, sizeof err) != 0)
+			if (policy_parse(property_specs[k], s.conf, NULL, &p, err, sizeof err) != 0)
 				fail_msg("%s: %s", property_specs[k], err);
 			sim_run(&s.t, &p, &s.o, &r);
 			lower = bound_for(&s, &p, &fitting);
@@ -679,7 +680,7 @@ static int replay_in_low_memory(void *setup)
 		struct sim_result r;
 		struct policy p;
 		char err[600];
-		if (policy_parse(specs[k], s->conf, &p, err, sizeof err) != 0)
+		if (policy_parse(specs[k], s->conf, NULL, &p, err, sizeof err) != 0)
 			return 2;
 		if (sim_run(&s->t, &p, &s->o, &r) == 0)
 			return 1;
@@ -780,7 +781,7 @@ static void assert_spec_fails(const char *conf_path, const char *spec, const cha
 	struct policy p;
 	char err[600] = "";
 
-	if (policy_parse(spec, conf_path, &p, err, sizeof err) == 0) {
+	if (policy_parse(spec, conf_path, NULL, &p, err, sizeof err) == 0) {
 		policy_free(&p);
 		fail_msg("policy '%s' was accepted", spec);
 	}
@@ -840,19 +841,19 @@ static void test_policy_spec_errors(void **state)
 	assert_spec_fails(s.conf, "min1:offer=fast,market=spot", "offer fast is not sold on spot");
 	assert_spec_fails(s.conf, "keda:offer=spot8,market=on-demand", "offer spot8 is not sold on demand");
 	/* A spot-only offer with no market given is taken on spot. */
-	assert_int(policy_parse("always-on:offer=spot8", s.conf, &p, err, sizeof err), 0);
+	assert_int(policy_parse("always-on:offer=spot8", s.conf, NULL, &p, err, sizeof err), 0);
 	assert_int(p.market, MARKET_SPOT);
 	policy_free(&p);
 	/* Good ones, and KEY_s for a duration in seconds. */
 	assert_int(policy_parse("keda:target=2,poll=5,cooldown=0,stabilize=0,offer=quad,market=spot", s.conf,
-				&p, err, sizeof err),
+				NULL, &p, err, sizeof err),
 		   0);
 	assert_near(p.target, 2);
 	assert_int(p.poll_ms, 5000);
 	assert_int(p.offer, 2);
 	assert_int(p.market, MARKET_SPOT);
 	policy_free(&p);
-	assert_int(policy_parse("ebb:scaler.idle_timeout_s=90,lane.batch.wait_target_s=60", s.conf, &p, err,
+	assert_int(policy_parse("ebb:scaler.idle_timeout_s=90,lane.batch.wait_target_s=60", s.conf, NULL, &p, err,
 				sizeof err),
 		   0);
 	assert_int(p.cfg.idle_timeout_ms, 90000);

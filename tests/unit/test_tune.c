@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "sim/spec.h"
 #include "sim/tune.h"
 
 static const char offers[] = "[scaler]\nmax_instances = 12\nmax_gpus = 12\nmax_spend_per_hour = 0\n"
@@ -176,7 +177,7 @@ static void test_recommendation_replays_from_its_fragment(void **state)
 	conf = harness_read_file(s.conf, &len);
 	harness_write_file(path, harness_fmt("%s%s", conf, s.tune.fragment));
 	free(conf);
-	if (policy_parse("ebb", path, &p, err, sizeof err) != 0)
+	if (policy_parse("ebb", path, NULL, &p, err, sizeof err) != 0)
 		fail_msg("the fragment does not load: %s\n%s", err, s.tune.fragment);
 	sim_run(&s.t, &p, &s.o, &r);
 	policy_free(&p);

@@ -1,14 +1,15 @@
-/* Policy specs for `ebb sim` and `ebb tune`: "NAME[:k=v,...]" (see sim.h).
+/* Policy specs for `ebb sim` and `ebb tune`: "NAME[:k=v,...]" (see spec.h).
  * ebb's knobs are [scaler] and [lane.NAME] keys, written SECTION.KEY; a
  * baseline's are its own, with the documented defaults of the tool it
  * stands for. */
+#include "sim/spec.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/sim.h"
-#include "common/units.h"
+#include "policy/settings.h"
 
 /* A baseline's knob and the values it takes: a poll of 0 would poll for
  * ever at one instant, a keda target near 0 or an always-on fleet of a
@@ -50,6 +51,28 @@ static const struct kind kinds[] = {
 	{NULL, 0, NULL},
 };
 
+/* offer=NAME: its index among the replay's offers, which are the config's
+ * in its order (sim_load). Only an [offer.NAME] section can be named, not
+ * the default offer of a config with none. */
+static int set_offer(const struct policy *p, int *at, const char *value, char *err, size_t errsize)
+{
+	struct offer *offers = calloc(p->cfg.noffers + 1, sizeof *offers);
+	int k;
+
+	if (!offers) {
+		snprintf(err, errsize, "offer=%s: out of memory", value);
+		return -1;
+	}
+	k = offer_index(offers, offers_from_config(&p->cfg, offers, (int)p->cfg.noffers), value);
+	free(offers);
+	if (k < 0) {
+		snprintf(err, errsize, "offer=%s: no [offer.%s] in the config", value, value);
+		return -1;
+	}
+	*at = k;
+	return 0;
+}
+
 static int set_knob(struct policy *p, const struct knob *k, const char *value, char *err, size_t errsize)
 {
 	char *at = (char *)p + k->offset, *end;
@@ -57,14 +80,7 @@ static int set_knob(struct policy *p, const struct knob *k, const char *value, c
 
 	switch (k->type) {
 	case K_OFFER:
-		for (size_t i = 0; i < p->cfg.noffers; i++) {
-			if (strcmp(p->cfg.offers[i].name, value) == 0) {
-				*(int *)at = (int)i;
-				return 0;
-			}
-		}
-		snprintf(err, errsize, "offer=%s: no [offer.%s] in the config", value, value);
-		return -1;
+		return set_offer(p, (int *)at, value, err, errsize);
 	case K_MARKET:
 		if (market_parse(value) < 0) {
 			snprintf(err, errsize, "market=%s: expected spot or on-demand", value);
@@ -173,7 +189,7 @@ static int once(char **keys, int *n, char *key)
 	return 0;
 }
 
-int policy_parse(const char *spec, const char *config_path,
+int policy_parse(const char *spec, const char *config_path, const struct conf_plugins *plugins,
 		 struct policy *out, char *err, size_t errsize)
 {
 	char *copy = strdup(spec), *colon, *save = NULL, why[400], *keys[64];
@@ -207,9 +223,9 @@ int policy_parse(const char *spec, const char *config_path,
 	out->cooldown_ms = 300000;
 	out->stabilize_ms = 300000;
 	if (config_path)
-		rc = config_load(&out->cfg, NULL, config_path, why, sizeof why);
+		rc = config_load(&out->cfg, plugins, config_path, why, sizeof why);
 	else
-		config_defaults(&out->cfg, NULL);
+		config_defaults(&out->cfg, plugins);
 	if (rc != 0) {
 		snprintf(err, errsize, "%s", why);
 		free(copy);
@@ -248,9 +264,12 @@ int policy_parse(const char *spec, const char *config_path,
 		rc = check_baseline(out, spec, market_given, err, errsize);
 	if (rc == 0 && out->kind == POL_EBB && (rc = config_check(&out->cfg, why, sizeof why)) != 0)
 		snprintf(err, errsize, "policy %s: %s", spec, why);
-	if (rc != 0)
+	if (rc != 0) {
 		policy_free(out);
-	return rc;
+		return rc;
+	}
+	plan_settings_from_config(&out->cfg, &out->settings);
+	return 0;
 }
 
 void policy_free(struct policy *p)

@@ -1,0 +1,70 @@
+/* See settings.h. */
+#include "policy/settings.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "policy/idle.h"
+
+void plan_settings_from_config(const struct config *cfg, struct plan_settings *out)
+{
+	/* Zeroed whole, padding too: settings compare by their bytes. */
+	memset(out, 0, sizeof *out);
+	out->interval_ms = cfg->scaler_interval_ms;
+	out->max_instances = cfg->max_instances;
+	out->max_gpus = cfg->max_gpus;
+	out->max_spend_per_hour = cfg->max_spend_per_hour;
+	out->idle_timeout = (struct plan_idle_timeout){
+		.ms = cfg->idle_timeout_ms,
+		.min_ms = cfg->idle_timeout_min_ms,
+		.max_ms = cfg->idle_timeout_max_ms,
+		.gap_quantile = cfg->idle_gap_quantile,
+	};
+	out->idle_surplus_ms = cfg->idle_surplus_ms;
+	out->arrival_window_ms = cfg->arrival_window_ms;
+	out->idle_decay = (int)cfg->idle_decay;
+	out->decay_t1_ms = cfg->decay_t1_ms;
+	out->decay_t2_ms = cfg->decay_t2_ms;
+	out->boot_timeout_ms = cfg->boot_timeout_ms;
+	out->warm = cfg->warm_schedule;
+	out->default_est_ms = cfg->default_est_ms;
+	out->max_price = cfg->max_price;
+	out->min_reliability = cfg->min_reliability;
+	out->max_share_per_offer = cfg->max_share_per_offer;
+	out->use_spot = (int)cfg->use_spot;
+	out->checkpoint_every_ms = cfg->checkpoint_every_ms;
+	for (int k = 0; k < cfg->nlanes; k++) {
+		snprintf(out->lanes[k].name, sizeof out->lanes[k].name, "%s", cfg->lane_names[k]);
+		out->lanes[k].wait_target_ms = config_wait_target_ms(cfg, cfg->lane_names[k]);
+	}
+	out->nlanes = cfg->nlanes;
+	out->default_wait_target_ms = config_wait_target_ms(cfg, NULL);
+}
+
+int64_t plan_idle_timeout_ms(const struct plan_settings *s, int64_t *gaps, size_t n, char *why,
+			     size_t why_size)
+{
+	const struct plan_idle_timeout *t = &s->idle_timeout;
+
+	if (t->ms != CONF_AUTO) {
+		snprintf(why, why_size, "fixed: [scaler] idle_timeout");
+		return t->ms;
+	}
+	return idle_timeout_auto(gaps, n, t->gap_quantile, t->min_ms, t->max_ms, why, why_size);
+}
+
+int plan_lane_rank(const struct plan_settings *s, const char *lane)
+{
+	for (int k = 0; k < s->nlanes; k++) {
+		if (strcmp(s->lanes[k].name, lane) == 0)
+			return k;
+	}
+	return -1;
+}
+
+int64_t plan_wait_target_ms(const struct plan_settings *s, const char *lane)
+{
+	int rank = plan_lane_rank(s, lane);
+
+	return rank >= 0 ? s->lanes[rank].wait_target_ms : s->default_wait_target_ms;
+}

@@ -1,0 +1,169 @@
+/* ebb's policy in the simulator: plan()'s view built from the simulated
+ * queues and fleet, with the settings the policy was read with (spec.h),
+ * and its actions carried out on the engine's instances (engine.h). What
+ * serve reads from its store, the arrival rates and the gaps behind the
+ * auto idle timeout, is kept here as jobs arrive. */
+#include <math.h>
+#include <string.h>
+
+#include "policy/plan.h"
+#include "policy/settings.h"
+#include "sim/engine.h"
+
+/* Ages the class's weighted arrivals to now. */
+static void decay_arrivals(const struct sim *s, struct squeue *q)
+{
+	double f;
+
+	if (s->now <= q->arrivals_at)
+		return;
+	f = exp(-(double)(s->now - q->arrivals_at) / (double)s->p->settings.arrival_window_ms);
+	q->arrived_jobs *= f;
+	q->arrived_work_ms *= f;
+	q->arrivals_at = s->now;
+}
+
+int ebb_start(struct sim *s)
+{
+	const struct plan_settings *st = &s->p->settings;
+	char why[200];
+
+	s->ebb.result = sim_grown(s, NULL, 1, sizeof *s->ebb.result);
+	s->ebb.fleet = sim_grown(s, NULL, 1, sizeof *s->ebb.fleet); /* grown with the instances */
+	if (s->nomem)
+		return -1;
+	for (int c = 0; c < s->nq; c++) {
+		struct squeue *q = &s->q[c];
+		const char *lane = s->t->lanes[q->lane];
+		q->lane_rank = plan_lane_rank(st, lane);
+		if (q->lane_rank < 0)
+			q->lane_rank = st->nlanes; /* after the config's lanes */
+		q->wait_target_ms = plan_wait_target_ms(st, lane);
+	}
+	s->ebb.last_submit = -1;
+	/* Before any gap: the fixed timeout, or auto's least. */
+	s->ebb.idle_timeout_ms = plan_idle_timeout_ms(st, NULL, 0, why, sizeof why);
+	/* The floor it keeps at all times is up when the replay starts, as
+	 * always-on's fleet is: the warm pool. Made here, not as one of the
+	 * engine's looks: the first arrival is looked at at once. */
+	s->ebb.starting = 1;
+	ebb_policy(s);
+	s->ebb.starting = 0;
+	return 0;
+}
+
+void ebb_arrival(struct sim *s, int job)
+{
+	const struct plan_settings *st = &s->p->settings;
+	int64_t at = s->jobs[job].submit;
+	struct squeue *q = &s->q[s->jobs[job].cls];
+
+	if (st->arrival_window_ms > 0) {
+		decay_arrivals(s, q);
+		q->arrived_jobs += 1;
+		q->arrived_work_ms += (double)s->t->jobs[job].duration_ms;
+	}
+	if (s->ebb.last_submit >= 0) {
+		s->ebb.gaps[s->ebb.ngaps % EBB_GAPS] = at - s->ebb.last_submit;
+		s->ebb.ngaps++;
+	}
+	s->ebb.last_submit = at;
+	/* The auto idle timeout follows the gaps, as in serve; recomputed
+	 * every 100 arrivals to keep a million-job replay fast. */
+	if (st->idle_timeout.ms == CONF_AUTO && s->ebb.ngaps % 100 == 1) {
+		int64_t gaps[EBB_GAPS];
+		size_t n = s->ebb.ngaps < EBB_GAPS ? s->ebb.ngaps : EBB_GAPS;
+		char why[200];
+		memcpy(gaps, s->ebb.gaps, n * sizeof *gaps);
+		s->ebb.idle_timeout_ms = plan_idle_timeout_ms(st, gaps, n, why, sizeof why);
+	}
+}
+
+void ebb_policy(struct sim *s)
+{
+	const struct plan_settings *st = &s->p->settings;
+	struct plan_class *classes;
+	struct plan_result *res = s->ebb.result;
+	struct plan_view v = {.now_ms = s->now, .settings = st, .idle_timeout_ms = s->ebb.idle_timeout_ms,
+			      .offers = s->o->offers, .noffers = s->o->noffers, .no_reasons = 1};
+	int nc = 0;
+
+	/* The view's arrays live as long as the replay: grown, never freed
+	 * between the million calls of a long trace. */
+	if ((size_t)s->nq + 1 > s->ebb.cap_classes) {
+		if (!(classes = sim_grown(s, s->ebb.classes, (size_t)s->nq + 1, sizeof *classes)))
+			return;
+		s->ebb.classes = classes;
+		s->ebb.cap_classes = (size_t)s->nq + 1;
+	}
+	classes = s->ebb.classes;
+
+	for (int c = 0; c < s->nq; c++) {
+		struct squeue *q = &s->q[c];
+		double window_s = (double)st->arrival_window_ms / 1000.0;
+		if (window_s > 0)
+			decay_arrivals(s, q);
+		/* A class with nothing queued and hardly any arrivals lately
+		 * needs nothing: left out, as serve leaves it out. */
+		if (!q->len && (window_s <= 0 || q->arrived_jobs < 1e-3))
+			continue;
+		classes[nc++] = (struct plan_class){
+			.lane = s->t->lanes[q->lane], .gpus = q->gpus, .lane_rank = q->lane_rank,
+			.jobs = (int64_t)q->len, .items = (int64_t)q->len, .work_s = q->work_ms / 1000.0,
+			.oldest_ms = q->len ? s->jobs[q->items[q->head]].submit : s->now,
+			.arrival_jobs_per_s = window_s > 0 ? q->arrived_jobs / window_s : 0,
+			.arrival_work_per_s = window_s > 0 ? q->arrived_work_ms / 1000.0 / window_s : 0,
+			.wait_target_ms = q->wait_target_ms,
+		};
+	}
+	v.classes = classes;
+	v.nclasses = nc;
+	v.fleet = s->ebb.fleet;
+	v.nfleet = s->live;
+	plan(&v, res);
+	for (int a = 0; a < res->n; a++) {
+		const struct action *x = &res->actions[a];
+		if (x->kind == ACTION_LAUNCH) {
+			for (int n = 0; n < x->count; n++)
+				sim_launch(s, x->offer, x->market, s->ebb.starting);
+		} else if (x->instance >= 1 && x->instance <= s->ninst) {
+			int k = (int)x->instance - 1;
+			if (x->kind == ACTION_DRAIN) {
+				s->inst[k].draining = 1;
+				ebb_fleet_sync(s, k);
+			} else if (s->inst[k].state != S_BUSY)
+				sim_stop(s, k);
+		}
+	}
+	s->next_policy = min_positive(res->next_ms, s->next_policy);
+}
+
+int ebb_fleet_grow(struct sim *s, size_t cap)
+{
+	struct plan_instance *fleet = sim_grown(s, s->ebb.fleet, cap, sizeof *fleet);
+
+	if (!fleet)
+		return -1;
+	s->ebb.fleet = fleet;
+	return 0;
+}
+
+void ebb_fleet_sync(struct sim *s, int k)
+{
+	static const enum instance_state map[] = {INST_BOOTING, INST_IDLE, INST_BUSY, INST_TERMINATED};
+	const struct sinst *i = &s->inst[k];
+
+	/* Launch order is index order, and removals keep the order: alive[]
+	 * is sorted. */
+	s->ebb.fleet[sim_position(s->alive, s->live, k)] = (struct plan_instance){
+		.id = k + 1, .offer = i->offer, .market = i->market,
+		.state = i->draining ? INST_DRAINING : map[i->state], .running = i->state == S_BUSY,
+		.launched_ms = i->launched, .idle_since_ms = i->idle_since,
+		.busy_until_ms = i->state == S_BUSY ? i->run_end : 0,
+	};
+}
+
+void ebb_fleet_drop(struct sim *s, int a)
+{
+	memmove(&s->ebb.fleet[a], &s->ebb.fleet[a + 1], (size_t)(s->live - 1 - a) * sizeof *s->ebb.fleet);
+}

@@ -1,0 +1,681 @@
+/* The simulator's discrete-event engine (see sim.h, engine.h).
+ *
+ * Events in one heap: job arrivals are read from the sorted trace, and
+ * instance boots, job ends and spot reclaims are pushed as they are
+ * scheduled. After each batch of events at one instant, idle instances
+ * take queued jobs in serve's order (lane, priority, arrival), and the
+ * policy looks when it is due: ebb's (ebb.c) or a baseline (baselines.c).
+ * Instances are billed as they stop, under their offer's billing rule. */
+#include "sim/engine.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/rng.h"
+
+void *sim_grown(struct sim *s, void *p, size_t n, size_t size)
+{
+	void *q = n <= SIZE_MAX / size ? realloc(p, n * size) : NULL;
+
+	if (!q)
+		s->nomem = 1;
+	return q;
+}
+
+/* ---- heap ---- */
+
+static int before(const struct event *a, const struct event *b)
+{
+	if (a->at != b->at)
+		return a->at < b->at;
+	if (a->kind != b->kind)
+		return a->kind < b->kind;
+	return a->inst < b->inst;
+}
+
+static void push(struct sim *s, struct event e)
+{
+	size_t i;
+
+	if (s->nheap == s->capheap) {
+		size_t cap = s->capheap ? s->capheap * 2 : 256;
+		struct event *heap = sim_grown(s, s->heap, cap, sizeof *heap);
+		if (!heap)
+			return;
+		s->heap = heap;
+		s->capheap = cap;
+	}
+	i = s->nheap++;
+	while (i > 0 && before(&e, &s->heap[(i - 1) / 2])) {
+		s->heap[i] = s->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	s->heap[i] = e;
+}
+
+static struct event pop(struct sim *s)
+{
+	struct event top = s->heap[0], last = s->heap[--s->nheap];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= s->nheap)
+			break;
+		if (c + 1 < s->nheap && before(&s->heap[c + 1], &s->heap[c]))
+			c++;
+		if (!before(&s->heap[c], &last))
+			break;
+		s->heap[i] = s->heap[c];
+		i = c;
+	}
+	if (s->nheap)
+		s->heap[i] = last;
+	return top;
+}
+
+/* ---- the queue ---- */
+
+/* The class of (gpus, lane), made if new; -1 when out of memory. */
+static int class_of(struct sim *s, int gpus, int lane)
+{
+	struct squeue *q;
+
+	for (int k = 0; k < s->nq; k++) {
+		if (s->q[k].gpus == gpus && s->q[k].lane == lane)
+			return k;
+	}
+	if (!(q = sim_grown(s, s->q, (size_t)s->nq + 1, sizeof *q)))
+		return -1;
+	s->q = q;
+	memset(&s->q[s->nq], 0, sizeof *s->q);
+	s->q[s->nq].gpus = gpus;
+	s->q[s->nq].lane = lane;
+	return s->nq++;
+}
+
+static void enqueue(struct sim *s, int job, int front)
+{
+	struct squeue *q = &s->q[s->jobs[job].cls];
+
+	if (q->len == q->cap) {
+		size_t cap = q->cap ? q->cap * 2 : 64;
+		int *items = sim_grown(s, NULL, cap, sizeof *items);
+		if (!items)
+			return;
+		for (size_t i = 0; i < q->len; i++)
+			items[i] = q->items[(q->head + i) % q->cap];
+		free(q->items);
+		q->items = items;
+		q->cap = cap;
+		q->head = 0;
+	}
+	if (front) {
+		q->head = (q->head + q->cap - 1) % q->cap;
+		q->items[q->head] = job;
+	} else {
+		q->items[(q->head + q->len) % q->cap] = job;
+	}
+	q->len++;
+	q->work_ms += (double)s->jobs[job].left_ms;
+	s->queued++;
+}
+
+static int dequeue(struct sim *s, int k)
+{
+	struct squeue *q = &s->q[k];
+	int job = q->items[q->head];
+
+	q->head = (q->head + 1) % q->cap;
+	q->len--;
+	q->work_ms -= (double)s->jobs[job].left_ms;
+	s->queued--;
+	return job;
+}
+
+/* ---- money ---- */
+
+static const struct offer *offer_of(const struct sim *s, const struct sinst *i)
+{
+	return &s->o->offers[i->offer];
+}
+
+static double price_per_ms(const struct sim *s, const struct sinst *i)
+{
+	double p = offer_of(s, i)->price[i->market];
+	return p > 0 ? p / 3600000.0 : 0;
+}
+
+/* Advances the running cost and the utilisation integrals to `to`. */
+static void advance(struct sim *s, int64_t to)
+{
+	double dt = (double)(to - s->now);
+
+	if (dt <= 0)
+		return;
+	s->cost += s->spend_per_ms * dt;
+	s->util_alive_ms += dt * s->live;
+	s->util_busy_ms += dt * s->busy;
+	s->now = to;
+}
+
+/* Samples up to `to`: the state holds still between events, so a sample
+ * between two of them is the state now, with the cost run on. */
+static void sample(struct sim *s, int64_t to)
+{
+	while (s->o->sample_ms && s->next_sample <= to) {
+		struct sim_sample *x = sim_grown(s, s->r->samples, s->r->nsamples + 1, sizeof *x);
+		if (!x)
+			return;
+		s->r->samples = x;
+		x = &s->r->samples[s->r->nsamples++];
+		memset(x, 0, sizeof *x);
+		x->t_ms = s->next_sample;
+		x->queued = (int)s->queued;
+		x->cost = s->cost + s->spend_per_ms * (double)(s->next_sample - s->now);
+		for (int a = 0; a < s->live; a++)
+			x->instances[s->inst[s->alive[a]].offer]++;
+		s->next_sample += s->o->sample_ms;
+	}
+}
+
+/* ---- instances ---- */
+
+/* ebb's view of the fleet follows every change of an instance. */
+static void changed(struct sim *s, int k)
+{
+	if (s->p->kind == POL_EBB)
+		ebb_fleet_sync(s, k);
+}
+
+/* Instance k becomes idle now, and joins the idle list. */
+static void make_idle(struct sim *s, int k)
+{
+	int at = sim_position(s->idle, s->nidle, k);
+
+	memmove(&s->idle[at + 1], &s->idle[at], (size_t)(s->nidle - at) * sizeof *s->idle);
+	s->idle[at] = k;
+	s->nidle++;
+	s->inst[k].state = S_IDLE;
+	s->inst[k].idle_since = s->now;
+}
+
+/* Instance k leaves the idle list (its caller sets its new state). */
+static void drop_idle(struct sim *s, int k)
+{
+	int at = sim_position(s->idle, s->nidle, k);
+
+	memmove(&s->idle[at], &s->idle[at + 1], (size_t)(s->nidle - 1 - at) * sizeof *s->idle);
+	s->nidle--;
+}
+
+/* Room for twice the instances in each array kept per instance; -1 when
+ * out of memory (those grown keep their room for the next try). */
+static int grow_fleet(struct sim *s)
+{
+	size_t cap = s->capinst ? (size_t)s->capinst * 2 : 64;
+	struct sinst *inst = sim_grown(s, s->inst, cap, sizeof *inst);
+	int *alive, *idle;
+
+	if (!inst)
+		return -1;
+	s->inst = inst;
+	if (!(alive = sim_grown(s, s->alive, cap, sizeof *alive)))
+		return -1;
+	s->alive = alive;
+	if (!(idle = sim_grown(s, s->idle, cap, sizeof *idle)))
+		return -1;
+	s->idle = idle;
+	if (s->p->kind == POL_EBB && ebb_fleet_grow(s, cap) != 0)
+		return -1;
+	s->capinst = (int)cap;
+	return 0;
+}
+
+int sim_launch(struct sim *s, int offer, enum market m, int warm)
+{
+	const struct offer *o = &s->o->offers[offer];
+	struct sinst *i;
+	int k;
+
+	if (s->ninst == s->capinst && grow_fleet(s) != 0)
+		return -1;
+	k = s->ninst++;
+	i = &s->inst[k];
+	memset(i, 0, sizeof *i);
+	i->offer = offer;
+	i->market = m;
+	i->launched = s->now;
+	i->job = -1;
+	i->state = S_BOOTING;
+	s->alive[s->live++] = k;
+	s->spend_per_ms += price_per_ms(s, i);
+	if (s->live > s->r->max_instances)
+		s->r->max_instances = s->live;
+	if (warm) {
+		make_idle(s, k);
+	} else {
+		s->r->cold_starts++;
+		push(s, (struct event){s->now + o->boot_ms, EV_READY, k, i->gen});
+	}
+	changed(s, k);
+	if (m == MARKET_SPOT && o->reclaims_per_hour > 0) {
+		double hours = -log(1.0 - rng_uniform(&s->rng)) / o->reclaims_per_hour;
+		push(s, (struct event){s->now + (int64_t)(hours * 3600000.0), EV_RECLAIM, k, i->gen});
+	}
+	return k;
+}
+
+/* What instance k, stopping now, has cost: its lifetime billed at its
+ * price. */
+static void bill(struct sim *s, int k)
+{
+	const struct sinst *i = &s->inst[k];
+	const struct offer *o = offer_of(s, i);
+	int64_t lifetime = s->now - i->launched, billed = offer_billed_ms(o, lifetime);
+
+	s->spend_per_ms -= price_per_ms(s, i);
+	s->cost += (double)(billed - lifetime) * price_per_ms(s, i);
+	s->r->cost_usd += offer_cost(o, i->market, billed);
+	s->r->gpu_hours_billed += (double)billed * o->gpus / 3600000.0;
+}
+
+void sim_stop(struct sim *s, int k)
+{
+	struct sinst *i = &s->inst[k];
+	const struct offer *o = offer_of(s, i);
+
+	if (i->state == S_GONE)
+		return;
+	if (i->state == S_IDLE)
+		drop_idle(s, k);
+	if (i->state == S_BUSY) {
+		struct sjob *j = &s->jobs[i->job];
+		int64_t ran = s->now - i->run_start, ckpt = s->o->checkpoint_every_ms;
+		int64_t saved = ckpt > 0 ? (int64_t)((double)(ran / ckpt * ckpt) * o->speed) : 0;
+		j->left_ms -= saved < j->left_ms ? saved : j->left_ms;
+		s->r->gpu_hours_busy += (double)ran * o->gpus / 3600000.0;
+		s->busy--;
+		enqueue(s, i->job, 1);
+	}
+	bill(s, k);
+	i->state = S_GONE;
+	i->gen++;
+	{
+		int a = sim_position(s->alive, s->live, k), after = s->live - 1 - a;
+		memmove(&s->alive[a], &s->alive[a + 1], (size_t)after * sizeof *s->alive);
+		if (s->p->kind == POL_EBB)
+			ebb_fleet_drop(s, a);
+	}
+	s->live--;
+	s->dirty = 1;
+}
+
+static void finish(struct sim *s, int k)
+{
+	struct sinst *i = &s->inst[k];
+	struct sjob *j = &s->jobs[i->job];
+
+	s->r->gpu_hours_busy += (double)(s->now - i->run_start) * offer_of(s, i)->gpus / 3600000.0;
+	j->left_ms = 0;
+	s->done++;
+	s->busy--;
+	s->progress_ms = s->now;
+	i->job = -1;
+	make_idle(s, k);
+	i->gen++;
+	s->dirty = 1;
+	changed(s, k);
+}
+
+/* Idle instances take queued jobs: lanes in order, then priority and
+ * arrival, as serve's lease query orders them. */
+static void dispatch(struct sim *s)
+{
+	int a, kept = 0;
+
+	/* Over the idle instances only, in index order: a long replay
+	 * launches hundreds of thousands, and this runs after every event.
+	 * Those that take a job leave the list in one pass at the end (one
+	 * at a time from its head was quadratic when a burst of a million
+	 * jobs met as many instances). */
+	for (a = 0; a < s->nidle && s->queued > 0; a++) {
+		int k = s->idle[a];
+		struct sinst *i = &s->inst[k];
+		const struct offer *o = offer_of(s, i);
+		int best = -1;
+
+		s->idle[kept++] = k;
+		if (i->draining)
+			continue;
+		for (int c = 0; c < s->nq; c++) {
+			struct squeue *q = &s->q[c], *b = best >= 0 ? &s->q[best] : NULL;
+			if (!q->len || q->gpus > o->gpus)
+				continue;
+			if (!b || q->lane < b->lane ||
+			    (q->lane == b->lane && s->jobs[q->items[q->head]].submit < s->jobs[b->items[b->head]].submit))
+				best = c;
+		}
+		if (best < 0)
+			continue;
+		kept--;
+		i->job = dequeue(s, best);
+		struct sjob *j = &s->jobs[i->job];
+		if (j->first_start < 0) {
+			j->first_start = s->now;
+			s->waits[s->nwaits++] = s->now - j->submit;
+		}
+		i->state = S_BUSY;
+		i->run_start = s->now;
+		i->run_end = s->now + (int64_t)ceil((double)j->left_ms / o->speed);
+		i->gen++;
+		s->busy++;
+		push(s, (struct event){i->run_end, EV_FINISH, k, i->gen});
+		changed(s, k);
+	}
+	if (kept < a) {
+		memmove(&s->idle[kept], &s->idle[a], (size_t)(s->nidle - a) * sizeof *s->idle);
+		s->nidle -= a - kept;
+	}
+}
+
+/* ---- the policy: what it launches on, when it starts and looks ---- */
+
+/* Can any offer the policy launches run a job of this many GPUs? */
+static int placeable(const struct sim *s, int gpus)
+{
+	for (int k = 0; k < s->o->noffers; k++) {
+		if ((s->p->kind == POL_EBB || k == s->p->offer) && s->o->offers[k].gpus >= gpus)
+			return 1;
+	}
+	return 0;
+}
+
+/* What the policy has up when the replay starts, and when it first
+ * looks: the pollers at once, the others at the first change. -1 when out
+ * of memory. */
+static int start_policy(struct sim *s)
+{
+	if (s->p->kind == POL_EBB) {
+		if (ebb_start(s) != 0)
+			return -1;
+	} else {
+		baseline_start(s);
+	}
+	s->next_policy = s->p->kind == POL_UTIL || s->p->kind == POL_KEDA ? 1 : 0;
+	return 0;
+}
+
+static void run_policy(struct sim *s)
+{
+	/* Cleared first: what the policy itself stops is a change to look at
+	 * again, as serve is woken when an instance it released is gone (an
+	 * idle one released makes room under the limits for queued work). */
+	s->dirty = 0;
+	switch (s->p->kind) {
+	case POL_EBB:
+		ebb_policy(s);
+		break;
+	case POL_MIN1:
+		min1_policy(s);
+		break;
+	case POL_UTIL:
+		util_policy(s);
+		break;
+	case POL_KEDA:
+		keda_policy(s);
+		break;
+	case POL_ALWAYS_ON:
+	case POL_BOUND:
+		break;
+	}
+	s->last_policy = s->now;
+}
+
+/* When the policy looks next (INT64_MAX: not until something happens):
+ * ebb after any change, at most once per [scaler] interval, and when
+ * plan() asked; min1 after any change and at idle expiries; the pollers
+ * on their period. */
+static int64_t policy_due(const struct sim *s)
+{
+	int64_t due = s->next_policy ? s->next_policy : INT64_MAX, soon = INT64_MAX;
+
+	if (s->p->kind == POL_EBB && s->dirty)
+		soon = s->last_policy < 0 ? s->now : s->last_policy + s->p->settings.interval_ms;
+	if (s->p->kind == POL_MIN1 && s->dirty)
+		soon = s->now;
+	return soon < due ? soon : due;
+}
+
+/* ---- what the replay measured ---- */
+
+/* Waits (non-negative milliseconds) in ascending order: a radix sort on
+ * 11-bit digits, as many as the longest wait needs. On a million waits it
+ * is several times quicker than qsort with its comparison callback. */
+static void sort_waits(struct sim *s, int64_t *w, size_t n)
+{
+	int64_t *tmp = sim_grown(s, NULL, n + 1, sizeof *tmp), *from = w, *to = tmp, longest = 0;
+
+	if (!tmp)
+		return;
+	for (size_t k = 0; k < n; k++)
+		longest = w[k] > longest ? w[k] : longest;
+	for (int shift = 0; shift < 63 && (longest >> shift) > 0; shift += 11) {
+		size_t at[2049] = {0};
+		int64_t *swap;
+		for (size_t k = 0; k < n; k++)
+			at[((from[k] >> shift) & 2047) + 1]++;
+		for (int d = 1; d <= 2048; d++)
+			at[d] += at[d - 1];
+		for (size_t k = 0; k < n; k++)
+			to[at[(from[k] >> shift) & 2047]++] = from[k];
+		swap = from;
+		from = to;
+		to = swap;
+	}
+	if (from != w)
+		memcpy(w, from, n * sizeof *w);
+	free(tmp);
+}
+
+static double quantile_s(const int64_t *sorted, size_t n, double q)
+{
+	size_t rank;
+
+	if (n == 0)
+		return 0;
+	rank = (size_t)ceil(q * (double)n);
+	rank = rank < 1 ? 1 : rank > n ? n : rank;
+	return (double)sorted[rank - 1] / 1000.0;
+}
+
+static void summarise(struct sim *s)
+{
+	double sum = 0;
+
+	sort_waits(s, s->waits, s->nwaits);
+	for (size_t k = 0; k < s->nwaits; k++)
+		sum += (double)s->waits[k];
+	s->r->wait_p50_s = quantile_s(s->waits, s->nwaits, 0.50);
+	s->r->wait_p95_s = quantile_s(s->waits, s->nwaits, 0.95);
+	s->r->wait_p99_s = quantile_s(s->waits, s->nwaits, 0.99);
+	s->r->wait_mean_s = s->nwaits ? sum / (double)s->nwaits / 1000.0 : 0;
+	/* done counts the left-out jobs too, so that the replay can end. */
+	s->r->jobs_done = (int64_t)s->done - s->r->unplaceable;
+	s->r->idle_gpu_hours = s->r->gpu_hours_billed - s->r->gpu_hours_busy;
+	s->r->end_ms = s->now;
+}
+
+int sim_load(const char *trace_path, const char *offers_path, const struct trace_filter *filters,
+	     int nfilters, int skip_bad, struct trace *t, struct sim_options *o, char *err, size_t errsize)
+{
+	struct config cfg;
+
+	if (offers_path) {
+		if (config_load(&cfg, o->plugins, offers_path, err, errsize) != 0) {
+			config_free(&cfg);
+			return -1;
+		}
+	} else {
+		config_defaults(&cfg, o->plugins);
+	}
+	/* Not the first 16 of them: a baseline's offer=NAME indexes the
+	 * config's list, and ebb would be replayed on part of its catalogue. */
+	if (cfg.noffers > SIM_MAX_OFFERS) {
+		snprintf(err, errsize, "%s: %zu [offer.*] sections, the simulator takes %d at most", offers_path,
+			 cfg.noffers, SIM_MAX_OFFERS);
+		config_free(&cfg);
+		return -1;
+	}
+	o->noffers = offers_from_config(&cfg, o->offers, SIM_MAX_OFFERS);
+	config_free(&cfg);
+	return trace_load(trace_path, filters, nfilters, skip_bad, t, err, errsize);
+}
+
+/* The replay's arrays, and each job with its class; -1 when out of
+ * memory. */
+static int start(struct sim *s)
+{
+	const struct trace *t = s->t;
+	double slowest = 1, longest_ms = 0;
+
+	s->jobs = sim_grown(s, NULL, t->n + 1, sizeof *s->jobs);
+	s->waits = sim_grown(s, NULL, t->n + 1, sizeof *s->waits);
+	if (s->nomem)
+		return -1;
+	for (int k = 0; k < s->o->noffers; k++)
+		slowest = fmin(slowest, s->o->offers[k].speed);
+	for (size_t k = 0; k < t->n; k++) {
+		int cls = class_of(s, t->jobs[k].gpus, t->jobs[k].lane);
+		if (cls < 0)
+			return -1;
+		s->jobs[k] = (struct sjob){.submit = t->jobs[k].submit_ms, .left_ms = t->jobs[k].duration_ms,
+					   .first_start = -1, .cls = cls};
+		longest_ms = fmax(longest_ms, (double)t->jobs[k].duration_ms / slowest);
+		/* A job no usable offer fits could never run: it is left out and
+		 * counted, not waited for forever. */
+		if (!placeable(s, t->jobs[k].gpus)) {
+			s->jobs[k].first_start = 0;
+			s->done++;
+			s->r->unplaceable++;
+		}
+	}
+	s->stall_ms = (int64_t)fmax(SIM_STALL_MS, longest_ms * SIM_STALL_JOBS);
+	return 0;
+}
+
+static void release(struct sim *s)
+{
+	for (int c = 0; c < s->nq; c++)
+		free(s->q[c].items);
+	free(s->q);
+	free(s->heap);
+	free(s->inst);
+	free(s->alive);
+	free(s->idle);
+	free(s->jobs);
+	free(s->waits);
+	free(s->ebb.classes);
+	free(s->ebb.fleet);
+	free(s->ebb.result);
+	free(s->keda.hist_at);
+	free(s->keda.hist_n);
+}
+
+int sim_run(const struct trace *t, const struct policy *p, const struct sim_options *o,
+	    struct sim_result *r)
+{
+	struct sim s = {.t = t, .p = p, .o = o, .r = r, .rng = o->seed ? o->seed : 1, .last_policy = -1};
+	size_t next = 0;
+
+	memset(r, 0, sizeof *r);
+	snprintf(r->policy, sizeof r->policy, "%s", p->spec);
+	r->jobs = (int64_t)t->n;
+	if (p->kind == POL_BOUND) {
+		bound_run(t, o, r);
+		return 0;
+	}
+	if (start(&s) != 0 || start_policy(&s) != 0) {
+		release(&s);
+		return -1;
+	}
+	for (;;) {
+		int64_t t_arrival, t_event = s.nheap ? s.heap[0].at : INT64_MAX, t_policy = policy_due(&s), at;
+
+		t_arrival = next < t->n ? t->jobs[next].submit_ms : INT64_MAX;
+		if ((s.done == t->n && s.queued == 0) || s.nomem)
+			break;
+		at = t_arrival < t_event ? t_arrival : t_event;
+		at = t_policy < at ? t_policy : at;
+		if (at == INT64_MAX)
+			break; /* nothing left can happen: jobs that no instance fits stay queued */
+		if (at < s.now)
+			at = s.now;
+		if (s.queued == 0 && s.busy == 0) {
+			s.progress_ms = at;
+		} else if (at - s.progress_ms > s.stall_ms) {
+			r->stalled = 1;
+			r->stalled_ms = s.progress_ms;
+			break;
+		}
+		sample(&s, at);
+		advance(&s, at);
+		while (next < t->n && t->jobs[next].submit_ms <= s.now) {
+			if (placeable(&s, t->jobs[next].gpus)) {
+				if (p->kind == POL_EBB)
+					ebb_arrival(&s, (int)next);
+				enqueue(&s, (int)next, 0);
+				s.dirty = 1;
+			}
+			next++;
+		}
+		while (s.nheap && s.heap[0].at <= s.now) {
+			struct event e = pop(&s);
+			struct sinst *i = &s.inst[e.inst];
+			if (e.kind == EV_RECLAIM && i->state != S_GONE) {
+				s.r->reclaims++;
+				sim_stop(&s, e.inst);
+				/* A fixed fleet and min1's one warm instance are replaced, as a
+				 * node group does; the others launch on demand. */
+				if (p->kind == POL_ALWAYS_ON || (p->kind == POL_MIN1 && s.live == 0))
+					sim_launch(&s, p->offer, p->market, 0);
+			} else if (e.gen != i->gen || i->state == S_GONE) {
+				continue;
+			} else if (e.kind == EV_READY) {
+				make_idle(&s, e.inst);
+				changed(&s, e.inst);
+				i->gen++;
+				s.dirty = 1;
+			} else if (e.kind == EV_FINISH) {
+				finish(&s, e.inst);
+			}
+		}
+		dispatch(&s);
+		if (policy_due(&s) <= s.now) {
+			s.next_policy = 0;
+			run_policy(&s);
+			dispatch(&s);
+		}
+	}
+	/* The replay ends when the last job ends: what still runs is billed
+	 * up to then. No job runs (each would have an end to come), and the
+	 * lists are done with: billing alone keeps this linear, where a stop
+	 * of each, from the lists' heads, was quadratic in the fleet. */
+	for (int k = 0; k < s.ninst && !s.nomem; k++) {
+		if (s.inst[k].state != S_GONE)
+			bill(&s, k);
+	}
+	if (!s.nomem)
+		summarise(&s);
+	release(&s);
+	return s.nomem ? -1 : 0;
+}
+
+void sim_result_free(struct sim_result *r)
+{
+	free(r->samples);
+	r->samples = NULL;
+	r->nsamples = 0;
+}

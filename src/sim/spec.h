@@ -1,0 +1,44 @@
+/* Policy specs for `ebb sim` and `ebb tune`: "NAME[:k=v,...]" read into
+ * the policy a replay runs (sim.h). ebb's knobs are overrides of its
+ * config, and the policy keeps the settings plan() gets from that config;
+ * a baseline's knobs are its own. */
+#ifndef EBB_SPEC_H
+#define EBB_SPEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/config.h"
+#include "common/offer.h"
+#include "policy/plan.h"
+
+enum policy_kind { POL_EBB, POL_ALWAYS_ON, POL_MIN1, POL_UTIL, POL_KEDA, POL_BOUND };
+
+struct policy {
+	enum policy_kind kind;
+	char spec[512]; /* as given, for the output */
+	/* ebb: the config with the policy's overrides applied, and the
+	 * settings plan() gets, read from it by plan_settings_from_config()
+	 * alone, as serve reads its own */
+	struct config cfg;
+	struct plan_settings settings;
+	/* baselines: one offer and market */
+	int offer;
+	enum market market;
+	int64_t n;           /* always-on; 0: the trace's peak concurrency */
+	int64_t idle_ms;     /* min1 */
+	double up, down;     /* util */
+	int64_t window_ms;   /* util */
+	int64_t poll_ms;     /* util, keda */
+	double target;       /* keda */
+	int64_t cooldown_ms, stabilize_ms; /* keda */
+};
+
+/* Parses "NAME[:k=v,...]" with the config at config_path (NULL: the
+ * defaults), which may name plugins. ebb takes SECTION.KEY=VALUE
+ * overrides of that config. */
+int policy_parse(const char *spec, const char *config_path, const struct conf_plugins *plugins,
+		 struct policy *out, char *err, size_t errsize);
+void policy_free(struct policy *p);
+
+#endif
