@@ -23,8 +23,14 @@
 
 /* ---- what the walks give, a line per row ---- */
 
-/* A job is named by its worker field, which no query looks at. */
-static int see_job(void *arg, const struct job *j) { return harness_row(arg, "%s", j->worker); }
+/* A job is named by its worker field, which no query looks at; one that
+ * does not know the state the store holds for it says so. */
+static int see_job(void *arg, const struct job *j)
+{
+	if (j->stored_state != j->state)
+		return harness_row(arg, "%s (stored_state %s)", j->worker, job_state_name(j->stored_state));
+	return harness_row(arg, "%s", j->worker);
+}
 
 static int see_count(void *arg, const struct job_count *c)
 {
