@@ -272,9 +272,14 @@ int store_segment_close(struct store *st, int64_t instance, int64_t end_ms, doub
 	return st->engine->segment_close(st, instance, end_ms, usd_per_ms, closed);
 }
 
+/* A write of the job, so it moves the change counter. */
 int store_job_add_cost(struct store *st, int64_t job, double usd)
 {
-	return st->engine->job_add_cost(st, job, usd);
+	int rc = st->engine->job_add_cost(st, job, usd);
+
+	if (rc == 0)
+		st->changes++;
+	return rc;
 }
 
 int store_offer_stat_add(struct store *st, const struct offer_stat *delta)

@@ -232,9 +232,11 @@ static void fleet_savepoint_rollback_undoes_only_its_step(void **state)
 	assert_true(cost_of(h, job) == 0.5);
 }
 
-static void changes_grow_with_instance_writes(void **state)
+/* A job's cost is a write of the job. */
+static void changes_grow_with_instance_writes_and_costs(void **state)
 {
 	struct harness_store *h = *state;
+	int64_t job = costless_job(h);
 	struct instance i = instance_of("a100", MARKET_SPOT, INST_BOOTING, 5);
 	uint64_t was = store_changes(h->st);
 
@@ -243,6 +245,8 @@ static void changes_grow_with_instance_writes(void **state)
 	STORE_OK(h, store_instance_insert(h->st, &i));
 	GREW();
 	STORE_OK(h, store_instance_update(h->st, &i));
+	GREW();
+	STORE_OK(h, store_job_add_cost(h->st, job, 1.0));
 	GREW();
 	STORE_OK(h, store_rollback(h->st));
 	assert_true(store_changes(h->st) >= was);
@@ -566,7 +570,7 @@ int main(void)
 		T(fleet_commit_is_durable),
 		T(fleet_rollback_undoes_the_batch),
 		T(fleet_savepoint_rollback_undoes_only_its_step),
-		T(changes_grow_with_instance_writes),
+		T(changes_grow_with_instance_writes_and_costs),
 		T(instance_ids_are_positive_and_increasing),
 		T(instance_round_trips_every_field),
 		T(instance_list_by_id),
