@@ -304,6 +304,81 @@ struct store *harness_store_open(struct config *cfg, const char *dir)
 	return st;
 }
 
+int harness_store_setup(void **state)
+{
+	struct harness_store *h = calloc(1, sizeof *h);
+
+	h->cfg = calloc(1, sizeof *h->cfg);
+	config_defaults(h->cfg, NULL);
+	h->dir = harness_tmpdir();
+	h->st = harness_store_open(h->cfg, h->dir);
+	*state = h;
+	return 0;
+}
+
+int harness_store_teardown(void **state)
+{
+	struct harness_store *h = *state;
+
+	if (h) {
+		store_close(h->st);
+		config_free(h->cfg);
+		free(h->cfg);
+		free(h);
+	}
+	return harness_cleanup(NULL);
+}
+
+void harness_store_reopen(struct harness_store *h)
+{
+	store_close(h->st);
+	h->st = NULL;
+	h->st = harness_store_open(h->cfg, h->dir);
+}
+
+void harness_store_ok(struct harness_store *h, int rc, const char *call, const char *file, int line)
+{
+	if (rc == 0)
+		return;
+	print_error("%s returned %d: %s\n", call, rc, store_error(h->st));
+	_fail(file, line);
+}
+
+int harness_row(struct harness_rows *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->n == HARNESS_ROWS_MAX)
+		fail_msg("more than %d rows", HARNESS_ROWS_MAX);
+	va_start(ap, fmt);
+	vsnprintf(r->line[r->n++], sizeof r->line[0], fmt, ap);
+	va_end(ap);
+	return r->n == r->stop_at ? HARNESS_STOP : 0;
+}
+
+static int by_text(const void *a, const void *b) { return strcmp(a, b); }
+
+const char *harness_rows_text(struct harness_rows *r, int sorted)
+{
+	char text[HARNESS_ROWS_MAX * (sizeof r->line[0] + 3)] = "";
+	size_t len = 0;
+
+	if (sorted)
+		qsort(r->line, (size_t)r->n, sizeof r->line[0], by_text);
+	for (int i = 0; i < r->n; i++)
+		len += (size_t)snprintf(text + len, sizeof text - len, "%s%s", i ? " | " : "", r->line[i]);
+	return harness_fmt("%s", text);
+}
+
+void harness_assert_walk_stops(int rc, const struct harness_rows *r, const char *call, const char *file,
+			       int line)
+{
+	if (rc == HARNESS_STOP && r->n == 1)
+		return;
+	print_error("%s returned %d after %d rows, expected %d after 1\n", call, rc, r->n, HARNESS_STOP);
+	_fail(file, line);
+}
+
 struct harness_server *harness_serve(const char *conf_extra, int flags)
 {
 	struct harness_server *s = calloc(1, sizeof *s);

@@ -61,6 +61,45 @@ const char *harness_store_kind(void);
  * cannot. */
 struct store *harness_store_open(struct config *cfg, const char *dir);
 
+/* A store of its own for a test of the store itself: *state of
+ * harness_store_setup and harness_store_teardown, cmocka's fixtures. */
+struct harness_store {
+	struct config *cfg;
+	struct store *st;
+	const char *dir; /* its data */
+};
+int harness_store_setup(void **state);
+int harness_store_teardown(void **state);
+/* What a restart sees: the store closed and opened again on its data. */
+void harness_store_reopen(struct harness_store *h);
+/* A store call that must return 0; else the test fails with store_error(). */
+#define STORE_OK(h, call) harness_store_ok((h), (call), #call, __FILE__, __LINE__)
+void harness_store_ok(struct harness_store *h, int rc, const char *call, const char *file, int line);
+
+/* ---- rows, compared as one text ---- */
+
+/* What a walk over rows saw, a line per row (a store's callbacks, say), to
+ * compare as one text, so that a failure shows the whole answer. With
+ * stop_at set, harness_row returns HARNESS_STOP at that row, so that a
+ * callback that returns what harness_row does stops its walk there. */
+#define HARNESS_ROWS_MAX 32
+#define HARNESS_STOP 7
+struct harness_rows {
+	int n, stop_at;
+	char line[HARNESS_ROWS_MAX][200];
+};
+int harness_row(struct harness_rows *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The lines joined by " | ", sorted first for a walk that promises no
+ * order; in one of harness_fmt's buffers. */
+const char *harness_rows_text(struct harness_rows *r, int sorted);
+/* Fails unless call, a walk that adds to r, stops at its first row and
+ * returns HARNESS_STOP (r is reset with stop_at 1 first). */
+#define assert_walk_stops(r, call)                 \
+	((r) = (struct harness_rows){.stop_at = 1}, \
+	 harness_assert_walk_stops((call), &(r), #call, __FILE__, __LINE__))
+void harness_assert_walk_stops(int rc, const struct harness_rows *r, const char *call, const char *file,
+			       int line);
+
 /* ---- ebb serve ---- */
 
 struct harness_server {

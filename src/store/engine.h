@@ -36,9 +36,10 @@
  * - Errors. 0 on success; STORE_NOT_FOUND where store.h allows it; -1
  *   with the reason written into st->errmsg ("ENGINE: what failed: why").
  *
- * Every engine passes the store contract suite (tests/unit/test_store.c),
- * chosen by EBB_TEST_STORE=NAME. To add one: a file in store/ defining a
- * `const struct store_engine`, and its entry in store.c's registry. */
+ * Every engine passes the store contract suite (tests/unit/test_store_jobs.c
+ * and test_store_fleet.c), chosen by EBB_TEST_STORE=NAME. To add one: a
+ * file in store/ defining a `const struct store_engine`, and its entry in
+ * store.c's registry. */
 #ifndef EBB_STORE_ENGINE_H
 #define EBB_STORE_ENGINE_H
 

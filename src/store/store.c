@@ -152,9 +152,27 @@ int store_job_next_ready(struct store *st, const struct lease_offer *offer, stru
 	return read_job(st->engine->job_next_ready(st, offer, out), out);
 }
 
+/* A list's rows know the stored state too: a copy of each row, whose
+ * texts stay the engine's, with it set. */
+struct list_walk {
+	job_cb cb;
+	void *arg;
+};
+
+static int list_row(void *arg, const struct job *row)
+{
+	const struct list_walk *w = arg;
+	struct job job = *row;
+
+	job.stored_state = job.state;
+	return w->cb(w->arg, &job);
+}
+
 int store_job_list(struct store *st, const struct job_filter *filter, job_cb cb, void *arg)
 {
-	return st->engine->job_list(st, filter, cb, arg);
+	struct list_walk w = {cb, arg};
+
+	return st->engine->job_list(st, filter, list_row, &w);
 }
 
 int store_job_due(struct store *st, int64_t now_ms, int64_t *ids, int max, int *n)
@@ -254,9 +272,14 @@ int store_segment_close(struct store *st, int64_t instance, int64_t end_ms, doub
 	return st->engine->segment_close(st, instance, end_ms, usd_per_ms, closed);
 }
 
+/* A write of the job, so it moves the change counter. */
 int store_job_add_cost(struct store *st, int64_t job, double usd)
 {
-	return st->engine->job_add_cost(st, job, usd);
+	int rc = st->engine->job_add_cost(st, job, usd);
+
+	if (rc == 0)
+		st->changes++;
+	return rc;
 }
 
 int store_offer_stat_add(struct store *st, const struct offer_stat *delta)

@@ -1,0 +1,587 @@
+/* The store contract suite, part two: the fleet, the scaler's decisions,
+ * the ledger, what was measured of the offers, and the errors. Every
+ * store engine must pass it unchanged (store/engine.h): it opens its
+ * stores only through the harness (harness_store_open) and calls only
+ * store.h, so it runs against whichever engine EBB_TEST_STORE names,
+ * sqlite when unset:
+ *
+ *   make build/tests/test_store_fleet
+ *   EBB_TEST_STORE=sqlite EBB_BIN=$PWD/build/ebb EBB_SRC=$PWD build/tests/test_store_fleet
+ *
+ * Part one, test_store_jobs.c, holds the transactions, the job counts and
+ * the jobs. Times are plain numbers: nothing here sleeps. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "store/store.h"
+
+#define begin(h) STORE_OK((h), store_begin((h)->st))
+#define commit(h) STORE_OK((h), store_commit((h)->st))
+
+/* ---- what the walks give, a line per row ---- */
+
+static int see_instance(void *arg, const struct instance *i)
+{
+	return harness_row(arg, "%s %s", i->offer, instance_state_name(i->state));
+}
+
+static int see_decision(void *arg, const struct decision *d)
+{
+	return harness_row(arg, "%lld %s %s x%d i%lld: %s", (long long)d->at_ms, d->kind, d->offer, d->count,
+			   (long long)d->instance, d->reason);
+}
+
+static int see_stat(void *arg, const struct offer_stat *o)
+{
+	return harness_row(arg,
+			   "%s %s: runs=%lld speed=%g/%lld items=%lld run=%lld boots=%lld/%lld alive=%lld"
+			   " reclaims=%lld launches=%lld failures=%lld last_failure=%lld last_launch=%lld",
+			   o->offer, market_name(o->market), (long long)o->runs, o->speed_sum,
+			   (long long)o->speed_n, (long long)o->items, (long long)o->run_ms, (long long)o->boots,
+			   (long long)o->boot_ms, (long long)o->alive_ms, (long long)o->reclaims,
+			   (long long)o->launches, (long long)o->launch_failures, (long long)o->last_failure_ms,
+			   (long long)o->last_launch_ms);
+}
+
+/* Ids differ by engine: a row names its instance by the offer. */
+static int see_ledger(void *arg, const struct ledger_row *r)
+{
+	return harness_row(arg, "%s %s %dg %s %lld-%lld $%g job=%s/%s done=%lld lost=%lld%s", r->offer,
+			   market_name(r->market), r->gpus, r->seg->kind, (long long)r->seg->start_ms,
+			   (long long)r->seg->end_ms, r->seg->cost, r->team ? r->team : "-",
+			   r->type ? r->type : "-", (long long)r->items_done, (long long)r->items_lost,
+			   r->reclaimed ? " reclaimed" : "");
+}
+
+/* ---- rows ---- */
+
+static struct instance instance_of(const char *offer, enum market m, enum instance_state s, int64_t at)
+{
+	struct instance i = {.market = m, .state = s, .gpus = 1, .launched_ms = at, .updated_ms = at};
+
+	snprintf(i.offer, sizeof i.offer, "%s", offer);
+	return i;
+}
+
+static struct segment segment_of(int64_t instance, const char *kind, int64_t job, int64_t start_ms)
+{
+	struct segment g = {.instance = instance, .job = job, .start_ms = start_ms};
+
+	snprintf(g.kind, sizeof g.kind, "%s", kind);
+	return g;
+}
+
+/* A job of team and type that ran from start to end and is now in state s. */
+static struct job ran(const char *team, const char *type, enum job_state s, int64_t start, int64_t end)
+{
+	struct job j = {.state = s, .gpus = 1, .items = 1, .started_ms = start, .finished_ms = end};
+
+	snprintf(j.lane, sizeof j.lane, "standard");
+	snprintf(j.team, sizeof j.team, "%s", team);
+	snprintf(j.type, sizeof j.type, "%s", type);
+	return j;
+}
+
+static double cost_of(struct harness_store *h, int64_t job)
+{
+	struct job j;
+	double cost;
+
+	STORE_OK(h, store_job_get(h->st, job, &j));
+	cost = j.cost;
+	job_free(&j);
+	return cost;
+}
+
+/* ---- what the store holds, as text ---- */
+
+static const char *instances(struct harness_store *h, int with_terminated)
+{
+	struct harness_rows r = {0};
+
+	STORE_OK(h, store_instance_list(h->st, with_terminated, see_instance, &r));
+	return harness_rows_text(&r, 0);
+}
+
+static const char *decisions(struct harness_store *h, int limit)
+{
+	struct harness_rows r = {0};
+
+	STORE_OK(h, store_decision_list(h->st, limit, see_decision, &r));
+	return harness_rows_text(&r, 0);
+}
+
+static const char *stats(struct harness_store *h)
+{
+	struct harness_rows r = {0};
+
+	STORE_OK(h, store_offer_stats(h->st, see_stat, &r));
+	return harness_rows_text(&r, 1);
+}
+
+static const char *ledger(struct harness_store *h, int64_t since_ms)
+{
+	struct harness_rows r = {0};
+
+	STORE_OK(h, store_ledger(h->st, since_ms, see_ledger, &r));
+	return harness_rows_text(&r, 1);
+}
+
+/* ---- transactions ---- */
+
+/* In the open batch: a new instance i booting, with a decision, a
+ * segment and the offer's launch; job's cost grows by 0.5. */
+static void launch(struct harness_store *h, struct instance *i, int64_t job)
+{
+	struct decision d = {.at_ms = 5, .kind = "launch", .offer = "a100", .count = 2,
+			     .reason = "queued work"};
+	struct offer_stat o = {.offer = "a100", .market = MARKET_SPOT, .launches = 1, .last_launch_ms = 5};
+	struct segment g;
+
+	*i = instance_of("a100", MARKET_SPOT, INST_BOOTING, 5);
+	STORE_OK(h, store_instance_insert(h->st, i));
+	g = segment_of(i->id, "boot", 0, 5);
+	STORE_OK(h, store_decision_insert(h->st, &d));
+	STORE_OK(h, store_segment_open(h->st, &g));
+	STORE_OK(h, store_offer_stat_add(h->st, &o));
+	STORE_OK(h, store_job_add_cost(h->st, job, 0.5));
+}
+
+#define LAUNCHED_STATS                                                                              \
+	"a100 spot: runs=0 speed=0/0 items=0 run=0 boots=0/0 alive=0 reclaims=0 launches=1 failures=0" \
+	" last_failure=0 last_launch=5"
+
+/* A committed job with no cost yet; its id. */
+static int64_t costless_job(struct harness_store *h)
+{
+	struct job j = ran("t", "train", JOB_LEASED, 1, 0);
+
+	begin(h);
+	STORE_OK(h, store_job_insert(h->st, &j));
+	commit(h);
+	return j.id;
+}
+
+static void fleet_commit_is_durable(void **state)
+{
+	struct harness_store *h = *state;
+	int64_t job = costless_job(h);
+	struct instance i;
+
+	begin(h);
+	launch(h, &i, job);
+	commit(h);
+	harness_store_reopen(h);
+	assert_string_equal(instances(h, 1), "a100 booting");
+	assert_string_equal(decisions(h, 10), "5 launch a100 x2 i0: queued work");
+	assert_string_equal(ledger(h, 0), "a100 spot 1g boot 5-0 $0 job=-/- done=0 lost=0");
+	assert_string_equal(stats(h), LAUNCHED_STATS);
+	assert_true(cost_of(h, job) == 0.5);
+}
+
+static void fleet_rollback_undoes_the_batch(void **state)
+{
+	struct harness_store *h = *state;
+	int64_t job = costless_job(h);
+	struct instance i = instance_of("h100", MARKET_ONDEMAND, INST_IDLE, 1), k;
+
+	begin(h);
+	STORE_OK(h, store_instance_insert(h->st, &i));
+	commit(h);
+	begin(h);
+	i.state = INST_BUSY;
+	STORE_OK(h, store_instance_update(h->st, &i));
+	launch(h, &k, job);
+	assert_string_equal(instances(h, 1), "h100 busy | a100 booting"); /* its own writes */
+	STORE_OK(h, store_rollback(h->st));
+	assert_string_equal(instances(h, 1), "h100 idle");
+	assert_string_equal(decisions(h, 10), "");
+	assert_string_equal(ledger(h, 0), "");
+	assert_string_equal(stats(h), "");
+	assert_true(cost_of(h, job) == 0);
+}
+
+/* The second of three requests fails; the first and the third stay. */
+static void fleet_savepoint_rollback_undoes_only_its_step(void **state)
+{
+	struct harness_store *h = *state;
+	int64_t job = costless_job(h);
+	struct instance i = instance_of("h100", MARKET_ONDEMAND, INST_REQUESTED, 1), k, m;
+
+	begin(h);
+	STORE_OK(h, store_savepoint(h->st));
+	STORE_OK(h, store_instance_insert(h->st, &i));
+	STORE_OK(h, store_release(h->st));
+	STORE_OK(h, store_savepoint(h->st));
+	i.state = INST_BOOTING;
+	STORE_OK(h, store_instance_update(h->st, &i));
+	launch(h, &k, job);
+	STORE_OK(h, store_rollback_savepoint(h->st));
+	STORE_OK(h, store_savepoint(h->st));
+	launch(h, &m, job);
+	STORE_OK(h, store_release(h->st));
+	commit(h);
+	harness_store_reopen(h);
+	assert_string_equal(instances(h, 1), "h100 requested | a100 booting");
+	assert_string_equal(decisions(h, 10), "5 launch a100 x2 i0: queued work");
+	assert_string_equal(ledger(h, 0), "a100 spot 1g boot 5-0 $0 job=-/- done=0 lost=0");
+	assert_string_equal(stats(h), LAUNCHED_STATS);
+	assert_true(cost_of(h, job) == 0.5);
+}
+
+/* A job's cost is a write of the job. */
+static void changes_grow_with_instance_writes_and_costs(void **state)
+{
+	struct harness_store *h = *state;
+	int64_t job = costless_job(h);
+	struct instance i = instance_of("a100", MARKET_SPOT, INST_BOOTING, 5);
+	uint64_t was = store_changes(h->st);
+
+#define GREW() (assert_true(store_changes(h->st) > was), was = store_changes(h->st))
+	begin(h);
+	STORE_OK(h, store_instance_insert(h->st, &i));
+	GREW();
+	STORE_OK(h, store_instance_update(h->st, &i));
+	GREW();
+	STORE_OK(h, store_job_add_cost(h->st, job, 1.0));
+	GREW();
+	STORE_OK(h, store_rollback(h->st));
+	assert_true(store_changes(h->st) >= was);
+#undef GREW
+}
+
+/* ---- instances ---- */
+
+static void instance_ids_are_positive_and_increasing(void **state)
+{
+	struct harness_store *h = *state;
+	struct instance i = instance_of("x", MARKET_SPOT, INST_IDLE, 1), k = i, m = i;
+
+	begin(h);
+	STORE_OK(h, store_instance_insert(h->st, &i));
+	STORE_OK(h, store_instance_insert(h->st, &k));
+	commit(h);
+	harness_store_reopen(h);
+	begin(h);
+	STORE_OK(h, store_instance_insert(h->st, &m));
+	commit(h);
+	assert_true(i.id > 0);
+	assert_true(i.id < k.id && k.id < m.id);
+}
+
+static void assert_same_instance(const struct instance *got, const struct instance *want)
+{
+#define SAME(field) \
+	harness_assert_int((int64_t)got->field, (int64_t)want->field, #field, __FILE__, __LINE__)
+	SAME(id), SAME(market), SAME(state), SAME(gpus), SAME(vram_gb), SAME(launched_ms);
+	SAME(registered_ms), SAME(idle_since_ms), SAME(terminated_ms), SAME(updated_ms), SAME(job_id);
+	SAME(billed_ms), SAME(reclaim_at_ms);
+#undef SAME
+	assert_string_equal(got->offer, want->offer);
+	assert_string_equal(got->gpu_ids, want->gpu_ids);
+	assert_string_equal(got->provider_ref, want->provider_ref);
+	assert_string_equal(got->reason, want->reason);
+	if (got->cost != want->cost)
+		fail_msg("cost is %.17g, expected %.17g", got->cost, want->cost);
+}
+
+/* Every field, inserted and then updated, at values an engine could get
+ * wrong: texts of the longest length, the integer extremes. */
+static void instance_round_trips_every_field(void **state)
+{
+	struct harness_store *h = *state;
+	struct instance i = {.market = MARKET_SPOT, .state = INST_BOOTING, .gpus = INT_MAX, .vram_gb = 80,
+			     .launched_ms = INT64_MIN, .registered_ms = 2, .idle_since_ms = 3,
+			     .terminated_ms = 0, .updated_ms = 4, .job_id = INT64_MAX, .billed_ms = 5,
+			     .cost = 0.1 + 0.7, .reclaim_at_ms = 6},
+			got;
+
+	memset(i.offer, 'o', CONF_NAME_MAX);
+	snprintf(i.gpu_ids, sizeof i.gpu_ids, "0,1,2,3");
+	snprintf(i.provider_ref, sizeof i.provider_ref, "i-0abc");
+	memset(i.reason, 'r', sizeof i.reason - 1);
+	begin(h);
+	STORE_OK(h, store_instance_insert(h->st, &i));
+	commit(h);
+	STORE_OK(h, store_instance_get(h->st, i.id, &got));
+	assert_same_instance(&got, &i);
+
+	snprintf(i.offer, sizeof i.offer, "h100");
+	i.market = MARKET_ONDEMAND;
+	i.state = INST_TERMINATED;
+	i.gpus = 2;
+	i.vram_gb = INT_MAX;
+	i.gpu_ids[0] = '\0';
+	snprintf(i.provider_ref, sizeof i.provider_ref, "pid 42");
+	i.launched_ms = 10;
+	i.registered_ms = INT64_MAX;
+	i.idle_since_ms = 12;
+	i.terminated_ms = 13;
+	i.updated_ms = 14;
+	i.job_id = 0;
+	snprintf(i.reason, sizeof i.reason, "reclaimed: \"notice\" ✓");
+	i.billed_ms = INT64_MAX;
+	i.cost = 12.75;
+	i.reclaim_at_ms = INT64_MIN;
+	begin(h);
+	STORE_OK(h, store_instance_update(h->st, &i));
+	commit(h);
+	harness_store_reopen(h);
+	STORE_OK(h, store_instance_get(h->st, i.id, &got));
+	assert_same_instance(&got, &i);
+	assert_int(store_instance_get(h->st, i.id + 1000, &got), STORE_NOT_FOUND);
+}
+
+static void instance_list_by_id(void **state)
+{
+	struct harness_store *h = *state;
+	struct instance i[] = {instance_of("a", MARKET_SPOT, INST_BUSY, 4),
+			       instance_of("b", MARKET_SPOT, INST_TERMINATED, 3),
+			       instance_of("c", MARKET_ONDEMAND, INST_REQUESTED, 2),
+			       instance_of("d", MARKET_ONDEMAND, INST_DRAINING, 1)};
+
+	begin(h);
+	for (int k = 0; k < 4; k++)
+		STORE_OK(h, store_instance_insert(h->st, &i[k]));
+	commit(h);
+	assert_string_equal(instances(h, 0), "a busy | c requested | d draining");
+	assert_string_equal(instances(h, 1), "a busy | b terminated | c requested | d draining");
+	i[0].state = INST_TERMINATED;
+	begin(h);
+	STORE_OK(h, store_instance_update(h->st, &i[0]));
+	commit(h);
+	assert_string_equal(instances(h, 0), "c requested | d draining");
+}
+
+static void decisions_newest_first(void **state)
+{
+	struct harness_store *h = *state;
+
+	begin(h);
+	for (int k = 1; k <= 4; k++) {
+		struct decision d = {.at_ms = 100 * k, .kind = k % 2 ? "launch" : "terminate",
+				     .offer = k % 2 ? "a100" : "h100", .count = k, .instance = 10 * k,
+				     .reason = harness_fmt("why %d", k)};
+		STORE_OK(h, store_decision_insert(h->st, &d));
+	}
+	commit(h);
+	assert_string_equal(decisions(h, 3), "400 terminate h100 x4 i40: why 4 | 300 launch a100 x3 i30: why 3"
+					     " | 200 terminate h100 x2 i20: why 2");
+	assert_string_equal(decisions(h, 1), "400 terminate h100 x4 i40: why 4");
+}
+
+/* ---- the ledger and the offers ---- */
+
+static void segment_close_costs_the_open_one(void **state)
+{
+	struct harness_store *h = *state;
+	struct instance i = instance_of("a100", MARKET_SPOT, INST_BUSY, 100), k = i;
+	struct segment g, closed = {0};
+
+	begin(h);
+	STORE_OK(h, store_instance_insert(h->st, &i));
+	STORE_OK(h, store_instance_insert(h->st, &k));
+	assert_int(store_segment_close(h->st, i.id, 200, 1.0, &closed), STORE_NOT_FOUND);
+	g = segment_of(i.id, "job", 77, 1000);
+	STORE_OK(h, store_segment_open(h->st, &g));
+	g = segment_of(k.id, "idle", 0, 1200); /* another instance's */
+	STORE_OK(h, store_segment_open(h->st, &g));
+	STORE_OK(h, store_segment_close(h->st, i.id, 4000, 0.25, &closed));
+	assert_int(closed.instance, i.id);
+	assert_string_equal(closed.kind, "job");
+	assert_int(closed.job, 77);
+	assert_int(closed.start_ms, 1000);
+	assert_int(closed.end_ms, 4000);
+	assert_true(closed.cost == 3000 * 0.25);
+	assert_int(store_segment_close(h->st, i.id, 5000, 1.0, &closed), STORE_NOT_FOUND);
+	/* A segment opened with its end is closed already (a billing rest). */
+	g = segment_of(i.id, "billing", 0, 5000);
+	g.end_ms = 6000;
+	g.cost = 2.5;
+	STORE_OK(h, store_segment_open(h->st, &g));
+	assert_int(store_segment_close(h->st, i.id, 7000, 1.0, &closed), STORE_NOT_FOUND);
+	commit(h);
+	assert_string_equal(ledger(h, 0), "a100 spot 1g billing 5000-6000 $2.5 job=-/- done=0 lost=0"
+					  " | a100 spot 1g idle 1200-0 $0 job=-/- done=0 lost=0"
+					  " | a100 spot 1g job 1000-4000 $750 job=-/- done=0 lost=0");
+}
+
+static void job_add_cost_accumulates(void **state)
+{
+	struct harness_store *h = *state;
+	struct job j = ran("t", "train", JOB_LEASED, 1, 0);
+
+	j.cost = 1.5;
+	begin(h);
+	STORE_OK(h, store_job_insert(h->st, &j));
+	STORE_OK(h, store_job_add_cost(h->st, j.id, 0.25));
+	commit(h);
+	begin(h);
+	STORE_OK(h, store_job_add_cost(h->st, j.id, 2.0));
+	commit(h);
+	assert_true(cost_of(h, j.id) == 3.75);
+}
+
+/* Counts add up per (offer, market); each last_* time is the later one. */
+static void offer_stat_add_accumulates(void **state)
+{
+	struct harness_store *h = *state;
+	struct offer_stat a = {.offer = "a100", .market = MARKET_SPOT, .runs = 1, .speed_sum = 0.5,
+			       .speed_n = 1, .items = 10, .run_ms = 100, .boots = 1, .boot_ms = 1000,
+			       .alive_ms = 5000, .reclaims = 1, .launches = 2, .launch_failures = 1,
+			       .last_failure_ms = 900, .last_launch_ms = 100},
+			  b = {.offer = "a100", .market = MARKET_SPOT, .runs = 2, .speed_sum = 1.25,
+			       .speed_n = 2, .items = 20, .run_ms = 200, .boots = 2, .boot_ms = 3000,
+			       .alive_ms = 7000, .reclaims = 3, .launches = 4, .launch_failures = 5,
+			       .last_failure_ms = 500, .last_launch_ms = 800},
+			  other = {.offer = "a100", .market = MARKET_ONDEMAND, .runs = 1, .last_launch_ms = 1};
+
+	begin(h);
+	STORE_OK(h, store_offer_stat_add(h->st, &a));
+	STORE_OK(h, store_offer_stat_add(h->st, &other));
+	commit(h);
+	begin(h);
+	STORE_OK(h, store_offer_stat_add(h->st, &b));
+	commit(h);
+	assert_string_equal(stats(h), "a100 on-demand: runs=1 speed=0/0 items=0 run=0 boots=0/0 alive=0"
+				      " reclaims=0 launches=0 failures=0 last_failure=0 last_launch=1"
+				      " | a100 spot: runs=3 speed=1.75/3 items=30 run=300 boots=3/4000"
+				      " alive=12000 reclaims=4 launches=6 failures=6 last_failure=900"
+				      " last_launch=800");
+}
+
+/* Segments ended at or after since, and the open ones, with their
+ * instance and, for a job's run, the job. */
+static void ledger_rows_since(void **state)
+{
+	struct harness_store *h = *state;
+	struct instance i = instance_of("a100", MARKET_SPOT, INST_BUSY, 0),
+			k = instance_of("h100", MARKET_ONDEMAND, INST_IDLE, 0);
+	struct job j = ran("t1", "train", JOB_SUCCEEDED, 100, 300);
+	struct segment g[4];
+
+	j.items_done = 30;
+	j.items_lost = 4;
+	i.gpus = 4;
+	i.reclaim_at_ms = 50;
+	begin(h);
+	STORE_OK(h, store_job_insert(h->st, &j));
+	STORE_OK(h, store_instance_insert(h->st, &i));
+	STORE_OK(h, store_instance_insert(h->st, &k));
+	g[0] = segment_of(i.id, "boot", 0, 0), g[0].end_ms = 99;
+	g[1] = segment_of(i.id, "job", j.id, 100), g[1].end_ms = 300, g[1].cost = 2;
+	g[2] = segment_of(k.id, "idle", 0, 100), g[2].end_ms = 200;
+	g[3] = segment_of(k.id, "idle", 0, 200);
+	for (int n = 0; n < 4; n++)
+		STORE_OK(h, store_segment_open(h->st, &g[n]));
+	commit(h);
+	assert_string_equal(ledger(h, 200), "a100 spot 4g job 100-300 $2 job=t1/train done=30 lost=4 reclaimed"
+					    " | h100 on-demand 1g idle 100-200 $0 job=-/- done=0 lost=0"
+					    " | h100 on-demand 1g idle 200-0 $0 job=-/- done=0 lost=0");
+	assert_contains(ledger(h, 0), "a100 spot 4g boot 0-99 $0 job=-/- done=0 lost=0 reclaimed");
+}
+
+/* Instance time from launch to termination (or now) of the instances
+ * launched since; run time of the jobs that finished since. */
+static void usage_since(void **state)
+{
+	struct harness_store *h = *state;
+	struct instance i[] = {instance_of("live", MARKET_SPOT, INST_IDLE, 5000),
+			       instance_of("gone", MARKET_SPOT, INST_TERMINATED, 1000),
+			       instance_of("before", MARKET_SPOT, INST_TERMINATED, 500)};
+	struct job j[] = {ran("t", "ok", JOB_SUCCEEDED, 1000, 1500), ran("t", "failed", JOB_FAILED, 2000, 2200),
+			  ran("t", "dead", JOB_DEAD, 3000, 3030), ran("t", "early", JOB_SUCCEEDED, 100, 900),
+			  ran("t", "running", JOB_LEASED, 1000, 0)};
+	int64_t inst_ms = -1, job_ms = -1;
+
+	i[1].terminated_ms = 4000;
+	i[2].terminated_ms = 900;
+	begin(h);
+	for (int k = 0; k < 3; k++)
+		STORE_OK(h, store_instance_insert(h->st, &i[k]));
+	for (int k = 0; k < 5; k++)
+		STORE_OK(h, store_job_insert(h->st, &j[k]));
+	commit(h);
+	STORE_OK(h, store_usage(h->st, 1000, 10000, &inst_ms, &job_ms));
+	assert_int(inst_ms, 5000 + 3000);
+	assert_int(job_ms, 500 + 200 + 30);
+	STORE_OK(h, store_usage(h->st, 0, 10000, &inst_ms, &job_ms));
+	assert_int(inst_ms, 5000 + 3000 + 400);
+	assert_int(job_ms, 500 + 200 + 30 + 800);
+}
+
+/* ---- errors ---- */
+
+static void open_names_the_engine(void **state)
+{
+	struct harness_store *h = *state;
+	struct config cfg;
+	char err[256] = "";
+
+	assert_string_equal(store_kind(h->st), harness_store_kind());
+	config_defaults(&cfg, NULL);
+	free(cfg.data_dir);
+	free(cfg.store_kind);
+	cfg.data_dir = strdup(h->dir);
+	cfg.store_kind = strdup("no-such-engine");
+	assert_null(store_open(&cfg, err, sizeof err));
+	assert_contains(err, "'no-such-engine'");
+	config_free(&cfg);
+}
+
+/* Every walk of the fleet and the ledger, of two rows or more: a
+ * callback's nonzero return stops it and is what it returns. */
+static void callback_stops_every_fleet_walk(void **state)
+{
+	struct harness_store *h = *state;
+	struct instance i = instance_of("a", MARKET_SPOT, INST_IDLE, 1),
+			k = instance_of("b", MARKET_SPOT, INST_IDLE, 1);
+	struct decision d = {.at_ms = 1, .kind = "launch", .offer = "a", .count = 1, .reason = "r"};
+	struct offer_stat o = {.offer = "a", .market = MARKET_SPOT}, p = {.offer = "b", .market = MARKET_SPOT};
+	struct segment g;
+	struct harness_rows r;
+
+	begin(h);
+	STORE_OK(h, store_instance_insert(h->st, &i));
+	STORE_OK(h, store_instance_insert(h->st, &k));
+	g = segment_of(i.id, "idle", 0, 1);
+	STORE_OK(h, store_segment_open(h->st, &g));
+	g = segment_of(k.id, "idle", 0, 1);
+	STORE_OK(h, store_segment_open(h->st, &g));
+	STORE_OK(h, store_decision_insert(h->st, &d));
+	STORE_OK(h, store_decision_insert(h->st, &d));
+	STORE_OK(h, store_offer_stat_add(h->st, &o));
+	STORE_OK(h, store_offer_stat_add(h->st, &p));
+	commit(h);
+	assert_walk_stops(r, store_instance_list(h->st, 1, see_instance, &r));
+	assert_walk_stops(r, store_decision_list(h->st, 10, see_decision, &r));
+	assert_walk_stops(r, store_offer_stats(h->st, see_stat, &r));
+	assert_walk_stops(r, store_ledger(h->st, 0, see_ledger, &r));
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, harness_store_setup, harness_store_teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(fleet_commit_is_durable),
+		T(fleet_rollback_undoes_the_batch),
+		T(fleet_savepoint_rollback_undoes_only_its_step),
+		T(changes_grow_with_instance_writes_and_costs),
+		T(instance_ids_are_positive_and_increasing),
+		T(instance_round_trips_every_field),
+		T(instance_list_by_id),
+		T(decisions_newest_first),
+		T(segment_close_costs_the_open_one),
+		T(job_add_cost_accumulates),
+		T(offer_stat_add_accumulates),
+		T(ledger_rows_since),
+		T(usage_since),
+		T(open_names_the_engine),
+		T(callback_stops_every_fleet_walk),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
