@@ -35,6 +35,8 @@
  *
  * - Errors. 0 on success; STORE_NOT_FOUND where store.h allows it; -1
  *   with the reason written into st->errmsg ("ENGINE: what failed: why").
+ *   An update of a job or an instance that is not there is an error: the
+ *   front end would count a change that was not made.
  *
  * Every engine passes the store contract suite (tests/unit/test_store_jobs.c
  * and test_store_fleet.c), chosen by EBB_TEST_STORE=NAME. To add one: a

@@ -210,6 +210,13 @@ static int fail(struct sqlite_store *s, const char *what)
 	return -1;
 }
 
+/* An update that found no row to write. */
+static int missing(struct sqlite_store *s, const char *what, int64_t id)
+{
+	snprintf(s->st->errmsg, sizeof s->st->errmsg, "sqlite: update %s: no %s %lld", what, what, (long long)id);
+	return -1;
+}
+
 /* Runs a statement that returns no rows and resets it. */
 static int run(struct sqlite_store *s, enum stmt_id id)
 {
@@ -392,7 +399,9 @@ static int op_job_update(struct store *base, const struct job *j)
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
-	return rc == SQLITE_DONE ? 0 : fail(s, "update job");
+	if (rc != SQLITE_DONE)
+		return fail(s, "update job");
+	return sqlite3_changes(s->db) == 1 ? 0 : missing(s, "job", j->id);
 }
 
 /* Steps a bound SELECT of JOB_COLUMNS once. */
@@ -695,7 +704,11 @@ static int op_instance_insert(struct store *base, struct instance *i)
 
 static int op_instance_update(struct store *base, const struct instance *i)
 {
-	return write_instance(impl(base), S_INST_UPDATE, i);
+	struct sqlite_store *s = impl(base);
+
+	if (write_instance(s, S_INST_UPDATE, i) != 0)
+		return -1;
+	return sqlite3_changes(s->db) == 1 ? 0 : missing(s, "instance", i->id);
 }
 
 static int op_instance_get(struct store *base, int64_t id, struct instance *out)

@@ -333,6 +333,11 @@ static void instance_round_trips_every_field(void **state)
 	STORE_OK(h, store_instance_get(h->st, i.id, &got));
 	assert_same_instance(&got, &i);
 	assert_int(store_instance_get(h->st, i.id + 1000, &got), STORE_NOT_FOUND);
+	/* Writing back one the store does not hold is an error. */
+	i.id += 1000;
+	begin(h);
+	assert_int(store_instance_update(h->st, &i), -1);
+	commit(h);
 }
 
 static void instance_list_by_id(void **state)

@@ -466,6 +466,26 @@ static void missing_job_is_not_found(void **state)
 	assert_int(store_job_next_ready(h->st, &o, &out), STORE_NOT_FOUND);
 }
 
+/* Writing back a job the store does not hold is an error, not a write of
+ * nothing: the counts would move for a job that is not there. */
+static void update_of_a_missing_job_fails(void **state)
+{
+	struct harness_store *h = *state;
+	struct job ghost = named("ghost");
+	uint64_t changes;
+
+	begin(h);
+	ghost.id = 1000;
+	ghost.state = JOB_LEASED;
+	changes = store_changes(h->st);
+	assert_int(store_job_update(h->st, &ghost), -1);
+	assert_true(strstr(store_error(h->st), "1000") != NULL);
+	assert_int(store_count_in_state(h->st, JOB_LEASED), 0);
+	assert_int(store_count_in_state(h->st, JOB_QUEUED), 0);
+	assert_int(store_changes(h->st), changes);
+	commit(h);
+}
+
 /* A key belongs to a team: the same key in two teams is two jobs. */
 static void get_by_team_and_key(void **state)
 {
@@ -793,6 +813,7 @@ int main(void)
 		T(ids_are_positive_and_increasing),
 		T(job_round_trips_every_field),
 		T(missing_job_is_not_found),
+		T(update_of_a_missing_job_fails),
 		T(get_by_team_and_key),
 		T(next_ready_order),
 		T(next_ready_filters),
