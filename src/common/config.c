@@ -12,14 +12,13 @@
 #include "common/log.h"
 #include "common/units.h"
 
-static void fmt_err(char *err, size_t errsize, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void fmt_err(char *err, size_t errsize, const char *fmt, ...)
+const struct conf_plugin *config_plugin_named(const struct conf_plugin *const *list, const char *name)
 {
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errsize, fmt, ap);
-	va_end(ap);
+	for (const struct conf_plugin *const *p = list; p && *p; p++) {
+		if (strcmp((*p)->name, name) == 0)
+			return *p;
+	}
+	return NULL;
 }
 
 /* [store] kind and [provider] kind name a plug-in the configuration was
@@ -29,19 +28,15 @@ static int check_kind(const struct conf_plugin *const *list, const char *none, c
 {
 	char names[256] = "";
 
-	if (none && strcmp(value, none) == 0)
+	if ((none && strcmp(value, none) == 0) || config_plugin_named(list, value))
 		return 0;
-	for (const struct conf_plugin *const *p = list; *p; p++) {
-		if (strcmp((*p)->name, value) == 0)
-			return 0;
-	}
 	if (none)
 		snprintf(names, sizeof names, "%s", none);
 	for (const struct conf_plugin *const *p = list; *p; p++) {
 		strncat(names, names[0] ? ", " : "", sizeof names - strlen(names) - 1);
 		strncat(names, (*p)->name, sizeof names - strlen(names) - 1);
 	}
-	fmt_err(why, whysize, "expected one of %s, got '%s'", names, value);
+	conftab_errf(why, whysize, "expected one of %s, got '%s'", names, value);
 	return -1;
 }
 
@@ -361,12 +356,12 @@ int config_set(struct config *cfg, const char *section, const char *key, const c
 
 	if (!s && plugin < 0) {
 		section_names(cfg, names, sizeof names);
-		fmt_err(err, errsize, "[%s]: unknown section (expected %s)", section, names);
+		conftab_errf(err, errsize, "[%s]: unknown section (expected %s)", section, names);
 		return -1;
 	}
 	if (s && s->multi) {
 		if (!config_name_ok(item_name)) {
-			fmt_err(err, errsize, "[%s]: expected a name of letters, digits, '_', '.' or '-'",
+			conftab_errf(err, errsize, "[%s]: expected a name of letters, digits, '_', '.' or '-'",
 				section);
 			return -1;
 		}
@@ -375,11 +370,11 @@ int config_set(struct config *cfg, const char *section, const char *key, const c
 	if (plugin >= 0)
 		base = cfg->sections[plugin].values;
 	if (!(k = conftab_key(s ? s->keys : cfg->sections[plugin].plugin->keys, key))) {
-		fmt_err(err, errsize, "[%s] %s: unknown key", section, key);
+		conftab_errf(err, errsize, "[%s] %s: unknown key", section, key);
 		return -1;
 	}
 	if (conftab_set(k, base, value, cfg, why, sizeof why) != 0) {
-		fmt_err(err, errsize, "[%s] %s: %s", section, key, why);
+		conftab_errf(err, errsize, "[%s] %s: %s", section, key, why);
 		return -1;
 	}
 	return 0;
@@ -497,14 +492,14 @@ static int derive_lanes(struct config *cfg, char *err, size_t errsize)
 
 	for (char *tok = strtok_r(list, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
 		if (n == CONF_MAX_LANES || !config_name_ok(tok)) {
-			fmt_err(err, errsize, "[queue] lanes: '%s' is not a lane name, or more than %d lanes",
+			conftab_errf(err, errsize, "[queue] lanes: '%s' is not a lane name, or more than %d lanes",
 				tok, CONF_MAX_LANES);
 			free(list);
 			return -1;
 		}
 		for (int i = 0; i < n; i++) {
 			if (strcmp(cfg->lane_names[i], tok) == 0) {
-				fmt_err(err, errsize, "[queue] lanes: '%s' is listed twice", tok);
+				conftab_errf(err, errsize, "[queue] lanes: '%s' is listed twice", tok);
 				free(list);
 				return -1;
 			}
@@ -514,7 +509,7 @@ static int derive_lanes(struct config *cfg, char *err, size_t errsize)
 	free(list);
 	cfg->nlanes = n;
 	if (config_lane_rank(cfg, cfg->default_lane) < 0) {
-		fmt_err(err, errsize, "[queue] default_lane: '%s' is not one of the lanes '%s'",
+		conftab_errf(err, errsize, "[queue] default_lane: '%s' is not one of the lanes '%s'",
 			cfg->default_lane, cfg->lanes);
 		return -1;
 	}
@@ -526,16 +521,16 @@ static int check_tokens(const struct config *cfg, char *err, size_t errsize)
 	for (size_t i = 0; i < cfg->ntokens; i++) {
 		const struct token_conf *t = &cfg->tokens[i];
 		if (strlen(t->secret) < 16) {
-			fmt_err(err, errsize, "[token.%s] secret: required, 16 characters at least", t->name);
+			conftab_errf(err, errsize, "[token.%s] secret: required, 16 characters at least", t->name);
 			return -1;
 		}
 		if (t->role == ROLE_SUBMIT && !config_name_ok(t->team)) {
-			fmt_err(err, errsize, "[token.%s] team: required for role = submit", t->name);
+			conftab_errf(err, errsize, "[token.%s] team: required for role = submit", t->name);
 			return -1;
 		}
 		for (size_t j = 0; j < i; j++) {
 			if (strcmp(cfg->tokens[j].secret, t->secret) == 0) {
-				fmt_err(err, errsize, "[token.%s] secret: the same as [token.%s]", t->name,
+				conftab_errf(err, errsize, "[token.%s] secret: the same as [token.%s]", t->name,
 					cfg->tokens[j].name);
 				return -1;
 			}
@@ -551,37 +546,37 @@ int config_check(struct config *cfg, char *err, size_t errsize)
 	for (int i = 0; i < cfg->nsections; i++) {
 		const struct conf_plugin *p = cfg->sections[i].plugin;
 		if (p->check && p->check(cfg->sections[i].values, why, sizeof why) != 0) {
-			fmt_err(err, errsize, "[%s] %s", p->name, why);
+			conftab_errf(err, errsize, "[%s] %s", p->name, why);
 			return -1;
 		}
 	}
 	for (size_t i = 0; i < cfg->noffers; i++) {
 		const struct offer_conf *o = &cfg->offers[i];
 		if (o->price_ondemand == CONF_ABSENT && o->price_spot == CONF_ABSENT) {
-			fmt_err(err, errsize, "[offer.%s]: needs price_ondemand, price_spot or both", o->name);
+			conftab_errf(err, errsize, "[offer.%s]: needs price_ondemand, price_spot or both", o->name);
 			return -1;
 		}
 	}
 	if (cfg->ntypes > 64) {
-		fmt_err(err, errsize, "[type.*]: %zu sections, 64 at most", cfg->ntypes);
+		conftab_errf(err, errsize, "[type.*]: %zu sections, 64 at most", cfg->ntypes);
 		return -1;
 	}
 
 	if (warm_parse(cfg->warm, &cfg->warm_schedule, why, sizeof why) != 0) {
-		fmt_err(err, errsize, "[scaler] warm: %s", why);
+		conftab_errf(err, errsize, "[scaler] warm: %s", why);
 		return -1;
 	}
 	if (cfg->idle_timeout_min_ms > cfg->idle_timeout_max_ms) {
-		fmt_err(err, errsize, "[scaler] idle_timeout_min is above idle_timeout_max");
+		conftab_errf(err, errsize, "[scaler] idle_timeout_min is above idle_timeout_max");
 		return -1;
 	}
 	if (cfg->decay_t1_ms > cfg->decay_t2_ms) {
-		fmt_err(err, errsize, "[scaler] idle_decay_t1 is after idle_decay_t2");
+		conftab_errf(err, errsize, "[scaler] idle_decay_t1 is after idle_decay_t2");
 		return -1;
 	}
 	for (size_t i = 0; i < cfg->nlane_confs; i++) {
 		if (config_lane_rank(cfg, cfg->lane_confs[i].name) < 0) {
-			fmt_err(err, errsize, "[lane.%s]: not one of [queue] lanes (%s)", cfg->lane_confs[i].name,
+			conftab_errf(err, errsize, "[lane.%s]: not one of [queue] lanes (%s)", cfg->lane_confs[i].name,
 				cfg->lanes);
 			return -1;
 		}
@@ -599,30 +594,30 @@ int config_load(struct config *cfg, const struct conf_plugins *plugins, const ch
 	config_defaults(cfg, plugins);
 	r.file = fopen(path, "r");
 	if (!r.file) {
-		fmt_err(err, errsize, "%s: cannot open: %s", path, strerror(errno));
+		conftab_errf(err, errsize, "%s: cannot open: %s", path, strerror(errno));
 		return -1;
 	}
 	rc = ini_parse_stream(read_line, &r, on_key, &r);
 	fclose(r.file);
 	if (r.read_errno) {
-		fmt_err(err, errsize, "%s: cannot read: %s", path, strerror(r.read_errno));
+		conftab_errf(err, errsize, "%s: cannot read: %s", path, strerror(r.read_errno));
 		return -1;
 	}
 	/* The first error by line: inih's syntax error (rc) comes before the
 	 * key it leads us to refuse ("[server" leaves the next keys in no
 	 * section). */
 	if (r.err_line && (rc <= 0 || r.err_line < rc)) {
-		fmt_err(err, errsize, "%s:%d: %s", path, r.err_line, r.err);
+		conftab_errf(err, errsize, "%s:%d: %s", path, r.err_line, r.err);
 		return -1;
 	}
 	if (rc != 0) {
-		fmt_err(err, errsize, "%s:%d: expected [section] or key = value",
+		conftab_errf(err, errsize, "%s:%d: expected [section] or key = value",
 			path, rc);
 		return -1;
 	}
 	if (derive_lanes(cfg, why, sizeof why) != 0 || check_tokens(cfg, why, sizeof why) != 0 ||
 	    config_check(cfg, why, sizeof why) != 0) {
-		fmt_err(err, errsize, "%s: %s", path, why);
+		conftab_errf(err, errsize, "%s: %s", path, why);
 		return -1;
 	}
 	return 0;

@@ -154,6 +154,9 @@ void config_defaults(struct config *cfg, const struct conf_plugins *plugins);
  * "FILE:LINE: [section] key: what was expected" into err. */
 int config_load(struct config *cfg, const struct conf_plugins *plugins, const char *path, char *err,
 		size_t errsize);
+/* The plug-in called name in the NULL-terminated list, or NULL: the one
+ * lookup of a registry by name. */
+const struct conf_plugin *config_plugin_named(const struct conf_plugin *const *list, const char *name);
 /* The values of the plug-in's section [name] (its struct), or NULL. */
 const void *config_plugin(const struct config *cfg, const char *name);
 /* The checks across keys, and what they derive (the warm schedule):

@@ -10,9 +10,7 @@
 #include "common/log.h"
 #include "common/units.h"
 
-static void fmt_err(char *err, size_t errsize, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void fmt_err(char *err, size_t errsize, const char *fmt, ...)
+void conftab_errf(char *err, size_t errsize, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -130,7 +128,7 @@ int conftab_set(const struct conf_key *k, void *base, const char *value, const v
 		/* Empty means "not set" only where the default is empty too (a
 		 * token's secret, checked later); "listen =" is an error here. */
 		if ((int64_t)n > k->max || ((int64_t)n < k->min && (n > 0 || k->def[0] != '\0'))) {
-			fmt_err(err, errsize, "expected %lld to %lld characters, got %zu",
+			conftab_errf(err, errsize, "expected %lld to %lld characters, got %zu",
 				(long long)k->min, (long long)k->max, n);
 			return -1;
 		}
@@ -151,13 +149,13 @@ int conftab_set(const struct conf_key *k, void *base, const char *value, const v
 				strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
 				strncat(list, k->choices[i], sizeof list - strlen(list) - 1);
 			}
-			fmt_err(err, errsize, "expected one of %s, got '%s'", list, value);
+			conftab_errf(err, errsize, "expected one of %s, got '%s'", list, value);
 		}
 		return -1;
 	case CONF_INT:
 		rc = parse_int64(value, &v);
 		if (rc)
-			fmt_err(err, errsize, "expected an integer, got '%s'", value);
+			conftab_errf(err, errsize, "expected an integer, got '%s'", value);
 		break;
 	case CONF_DOUBLE: {
 		double d;
@@ -166,7 +164,7 @@ int conftab_set(const struct conf_key *k, void *base, const char *value, const v
 			return 0;
 		}
 		if (parse_double(value, &d) != 0 || d < k->fmin || d > k->fmax) {
-			fmt_err(err, errsize, "expected a number from %g to %g, got '%s'", k->fmin, k->fmax, value);
+			conftab_errf(err, errsize, "expected a number from %g to %g, got '%s'", k->fmin, k->fmax, value);
 			return -1;
 		}
 		*(double *)p = d;
@@ -178,7 +176,7 @@ int conftab_set(const struct conf_key *k, void *base, const char *value, const v
 		} else if (strcmp(value, "off") == 0 || strcmp(value, "false") == 0 || strcmp(value, "no") == 0) {
 			*(int64_t *)p = 0;
 		} else {
-			fmt_err(err, errsize, "expected on or off, got '%s'", value);
+			conftab_errf(err, errsize, "expected on or off, got '%s'", value);
 			return -1;
 		}
 		return 0;
@@ -189,13 +187,13 @@ int conftab_set(const struct conf_key *k, void *base, const char *value, const v
 		}
 		rc = parse_duration_ms(value, &v);
 		if (rc)
-			fmt_err(err, errsize,
+			conftab_errf(err, errsize,
 				"expected a duration with a unit (500ms, 3s, 10m, 1h, 2d), got '%s'", value);
 		break;
 	case CONF_SIZE:
 		rc = parse_size_bytes(value, &v);
 		if (rc)
-			fmt_err(err, errsize, "expected a size with a unit (512B, 64KiB, 1MiB), got '%s'",
+			conftab_errf(err, errsize, "expected a size with a unit (512B, 64KiB, 1MiB), got '%s'",
 				value);
 		break;
 	}
@@ -204,7 +202,7 @@ int conftab_set(const struct conf_key *k, void *base, const char *value, const v
 	if (v < k->min || v > k->max) {
 		format_bound(lo, sizeof lo, k, k->min);
 		format_bound(hi, sizeof hi, k, k->max);
-		fmt_err(err, errsize, "expected a value from %s to %s, got '%s'", lo, hi, value);
+		conftab_errf(err, errsize, "expected a value from %s to %s, got '%s'", lo, hi, value);
 		return -1;
 	}
 	*(int64_t *)p = v;

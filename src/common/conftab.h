@@ -34,6 +34,9 @@ struct conf_key {
 	int (*check)(const void *ctx, const char *value, char *why, size_t whysize);
 };
 
+/* A message into err, cut to errsize: the messages quote values of any
+ * length, and a cut one still names the key. */
+void conftab_errf(char *err, size_t errsize, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The key called name in the NULL-terminated table, or NULL. */
 const struct conf_key *conftab_key(const struct conf_key *keys, const char *name);
 /* Parses value into base + k->offset: 0, or -1 with what was expected in

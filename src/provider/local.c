@@ -17,6 +17,7 @@
 
 #include "common/log.h"
 #include "common/rng.h"
+#include "common/timer.h"
 #include "provider/local.h"
 
 /* ---- [local] ---- */
@@ -100,13 +101,11 @@ static void on_call(evutil_socket_t fd, short what, void *arg);
 
 static void start_call(struct local *l, struct call *c, int64_t after_ms)
 {
-	struct timeval tv = {.tv_sec = (time_t)(after_ms / 1000), .tv_usec = (suseconds_t)(after_ms % 1000) * 1000};
-
 	c->l = l;
 	c->ev = evtimer_new(l->p->env.base, on_call, c);
 	c->next = l->calls;
 	l->calls = c;
-	evtimer_add(c->ev, &tv);
+	timer_add_ms(c->ev, after_ms);
 }
 
 /* Drops the first call under way without an answer: at close. */

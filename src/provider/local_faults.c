@@ -14,6 +14,7 @@
 
 #include "common/log.h"
 #include "common/rng.h"
+#include "common/timer.h"
 #include "provider/local.h"
 
 /* A reclaim under way: first its notice is due, then its kill. */
@@ -97,12 +98,6 @@ static void kill_instance(pid_t worker)
 	kill(worker, SIGKILL);
 }
 
-static void arm(struct reclaim_timer *t, int64_t ms)
-{
-	struct timeval tv = {.tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000};
-	evtimer_add(t->ev, &tv);
-}
-
 static void on_reclaim_timer(evutil_socket_t fd, short what, void *arg)
 {
 	struct reclaim_timer *t = arg;
@@ -116,7 +111,7 @@ static void on_reclaim_timer(evutil_socket_t fd, short what, void *arg)
 		log_info("spot reclaim", "instance=%lld kill_in_ms=%lld", (long long)t->instance,
 			 (long long)l->conf->reclaim_notice_ms);
 		t->kill = 1;
-		arm(t, l->conf->reclaim_notice_ms);
+		timer_add_ms(t->ev, l->conf->reclaim_notice_ms);
 		if (env->notice)
 			env->notice(env->arg, t->instance);
 		return;
@@ -142,7 +137,7 @@ static void new_timer(struct local *l, int64_t instance, int kill_next, int64_t 
 	t->ev = evtimer_new(l->p->env.base, on_reclaim_timer, t);
 	t->next = l->timers;
 	l->timers = t;
-	arm(t, ms);
+	timer_add_ms(t->ev, ms);
 }
 
 int64_t local_fault_reclaim_in(struct local *l, const struct offer *o)
@@ -175,7 +170,7 @@ int local_fault_reclaim(struct provider *p, const struct instance *inst)
 		if (!t->kill) {
 			evtimer_del(t->ev);
 			t->kill = 1;
-			arm(t, l->conf->reclaim_notice_ms);
+			timer_add_ms(t->ev, l->conf->reclaim_notice_ms);
 		}
 		return 0;
 	}

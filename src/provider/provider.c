@@ -15,14 +15,12 @@ const struct conf_plugin *const provider_plugins[] = {&provider_local.conf, NULL
 
 struct provider *provider_open(const struct provider_env *env, char *err, size_t errsize)
 {
-	const struct conf_plugin *const *k = provider_plugins;
+	const struct conf_plugin *k = config_plugin_named(provider_plugins, env->cfg->provider_kind);
 	struct provider *p;
 
 	if (strcmp(env->cfg->provider_kind, "none") == 0)
 		return NULL;
-	while (*k && strcmp((*k)->name, env->cfg->provider_kind) != 0)
-		k++;
-	if (!*k) {
+	if (!k) {
 		snprintf(err, errsize, "[provider] kind: no provider kind named '%s'", env->cfg->provider_kind);
 		return NULL;
 	}
@@ -30,7 +28,7 @@ struct provider *provider_open(const struct provider_env *env, char *err, size_t
 		snprintf(err, errsize, "provider: out of memory");
 		return NULL;
 	}
-	p->kind = (const struct provider_kind *)*k;
+	p->kind = (const struct provider_kind *)k;
 	p->env = *env;
 	snprintf(p->server_url, sizeof p->server_url, "%s", env->server_url);
 	p->env.server_url = p->server_url;

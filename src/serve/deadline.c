@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "common/log.h"
+#include "common/timer.h"
 
 struct deadline {
 	struct batch *batch;
@@ -13,19 +14,12 @@ struct deadline {
 
 static void arm(struct deadline *d)
 {
-	int64_t at = 0, wait;
-	struct timeval tv;
+	int64_t at = 0;
 
-	if (queue_next_deadline(d->queue, &at) != 0 || at == 0) {
+	if (queue_next_deadline(d->queue, &at) != 0 || at == 0)
 		evtimer_del(d->timer);
-		return;
-	}
-	wait = at - clock_now(d->queue->clock);
-	if (wait < 0)
-		wait = 0;
-	tv.tv_sec = wait / 1000;
-	tv.tv_usec = (wait % 1000) * 1000;
-	evtimer_add(d->timer, &tv);
+	else
+		timer_add_ms(d->timer, at - clock_now(d->queue->clock));
 }
 
 /* After every commit, changed or not: the test clock may have moved. */

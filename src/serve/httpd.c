@@ -16,6 +16,7 @@
 #include "common/error.h"
 #include "common/jsonout.h"
 #include "common/log.h"
+#include "common/timer.h"
 #include "common/units.h"
 
 enum request_state {
@@ -58,12 +59,10 @@ static void rearm(struct httpd *h)
 {
 	MHD_UNSIGNED_LONG_LONG ms;
 
-	if (MHD_get_timeout(h->d, &ms) == MHD_YES) {
-		struct timeval tv = {.tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000};
-		evtimer_add(h->timer, &tv);
-	} else {
+	if (MHD_get_timeout(h->d, &ms) == MHD_YES)
+		timer_add_ms(h->timer, ms > INT64_MAX ? INT64_MAX : (int64_t)ms);
+	else
 		evtimer_del(h->timer);
-	}
 }
 
 void httpd_flush(struct httpd *h)

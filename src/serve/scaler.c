@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/timer.h"
 #include "policy/plan.h"
 #include "policy/settings.h"
 #include "serve/estimates.h"
@@ -29,16 +30,10 @@ struct scaler {
 
 static void schedule(struct scaler *sc, int64_t at)
 {
-	int64_t now = clock_now(sc->env.clock), wait;
-	struct timeval tv;
-
 	if (sc->next_ms && sc->next_ms <= at)
 		return;
 	sc->next_ms = at;
-	wait = at > now ? at - now : 0;
-	tv.tv_sec = wait / 1000;
-	tv.tv_usec = (wait % 1000) * 1000;
-	evtimer_add(sc->timer, &tv);
+	timer_add_ms(sc->timer, at - clock_now(sc->env.clock));
 }
 
 void scaler_wake(struct scaler *sc)

@@ -26,12 +26,10 @@ static int add_count_row(void *arg, enum job_state state, const char *lane, cons
 
 struct store *store_open(const struct config *cfg, char *err, size_t errsize)
 {
-	const struct conf_plugin *const *e = store_plugins;
+	const struct conf_plugin *e = config_plugin_named(store_plugins, cfg->store_kind);
 	struct store *st;
 
-	while (*e && strcmp((*e)->name, cfg->store_kind) != 0)
-		e++;
-	if (!*e) {
+	if (!e) {
 		snprintf(err, errsize, "[store] kind: no engine named '%s'", cfg->store_kind);
 		return NULL;
 	}
@@ -40,7 +38,7 @@ struct store *store_open(const struct config *cfg, char *err, size_t errsize)
 		free(st);
 		return NULL;
 	}
-	st->engine = (const struct store_engine *)*e;
+	st->engine = (const struct store_engine *)e;
 	if (st->engine->open(st, cfg) != 0 ||
 	    st->engine->job_count_rows(st, add_count_row, st->counts) != 0) {
 		snprintf(err, errsize, "%s", st->errmsg);
