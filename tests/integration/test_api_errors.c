@@ -559,6 +559,25 @@ static char *repeat(const char *before, const char *rep, size_t n, const char *a
 	return s;
 }
 
+/* req on a new connection to s (after a request served on it when second
+ * is set), whose reply must have status: the connection, and the reply in
+ * r. */
+static int exchange_expecting(struct harness_server *s, const char *req, int second, int status,
+			      struct harness_reply *r)
+{
+	int fd = harness_connect(s);
+
+	if (second) {
+		assert_int(harness_exchange(fd, healthz, strlen(healthz), r), 200);
+		harness_reply_free(r);
+	}
+	harness_exchange(fd, req, strlen(req), r);
+	if (r->status != status)
+		print_error("request: %.200s\n", req);
+	assert_int(r->status, status);
+	return fd;
+}
+
 /* A request on a connection of its own (after a request served on it
  * when second is set) that gets status from ebb, in JSON with code when
  * code is not NULL; the connection then serves the next request (a body
@@ -566,16 +585,8 @@ static char *repeat(const char *before, const char *rep, size_t n, const char *a
 static void raw_reply(char *req, int second, int status, const char *code)
 {
 	struct harness_reply r;
-	int fd = harness_connect(srv);
+	int fd = exchange_expecting(srv, req, second, status, &r);
 
-	if (second) {
-		assert_int(harness_exchange(fd, healthz, strlen(healthz), &r), 200);
-		harness_reply_free(&r);
-	}
-	harness_exchange(fd, req, strlen(req), &r);
-	if (r.status != status)
-		print_error("request: %.200s\n", req);
-	assert_int(r.status, status);
 	assert_string_equal(r.content_type, "application/json");
 	assert_non_null(r.json);
 	if (code)
@@ -709,16 +720,8 @@ static void library_reply(struct harness_server *s, const char *req, int second,
 			  const char *html, int twice)
 {
 	struct harness_reply r;
-	int fd = harness_connect(s);
+	int fd = exchange_expecting(s, req, second, status, &r);
 
-	if (second) {
-		assert_int(harness_exchange(fd, healthz, strlen(healthz), &r), 200);
-		harness_reply_free(&r);
-	}
-	harness_exchange(fd, req, strlen(req), &r);
-	if (r.status != status)
-		print_error("request: %.200s\n", req);
-	assert_int(r.status, status);
 	if (html) {
 		assert_string_equal(r.content_type, "");
 		assert_true(r.close);
