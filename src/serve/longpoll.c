@@ -23,6 +23,7 @@ struct longpoll {
 	struct batch *batch;
 	struct queue *queue;
 	const struct scaler *scaler;
+	struct fleet *fleet;
 	struct waiter *head, *tail; /* oldest first */
 	int n;
 };
@@ -153,6 +154,15 @@ static int dispatch(void *arg)
 			}
 			if (store_count_in_state(q->store, JOB_QUEUED) == 0)
 				break;
+			/* Its instance may have been drained or terminated
+			 * since it asked: a job leased to a worker that is
+			 * going away would wait out its lease for nothing. */
+			if ((rc = fleet_may_lease(lp->fleet, w->r.instance)) < 0)
+				return -1;
+			if (!rc) {
+				w->r.may_lease = 0;
+				continue;
+			}
 			if (batch_begin(lp->batch) != 0)
 				return -1;
 			rc = try_lease(w, &job, &err);
@@ -203,7 +213,7 @@ void longpoll_release_all(struct longpoll *lp)
 int longpoll_waiting(const struct longpoll *lp) { return lp->n; }
 
 struct longpoll *longpoll_new(struct event_base *base, struct batch *b, struct queue *q,
-			      const struct scaler *sc)
+			      const struct scaler *sc, struct fleet *f)
 {
 	struct longpoll *lp = calloc(1, sizeof *lp);
 
@@ -213,6 +223,7 @@ struct longpoll *longpoll_new(struct event_base *base, struct batch *b, struct q
 	lp->batch = b;
 	lp->queue = q;
 	lp->scaler = sc;
+	lp->fleet = f;
 	batch_on_precommit(b, dispatch, lp);
 	return lp;
 }

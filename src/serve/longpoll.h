@@ -8,6 +8,7 @@
 #include <event2/event.h>
 
 #include "serve/batch.h"
+#include "serve/fleet.h"
 #include "serve/httpd.h"
 #include "serve/queue.h"
 
@@ -24,9 +25,10 @@ struct lease_request {
 	int may_lease;   /* 0: its instance drains: it waits, but gets no job */
 };
 
-/* sc (NULL: none) tells workers of instances the idle timeout in force. */
+/* sc (NULL: none) tells workers of instances the idle timeout in force;
+ * f says whether a parked worker's instance may still take a job. */
 struct longpoll *longpoll_new(struct event_base *base, struct batch *b, struct queue *q,
-			      const struct scaler *sc);
+			      const struct scaler *sc, struct fleet *f);
 void longpoll_free(struct longpoll *lp);
 /* Leases at once, or parks req for r->wait_ms if nothing fits; the reply
  * is req's. */
