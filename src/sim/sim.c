@@ -17,6 +17,11 @@
 #include "policy/plan.h"
 #include "common/rng.h"
 
+/* The KEDA baseline's history of recommendations is cut to its last
+ * KEDA_HIST_KEEP when it passes KEDA_HIST_MAX. */
+#define KEDA_HIST_MAX 4096
+#define KEDA_HIST_KEEP 2048
+
 enum ev_kind { EV_READY, EV_FINISH, EV_RECLAIM };
 
 struct event {
@@ -101,6 +106,7 @@ struct sim {
 	double util_busy_ms, util_alive_ms; /* integrated over the window */
 	int64_t util_since;
 	int64_t next_sample;
+	size_t cap_samples; /* room in r->samples */
 	int nomem; /* an allocation failed: the replay stops, sim_run fails */
 	/* The last job end, or the last moment with no work outstanding; the
 	 * replay stops when work has waited stall_ms past it (sim.h). */
@@ -265,10 +271,16 @@ static void advance(struct sim *s, int64_t to)
 static void sample(struct sim *s, int64_t to)
 {
 	while (s->o->sample_ms && s->next_sample <= to) {
-		struct sim_sample *x = grown(s, s->r->samples, s->r->nsamples + 1, sizeof *x);
-		if (!x)
-			return;
-		s->r->samples = x;
+		struct sim_sample *x;
+		/* Room doubles: a realloc per sample copied them all each
+		 * time, which the sanitizers' allocators do not avoid. */
+		if (s->r->nsamples == s->cap_samples) {
+			size_t cap = s->cap_samples ? s->cap_samples * 2 : 64;
+			if (!(x = grown(s, s->r->samples, cap, sizeof *x)))
+				return;
+			s->r->samples = x;
+			s->cap_samples = cap;
+		}
 		x = &s->r->samples[s->r->nsamples++];
 		memset(x, 0, sizeof *x);
 		x->t_ms = s->next_sample;
@@ -684,26 +696,28 @@ static void util_policy(struct sim *s)
 static void keda_policy(struct sim *s)
 {
 	int64_t metric = s->queued + s->busy, desired = (int64_t)ceil((double)metric / s->p->target), keep = desired;
-	int64_t *at, *n;
 
 	if (metric > 0)
 		s->keda_last_active = s->now;
-	/* The HPA keeps the largest recommendation of its stabilisation window. */
-	if (!(at = grown(s, s->keda_hist_at, s->keda_nhist + 1, sizeof *at)))
+	/* The HPA keeps the largest recommendation of its stabilisation
+	 * window. The history never holds more than KEDA_HIST_MAX + 1
+	 * entries (cut to its last KEDA_HIST_KEEP past that), so it gets that
+	 * room once: a realloc at every poll copied it at every poll. */
+	if (!s->keda_hist_at)
+		s->keda_hist_at = grown(s, NULL, KEDA_HIST_MAX + 1, sizeof *s->keda_hist_at);
+	if (!s->keda_hist_n)
+		s->keda_hist_n = grown(s, NULL, KEDA_HIST_MAX + 1, sizeof *s->keda_hist_n);
+	if (!s->keda_hist_at || !s->keda_hist_n)
 		return;
-	s->keda_hist_at = at;
-	if (!(n = grown(s, s->keda_hist_n, s->keda_nhist + 1, sizeof *n)))
-		return;
-	s->keda_hist_n = n;
 	s->keda_hist_at[s->keda_nhist] = s->now;
 	s->keda_hist_n[s->keda_nhist++] = desired;
 	for (size_t h = s->keda_nhist; h-- > 0 && s->now - s->keda_hist_at[h] <= s->p->stabilize_ms;)
 		keep = s->keda_hist_n[h] > keep ? s->keda_hist_n[h] : keep;
-	if (s->keda_nhist > 4096) {
-		size_t drop = s->keda_nhist - 2048;
-		memmove(s->keda_hist_at, s->keda_hist_at + drop, 2048 * sizeof *s->keda_hist_at);
-		memmove(s->keda_hist_n, s->keda_hist_n + drop, 2048 * sizeof *s->keda_hist_n);
-		s->keda_nhist = 2048;
+	if (s->keda_nhist > KEDA_HIST_MAX) {
+		size_t drop = s->keda_nhist - KEDA_HIST_KEEP;
+		memmove(s->keda_hist_at, s->keda_hist_at + drop, KEDA_HIST_KEEP * sizeof *s->keda_hist_at);
+		memmove(s->keda_hist_n, s->keda_hist_n + drop, KEDA_HIST_KEEP * sizeof *s->keda_hist_n);
+		s->keda_nhist = KEDA_HIST_KEEP;
 	}
 	if (desired > s->live) {
 		scale_to(s, desired, 1);
