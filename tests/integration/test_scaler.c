@@ -406,6 +406,11 @@ static void test_burst_gap_burst_reuses_instances(void **state)
 		 "%d instances still up 6 minutes (test clock) after the second burst, idle_timeout 5m",
 		 harness_live_instances(s, NULL));
 	assert_int(count_decisions(s, "terminate", "idle"), first);
+	/* The local provider has their GPU indices back only once their
+	 * workers have exited; a burst before that would see launches
+	 * refused for capacity, and every retry counted as one more launch. */
+	WAIT_FOR(s, 10000, count_workers(s, s->pid) == 0, "%d workers still run 10 s after their instances were released",
+		 count_workers(s, s->pid));
 	for (int k = 0; k < 3; k++)
 		submit(s, "sleep 1", 1);
 	WAIT_FOR(s, 20000, harness_stat(s, "states.succeeded") == 9, "third burst: %lld of 9 jobs succeeded after 20 s",
