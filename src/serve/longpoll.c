@@ -26,6 +26,10 @@ struct longpoll {
 	struct fleet *fleet;
 	struct waiter *head, *tail; /* oldest first */
 	int n;
+	/* serve stops: a request is answered at once, with no job. One
+	 * parked now would still be suspended when the HTTP daemon stops,
+	 * which aborts on it. */
+	int stopping;
 };
 
 static void reply_job(struct waiter *w, const struct job *job)
@@ -103,13 +107,13 @@ void longpoll_lease(struct longpoll *lp, struct request *req, const struct lease
 	w->req = req;
 	w->r = *r;
 	request_set_data(req, w);
-	if (r->may_lease)
+	if (r->may_lease && !lp->stopping)
 		rc = try_lease(w, &job, &err);
 	if (rc < 0) {
 		request_reply(req, err.status, error_to_json(&err));
 		return;
 	}
-	if (rc == 1 || r->wait_ms <= 0) {
+	if (rc == 1 || r->wait_ms <= 0 || lp->stopping) {
 		reply_job(w, rc == 1 ? &job : NULL);
 		if (rc == 1)
 			job_free(&job);
@@ -203,6 +207,7 @@ void longpoll_done(struct longpoll *lp, struct request *req, int sent)
 
 void longpoll_release_all(struct longpoll *lp)
 {
+	lp->stopping = 1;
 	while (lp->head) {
 		struct waiter *w = lp->head;
 		unpark(w);

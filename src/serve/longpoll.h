@@ -36,7 +36,8 @@ void longpoll_lease(struct longpoll *lp, struct request *req, const struct lease
 /* The request is gone (httpd's done): unparks it, and takes back a lease
  * its reply did not deliver. */
 void longpoll_done(struct longpoll *lp, struct request *req, int sent);
-/* Answers every parked request with no job (at shutdown). */
+/* Answers every parked request with no job, and every later one at once
+ * (at shutdown). */
 void longpoll_release_all(struct longpoll *lp);
 /* Lease requests waiting now. */
 int longpoll_waiting(const struct longpoll *lp);
