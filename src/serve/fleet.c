@@ -96,6 +96,18 @@ int fleet_worker_asks(struct fleet *f, int64_t id, struct ebb_error *err)
 	return inst.state != INST_DRAINING && inst.state != INST_TERMINATED;
 }
 
+int fleet_may_lease(struct fleet *f, int64_t id)
+{
+	struct instance inst;
+	int rc;
+
+	if (!id || (rc = store_instance_get(f->store, id, &inst)) == STORE_NOT_FOUND)
+		return 1;
+	if (rc != 0)
+		return -1;
+	return inst.state != INST_DRAINING && inst.state != INST_TERMINATED;
+}
+
 int fleet_drain(struct fleet *f, int64_t id, const char *reason, struct instance *out,
 		struct ebb_error *err)
 {

@@ -33,6 +33,10 @@ int fleet_register(struct fleet *f, int64_t id, struct instance *out, struct ebb
  * may take one, 0 when its instance drains or is gone, -1 on a store
  * error (in err). Instance 0 (a worker ebb did not launch) may. */
 int fleet_worker_asks(struct fleet *f, int64_t id, struct ebb_error *err);
+/* May the worker on instance id still take a job (it asked before, and
+ * waits)? 1, 0 when its instance drains or is gone, -1 on a store error
+ * (store_error()). Instance 0 may. */
+int fleet_may_lease(struct fleet *f, int64_t id);
 int fleet_drain(struct fleet *f, int64_t id, const char *reason, struct instance *out,
 		struct ebb_error *err);
 /* The queue's subscriber (arg: the fleet). */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "common/log.h"
+#include "common/timer.h"
 #include "serve/scaler.h"
 
 struct waiter {
@@ -23,8 +24,13 @@ struct longpoll {
 	struct batch *batch;
 	struct queue *queue;
 	const struct scaler *scaler;
+	struct fleet *fleet;
 	struct waiter *head, *tail; /* oldest first */
 	int n;
+	/* serve stops: a request is answered at once, with no job. One
+	 * parked now would still be suspended when the HTTP daemon stops,
+	 * which aborts on it. */
+	int stopping;
 };
 
 static void reply_job(struct waiter *w, const struct job *job)
@@ -87,7 +93,6 @@ static int try_lease(struct waiter *w, struct job *job, struct ebb_error *err)
 void longpoll_lease(struct longpoll *lp, struct request *req, const struct lease_request *r)
 {
 	struct waiter *w = calloc(1, sizeof *w);
-	struct timeval tv = {.tv_sec = r->wait_ms / 1000, .tv_usec = (r->wait_ms % 1000) * 1000};
 	struct ebb_error err;
 	struct job job;
 	int rc = 0;
@@ -102,13 +107,13 @@ void longpoll_lease(struct longpoll *lp, struct request *req, const struct lease
 	w->req = req;
 	w->r = *r;
 	request_set_data(req, w);
-	if (r->may_lease)
+	if (r->may_lease && !lp->stopping)
 		rc = try_lease(w, &job, &err);
 	if (rc < 0) {
 		request_reply(req, err.status, error_to_json(&err));
 		return;
 	}
-	if (rc == 1 || r->wait_ms <= 0) {
+	if (rc == 1 || r->wait_ms <= 0 || lp->stopping) {
 		reply_job(w, rc == 1 ? &job : NULL);
 		if (rc == 1)
 			job_free(&job);
@@ -124,7 +129,7 @@ void longpoll_lease(struct longpoll *lp, struct request *req, const struct lease
 	w->parked = 1;
 	lp->n++;
 	w->timer = evtimer_new(lp->base, on_timeout, w);
-	evtimer_add(w->timer, &tv);
+	timer_add_ms(w->timer, r->wait_ms);
 }
 
 /* The batch's precommit subscriber: offers the queued jobs to the parked
@@ -153,6 +158,15 @@ static int dispatch(void *arg)
 			}
 			if (store_count_in_state(q->store, JOB_QUEUED) == 0)
 				break;
+			/* Its instance may have been drained or terminated
+			 * since it asked: a job leased to a worker that is
+			 * going away would wait out its lease for nothing. */
+			if ((rc = fleet_may_lease(lp->fleet, w->r.instance)) < 0)
+				return -1;
+			if (!rc) {
+				w->r.may_lease = 0;
+				continue;
+			}
 			if (batch_begin(lp->batch) != 0)
 				return -1;
 			rc = try_lease(w, &job, &err);
@@ -193,6 +207,7 @@ void longpoll_done(struct longpoll *lp, struct request *req, int sent)
 
 void longpoll_release_all(struct longpoll *lp)
 {
+	lp->stopping = 1;
 	while (lp->head) {
 		struct waiter *w = lp->head;
 		unpark(w);
@@ -203,7 +218,7 @@ void longpoll_release_all(struct longpoll *lp)
 int longpoll_waiting(const struct longpoll *lp) { return lp->n; }
 
 struct longpoll *longpoll_new(struct event_base *base, struct batch *b, struct queue *q,
-			      const struct scaler *sc)
+			      const struct scaler *sc, struct fleet *f)
 {
 	struct longpoll *lp = calloc(1, sizeof *lp);
 
@@ -213,6 +228,7 @@ struct longpoll *longpoll_new(struct event_base *base, struct batch *b, struct q
 	lp->batch = b;
 	lp->queue = q;
 	lp->scaler = sc;
+	lp->fleet = f;
 	batch_on_precommit(b, dispatch, lp);
 	return lp;
 }

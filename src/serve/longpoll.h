@@ -8,6 +8,7 @@
 #include <event2/event.h>
 
 #include "serve/batch.h"
+#include "serve/fleet.h"
 #include "serve/httpd.h"
 #include "serve/queue.h"
 
@@ -24,9 +25,10 @@ struct lease_request {
 	int may_lease;   /* 0: its instance drains: it waits, but gets no job */
 };
 
-/* sc (NULL: none) tells workers of instances the idle timeout in force. */
+/* sc (NULL: none) tells workers of instances the idle timeout in force;
+ * f says whether a parked worker's instance may still take a job. */
 struct longpoll *longpoll_new(struct event_base *base, struct batch *b, struct queue *q,
-			      const struct scaler *sc);
+			      const struct scaler *sc, struct fleet *f);
 void longpoll_free(struct longpoll *lp);
 /* Leases at once, or parks req for r->wait_ms if nothing fits; the reply
  * is req's. */
@@ -34,7 +36,8 @@ void longpoll_lease(struct longpoll *lp, struct request *req, const struct lease
 /* The request is gone (httpd's done): unparks it, and takes back a lease
  * its reply did not deliver. */
 void longpoll_done(struct longpoll *lp, struct request *req, int sent);
-/* Answers every parked request with no job (at shutdown). */
+/* Answers every parked request with no job, and every later one at once
+ * (at shutdown). */
 void longpoll_release_all(struct longpoll *lp);
 /* Lease requests waiting now. */
 int longpoll_waiting(const struct longpoll *lp);

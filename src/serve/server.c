@@ -221,7 +221,7 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 	batch_set_httpd(s->batch, s->httpd);
 	if (start_scaler(s, err, errsize) != 0)
 		return -1;
-	if (!(s->longpoll = longpoll_new(s->base, s->batch, &s->queue, s->scaler)))
+	if (!(s->longpoll = longpoll_new(s->base, s->batch, &s->queue, s->scaler, &s->fleet)))
 		goto nomem;
 	s->api = (struct api){
 		.cfg = cfg, .clock = &s->clock, .test_clock = o->test_clock, .started_ms = clock_now(&s->clock),

@@ -12,6 +12,11 @@
 
 #include "sim/engine.h"
 
+/* The KEDA baseline's history of recommendations is cut to its last
+ * KEDA_HIST_KEEP when it passes KEDA_HIST_MAX. */
+#define KEDA_HIST_MAX 4096
+#define KEDA_HIST_KEEP 2048
+
 void baseline_start(struct sim *s)
 {
 	const struct policy *p = s->p;
@@ -100,26 +105,28 @@ void util_policy(struct sim *s)
 void keda_policy(struct sim *s)
 {
 	int64_t metric = s->queued + s->busy, desired = (int64_t)ceil((double)metric / s->p->target), keep = desired;
-	int64_t *at, *n;
 
 	if (metric > 0)
 		s->keda.last_active = s->now;
-	/* The HPA keeps the largest recommendation of its stabilisation window. */
-	if (!(at = sim_grown(s, s->keda.hist_at, s->keda.nhist + 1, sizeof *at)))
+	/* The HPA keeps the largest recommendation of its stabilisation
+	 * window. The history never holds more than KEDA_HIST_MAX + 1
+	 * entries (cut to its last KEDA_HIST_KEEP past that), so it gets that
+	 * room once: a realloc at every poll copied it at every poll. */
+	if (!s->keda.hist_at)
+		s->keda.hist_at = sim_grown(s, NULL, KEDA_HIST_MAX + 1, sizeof *s->keda.hist_at);
+	if (!s->keda.hist_n)
+		s->keda.hist_n = sim_grown(s, NULL, KEDA_HIST_MAX + 1, sizeof *s->keda.hist_n);
+	if (!s->keda.hist_at || !s->keda.hist_n)
 		return;
-	s->keda.hist_at = at;
-	if (!(n = sim_grown(s, s->keda.hist_n, s->keda.nhist + 1, sizeof *n)))
-		return;
-	s->keda.hist_n = n;
 	s->keda.hist_at[s->keda.nhist] = s->now;
 	s->keda.hist_n[s->keda.nhist++] = desired;
 	for (size_t h = s->keda.nhist; h-- > 0 && s->now - s->keda.hist_at[h] <= s->p->stabilize_ms;)
 		keep = s->keda.hist_n[h] > keep ? s->keda.hist_n[h] : keep;
-	if (s->keda.nhist > 4096) {
-		size_t drop = s->keda.nhist - 2048;
-		memmove(s->keda.hist_at, s->keda.hist_at + drop, 2048 * sizeof *s->keda.hist_at);
-		memmove(s->keda.hist_n, s->keda.hist_n + drop, 2048 * sizeof *s->keda.hist_n);
-		s->keda.nhist = 2048;
+	if (s->keda.nhist > KEDA_HIST_MAX) {
+		size_t drop = s->keda.nhist - KEDA_HIST_KEEP;
+		memmove(s->keda.hist_at, s->keda.hist_at + drop, KEDA_HIST_KEEP * sizeof *s->keda.hist_at);
+		memmove(s->keda.hist_n, s->keda.hist_n + drop, KEDA_HIST_KEEP * sizeof *s->keda.hist_n);
+		s->keda.nhist = KEDA_HIST_KEEP;
 	}
 	if (desired > s->live) {
 		scale_to(s, desired, 1);

@@ -166,10 +166,16 @@ static void advance(struct sim *s, int64_t to)
 static void sample(struct sim *s, int64_t to)
 {
 	while (s->o->sample_ms && s->next_sample <= to) {
-		struct sim_sample *x = sim_grown(s, s->r->samples, s->r->nsamples + 1, sizeof *x);
-		if (!x)
-			return;
-		s->r->samples = x;
+		struct sim_sample *x;
+		/* Room doubles: a realloc per sample copied them all each
+		 * time, which the sanitizers' allocators do not avoid. */
+		if (s->r->nsamples == s->cap_samples) {
+			size_t cap = s->cap_samples ? s->cap_samples * 2 : 64;
+			if (!(x = sim_grown(s, s->r->samples, cap, sizeof *x)))
+				return;
+			s->r->samples = x;
+			s->cap_samples = cap;
+		}
 		x = &s->r->samples[s->r->nsamples++];
 		memset(x, 0, sizeof *x);
 		x->t_ms = s->next_sample;

@@ -108,6 +108,7 @@ struct sim {
 	double util_busy_ms, util_alive_ms; /* integrated since util_since, for util */
 	int64_t util_since;
 	int64_t next_sample;
+	size_t cap_samples; /* room in r->samples */
 	int nomem; /* an allocation failed: the replay stops, sim_run fails */
 	/* The last job end, or the last moment with no work outstanding; the
 	 * replay stops when work has waited stall_ms past it (sim.h). */

@@ -288,6 +288,41 @@ static void test_busy_instance_drained_never_terminated(void **state)
 		 worker);
 }
 
+/* The worker of an idle instance waits in a long-poll; the instance is
+ * drained: the job submitted next is not leased to it, whose instance is
+ * going away (docs/API.md: while the instance drains, its lease requests
+ * get no job), but to another. The drain and the submit are two calls in
+ * a row, so the worker is still parked when the job arrives. The job runs
+ * until the test lets it end, so that its lease is there to be read. */
+static void test_drained_instance_waiting_worker_gets_no_job(void **state)
+{
+	const char *exits = exits_file();
+	struct harness_server *s = serve(exits, "max_instances = 2\nidle_timeout = 60s\n", 0);
+	int64_t drained = 0, id;
+	char go[4200];
+	json_t *j;
+
+	(void)state;
+	snprintf(go, sizeof go, "%s/go", harness_tmpdir());
+	submit(s, "true", 1);
+	WAIT_FOR(s, 20000, harness_stat(s, "states.succeeded") == 1, "the first job is not done after 20 s");
+	WAIT_FOR(s, 5000, idle_instances(s) == 1, "no idle instance after the first job");
+	assert_int(harness_live_instances(s, &drained), 1);
+	harness_wait_waiting(s, 1);
+	json_decref(harness_call_ok(s, "POST", harness_fmt("/v1/fleet/%lld/drain", (long long)drained), NULL, 200));
+	id = submit(s, harness_fmt("until [ -e %s ]; do sleep 0.05; done", go), 1);
+	WAIT_FOR(s, 20000, harness_job_is(s, id, "leased"), "job %lld is not leased 20 s after instance %lld was drained",
+		 (long long)id, (long long)drained);
+	j = harness_get_job(s, id);
+	if (JINT(j, "lease.instance") == drained)
+		harness_fail_with_log(s, "job %lld was leased to instance %lld, drained before it was submitted",
+				      (long long)id, (long long)drained);
+	json_decref(j);
+	harness_write_file(go, "");
+	WAIT_FOR(s, 20000, harness_job_is(s, id, "succeeded"), "job %lld is not done 20 s after it was let go",
+		 (long long)id);
+}
+
 /* serve killed with -9 while its workers idle: each exits by itself within
  * orphan_timeout (plus its retry backoff) and runs on_exit, "orphaned". */
 static void test_orphaned_workers_exit(void **state)
@@ -371,6 +406,11 @@ static void test_burst_gap_burst_reuses_instances(void **state)
 		 "%d instances still up 6 minutes (test clock) after the second burst, idle_timeout 5m",
 		 harness_live_instances(s, NULL));
 	assert_int(count_decisions(s, "terminate", "idle"), first);
+	/* The local provider has their GPU indices back only once their
+	 * workers have exited; a burst before that would see launches
+	 * refused for capacity, and every retry counted as one more launch. */
+	WAIT_FOR(s, 10000, count_workers(s, s->pid) == 0, "%d workers still run 10 s after their instances were released",
+		 count_workers(s, s->pid));
 	for (int k = 0; k < 3; k++)
 		submit(s, "sleep 1", 1);
 	WAIT_FOR(s, 20000, harness_stat(s, "states.succeeded") == 9, "third burst: %lld of 9 jobs succeeded after 20 s",
@@ -619,6 +659,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_scale_up_within_max_and_back_to_zero, harness_cleanup),
 		cmocka_unit_test_teardown(test_busy_instance_drained_never_terminated, harness_cleanup),
+		cmocka_unit_test_teardown(test_drained_instance_waiting_worker_gets_no_job, harness_cleanup),
 		cmocka_unit_test_teardown(test_orphaned_workers_exit, harness_cleanup),
 		cmocka_unit_test_teardown(test_burst_gap_burst_reuses_instances, harness_cleanup),
 		cmocka_unit_test_teardown(test_warm_pool_floor_by_the_hour, harness_cleanup),
