@@ -22,9 +22,10 @@ log=$(mktemp "${TMPDIR:-/tmp}/ebb-busy.XXXXXX") || exit 1
 pids=""
 run=""
 stop() {
-	# The run is in a session of its own (below): this reaches every
+	# The run is in a session of its own (below): pkill -s reaches every
 	# process of it, timeout's process groups and the servers included.
-	[ -z "$run" ] || pkill -TERM -s "$run" 2>/dev/null
+	# Without procps, its process group at least.
+	[ -z "$run" ] || pkill -TERM -s "$run" 2>/dev/null || kill -TERM "-$run" 2>/dev/null
 	run=""
 	# shellcheck disable=SC2086
 	[ -z "$pids" ] || kill $pids 2>/dev/null
