@@ -239,12 +239,14 @@ nomem:
 	return -1;
 }
 
+/* In the reverse order of start(): the HTTP server first, whose last
+ * connections end through longpoll_done(), the batch and the store. */
 static void stop(struct server *s)
 {
-	scaler_free(s->scaler);
-	provider_close(s->provider);
-	longpoll_free(s->longpoll);
 	httpd_stop(s->httpd);
+	longpoll_free(s->longpoll);
+	provider_close(s->provider);
+	scaler_free(s->scaler);
 	for (int i = 0; i < 2; i++) {
 		if (s->signals[i])
 			event_free(s->signals[i]);
