@@ -68,7 +68,9 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libebb.a | $(BUILD)/bench
 $(BUILD)/tests $(BUILD)/bench:
 	mkdir -p $@
 
-test: $(BUILD)/ebb $(UNIT) $(INTEG)
+# The benchmarks are built with the tests, so that a change cannot break
+# them unseen; make bench runs them.
+test: $(BUILD)/ebb $(UNIT) $(INTEG) $(BENCH)
 	EBB_BIN=$(abspath $(BUILD)/ebb) EBB_SRC=$(CURDIR) ./tests/run.sh $(UNIT) $(INTEG)
 
 bench: $(BUILD)/ebb $(BENCH)

@@ -192,10 +192,12 @@ static int run_store(int per_cycle, double secs, struct result *r)
 	snprintf(dir, sizeof dir, "%s/ebb-bench.XXXXXX", tmp);
 	if (!mkdtemp(dir))
 		return -1;
-	config_defaults(&cfg);
+	config_defaults(&cfg, NULL);
+	free(cfg.data_dir);
+	cfg.data_dir = strdup(dir);
 	log_set_level(LOG_WARN);
 	clock_init_real(&clk);
-	if (!(st = store_sqlite_open(dir, errbuf, sizeof errbuf))) {
+	if (!(st = store_open(&cfg, errbuf, sizeof errbuf))) {
 		fprintf(stderr, "cycle: %s\n", errbuf);
 		return -1;
 	}
@@ -218,7 +220,7 @@ static int run_store(int per_cycle, double secs, struct result *r)
 		job_free(&job);
 		if (!per_cycle)
 			rc = rc || store_commit(st) || store_begin(st);
-		rc = rc || queue_lease(&q, &offer, "w1", 600000, &job, &err) != 1;
+		rc = rc || queue_lease(&q, &offer, "w1", 0, 600000, &job, &err) != 1;
 		if (!per_cycle)
 			rc = rc || store_commit(st) || store_begin(st);
 		if (rc == 0) {

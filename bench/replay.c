@@ -134,7 +134,7 @@ int main(void)
 		for (int k = 0; k < 2; k++) {
 			struct policy p;
 			struct sim_result res;
-			if (policy_parse(specs[k], conf_path, &p, err, sizeof err) != 0) {
+			if (policy_parse(specs[k], conf_path, NULL, &p, err, sizeof err) != 0) {
 				fprintf(stderr, "\nreplay: %s\n", err);
 				remove_tree(dir);
 				return 1;
