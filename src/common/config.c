@@ -159,6 +159,8 @@ static const struct conf_key scaler_keys[] = {
 	 .fmin = 0.01, .fmax = 1},
 	{"spot", CONF_BOOL, CFG(use_spot), 0, 1, "on", NULL,
 	 "Launch on the spot market where an offer has a spot price and it is cheaper per item."},
+	{"capacity_rest", CONF_DURATION, CFG(capacity_rest_ms), 0, DAY_MS, "3m", NULL,
+	 "An offer's market whose launch found no capacity is not launched on for this long (as Karpenter caches insufficient capacity)."},
 	{"checkpoint_every", CONF_DURATION, CFG(checkpoint_every_ms), 1000, 30 * DAY_MS, "10m", NULL,
 	 "Checkpoint interval assumed when pricing reclaims: a reclaim loses half of it, or half a job if shorter."},
 	{0},
@@ -188,8 +190,8 @@ static const struct conf_key lane_keys[] = {
 
 #define OFFER(field) offsetof(struct offer_conf, field)
 static const struct conf_key offer_keys[] = {
-	{"provider", CONF_STRING, OFFER(provider), 0, CONF_NAME_MAX, "", NULL,
-	 "The provider that launches it; empty: [provider] kind."},
+	{"command", CONF_STRING, OFFER(command), 0, 4095, "", NULL,
+	 "With [provider] kind = exec: the program that launches this offer's instances; empty: [exec] command."},
 	{"gpu", CONF_STRING, OFFER(gpu), 0, CONF_NAME_MAX, "", NULL, "GPU model, for people (e.g. A10G)."},
 	{"gpus", CONF_INT, OFFER(gpus), 1, 64, "1", NULL, "GPUs of one instance."},
 	{"vram_gb", CONF_INT, OFFER(vram_gb), 0, 4096, "24", NULL, "Memory of each GPU, GB."},
@@ -714,6 +716,18 @@ int config_lane_rank(const struct config *cfg, const char *lane)
 			return i;
 	}
 	return -1;
+}
+
+json_t *config_offer_json(const struct config *cfg, const char *name)
+{
+	for (size_t i = 0; i < cfg->noffers; i++) {
+		if (strcmp(cfg->offers[i].name, name) == 0) {
+			json_t *o = conftab_json(offer_keys, &cfg->offers[i]);
+			json_object_set_new(o, "name", json_string(name));
+			return o;
+		}
+	}
+	return NULL;
 }
 
 const struct type_conf *config_type(const struct config *cfg, const char *type)

@@ -33,7 +33,7 @@ enum billing { BILL_PER_SECOND, BILL_PER_MINUTE, BILL_PER_HOUR };
 
 struct offer_conf {
 	char *name;
-	char *provider;
+	char *command; /* the exec provider's program for it; "": [exec] command */
 	char *gpu;
 	int64_t gpus;
 	int64_t vram_gb;
@@ -116,6 +116,7 @@ struct config {
 	double max_share_per_offer;
 	int64_t use_spot;
 	int64_t checkpoint_every_ms;
+	int64_t capacity_rest_ms;
 	/* [provider] */
 	char *provider_kind; /* "none" or a provider kind's name */
 	int64_t orphan_timeout_ms;
@@ -176,6 +177,9 @@ void config_write(const struct config *cfg, FILE *out);
 
 int config_lane_rank(const struct config *cfg, const char *lane); /* -1: unknown */
 const struct type_conf *config_type(const struct config *cfg, const char *type);
+/* The [offer.NAME] section as a JSON object (conftab_json), its name
+ * included; NULL when there is no such offer. */
+json_t *config_offer_json(const struct config *cfg, const char *name);
 /* The lane's wait target: its [lane.NAME] section or the default (for
  * lane NULL, the default). */
 int64_t config_wait_target_ms(const struct config *cfg, const char *lane);

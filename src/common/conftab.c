@@ -261,6 +261,43 @@ void conftab_write_example(FILE *out, const struct conf_key *keys, int commented
 	}
 }
 
+json_t *conftab_json(const struct conf_key *keys, const void *base)
+{
+	json_t *o = json_object();
+	char name[128];
+
+	for (const struct conf_key *k = keys; k->name; k++) {
+		const char *p = (const char *)base + k->offset;
+		int64_t v = *(const int64_t *)p;
+		json_t *value;
+
+		if (k->secret)
+			continue;
+		snprintf(name, sizeof name, "%s%s", k->name, k->type == CONF_DURATION ? "_s" : "");
+		switch (k->type) {
+		case CONF_STRING:
+			value = json_string(*(char *const *)p ? *(char *const *)p : "");
+			break;
+		case CONF_DOUBLE:
+			value = k->optional && *(const double *)p == CONF_ABSENT ? json_null() : json_real(*(const double *)p);
+			break;
+		case CONF_BOOL:
+			value = json_boolean(v);
+			break;
+		case CONF_DURATION:
+			value = k->auto_ok && v == CONF_AUTO ? json_string("auto") : json_real((double)v / 1000.0);
+			break;
+		case CONF_ENUM:
+			value = json_string(k->choices[v]);
+			break;
+		default:
+			value = json_integer(v);
+		}
+		json_object_set_new(o, name, value);
+	}
+	return o;
+}
+
 void conftab_write_values(FILE *out, const struct conf_key *keys, const void *base)
 {
 	char value[1024];

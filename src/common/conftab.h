@@ -7,6 +7,7 @@
 #ifndef EBB_CONFTAB_H
 #define EBB_CONFTAB_H
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,6 +58,10 @@ void conftab_format(char *buf, size_t size, const struct conf_key *k, const void
 /* "# help", the bounds or choices, and "KEY = DEFAULT" (commented out
  * when commented), for each key: the example file's lines. */
 void conftab_write_example(FILE *out, const struct conf_key *keys, int commented);
+/* The values as a JSON object, for programs to read: a number, a string,
+ * true or false, null for an optional number left empty; a duration in
+ * seconds under KEY_s, a size in bytes. Secrets are left out. */
+json_t *conftab_json(const struct conf_key *keys, const void *base);
 /* "KEY = VALUE" for each key, secrets hidden: the values in force. */
 void conftab_write_values(FILE *out, const struct conf_key *keys, const void *base);
 

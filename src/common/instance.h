@@ -28,7 +28,7 @@ struct instance {
 	int gpus;
 	int vram_gb;
 	char gpu_ids[128];     /* what CUDA_VISIBLE_DEVICES says on it */
-	char provider_ref[64]; /* the provider's own name for it (local: the pid) */
+	char provider_ref[256]; /* the provider's own name for it (local: "pid:N") */
 	int64_t launched_ms;
 	int64_t registered_ms;
 	int64_t idle_since_ms;
@@ -39,6 +39,10 @@ struct instance {
 	int64_t billed_ms; /* once terminated, under its offer's billing rule */
 	double cost;       /* USD, once terminated */
 	int64_t reclaim_at_ms; /* a reclaim notice is served from then on; 0: none */
+	/* Its worker's bearer token, minted at launch: valid for this
+	 * instance's calls while it lives. "" when the API is open. Never
+	 * shown. */
+	char token[65];
 };
 
 const char *instance_state_name(enum instance_state s);

@@ -21,7 +21,9 @@ struct offer {
 	enum billing billing;
 	int64_t billing_minimum_ms;
 	int max_instances;          /* 0: no limit of its own */
-	int spot_failing;           /* its last spot launches failed for capacity */
+	/* Not launched on for now: its last launch on the market found no
+	 * capacity, or the offer's launches fail and back off. */
+	int resting[MARKET_COUNT];
 	/* The local provider's simulated faults on spot: reclaims per hour,
 	 * and the share of launches refused for capacity. */
 	double fault_reclaim_rate, fault_launch_failure_rate;

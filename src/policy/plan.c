@@ -332,12 +332,14 @@ static int candidates(const struct planner *p, const struct plan_class *c, int s
 				if (!p->s->use_spot || exp(-o->reclaims_per_hour) < p->s->min_reliability)
 					continue;
 				spot_fits++;
-				if (o->spot_failing) {
+				if (o->resting[m]) {
 					spot_failing++;
 					continue;
 				}
 				if (!spot_ok)
 					continue;
+			} else if (o->resting[m]) {
+				continue;
 			}
 			out[n++] = (struct candidate){k, (enum market)m,
 						      cost_per_work_s(p, o, (enum market)m, run_ref_s, job_ref_s), 0};

@@ -76,6 +76,8 @@ struct plan_settings {
 	double max_share_per_offer; /* of the spot fleet */
 	int use_spot;
 	int64_t checkpoint_every_ms; /* assumed, to price the work a reclaim loses */
+	/* callers: a market whose launch found no capacity rests this long */
+	int64_t capacity_rest_ms;
 	/* callers: [queue] lanes in rank order with their wait targets; a
 	 * lane not among them waits the default one. */
 	struct plan_lane lanes[CONF_MAX_LANES];

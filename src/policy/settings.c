@@ -33,6 +33,7 @@ void plan_settings_from_config(const struct config *cfg, struct plan_settings *o
 	out->max_share_per_offer = cfg->max_share_per_offer;
 	out->use_spot = (int)cfg->use_spot;
 	out->checkpoint_every_ms = cfg->checkpoint_every_ms;
+	out->capacity_rest_ms = cfg->capacity_rest_ms;
 	for (int k = 0; k < cfg->nlanes; k++) {
 		snprintf(out->lanes[k].name, sizeof out->lanes[k].name, "%s", cfg->lane_names[k]);
 		out->lanes[k].wait_target_ms = config_wait_target_ms(cfg, cfg->lane_names[k]);

@@ -20,6 +20,21 @@
 
 #include "provider/provider.h"
 
+/* The `ebb worker` an instance runs: its arguments (argv[0] is "ebb";
+ * argv NULL-terminated, room for a kind's own after argc) and the token it
+ * authenticates with, which goes in its environment as EBB_TOKEN, never
+ * among its arguments. */
+struct worker_cmd {
+	const char *argv[32];
+	int argc;
+	const char *token; /* NULL when the API is open */
+	char id[32], gpus[16], vram[16], orphan[32], notice[1300];
+};
+
+/* The worker command of inst, as every kind starts it. */
+void provider_worker_cmd(const struct provider *p, const struct instance *inst, const char *token,
+			 struct worker_cmd *w);
+
 struct provider_kind {
 	/* Its name ([provider] kind) and its own section of keys. First: the
 	 * registry lists these. */
@@ -27,8 +42,10 @@ struct provider_kind {
 	/* Sets p->impl; -1 with the reason in err. */
 	int (*open)(struct provider *p, char *err, size_t errsize);
 	void (*close)(struct provider *p);
-	void (*launch)(struct provider *p, const struct instance *inst, launch_cb done, void *arg);
-	void (*terminate)(struct provider *p, const struct instance *inst, terminate_cb done, void *arg);
+	void (*launch)(struct provider *p, const struct instance *inst, const char *token, launch_cb done,
+		       void *arg);
+	void (*terminate)(struct provider *p, const struct instance *inst, const char *data, terminate_cb done,
+			  void *arg);
 	void (*list)(struct provider *p, list_cb done, void *arg);
 	int (*adopt)(struct provider *p, const struct instance *inst);
 	/* NULL: its reclaims are the cloud's, not simulated. */

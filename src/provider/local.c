@@ -87,6 +87,7 @@ struct call {
 	struct local *l;
 	enum call_kind kind;
 	struct instance inst; /* launch, terminate */
+	char token[128];      /* launch: its worker's; "" when the API is open */
 	union {
 		launch_cb launch;
 		terminate_cb terminate;
@@ -209,51 +210,42 @@ static int take_gpus(struct local *l, int want, struct local_child *c, char *ids
 }
 
 /* Forks `ebb worker` for inst with its GPUs: 0 and its pid, or -1. */
-static int spawn(struct local *l, const struct instance *inst, const char *gpu_ids, pid_t *pid,
-		 char *err, size_t errsize)
+static int spawn(struct local *l, const struct instance *inst, const char *token, const char *gpu_ids,
+		 pid_t *pid, char *err, size_t errsize)
 {
-	const struct provider_env *env = &l->p->env;
-	const struct config *cfg = env->cfg;
-	char id[32], gpus[16], vram[16], boot[32], orphan[32], notice[1200], every[32];
+	struct worker_cmd w;
+	char boot[32], every[32];
 	int64_t every_ms;
-	size_t n;
 
-	snprintf(id, sizeof id, "%lld", (long long)inst->id);
-	snprintf(gpus, sizeof gpus, "%d", inst->gpus);
-	snprintf(vram, sizeof vram, "%d", inst->vram_gb);
+	provider_worker_cmd(l->p, inst, token, &w);
+	/* A cold start stood in for, and a notice read often enough to act
+	 * well within a simulated reclaim's. */
 	snprintf(boot, sizeof boot, "%lldms", (long long)l->conf->boot_ms);
-	snprintf(orphan, sizeof orphan, "%lldms", (long long)cfg->orphan_timeout_ms);
-	/* The worker reads its reclaim notice from serve, as it would from a
-	 * cloud's metadata service, often enough to act well within it. */
-	n = strlen(env->server_url);
-	while (n > 0 && env->server_url[n - 1] == '/')
-		n--;
-	snprintf(notice, sizeof notice, "%.*s/v1/fleet/%lld/notice", (int)n, env->server_url, (long long)inst->id);
 	every_ms = l->conf->reclaim_notice_ms / 5;
 	every_ms = every_ms < 200 ? 200 : every_ms > 5000 ? 5000 : every_ms;
 	snprintf(every, sizeof every, "%lldms", (long long)every_ms);
+	w.argv[w.argc++] = "--boot-delay";
+	w.argv[w.argc++] = boot;
+	w.argv[w.argc++] = "--notice-interval";
+	w.argv[w.argc++] = every;
 	*pid = fork();
 	if (*pid < 0) {
 		snprintf(err, errsize, "fork: %s", strerror(errno));
 		return -1;
 	}
 	if (*pid == 0) {
-		char *argv[] = {"ebb", "worker", "--server", (char *)env->server_url, "--instance", id,
-				"--gpus", gpus, "--vram", vram, "--boot-delay", boot, "--orphan-timeout", orphan,
-				"--notice-url", notice, "--notice-interval", every,
-				cfg->on_exit[0] ? "--on-exit" : NULL, cfg->on_exit, NULL};
 		setenv("CUDA_VISIBLE_DEVICES", gpu_ids, 1);
-		if (env->worker_token)
-			setenv("EBB_TOKEN", env->worker_token, 1);
+		if (w.token)
+			setenv("EBB_TOKEN", w.token, 1);
 		/* The worker outlives a serve that dies: its own timeouts end it. */
 		signal(SIGPIPE, SIG_DFL);
-		execv("/proc/self/exe", argv);
+		execv("/proc/self/exe", (char *const *)w.argv);
 		_exit(127);
 	}
 	return 0;
 }
 
-static void do_launch(struct local *l, const struct instance *inst, struct launch_result *r)
+static void do_launch(struct local *l, const struct instance *inst, const char *token, struct launch_result *r)
 {
 	const struct provider_env *env = &l->p->env;
 	struct local_child c = {.instance = inst->id};
@@ -267,13 +259,14 @@ static void do_launch(struct local *l, const struct instance *inst, struct launc
 		reclaim_in_ms = local_fault_reclaim_in(l, o);
 	}
 	if (take_gpus(l, inst->gpus, &c, r->gpu_ids, sizeof r->gpu_ids) != 0) {
-		snprintf(r->error, sizeof r->error, "only %d GPU indices of [local] gpus = %s are free, %d wanted",
+		/* Workers that are leaving give theirs back in a moment. */
+		snprintf(r->error, sizeof r->error, "capacity: only %d GPU indices of [local] gpus = %.200s are free, %d wanted",
 			 c.ngpus, l->conf->gpus, inst->gpus);
-		r->no_capacity = 1;
+		r->passing = 1;
 		free_gpus(l, &c);
 		return;
 	}
-	if (spawn(l, inst, r->gpu_ids, &c.pid, r->error, sizeof r->error) != 0) {
+	if (spawn(l, inst, token, r->gpu_ids, &c.pid, r->error, sizeof r->error) != 0) {
 		free_gpus(l, &c);
 		return;
 	}
@@ -310,8 +303,8 @@ static int running(pid_t pid)
 
 static void do_list(struct local *l, list_cb done, void *arg)
 {
+	struct provider_item *items;
 	char (*refs)[32];
-	const char **names;
 	int n = 0;
 
 	/* Adopted workers are not our children: no SIGCHLD, so look. */
@@ -320,18 +313,18 @@ static void do_list(struct local *l, list_cb done, void *arg)
 			drop_child(l, k--);
 	}
 	refs = calloc((size_t)l->nchildren + 1, sizeof *refs);
-	names = calloc((size_t)l->nchildren + 1, sizeof *names);
-	if (!refs || !names) {
+	items = calloc((size_t)l->nchildren + 1, sizeof *items);
+	if (!refs || !items) {
 		done(arg, NULL, 0, "out of memory");
 	} else {
 		for (; n < l->nchildren; n++) {
 			snprintf(refs[n], sizeof refs[n], "pid:%d", (int)l->children[n].pid);
-			names[n] = refs[n];
+			items[n] = (struct provider_item){refs[n], l->children[n].instance, "", 0};
 		}
-		done(arg, names, n, NULL);
+		done(arg, items, n, NULL);
 	}
 	free(refs);
-	free(names);
+	free(items);
 }
 
 static void on_call(evutil_socket_t fd, short what, void *arg)
@@ -352,7 +345,7 @@ static void on_call(evutil_socket_t fd, short what, void *arg)
 	}
 	switch (c->kind) {
 	case CALL_LAUNCH:
-		do_launch(l, &c->inst, &r);
+		do_launch(l, &c->inst, c->token[0] ? c->token : NULL, &r);
 		c->done.launch(c->arg, c->inst.id, &r);
 		break;
 	case CALL_TERMINATE:
@@ -382,21 +375,25 @@ static struct call *new_call(enum call_kind kind, const struct instance *inst, v
 	return c;
 }
 
-static void local_launch(struct provider *p, const struct instance *inst, launch_cb done, void *arg)
+static void local_launch(struct provider *p, const struct instance *inst, const char *token, launch_cb done,
+			 void *arg)
 {
 	struct local *l = p->impl;
 	struct call *c = new_call(CALL_LAUNCH, inst, arg);
 
 	if (c) {
+		snprintf(c->token, sizeof c->token, "%s", token ? token : "");
 		c->done.launch = done;
 		start_call(l, c, l->conf->launch_latency_ms);
 	}
 }
 
-static void local_terminate(struct provider *p, const struct instance *inst, terminate_cb done, void *arg)
+static void local_terminate(struct provider *p, const struct instance *inst, const char *data, terminate_cb done,
+			    void *arg)
 {
 	struct call *c = new_call(CALL_TERMINATE, inst, arg);
 
+	(void)data; /* a local worker is found by its instance */
 	if (c) {
 		c->done.terminate = done;
 		start_call(p->impl, c, 0);

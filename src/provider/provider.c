@@ -10,8 +10,8 @@
 /* The registry: [provider] kind = NAME opens the kind of that name. Each
  * entry is a kind's share of the configuration, the first member of its
  * struct provider_kind, so the configuration reads the same list. */
-extern const struct provider_kind provider_local;
-const struct conf_plugin *const provider_plugins[] = {&provider_local.conf, NULL};
+extern const struct provider_kind provider_local, provider_exec;
+const struct conf_plugin *const provider_plugins[] = {&provider_local.conf, &provider_exec.conf, NULL};
 
 struct provider *provider_open(const struct provider_env *env, char *err, size_t errsize)
 {
@@ -50,14 +50,45 @@ void provider_close(struct provider *p)
 
 const char *provider_name(const struct provider *p) { return p->kind->conf.name; }
 
-void provider_launch(struct provider *p, const struct instance *inst, launch_cb done, void *arg)
+void provider_launch(struct provider *p, const struct instance *inst, const char *token, launch_cb done,
+		     void *arg)
 {
-	p->kind->launch(p, inst, done, arg);
+	p->kind->launch(p, inst, token, done, arg);
 }
 
-void provider_terminate(struct provider *p, const struct instance *inst, terminate_cb done, void *arg)
+void provider_terminate(struct provider *p, const struct instance *inst, const char *data, terminate_cb done,
+			void *arg)
 {
-	p->kind->terminate(p, inst, done, arg);
+	p->kind->terminate(p, inst, data, done, arg);
+}
+
+void provider_worker_cmd(const struct provider *p, const struct instance *inst, const char *token,
+			 struct worker_cmd *w)
+{
+	const char *url = p->env.server_url, *on_exit = p->env.cfg->on_exit;
+	size_t n = strlen(url);
+
+	memset(w, 0, sizeof *w);
+	/* The worker reads its reclaim notice from serve, as it would from a
+	 * cloud's metadata service. */
+	while (n > 0 && url[n - 1] == '/')
+		n--;
+	snprintf(w->notice, sizeof w->notice, "%.*s/v1/fleet/%lld/notice", (int)n, url, (long long)inst->id);
+	snprintf(w->id, sizeof w->id, "%lld", (long long)inst->id);
+	snprintf(w->gpus, sizeof w->gpus, "%d", inst->gpus);
+	snprintf(w->vram, sizeof w->vram, "%d", inst->vram_gb);
+	snprintf(w->orphan, sizeof w->orphan, "%lldms", (long long)p->env.cfg->orphan_timeout_ms);
+	w->token = token;
+	{
+		const char *args[] = {"ebb", "worker", "--server", url, "--instance", w->id, "--gpus", w->gpus,
+				      "--vram", w->vram, "--orphan-timeout", w->orphan, "--notice-url", w->notice};
+		for (size_t k = 0; k < sizeof args / sizeof *args; k++)
+			w->argv[w->argc++] = args[k];
+	}
+	if (on_exit[0]) {
+		w->argv[w->argc++] = "--on-exit";
+		w->argv[w->argc++] = on_exit;
+	}
 }
 
 void provider_list(struct provider *p, list_cb done, void *arg)

@@ -21,21 +21,34 @@
 
 struct provider;
 
+#define PROVIDER_DATA_MAX 4096
+
 /* What a launch came to. */
 struct launch_result {
 	int ok;
 	int no_capacity;       /* not ok for want of capacity: try another offer or market */
-	char ref[64];          /* ok: the provider's own name for it (local: "pid:N") */
+	int passing;           /* not ok for a shortage of its own that passes: try again, nothing rests */
+	char ref[256];         /* ok: the provider's own name for it (local: "pid:N") */
 	char gpu_ids[128];     /* ok: its GPUs as CUDA_VISIBLE_DEVICES names them */
+	/* ok: a JSON object the provider wants back at terminate; "" for none */
+	char data[PROVIDER_DATA_MAX + 1];
 	char error[300];       /* not ok: why */
+};
+
+/* An instance the provider has. */
+struct provider_item {
+	const char *ref;
+	int64_t instance; /* ebb's id, from its tag; 0: none */
+	const char *offer; /* an offer it was listed for ("" when it cannot say) */
+	int terminating;   /* on its way out: not a leak */
 };
 
 typedef void (*launch_cb)(void *arg, int64_t instance, const struct launch_result *r);
 /* ok 0: the instance may still run (and bill); error says why. */
 typedef void (*terminate_cb)(void *arg, int64_t instance, int ok, const char *error);
-/* refs: the instances the provider has, by provider_ref; error NULL when
- * the list is complete, or why it could not be made (refs then empty). */
-typedef void (*list_cb)(void *arg, const char *const *refs, int n, const char *error);
+/* items: every instance the provider has; error NULL when the list is
+ * complete, or why it could not be made (items then empty). */
+typedef void (*list_cb)(void *arg, const struct provider_item *items, int n, const char *error);
 
 /* What a provider needs from serve. */
 struct provider_env {
@@ -44,7 +57,6 @@ struct provider_env {
 	const struct offer *offers; /* the catalogue as configured */
 	int noffers;
 	const char *server_url;   /* where workers reach serve */
-	const char *worker_token; /* NULL when the API is open */
 	/* An instance may have gone by itself (a worker exited): the scaler
 	 * looks again. */
 	void (*changed)(void *arg);
@@ -59,9 +71,14 @@ struct provider *provider_open(const struct provider_env *env, char *err, size_t
 void provider_close(struct provider *p);
 const char *provider_name(const struct provider *p);
 
-/* Starts inst (id, offer, market, gpus, vram_gb set). */
-void provider_launch(struct provider *p, const struct instance *inst, launch_cb done, void *arg);
-void provider_terminate(struct provider *p, const struct instance *inst, terminate_cb done, void *arg);
+/* Starts inst (id, offer, market, gpus, vram_gb set), whose worker
+ * authenticates with token (NULL when the API is open). */
+void provider_launch(struct provider *p, const struct instance *inst, const char *token, launch_cb done,
+		     void *arg);
+/* Ends inst (its provider_ref may be empty: the provider never said it),
+ * with the data its launch gave (NULL: none). */
+void provider_terminate(struct provider *p, const struct instance *inst, const char *data, terminate_cb done,
+			void *arg);
 void provider_list(struct provider *p, list_cb done, void *arg);
 /* Takes charge again of an instance a previous serve started, if it
  * still runs (a restart must not lose a busy worker): 0 if adopted. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/secret.h"
 #include "serve/scaler.h"
 #include "store/store.h"
 #include "common/units.h"
@@ -53,6 +54,17 @@ int api_fail(struct api_call *c, const struct ebb_error *e)
 {
 	request_reply(c->req, e->status, error_to_json(e));
 	return -1;
+}
+
+int api_own_instance(struct api_call *c, int64_t instance, const char *what)
+{
+	struct ebb_error err;
+
+	if (!c->instance || instance == c->instance)
+		return 0;
+	error_set(&err, 403, "forbidden", NULL, "the token of instance %lld may not %s %lld", (long long)c->instance,
+		  what, (long long)instance);
+	return api_fail(c, &err);
 }
 
 int api_store_failed(struct api_call *c)
@@ -117,15 +129,26 @@ static int match(const char *pattern, const char *path, int64_t *id)
 	return *pattern == '\0' && *path == '\0';
 }
 
-/* Compares without an early exit, so timing does not reveal a prefix. */
-static int secret_equal(const char *a, const char *b)
+/* The worker token a launched instance got: worker calls only, for that
+ * instance only, while it lives. */
+static int instance_token(struct api_call *c, const struct route *r, const char *token, struct ebb_error *err)
 {
-	size_t na = strlen(a), nb = strlen(b);
-	unsigned char diff = na != nb;
+	struct instance inst;
+	int rc = strlen(token) == SECRET_TOKEN_LEN ? store_instance_by_token(c->api->store, token, &inst)
+						    : STORE_NOT_FOUND;
 
-	for (size_t i = 0; i < na && i < nb; i++)
-		diff |= (unsigned char)(a[i] ^ b[i]);
-	return diff == 0;
+	if (rc < 0)
+		return error_set(err, 500, "store", NULL, "store: %s", store_error(c->api->store));
+	if (rc == STORE_NOT_FOUND)
+		return error_set(err, 401, "unauthorized", NULL, "unknown token");
+	if (inst.state == INST_TERMINATED)
+		return error_set(err, 401, "unauthorized", NULL, "the token of instance %lld, which is terminated",
+				 (long long)inst.id);
+	if (!(r->roles & WORKER))
+		return error_set(err, 403, "forbidden", NULL, "the token of instance %lld (role worker) may not call %s %s",
+				 (long long)inst.id, r->method, r->pattern);
+	c->instance = inst.id;
+	return 0;
 }
 
 static int authenticate(struct api_call *c, const struct route *r, struct ebb_error *err)
@@ -143,7 +166,7 @@ static int authenticate(struct api_call *c, const struct route *r, struct ebb_er
 			c->token = &cfg->tokens[i];
 	}
 	if (!c->token)
-		return error_set(err, 401, "unauthorized", NULL, "unknown token");
+		return instance_token(c, r, auth + 7, err);
 	if (c->token->role != ROLE_ADMIN && !(r->roles & (1 << c->token->role)))
 		return error_set(err, 403, "forbidden", NULL, "token '%s' (role %s) may not call %s %s",
 				 c->token->name, c->token->role == ROLE_SUBMIT ? "submit" : "worker",

@@ -40,8 +40,11 @@ struct api {
 struct api_call {
 	struct api *api;
 	struct request *req;
-	/* The caller's token; NULL when no token is configured (open API). */
+	/* The caller's token; NULL when no token is configured (open API),
+	 * or when the caller is an instance's worker with its own token. */
 	const struct token_conf *token;
+	/* The instance whose own token the caller holds; 0 otherwise. */
+	int64_t instance;
 	/* Jobs the caller may see: its team, or NULL for all. */
 	const char *team;
 	int64_t id; /* the {id} of the path */
@@ -55,6 +58,10 @@ void api_handle(struct api *api, struct request *req);
 int api_fail(struct api_call *c, const struct ebb_error *e);
 /* Replies 500 with the store's last error and returns -1. */
 int api_store_failed(struct api_call *c);
+/* A caller with an instance's own token acts for that instance alone:
+ * 0 when instance is its own (or the caller holds no instance token),
+ * else replies 403 and returns -1. what names the call for the message. */
+int api_own_instance(struct api_call *c, int64_t instance, const char *what);
 /* Checks the body against fields; on error replies and returns -1. */
 int api_body(struct api_call *c, const struct field *fields);
 /* The fields of the endpoints that take none: any field is unknown. */

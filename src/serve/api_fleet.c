@@ -26,6 +26,8 @@ int api_register(struct api_call *c)
 		error_set(&err, 400, "missing_field", "instance", "instance: required, the instance id");
 		return api_fail(c, &err);
 	}
+	if (api_own_instance(c, json_get_int(c->body, "instance", 0), "register instance") != 0)
+		return -1;
 	if (fleet_register(a->fleet, json_get_int(c->body, "instance", 0), &inst, &err) != 0)
 		return api_fail(c, &err);
 	if (a->scaler && scaler_idle_timeout(a->scaler, &idle_ms, why, sizeof why) != 0)
@@ -149,6 +151,8 @@ int api_notice(struct api_call *c)
 	struct instance inst;
 	struct ebb_error err;
 
+	if (api_own_instance(c, c->id, "read the notice of instance") != 0)
+		return -1;
 	if (fleet_get(a->fleet, c->id, &inst, &err) != 0)
 		return api_fail(c, &err);
 	if (!inst.reclaim_at_ms) {

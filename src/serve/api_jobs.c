@@ -188,6 +188,12 @@ int api_get(struct api_call *c)
 
 	if (queue_get(c->api->queue, c->id, c->team, &job, &err) != 0)
 		return api_fail(c, &err);
+	if (c->instance && job.instance != c->instance) {
+		job_free(&job);
+		error_set(&err, 403, "forbidden", NULL, "the token of instance %lld reads only the jobs leased on it",
+			  (long long)c->instance);
+		return api_fail(c, &err);
+	}
 	request_reply_json(c->req, 200, job_json_text(&job));
 	job_free(&job);
 	return 0;

@@ -130,9 +130,9 @@ static const char *why_not(const struct config *cfg, const struct offer *o, enum
 			return "[scaler] spot = off";
 		if (exp(-o->reclaims_per_hour) < cfg->min_reliability)
 			return "reliability below [scaler] min_reliability";
-		if (o->spot_failing)
-			return "its last spot launch failed for capacity: resting";
 	}
+	if (o->resting[m])
+		return "resting: its last launch found no capacity, or its launches fail and back off";
 	return NULL;
 }
 
@@ -150,8 +150,8 @@ static json_t *market_json(const struct config *cfg, const struct offer *live, e
 		double hours = (double)x->alive_ms[m] / 3600000.0;
 		json_object_set_new(j, "hours_observed", json_real(hours));
 		json_object_set_new(j, "reclaims", json_integer(x->reclaims[m]));
-		json_object_set_new(j, "spot_failing", json_boolean(live->spot_failing));
 	}
+	json_object_set_new(j, "resting", json_boolean(live->resting[m]));
 	return j;
 }
 

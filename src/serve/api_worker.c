@@ -32,7 +32,10 @@ int api_lease(struct api_call *c)
 		return api_fail(c, &err);
 	}
 	snprintf(r.worker, sizeof r.worker, "%s", json_get_str(c->body, "worker", ""));
-	r.instance = json_get_int(c->body, "instance", 0);
+	/* An instance's own token leases for that instance, named or not. */
+	r.instance = json_get_int(c->body, "instance", c->instance);
+	if (api_own_instance(c, r.instance, "lease for instance") != 0)
+		return -1;
 	r.offer.gpus = (int)json_get_int(c->body, "gpus", 1);
 	r.offer.vram_gb = (int)json_get_int(c->body, "vram_gb", 0);
 	r.lease_ms = json_get_int(c->body, "lease_s", cfg->lease_timeout_ms / 1000) * 1000;
@@ -53,10 +56,13 @@ static const struct field token_only[] = {
 	{NULL, 0, 0, 0},
 };
 
-/* Reads the lease token every worker call must carry. */
+/* Reads the lease token every worker call must carry. A caller with an
+ * instance's own token reports only the jobs leased on that instance. */
 static int lease_token(struct api_call *c, const struct field *fields, int64_t *token)
 {
 	struct ebb_error err;
+	struct job job;
+	int64_t on;
 
 	if (api_body(c, fields) != 0)
 		return -1;
@@ -65,7 +71,13 @@ static int lease_token(struct api_call *c, const struct field *fields, int64_t *
 		error_set(&err, 400, "missing_field", "lease_token", "lease_token: required, from the lease");
 		return api_fail(c, &err);
 	}
-	return 0;
+	if (!c->instance)
+		return 0;
+	if (queue_get(c->api->queue, c->id, NULL, &job, &err) != 0)
+		return api_fail(c, &err);
+	on = job.instance;
+	job_free(&job);
+	return on == c->instance ? 0 : api_own_instance(c, on, "report a job leased on instance");
 }
 
 /* Replies with the job after a successful call, or with the error. */

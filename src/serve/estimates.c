@@ -10,11 +10,22 @@ struct pooled {
 };
 
 struct walk {
+	const struct plan_settings *s;
 	struct offer *out;
 	struct pooled *pooled;
 	int n;
 	int64_t now_ms;
 };
+
+/* A broken setup's wait: interval, doubling with each failure in a row. */
+static int64_t backoff_ms(const struct plan_settings *s, int64_t streak)
+{
+	int64_t ms = s->interval_ms;
+
+	for (int64_t k = 1; k < streak && ms < ESTIMATE_BACKOFF_MAX_MS; k++)
+		ms *= 2;
+	return ms < ESTIMATE_BACKOFF_MAX_MS ? ms : ESTIMATE_BACKOFF_MAX_MS;
+}
 
 static int apply_stat(void *arg, const struct offer_stat *st)
 {
@@ -32,17 +43,22 @@ static int apply_stat(void *arg, const struct offer_stat *st)
 	if (st->market == MARKET_SPOT) {
 		double hours = (double)st->alive_ms / 3600000.0;
 		o->reclaims_per_hour = ((double)st->reclaims + o->reclaims_per_hour) / (hours + 1.0);
-		o->spot_failing = st->launch_failures > 0 && st->last_failure_ms >= st->last_launch_ms &&
-				  w->now_ms - st->last_failure_ms < ESTIMATE_SPOT_REST_MS;
 	}
+	/* The failure of the last launch asked: a newer launch on the
+	 * market is under way or worked. */
+	if (st->capacity_failures > 0 && st->last_capacity_ms >= st->last_launch_ms &&
+	    w->now_ms - st->last_capacity_ms < w->s->capacity_rest_ms)
+		o->resting[st->market] = 1;
+	if (st->broken_streak > 0 && w->now_ms - st->last_broken_ms < backoff_ms(w->s, st->broken_streak))
+		o->resting[MARKET_ONDEMAND] = o->resting[MARKET_SPOT] = 1;
 	return 0;
 }
 
-int estimates_in_force(struct store *st, const struct offer *configured, int n, int64_t now_ms,
-		       struct offer *out)
+int estimates_in_force(struct store *st, const struct plan_settings *s, const struct offer *configured, int n,
+		       int64_t now_ms, struct offer *out)
 {
 	struct pooled pooled[64] = {{0}};
-	struct walk w = {.out = out, .pooled = pooled, .n = n < 64 ? n : 64, .now_ms = now_ms};
+	struct walk w = {.s = s, .out = out, .pooled = pooled, .n = n < 64 ? n : 64, .now_ms = now_ms};
 
 	memcpy(out, configured, (size_t)n * sizeof *out);
 	if (store_offer_stats(st, apply_stat, &w) != 0) {

@@ -8,7 +8,9 @@
 #include "common/timer.h"
 #include "policy/plan.h"
 #include "policy/settings.h"
+#include "common/secret.h"
 #include "serve/estimates.h"
+#include "serve/reconcile.h"
 #include "serve/view.h"
 
 #define GAPS 1000 /* the gaps between submissions auto looks at */
@@ -96,8 +98,8 @@ int64_t scaler_worker_idle_timeout(const struct scaler *sc)
 
 int scaler_offers(struct scaler *sc, const struct offer **out, int *n)
 {
-	int rc = estimates_in_force(sc->env.store, sc->env.offers, sc->env.noffers, clock_now(sc->env.clock),
-				    sc->offers);
+	int rc = estimates_in_force(sc->env.store, &sc->settings, sc->env.offers, sc->env.noffers,
+				    clock_now(sc->env.clock), sc->offers);
 
 	*out = sc->offers;
 	*n = sc->env.noffers;
@@ -117,19 +119,31 @@ static int apply_launch(struct scaler *sc, int64_t instance, const struct launch
 
 	if (fleet_get(sc->env.fleet, instance, &inst, &err) != 0)
 		return -1;
+	stat.offer = inst.offer;
+	stat.market = inst.market;
 	if (r->ok) {
+		stat.launched_ok = 1;
+		if (store_offer_stat_add(sc->env.store, &stat) != 0)
+			return -1;
 		snprintf(inst.provider_ref, sizeof inst.provider_ref, "%s", r->ref);
 		snprintf(inst.gpu_ids, sizeof inst.gpu_ids, "%s", r->gpu_ids);
+		if (r->data[0] && store_instance_data_set(sc->env.store, instance, r->data) != 0)
+			return -1;
 		/* Its worker may have registered already, or a boot timeout
 		 * ended it while the answer was under way. */
 		if (inst.state != INST_REQUESTED)
 			return store_instance_update(sc->env.store, &inst);
 		return fleet_set_state(sc->env.fleet, &inst, INST_BOOTING, "launched");
 	}
-	stat.offer = inst.offer;
-	stat.market = inst.market;
 	stat.launch_failures = 1;
 	stat.last_failure_ms = inst.launched_ms;
+	if (r->no_capacity) {
+		stat.capacity_failures = 1;
+		stat.last_capacity_ms = inst.launched_ms;
+	} else if (!r->passing) {
+		stat.broken_streak = 1;
+		stat.last_broken_ms = clock_now(sc->env.clock);
+	}
 	snprintf(why, sizeof why, "launch failed: %s%s", r->no_capacity ? "capacity: " : "", r->error);
 	log_warn("launch failed", "instance=%lld offer=%s market=%s", (long long)inst.id, inst.offer,
 		 market_name(inst.market));
@@ -201,14 +215,33 @@ static int launch(struct scaler *sc, const struct action *a)
 		inst.vram_gb = o->vram_gb;
 		inst.launched_ms = inst.updated_ms = clock_now(sc->env.clock);
 		snprintf(inst.reason, sizeof inst.reason, "%s", a->reason);
+		/* Its own worker token, when the API asks for tokens: valid for
+		 * this instance's calls while it lives. */
+		if (sc->env.cfg->ntokens > 0 && secret_token(inst.token, sizeof inst.token) != 0) {
+			log_error("launch: no randomness for the worker's token", "offer=%s", o->name);
+			return -1;
+		}
 		if (store_instance_insert(sc->env.store, &inst) != 0 ||
 		    ledger_transition(sc->env.fleet->ledger, &inst, INST_REQUESTED) != 0 ||
 		    store_offer_stat_add(sc->env.store, &(struct offer_stat){
 			    .offer = o->name, .market = a->market, .launches = 1,
 			    .last_launch_ms = inst.launched_ms}) != 0)
 			return -1;
-		provider_launch(sc->env.provider, &inst, on_launched, sc);
+		provider_launch(sc->env.provider, &inst, inst.token[0] ? inst.token : NULL, on_launched, sc);
 	}
+	return 0;
+}
+
+/* What the provider wanted back is read before the record moves on. */
+static int terminate(struct scaler *sc, struct instance *inst, const struct action *a)
+{
+	char data[PROVIDER_DATA_MAX + 1];
+	int rc = store_instance_data(sc->env.store, inst->id, data, sizeof data);
+
+	if (rc < 0 || record(sc, a, "terminate") != 0 ||
+	    fleet_set_state(sc->env.fleet, inst, INST_TERMINATED, a->reason) != 0)
+		return -1;
+	provider_terminate(sc->env.provider, inst, rc == 0 && data[0] ? data : NULL, on_terminated, sc);
 	return 0;
 }
 
@@ -226,68 +259,31 @@ static int carry_out(struct scaler *sc, struct view *v, const struct action *a)
 		/* The last line of defence: never stop an instance with a job. */
 		if (inst->job_id)
 			return 0;
-		if (record(sc, a, "terminate") != 0 ||
-		    fleet_set_state(sc->env.fleet, inst, INST_TERMINATED, a->reason) != 0)
-			return -1;
-		provider_terminate(sc->env.provider, inst, on_terminated, sc);
+		return terminate(sc, inst, a);
 	}
 	return 0;
 }
 
+/* The provider's answer to list, for this run. */
 struct listed {
-	const char *const *refs;
+	const struct provider_item *items;
 	int n;
 	const char *error;
 };
 
-static int is_listed(const struct listed *l, const char *ref)
-{
-	for (int k = 0; k < l->n; k++) {
-		if (strcmp(l->refs[k], ref) == 0)
-			return 1;
-	}
-	return 0;
-}
-
-struct reconcile {
-	struct scaler *sc;
-	const struct listed *l;
-};
-
-/* Instances the provider no longer has are gone; a job they ran gets its
- * lease expired now rather than at its timeout. */
-static int gone(void *arg, const struct instance *inst)
-{
-	struct reconcile *r = arg;
-	struct scaler *sc = r->sc;
-	struct instance copy = *inst;
-	struct ebb_error err;
-
-	if (!inst->provider_ref[0] || is_listed(r->l, inst->provider_ref))
-		return 0;
-	if (inst->job_id && queue_expire_lease(sc->env.queue, inst->job_id, inst->id, &err) != 0)
-		return -1;
-	return fleet_set_state(sc->env.fleet, &copy, INST_TERMINATED,
-			       inst->reclaim_at_ms ? "gone: reclaimed (spot)"
-			       : inst->state == INST_IDLE ? "gone: the worker exited (idle)"
-			       : "gone: the provider lost it");
-}
-
 static int reconcile(struct scaler *sc, const struct listed *l)
 {
-	struct reconcile r = {sc, l};
-	struct ebb_error err;
+	struct reconcile r = {
+		.store = sc->env.store, .fleet = sc->env.fleet, .queue = sc->env.queue,
+		.provider = sc->env.provider, .clock = sc->env.clock, .keep_all = sc->launched,
+	};
 
-	/* A list that failed, or that began before a launch came back, may
-	 * miss instances that live: nothing is marked gone from it. */
-	if (l->error || sc->launched) {
-		if (l->error)
-			log_warn("provider list failed: no instance marked gone this run", "error=\"%s\"", l->error);
+	/* A list that failed marks nothing gone and ends no leak. */
+	if (l->error) {
+		log_warn("provider list failed: no instance marked gone this run", "error=\"%s\"", l->error);
 		return 0;
 	}
-	if (store_instance_list(sc->env.store, 0, gone, &r) != 0)
-		return -1;
-	return queue_process_due(sc->env.queue, &err);
+	return reconcile_run(&r, l->items, l->n, on_terminated, sc);
 }
 
 static int run(struct scaler *sc, const struct listed *l)
@@ -343,10 +339,10 @@ out:
 	return rc;
 }
 
-static void on_listed(void *arg, const char *const *refs, int n, const char *error)
+static void on_listed(void *arg, const struct provider_item *items, int n, const char *error)
 {
 	struct scaler *sc = arg;
-	struct listed l = {refs, n, error};
+	struct listed l = {items, n, error};
 
 	sc->listing = 0;
 	if (batch_begin(sc->env.batch) != 0) {

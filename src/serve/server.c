@@ -163,14 +163,6 @@ static int start_scaler(struct server *s, char *err, size_t errsize)
 		snprintf(url, sizeof url, "http://%.*s:%d", (int)(colon - cfg->listen), cfg->listen,
 			 httpd_port(s->httpd));
 	env.server_url = url;
-	for (size_t i = 0; i < cfg->ntokens && !env.worker_token; i++) {
-		if (cfg->tokens[i].role == ROLE_WORKER)
-			env.worker_token = cfg->tokens[i].secret;
-	}
-	if (cfg->ntokens > 0 && !env.worker_token) {
-		snprintf(err, errsize, "the provider's workers need a [token.NAME] with role = worker");
-		return -1;
-	}
 	if (!(s->provider = provider_open(&env, err, errsize)))
 		return -1;
 	senv.provider = s->provider;

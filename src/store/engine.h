@@ -97,6 +97,9 @@ struct store_engine {
 	int (*instance_insert)(struct store *st, struct instance *inst);
 	int (*instance_update)(struct store *st, const struct instance *inst);
 	int (*instance_get)(struct store *st, int64_t id, struct instance *out);
+	int (*instance_by_token)(struct store *st, const char *token, struct instance *out);
+	int (*instance_data_set)(struct store *st, int64_t id, const char *data);
+	int (*instance_data)(struct store *st, int64_t id, char *buf, size_t size);
 	int (*instance_list)(struct store *st, int with_terminated, instance_cb cb, void *arg);
 	int (*decision_insert)(struct store *st, const struct decision *d);
 	int (*decision_list)(struct store *st, int limit, decision_cb cb, void *arg);

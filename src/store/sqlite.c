@@ -89,6 +89,16 @@ static const char *const migrations[] = {
 	"DROP TABLE job_counts;",
 	/* 5: a lease names the instance it runs on */
 	"ALTER TABLE jobs ADD COLUMN instance_id INTEGER NOT NULL DEFAULT 0;",
+	/* 6: each instance's own worker token, and what its provider wants
+	 * back; launch failures for want of capacity apart from a broken
+	 * setup's */
+	"ALTER TABLE instances ADD COLUMN token TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE instances ADD COLUMN provider_data TEXT NOT NULL DEFAULT '';"
+	"CREATE INDEX instances_token ON instances(token) WHERE token <> '';"
+	"ALTER TABLE offer_stats ADD COLUMN capacity_failures INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE offer_stats ADD COLUMN last_capacity_at INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE offer_stats ADD COLUMN broken_streak INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE offer_stats ADD COLUMN last_broken_at INTEGER NOT NULL DEFAULT 0;",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -103,7 +113,7 @@ static const char *const migrations[] = {
 #define INST_COLUMNS                                                                      \
 	"id, offer, market, state, gpus, vram_gb, gpu_ids, provider_ref, launched_at,"    \
 	" registered_at, idle_since, terminated_at, updated_at, job_id, reason, billed_ms, cost,"  \
-	" reclaim_at"
+	" reclaim_at, token"
 
 enum stmt_id {
 	S_BEGIN, S_COMMIT, S_ROLLBACK, S_SAVEPOINT, S_RELEASE, S_ROLLBACK_TO,
@@ -111,7 +121,7 @@ enum stmt_id {
 	S_NEXT_DEADLINE, S_DEMAND, S_RECENT_SUBMITS, S_ARRIVALS,
 	S_RECENT_DURATIONS, S_INST_INSERT, S_INST_UPDATE, S_INST_GET, S_INST_LIST, S_DEC_INSERT,
 	S_DEC_LIST, S_USAGE, S_SEG_OPEN, S_SEG_FIND, S_SEG_CLOSE, S_JOB_COST,
-	S_STAT_ADD, S_STATS, S_LEDGER, S_COUNT
+	S_STAT_ADD, S_STATS, S_LEDGER, S_INST_BY_TOKEN, S_DATA_SET, S_DATA_GET, S_COUNT
 };
 
 static const char *const stmt_sql[S_COUNT] = {
@@ -159,12 +169,16 @@ static const char *const stmt_sql[S_COUNT] = {
 			       " WHERE state = 'succeeded' AND started_at > 0"
 			       " ORDER BY finished_at DESC LIMIT ?",
 	[S_INST_INSERT] = "INSERT INTO instances (" INST_COLUMNS ") VALUES"
-			  " (NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+			  " (NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
 	[S_INST_UPDATE] = "UPDATE instances SET offer = ?2, market = ?3, state = ?4, gpus = ?5,"
 			  " vram_gb = ?6, gpu_ids = ?7, provider_ref = ?8, launched_at = ?9,"
 			  " registered_at = ?10, idle_since = ?11, terminated_at = ?12, updated_at = ?13,"
-			  " job_id = ?14, reason = ?15, billed_ms = ?16, cost = ?17, reclaim_at = ?18 WHERE id = ?1",
+			  " job_id = ?14, reason = ?15, billed_ms = ?16, cost = ?17, reclaim_at = ?18, token = ?19"
+			  " WHERE id = ?1",
 	[S_INST_GET] = "SELECT " INST_COLUMNS " FROM instances WHERE id = ?",
+	[S_INST_BY_TOKEN] = "SELECT " INST_COLUMNS " FROM instances WHERE token = ?1 AND token <> ''",
+	[S_DATA_SET] = "UPDATE instances SET provider_data = ?2 WHERE id = ?1",
+	[S_DATA_GET] = "SELECT provider_data FROM instances WHERE id = ?1",
 	[S_INST_LIST] = "SELECT " INST_COLUMNS " FROM instances WHERE ?1 OR state <> 'terminated'"
 			" ORDER BY id",
 	[S_DEC_INSERT] = "INSERT INTO decisions (at, kind, offer, count, instance_id, reason)"
@@ -178,15 +192,20 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_SEG_FIND] = "SELECT id, kind, job_id, start_at FROM segments WHERE instance_id = ? AND end_at = 0",
 	[S_SEG_CLOSE] = "UPDATE segments SET end_at = ?2, cost = ?3 WHERE id = ?1",
 	[S_JOB_COST] = "UPDATE jobs SET cost = cost + ?2 WHERE id = ?1",
-	[S_STAT_ADD] = "INSERT INTO offer_stats VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
+	[S_STAT_ADD] = "INSERT INTO offer_stats VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
+		       " ?16, ?17, ?18, ?19)"
 		       " ON CONFLICT DO UPDATE SET runs = runs + ?3, speed_sum = speed_sum + ?4,"
 		       " speed_n = speed_n + ?5, items = items + ?6, run_ms = run_ms + ?7,"
 		       " boots = boots + ?8, boot_ms = boot_ms + ?9, alive_ms = alive_ms + ?10,"
 		       " reclaims = reclaims + ?11, launches = launches + ?12,"
 		       " launch_failures = launch_failures + ?13,"
-		       " last_failure_at = MAX(last_failure_at, ?14), last_launch_at = MAX(last_launch_at, ?15)",
+		       " last_failure_at = MAX(last_failure_at, ?14), last_launch_at = MAX(last_launch_at, ?15),"
+		       " capacity_failures = capacity_failures + ?16, last_capacity_at = MAX(last_capacity_at, ?17),"
+		       " broken_streak = CASE WHEN ?20 THEN 0 ELSE broken_streak END + ?18,"
+		       " last_broken_at = MAX(last_broken_at, ?19)",
 	[S_STATS] = "SELECT offer, market, runs, speed_sum, speed_n, items, run_ms, boots, boot_ms, alive_ms,"
-		    " reclaims, launches, launch_failures, last_failure_at, last_launch_at FROM offer_stats",
+		    " reclaims, launches, launch_failures, last_failure_at, last_launch_at, capacity_failures,"
+		    " last_capacity_at, broken_streak, last_broken_at FROM offer_stats",
 	[S_LEDGER] = "SELECT s.instance_id, s.kind, s.job_id, s.start_at, s.end_at, s.cost, i.offer, i.market,"
 		     " i.gpus, j.team, j.type, j.items_done, j.items_lost, i.reclaim_at > 0"
 		     " FROM segments s JOIN instances i ON i.id = s.instance_id"
@@ -660,6 +679,7 @@ static void read_instance(sqlite3_stmt *st, struct instance *i)
 	i->billed_ms = sqlite3_column_int64(st, 15);
 	i->cost = sqlite3_column_double(st, 16);
 	i->reclaim_at_ms = sqlite3_column_int64(st, 17);
+	snprintf(i->token, sizeof i->token, "%s", (const char *)sqlite3_column_text(st, 18));
 }
 
 static int write_instance(struct sqlite_store *s, enum stmt_id id, const struct instance *i)
@@ -686,6 +706,7 @@ static int write_instance(struct sqlite_store *s, enum stmt_id id, const struct 
 	sqlite3_bind_int64(st, 16, i->billed_ms);
 	sqlite3_bind_double(st, 17, i->cost);
 	sqlite3_bind_int64(st, 18, i->reclaim_at_ms);
+	bind_text(st, 19, i->token);
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
@@ -711,20 +732,68 @@ static int op_instance_update(struct store *base, const struct instance *i)
 	return sqlite3_changes(s->db) == 1 ? 0 : missing(s, "instance", i->id);
 }
 
-static int op_instance_get(struct store *base, int64_t id, struct instance *out)
+/* Steps a bound SELECT of INST_COLUMNS once. */
+static int fetch_instance(struct sqlite_store *s, enum stmt_id id, struct instance *out)
 {
-	struct sqlite_store *s = impl(base);
-	sqlite3_stmt *st = s->stmt[S_INST_GET];
+	sqlite3_stmt *st = s->stmt[id];
 	int rc, ret = 0;
 
-	sqlite3_bind_int64(st, 1, id);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		read_instance(st, out);
 	else if (rc == SQLITE_DONE)
 		ret = STORE_NOT_FOUND;
 	else
-		ret = fail(s, "get instance");
+		ret = fail(s, stmt_sql[id]);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return ret;
+}
+
+static int op_instance_get(struct store *base, int64_t id, struct instance *out)
+{
+	struct sqlite_store *s = impl(base);
+
+	sqlite3_bind_int64(s->stmt[S_INST_GET], 1, id);
+	return fetch_instance(s, S_INST_GET, out);
+}
+
+static int op_instance_by_token(struct store *base, const char *token, struct instance *out)
+{
+	struct sqlite_store *s = impl(base);
+
+	bind_text(s->stmt[S_INST_BY_TOKEN], 1, token);
+	return fetch_instance(s, S_INST_BY_TOKEN, out);
+}
+
+static int op_instance_data_set(struct store *base, int64_t id, const char *data)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_DATA_SET];
+	int rc;
+
+	sqlite3_bind_int64(st, 1, id);
+	bind_text(st, 2, data);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc != SQLITE_DONE)
+		return fail(s, "instance data");
+	return sqlite3_changes(s->db) == 1 ? 0 : missing(s, "instance", id);
+}
+
+static int op_instance_data(struct store *base, int64_t id, char *buf, size_t size)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_DATA_GET];
+	int rc, ret = 0;
+
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		snprintf(buf, size, "%s", (const char *)sqlite3_column_text(st, 0));
+	else
+		ret = rc == SQLITE_DONE ? STORE_NOT_FOUND : fail(s, "instance data");
 	sqlite3_reset(st);
 	return ret;
 }
@@ -892,6 +961,11 @@ static int op_offer_stat_add(struct store *base, const struct offer_stat *d)
 	sqlite3_bind_int64(st, 13, d->launch_failures);
 	sqlite3_bind_int64(st, 14, d->last_failure_ms);
 	sqlite3_bind_int64(st, 15, d->last_launch_ms);
+	sqlite3_bind_int64(st, 16, d->capacity_failures);
+	sqlite3_bind_int64(st, 17, d->last_capacity_ms);
+	sqlite3_bind_int64(st, 18, d->broken_streak);
+	sqlite3_bind_int64(st, 19, d->last_broken_ms);
+	sqlite3_bind_int(st, 20, d->launched_ok);
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
@@ -922,6 +996,10 @@ static int op_offer_stats(struct store *base, offer_stat_cb cb, void *arg)
 			.launch_failures = sqlite3_column_int64(st, 12),
 			.last_failure_ms = sqlite3_column_int64(st, 13),
 			.last_launch_ms = sqlite3_column_int64(st, 14),
+			.capacity_failures = sqlite3_column_int64(st, 15),
+			.last_capacity_ms = sqlite3_column_int64(st, 16),
+			.broken_streak = sqlite3_column_int64(st, 17),
+			.last_broken_ms = sqlite3_column_int64(st, 18),
 		};
 		if ((ret = cb(arg, &o)) != 0)
 			break;
@@ -1109,6 +1187,9 @@ const struct store_engine store_engine_sqlite = {
 	.instance_insert = op_instance_insert,
 	.instance_update = op_instance_update,
 	.instance_get = op_instance_get,
+	.instance_by_token = op_instance_by_token,
+	.instance_data_set = op_instance_data_set,
+	.instance_data = op_instance_data,
 	.instance_list = op_instance_list,
 	.decision_insert = op_decision_insert,
 	.decision_list = op_decision_list,

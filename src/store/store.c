@@ -242,6 +242,21 @@ int store_instance_get(struct store *st, int64_t id, struct instance *out)
 	return st->engine->instance_get(st, id, out);
 }
 
+int store_instance_by_token(struct store *st, const char *token, struct instance *out)
+{
+	return st->engine->instance_by_token(st, token, out);
+}
+
+int store_instance_data_set(struct store *st, int64_t id, const char *data)
+{
+	return st->engine->instance_data_set(st, id, data);
+}
+
+int store_instance_data(struct store *st, int64_t id, char *buf, size_t size)
+{
+	return st->engine->instance_data(st, id, buf, size);
+}
+
 int store_instance_list(struct store *st, int with_terminated, instance_cb cb, void *arg)
 {
 	return st->engine->instance_list(st, with_terminated, cb, arg);

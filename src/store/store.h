@@ -101,6 +101,13 @@ struct offer_stat {
 	int64_t reclaims;
 	int64_t launches, launch_failures;
 	int64_t last_failure_ms, last_launch_ms;
+	/* Of the failures: those for want of capacity, and the run of those
+	 * of a broken setup since the last launch that worked. */
+	int64_t capacity_failures, last_capacity_ms;
+	int64_t broken_streak, last_broken_ms;
+	/* In a delta: a launch worked, and the broken run ends (before
+	 * broken_streak is added). */
+	int launched_ok;
 };
 
 /* One row of the ledger for reports: a segment with what it belongs to. */
@@ -191,6 +198,12 @@ int store_usage(struct store *st, int64_t since_ms, int64_t now_ms, int64_t *ins
 int store_instance_insert(struct store *st, struct instance *inst) STORE_CHECK;
 int store_instance_update(struct store *st, const struct instance *inst) STORE_CHECK;
 int store_instance_get(struct store *st, int64_t id, struct instance *out) STORE_CHECK;
+/* The instance whose worker token this is (token not empty). */
+int store_instance_by_token(struct store *st, const char *token, struct instance *out) STORE_CHECK;
+/* What its provider wants back at terminate (a JSON object's text, or
+ * ""): set once its launch answered, read into buf. */
+int store_instance_data_set(struct store *st, int64_t id, const char *data) STORE_CHECK;
+int store_instance_data(struct store *st, int64_t id, char *buf, size_t size) STORE_CHECK;
 /* All instances but the terminated ones, or all of them, by id. */
 int store_instance_list(struct store *st, int with_terminated, instance_cb cb,
 			void *arg) STORE_CHECK;

@@ -307,11 +307,11 @@ static void test_spot_failing_falls_back_to_on_demand(void **state)
 
 	(void)state;
 	/* One failing: the other's spot is used. */
-	f->offers[a10g].spot_failing = 1;
+	f->offers[a10g].resting[MARKET_SPOT] = 1;
 	run(f);
 	EXPECT_LAUNCH(f, t4, MARKET_SPOT, 10);
 	/* Every fitting spot offer failing: on demand, and the reason says so. */
-	f->offers[t4].spot_failing = 1;
+	f->offers[t4].resting[MARKET_SPOT] = 1;
 	run(f);
 	EXPECT_LAUNCH(f, t4, MARKET_SPOT, 0);
 	EXPECT_LAUNCH(f, a10g, MARKET_SPOT, 0);

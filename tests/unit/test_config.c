@@ -488,9 +488,9 @@ static void kinds_are_the_registries(void **state)
 	(void)state;
 	assert_load_error("[store]\nkind = postgres\n", "%s:2: [store] kind: expected one of sqlite, got 'postgres'");
 	assert_load_error("\n[provider]\nkind = aws\n",
-			  "%s:3: [provider] kind: expected one of none, local, got 'aws'");
-	assert_load_error("[exec]\ncommand = x\n",
-			  "%s:2: [exec]: unknown section (expected server, store, queue, scaler, provider, local,"
+			  "%s:3: [provider] kind: expected one of none, local, exec, got 'aws'");
+	assert_load_error("[aws]\ncommand = x\n",
+			  "%s:2: [aws]: unknown section (expected server, store, queue, scaler, provider, local, exec,"
 			  " lane.NAME, offer.NAME, type.NAME or token.NAME)");
 }
 

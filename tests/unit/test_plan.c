@@ -1281,7 +1281,7 @@ static void random_view(struct fx *f, int64_t seq)
 		o->speed = rndf(0.25, 4);
 		o->reclaims_per_hour = rndf(0, 2);
 		o->max_instances = rnd(0, 2) == 0 ? (int)rnd(1, 10) : 0;
-		o->spot_failing = rnd(0, 4) == 0;
+		o->resting[MARKET_SPOT] = rnd(0, 4) == 0;
 	}
 
 	for (int k = 0, n = (int)rnd(0, 5); k < n; k++) {

@@ -1,0 +1,132 @@
+/* See reconcile.h. */
+#include "serve/reconcile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+
+struct live {
+	struct instance *v;
+	int n;
+	int nomem;
+};
+
+static int add_live(void *arg, const struct instance *inst)
+{
+	struct live *l = arg;
+	struct instance *grown = realloc(l->v, (size_t)(l->n + 1) * sizeof *l->v);
+
+	if (!grown) {
+		l->nomem = 1;
+		return -1;
+	}
+	l->v = grown;
+	l->v[l->n++] = *inst;
+	return 0;
+}
+
+static const struct provider_item *by_ref(const struct provider_item *items, int n, const char *ref)
+{
+	for (int k = 0; k < n; k++) {
+		if (strcmp(items[k].ref, ref) == 0)
+			return &items[k];
+	}
+	return NULL;
+}
+
+/* A live instance: gone when the list lacks it; adopted when ebb never
+ * learnt its name and the list names it by its id. */
+static int check_live(const struct reconcile *r, struct instance *inst, const struct provider_item *items, int n)
+{
+	struct ebb_error err;
+
+	if (!inst->provider_ref[0]) {
+		for (int k = 0; k < n; k++) {
+			if (items[k].instance != inst->id)
+				continue;
+			snprintf(inst->provider_ref, sizeof inst->provider_ref, "%s", items[k].ref);
+			log_info("instance adopted from the provider's list", "id=%lld ref=%s", (long long)inst->id,
+				 inst->provider_ref);
+			if (inst->state == INST_REQUESTED)
+				return fleet_set_state(r->fleet, inst, INST_BOOTING,
+						       "launched: found in the provider's list, its launch's answer lost");
+			return store_instance_update(r->store, inst);
+		}
+		return 0;
+	}
+	if (r->keep_all || by_ref(items, n, inst->provider_ref))
+		return 0;
+	if (inst->job_id && queue_expire_lease(r->queue, inst->job_id, inst->id, &err) != 0)
+		return -1;
+	return fleet_set_state(r->fleet, inst, INST_TERMINATED,
+			       inst->reclaim_at_ms ? "gone: reclaimed (spot)"
+			       : inst->state == INST_IDLE ? "gone: the worker exited (idle)"
+			       : "gone: the provider lost it");
+}
+
+static int known(const struct live *l, const struct provider_item *item)
+{
+	for (int k = 0; k < l->n; k++) {
+		if (strcmp(l->v[k].provider_ref, item->ref) == 0 ||
+		    (item->instance && l->v[k].id == item->instance && !l->v[k].provider_ref[0]))
+			return 1;
+	}
+	return 0;
+}
+
+/* An instance the provider has and ebb does not run: terminated, and
+ * said in the log and the decisions. */
+static int end_leak(const struct reconcile *r, const struct provider_item *item, terminate_cb done, void *arg)
+{
+	struct instance inst = {.id = item->instance};
+	struct decision d = {.at_ms = clock_now(r->clock), .kind = "terminate", .offer = item->offer,
+			     .instance = item->instance};
+	char reason[400];
+	int rc = item->instance ? store_instance_get(r->store, item->instance, &inst) : STORE_NOT_FOUND;
+
+	if (rc < 0)
+		return -1;
+	snprintf(reason, sizeof reason, "terminate leak %.255s: %s", item->ref,
+		 rc == STORE_NOT_FOUND ? "the provider has it and ebb never launched it"
+				       : "ebb terminated it, and the provider still has it");
+	d.reason = reason;
+	if (rc == STORE_NOT_FOUND) {
+		memset(&inst, 0, sizeof inst);
+		inst.id = item->instance;
+		snprintf(inst.offer, sizeof inst.offer, "%s", item->offer);
+	}
+	snprintf(inst.provider_ref, sizeof inst.provider_ref, "%s", item->ref);
+	log_warn("leaked instance", "ref=%s instance=%lld reason=\"%s\"", item->ref, (long long)item->instance,
+		 reason);
+	if (store_decision_insert(r->store, &d) != 0)
+		return -1;
+	provider_terminate(r->provider, &inst, NULL, done, arg);
+	return 0;
+}
+
+int reconcile_run(const struct reconcile *r, const struct provider_item *items, int n, terminate_cb done,
+		  void *arg)
+{
+	struct live l = {0};
+	struct ebb_error err;
+	int rc = 0;
+
+	if (store_instance_list(r->store, 0, add_live, &l) != 0) {
+		if (l.nomem)
+			log_error("reconcile: out of memory", "instances=%d", l.n);
+		free(l.v);
+		return -1;
+	}
+	for (int k = 0; k < l.n && rc == 0; k++)
+		rc = check_live(r, &l.v[k], items, n);
+	for (int k = 0; k < n && rc == 0; k++) {
+		if (!items[k].terminating && !known(&l, &items[k]))
+			rc = end_leak(r, &items[k], done, arg);
+	}
+	free(l.v);
+	if (rc == 0)
+		rc = queue_process_due(r->queue, &err);
+	return rc;
+}
