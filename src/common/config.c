@@ -192,6 +192,8 @@ static const struct conf_key lane_keys[] = {
 static const struct conf_key offer_keys[] = {
 	{"command", CONF_STRING, OFFER(command), 0, 4095, "", NULL,
 	 "With [provider] kind = exec: the program that launches this offer's instances; empty: [exec] command."},
+	{"machine", CONF_STRING, OFFER(machine), 0, 255, "", NULL,
+	 "With [provider] kind = exec: the cloud's name for this machine (an EC2 instance type, a GCP machine type, a RunPod GPU type), for the program to launch."},
 	{"gpu", CONF_STRING, OFFER(gpu), 0, CONF_NAME_MAX, "", NULL, "GPU model, for people (e.g. A10G)."},
 	{"gpus", CONF_INT, OFFER(gpus), 1, 64, "1", NULL, "GPUs of one instance."},
 	{"vram_gb", CONF_INT, OFFER(vram_gb), 0, 4096, "24", NULL, "Memory of each GPU, GB."},

@@ -34,6 +34,7 @@ enum billing { BILL_PER_SECOND, BILL_PER_MINUTE, BILL_PER_HOUR };
 struct offer_conf {
 	char *name;
 	char *command; /* the exec provider's program for it; "": [exec] command */
+	char *machine; /* the cloud's name for the machine, for that program */
 	char *gpu;
 	int64_t gpus;
 	int64_t vram_gb;
