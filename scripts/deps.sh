@@ -13,6 +13,7 @@ libjansson-dev
 libinih-dev
 libcurl4-openssl-dev
 libcmocka-dev
+jq
 "
 
 missing=""

@@ -123,6 +123,9 @@ struct harness_server {
  * starts serve. Fails the test if it does not listen within 15 s. The
  * port is read from the "msg=listening" line, so log_level stays info. */
 struct harness_server *harness_serve(const char *conf_extra, int flags);
+/* A loopback port free now: for a serve that must keep its port across a
+ * restart (its workers know it), listen = 127.0.0.1:PORT. */
+int harness_free_port(void);
 /* Starts serve again on the same config and data dir. */
 void harness_server_start(struct harness_server *s);
 /* SIGTERM and wait; the exit status (0 for a clean exit), or -1 if it had
