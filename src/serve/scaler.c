@@ -148,7 +148,12 @@ static int apply_launch(struct scaler *sc, int64_t instance, const struct launch
 	snprintf(why, sizeof why, "launch failed: %s%s", r->no_capacity ? "capacity: " : "", r->error);
 	log_warn("launch failed", "instance=%lld offer=%s market=%s", (long long)inst.id, inst.offer,
 		 market_name(inst.market));
-	if (store_offer_stat_add(sc->env.store, &stat) != 0)
+	/* The decisions tell the whole story: what was asked, and why it
+	 * did not happen. */
+	if (store_offer_stat_add(sc->env.store, &stat) != 0 ||
+	    store_decision_insert(sc->env.store, &(struct decision){.at_ms = clock_now(sc->env.clock),
+								     .kind = "launch_failed", .offer = inst.offer,
+								     .count = 1, .instance = inst.id, .reason = why}) != 0)
 		return -1;
 	return inst.state == INST_TERMINATED ? 0 : fleet_set_state(sc->env.fleet, &inst, INST_TERMINATED, why);
 }

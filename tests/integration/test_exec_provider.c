@@ -230,6 +230,7 @@ static void test_no_capacity_falls_back_to_on_demand(void **state)
 	assert_true(instance_is(s, 1, "terminated", reason, sizeof reason));
 	assert_contains(reason, "launch failed: capacity: InsufficientInstanceCapacity");
 	assert_int(count_decisions(s, "launch", "spot launches of every fitting offer failed, so on demand"), 1);
+	assert_int(count_decisions(s, "launch_failed", "launch failed: capacity: InsufficientInstanceCapacity"), 1);
 	o = harness_get(s, "/v1/offers");
 	assert_true(json_is_true(harness_jget(json_array_get(harness_jget(o, "offers"), 0), "markets.spot.resting")));
 	json_decref(o);
@@ -312,6 +313,7 @@ static void test_launch_broken_backs_off(void **state)
 	WAIT_FOR(s, 10000, instance_is(s, 1, "terminated", reason, sizeof reason), "the broken launch was not ended");
 	assert_contains(reason, "launch failed: ");
 	assert_contains(reason, "exit 1: AuthFailure: the test's credentials are not valid");
+	assert_int(count_decisions(s, "launch_failed", "exit 1: AuthFailure: the test's credentials are not valid"), 1);
 	assert_true(resting(s, "spot") && resting(s, "on-demand"));
 	/* Resting for the interval (1 s) after the first failure: no launch
 	 * until the clock passes it; then one, which fails again and rests 2 s. */
