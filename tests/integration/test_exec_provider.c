@@ -373,8 +373,10 @@ static void test_list_with_leaks(void **state)
 	steer("list.extra", "i-leaked 0 running\ni-stranger 4242 pending\ni-leaving 0 terminating\n");
 	WAIT_FOR(s, 10000, calls("terminate i-leaked 0") >= 1 && calls("terminate i-stranger 4242") >= 1,
 		 "the leaked instances were not terminated");
-	assert_int(count_decisions(s, "terminate", "leak i-leaked: the provider has it and ebb never launched it"), 1);
-	assert_int(count_decisions(s, "terminate", "leak i-stranger"), 1);
+	/* Each list that still has them ends them again (this program's
+	 * terminate leaves them listed): a decision each time. */
+	assert_true(count_decisions(s, "terminate", "leak i-leaked: the provider has it and ebb never launched it") >= 1);
+	assert_true(count_decisions(s, "terminate", "leak i-stranger") >= 1);
 	assert_int(calls("terminate i-leaving"), 0);
 	assert_int(calls("launch "), 0);
 }
