@@ -55,7 +55,7 @@ json() {
 	f=$1 file=$2
 	shift 2
 	jq -e "$@" "$f" "$file" 2>/dev/null ||
-		die "$what: the answer is not what the API documents (expected JSON with $f): $(head -c 200 "$file" | tr '\n' ' ')"
+		die "$what: the answer is not what the API documents: $(head -c 200 "$file" | tr '\n' ' ')"
 }
 
 # quote ARG: ARG as a shell word, for what --dry-run prints.

@@ -12,6 +12,8 @@
 #   STANDIN_SCENARIO  which answer: ok (the default), garbage (text that
 #                     is not JSON, and success), or an error the stand-in
 #                     names in its header
+# The stand-ins read scenario and page.
+# shellcheck disable=SC2034
 set -eu
 
 scenario=${STANDIN_SCENARIO:-ok}
@@ -20,8 +22,5 @@ printf '%s\n' "${0##*/} $*" >>"$STANDIN_LOG"
 # keep NAME FILE: appends what a call sent to STANDIN_DIR/NAME.
 keep() { cat -- "$2" >>"$STANDIN_DIR/$1"; }
 
-# garbage: answers what no documented API answers, with success.
-if [ "$scenario" = garbage ]; then
-	echo '<html><body>502 Bad Gateway</body></html>'
-	exit 0
-fi
+# What no documented API answers (the scenario garbage), with success.
+page='<html><body>502 Bad Gateway</body></html>'
