@@ -13,6 +13,8 @@ libjansson-dev
 libinih-dev
 libcurl4-openssl-dev
 libcmocka-dev
+jq
+shellcheck
 "
 
 missing=""
