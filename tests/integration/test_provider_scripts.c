@@ -373,45 +373,38 @@ static void missing_setting_is_named(void **state)
 	harness_run_free(&r);
 }
 
-static void terminate_by_ref(void **state)
+/* A terminate of ref (JSON: a string, or null) on scenario: it succeeds,
+ * and its calls hold want. */
+static void terminate(const struct program *p, const char *scenario, const char *ref, const char *const *want)
 {
-	const struct program *p = *state;
 	struct harness_run r;
 	char *log;
 
-	run(&r, p, "ok", 0, "terminate", terminate_msg(harness_fmt("\"%s\"", p->ref)), 0);
+	run(&r, p, scenario, 0, "terminate", terminate_msg(ref), 0);
 	if (r.status != 0)
-		fail_msg("%s terminate: exit %d: %s", p->name, r.status, r.err);
+		fail_msg("%s terminate, %s: exit %d: %s", p->name, scenario, r.status, r.err);
 	log = calls();
-	assert_each(log, p->by_ref, 3);
+	assert_each(log, want, 3);
 	free(log);
 	harness_run_free(&r);
+}
+
+static void terminate_by_ref(void **state)
+{
+	const struct program *p = *state;
+	terminate(p, "ok", harness_fmt("\"%s\"", p->ref), p->by_ref);
 }
 
 static void terminate_by_tag(void **state)
 {
 	const struct program *p = *state;
-	struct harness_run r;
-	char *log;
-
-	run(&r, p, "ok", 0, "terminate", terminate_msg("null"), 0);
-	if (r.status != 0)
-		fail_msg("%s terminate: exit %d: %s", p->name, r.status, r.err);
-	log = calls();
-	assert_each(log, p->by_tag, 3);
-	free(log);
-	harness_run_free(&r);
+	terminate(p, "ok", "null", p->by_tag);
 }
 
 static void terminate_gone_succeeds(void **state)
 {
 	const struct program *p = *state;
-	struct harness_run r;
-
-	run(&r, p, p->gone, 0, "terminate", terminate_msg(harness_fmt("\"%s\"", p->ref)), 0);
-	if (r.status != 0)
-		fail_msg("%s terminate of a gone instance: exit %d: %s", p->name, r.status, r.err);
-	harness_run_free(&r);
+	terminate(p, p->gone, harness_fmt("\"%s\"", p->ref), p->by_ref);
 }
 
 static void list_maps_states(void **state)
