@@ -49,8 +49,9 @@ msg() {
 	jq -r "$@" "$f" "$tmp/msg"
 }
 
-# json FILTER FILE [jq options]: a value of a CLI's answer, raw; an answer
-# that is not JSON is a clear error, not an empty value.
+# json FILTER FILE [jq options]: a value of a CLI's answer; an answer that
+# is not JSON, or lacks what FILTER selects (null), is a clear error, not
+# an empty value.
 json() {
 	f=$1 file=$2
 	shift 2
@@ -132,9 +133,6 @@ fail() {
 
 # gone: do the CLI's errors say that what it was asked to remove is gone?
 gone() { grep -Eqi -- "$not_found" "$tmp/err"; }
-
-# reply JSON: prints the reply of launch or list.
-reply() { printf '%s\n' "$1"; }
 
 # worker_argv NOTICE ON_EXIT: the worker's command line as a JSON array,
 # with the cloud's notice (aws, gcp) in place of serve's, and ON_EXIT, what
