@@ -156,7 +156,7 @@ worker_script() {
 	argv=$(worker_argv "$1" "$2")
 	cat <<EOF
 #!/bin/sh
-# ebb worker of instance $(msg .instance), written by $prog.
+# ebb worker of instance $instance, written by $prog.
 umask 077
 mkdir -p /etc/ebb
 cat >/etc/ebb/worker.env <<'EBB_WORKER_ENV'
@@ -168,7 +168,7 @@ EOF
 }
 
 # instance_name: ebb-TAG-INSTANCE, the name people see.
-instance_name() { msg '"ebb-\(.tag)-\(.instance)"'; }
+instance_name() { printf 'ebb-%s-%s' "$tag" "$instance"; }
 
 # machine: offer.machine, the cloud's name for what to launch.
 machine() {
@@ -178,7 +178,7 @@ machine() {
 
 # spot: is the launch on the spot market?
 spot() {
-	case $(msg .market) in
+	case $market in
 	spot) return 0 ;;
 	on-demand) return 1 ;;
 	*) usage "\"market\" must be \"spot\" or \"on-demand\"" ;;
@@ -203,15 +203,23 @@ provider_main() {
 	command -v jq >/dev/null || die "jq is not installed (apt-get install jq)"
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/ebb-$prog.XXXXXX")
 	cat >"$tmp/msg"
-	jq -e 'type == "object"' "$tmp/msg" >/dev/null 2>&1 || usage "standard input is not a JSON object"
-	v=$(msg '.version')
-	[ "$v" = 1 ] || usage "message version $v: this program speaks version 1 of the contract"
-	c=$(msg '.call // empty')
-	[ -z "$c" ] || [ "$c" = "$1" ] || usage "the message is a '$c' call, the argument says '$1'"
-	msg '.tag | strings | select(test("^[A-Za-z0-9_.-]+$"))' -e >/dev/null ||
-		usage "\"tag\" must be a name of letters, digits, '_', '.' or '-'"
-	[ "$1" = list ] || msg '.instance | numbers | select(. == floor and . > 0)' -e >/dev/null ||
-		usage "\"instance\" must be ebb's id of the instance, a positive integer"
+	# One jq for every check, and the fields each call uses as shell
+	# assignments (tag, instance, market): a jq costs a process, and a
+	# program runs one per call.
+	fields=$(jq -r --arg call "$1" '
+		if type != "object" then "usage standard input is not a JSON object"
+		elif .version != 1 then "usage message version \(.version): this program speaks version 1 of the contract"
+		elif (.call // $call) != $call then "usage the message is a \u0027\(.call)\u0027 call, the argument says \u0027\($call)\u0027"
+		elif (.tag | strings | test("^[A-Za-z0-9_.-]+$")) != true
+		then "usage \"tag\" must be a name of letters, digits, \u0027_\u0027, \u0027.\u0027 or \u0027-\u0027"
+		elif $call != "list" and (.instance | numbers | . == floor and . > 0) != true
+		then "usage \"instance\" must be ebb\u0027s id of the instance, a positive integer"
+		else "tag=\(.tag | @sh) instance=\(.instance // "" | tostring | @sh) market=\(.market // "" | tostring | @sh)"
+		end' "$tmp/msg" 2>/dev/null) || usage "standard input is not a JSON object"
+	case $fields in
+	"usage "*) usage "${fields#usage }" ;;
+	esac
+	eval "$fields"
 	# The settings file: shell assignments, read after the environment.
 	settings=$(eval "printf '%s' \"\${${settings_var}:-/etc/ebb/$prog.env}\"")
 	if [ -f "$settings" ]; then
