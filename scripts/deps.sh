@@ -17,6 +17,7 @@ libinih-dev
 libcurl4-openssl-dev
 libcmocka-dev
 jq
+shellcheck
 lintian
 systemd
 adduser

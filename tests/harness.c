@@ -176,7 +176,9 @@ const char *harness_ebb_bin(void)
 
 /* In the child after fork: die with the test process, so that a test
  * killed by its timeout leaves no server behind. */
-static void child_setup(const char *dir, const char *out_path, const char *err_path)
+/* In a child: dies with the test, runs in dir, reads in_path (NULL:
+ * /dev/null), writes to the files out_path and err_path. */
+static void child_setup(const char *dir, const char *in_path, const char *out_path, const char *err_path)
 {
 	int fd;
 
@@ -185,7 +187,7 @@ static void child_setup(const char *dir, const char *out_path, const char *err_p
 		_exit(127);
 	if (chdir(dir) != 0)
 		_exit(127);
-	fd = open("/dev/null", O_RDONLY);
+	fd = open(in_path ? in_path : "/dev/null", O_RDONLY);
 	dup2(fd, 0);
 	close(fd);
 	fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -267,7 +269,7 @@ void harness_server_start(struct harness_server *s)
 	if (pid < 0)
 		fail_msg("fork: %s", strerror(errno));
 	if (pid == 0) {
-		child_setup(s->dir, out, s->log);
+		child_setup(s->dir, NULL, out, s->log);
 		if (s->test_clock)
 			execl(bin, "ebb", "serve", "-c", s->conf, "--test-clock", (char *)NULL);
 		else
@@ -796,41 +798,35 @@ int harness_async_join(struct harness_async *a, json_t **reply)
 
 /* ---- the CLI ---- */
 
-int harness_ebb(struct harness_run *r, struct harness_server *s, ...)
+/* Runs file (a path, or a name looked up in PATH) as argv in dir, with in
+ * on its standard input (NULL: none) and env over the test's environment
+ * ("NAME=VALUE" sets, "NAME" unsets); killed after RUN_TIMEOUT_MS. */
+static int run_child(struct harness_run *r, const char *dir, const char *file, const char *const *argv,
+		     const char *in, const char *const *env)
 {
-	const char *argv[64], *dir, *bin = harness_ebb_bin();
-	char out[4300], err[4300];
+	char path[4300], out[4300], err[4300];
 	static int runs;
-	int argc = 0;
-	va_list ap;
 	pid_t pid;
 
 	memset(r, 0, sizeof *r);
-	argv[argc++] = "ebb";
-	va_start(ap, s);
-	while (argc < 63 && (argv[argc] = va_arg(ap, const char *)))
-		argc++;
-	va_end(ap);
-	argv[argc] = NULL;
-	if (!s && !cli_dir)
-		cli_dir = (char *)harness_tmpdir();
-	dir = s ? s->dir : cli_dir;
 	runs++;
+	snprintf(path, sizeof path, "%s/run-%d.in", dir, runs);
 	snprintf(out, sizeof out, "%s/run-%d.out", dir, runs);
 	snprintf(err, sizeof err, "%s/run-%d.err", dir, runs);
+	if (in)
+		harness_write_file(path, in);
 	pid = fork();
 	if (pid < 0)
 		fail_msg("fork: %s", strerror(errno));
 	if (pid == 0) {
-		child_setup(dir, out, err);
-		if (s) {
-			setenv("EBB_SERVER", s->url, 1);
-			setenv("EBB_TOKEN", s->token, 1);
-		} else {
-			unsetenv("EBB_SERVER");
-			unsetenv("EBB_TOKEN");
+		child_setup(dir, in ? path : NULL, out, err);
+		for (; env && *env; env++) {
+			if (strchr(*env, '='))
+				putenv((char *)*env);
+			else
+				unsetenv(*env);
 		}
-		execv(bin, (char *const *)argv);
+		execvp(file, (char *const *)argv);
 		_exit(127);
 	}
 	r->status = wait_exit(pid, RUN_TIMEOUT_MS);
@@ -838,7 +834,7 @@ int harness_ebb(struct harness_run *r, struct harness_server *s, ...)
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		r->status = 128 + SIGKILL;
-		print_error("ebb %s: killed after %d ms\n", argc > 1 ? argv[1] : "", RUN_TIMEOUT_MS);
+		print_error("%s: killed after %d ms\n", argv[0], RUN_TIMEOUT_MS);
 	}
 	r->out = harness_read_file(out, NULL);
 	r->err = harness_read_file(err, NULL);
@@ -847,6 +843,40 @@ int harness_ebb(struct harness_run *r, struct harness_server *s, ...)
 	if (!r->err)
 		r->err = strdup("");
 	return r->status;
+}
+
+static const char *cli_tmpdir(void)
+{
+	if (!cli_dir)
+		cli_dir = (char *)harness_tmpdir();
+	return cli_dir;
+}
+
+int harness_exec(struct harness_run *r, const char *const *argv, const char *in, const char *const *env)
+{
+	return run_child(r, cli_tmpdir(), argv[0], argv, in, env);
+}
+
+int harness_ebb(struct harness_run *r, struct harness_server *s, ...)
+{
+	const char *argv[64], *env[3] = {"EBB_SERVER", "EBB_TOKEN", NULL};
+	char server[128], token[300];
+	int argc = 0;
+	va_list ap;
+
+	argv[argc++] = "ebb";
+	va_start(ap, s);
+	while (argc < 63 && (argv[argc] = va_arg(ap, const char *)))
+		argc++;
+	va_end(ap);
+	argv[argc] = NULL;
+	if (s) {
+		snprintf(server, sizeof server, "EBB_SERVER=%s", s->url);
+		snprintf(token, sizeof token, "EBB_TOKEN=%s", s->token);
+		env[0] = server;
+		env[1] = token;
+	}
+	return run_child(r, s ? s->dir : cli_tmpdir(), harness_ebb_bin(), argv, NULL, env);
 }
 
 void harness_run_free(struct harness_run *r)

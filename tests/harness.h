@@ -247,12 +247,17 @@ int harness_worker_pids(const char *url, pid_t parent, pid_t *out, int max);
  * before it stops the servers. */
 void harness_own_workers(const struct harness_server *s);
 
-/* ---- the CLI ---- */
+/* ---- the CLI, and other programs ---- */
 
 struct harness_run {
 	int status; /* exit code, 128 + signal if killed */
 	char *out, *err;
 };
+/* Runs argv[0] (a path, or a name looked up in PATH) with argv
+ * (NULL-terminated) in a temp dir, with in on its standard input (NULL:
+ * none) and env over the test's environment: "NAME=VALUE" sets, "NAME"
+ * unsets. Killed after 20 s. Returns the status. */
+int harness_exec(struct harness_run *r, const char *const *argv, const char *in, const char *const *env);
 /* Runs $EBB_BIN with the arguments (NULL-terminated) in the server's dir,
  * with EBB_SERVER and EBB_TOKEN set to it, or, with s NULL, in a temp dir
  * with neither set. Killed after 20 s. Returns the status. */
