@@ -193,11 +193,14 @@ static void exec_terminate(struct provider *p, const struct instance *inst, cons
 
 /* ---- launch ---- */
 
-/* A launch whose answer does not say what it launched: the program may
- * have started something, which it finds by its tag. */
+/* A launch that failed, or whose answer does not say what it launched:
+ * the program may have started something (a create that timed out, an
+ * API that failed after making the machine), which it finds by its tag.
+ * Exit 75 promises that nothing was launched. */
 static void end_unnamed(struct call *c)
 {
-	log_warn("exec: a launch without a valid answer: terminating by its tag", "instance=%lld", (long long)c->inst.id);
+	log_warn("exec: a launch failed or gave no valid answer: terminating by its tag", "instance=%lld",
+		 (long long)c->inst.id);
 	c->inst.provider_ref[0] = '\0';
 	start_terminate(c->x, &c->inst, NULL, NULL, NULL);
 }
@@ -217,8 +220,7 @@ static void on_launched(void *arg, const struct exec_result *r)
 		snprintf(res.error, sizeof res.error, "%.200s", r->err_line[0] ? r->err_line : "no capacity (exit 75)");
 	} else if (r->status != 0 || r->timed_out) {
 		describe(c, "launch", r, res.error, sizeof res.error);
-		if (r->timed_out)
-			end_unnamed(c);
+		end_unnamed(c);
 	} else if ((reply = reply_of(c, "launch", r, res.error, sizeof res.error))) {
 		ref = json_object_get(reply, "ref");
 		data = json_object_get(reply, "data");
@@ -310,6 +312,7 @@ static int add_item(struct listing *l, json_t *item, const char *offer, const ch
 {
 	json_t *ref = json_object_get(item, "ref"), *id = json_object_get(item, "instance");
 	const char *state = json_string_value(json_object_get(item, "state"));
+	int terminating = state && strcmp(state, "terminating") == 0, stopped = state && strcmp(state, "stopped") == 0;
 	size_t room = (size_t)l->n + 1;
 	struct provider_item *items = realloc(l->items, room * sizeof *items);
 	char **refs = items ? realloc(l->refs, room * sizeof *refs) : NULL;
@@ -324,12 +327,16 @@ static int add_item(struct listing *l, json_t *item, const char *offer, const ch
 			 " an integer \"instance\"", program);
 		return -1;
 	}
+	if (!state || !(terminating || stopped || strcmp(state, "pending") == 0 || strcmp(state, "running") == 0)) {
+		snprintf(l->error, sizeof l->error, "%.200s list: each instance's \"state\" is pending, running,"
+			 " stopped or terminating", program);
+		return -1;
+	}
 	if (!items || !refs || !(l->refs[l->n] = strdup(json_string_value(ref)))) {
 		snprintf(l->error, sizeof l->error, "exec list: out of memory");
 		return -1;
 	}
-	l->items[l->n] = (struct provider_item){l->refs[l->n], json_integer_value(id), offer,
-						 state && strcmp(state, "terminating") == 0};
+	l->items[l->n] = (struct provider_item){l->refs[l->n], json_integer_value(id), offer, terminating, stopped};
 	l->n++;
 	return 0;
 }

@@ -41,6 +41,7 @@ struct provider_item {
 	int64_t instance; /* ebb's id, from its tag; 0: none */
 	const char *offer; /* an offer it was listed for ("" when it cannot say) */
 	int terminating;   /* on its way out: not a leak */
+	int stopped;       /* it exists and bills, but runs nothing: to end */
 };
 
 typedef void (*launch_cb)(void *arg, int64_t instance, const struct launch_result *r);

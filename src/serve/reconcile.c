@@ -36,10 +36,26 @@ static const struct provider_item *by_ref(const struct provider_item *items, int
 	return NULL;
 }
 
-/* A live instance: gone when the list lacks it; adopted when ebb never
- * learnt its name and the list names it by its id. */
-static int check_live(const struct reconcile *r, struct instance *inst, const struct provider_item *items, int n)
+/* Asks the provider to end inst, with what its launch wanted back. */
+static int end_instance(const struct reconcile *r, const struct instance *inst, terminate_cb done, void *arg)
 {
+	char data[PROVIDER_DATA_MAX + 1] = "";
+	int rc = store_instance_data(r->store, inst->id, data, sizeof data);
+
+	if (rc < 0)
+		return -1;
+	provider_terminate(r->provider, inst, data[0] ? data : NULL, done, arg);
+	return 0;
+}
+
+/* A live instance: gone when the list lacks it, or has it stopped (its
+ * worker is gone, and a stopped machine still bills: it is ended);
+ * adopted when ebb never learnt its name and the list names it by its
+ * id. */
+static int check_live(const struct reconcile *r, struct instance *inst, const struct provider_item *items, int n,
+		      terminate_cb done, void *arg)
+{
+	const struct provider_item *item;
 	struct ebb_error err;
 
 	if (!inst->provider_ref[0]) {
@@ -56,10 +72,15 @@ static int check_live(const struct reconcile *r, struct instance *inst, const st
 		}
 		return 0;
 	}
-	if (r->keep_all || by_ref(items, n, inst->provider_ref))
+	item = by_ref(items, n, inst->provider_ref);
+	if (r->keep_all || (item && !item->stopped))
 		return 0;
 	if (inst->job_id && queue_expire_lease(r->queue, inst->job_id, inst->id, &err) != 0)
 		return -1;
+	if (item)
+		return fleet_set_state(r->fleet, inst, INST_TERMINATED, "gone: stopped at the provider, so ended") == 0
+			       ? end_instance(r, inst, done, arg)
+			       : -1;
 	return fleet_set_state(r->fleet, inst, INST_TERMINATED,
 			       inst->reclaim_at_ms ? "gone: reclaimed (spot)"
 			       : inst->state == INST_IDLE ? "gone: the worker exited (idle)"
@@ -105,8 +126,7 @@ static int end_leak(const struct reconcile *r, const struct provider_item *item,
 		 reason);
 	if (store_decision_insert(r->store, &d) != 0)
 		return -1;
-	provider_terminate(r->provider, &inst, NULL, done, arg);
-	return 0;
+	return end_instance(r, &inst, done, arg);
 }
 
 int reconcile_run(const struct reconcile *r, const struct provider_item *items, int n, terminate_cb done,
@@ -123,7 +143,7 @@ int reconcile_run(const struct reconcile *r, const struct provider_item *items, 
 		return -1;
 	}
 	for (int k = 0; k < l.n && rc == 0; k++)
-		rc = check_live(r, &l.v[k], items, n);
+		rc = check_live(r, &l.v[k], items, n, done, arg);
 	for (int k = 0; k < n && rc == 0; k++) {
 		if (!items[k].terminating && !known(&l, &items[k]))
 			rc = end_leak(r, &items[k], done, arg);

@@ -66,7 +66,7 @@ static const struct program aws = {
 	.listed = "[{\"ref\": \"i-0aaaaaaaaaaaaaaa1\", \"instance\": 17, \"state\": \"running\"},"
 		  " {\"ref\": \"i-0aaaaaaaaaaaaaaa2\", \"instance\": 9, \"state\": \"pending\"},"
 		  " {\"ref\": \"i-0aaaaaaaaaaaaaaa3\", \"instance\": 5, \"state\": \"terminating\"},"
-		  " {\"ref\": \"i-0aaaaaaaaaaaaaaa4\", \"instance\": 4, \"state\": \"terminating\"},"
+		  " {\"ref\": \"i-0aaaaaaaaaaaaaaa4\", \"instance\": 4, \"state\": \"stopped\"},"
 		  " {\"ref\": \"i-0aaaaaaaaaaaaaaa6\", \"instance\": null, \"state\": \"running\"}]",
 };
 
@@ -96,8 +96,8 @@ static const struct program gcp = {
 	.listed = "[{\"ref\": \"ebb-ebb-17\", \"instance\": 17, \"state\": \"running\"},"
 		  " {\"ref\": \"ebb-ebb-9\", \"instance\": 9, \"state\": \"pending\"},"
 		  " {\"ref\": \"ebb-ebb-8\", \"instance\": 8, \"state\": \"pending\"},"
-		  " {\"ref\": \"ebb-ebb-5\", \"instance\": 5, \"state\": \"terminating\"},"
-		  " {\"ref\": \"ebb-ebb-4\", \"instance\": 4, \"state\": \"terminating\"},"
+		  " {\"ref\": \"ebb-ebb-5\", \"instance\": 5, \"state\": \"stopped\"},"
+		  " {\"ref\": \"ebb-ebb-4\", \"instance\": 4, \"state\": \"stopped\"},"
 		  " {\"ref\": \"ebb-ebb-by-hand\", \"instance\": null, \"state\": \"running\"}]",
 };
 
@@ -124,7 +124,7 @@ static const struct program runpod = {
 	.list_call = "curl -sS -X GET ",
 	.listed = "[{\"ref\": \"p17aaaaaaaaaaa\", \"instance\": 17, \"state\": \"running\"},"
 		  " {\"ref\": \"p9aaaaaaaaaaaa\", \"instance\": 9, \"state\": \"running\"},"
-		  " {\"ref\": \"p5aaaaaaaaaaaa\", \"instance\": 5, \"state\": \"terminating\"}]",
+		  " {\"ref\": \"p5aaaaaaaaaaaa\", \"instance\": 5, \"state\": \"stopped\"}]",
 };
 
 static const struct program kubernetes = {
@@ -149,8 +149,8 @@ static const struct program kubernetes = {
 	.listed = "[{\"ref\": \"ebb-ebb-17\", \"instance\": 17, \"state\": \"running\"},"
 		  " {\"ref\": \"ebb-ebb-9\", \"instance\": 9, \"state\": \"pending\"},"
 		  " {\"ref\": \"ebb-ebb-5\", \"instance\": 5, \"state\": \"terminating\"},"
-		  " {\"ref\": \"ebb-ebb-4\", \"instance\": 4, \"state\": \"terminating\"},"
-		  " {\"ref\": \"ebb-ebb-3\", \"instance\": 3, \"state\": \"terminating\"},"
+		  " {\"ref\": \"ebb-ebb-4\", \"instance\": 4, \"state\": \"stopped\"},"
+		  " {\"ref\": \"ebb-ebb-3\", \"instance\": 3, \"state\": \"stopped\"},"
 		  " {\"ref\": \"ebb-ebb-2\", \"instance\": 2, \"state\": \"running\"},"
 		  " {\"ref\": \"ebb-ebb-by-hand\", \"instance\": null, \"state\": \"running\"}]",
 };
