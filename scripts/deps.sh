@@ -9,6 +9,7 @@ pkg-config
 libsqlite3-dev
 libevent-dev
 libmicrohttpd-dev
+libgnutls28-dev
 libjansson-dev
 libinih-dev
 libcurl4-openssl-dev

@@ -275,10 +275,10 @@ void harness_server_start(struct harness_server *s)
 		}
 		harness_sleep_ms(5);
 	}
-	snprintf(s->url, sizeof s->url, "http://127.0.0.1:%d", s->port);
+	snprintf(s->url, sizeof s->url, "%s://127.0.0.1:%d", s->cacert[0] ? "https" : "http", s->port);
 	if (s->client_ready)
 		client_free(&s->client);
-	if (client_init(&s->client, s->url, s->token) != 0)
+	if (client_init(&s->client, s->url, s->token, s->cacert) != 0)
 		fail_msg("client_init %s: %s", s->url, s->client.err);
 	s->client_ready = 1;
 }
@@ -381,10 +381,16 @@ void harness_assert_walk_stops(int rc, const struct harness_rows *r, const char 
 
 struct harness_server *harness_serve(const char *conf_extra, int flags)
 {
+	return harness_serve_tls("", conf_extra, flags);
+}
+
+struct harness_server *harness_serve_tls(const char *cacert, const char *conf_extra, int flags)
+{
 	struct harness_server *s = calloc(1, sizeof *s);
 	char conf[16384];
 
 	harness_ebb_bin();
+	snprintf(s->cacert, sizeof s->cacert, "%s", cacert);
 	snprintf(s->dir, sizeof s->dir, "%s", harness_tmpdir());
 	snprintf(s->conf, sizeof s->conf, "%s/ebb.conf", s->dir);
 	snprintf(s->data, sizeof s->data, "%s/data", s->dir);
@@ -507,7 +513,7 @@ int harness_call_as(struct harness_server *s, const char *token, const char *met
 	struct client c;
 	int status;
 
-	if (client_init(&c, s->url, token) != 0)
+	if (client_init(&c, s->url, token, s->cacert) != 0)
 		fail_msg("client_init %s: %s", s->url, c.err);
 	status = call(&c, method, path, body, reply);
 	client_free(&c);
@@ -561,6 +567,8 @@ int harness_raw(struct harness_server *s, const char *token, const char *method,
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 30000L);
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_write);
 	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &out);
+	if (s->cacert[0])
+		curl_easy_setopt(curl, CURLOPT_CAINFO, s->cacert);
 	headers = curl_slist_append(headers, "Content-Type: application/json");
 	if (token && *token) {
 		snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
@@ -754,7 +762,7 @@ void harness_async_start(struct harness_async *a, struct harness_server *s, cons
 	if (body && !check)
 		fail_msg("harness_async_start: the test's body is not JSON: %.200s", body);
 	json_decref(check);
-	if (client_init(&a->client, s->url, s->token) != 0)
+	if (client_init(&a->client, s->url, s->token, s->cacert) != 0)
 		fail_msg("client_init %s: %s", s->url, a->client.err);
 	snprintf(a->method, sizeof a->method, "%s", method);
 	snprintf(a->path, sizeof a->path, "%s", path);
@@ -807,9 +815,12 @@ int harness_ebb(struct harness_run *r, struct harness_server *s, ...)
 		fail_msg("fork: %s", strerror(errno));
 	if (pid == 0) {
 		child_setup(dir, out, err);
+		unsetenv("EBB_CACERT");
 		if (s) {
 			setenv("EBB_SERVER", s->url, 1);
 			setenv("EBB_TOKEN", s->token, 1);
+			if (s->cacert[0])
+				setenv("EBB_CACERT", s->cacert, 1);
 		} else {
 			unsetenv("EBB_SERVER");
 			unsetenv("EBB_TOKEN");

@@ -240,7 +240,7 @@ int worker_run(const struct worker_options *o)
 	char host[64];
 
 	install_signals();
-	if (client_init(&w.client, o->server, o->token) != 0) {
+	if (client_init(&w.client, o->server, o->token, o->cacert) != 0) {
 		fprintf(stderr, "ebb worker: %s\n", w.client.err);
 		return 1;
 	}
@@ -257,8 +257,8 @@ int worker_run(const struct worker_options *o)
 		int ours = strncmp(o->notice_url, w.client.server, n) == 0 &&
 			   (o->notice_url[n] == '/' || o->notice_url[n] == '\0');
 		char err[300];
-		if (!(w.notice = notice_new(o->notice_url, ours ? w.client.token : NULL, o->notice_interval_ms, err,
-					    sizeof err))) {
+		if (!(w.notice = notice_new(o->notice_url, ours ? w.client.token : NULL, ours ? w.client.cacert : NULL,
+					    o->notice_interval_ms, err, sizeof err))) {
 			fprintf(stderr, "ebb worker: --notice-url: %s\n", err);
 			client_free(&w.client);
 			return 2;
