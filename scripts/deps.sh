@@ -14,6 +14,7 @@ libjansson-dev
 libinih-dev
 libcurl4-openssl-dev
 libcmocka-dev
+openssl
 "
 
 missing=""

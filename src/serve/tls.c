@@ -131,13 +131,19 @@ static struct tls_gen *gen_read(const struct tls *t, char *err, size_t errsize)
 	pem.size = (unsigned)len;
 	if ((rc = gnutls_privkey_init(&g->key)) == 0)
 		rc = gnutls_privkey_import_x509_raw(g->key, &pem, GNUTLS_X509_FMT_PEM, NULL, 0);
+	/* GnuTLS's reasons for these two would not say what is wrong. */
+	if (rc < 0 && !strstr((char *)pem.data, "PRIVATE KEY-----"))
+		snprintf(err, errsize, "tls_key %s: no PEM private key in it", t->key_path);
+	else if (rc < 0 && strstr((char *)pem.data, "ENCRYPTED"))
+		snprintf(err, errsize, "tls_key %s: the key is encrypted; serve needs it unencrypted (%s)",
+			 t->key_path, gnutls_strerror(rc));
+	else if (rc < 0)
+		snprintf(err, errsize, "tls_key %s: %s", t->key_path, gnutls_strerror(rc));
 	/* The key's bytes go before the memory is given back. */
 	memset(pem.data, 0, len);
 	free(pem.data);
-	if (rc < 0) {
-		snprintf(err, errsize, "tls_key %s: %s", t->key_path, gnutls_strerror(rc));
+	if (rc < 0)
 		goto fail;
-	}
 	if ((rc = key_matches(g)) != 0) {
 		snprintf(err, errsize, "tls_key %s: not the key of tls_cert %s: %s", t->key_path, t->cert_path,
 			 gnutls_strerror(rc));

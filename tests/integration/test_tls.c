@@ -68,6 +68,8 @@ static int make_certs(void **state)
 	make_ca("other", other_ca, sizeof other_ca);
 	make_leaf("a", "ec -pkeyopt ec_paramgen_curve:P-256");
 	make_leaf("b", "rsa:2048");
+	sh(harness_fmt("openssl pkcs8 -topk8 -in %s -passout pass:secret -out %s", path("a.key"),
+		       path("a-encrypted.key")));
 	return 0;
 }
 
@@ -384,8 +386,13 @@ static void config_errors(void **state)
 		       "[server] tls_key: set without tls_cert; give both or neither");
 	assert_refused(harness_fmt("tls_cert = %s\ntls_key = %s\n", path("missing.pem"), path("a.key")),
 		       harness_fmt("reason=\"tls_cert %s: cannot read: No such file or directory\"", path("missing.pem")));
-	assert_refused(harness_fmt("tls_cert = %s\ntls_key = %s\n", path("a.pem"), path("leaf.ext")),
-		       harness_fmt("reason=\"tls_key %s: ", path("leaf.ext")));
+	assert_refused(harness_fmt("tls_cert = %s\ntls_key = %s\n", path("a.pem"), path("a.pem")),
+		       harness_fmt("reason=\"tls_key %s: no PEM private key in it\"", path("a.pem")));
+	assert_refused(harness_fmt("tls_cert = %s\ntls_key = %s\n", path("a.pem"), path("a-encrypted.key")),
+		       harness_fmt("reason=\"tls_key %s: the key is encrypted; serve needs it unencrypted (",
+				   path("a-encrypted.key")));
+	assert_refused(harness_fmt("tls_cert = %s\ntls_key = %s\n", path("a.key"), path("a.key")),
+		       harness_fmt("reason=\"tls_cert %s: ", path("a.key")));
 	assert_refused(harness_fmt("tls_cert = %s\ntls_key = %s\n", path("a.pem"), path("b.key")),
 		       harness_fmt("reason=\"tls_key %s: not the key of tls_cert %s: The certificate and the given key"
 				   " do not match.\"", path("b.key"), path("a.pem")));
@@ -441,6 +448,8 @@ static void local_workers_trust_worker_cacert(void **state)
 	assert_int(harness_file_lines(s->log, harness_fmt("workers_reach=%s", s->url)), 1);
 	id = harness_submit(s, "{\"command\": [\"true\"]}");
 	WAIT_FOR(s, 60000, harness_job_is(s, id, "succeeded"), "job %lld did not succeed", (long long)id);
+	/* Their reclaim notice is serve's too (their stderr is serve's). */
+	assert_int(harness_file_lines(s->log, "msg=\"reclaim notice: no answer\""), 0);
 	assert_int(harness_server_stop(s), 0);
 }
 
