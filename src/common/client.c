@@ -147,8 +147,11 @@ static void transport_error(struct client *c, CURLcode rc, const char *detail, c
 	else if (rc == CURLE_SSL_CACERT_BADFILE)
 		snprintf(c->err, sizeof c->err, "CA file %.200s: cannot be used (%.200s); expected PEM certificates",
 			 c->cacert[0] ? c->cacert : "of the system", why);
+	else if (rc == CURLE_SSL_CONNECT_ERROR)
+		snprintf(c->err, sizeof c->err, "cannot reach %.200s: the TLS handshake failed (%.200s);"
+			 " does the server speak HTTPS?", c->server, why);
 	else if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
-		 rc == CURLE_COULDNT_RESOLVE_PROXY || rc == CURLE_SSL_CONNECT_ERROR)
+		 rc == CURLE_COULDNT_RESOLVE_PROXY)
 		snprintf(c->err, sizeof c->err, "cannot reach %.200s: %.280s", c->server, why);
 	else
 		snprintf(c->err, sizeof c->err, "%.10s %.150s%.100s: %.230s", method, c->server, path, why);

@@ -410,6 +410,11 @@ struct httpd *httpd_start(struct event_base *base, const struct httpd_options *o
 	}
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
+	if (o->tls && MHD_is_feature_supported(MHD_FEATURE_HTTPS_CERT_CALLBACK) != MHD_YES) {
+		snprintf(err, errsize, "tls_cert: this libmicrohttpd was built without TLS or its certificate callback");
+		free(h);
+		return NULL;
+	}
 	if (o->tls)
 		flags |= MHD_USE_TLS;
 	h->tls = o->tls;

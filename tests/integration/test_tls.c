@@ -412,6 +412,7 @@ static void config_errors(void **state)
 static void off_loopback(void **state)
 {
 	struct harness_server *s;
+	struct harness_run r;
 
 	(void)state;
 	/* The network said private: plain HTTP, with a warning. */
@@ -420,6 +421,12 @@ static void off_loopback(void **state)
 					      " network unencrypted\" addr=0.0.0.0:0"),
 		   1);
 	assert_int(harness_stat(s, "states.queued"), 0);
+	/* https:// to a plain HTTP serve */
+	harness_ebb(&r, NULL, "jobs", "--server", harness_fmt("https://127.0.0.1:%d", s->port), NULL);
+	assert_int(r.status, 1);
+	assert_contains(r.err, "the TLS handshake failed (");
+	assert_contains(r.err, "); does the server speak HTTPS?\n");
+	harness_run_free(&r);
 	harness_server_free(s);
 	/* TLS: no warning. */
 	s = harness_serve_tls(ca, harness_fmt("%slisten = 0.0.0.0:0\n", tls_conf("a")), HARNESS_TOKENS);
