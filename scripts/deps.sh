@@ -15,6 +15,7 @@ libinih-dev
 libcurl4-openssl-dev
 libcmocka-dev
 openssl
+jq
 "
 
 missing=""

@@ -214,11 +214,27 @@ static int wait_exit(pid_t pid, int timeout_ms)
 
 /* ---- ebb serve ---- */
 
+int harness_free_port(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof a;
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &len) != 0)
+		fail_msg("no free port: %s", strerror(errno));
+	port = ntohs(a.sin_port);
+	close(fd);
+	return port;
+}
+
 void harness_server_dump_log(const struct harness_server *s)
 {
 	char *text = harness_read_file(s->log, NULL);
 
-	print_message("---- %s ----\n%s---- end of log ----\n", s->log, text ? text : "(none)\n");
+	/* Not print_message(): cmocka cuts what it prints at 1 KiB. */
+	printf("---- %s ----\n%s---- end of log ----\n", s->log, text ? text : "(none)\n");
+	fflush(stdout);
 	free(text);
 }
 

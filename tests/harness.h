@@ -128,6 +128,9 @@ struct harness_server *harness_serve(const char *conf_extra, int flags);
  * tls_key: its URL is https://, and the calls, the async calls and the
  * CLI runs (EBB_CACERT) of the harness trust the CA file cacert. */
 struct harness_server *harness_serve_tls(const char *cacert, const char *conf_extra, int flags);
+/* A loopback port free now: for a serve that must keep its port across a
+ * restart (its workers know it), listen = 127.0.0.1:PORT. */
+int harness_free_port(void);
 /* Starts serve again on the same config and data dir. */
 void harness_server_start(struct harness_server *s);
 /* SIGTERM and wait; the exit status (0 for a clean exit), or -1 if it had

@@ -24,6 +24,7 @@ struct offer {
 	/* Not launched on for now: its last launch on the market found no
 	 * capacity, or the offer's launches fail and back off. */
 	int resting[MARKET_COUNT];
+	int64_t rest_until_ms; /* when the first of those rests ends; 0: none */
 	/* The local provider's simulated faults on spot: reclaims per hour,
 	 * and the share of launches refused for capacity. */
 	double fault_reclaim_rate, fault_launch_failure_rate;

@@ -22,6 +22,7 @@ struct exec_conf {
 	int64_t timeout_ms;
 	int64_t concurrency;
 	char *tag;
+	int64_t list_interval_ms;
 };
 
 static int check_tag(const void *ctx, const char *value, char *why, size_t whysize)
@@ -44,6 +45,8 @@ static const struct conf_key exec_keys[] = {
 	{"tag", CONF_STRING, EXEC(tag), 1, CONF_NAME_MAX, "ebb", NULL,
 	 "The tag the program puts on the instances it launches, and lists by: two serves on one account need two.",
 	 .check = check_tag},
+	{"list_interval", CONF_DURATION, EXEC(list_interval_ms), 1000, 3600 * 1000, "1m", NULL,
+	 "How often ebb asks for the list: it finds instances gone without a word and leaks; each call is a cloud API call."},
 	{0},
 };
 
@@ -486,6 +489,12 @@ static void exec_close(struct provider *p)
 	free(x);
 }
 
+static int64_t exec_list_interval_ms(const struct provider *p)
+{
+	const struct exec *x = p->impl;
+	return x->conf->list_interval_ms;
+}
+
 /* A cloud's instance is found by its ref at the next list. */
 static int exec_adopt(struct provider *p, const struct instance *inst)
 {
@@ -503,4 +512,5 @@ const struct provider_kind provider_exec = {
 	.terminate = exec_terminate,
 	.list = exec_list,
 	.adopt = exec_adopt,
+	.list_interval_ms = exec_list_interval_ms,
 };

@@ -53,6 +53,8 @@ struct provider_kind {
 	/* NULL: its reclaims are the cloud's, not simulated. */
 	int (*reclaim)(struct provider *p, const struct instance *inst);
 	int64_t (*notice_ms)(const struct provider *p);
+	/* NULL: list is cheap and exact, asked before every scaler run. */
+	int64_t (*list_interval_ms)(const struct provider *p);
 };
 
 struct provider {

@@ -138,3 +138,8 @@ int64_t provider_notice_ms(const struct provider *p)
 {
 	return p && p->kind->notice_ms ? p->kind->notice_ms(p) : 0;
 }
+
+int64_t provider_list_interval_ms(const struct provider *p)
+{
+	return p->kind->list_interval_ms ? p->kind->list_interval_ms(p) : 0;
+}

@@ -90,6 +90,10 @@ int provider_can_reclaim(const struct provider *p);
 int provider_reclaim(struct provider *p, const struct instance *inst);
 /* Notice to kill of a reclaim the provider simulates, ms; 0: none. */
 int64_t provider_notice_ms(const struct provider *p);
+/* How often the scaler asks for the list, ms: 0, before every run (a
+ * list that costs nothing), or at most once per that time (a cloud's,
+ * which costs an API call and seconds). */
+int64_t provider_list_interval_ms(const struct provider *p);
 
 /* The kinds' shares of the configuration, for struct conf_plugins. */
 extern const struct conf_plugin *const provider_plugins[];

@@ -39,6 +39,7 @@ static const struct route routes[] = {
 	{"POST", "/v1/lease", WORKER, api_lease},
 	{"GET", "/v1/stats", SUBMIT | WORKER, api_stats},
 	{"POST", "/v1/workers/register", WORKER, api_register},
+	{"POST", "/v1/workers/leave", WORKER, api_leave},
 	{"GET", "/v1/fleet", SUBMIT | WORKER, api_fleet},
 	{"GET", "/v1/decisions", SUBMIT, api_decisions},
 	{"GET", "/v1/report", SUBMIT, api_report},

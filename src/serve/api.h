@@ -85,6 +85,7 @@ int api_fail_job(struct api_call *c);
 int api_interrupt(struct api_call *c);
 
 int api_register(struct api_call *c);
+int api_leave(struct api_call *c);
 int api_fleet(struct api_call *c);
 int api_decisions(struct api_call *c);
 int api_drain(struct api_call *c);

@@ -42,6 +42,36 @@ int api_register(struct api_call *c)
 	return 0;
 }
 
+/* The worker of an instance leaves by itself: see fleet_leave(). A lease
+ * it still holds, as serve sees it, ends now and its job is queued again. */
+int api_leave(struct api_call *c)
+{
+	static const struct field fields[] = {
+		{"instance", F_INT, 1, INT64_MAX}, {"reason", F_STRING, 0, 200}, {NULL, 0, 0, 0}};
+	struct api *a = c->api;
+	struct instance inst;
+	struct ebb_error err;
+	int64_t id;
+
+	if (api_body(c, fields) != 0)
+		return -1;
+	if (!(id = json_get_int(c->body, "instance", 0))) {
+		error_set(&err, 400, "missing_field", "instance", "instance: required, the instance id");
+		return api_fail(c, &err);
+	}
+	if (api_own_instance(c, id, "leave for instance") != 0)
+		return -1;
+	if (fleet_get(a->fleet, id, &inst, &err) != 0)
+		return api_fail(c, &err);
+	if (inst.state != INST_TERMINATED && inst.job_id &&
+	    (queue_expire_lease(a->queue, inst.job_id, id, &err) != 0 || queue_process_due(a->queue, &err) != 0))
+		return api_fail(c, &err);
+	if (fleet_leave(a->fleet, id, json_get_str(c->body, "reason", "no reason given"), &inst, &err) != 0)
+		return api_fail(c, &err);
+	request_reply(c->req, 200, instance_to_json(&inst, clock_now(a->clock)));
+	return 0;
+}
+
 struct fleet_list {
 	json_t *instances;
 	int64_t now_ms;

@@ -27,6 +27,12 @@ static int64_t backoff_ms(const struct plan_settings *s, int64_t streak)
 	return ms < ESTIMATE_BACKOFF_MAX_MS ? ms : ESTIMATE_BACKOFF_MAX_MS;
 }
 
+static void rest_until(struct offer *o, int64_t end_ms)
+{
+	if (!o->rest_until_ms || end_ms < o->rest_until_ms)
+		o->rest_until_ms = end_ms;
+}
+
 static int apply_stat(void *arg, const struct offer_stat *st)
 {
 	struct walk *w = arg;
@@ -47,10 +53,14 @@ static int apply_stat(void *arg, const struct offer_stat *st)
 	/* The failure of the last launch asked: a newer launch on the
 	 * market is under way or worked. */
 	if (st->capacity_failures > 0 && st->last_capacity_ms >= st->last_launch_ms &&
-	    w->now_ms - st->last_capacity_ms < w->s->capacity_rest_ms)
+	    w->now_ms - st->last_capacity_ms < w->s->capacity_rest_ms) {
 		o->resting[st->market] = 1;
-	if (st->broken_streak > 0 && w->now_ms - st->last_broken_ms < backoff_ms(w->s, st->broken_streak))
+		rest_until(o, st->last_capacity_ms + w->s->capacity_rest_ms);
+	}
+	if (st->broken_streak > 0 && w->now_ms - st->last_broken_ms < backoff_ms(w->s, st->broken_streak)) {
 		o->resting[MARKET_ONDEMAND] = o->resting[MARKET_SPOT] = 1;
+		rest_until(o, st->last_broken_ms + backoff_ms(w->s, st->broken_streak));
+	}
 	return 0;
 }
 

@@ -119,6 +119,18 @@ int fleet_drain(struct fleet *f, int64_t id, const char *reason, struct instance
 	return fleet_set_state(f, out, INST_DRAINING, reason) == 0 ? 0 : store_failed(f, err);
 }
 
+int fleet_leave(struct fleet *f, int64_t id, const char *why, struct instance *out, struct ebb_error *err)
+{
+	char reason[300];
+
+	if (fleet_get(f, id, out, err) != 0)
+		return -1;
+	if (out->state == INST_TERMINATED)
+		return 0;
+	snprintf(reason, sizeof reason, "gone: the worker left (%.200s)", why);
+	return fleet_set_state(f, out, INST_TERMINATED, reason) == 0 ? 0 : store_failed(f, err);
+}
+
 /* A run stopped from outside: the instance is going away, and takes no
  * new job; a cloud's reclaim is known to serve from here on, and counts
  * in the offer's observed reclaim rate. */

@@ -39,6 +39,11 @@ int fleet_worker_asks(struct fleet *f, int64_t id, struct ebb_error *err);
 int fleet_may_lease(struct fleet *f, int64_t id);
 int fleet_drain(struct fleet *f, int64_t id, const char *reason, struct instance *out,
 		struct ebb_error *err);
+/* The worker of instance id leaves by itself (idle, reclaimed), and its
+ * machine powers off: the instance is gone from now, without waiting for
+ * the provider's next list (which terminates it if it still runs). Its
+ * job, if serve thinks it runs one, must have its lease ended first. */
+int fleet_leave(struct fleet *f, int64_t id, const char *why, struct instance *out, struct ebb_error *err);
 /* The queue's subscriber (arg: the fleet). */
 int fleet_on_job(void *arg, const struct job_change *c);
 

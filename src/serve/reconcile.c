@@ -77,7 +77,8 @@ static int known(const struct live *l, const struct provider_item *item)
 }
 
 /* An instance the provider has and ebb does not run: terminated, and
- * said in the log and the decisions. */
+ * said in the log and the decisions. One ebb ended a moment ago (its
+ * worker left, or its terminate is under way) is not one yet. */
 static int end_leak(const struct reconcile *r, const struct provider_item *item, terminate_cb done, void *arg)
 {
 	struct instance inst = {.id = item->instance};
@@ -88,6 +89,8 @@ static int end_leak(const struct reconcile *r, const struct provider_item *item,
 
 	if (rc < 0)
 		return -1;
+	if (rc == 0 && clock_now(r->clock) - inst.terminated_ms < RECONCILE_GRACE_MS)
+		return 0;
 	snprintf(reason, sizeof reason, "terminate leak %.255s: %s", item->ref,
 		 rc == STORE_NOT_FOUND ? "the provider has it and ebb never launched it"
 				       : "ebb terminated it, and the provider still has it");

@@ -11,6 +11,9 @@
 #include "serve/fleet.h"
 #include "serve/queue.h"
 
+/* How long an instance ebb ended may still be listed before it is a leak. */
+#define RECONCILE_GRACE_MS 60000
+
 struct reconcile {
 	struct store *store;
 	struct fleet *fleet;

@@ -22,6 +22,7 @@ struct scaler {
 	int64_t last_run_ms;
 	int64_t next_ms;  /* the run that is scheduled, 0 if none */
 	int listing;      /* a run waits for the provider's list */
+	int64_t listed_ms; /* when the last list was asked for; 0: never */
 	int launched;     /* a launch came back while the list was under way */
 	uint64_t changes; /* store_changes() when the last run ended */
 	/* What the last run found, for the workers' lease replies. */
@@ -147,7 +148,12 @@ static int apply_launch(struct scaler *sc, int64_t instance, const struct launch
 	snprintf(why, sizeof why, "launch failed: %s%s", r->no_capacity ? "capacity: " : "", r->error);
 	log_warn("launch failed", "instance=%lld offer=%s market=%s", (long long)inst.id, inst.offer,
 		 market_name(inst.market));
-	if (store_offer_stat_add(sc->env.store, &stat) != 0)
+	/* The decisions tell the whole story: what was asked, and why it
+	 * did not happen. */
+	if (store_offer_stat_add(sc->env.store, &stat) != 0 ||
+	    store_decision_insert(sc->env.store, &(struct decision){.at_ms = clock_now(sc->env.clock),
+								     .kind = "launch_failed", .offer = inst.offer,
+								     .count = 1, .instance = inst.id, .reason = why}) != 0)
 		return -1;
 	return inst.state == INST_TERMINATED ? 0 : fleet_set_state(sc->env.fleet, &inst, INST_TERMINATED, why);
 }
@@ -269,6 +275,7 @@ struct listed {
 	const struct provider_item *items;
 	int n;
 	const char *error;
+	int none; /* no list was asked for this run */
 };
 
 static int reconcile(struct scaler *sc, const struct listed *l)
@@ -278,6 +285,8 @@ static int reconcile(struct scaler *sc, const struct listed *l)
 		.provider = sc->env.provider, .clock = sc->env.clock, .keep_all = sc->launched,
 	};
 
+	if (l->none)
+		return 0;
 	/* A list that failed marks nothing gone and ends no leak. */
 	if (l->error) {
 		log_warn("provider list failed: no instance marked gone this run", "error=\"%s\"", l->error);
@@ -328,6 +337,15 @@ static int run(struct scaler *sc, const struct listed *l)
 		rc = carry_out(sc, &v, &result->actions[k]);
 	if (rc == 0 && result->next_ms)
 		schedule(sc, result->next_ms);
+	/* An offer at rest may be what work waits for. */
+	for (int k = 0; k < n; k++) {
+		if (offers[k].rest_until_ms > now)
+			schedule(sc, offers[k].rest_until_ms);
+	}
+	/* A list that is not asked for at every run is asked for on time
+	 * all the same: it finds what went without a word, and leaks. */
+	if (provider_list_interval_ms(sc->env.provider) > 0)
+		schedule(sc, sc->listed_ms + provider_list_interval_ms(sc->env.provider));
 out:
 	/* A run that failed is rolled back: the next one comes an interval
 	 * later rather than never. */
@@ -339,33 +357,44 @@ out:
 	return rc;
 }
 
-static void on_listed(void *arg, const struct provider_item *items, int n, const char *error)
+/* A run in a batch of its own, with the list it was given. */
+static void run_batch(struct scaler *sc, const struct listed *l)
 {
-	struct scaler *sc = arg;
-	struct listed l = {items, n, error};
-
-	sc->listing = 0;
 	if (batch_begin(sc->env.batch) != 0) {
 		log_error("scaler: store failed, no decision this run", "error=\"%s\"", store_error(sc->env.store));
 		schedule(sc, clock_now(sc->env.clock) + sc->settings.interval_ms);
 	} else {
-		int rc = run(sc, &l);
+		int rc = run(sc, l);
 		/* What the run wrote is its own: only later changes wake it. */
 		sc->changes = store_changes(sc->env.store);
 		batch_end(sc->env.batch, rc == 0);
 	}
-	sc->launched = 0;
 	batch_flush(sc->env.batch);
+}
+
+static void on_listed(void *arg, const struct provider_item *items, int n, const char *error)
+{
+	struct scaler *sc = arg;
+
+	sc->listing = 0;
+	run_batch(sc, &(struct listed){items, n, error, 0});
+	sc->launched = 0;
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
 	struct scaler *sc = arg;
+	int64_t now = clock_now(sc->env.clock), every = provider_list_interval_ms(sc->env.provider);
 
 	(void)fd;
 	(void)what;
 	sc->next_ms = 0;
+	if (sc->listed_ms && every > 0 && now - sc->listed_ms < every) {
+		run_batch(sc, &(struct listed){.none = 1});
+		return;
+	}
 	sc->listing = 1;
+	sc->listed_ms = now;
 	provider_list(sc->env.provider, on_listed, sc);
 }
 

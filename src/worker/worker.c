@@ -161,6 +161,23 @@ static json_t *lease_body(const struct worker *w, int64_t wait_ms)
 	return b;
 }
 
+/* Tells serve the worker leaves by itself, so that its instance is gone
+ * at once rather than at the provider's next list. Once: a serve out of
+ * reach finds out from that list. */
+static void leave(struct worker *w, const char *why)
+{
+	json_t *body = json_pack("{s:I, s:s}", "instance", (json_int_t)w->o->instance, "reason", why), *reply = NULL;
+	int status = worker_call(w, "POST", "/v1/workers/leave", body, &reply);
+	char text[300], quoted[400];
+
+	if (status != 200) {
+		client_error_text(status, reply, text, sizeof text);
+		log_warn("leave not told to serve", "worker=%s error=%s", w->name, log_quote(quoted, sizeof quoted, text));
+	}
+	json_decref(body);
+	json_decref(reply);
+}
+
 /* Lease, run, repeat; returns the reason to exit. */
 static const char *serve_jobs(struct worker *w)
 {
@@ -286,6 +303,8 @@ int worker_run(const struct worker_options *o)
 			w.heartbeat_ms = w.orphan_timeout_ms / 3 > 100 ? w.orphan_timeout_ms / 3 : 100;
 		log_info("worker ready", "worker=%s server=%s", w.name, w.client.server);
 		why = serve_jobs(&w);
+		if (o->instance && (strcmp(why, "idle") == 0 || strcmp(why, "spot reclaim notice") == 0))
+			leave(&w, why);
 	}
 	/* A stop by signal is the provider's or a person's: no power-off. */
 	if (strcmp(why, "stopped by signal") == 0)

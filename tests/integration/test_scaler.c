@@ -4,15 +4,12 @@
  * /v1/decisions) and the worker processes themselves (/proc). They run in
  * real time, since the workers are real processes; every wait polls with
  * a deadline. Each test kills the workers it started when it ends. */
-#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -133,20 +130,6 @@ static int64_t count_decisions(struct harness_server *s, const char *kind, const
 	return n;
 }
 
-static int free_port(void)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof a;
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
-
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-	    getsockname(fd, (struct sockaddr *)&a, &len) != 0)
-		fail_msg("no free port: %s", strerror(errno));
-	port = ntohs(a.sin_port);
-	close(fd);
-	return port;
-}
-
 
 /* ---- the tests ---- */
 
@@ -203,7 +186,7 @@ static void test_scale_up_within_max_and_back_to_zero(void **state)
 static void test_busy_instance_drained_never_terminated(void **state)
 {
 	const char *exits = exits_file();
-	int port = free_port();
+	int port = harness_free_port();
 	struct harness_server *s = serve(
 		exits,
 		harness_fmt("max_instances = 1\nidle_timeout = 60s\n[server]\nlisten = 127.0.0.1:%d\n", port), 0);
@@ -557,7 +540,7 @@ static void test_auto_idle_timeout_from_gaps(void **state)
 static void test_adopted_worker_that_dies_is_gone(void **state)
 {
 	const char *exits = exits_file();
-	int port = free_port();
+	int port = harness_free_port();
 	struct harness_server *s = serve(
 		exits, harness_fmt("max_instances = 1\nidle_timeout = 60s\n[server]\nlisten = 127.0.0.1:%d\n", port), 0);
 	int64_t first = submit(s, "true", 1), second, old_id = 0;

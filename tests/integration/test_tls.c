@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "harness.h"
 
@@ -460,34 +459,32 @@ static void local_workers_trust_worker_cacert(void **state)
 	assert_int(harness_server_stop(s), 0);
 }
 
-/* An exec provider's program gets the CA's text in the launch message. */
-static void exec_launch_carries_the_ca(void **state)
+/* An exec provider's program gets the CA's text in the launch message;
+ * tests/exec/provider writes it to a file for EBB_CACERT, as a program
+ * for a cloud would on the instance, and its worker runs the job. */
+static void exec_workers_get_the_ca(void **state)
 {
-	const char *tmp = harness_tmpdir();
-	char program[4200], message[4200];
+	const char *src = getenv("EBB_SRC");
+	char pdir[4200], *want = harness_read_file(ca, NULL), *got;
 	struct harness_server *s;
-	char *want = harness_read_file(ca, NULL), *got;
+	int64_t id;
 	json_t *m;
 
 	(void)state;
-	snprintf(program, sizeof program, "%s/provider", tmp);
-	snprintf(message, sizeof message, "%s/launch.json", tmp);
-	/* Saves the launch message and fails it; lists nothing. */
-	harness_write_file(program, harness_fmt("#!/bin/sh\n"
-						"case \"$1\" in\n"
-						"launch) cat > %s.tmp; mv %s.tmp %s; echo no launch here >&2; exit 1 ;;\n"
-						"list) cat >/dev/null; echo '{\"version\": 1, \"instances\": []}' ;;\n"
-						"*) cat >/dev/null ;;\n"
-						"esac\n",
-						message, message, message));
-	chmod(program, 0755);
+	snprintf(pdir, sizeof pdir, "%s", harness_tmpdir());
+	setenv("EBB_TEST_PROVIDER_DIR", pdir, 1);
 	s = harness_serve_tls(ca,
-			      harness_fmt("%s[provider]\nkind = exec\nworker_cacert = %s\n[exec]\ncommand = %s\n"
-					  "[lane.standard]\nwait_target = 1s\n[scaler]\ninterval = 200ms\n",
-					  tls_conf("a"), ca, program),
+			      harness_fmt("%s[provider]\nkind = exec\nworker_cacert = %s\n[exec]\n"
+					  "command = %s/tests/exec/provider\n[lane.standard]\nwait_target = 1s\n"
+					  "[scaler]\ninterval = 200ms\n",
+					  tls_conf("a"), ca, src && *src ? src : "."),
 			      0);
-	harness_submit(s, "{\"command\": [\"true\"]}");
-	WAIT_FOR(s, 30000, (got = harness_read_file(message, NULL)) != NULL, "no launch call");
+	harness_own_workers(s);
+	id = harness_submit(s, "{\"command\": [\"true\"]}");
+	WAIT_FOR(s, 60000, harness_job_is(s, id, "succeeded"), "job %lld did not succeed", (long long)id);
+	got = harness_read_file(harness_fmt("%s/launch.1.json", pdir), NULL);
+	if (!got)
+		harness_fail_with_log(s, "no launch.1.json from the provider program");
 	m = harness_json(got);
 	assert_string_equal(JSTR(m, "worker.cacert_pem"), want);
 	assert_string_equal(JSTR(m, "worker.server_url"), s->url);
@@ -508,7 +505,7 @@ int main(void)
 		cmocka_unit_test_teardown(config_errors, harness_cleanup),
 		cmocka_unit_test_teardown(off_loopback, harness_cleanup),
 		cmocka_unit_test_teardown(local_workers_trust_worker_cacert, harness_cleanup),
-		cmocka_unit_test_teardown(exec_launch_carries_the_ca, harness_cleanup),
+		cmocka_unit_test_teardown(exec_workers_get_the_ca, harness_cleanup),
 	};
 	return cmocka_run_group_tests(tests, make_certs, remove_certs);
 }

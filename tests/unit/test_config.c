@@ -457,6 +457,54 @@ static void example_shipped(void **state)
 	free(want);
 }
 
+/* The rows of section's table in docs/CONFIG.md: the text from its "## [SECTION]"
+ * heading to the next heading; NULL when there is none. */
+static char *doc_section(const char *doc, const char *section)
+{
+	const char *start = strstr(doc, harness_fmt("\n## [%s]\n", section)), *end;
+
+	if (!start)
+		return NULL;
+	end = strstr(start + 1, "\n## ");
+	return strndup(start, end ? (size_t)(end - start) : strlen(start));
+}
+
+/* Every key of every section, plug-ins' included, has its row in
+ * docs/CONFIG.md under its section: a key added later is documented, or
+ * this fails naming it. */
+static void keys_documented(void **state)
+{
+	const char *src = getenv("EBB_SRC");
+	const char *gen = harness_fmt("%s/generated", harness_tmpdir());
+	char *doc = harness_read_file(harness_fmt("%s/docs/CONFIG.md", src && *src ? src : "."), NULL);
+	char *example, *line, *save = NULL, *rows = NULL, section[80] = "", missing[4096] = "";
+	FILE *f = fopen(gen, "w");
+
+	(void)state;
+	assert_non_null(doc);
+	config_write_example(f, &cmd_plugins);
+	fclose(f);
+	example = harness_read_file(gen, NULL);
+	for (line = strtok_r(example, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char key[80];
+		/* "[server]", "#[offer.NAME]"; then "key = value", "#key = value". */
+		if (sscanf(line, "%*[#][%79[^]]", section) == 1 || sscanf(line, "[%79[^]]", section) == 1) {
+			free(rows);
+			rows = doc_section(doc, section);
+			if (!rows)
+				snprintf(missing + strlen(missing), sizeof missing - strlen(missing), " [%s]", section);
+		} else if (rows && (sscanf(line, "#%79[a-z0-9_] =", key) == 1 || sscanf(line, "%79[a-z0-9_] =", key) == 1) &&
+			   !strstr(rows, harness_fmt("\n| `%s` |", key))) {
+			snprintf(missing + strlen(missing), sizeof missing - strlen(missing), " [%s] %s", section, key);
+		}
+	}
+	free(rows);
+	free(example);
+	free(doc);
+	if (missing[0])
+		fail_msg("docs/CONFIG.md has no row for:%s", missing);
+}
+
 /* A provider kind's keys are its own section, checked by the same table
  * machinery: a GPU index listed twice would go to two workers at once,
  * and is refused at its line like any bad value. */
@@ -579,6 +627,7 @@ int main(void)
 		cmocka_unit_test(name_check),
 		cmocka_unit_test(example_loads),
 		cmocka_unit_test(example_shipped),
+		cmocka_unit_test(keys_documented),
 		cmocka_unit_test(keys_as_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, harness_cleanup);
