@@ -22,7 +22,7 @@ main() {
 	export EBB_BIN
 
 	# In the order of the document's sections; others after them.
-	order="cycle idle longpoll replay"
+	order="cycle idle longpoll replay provider"
 	for p in "$dir"/*; do
 		[ -x "$p" ] || continue
 		case " $order " in *" $(basename "$p") "*) ;; *) order="$order $(basename "$p")" ;; esac
@@ -75,6 +75,9 @@ event loop share one commit).
    million jobs and replaying it against ebb's policy and keda, in the
    benchmark's own process (no serve); the load, each replay and the peak
    resident memory.
+5. **The API while the provider is slow**: request latency while the exec
+   provider's launches hang (a cloud API that takes minutes). Baseline:
+   the same serve with launches that answer at once.
 
 Every figure is the median of several runs (the count is given with each
 table), and each table has its baseline measured in the same run. The load

@@ -1,6 +1,9 @@
 #!/bin/sh
 # Installs the Debian packages ebb needs to build, test and benchmark,
-# and only those that are missing, so a second run does nothing.
+# and only those that are missing, so a second run does nothing. The last
+# three are for the package checks (scripts/test-package.sh): lintian;
+# systemd for systemd-analyze; adduser, a dependency of the ebb package,
+# for its dpkg -i (libcurl4 comes with libcurl4-openssl-dev).
 set -eu
 
 PACKAGES="
@@ -16,6 +19,9 @@ libcurl4-openssl-dev
 libcmocka-dev
 openssl
 jq
+lintian
+systemd
+adduser
 "
 
 missing=""

@@ -38,12 +38,14 @@ static int see_stat(void *arg, const struct offer_stat *o)
 {
 	return harness_row(arg,
 			   "%s %s: runs=%lld speed=%g/%lld items=%lld run=%lld boots=%lld/%lld alive=%lld"
-			   " reclaims=%lld launches=%lld failures=%lld last_failure=%lld last_launch=%lld",
+			   " reclaims=%lld launches=%lld failures=%lld last_failure=%lld last_launch=%lld"
+			   " capacity=%lld/%lld broken=%lld/%lld",
 			   o->offer, market_name(o->market), (long long)o->runs, o->speed_sum,
 			   (long long)o->speed_n, (long long)o->items, (long long)o->run_ms, (long long)o->boots,
 			   (long long)o->boot_ms, (long long)o->alive_ms, (long long)o->reclaims,
 			   (long long)o->launches, (long long)o->launch_failures, (long long)o->last_failure_ms,
-			   (long long)o->last_launch_ms);
+			   (long long)o->last_launch_ms, (long long)o->capacity_failures, (long long)o->last_capacity_ms,
+			   (long long)o->broken_streak, (long long)o->last_broken_ms);
 }
 
 /* Ids differ by engine: a row names its instance by the offer. */
@@ -152,7 +154,7 @@ static void launch(struct harness_store *h, struct instance *i, int64_t job)
 
 #define LAUNCHED_STATS                                                                              \
 	"a100 spot: runs=0 speed=0/0 items=0 run=0 boots=0/0 alive=0 reclaims=0 launches=1 failures=0" \
-	" last_failure=0 last_launch=5"
+	" last_failure=0 last_launch=5 capacity=0/0 broken=0/0"
 
 /* A committed job with no cost yet; its id. */
 static int64_t costless_job(struct harness_store *h)
@@ -284,6 +286,7 @@ static void assert_same_instance(const struct instance *got, const struct instan
 	assert_string_equal(got->gpu_ids, want->gpu_ids);
 	assert_string_equal(got->provider_ref, want->provider_ref);
 	assert_string_equal(got->reason, want->reason);
+	assert_string_equal(got->token, want->token);
 	if (got->cost != want->cost)
 		fail_msg("cost is %.17g, expected %.17g", got->cost, want->cost);
 }
@@ -301,8 +304,9 @@ static void instance_round_trips_every_field(void **state)
 
 	memset(i.offer, 'o', CONF_NAME_MAX);
 	snprintf(i.gpu_ids, sizeof i.gpu_ids, "0,1,2,3");
-	snprintf(i.provider_ref, sizeof i.provider_ref, "i-0abc");
+	memset(i.provider_ref, 'p', sizeof i.provider_ref - 1);
 	memset(i.reason, 'r', sizeof i.reason - 1);
+	memset(i.token, 'a', sizeof i.token - 1);
 	begin(h);
 	STORE_OK(h, store_instance_insert(h->st, &i));
 	commit(h);
@@ -316,6 +320,7 @@ static void instance_round_trips_every_field(void **state)
 	i.vram_gb = INT_MAX;
 	i.gpu_ids[0] = '\0';
 	snprintf(i.provider_ref, sizeof i.provider_ref, "pid 42");
+	i.token[0] = '\0';
 	i.launched_ms = 10;
 	i.registered_ms = INT64_MAX;
 	i.idle_since_ms = 12;
@@ -338,6 +343,48 @@ static void instance_round_trips_every_field(void **state)
 	begin(h);
 	assert_int(store_instance_update(h->st, &i), -1);
 	commit(h);
+}
+
+/* An instance is found by its worker token, and only by a token it has;
+ * what its provider wants back is kept beside it. */
+static void instance_by_token_and_provider_data(void **state)
+{
+	struct harness_store *h = *state;
+	struct instance a = {.state = INST_BOOTING}, b = {.state = INST_BOOTING}, got;
+	char data[4097], big[4097]; /* what the exec provider keeps: 4 KiB */
+
+	snprintf(a.token, sizeof a.token, "%064d", 1);
+	begin(h);
+	STORE_OK(h, store_instance_insert(h->st, &a));
+	STORE_OK(h, store_instance_insert(h->st, &b)); /* no token */
+	commit(h);
+	STORE_OK(h, store_instance_by_token(h->st, a.token, &got));
+	assert_int(got.id, a.id);
+	assert_int(store_instance_by_token(h->st, harness_fmt("%064d", 2), &got), STORE_NOT_FOUND);
+	/* The empty token is no instance's, though b has none. */
+	assert_int(store_instance_by_token(h->st, "", &got), STORE_NOT_FOUND);
+
+	STORE_OK(h, store_instance_data(h->st, b.id, data, sizeof data));
+	assert_string_equal(data, "");
+	memset(big, 'd', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	begin(h);
+	STORE_OK(h, store_instance_data_set(h->st, a.id, "{\"zone\":\"us-east-1a\"}"));
+	STORE_OK(h, store_instance_data_set(h->st, b.id, big));
+	assert_int(store_instance_data_set(h->st, b.id + 1000, "{}"), -1);
+	commit(h);
+	harness_store_reopen(h);
+	STORE_OK(h, store_instance_data(h->st, a.id, data, sizeof data));
+	assert_string_equal(data, "{\"zone\":\"us-east-1a\"}");
+	STORE_OK(h, store_instance_data(h->st, b.id, data, sizeof data));
+	assert_string_equal(data, big);
+	assert_int(store_instance_data(h->st, b.id + 1000, data, sizeof data), STORE_NOT_FOUND);
+	/* Writing the instance back leaves its data alone. */
+	begin(h);
+	STORE_OK(h, store_instance_update(h->st, &a));
+	commit(h);
+	STORE_OK(h, store_instance_data(h->st, a.id, data, sizeof data));
+	assert_string_equal(data, "{\"zone\":\"us-east-1a\"}");
 }
 
 static void instance_list_by_id(void **state)
@@ -453,9 +500,41 @@ static void offer_stat_add_accumulates(void **state)
 	commit(h);
 	assert_string_equal(stats(h), "a100 on-demand: runs=1 speed=0/0 items=0 run=0 boots=0/0 alive=0"
 				      " reclaims=0 launches=0 failures=0 last_failure=0 last_launch=1"
+				      " capacity=0/0 broken=0/0"
 				      " | a100 spot: runs=3 speed=1.75/3 items=30 run=300 boots=3/4000"
 				      " alive=12000 reclaims=4 launches=6 failures=6 last_failure=900"
-				      " last_launch=800");
+				      " last_launch=800 capacity=0/0 broken=0/0");
+}
+
+/* Failures for want of capacity add up with the latest time; a broken
+ * setup's run of failures grows until a launch works, which ends it
+ * before its own delta counts. */
+static void offer_stat_failure_runs(void **state)
+{
+	struct harness_store *h = *state;
+	struct offer_stat cap = {.offer = "a", .market = MARKET_SPOT, .capacity_failures = 1, .last_capacity_ms = 50},
+			  cap2 = {.offer = "a", .market = MARKET_SPOT, .capacity_failures = 1, .last_capacity_ms = 40},
+			  broken = {.offer = "a", .market = MARKET_SPOT, .broken_streak = 1, .last_broken_ms = 60},
+			  ok = {.offer = "a", .market = MARKET_SPOT, .launched_ok = 1},
+			  ok_broken = {.offer = "a", .market = MARKET_SPOT, .launched_ok = 1, .broken_streak = 1,
+				       .last_broken_ms = 70};
+
+	begin(h);
+	STORE_OK(h, store_offer_stat_add(h->st, &cap));
+	STORE_OK(h, store_offer_stat_add(h->st, &cap2));
+	STORE_OK(h, store_offer_stat_add(h->st, &broken));
+	STORE_OK(h, store_offer_stat_add(h->st, &broken));
+	commit(h);
+	assert_contains(stats(h), "capacity=2/50 broken=2/60");
+	begin(h);
+	STORE_OK(h, store_offer_stat_add(h->st, &ok));
+	commit(h);
+	assert_contains(stats(h), "capacity=2/50 broken=0/60");
+	begin(h);
+	STORE_OK(h, store_offer_stat_add(h->st, &broken));
+	STORE_OK(h, store_offer_stat_add(h->st, &ok_broken));
+	commit(h);
+	assert_contains(stats(h), "capacity=2/50 broken=1/70");
 }
 
 /* Segments ended at or after since, and the open ones, with their
@@ -583,6 +662,8 @@ int main(void)
 		T(segment_close_costs_the_open_one),
 		T(job_add_cost_accumulates),
 		T(offer_stat_add_accumulates),
+		T(offer_stat_failure_runs),
+		T(instance_by_token_and_provider_data),
 		T(ledger_rows_since),
 		T(usage_since),
 		T(open_names_the_engine),
