@@ -9,7 +9,7 @@
 #   make deb                  the Debian package, build/ebb_VERSION_ARCH.deb
 
 CC      ?= cc
-PKGS    := sqlite3 libevent libmicrohttpd jansson inih
+PKGS    := sqlite3 libevent libmicrohttpd gnutls jansson inih
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -Isrc -MMD -MP \
            -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers \

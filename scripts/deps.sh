@@ -12,10 +12,12 @@ pkg-config
 libsqlite3-dev
 libevent-dev
 libmicrohttpd-dev
+libgnutls28-dev
 libjansson-dev
 libinih-dev
 libcurl4-openssl-dev
 libcmocka-dev
+openssl
 jq
 shellcheck
 lintian

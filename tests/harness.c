@@ -293,10 +293,10 @@ void harness_server_start(struct harness_server *s)
 		}
 		harness_sleep_ms(5);
 	}
-	snprintf(s->url, sizeof s->url, "http://127.0.0.1:%d", s->port);
+	snprintf(s->url, sizeof s->url, "%s://127.0.0.1:%d", s->cacert[0] ? "https" : "http", s->port);
 	if (s->client_ready)
 		client_free(&s->client);
-	if (client_init(&s->client, s->url, s->token) != 0)
+	if (client_init(&s->client, s->url, s->token, s->cacert) != 0)
 		fail_msg("client_init %s: %s", s->url, s->client.err);
 	s->client_ready = 1;
 }
@@ -399,10 +399,16 @@ void harness_assert_walk_stops(int rc, const struct harness_rows *r, const char 
 
 struct harness_server *harness_serve(const char *conf_extra, int flags)
 {
+	return harness_serve_tls("", conf_extra, flags);
+}
+
+struct harness_server *harness_serve_tls(const char *cacert, const char *conf_extra, int flags)
+{
 	struct harness_server *s = calloc(1, sizeof *s);
 	char conf[16384];
 
 	harness_ebb_bin();
+	snprintf(s->cacert, sizeof s->cacert, "%s", cacert);
 	snprintf(s->dir, sizeof s->dir, "%s", harness_tmpdir());
 	snprintf(s->conf, sizeof s->conf, "%s/ebb.conf", s->dir);
 	snprintf(s->data, sizeof s->data, "%s/data", s->dir);
@@ -525,7 +531,7 @@ int harness_call_as(struct harness_server *s, const char *token, const char *met
 	struct client c;
 	int status;
 
-	if (client_init(&c, s->url, token) != 0)
+	if (client_init(&c, s->url, token, s->cacert) != 0)
 		fail_msg("client_init %s: %s", s->url, c.err);
 	status = call(&c, method, path, body, reply);
 	client_free(&c);
@@ -579,6 +585,8 @@ int harness_raw(struct harness_server *s, const char *token, const char *method,
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 30000L);
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_write);
 	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &out);
+	if (s->cacert[0])
+		curl_easy_setopt(curl, CURLOPT_CAINFO, s->cacert);
 	headers = curl_slist_append(headers, "Content-Type: application/json");
 	if (token && *token) {
 		snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
@@ -772,7 +780,7 @@ void harness_async_start(struct harness_async *a, struct harness_server *s, cons
 	if (body && !check)
 		fail_msg("harness_async_start: the test's body is not JSON: %.200s", body);
 	json_decref(check);
-	if (client_init(&a->client, s->url, s->token) != 0)
+	if (client_init(&a->client, s->url, s->token, s->cacert) != 0)
 		fail_msg("client_init %s: %s", s->url, a->client.err);
 	snprintf(a->method, sizeof a->method, "%s", method);
 	snprintf(a->path, sizeof a->path, "%s", path);
@@ -859,8 +867,9 @@ int harness_exec(struct harness_run *r, const char *const *argv, const char *in,
 
 int harness_ebb(struct harness_run *r, struct harness_server *s, ...)
 {
-	const char *argv[64], *env[3] = {"EBB_SERVER", "EBB_TOKEN", NULL};
-	char server[128], token[300];
+	/* A name alone unsets it: a CLI run sees only the server it is given. */
+	const char *argv[64], *env[4] = {"EBB_SERVER", "EBB_TOKEN", "EBB_CACERT", NULL};
+	char server[128], token[300], cacert[4300];
 	int argc = 0;
 	va_list ap;
 
@@ -875,6 +884,10 @@ int harness_ebb(struct harness_run *r, struct harness_server *s, ...)
 		snprintf(token, sizeof token, "EBB_TOKEN=%s", s->token);
 		env[0] = server;
 		env[1] = token;
+		if (s->cacert[0]) {
+			snprintf(cacert, sizeof cacert, "EBB_CACERT=%s", s->cacert);
+			env[2] = cacert;
+		}
 	}
 	return run_child(r, s ? s->dir : cli_tmpdir(), harness_ebb_bin(), argv, NULL, env);
 }

@@ -107,8 +107,9 @@ struct harness_server {
 	char conf[4200]; /* the config file */
 	char data[4200]; /* data_dir */
 	char log[4200];  /* stderr of the running process */
-	char url[64];    /* http://127.0.0.1:PORT */
+	char url[64];    /* http://127.0.0.1:PORT, or https:// with cacert */
 	char token[256]; /* what harness_call sends; "" for none */
+	char cacert[4200]; /* serve speaks HTTPS, and its clients trust this CA file; "": HTTP */
 	int port;
 	pid_t pid; /* 0 when not running */
 	int test_clock;
@@ -123,6 +124,10 @@ struct harness_server {
  * starts serve. Fails the test if it does not listen within 15 s. The
  * port is read from the "msg=listening" line, so log_level stays info. */
 struct harness_server *harness_serve(const char *conf_extra, int flags);
+/* The same for a serve whose conf_extra sets [server] tls_cert and
+ * tls_key: its URL is https://, and the calls, the async calls and the
+ * CLI runs (EBB_CACERT) of the harness trust the CA file cacert. */
+struct harness_server *harness_serve_tls(const char *cacert, const char *conf_extra, int flags);
 /* A loopback port free now: for a serve that must keep its port across a
  * restart (its workers know it), listen = 127.0.0.1:PORT. */
 int harness_free_port(void);
@@ -259,8 +264,9 @@ struct harness_run {
  * unsets. Killed after 20 s. Returns the status. */
 int harness_exec(struct harness_run *r, const char *const *argv, const char *in, const char *const *env);
 /* Runs $EBB_BIN with the arguments (NULL-terminated) in the server's dir,
- * with EBB_SERVER and EBB_TOKEN set to it, or, with s NULL, in a temp dir
- * with neither set. Killed after 20 s. Returns the status. */
+ * with EBB_SERVER, EBB_TOKEN and EBB_CACERT (if it has one) set to it, or,
+ * with s NULL, in a temp dir with none of them set. Killed after 20 s.
+ * Returns the status. */
 int harness_ebb(struct harness_run *r, struct harness_server *s, ...);
 void harness_run_free(struct harness_run *r);
 const char *harness_ebb_bin(void);

@@ -44,6 +44,9 @@ int cli_option(struct cli *cli, int opt, char **argv)
 	case CLI_OPT_TOKEN:
 		cli->token = optarg;
 		return CLI_NEXT;
+	case CLI_OPT_CACERT:
+		cli->cacert = optarg;
+		return CLI_NEXT;
 	case CLI_OPT_JSON:
 		cli->json = 1;
 		return CLI_NEXT;
@@ -95,7 +98,7 @@ int cli_call(struct cli *cli, const char *method, const char *path, json_t *body
 	int status;
 
 	*reply = NULL;
-	if (!cli->client.curl && client_init(&cli->client, cli->server, cli->token) != 0) {
+	if (!cli->client.curl && client_init(&cli->client, cli->server, cli->token, cli->cacert) != 0) {
 		cli_error(cli, "%s", cli->client.err);
 		return -1;
 	}

@@ -16,21 +16,24 @@
  * leading ':' lets cli_option word the errors ("ebb jobs: ...", not
  * getopt's "jobs: ..."). A command's own long-only options take values
  * from CLI_OPT_OWN up. */
-enum { CLI_OPT_TOKEN = 0x1000, CLI_OPT_JSON, CLI_OPT_OWN = 0x100 };
+enum { CLI_OPT_TOKEN = 0x1000, CLI_OPT_CACERT, CLI_OPT_JSON, CLI_OPT_OWN = 0x100 };
 #define CLI_SHORTOPTS ":s:h"
-#define CLI_LONGOPTS                                                                               \
-	{"server", required_argument, NULL, 's'}, {"token", required_argument, NULL, CLI_OPT_TOKEN}, \
-	{"json", no_argument, NULL, CLI_OPT_JSON}, {"help", no_argument, NULL, 'h'}
-#define CLI_USAGE_COMMON                                                                 \
-	"  -s, --server URL      server (default $EBB_SERVER, else http://127.0.0.1:7070)\n" \
-	"  --token TOKEN         bearer token (default $EBB_TOKEN)\n"                            \
-	"  --json                print the server's JSON reply\n"                                \
+#define CLI_LONGOPTS                                                                                   \
+	{"server", required_argument, NULL, 's'}, {"token", required_argument, NULL, CLI_OPT_TOKEN},     \
+	{"cacert", required_argument, NULL, CLI_OPT_CACERT}, {"json", no_argument, NULL, CLI_OPT_JSON}, \
+	{"help", no_argument, NULL, 'h'}
+#define CLI_USAGE_COMMON                                                                   \
+	"  -s, --server URL      server (default $EBB_SERVER, else http://127.0.0.1:7070)\n"   \
+	"  --token TOKEN         bearer token (default $EBB_TOKEN)\n"                          \
+	"  --cacert FILE         CA certificates (PEM) to trust for an https:// server\n"      \
+	"                        (default $EBB_CACERT, else the system's)\n"                   \
+	"  --json                print the server's JSON reply\n"                              \
 	"  -h, --help            print this help\n"
 
 struct cli {
 	const char *name;           /* the command, for messages */
 	const char *usage;          /* its --help text */
-	const char *server, *token; /* from the flags; NULL: from the environment */
+	const char *server, *token, *cacert; /* from the flags; NULL: from the environment */
 	int json;
 	struct client client; /* connected when client.curl is set */
 };

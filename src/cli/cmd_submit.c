@@ -142,8 +142,8 @@ static int set_command(struct cli *cli, int argc, char **argv, json_t *body)
  * *rc (2 for a bad argument, 0 after --help). */
 static int parse(struct cli *cli, int argc, char **argv, json_t *body, int *rc)
 {
-	struct option longopts[NFLAGS + 5] = {{0}};
 	const struct option common[] = {CLI_LONGOPTS, {NULL, 0, NULL, 0}};
+	struct option longopts[NFLAGS + sizeof common / sizeof common[0]] = {{0}};
 	int c;
 
 	for (size_t i = 0; i < NFLAGS; i++)

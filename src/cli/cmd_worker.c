@@ -13,6 +13,8 @@ static const char usage[] =
 	"usage: ebb worker [OPTIONS]\n"
 	"  -s, --server URL        serve's address (default $EBB_SERVER, else http://127.0.0.1:7070)\n"
 	"  --token TOKEN           a worker token (default $EBB_TOKEN)\n"
+	"  --cacert FILE           CA certificates (PEM) to trust for an https:// server\n"
+	"                          (default $EBB_CACERT, else the system's)\n"
 	"  --instance ID           the instance this worker runs on (set by providers)\n"
 	"  --name NAME             worker name when started by hand (default host-pid)\n"
 	"  --gpus N                GPUs offered (default 1)\n"
@@ -41,11 +43,12 @@ static int duration(const char *flag, const char *arg, int64_t *out)
 
 int cmd_worker(int argc, char **argv)
 {
-	enum { O_TOKEN = 256, O_INSTANCE, O_NAME, O_GPUS, O_VRAM, O_LABELS, O_IDLE, O_ORPHAN, O_GRACE,
+	enum { O_TOKEN = 256, O_CACERT, O_INSTANCE, O_NAME, O_GPUS, O_VRAM, O_LABELS, O_IDLE, O_ORPHAN, O_GRACE,
 	       O_BOOT, O_ON_EXIT, O_NOTICE_URL, O_NOTICE_INTERVAL, O_RECLAIM_GRACE };
 	static const struct option longopts[] = {
 		{"server", required_argument, NULL, 's'},
 		{"token", required_argument, NULL, O_TOKEN},
+		{"cacert", required_argument, NULL, O_CACERT},
 		{"instance", required_argument, NULL, O_INSTANCE},
 		{"name", required_argument, NULL, O_NAME},
 		{"gpus", required_argument, NULL, O_GPUS},
@@ -72,6 +75,7 @@ int cmd_worker(int argc, char **argv)
 		switch (c) {
 		case 's': o.server = optarg; break;
 		case O_TOKEN: o.token = optarg; break;
+		case O_CACERT: o.cacert = optarg; break;
 		case O_NAME: o.name = optarg; break;
 		case O_LABELS: o.labels = optarg; break;
 		case O_ON_EXIT: o.on_exit = optarg; break;

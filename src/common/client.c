@@ -4,9 +4,11 @@
 #include "common/client.h"
 
 #include "common/curl_lazy.h"
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/version.h"
 
@@ -78,15 +80,33 @@ static int set_token(struct client *c, const char *t)
 	return 0;
 }
 
-int client_init(struct client *c, const char *server, const char *token)
+/* A CA file that cannot be read is refused here, by its name, rather
+ * than by libcurl at the first call. */
+static int set_cacert(struct client *c, const char *path)
+{
+	if (strlen(path) >= sizeof c->cacert) {
+		snprintf(c->err, sizeof c->err, "CA file name too long (%zu characters)", strlen(path));
+		return -1;
+	}
+	if (*path && access(path, R_OK) != 0) {
+		snprintf(c->err, sizeof c->err, "CA file %.300s: cannot read: %s", path, strerror(errno));
+		return -1;
+	}
+	snprintf(c->cacert, sizeof c->cacert, "%s", path);
+	return 0;
+}
+
+int client_init(struct client *c, const char *server, const char *token, const char *cacert)
 {
 	memset(c, 0, sizeof *c);
 	if (!server || !*server)
 		server = getenv("EBB_SERVER");
 	if (!token)
 		token = getenv("EBB_TOKEN");
+	if (!cacert)
+		cacert = getenv("EBB_CACERT");
 	if (set_server(c, server && *server ? server : DEFAULT_SERVER) != 0 ||
-	    set_token(c, token ? token : "") != 0)
+	    set_token(c, token ? token : "") != 0 || set_cacert(c, cacert ? cacert : "") != 0)
 		return -1;
 	/* Reference-counted by libcurl, undone in client_free. */
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
@@ -110,15 +130,28 @@ void client_free(struct client *c)
 	c->curl = NULL;
 }
 
-/* Failures before the request went out say the server is unreachable;
- * later ones say which call broke. */
+/* Failures before the request went out say the server is unreachable,
+ * or that it could not be trusted, with what to do about it; later ones
+ * say which call broke. */
 static void transport_error(struct client *c, CURLcode rc, const char *detail, const char *method,
 			    const char *path)
 {
 	const char *why = detail[0] ? detail : curl_easy_strerror(rc);
 
-	if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
-	    rc == CURLE_COULDNT_RESOLVE_PROXY || rc == CURLE_SSL_CONNECT_ERROR)
+	if (rc == CURLE_PEER_FAILED_VERIFICATION && c->cacert[0])
+		snprintf(c->err, sizeof c->err, "%.150s: the server's certificate is not trusted (%.140s);"
+			 " it must be signed by a CA in %.100s and name the server's host", c->server, why, c->cacert);
+	else if (rc == CURLE_PEER_FAILED_VERIFICATION)
+		snprintf(c->err, sizeof c->err, "%.200s: the server's certificate is not trusted (%.200s);"
+			 " use --cacert FILE or EBB_CACERT", c->server, why);
+	else if (rc == CURLE_SSL_CACERT_BADFILE)
+		snprintf(c->err, sizeof c->err, "CA file %.200s: cannot be used (%.200s); expected PEM certificates",
+			 c->cacert[0] ? c->cacert : "of the system", why);
+	else if (rc == CURLE_SSL_CONNECT_ERROR)
+		snprintf(c->err, sizeof c->err, "cannot reach %.200s: the TLS handshake failed (%.200s);"
+			 " does the server speak HTTPS?", c->server, why);
+	else if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
+		 rc == CURLE_COULDNT_RESOLVE_PROXY)
 		snprintf(c->err, sizeof c->err, "cannot reach %.200s: %.280s", c->server, why);
 	else
 		snprintf(c->err, sizeof c->err, "%.10s %.150s%.100s: %.230s", method, c->server, path, why);
@@ -173,6 +206,8 @@ int client_call(struct client *c, const char *method, const char *path, json_t *
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, detail);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &in);
+	if (c->cacert[0])
+		curl_easy_setopt(h, CURLOPT_CAINFO, c->cacert);
 	if (text || strcmp(method, "GET") != 0) {
 		/* A POST without a body still sends "Content-Length: 0". */
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, text ? text : "");

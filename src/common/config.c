@@ -72,7 +72,7 @@ static const char *const billings[] = {"per-second", "per-minute", "per-hour", N
 
 static const struct conf_key server_keys[] = {
 	{"listen", CONF_STRING, CFG(listen), 1, 255, "127.0.0.1:7070", NULL,
-	 "Address and port of the HTTP API. Without a [token.*] section only a loopback address is accepted."},
+	 "Address and port of the HTTP API. Without a [token.*] section only a loopback address is accepted; off loopback it needs tls_cert, or private_network = on."},
 	{"data_dir", CONF_STRING, CFG(data_dir), 1, 4095, "./ebb-data", NULL,
 	 "Directory holding the SQLite database (ebb.db); created if missing."},
 	{"max_body", CONF_SIZE, CFG(max_body), 1024, 64LL << 20, "1MiB", NULL,
@@ -83,6 +83,12 @@ static const struct conf_key server_keys[] = {
 	 "Open HTTP connections at once, long-polling workers included."},
 	{"connection_timeout", CONF_DURATION, CFG(connection_timeout_ms), 1000, DAY_MS, "60s", NULL,
 	 "An idle keep-alive connection is closed after this long."},
+	{"tls_cert", CONF_STRING, CFG(tls_cert), 0, 4095, "", NULL,
+	 "PEM file of serve's certificate (its chain after it) for HTTPS; with tls_key. Re-read on SIGHUP. Empty: plain HTTP."},
+	{"tls_key", CONF_STRING, CFG(tls_key), 0, 4095, "", NULL,
+	 "PEM file of the certificate's private key, unencrypted; with tls_cert. Re-read on SIGHUP."},
+	{"private_network", CONF_BOOL, CFG(private_network), 0, 1, "off", NULL,
+	 "on: no one else can reach the network, so a listen address off loopback may serve plain HTTP (with a warning). off: it needs tls_cert."},
 	{0},
 };
 
@@ -175,7 +181,9 @@ static const struct conf_key provider_keys[] = {
 	{"on_exit", CONF_STRING, CFG(on_exit), 0, 1023, "", NULL,
 	 "Shell command a worker runs when it exits by itself (idle or orphaned): a cloud VM's power-off."},
 	{"server_url", CONF_STRING, CFG(server_url), 0, 1023, "", NULL,
-	 "URL workers use to reach serve; empty: http:// and the listen address."},
+	 "URL workers use to reach serve; empty: the listen address, https:// with tls_cert, else http://."},
+	{"worker_cacert", CONF_STRING, CFG(worker_cacert), 0, 4095, "", NULL,
+	 "PEM file of the CA that signed serve's certificate, for the workers the provider starts; empty: the system's CAs."},
 	{"reclaim_grace", CONF_DURATION, CFG(reclaim_grace_ms), 0, 3600 * 1000, "25s", NULL,
 	 "After a reclaim notice, how long a worker waits for its job's last checkpoint before reporting it interrupted."},
 	{0},
@@ -560,6 +568,11 @@ int config_check(struct config *cfg, char *err, size_t errsize)
 			conftab_errf(err, errsize, "[offer.%s]: needs price_ondemand, price_spot or both", o->name);
 			return -1;
 		}
+	}
+	if (!cfg->tls_cert[0] != !cfg->tls_key[0]) {
+		conftab_errf(err, errsize, "[server] %s: set without %s; give both or neither",
+			cfg->tls_cert[0] ? "tls_cert" : "tls_key", cfg->tls_cert[0] ? "tls_key" : "tls_cert");
+		return -1;
 	}
 	if (cfg->ntypes > 64) {
 		conftab_errf(err, errsize, "[type.*]: %zu sections, 64 at most", cfg->ntypes);

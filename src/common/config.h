@@ -83,6 +83,8 @@ struct config {
 	int64_t log_level; /* enum log_level */
 	int64_t max_connections;
 	int64_t connection_timeout_ms;
+	char *tls_cert, *tls_key; /* PEM files; "": plain HTTP */
+	int64_t private_network;  /* plain HTTP off loopback is allowed */
 	/* [store] */
 	char *store_kind; /* a store engine's name */
 	/* [queue] */
@@ -123,6 +125,7 @@ struct config {
 	int64_t orphan_timeout_ms;
 	char *on_exit;
 	char *server_url;
+	char *worker_cacert; /* PEM file of the CA workers trust; "": the system's */
 	int64_t reclaim_grace_ms;
 	/* [type.NAME], [token.NAME], [lane.NAME], [offer.NAME] */
 	struct type_conf *types;

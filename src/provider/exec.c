@@ -276,6 +276,9 @@ static void exec_launch(struct provider *p, const struct instance *inst, const c
 				      (double)(cfg->idle_timeout_ms == CONF_AUTO ? cfg->idle_timeout_max_ms
 										: cfg->idle_timeout_ms) / 1000.0,
 				      "orphan_timeout_s", (double)cfg->orphan_timeout_ms / 1000.0, "notice_url", w.notice));
+	/* The program writes it to a file on the instance, for EBB_CACERT. */
+	if (p->worker_cacert_pem)
+		json_object_set_new(json_object_get(m, "worker"), "cacert_pem", json_string(p->worker_cacert_pem));
 	if (!c) {
 		json_decref(m);
 		snprintf(res.error, sizeof res.error, "exec: out of memory");

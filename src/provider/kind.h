@@ -27,7 +27,9 @@
 struct worker_cmd {
 	const char *argv[32];
 	int argc;
-	const char *token; /* NULL when the API is open */
+	const char *token;  /* NULL when the API is open */
+	const char *cacert; /* [provider] worker_cacert made absolute, for EBB_CACERT on this
+			     * machine; NULL: the system's CAs */
 	char id[32], gpus[16], vram[16], orphan[32], notice[1300];
 };
 
@@ -61,6 +63,11 @@ struct provider {
 	struct provider_env env; /* server_url points at the copy below */
 	char server_url[1100];
 	const void *conf; /* the values of the kind's section, or NULL */
+	/* [provider] worker_cacert, read at open: its absolute path and its
+	 * text (for a kind whose workers run elsewhere); "" and NULL when
+	 * not set. */
+	char worker_cacert[4096];
+	char *worker_cacert_pem;
 };
 
 #endif

@@ -237,6 +237,8 @@ static int spawn(struct local *l, const struct instance *inst, const char *token
 		setenv("CUDA_VISIBLE_DEVICES", gpu_ids, 1);
 		if (w.token)
 			setenv("EBB_TOKEN", w.token, 1);
+		if (w.cacert)
+			setenv("EBB_CACERT", w.cacert, 1);
 		/* The worker outlives a serve that dies: its own timeouts end it. */
 		signal(SIGPIPE, SIG_DFL);
 		execv("/proc/self/exe", (char *const *)w.argv);

@@ -1,10 +1,12 @@
 /* The provider front end and the registry of kinds (see provider.h). */
 #include "provider/provider.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/textfile.h"
 #include "provider/kind.h"
 
 /* The registry: [provider] kind = NAME opens the kind of that name. Each
@@ -12,6 +14,31 @@
  * struct provider_kind, so the configuration reads the same list. */
 extern const struct provider_kind provider_local, provider_exec;
 const struct conf_plugin *const provider_plugins[] = {&provider_local.conf, &provider_exec.conf, NULL};
+
+/* [provider] worker_cacert, checked now rather than by every worker that
+ * would fail on it: its absolute path (a local worker need not share
+ * serve's directory) and its text. 0, or -1 with the reason. */
+static int read_worker_cacert(struct provider *p, char *err, size_t errsize)
+{
+	const char *path = p->env.cfg->worker_cacert;
+	char why[300];
+
+	if (!path[0])
+		return 0;
+	if (!realpath(path, p->worker_cacert)) {
+		snprintf(err, errsize, "[provider] worker_cacert %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (!(p->worker_cacert_pem = textfile_read(path, 1 << 20, NULL, why, sizeof why))) {
+		snprintf(err, errsize, "[provider] worker_cacert %s: %s", path, why);
+		return -1;
+	}
+	if (!strstr(p->worker_cacert_pem, "-----BEGIN CERTIFICATE-----")) {
+		snprintf(err, errsize, "[provider] worker_cacert %s: no PEM certificate in it", path);
+		return -1;
+	}
+	return 0;
+}
 
 struct provider *provider_open(const struct provider_env *env, char *err, size_t errsize)
 {
@@ -33,7 +60,8 @@ struct provider *provider_open(const struct provider_env *env, char *err, size_t
 	snprintf(p->server_url, sizeof p->server_url, "%s", env->server_url);
 	p->env.server_url = p->server_url;
 	p->conf = config_plugin(env->cfg, p->kind->conf.name);
-	if (p->kind->open(p, err, errsize) != 0) {
+	if (read_worker_cacert(p, err, errsize) != 0 || p->kind->open(p, err, errsize) != 0) {
+		free(p->worker_cacert_pem);
 		free(p);
 		return NULL;
 	}
@@ -45,6 +73,7 @@ void provider_close(struct provider *p)
 	if (!p)
 		return;
 	p->kind->close(p);
+	free(p->worker_cacert_pem);
 	free(p);
 }
 
@@ -79,6 +108,7 @@ void provider_worker_cmd(const struct provider *p, const struct instance *inst, 
 	snprintf(w->vram, sizeof w->vram, "%d", inst->vram_gb);
 	snprintf(w->orphan, sizeof w->orphan, "%lldms", (long long)p->env.cfg->orphan_timeout_ms);
 	w->token = token;
+	w->cacert = p->worker_cacert[0] ? p->worker_cacert : NULL;
 	{
 		const char *args[] = {"ebb", "worker", "--server", url, "--instance", w->id, "--gpus", w->gpus,
 				      "--vram", w->vram, "--orphan-timeout", w->orphan, "--notice-url", w->notice};

@@ -1,12 +1,13 @@
 /* libmicrohttpd inside the libevent loop, with replies held back until the
  * batch they acknowledge is committed (see httpd.h). */
+#define _GNU_SOURCE /* POLLRDHUP */
 #include "serve/httpd.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
-#include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "common/log.h"
 #include "common/timer.h"
 #include "common/units.h"
+#include "serve/tls.h"
 
 enum request_state {
 	R_READING, /* headers or body still arriving */
@@ -50,6 +52,7 @@ struct httpd {
 	struct MHD_Daemon *d;
 	struct event *io, *timer;
 	struct httpd_hooks hooks;
+	struct tls *tls; /* NULL: plain HTTP */
 	int64_t max_body;
 	struct request *ready_head, **ready_tail;
 	int flushing;
@@ -162,18 +165,26 @@ static void handle(struct request *req)
 
 /* What ebb keeps of a connection, from its start to its close. */
 struct conn {
-	size_t target_len; /* the current request's target (path and query), as sent */
+	size_t target_len;   /* the current request's target (path and query), as sent */
+	struct tls_gen *tls; /* the certificate it may use (tls.h); NULL: plain HTTP */
 };
 
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
 			  enum MHD_ConnectionNotificationCode toe)
 {
-	(void)cls;
+	struct httpd *h = cls;
+	struct conn *c = *socket_context;
+
 	(void)conn;
-	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
-		*socket_context = calloc(1, sizeof(struct conn));
-	else
-		free(*socket_context);
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		*socket_context = c = calloc(1, sizeof *c);
+		if (c && h->tls)
+			c->tls = tls_hold(h->tls);
+		return;
+	}
+	if (c && c->tls)
+		tls_release(h->tls, c->tls);
+	free(c);
 }
 
 /* Called by MHD once it has the request line, before it parses the query:
@@ -384,6 +395,13 @@ struct httpd *httpd_start(struct event_base *base, const struct httpd_options *o
 	socklen_t len;
 	const union MHD_DaemonInfo *info;
 	unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | MHD_USE_TURBO;
+	/* With TLS, GnuTLS asks tls.c for the certificate at each handshake,
+	 * so that a reload reaches new connections without a restart (a
+	 * certificate given to MHD in memory is fixed for the daemon's life). */
+	struct MHD_OptionItem tls_options[] = {
+		{MHD_OPTION_HTTPS_CERT_CALLBACK, 0, (void *)tls_retrieve},
+		{MHD_OPTION_END, 0, NULL},
+	};
 
 	if (parse_listen(o->listen, &ss, &len) != 0) {
 		snprintf(err, errsize, "listen '%s': expected host:port, such as 127.0.0.1:7070", o->listen);
@@ -392,6 +410,14 @@ struct httpd *httpd_start(struct event_base *base, const struct httpd_options *o
 	}
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
+	if (o->tls && MHD_is_feature_supported(MHD_FEATURE_HTTPS_CERT_CALLBACK) != MHD_YES) {
+		snprintf(err, errsize, "tls_cert: this libmicrohttpd was built without TLS or its certificate callback");
+		free(h);
+		return NULL;
+	}
+	if (o->tls)
+		flags |= MHD_USE_TLS;
+	h->tls = o->tls;
 	h->hooks = *hooks;
 	h->max_body = o->max_body;
 	h->ready_tail = &h->ready_head;
@@ -400,11 +426,12 @@ struct httpd *httpd_start(struct event_base *base, const struct httpd_options *o
 				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)((o->connection_timeout_ms + 999) / 1000),
-				MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
+				MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
 				MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
 				MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, POOL_SIZE,
+				MHD_OPTION_ARRAY, o->tls ? tls_options : tls_options + 1,
 				MHD_OPTION_END);
 	if (!h->d) {
 		snprintf(err, errsize, "listen '%s': cannot bind (address in use or not available)", o->listen);
@@ -444,13 +471,15 @@ int request_peer_gone(const struct request *req)
 {
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-	char byte;
-	ssize_t n;
+	struct pollfd p = {.events = POLLRDHUP};
 
 	if (!ci)
 		return 1;
-	n = recv(ci->connect_fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+	/* Whether the client shut its end, not whether bytes wait: over TLS
+	 * a client that closes sends an alert before its FIN, which a peek
+	 * would take for a request. */
+	p.fd = ci->connect_fd;
+	return poll(&p, 1, 0) < 0 || (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 void *request_data(const struct request *req) { return req->data; }
 

@@ -34,8 +34,11 @@ struct httpd_hooks {
 	void (*done)(void *ctx, struct request *req, int sent);
 };
 
+struct tls;
+
 struct httpd_options {
 	const char *listen; /* "host:port" or "[v6]:port" */
+	struct tls *tls;    /* HTTPS with its certificate (tls.h); NULL: plain HTTP */
 	int64_t max_body;
 	int64_t max_connections;
 	int64_t connection_timeout_ms;

@@ -27,6 +27,7 @@
 #include "serve/queue.h"
 #include "serve/reclaim.h"
 #include "serve/scaler.h"
+#include "serve/tls.h"
 #include "store/store.h"
 
 struct server {
@@ -39,12 +40,13 @@ struct server {
 	struct fleet fleet;
 	struct event_base *base;
 	struct httpd *httpd;
+	struct tls *tls; /* NULL: plain HTTP */
 	struct deadline *deadline;
 	struct longpoll *longpoll;
 	struct provider *provider; /* NULL: [provider] kind = none */
 	struct scaler *scaler;
 	struct api api;
-	struct event *signals[2];
+	struct event *signals[3];
 	/* The catalogue as configured; the scaler applies what it measured. */
 	struct offer offers[64];
 	int noffers;
@@ -82,6 +84,24 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	longpoll_release_all(s->longpoll);
 	batch_flush(s->batch);
 	event_base_loopbreak(s->base);
+}
+
+/* SIGHUP: the certificate and key are read again, for the connections
+ * that start from now on. A file that cannot be used changes nothing. */
+static void on_reload(evutil_socket_t sig, short what, void *arg)
+{
+	struct server *s = arg;
+	char err[1024], quoted[1100];
+
+	(void)sig;
+	(void)what;
+	if (!s->tls)
+		log_info("SIGHUP: nothing to reload", "reason=\"no [server] tls_cert\"");
+	else if (tls_reload(s->tls, err, sizeof err) == 0)
+		log_info("tls certificate reloaded", "%s", tls_describe(s->tls));
+	else
+		log_error("tls certificate not reloaded: the one in use stays", "reason=%s",
+			  log_quote(quoted, sizeof quoted, err));
 }
 
 /* One serve per data directory: two would hand out the same jobs. */
@@ -160,8 +180,8 @@ static int start_scaler(struct server *s, char *err, size_t errsize)
 	if (cfg->server_url[0])
 		snprintf(url, sizeof url, "%s", cfg->server_url);
 	else
-		snprintf(url, sizeof url, "http://%.*s:%d", (int)(colon - cfg->listen), cfg->listen,
-			 httpd_port(s->httpd));
+		snprintf(url, sizeof url, "%s://%.*s:%d", s->tls ? "https" : "http", (int)(colon - cfg->listen),
+			 cfg->listen, httpd_port(s->httpd));
 	env.server_url = url;
 	if (!(s->provider = provider_open(&env, err, errsize)))
 		return -1;
@@ -208,6 +228,12 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 	if (!s->base || !(s->batch = batch_new(s->store)) ||
 	    !(s->deadline = deadline_new(s->base, s->batch, &s->queue)))
 		goto nomem;
+	if (cfg->tls_cert[0]) {
+		if (!(s->tls = tls_open(cfg->tls_cert, cfg->tls_key, err, errsize)))
+			return -1;
+		ho.tls = s->tls;
+		log_info("tls certificate loaded", "%s", tls_describe(s->tls));
+	}
 	if (!(s->httpd = httpd_start(s->base, &ho, &hooks, err, errsize)))
 		return -1;
 	batch_set_httpd(s->batch, s->httpd);
@@ -223,8 +249,9 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 	};
 	s->signals[0] = evsignal_new(s->base, SIGTERM, on_signal, s);
 	s->signals[1] = evsignal_new(s->base, SIGINT, on_signal, s);
-	event_add(s->signals[0], NULL);
-	event_add(s->signals[1], NULL);
+	s->signals[2] = evsignal_new(s->base, SIGHUP, on_reload, s);
+	for (int i = 0; i < 3; i++)
+		event_add(s->signals[i], NULL);
 	return 0;
 nomem:
 	snprintf(err, errsize, "out of memory");
@@ -236,10 +263,11 @@ nomem:
 static void stop(struct server *s)
 {
 	httpd_stop(s->httpd);
+	tls_free(s->tls);
 	longpoll_free(s->longpoll);
 	provider_close(s->provider);
 	scaler_free(s->scaler);
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		if (s->signals[i])
 			event_free(s->signals[i]);
 	}
@@ -274,6 +302,15 @@ int server_run(const struct config *cfg, const struct server_options *o)
 		free(s);
 		return 1;
 	}
+	/* Tokens and jobs must not cross a network in the clear, unless the
+	 * configuration says that network is private. */
+	if (!loopback && !cfg->tls_cert[0] && !cfg->private_network) {
+		log_error("cannot start", "reason=\"listen %s is not a loopback address and there is no TLS:"
+			  " set [server] tls_cert and tls_key, or private_network = on if no one else can"
+			  " reach the network\"", cfg->listen);
+		free(s);
+		return 1;
+	}
 	if ((lock_fd = lock_data_dir(cfg->data_dir, err, sizeof err)) < 0) {
 		log_error("cannot start", "reason=\"%s\"", err);
 		free(s);
@@ -284,8 +321,12 @@ int server_run(const struct config *cfg, const struct server_options *o)
 	if (start(s, o, err, sizeof err) != 0) {
 		log_error("cannot start", "reason=\"%s\"", err);
 	} else {
-		log_info("listening", "addr=%s port=%d store=%s data_dir=%s test_clock=%d", cfg->listen,
-			 httpd_port(s->httpd), store_kind(s->store), cfg->data_dir, o->test_clock);
+		log_info("listening", "addr=%s port=%d tls=%s store=%s data_dir=%s test_clock=%d", cfg->listen,
+			 httpd_port(s->httpd), s->tls ? "on" : "off", store_kind(s->store), cfg->data_dir,
+			 o->test_clock);
+		if (!loopback && !s->tls)
+			log_warn("plain HTTP off loopback: tokens and jobs cross the network unencrypted",
+				 "addr=%s reason=\"[server] private_network = on\"", cfg->listen);
 		if (cfg->ntokens == 0)
 			log_warn("no tokens configured: the API is open, so it listens on loopback only", "addr=%s",
 				 cfg->listen);

@@ -22,6 +22,7 @@ struct notice {
 	enum kind kind;
 	char url[1024];
 	char auth[600];        /* "Authorization: Bearer ...", or "" */
+	char cacert[4096];     /* the CA file to trust, or "": the system's */
 	char aws_token[256];   /* IMDSv2 session token, or "" */
 	int64_t aws_token_until_ms;
 	CURL *curl;
@@ -47,8 +48,8 @@ static size_t on_data(char *ptr, size_t size, size_t n, void *arg)
 	return add;
 }
 
-struct notice *notice_new(const char *spec, const char *token, int64_t interval_ms, char *err,
-			  size_t errsize)
+struct notice *notice_new(const char *spec, const char *token, const char *cacert, int64_t interval_ms,
+			  char *err, size_t errsize)
 {
 	struct notice *n;
 	const char *url = spec;
@@ -64,8 +65,9 @@ struct notice *notice_new(const char *spec, const char *token, int64_t interval_
 		snprintf(err, errsize, "notice URL '%.200s': expected aws, gcp or an http:// or https:// URL", spec);
 		return NULL;
 	}
-	if (strlen(url) >= sizeof n->url || (token && strlen(token) > 500)) {
-		snprintf(err, errsize, "notice URL or token too long");
+	if (strlen(url) >= sizeof n->url || (token && strlen(token) > 500) ||
+	    (cacert && strlen(cacert) >= sizeof n->cacert)) {
+		snprintf(err, errsize, "notice URL, token or CA file name too long");
 		return NULL;
 	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
@@ -83,6 +85,8 @@ struct notice *notice_new(const char *spec, const char *token, int64_t interval_
 	snprintf(n->url, sizeof n->url, "%s", url);
 	if (token && token[0])
 		snprintf(n->auth, sizeof n->auth, "Authorization: Bearer %s", token);
+	if (cacert)
+		snprintf(n->cacert, sizeof n->cacert, "%s", cacert);
 	n->interval_ms = interval_ms > 100 ? interval_ms : 100;
 	return n;
 }
@@ -126,6 +130,8 @@ static long request(struct notice *n, const char *method, const char *url, struc
 	curl_easy_setopt(n->curl, CURLOPT_NOPROXY, "*"); /* metadata is never behind a proxy */
 	curl_easy_setopt(n->curl, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(n->curl, CURLOPT_WRITEDATA, b);
+	if (n->cacert[0])
+		curl_easy_setopt(n->curl, CURLOPT_CAINFO, n->cacert);
 	if (curl_easy_perform(n->curl) != CURLE_OK)
 		return -1;
 	curl_easy_getinfo(n->curl, CURLINFO_RESPONSE_CODE, &status);

@@ -20,9 +20,10 @@
 struct notice;
 
 /* spec: "aws", "gcp" or an http(s) URL; token: a bearer token to send (for
- * serve), or NULL. NULL on a bad spec, with the reason in err. */
-struct notice *notice_new(const char *spec, const char *token, int64_t interval_ms, char *err,
-			  size_t errsize);
+ * serve), or NULL; cacert: the CA file to trust for serve's https://, or
+ * NULL or "" for the system's. NULL on a bad spec, with the reason in err. */
+struct notice *notice_new(const char *spec, const char *token, const char *cacert, int64_t interval_ms,
+			  char *err, size_t errsize);
 void notice_free(struct notice *n);
 const char *notice_url(const struct notice *n);
 

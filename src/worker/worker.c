@@ -108,6 +108,20 @@ static void run_on_exit(const struct worker *w, const char *why)
 	}
 }
 
+/* A call to serve that failed, and that the worker will make again: its
+ * reason goes to the log each time, so that a worker that ends orphaned
+ * has said why (serve down, its certificate not trusted, ...). */
+static void log_failed(const struct worker *w, const char *msg, int status, json_t *reply)
+{
+	char why[600], quoted[700];
+
+	if (status < 0)
+		snprintf(why, sizeof why, "%s", w->client.err);
+	else
+		client_error_text(status, reply, why, sizeof why);
+	log_warn(msg, "worker=%s reason=%s", w->name, log_quote(quoted, sizeof quoted, why));
+}
+
 /* Registers the instance; the reply sets the timeouts in force. 0 on
  * success, 1 when serve says the instance is gone, -1 when orphaned. */
 static int register_instance(struct worker *w)
@@ -118,7 +132,10 @@ static int register_instance(struct worker *w)
 
 	for (;;) {
 		status = worker_call(w, "POST", "/v1/workers/register", body, &reply);
-		if (status == 200 || status == 404 || status == 409 || w->sig->stop || orphaned(w))
+		if (status == 200 || status == 404 || status == 409 || w->sig->stop)
+			break;
+		log_failed(w, "register failed", status, reply);
+		if (orphaned(w))
 			break;
 		json_decref(reply);
 		reply = NULL;
@@ -214,20 +231,20 @@ static const char *serve_jobs(struct worker *w)
 		w->client.abort_flag = NULL;
 		json_decref(body);
 		if (status != 200) {
-			char why[300], quoted[400];
-			client_error_text(status, reply, why, sizeof why);
-			json_decref(reply);
+			char why[300];
 			/* A 4xx is about the request itself (a bad name or label, a
 			 * token that is not a worker's): asking again changes nothing,
 			 * and the instance would idle on forever. */
 			if (status >= 400 && status < 500) {
+				client_error_text(status, reply, why, sizeof why);
+				json_decref(reply);
 				snprintf(w->refused, sizeof w->refused, "lease refused: %s", why);
 				return w->refused;
 			}
+			log_failed(w, "lease failed", status, reply);
+			json_decref(reply);
 			if (orphaned(w))
 				return "orphaned: serve out of reach";
-			log_warn("lease failed", "worker=%s reason=%s", w->name,
-				 log_quote(quoted, sizeof quoted, status < 0 ? w->client.err : why));
 			worker_wait(w, backoff);
 			backoff = backoff < 5000 ? backoff * 2 : 5000;
 			continue;
@@ -257,7 +274,7 @@ int worker_run(const struct worker_options *o)
 	char host[64];
 
 	install_signals();
-	if (client_init(&w.client, o->server, o->token) != 0) {
+	if (client_init(&w.client, o->server, o->token, o->cacert) != 0) {
 		fprintf(stderr, "ebb worker: %s\n", w.client.err);
 		return 1;
 	}
@@ -274,8 +291,8 @@ int worker_run(const struct worker_options *o)
 		int ours = strncmp(o->notice_url, w.client.server, n) == 0 &&
 			   (o->notice_url[n] == '/' || o->notice_url[n] == '\0');
 		char err[300];
-		if (!(w.notice = notice_new(o->notice_url, ours ? w.client.token : NULL, o->notice_interval_ms, err,
-					    sizeof err))) {
+		if (!(w.notice = notice_new(o->notice_url, ours ? w.client.token : NULL, ours ? w.client.cacert : NULL,
+					    o->notice_interval_ms, err, sizeof err))) {
 			fprintf(stderr, "ebb worker: --notice-url: %s\n", err);
 			client_free(&w.client);
 			return 2;

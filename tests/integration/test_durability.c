@@ -148,7 +148,7 @@ static void thousand_jobs_survive_kill(void **state)
 		memset(&sub[t], 0, sizeof sub[t]);
 		sub[t].from = t * NJOBS / NTHREADS;
 		sub[t].to = (t + 1) * NJOBS / NTHREADS;
-		if (client_init(&sub[t].client, s->url, "") != 0)
+		if (client_init(&sub[t].client, s->url, "", "") != 0)
 			fail_msg("client_init: %s", sub[t].client.err);
 		pthread_create(&sub[t].thread, NULL, submit_range, &sub[t]);
 	}
@@ -249,7 +249,7 @@ static void killed_mid_stream(void **state)
 	(void)state;
 	for (int t = 0; t < 2; t++) {
 		st[t] = calloc(1, sizeof *st[t]);
-		if (client_init(&st[t]->client, s->url, "") != 0)
+		if (client_init(&st[t]->client, s->url, "", "") != 0)
 			fail_msg("client_init: %s", st[t]->client.err);
 		pthread_create(&st[t]->thread, NULL, submit_stream, st[t]);
 	}

@@ -468,15 +468,15 @@ static void test_notice_aliases(void **state)
 	struct notice *n;
 
 	(void)state;
-	n = notice_new("aws", NULL, 5000, err, sizeof err);
+	n = notice_new("aws", NULL, NULL, 5000, err, sizeof err);
 	assert_non_null(n);
 	assert_string_equal(notice_url(n), "http://169.254.169.254/latest/meta-data/spot/instance-action");
 	notice_free(n);
-	n = notice_new("gcp", NULL, 5000, err, sizeof err);
+	n = notice_new("gcp", NULL, NULL, 5000, err, sizeof err);
 	assert_non_null(n);
 	assert_string_equal(notice_url(n), "http://metadata.google.internal/computeMetadata/v1/instance/preempted");
 	notice_free(n);
-	assert_null(notice_new("ftp://example/notice", NULL, 5000, err, sizeof err));
+	assert_null(notice_new("ftp://example/notice", NULL, NULL, 5000, err, sizeof err));
 	assert_contains(err, "expected aws, gcp or an http");
 }
 
