@@ -90,8 +90,8 @@ static json_t *tune_json(const struct tune *t, double wait, double boot_s)
 				p->wait_p95_s, "config", t->fragment);
 	}
 	tune_ratios(t, boot_s, &r);
-	return json_pack("{s:f, s:o, s:o, s:o, s:I, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:s}}", "wait_p95_target_s",
-			 wait, "frontiers", frontiers, "points", all, "recommendation", rec, "settings_left_out",
+	return json_pack("{s:f, s:s, s:o, s:o, s:o, s:I, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:s}}", "wait_p95_target_s",
+			 wait, "durations", t->oracle_durations ? "oracle" : "estimated", "frontiers", frontiers, "points", all, "recommendation", rec, "settings_left_out",
 			 (json_int_t)t->partial, "ratios", "keda_cost_usd",
 			 r.keda_cost, "keda_wait_p95_s", r.keda_p95, "ebb_at_keda_wait_usd", r.ebb_at_keda,
 			 "bound_cost_usd", r.bound_cost, "bound_wait_s", r.bound_wait_s, "ebb_at_bound_wait_usd",
@@ -153,6 +153,8 @@ int cmd_tune(int argc, char **argv)
 		fputc('\n', stdout);
 		json_decref(j);
 	} else {
+		if (t.oracle_durations)
+			printf("%s\n", simout_oracle_note);
 		print_table(&t, stdout);
 		print_ratios(&t, &cli.o, stdout);
 		if (t.recommended >= 0)

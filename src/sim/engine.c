@@ -121,6 +121,7 @@ static void enqueue(struct sim *s, int job, int front)
 	q->len++;
 	q->work_ms += (double)s->jobs[job].left_ms;
 	s->queued++;
+	known_queued(s, job, 1);
 }
 
 static int dequeue(struct sim *s, int k)
@@ -132,6 +133,7 @@ static int dequeue(struct sim *s, int k)
 	q->len--;
 	q->work_ms -= (double)s->jobs[job].left_ms;
 	s->queued--;
+	known_queued(s, job, -1);
 	return job;
 }
 
@@ -304,6 +306,7 @@ void sim_stop(struct sim *s, int k)
 		j->left_ms -= saved < j->left_ms ? saved : j->left_ms;
 		s->r->gpu_hours_busy += (double)ran * o->gpus / 3600000.0;
 		s->busy--;
+		known_running(s, k, 0);
 		enqueue(s, i->job, 1);
 	}
 	bill(s, k);
@@ -325,6 +328,8 @@ static void finish(struct sim *s, int k)
 	struct sjob *j = &s->jobs[i->job];
 
 	s->r->gpu_hours_busy += (double)(s->now - i->run_start) * offer_of(s, i)->gpus / 3600000.0;
+	known_running(s, k, 0);
+	known_finished(s, i->job, s->now - i->run_start);
 	j->left_ms = 0;
 	s->done++;
 	s->busy--;
@@ -379,6 +384,7 @@ static void dispatch(struct sim *s)
 		i->gen++;
 		s->busy++;
 		push(s, (struct event){i->run_end, EV_FINISH, k, i->gen});
+		known_running(s, k, 1);
 		changed(s, k);
 	}
 	if (kept < a) {
@@ -405,7 +411,7 @@ static int placeable(const struct sim *s, int gpus)
 static int start_policy(struct sim *s)
 {
 	if (s->p->kind == POL_EBB) {
-		if (ebb_start(s) != 0)
+		if (known_start(s) != 0 || ebb_start(s) != 0)
 			return -1;
 	} else {
 		baseline_start(s);
@@ -586,8 +592,17 @@ static void release(struct sim *s)
 	free(s->ebb.classes);
 	free(s->ebb.fleet);
 	free(s->ebb.result);
+	known_free(s);
 	free(s->keda.hist_at);
 	free(s->keda.hist_n);
+}
+
+/* What the policy is told of durations, for the outputs to say. */
+static const char *durations_told(const struct policy *p, const struct sim_options *o)
+{
+	if (p->kind == POL_EBB)
+		return o->oracle_durations ? "oracle" : "estimated";
+	return p->kind == POL_BOUND ? "foresight" : "unused";
 }
 
 int sim_run(const struct trace *t, const struct policy *p, const struct sim_options *o,
@@ -598,6 +613,7 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 
 	memset(r, 0, sizeof *r);
 	snprintf(r->policy, sizeof r->policy, "%s", p->spec);
+	r->durations = durations_told(p, o);
 	r->jobs = (int64_t)t->n;
 	if (p->kind == POL_BOUND) {
 		bound_run(t, o, r);

@@ -30,6 +30,9 @@ struct sinst {
 	int64_t launched, idle_since, run_start, run_end; /* run_end: when its job ends */
 	int job;
 	int64_t gen;
+	/* ebb's (known.c): the other instances running a job of the same
+	 * type, whose expected ends move together with its estimate */
+	int type_next, type_prev;
 };
 
 struct sjob {
@@ -44,6 +47,7 @@ struct squeue {
 	int *items;
 	size_t head, len, cap;
 	double work_ms; /* reference work of the queued jobs */
+	int64_t est_work_ms; /* their work as ebb expects it (known.c) */
 	/* ebb's (ebb.c). The lane's rank and wait target, looked up once:
 	 * plan() is called millions of times. The jobs and reference work
 	 * submitted, each weighted by exp(-age / arrival_window) as of
@@ -52,6 +56,30 @@ struct squeue {
 	int64_t wait_target_ms;
 	double arrived_jobs, arrived_work_ms;
 	int64_t arrivals_at;
+};
+
+/* What ebb is told of durations (known.c), per type of the trace: the
+ * estimate in force for its jobs submitted without one, the instances
+ * running one of its jobs, and the classes its jobs without an estimate
+ * are queued in or arrived in lately, so that a change of the estimate
+ * reaches the work plan() sees at once. */
+struct known_class {
+	int cls;
+	int64_t queued;
+	double arrived; /* weighted by exp(-age / arrival_window) as of arrived_at */
+	int64_t arrived_at;
+};
+
+struct known_type {
+	int64_t est_ms;
+	int running; /* the first instance of the list, -1: none */
+	struct known_class *in;
+	int nin, capin;
+};
+
+struct known_state {
+	struct durations *history;
+	struct known_type *types;
 };
 
 #define EBB_GAPS 1000 /* as many as serve looks at */
@@ -114,6 +142,7 @@ struct sim {
 	 * replay stops when work has waited stall_ms past it (sim.h). */
 	int64_t progress_ms, stall_ms;
 	struct ebb_state ebb;
+	struct known_state known;
 	struct keda_state keda;
 };
 
@@ -162,6 +191,28 @@ void ebb_policy(struct sim *s);
 int ebb_fleet_grow(struct sim *s, size_t cap);
 void ebb_fleet_sync(struct sim *s, int k);
 void ebb_fleet_drop(struct sim *s, int a);
+
+/* ---- what ebb is told of durations (known.c) ---- */
+
+/* Whether the replay tells ebb what serve would know (not the trace's
+ * exact durations): then the hooks below keep it. */
+int known_estimates(const struct sim *s);
+/* Its arrays; -1 when out of memory. */
+int known_start(struct sim *s);
+void known_free(struct sim *s);
+/* A job joins (+1) or leaves (-1) its class's queue. */
+void known_queued(struct sim *s, int job, int delta);
+/* Instance k starts (1) or stops (0) running its job. */
+void known_running(struct sim *s, int k, int running);
+/* A job succeeded after running run_ms: the estimates follow. */
+void known_finished(struct sim *s, int job, int64_t run_ms);
+/* When ebb expects the job of busy instance k to end: its start and its
+ * est_s, else its type's estimate; with --oracle-durations, its end. */
+int64_t known_end_ms(const struct sim *s, int k);
+/* The arrivals of class q aged to now (arrival_window). */
+void known_decay(const struct sim *s, struct squeue *q);
+/* A job arrived: its class's arrivals count it, and the work expected of it. */
+void known_arrived(struct sim *s, int job);
 
 /* ---- the baselines (baselines.c) ---- */
 

@@ -20,6 +20,9 @@ struct sim_options {
 	uint64_t seed;
 	int64_t checkpoint_every_ms; /* 0: jobs do not checkpoint */
 	int64_t sample_ms;           /* time-series step for plots; 0: none */
+	/* ebb's plan() is told each job's exact duration from the trace, a
+	 * what-if; by default it is told what serve would know. */
+	int oracle_durations;
 	/* The plug-ins a config file may name, so that serve's own config
 	 * (with a [local] section, say) loads; NULL: the core sections only. */
 	const struct conf_plugins *plugins;
@@ -40,6 +43,11 @@ struct sim_sample {
 
 struct sim_result {
 	char policy[512];
+	/* What the policy knew of durations: "estimated" (ebb, as serve
+	 * would), "oracle" (ebb told the trace's own: --oracle-durations),
+	 * "foresight" (the references, which see the whole trace by
+	 * definition) or "unused" (a baseline that looks at none). */
+	const char *durations;
 	int64_t jobs, jobs_done;
 	int64_t unplaceable; /* jobs no offer of the policy fits: left out */
 	int stalled;         /* the replay stopped: no job ended after stalled_ms */

@@ -8,8 +8,25 @@
 
 #include "sim/tune.h"
 
+const char simout_oracle_note[] =
+	"# --oracle-durations: ebb's plan() was told each job's exact duration from the trace,"
+	" which serve never knows: a what-if";
+
+/* Whether ebb was told the trace's durations in one of the replays. */
+static int told_oracle(const struct sim_result *r, int n)
+{
+	for (int k = 0; k < n; k++) {
+		if (strcmp(r[k].durations, "oracle") == 0)
+			return 1;
+	}
+	return 0;
+}
+
 void simout_table(const struct sim_result *r, int n, FILE *out)
 {
+	/* First, so that no figure below is read as what serve would do. */
+	if (told_oracle(r, n))
+		fprintf(out, "%s\n", simout_oracle_note);
 	fprintf(out, "%-44s %10s %9s %9s %9s %9s %6s %8s %8s %8s %8s %5s\n", "POLICY", "COST $", "$/JOB",
 		"GPU-H", "BUSY", "IDLE", "COLD", "RECLAIMS", "WAIT P50", "P95", "P99", "MAX");
 	for (int k = 0; k < n; k++) {
@@ -38,8 +55,8 @@ void simout_table(const struct sim_result *r, int n, FILE *out)
 
 json_t *simout_result_json(const struct sim_result *x)
 {
-	return json_pack("{s:s, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:f, s:f, s:f, s:f, s:I, s:I, s:b}",
-			 "policy", x->policy, "jobs", (json_int_t)x->jobs_done, "jobs_left_out",
+	return json_pack("{s:s, s:s, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:f, s:f, s:f, s:f, s:I, s:I, s:b}",
+			 "policy", x->policy, "durations", x->durations, "jobs", (json_int_t)x->jobs_done, "jobs_left_out",
 			 (json_int_t)x->unplaceable, "cost_usd", x->cost_usd, "cost_per_job_usd",
 			 x->jobs_done ? x->cost_usd / (double)x->jobs_done : 0.0, "gpu_hours_billed",
 			 x->gpu_hours_billed, "gpu_hours_busy", x->gpu_hours_busy, "idle_gpu_hours",
@@ -244,6 +261,8 @@ int simout_plot(const struct sim_result *r, int n, const struct sim_options *o, 
 	fprintf(f, "<text x='%d' y='%d' font-size='12' text-anchor='middle'>time (hours from the trace's start)</text>\n",
 		LEFT + (W - LEFT - RIGHT) / 2, h - 6);
 	draw_legend(f, &tl);
+	if (told_oracle(r, n))
+		fprintf(f, "<text x='%d' y='16' font-size='11'>%s</text>\n", LEFT, simout_oracle_note + 2);
 	fprintf(f, "</svg>\n");
 	if (fclose(f) != 0) {
 		snprintf(err, errsize, "--plot %s: write failed", path);
@@ -332,6 +351,8 @@ int simout_frontier_plot(const struct tune *t, const char *path, char *err, size
 			top + 18 + fam * 18, tune_families[fam]);
 	}
 	free(pts);
+	if (t->oracle_durations)
+		fprintf(f, "<text x='%d' y='%d' font-size='11'>%s</text>\n", left, h - 4, simout_oracle_note + 2);
 	fprintf(f, "</svg>\n");
 	if (fclose(f) != 0) {
 		snprintf(err, errsize, "--plot %s: write failed", path);

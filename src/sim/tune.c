@@ -138,6 +138,7 @@ int tune_run(const struct trace *tr, const struct sim_options *o, const char *co
 
 	memset(t, 0, sizeof *t);
 	t->recommended = -1;
+	t->oracle_durations = o->oracle_durations;
 	for (size_t a = 0; a < N(wait_targets_s); a++)
 		for (size_t b = 0; b < N(idle_timeouts_s); b++)
 			for (size_t c = 0; c < N(surplus_s); c++)

@@ -31,6 +31,7 @@ struct tune {
 	size_t partial;  /* settings left out: their replay ran part of the trace */
 	char partial_spec[512]; /* the first of them */
 	char fragment[1024];
+	int oracle_durations; /* ebb's replays were told the trace's durations */
 };
 
 /* The comparisons the project holds itself to (docs/SIMULATION.md). */

@@ -407,6 +407,60 @@ static void same_seed_same_output(void **state)
 	harness_run_free(&c);
 }
 
+/* --oracle-durations tells ebb the trace's durations, a what-if that
+ * every output says: the table and the chart of sim, the table of tune,
+ * and their JSON, policy by policy. Without it, ebb is told what serve
+ * would know. */
+static void oracle_durations_are_labelled(void **state)
+{
+	static const char *const told[] = {"estimated", "unused", "unused", "unused", "unused", "foresight"};
+	struct harness_run r;
+	struct files f;
+	char *csv = trace_text(40), svg_path[4300], *svg;
+	json_t *v;
+
+	(void)state;
+	files(&f, csv);
+	free(csv);
+	snprintf(svg_path, sizeof svg_path, "%s/out.svg", f.dir);
+	for (int oracle = 0; oracle < 2; oracle++) {
+		const char *flag = oracle ? "--oracle-durations" : NULL;
+		harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--plot", svg_path, flag, NULL);
+		assert_int(r.status, 0);
+		svg = harness_read_file(svg_path, NULL);
+		if (oracle) {
+			assert_true(strncmp(r.out, "# --oracle-durations: ebb's plan() was told each job's exact duration"
+						   " from the trace, which serve never knows: a what-if\nPOLICY", 118) == 0);
+			assert_contains(svg, "--oracle-durations: ebb's plan() was told");
+		} else {
+			assert_true(strncmp(r.out, "POLICY", 6) == 0);
+			assert_null(strstr(svg, "oracle"));
+		}
+		free(svg);
+		harness_run_free(&r);
+
+		harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--json", flag, NULL);
+		assert_int(r.status, 0);
+		v = harness_json(r.out);
+		for (size_t k = 0; k < 6; k++)
+			assert_string_equal(JSTR(json_array_get(v, k), "durations"),
+					    k == 0 && oracle ? "oracle" : told[k]);
+		json_decref(v);
+		harness_run_free(&r);
+
+		harness_ebb(&r, NULL, "tune", f.trace, "--offers", f.conf, "--wait-p95", "600", flag, NULL);
+		assert_int(r.status, 0);
+		assert_true((strncmp(r.out, "# --oracle-durations:", 21) == 0) == oracle);
+		harness_run_free(&r);
+		harness_ebb(&r, NULL, "tune", f.trace, "--offers", f.conf, "--wait-p95", "600", "--json", flag, NULL);
+		assert_int(r.status, 0);
+		v = harness_json(r.out);
+		assert_string_equal(JSTR(v, "durations"), oracle ? "oracle" : "estimated");
+		json_decref(v);
+		harness_run_free(&r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -420,6 +474,7 @@ int main(void)
 		cmocka_unit_test(tune_wait_p95_is_checked),
 		cmocka_unit_test(plot_writes_svg_with_three_panels),
 		cmocka_unit_test(same_seed_same_output),
+		cmocka_unit_test(oracle_durations_are_labelled),
 	};
 	return cmocka_run_group_tests(tests, NULL, harness_cleanup);
 }

@@ -206,7 +206,8 @@ static void test_billing_minimum_and_rounding(void **state)
 /* A at 0 s running 300 s, B at 10 s running 60 s. */
 static void test_two_overlapping_jobs(void **state)
 {
-	const char *csv = "submit_time_s,duration_s\n0,300\n10,60\n";
+	/* Submitted with exact estimates, as ebb's plan() is told of them. */
+	const char *csv = "submit_time_s,duration_s,est_s\n0,300,300\n10,60,60\n";
 
 	(void)state;
 	/* ebb: at 0 one launch (300 s of work, 300 s per launch). At 10 s B
@@ -308,6 +309,55 @@ static void test_expected_arrivals(void **state)
 	 * 1 + 1 h. */
 	static const struct want gone = {{0.320, 0.360, 7.20}, 100, 100, 100, 2, 1};
 	check(csv, "ebb:scaler.idle_timeout=0s", &gone, 120);
+}
+
+/* ebb is told what serve would know: four jobs of type x, 190 s each,
+ * submitted at once without an estimate. Nothing of x has finished, so
+ * plan() expects [scaler] default_est, 60 s, of each: 240 s of work, one
+ * launch (300 s per launch). It is ready at 100 s and runs the first job
+ * (expected to end at 160 s). At 290 s that job ends: the median of x is
+ * 190 s now, and the second job starts there; the two left are 380 s of
+ * work, of which the busy instance does 400 - 190 = 210 s within the
+ * horizon: one more launch, ready at 390 s, which takes the third job.
+ * The last one, 190 s against 400 - 90 = 310 s of the first instance,
+ * waits for it: 480 s. Waits 100, 290, 390, 480; two cold starts. */
+static void test_ebb_told_what_serve_knows(void **state)
+{
+	const char *csv = "submit_time_s,duration_s,job_class\n0,190,x\n0,190,x\n0,190,x\n0,190,x\n";
+	struct sim_result r;
+	struct setup s;
+
+	(void)state;
+	setup(&s, csv, billings[0]);
+	run_policy(&s, "ebb", &r);
+	assert_string_equal(r.durations, "estimated");
+	assert_int(r.cold_starts, 2);
+	assert_near(r.wait_p50_s, 290);
+	assert_near(r.wait_p95_s, 480);
+	assert_near(r.wait_mean_s, (100 + 290 + 390 + 480) / 4.0);
+	/* With the trace's durations (a what-if), 760 s of work: three
+	 * launches at once, ready at 100 s; the fourth job starts when the
+	 * first three end, at 290 s. */
+	s.o.oracle_durations = 1;
+	run_policy(&s, "ebb", &r);
+	assert_string_equal(r.durations, "oracle");
+	assert_int(r.cold_starts, 3);
+	assert_near(r.wait_p50_s, 100);
+	assert_near(r.wait_p95_s, 290);
+	trace_free(&s.t);
+	/* Submitted with est_s, serve knows as much as the oracle. */
+	setup(&s, "submit_time_s,duration_s,job_class,est_s\n0,190,x,190\n0,190,x,190\n0,190,x,190\n0,190,x,190\n",
+	      billings[0]);
+	run_policy(&s, "ebb", &r);
+	assert_int(r.cold_starts, 3);
+	assert_near(r.wait_p50_s, 100);
+	assert_near(r.wait_p95_s, 290);
+	/* The baselines look at no duration; the bound sees the whole trace. */
+	run_policy(&s, "keda", &r);
+	assert_string_equal(r.durations, "unused");
+	run_policy(&s, "bound", &r);
+	assert_string_equal(r.durations, "foresight");
+	trace_free(&s.t);
 }
 
 /* always-on:n=2 keeps two warm instances from 0 to the end of the last job
@@ -544,6 +594,49 @@ static void test_bound_is_never_above_a_policy(void **state)
 		trace_free(&s.t);
 	}
 	assert_int(checked, trials * (int)(sizeof property_specs / sizeof *property_specs));
+}
+
+/* Jobs submitted with their exact run times as est_s tell serve's plan()
+ * what the trace's own durations tell it: on offers of the reference
+ * speed, with no spot, the replays are the same, with arrival rates or
+ * without. Durations are whole seconds from 1 s, as est_s is. */
+static void test_exact_estimates_are_the_oracle(void **state)
+{
+	static const char *const specs[] = {"ebb", "ebb:scaler.arrival_window=5m,scaler.idle_timeout=0s",
+					    "ebb:scaler.arrival_window=1m,lane.standard.wait_target=30s"};
+	const char *conf = "[scaler]\nmax_instances = 50\nmax_gpus = 400\nmax_spend_per_hour = 0\n"
+			   "[offer.small]\ngpus = 1\nprice_ondemand = 1.0\nboot = 60s\n"
+			   "[offer.octo]\ngpus = 8\nprice_ondemand = 7.0\nboot = 200s\n";
+
+	(void)state;
+	srand(11);
+	for (int trial = 0; trial < 5; trial++) {
+		char *csv = malloc(200 * 40 + 64), *p = csv;
+		double t = 0;
+		struct setup s;
+		p += sprintf(p, "submit_time_s,duration_s,gpus,job_class,est_s\n");
+		for (int k = 0; k < 200; k++) {
+			int d = 1 + rand() % 1800, g = rand() % 6 == 0 ? 8 : 1;
+			t += rand() % 5 == 0 ? -log(uniform01()) * 900 : -log(uniform01()) * 15;
+			p += sprintf(p, "%.3f,%d,%d,x,%d\n", t, d, g, d);
+		}
+		setup(&s, csv, conf);
+		free(csv);
+		for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) {
+			struct sim_result told, oracle;
+			run_policy(&s, specs[k], &told);
+			s.o.oracle_durations = 1;
+			run_policy(&s, specs[k], &oracle);
+			s.o.oracle_durations = 0;
+			if (told.cost_usd != oracle.cost_usd || told.wait_p95_s != oracle.wait_p95_s ||
+			    told.cold_starts != oracle.cold_starts)
+				fail_msg("trial %d, %s: $%.6f p95 %.1f s %lld cold with est_s, $%.6f %.1f s %lld told the"
+					 " durations (trace %s)", trial, specs[k], told.cost_usd, told.wait_p95_s,
+					 (long long)told.cold_starts, oracle.cost_usd, oracle.wait_p95_s,
+					 (long long)oracle.cold_starts, s.trace);
+		}
+		trace_free(&s.t);
+	}
 }
 
 /* Every policy of the list, as `ebb sim --json` prints them. */
@@ -871,12 +964,14 @@ int main(void)
 		cmocka_unit_test(test_burst_on_cold_fleet),
 		cmocka_unit_test(test_gap_around_idle_timeout),
 		cmocka_unit_test(test_expected_arrivals),
+		cmocka_unit_test(test_ebb_told_what_serve_knows),
 		cmocka_unit_test(test_always_on_fixed_size),
 		cmocka_unit_test(test_keda_poll_and_cooldown),
 		cmocka_unit_test(test_bound_cheapest_per_work),
 		cmocka_unit_test(test_unplaceable_jobs_are_left_out_alike),
 		cmocka_unit_test(test_spot_only_offer_after_wait_target),
 		cmocka_unit_test(test_bound_is_never_above_a_policy),
+		cmocka_unit_test(test_exact_estimates_are_the_oracle),
 		cmocka_unit_test(test_same_seed_same_output),
 		cmocka_unit_test(test_burst_meets_big_fleet),
 		cmocka_unit_test(test_replay_out_of_memory),
