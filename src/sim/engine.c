@@ -121,6 +121,9 @@ static void enqueue(struct sim *s, int job, int front)
 	q->len++;
 	q->work_ms += (double)s->jobs[job].left_ms;
 	s->queued++;
+	s->jobs[job].queued = 1;
+	s->jobs[job].queued_at = s->now;
+	s->r->requeues += front;
 	known_queued(s, job, 1);
 }
 
@@ -133,6 +136,7 @@ static int dequeue(struct sim *s, int k)
 	q->len--;
 	q->work_ms -= (double)s->jobs[job].left_ms;
 	s->queued--;
+	s->jobs[job].queued = 0;
 	known_queued(s, job, -1);
 	return job;
 }
@@ -331,6 +335,8 @@ static void finish(struct sim *s, int k)
 	known_running(s, k, 0);
 	known_finished(s, i->job, s->now - i->run_start);
 	j->left_ms = 0;
+	s->waits[s->nwaits++] = j->waited_ms;
+	j->counted = 1;
 	s->done++;
 	s->busy--;
 	s->progress_ms = s->now;
@@ -339,6 +345,19 @@ static void finish(struct sim *s, int k)
 	i->gen++;
 	s->dirty = 1;
 	changed(s, k);
+}
+
+static void requeue_wait(struct sim *s, int64_t ms)
+{
+	if (s->nrequeue_waits == s->cap_requeue_waits) {
+		size_t cap = s->cap_requeue_waits ? 2 * s->cap_requeue_waits : 64;
+		int64_t *w = sim_grown(s, s->requeue_waits, cap, sizeof *w);
+		if (!w)
+			return;
+		s->requeue_waits = w;
+		s->cap_requeue_waits = cap;
+	}
+	s->requeue_waits[s->nrequeue_waits++] = ms;
 }
 
 /* Idle instances take queued jobs: lanes in order, then priority and
@@ -374,10 +393,9 @@ static void dispatch(struct sim *s)
 		kept--;
 		i->job = dequeue(s, best);
 		struct sjob *j = &s->jobs[i->job];
-		if (j->first_start < 0) {
-			j->first_start = s->now;
-			s->waits[s->nwaits++] = s->now - j->submit;
-		}
+		j->waited_ms += s->now - j->queued_at;
+		if (j->runs++ > 0)
+			requeue_wait(s, s->now - j->queued_at);
 		i->state = S_BUSY;
 		i->run_start = s->now;
 		i->run_end = s->now + (int64_t)ceil((double)j->left_ms / o->speed);
@@ -507,7 +525,16 @@ static void summarise(struct sim *s)
 {
 	double sum = 0;
 
+	/* A replay that stopped short: the jobs that ran and did not end
+	 * have waited this long so far. */
+	for (size_t k = 0; k < s->t->n; k++) {
+		const struct sjob *j = &s->jobs[k];
+		if (j->runs > 0 && !j->counted)
+			s->waits[s->nwaits++] = j->waited_ms + (j->queued ? s->now - j->queued_at : 0);
+	}
 	sort_waits(s, s->waits, s->nwaits);
+	sort_waits(s, s->requeue_waits, s->nrequeue_waits);
+	s->r->requeue_wait_p95_s = quantile_s(s->requeue_waits, s->nrequeue_waits, 0.95);
 	for (size_t k = 0; k < s->nwaits; k++)
 		sum += (double)s->waits[k];
 	s->r->wait_p50_s = quantile_s(s->waits, s->nwaits, 0.50);
@@ -564,12 +591,12 @@ static int start(struct sim *s)
 		if (cls < 0)
 			return -1;
 		s->jobs[k] = (struct sjob){.submit = t->jobs[k].submit_ms, .left_ms = t->jobs[k].duration_ms,
-					   .first_start = -1, .cls = cls};
+					   .cls = cls};
 		longest_ms = fmax(longest_ms, (double)t->jobs[k].duration_ms / slowest);
 		/* A job no usable offer fits could never run: it is left out and
 		 * counted, not waited for forever. */
 		if (!placeable(s, t->jobs[k].gpus)) {
-			s->jobs[k].first_start = 0;
+			s->jobs[k].counted = 1;
 			s->done++;
 			s->r->unplaceable++;
 		}
@@ -589,6 +616,7 @@ static void release(struct sim *s)
 	free(s->idle);
 	free(s->jobs);
 	free(s->waits);
+	free(s->requeue_waits);
 	free(s->ebb.classes);
 	free(s->ebb.fleet);
 	free(s->ebb.result);

@@ -37,8 +37,12 @@ struct sinst {
 
 struct sjob {
 	int64_t submit, left_ms; /* reference work still to do */
-	int64_t first_start;     /* -1 until it first runs */
+	int64_t queued_at;       /* when it last joined the queue: submitted, or put back */
+	int64_t waited_ms;       /* in the queue before its runs so far */
+	int runs;                /* times it started */
 	int cls;
+	char queued;             /* in its class's queue now */
+	char counted;            /* its wait is in waits[] (it ended), or it was left out */
 };
 
 /* Queued jobs of one class (GPUs, lane), oldest first. */
@@ -127,8 +131,12 @@ struct sim {
 	int nq;
 	int64_t queued;
 	double spend_per_ms, cost; /* running cost, for samples */
-	int64_t *waits;
+	int64_t *waits; /* each job's time in the queue, once it ended */
 	size_t nwaits;
+	/* Each wait of a job put back in the queue (a reclaim, a scale-in)
+	 * until it ran again. */
+	int64_t *requeue_waits;
+	size_t nrequeue_waits, cap_requeue_waits;
 	size_t done;
 	/* when the policy looks */
 	int64_t next_policy, last_policy;

@@ -55,7 +55,12 @@ struct sim_result {
 	double cost_usd;
 	double gpu_hours_billed, gpu_hours_busy, idle_gpu_hours;
 	int64_t cold_starts, reclaims, max_instances;
+	/* A job's wait is all its time in the queue: before it first ran and
+	 * after each time it was put back (a reclaim, a scale-in that
+	 * stopped it), until it ran again; those waits alone, requeue_*. */
 	double wait_p50_s, wait_p95_s, wait_p99_s, wait_mean_s;
+	int64_t requeues;
+	double requeue_wait_p95_s;
 	int64_t end_ms;
 	struct sim_sample *samples;
 	size_t nsamples;

@@ -64,10 +64,10 @@ static void assert_one_line_error(struct harness_run *r, int status, const char 
 static void json_has_every_key_for_each_policy(void **state)
 {
 	static const char *const policies[] = {"ebb", "always-on", "min1", "util", "keda", "bound"};
-	static const char *const ints[] = {"jobs", "cold_starts", "reclaims", "max_instances"};
+	static const char *const ints[] = {"jobs", "cold_starts", "reclaims", "requeues", "max_instances"};
 	static const char *const reals[] = {"cost_usd",   "cost_per_job_usd", "gpu_hours_billed",
 					    "gpu_hours_busy", "idle_gpu_hours", "wait_p50_s",
-					    "wait_p95_s", "wait_p99_s"};
+					    "wait_p95_s", "wait_p99_s", "requeue_wait_p95_s"};
 	struct harness_run r;
 	struct files f;
 	char *csv = trace_text(60);

@@ -33,8 +33,9 @@
  *   instances, scales down only to the largest want of the last
  *   stabilize (300 s), and from 1 to 0 only cooldown (300 s) after the
  *   last poll that saw work.
- * - Waits are from submission to the first start; p50/p95/p99 are nearest
- *   rank. */
+ * - A job's wait is its time in the queue: from submission to its first
+ *   start, and from each time it is put back (a reclaim, a scale-in) to
+ *   its next; p50/p95/p99 are nearest rank. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -394,6 +395,30 @@ static void test_keda_poll_and_cooldown(void **state)
 	 * min; 1 + 1 h. */
 	static const struct want knobs = {{0.370, 0.420, 7.20}, 100.001, 100.001, 100.001, 2, 1};
 	check("submit_time_s,duration_s\n10,60\n600,60\n", "keda:poll=10,cooldown=60,stabilize=0", &knobs, 120);
+}
+
+/* A job that a scale-in stops waits again, and its wait counts. keda
+ * with two jobs per instance and no stabilisation: A (100 s), B (300 s)
+ * and C (100 s) at 0. The poll at 0.001 wants ceil(3 / 2) = 2: both ready
+ * at 100.001 take A and B; C waits. A ends at 200.001 and C starts
+ * (wait 200.001). The poll at 210.001 sees 2 running: it wants 1, and
+ * stops the busy instance idle the longest ago, B's (ready at 100.001;
+ * C's was idle at 200.001): B goes back to the queue, its 110 s of work
+ * lost. It starts again when C ends, at 300.001: a re-queue wait of 90 s,
+ * 100.001 + 90 = 190.001 s in all. */
+static void test_requeue_waits_are_counted(void **state)
+{
+	struct sim_result r;
+
+	(void)state;
+	sim("submit_time_s,duration_s\n0,100\n0,300\n0,100\n", billings[0], "keda:target=2,stabilize=0", &r);
+	assert_int(r.requeues, 1);
+	assert_near(r.requeue_wait_p95_s, 90);
+	assert_near(r.wait_p50_s, 190.001);
+	assert_near(r.wait_p95_s, 200.001);
+	assert_near(r.wait_mean_s, (100.001 + 190.001 + 200.001) / 3);
+	assert_int(r.jobs_done, 3);
+	sim_result_free(&r);
 }
 
 /* bound: each job at the lowest price per unit of reference work among the
@@ -967,6 +992,7 @@ int main(void)
 		cmocka_unit_test(test_ebb_told_what_serve_knows),
 		cmocka_unit_test(test_always_on_fixed_size),
 		cmocka_unit_test(test_keda_poll_and_cooldown),
+		cmocka_unit_test(test_requeue_waits_are_counted),
 		cmocka_unit_test(test_bound_cheapest_per_work),
 		cmocka_unit_test(test_unplaceable_jobs_are_left_out_alike),
 		cmocka_unit_test(test_spot_only_offer_after_wait_target),
