@@ -42,7 +42,7 @@ int ebb_start(struct sim *s)
 void ebb_arrival(struct sim *s, int job)
 {
 	const struct plan_settings *st = &s->p->settings;
-	int64_t at = s->jobs[job].submit;
+	int64_t at = s->t->jobs[job].submit_ms;
 	struct squeue *q = &s->q[s->jobs[job].cls];
 
 	if (st->arrival_window_ms > 0) {
@@ -98,7 +98,7 @@ void ebb_policy(struct sim *s)
 			.lane = s->t->lanes[q->lane], .gpus = q->gpus, .lane_rank = q->lane_rank,
 			.jobs = (int64_t)q->len, .items = (int64_t)q->len,
 			.work_s = (known_estimates(s) ? (double)q->est_work_ms : q->work_ms) / 1000.0,
-			.oldest_ms = q->len ? s->jobs[q->items[q->head]].submit : s->now,
+			.oldest_ms = q->len ? s->t->jobs[q->items[q->head]].submit_ms : s->now,
 			.arrival_jobs_per_s = window_s > 0 ? q->arrived_jobs / window_s : 0,
 			.arrival_work_per_s = window_s > 0 ? q->arrived_work_ms / 1000.0 / window_s : 0,
 			.wait_target_ms = q->wait_target_ms,
@@ -106,6 +106,9 @@ void ebb_policy(struct sim *s)
 	}
 	v.classes = classes;
 	v.nclasses = nc;
+	/* plan() takes the fleet whole: without the holes of instances gone. */
+	if (s->nalive != s->live)
+		sim_compact(s);
 	v.fleet = s->ebb.fleet;
 	v.nfleet = s->live;
 	plan(&v, res);
@@ -147,15 +150,10 @@ void ebb_fleet_sync(struct sim *s, int k)
 
 	/* Launch order is index order, and removals keep the order: alive[]
 	 * is sorted. */
-	s->ebb.fleet[sim_position(s->alive, s->live, k)] = (struct plan_instance){
+	s->ebb.fleet[sim_position(s->alive, s->nalive, k)] = (struct plan_instance){
 		.id = k + 1, .offer = i->offer, .market = i->market,
 		.state = i->draining ? INST_DRAINING : map[i->state], .running = i->state == S_BUSY,
 		.launched_ms = i->launched, .idle_since_ms = i->idle_since,
 		.busy_until_ms = i->state == S_BUSY ? known_end_ms(s, k) : 0,
 	};
-}
-
-void ebb_fleet_drop(struct sim *s, int a)
-{
-	memmove(&s->ebb.fleet[a], &s->ebb.fleet[a + 1], (size_t)(s->live - 1 - a) * sizeof *s->ebb.fleet);
 }

@@ -35,7 +35,7 @@ static int before(const struct event *a, const struct event *b)
 	return a->inst < b->inst;
 }
 
-static void push(struct sim *s, struct event e)
+void sim_push(struct sim *s, struct event e)
 {
 	size_t i;
 
@@ -96,7 +96,7 @@ static int class_of(struct sim *s, int gpus, int lane)
 	return s->nq++;
 }
 
-static void enqueue(struct sim *s, int job, int front)
+void sim_enqueue(struct sim *s, int job, int front)
 {
 	struct squeue *q = &s->q[s->jobs[job].cls];
 
@@ -143,17 +143,6 @@ static int dequeue(struct sim *s, int k)
 
 /* ---- money ---- */
 
-static const struct offer *offer_of(const struct sim *s, const struct sinst *i)
-{
-	return &s->o->offers[i->offer];
-}
-
-static double price_per_ms(const struct sim *s, const struct sinst *i)
-{
-	double p = offer_of(s, i)->price[i->market];
-	return p > 0 ? p / 3600000.0 : 0;
-}
-
 /* Advances the running cost and the utilisation integrals to `to`. */
 static void advance(struct sim *s, int64_t to)
 {
@@ -187,143 +176,12 @@ static void sample(struct sim *s, int64_t to)
 		x->t_ms = s->next_sample;
 		x->queued = (int)s->queued;
 		x->cost = s->cost + s->spend_per_ms * (double)(s->next_sample - s->now);
-		for (int a = 0; a < s->live; a++)
-			x->instances[s->inst[s->alive[a]].offer]++;
+		for (int a = 0; a < s->nalive; a++) {
+			const struct sinst *i = &s->inst[s->alive[a]];
+			x->instances[i->offer] += i->state != S_GONE;
+		}
 		s->next_sample += s->o->sample_ms;
 	}
-}
-
-/* ---- instances ---- */
-
-/* ebb's view of the fleet follows every change of an instance. */
-static void changed(struct sim *s, int k)
-{
-	if (s->p->kind == POL_EBB)
-		ebb_fleet_sync(s, k);
-}
-
-/* Instance k becomes idle now, and joins the idle list. */
-static void make_idle(struct sim *s, int k)
-{
-	int at = sim_position(s->idle, s->nidle, k);
-
-	memmove(&s->idle[at + 1], &s->idle[at], (size_t)(s->nidle - at) * sizeof *s->idle);
-	s->idle[at] = k;
-	s->nidle++;
-	s->inst[k].state = S_IDLE;
-	s->inst[k].idle_since = s->now;
-}
-
-/* Instance k leaves the idle list (its caller sets its new state). */
-static void drop_idle(struct sim *s, int k)
-{
-	int at = sim_position(s->idle, s->nidle, k);
-
-	memmove(&s->idle[at], &s->idle[at + 1], (size_t)(s->nidle - 1 - at) * sizeof *s->idle);
-	s->nidle--;
-}
-
-/* Room for twice the instances in each array kept per instance; -1 when
- * out of memory (those grown keep their room for the next try). */
-static int grow_fleet(struct sim *s)
-{
-	size_t cap = s->capinst ? (size_t)s->capinst * 2 : 64;
-	struct sinst *inst = sim_grown(s, s->inst, cap, sizeof *inst);
-	int *alive, *idle;
-
-	if (!inst)
-		return -1;
-	s->inst = inst;
-	if (!(alive = sim_grown(s, s->alive, cap, sizeof *alive)))
-		return -1;
-	s->alive = alive;
-	if (!(idle = sim_grown(s, s->idle, cap, sizeof *idle)))
-		return -1;
-	s->idle = idle;
-	if (s->p->kind == POL_EBB && ebb_fleet_grow(s, cap) != 0)
-		return -1;
-	s->capinst = (int)cap;
-	return 0;
-}
-
-int sim_launch(struct sim *s, int offer, enum market m, int warm)
-{
-	const struct offer *o = &s->o->offers[offer];
-	struct sinst *i;
-	int k;
-
-	if (s->ninst == s->capinst && grow_fleet(s) != 0)
-		return -1;
-	k = s->ninst++;
-	i = &s->inst[k];
-	memset(i, 0, sizeof *i);
-	i->offer = offer;
-	i->market = m;
-	i->launched = s->now;
-	i->job = -1;
-	i->state = S_BOOTING;
-	s->alive[s->live++] = k;
-	s->spend_per_ms += price_per_ms(s, i);
-	if (s->live > s->r->max_instances)
-		s->r->max_instances = s->live;
-	if (warm) {
-		make_idle(s, k);
-	} else {
-		s->r->cold_starts++;
-		push(s, (struct event){s->now + o->boot_ms, EV_READY, k, i->gen});
-	}
-	changed(s, k);
-	if (m == MARKET_SPOT && o->reclaims_per_hour > 0) {
-		double hours = -log(1.0 - rng_uniform(&s->rng)) / o->reclaims_per_hour;
-		push(s, (struct event){s->now + (int64_t)(hours * 3600000.0), EV_RECLAIM, k, i->gen});
-	}
-	return k;
-}
-
-/* What instance k, stopping now, has cost: its lifetime billed at its
- * price. */
-static void bill(struct sim *s, int k)
-{
-	const struct sinst *i = &s->inst[k];
-	const struct offer *o = offer_of(s, i);
-	int64_t lifetime = s->now - i->launched, billed = offer_billed_ms(o, lifetime);
-
-	s->spend_per_ms -= price_per_ms(s, i);
-	s->cost += (double)(billed - lifetime) * price_per_ms(s, i);
-	s->r->cost_usd += offer_cost(o, i->market, billed);
-	s->r->gpu_hours_billed += (double)billed * o->gpus / 3600000.0;
-}
-
-void sim_stop(struct sim *s, int k)
-{
-	struct sinst *i = &s->inst[k];
-	const struct offer *o = offer_of(s, i);
-
-	if (i->state == S_GONE)
-		return;
-	if (i->state == S_IDLE)
-		drop_idle(s, k);
-	if (i->state == S_BUSY) {
-		struct sjob *j = &s->jobs[i->job];
-		int64_t ran = s->now - i->run_start, ckpt = s->o->checkpoint_every_ms;
-		int64_t saved = ckpt > 0 ? (int64_t)((double)(ran / ckpt * ckpt) * o->speed) : 0;
-		j->left_ms -= saved < j->left_ms ? saved : j->left_ms;
-		s->r->gpu_hours_busy += (double)ran * o->gpus / 3600000.0;
-		s->busy--;
-		known_running(s, k, 0);
-		enqueue(s, i->job, 1);
-	}
-	bill(s, k);
-	i->state = S_GONE;
-	i->gen++;
-	{
-		int a = sim_position(s->alive, s->live, k), after = s->live - 1 - a;
-		memmove(&s->alive[a], &s->alive[a + 1], (size_t)after * sizeof *s->alive);
-		if (s->p->kind == POL_EBB)
-			ebb_fleet_drop(s, a);
-	}
-	s->live--;
-	s->dirty = 1;
 }
 
 static void finish(struct sim *s, int k)
@@ -331,7 +189,7 @@ static void finish(struct sim *s, int k)
 	struct sinst *i = &s->inst[k];
 	struct sjob *j = &s->jobs[i->job];
 
-	s->r->gpu_hours_busy += (double)(s->now - i->run_start) * offer_of(s, i)->gpus / 3600000.0;
+	s->r->gpu_hours_busy += (double)(s->now - i->run_start) * sim_offer(s, i)->gpus / 3600000.0;
 	known_running(s, k, 0);
 	known_finished(s, i->job, s->now - i->run_start);
 	j->left_ms = 0;
@@ -341,10 +199,10 @@ static void finish(struct sim *s, int k)
 	s->busy--;
 	s->progress_ms = s->now;
 	i->job = -1;
-	make_idle(s, k);
+	sim_make_idle(s, k);
 	i->gen++;
 	s->dirty = 1;
-	changed(s, k);
+	sim_changed(s, k);
 }
 
 static void requeue_wait(struct sim *s, int64_t ms)
@@ -374,9 +232,11 @@ static void dispatch(struct sim *s)
 	for (a = 0; a < s->nidle && s->queued > 0; a++) {
 		int k = s->idle[a];
 		struct sinst *i = &s->inst[k];
-		const struct offer *o = offer_of(s, i);
+		const struct offer *o = sim_offer(s, i);
 		int best = -1;
 
+		if (i->state == S_GONE)
+			continue;
 		s->idle[kept++] = k;
 		if (i->draining)
 			continue;
@@ -385,7 +245,8 @@ static void dispatch(struct sim *s)
 			if (!q->len || q->gpus > o->gpus)
 				continue;
 			if (!b || q->lane < b->lane ||
-			    (q->lane == b->lane && s->jobs[q->items[q->head]].submit < s->jobs[b->items[b->head]].submit))
+			    (q->lane == b->lane &&
+			     s->t->jobs[q->items[q->head]].submit_ms < s->t->jobs[b->items[b->head]].submit_ms))
 				best = c;
 		}
 		if (best < 0)
@@ -394,16 +255,18 @@ static void dispatch(struct sim *s)
 		i->job = dequeue(s, best);
 		struct sjob *j = &s->jobs[i->job];
 		j->waited_ms += s->now - j->queued_at;
-		if (j->runs++ > 0)
+		if (j->ran)
 			requeue_wait(s, s->now - j->queued_at);
+		j->ran = 1;
 		i->state = S_BUSY;
+		s->idling--;
 		i->run_start = s->now;
 		i->run_end = s->now + (int64_t)ceil((double)j->left_ms / o->speed);
 		i->gen++;
 		s->busy++;
-		push(s, (struct event){i->run_end, EV_FINISH, k, i->gen});
+		sim_push(s, (struct event){i->run_end, EV_FINISH, k, i->gen});
 		known_running(s, k, 1);
-		changed(s, k);
+		sim_changed(s, k);
 	}
 	if (kept < a) {
 		memmove(&s->idle[kept], &s->idle[a], (size_t)(s->nidle - a) * sizeof *s->idle);
@@ -479,6 +342,35 @@ static int64_t policy_due(const struct sim *s)
 	return soon < due ? soon : due;
 }
 
+/* ---- the tail ---- */
+
+/* The fleet the policy keeps with no work at all. */
+static int64_t standing_floor(const struct sim *s)
+{
+	const struct warm_schedule *w = &s->p->settings.warm;
+
+	if (s->p->kind == POL_EBB)
+		return w->n ? warm_floor(w, s->now) : 0;
+	return s->floor;
+}
+
+/* Every job has ended: whether the replay ends now, the policy being
+ * down to its standing floor. At the first call, the last job has just
+ * ended: what stopping everything then would have cost is noted, for the
+ * tail's cost. */
+static int tail_over(struct sim *s)
+{
+	if (s->tail_from < 0) {
+		s->tail_from = s->now;
+		s->cost_at_tail = s->r->cost_usd;
+		for (int a = 0; a < s->nalive; a++) {
+			if (s->inst[s->alive[a]].state != S_GONE)
+				s->cost_at_tail += sim_billed_usd(s, s->alive[a]);
+		}
+	}
+	return s->live <= standing_floor(s);
+}
+
 /* ---- what the replay measured ---- */
 
 /* Waits (non-negative milliseconds) in ascending order: a radix sort on
@@ -529,7 +421,7 @@ static void summarise(struct sim *s)
 	 * have waited this long so far. */
 	for (size_t k = 0; k < s->t->n; k++) {
 		const struct sjob *j = &s->jobs[k];
-		if (j->runs > 0 && !j->counted)
+		if (j->ran && !j->counted)
 			s->waits[s->nwaits++] = j->waited_ms + (j->queued ? s->now - j->queued_at : 0);
 	}
 	sort_waits(s, s->waits, s->nwaits);
@@ -545,6 +437,10 @@ static void summarise(struct sim *s)
 	s->r->jobs_done = (int64_t)s->done - s->r->unplaceable;
 	s->r->idle_gpu_hours = s->r->gpu_hours_billed - s->r->gpu_hours_busy;
 	s->r->end_ms = s->now;
+	if (s->tail_from >= 0) {
+		s->r->tail_ms = s->now - s->tail_from;
+		s->r->tail_cost_usd = s->r->cost_usd - s->cost_at_tail;
+	}
 }
 
 int sim_load(const char *trace_path, const char *offers_path, const struct trace_filter *filters,
@@ -590,8 +486,7 @@ static int start(struct sim *s)
 		int cls = class_of(s, t->jobs[k].gpus, t->jobs[k].lane);
 		if (cls < 0)
 			return -1;
-		s->jobs[k] = (struct sjob){.submit = t->jobs[k].submit_ms, .left_ms = t->jobs[k].duration_ms,
-					   .cls = cls};
+		s->jobs[k] = (struct sjob){.left_ms = t->jobs[k].duration_ms, .cls = cls};
 		longest_ms = fmax(longest_ms, (double)t->jobs[k].duration_ms / slowest);
 		/* A job no usable offer fits could never run: it is left out and
 		 * counted, not waited for forever. */
@@ -621,8 +516,10 @@ static void release(struct sim *s)
 	free(s->ebb.fleet);
 	free(s->ebb.result);
 	known_free(s);
-	free(s->keda.hist_at);
-	free(s->keda.hist_n);
+	window_free(&s->keda.recommendations);
+	window_free(&s->util);
+	window_free(&s->idled);
+	free(s->victims);
 }
 
 /* What the policy is told of durations, for the outputs to say. */
@@ -636,7 +533,8 @@ static const char *durations_told(const struct policy *p, const struct sim_optio
 int sim_run(const struct trace *t, const struct policy *p, const struct sim_options *o,
 	    struct sim_result *r)
 {
-	struct sim s = {.t = t, .p = p, .o = o, .r = r, .rng = o->seed ? o->seed : 1, .last_policy = -1};
+	struct sim s = {.t = t, .p = p, .o = o, .r = r, .rng = o->seed ? o->seed : 1, .last_policy = -1,
+			.tail_from = -1};
 	size_t next = 0;
 
 	memset(r, 0, sizeof *r);
@@ -655,10 +553,18 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 		int64_t t_arrival, t_event = s.nheap ? s.heap[0].at : INT64_MAX, t_policy = policy_due(&s), at;
 
 		t_arrival = next < t->n ? t->jobs[next].submit_ms : INT64_MAX;
-		if ((s.done == t->n && s.queued == 0) || s.nomem)
+		if (s.nomem || (s.done == t->n && s.queued == 0 && tail_over(&s)))
 			break;
 		at = t_arrival < t_event ? t_arrival : t_event;
 		at = t_policy < at ? t_policy : at;
+		/* A policy that would hold instances past its floor for ever, or
+		 * for longer than a replay waits for anything, is cut short. */
+		if (s.tail_from >= 0 && (at == INT64_MAX || at - s.tail_from > SIM_STALL_MS)) {
+			r->tail_cut = 1;
+			sample(&s, s.tail_from + SIM_STALL_MS);
+			advance(&s, s.tail_from + SIM_STALL_MS);
+			break;
+		}
 		if (at == INT64_MAX)
 			break; /* nothing left can happen: jobs that no instance fits stay queued */
 		if (at < s.now)
@@ -676,7 +582,7 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 			if (placeable(&s, t->jobs[next].gpus)) {
 				if (p->kind == POL_EBB)
 					ebb_arrival(&s, (int)next);
-				enqueue(&s, (int)next, 0);
+				sim_enqueue(&s, (int)next, 0);
 				s.dirty = 1;
 			}
 			next++;
@@ -694,8 +600,9 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 			} else if (e.gen != i->gen || i->state == S_GONE) {
 				continue;
 			} else if (e.kind == EV_READY) {
-				make_idle(&s, e.inst);
-				changed(&s, e.inst);
+				s.booting--;
+				sim_make_idle(&s, e.inst);
+				sim_changed(&s, e.inst);
 				i->gen++;
 				s.dirty = 1;
 			} else if (e.kind == EV_FINISH) {
@@ -709,13 +616,13 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 			dispatch(&s);
 		}
 	}
-	/* The replay ends when the last job ends: what still runs is billed
-	 * up to then. No job runs (each would have an end to come), and the
-	 * lists are done with: billing alone keeps this linear, where a stop
-	 * of each, from the lists' heads, was quadratic in the fleet. */
+	/* What is still up at the end (a standing floor, a cut tail, a
+	 * stalled replay) is billed up to then. The lists are done with:
+	 * billing alone keeps this linear, where a stop of each, from the
+	 * lists' heads, was quadratic in the fleet. */
 	for (int k = 0; k < s.ninst && !s.nomem; k++) {
 		if (s.inst[k].state != S_GONE)
-			bill(&s, k);
+			sim_bill(&s, k);
 	}
 	if (!s.nomem)
 		summarise(&s);

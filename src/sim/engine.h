@@ -35,14 +35,16 @@ struct sinst {
 	int type_next, type_prev;
 };
 
+/* A job of the trace (t->jobs, same index) as it replays: 32 bytes, a
+ * million of them. */
 struct sjob {
-	int64_t submit, left_ms; /* reference work still to do */
-	int64_t queued_at;       /* when it last joined the queue: submitted, or put back */
-	int64_t waited_ms;       /* in the queue before its runs so far */
-	int runs;                /* times it started */
+	int64_t left_ms;   /* reference work still to do */
+	int64_t queued_at; /* when it last joined the queue: submitted, or put back */
+	int64_t waited_ms; /* in the queue before its runs so far */
 	int cls;
-	char queued;             /* in its class's queue now */
-	char counted;            /* its wait is in waits[] (it ended), or it was left out */
+	char ran;     /* it started once at least */
+	char queued;  /* in its class's queue now */
+	char counted; /* its wait is in waits[] (it ended), or it was left out */
 };
 
 /* Queued jobs of one class (GPUs, lane), oldest first. */
@@ -105,12 +107,22 @@ struct ebb_state {
 	int64_t last_submit, idle_timeout_ms;
 };
 
-/* keda's (baselines.c): the last moment with work, and the HPA's
- * recommendations of its stabilisation window. */
+/* Timed values over a sliding window, oldest first (window.c). */
+struct window {
+	struct window_entry {
+		int64_t at;
+		double a, b;
+	} *e;
+	size_t head, n, cap;
+};
+
+/* keda's (keda.c): the last moment with work, and the HPA's
+ * recommendations of its stabilisation window (each with a: the
+ * recommendation), only those that a later and larger one does not hide:
+ * the first is the largest. */
 struct keda_state {
 	int64_t last_active;
-	int64_t *hist_at, *hist_n;
-	size_t nhist;
+	struct window recommendations;
 };
 
 struct sim {
@@ -123,9 +135,14 @@ struct sim {
 	struct event *heap;
 	size_t nheap, capheap;
 	struct sinst *inst;
-	int ninst, capinst, live, busy;
-	int *idle, nidle; /* the instances in S_IDLE, in index order: dispatch's to look at */
-	int *alive; /* the instances not gone, in launch order: live of them */
+	int ninst, capinst;
+	int live, busy, booting, idling; /* instances not gone; running a job; booting; idle */
+	/* The instances not gone, in launch (index) order, and those in S_IDLE
+	 * for dispatch to look at, in index order: nalive and nidle of them,
+	 * with holes (instances since gone) that who walks them skips, until
+	 * sim_compact() (fleet.c) takes them out. */
+	int *alive, nalive;
+	int *idle, nidle;
 	struct sjob *jobs;
 	struct squeue *q;
 	int nq;
@@ -141,17 +158,33 @@ struct sim {
 	/* when the policy looks */
 	int64_t next_policy, last_policy;
 	int dirty;
-	double util_busy_ms, util_alive_ms; /* integrated since util_since, for util */
-	int64_t util_since;
+	/* Instance time and busy time since the replay's start, for util, and
+	 * its polls' (a: instance ms, b: busy ms, as of each). */
+	double util_alive_ms, util_busy_ms;
+	struct window util;
 	int64_t next_sample;
 	size_t cap_samples; /* room in r->samples */
 	int nomem; /* an allocation failed: the replay stops, sim_run fails */
 	/* The last job end, or the last moment with no work outstanding; the
 	 * replay stops when work has waited stall_ms past it (sim.h). */
 	int64_t progress_ms, stall_ms;
+	/* The fleet always-on, min1 and util keep with no work; the last
+	 * job's end (-1 before) and the cost had everything stopped then. */
+	int64_t floor;
+	int64_t tail_from;
+	double cost_at_tail;
 	struct ebb_state ebb;
 	struct known_state known;
+	/* The instances as they became idle (a: the instance), oldest first;
+	 * an entry is stale once its instance is busy or gone since
+	 * (sim_longest_idle). The first not yet booted is at boot_head or
+	 * after. */
+	struct window idled;
+	int boot_head;
 	struct keda_state keda;
+	/* The baselines' scratch for choosing what to stop (baselines.c). */
+	struct victim *victims;
+	size_t cap_victims;
 };
 
 /* ---- the engine (engine.c) ---- */
@@ -160,12 +193,38 @@ struct sim {
  * gives up its step and keeps what it had, and the replay stops at the
  * top of its loop. */
 void *sim_grown(struct sim *s, void *p, size_t n, size_t size);
+/* An event into the heap. */
+void sim_push(struct sim *s, struct event e);
+/* A job joins its class's queue, at its head when it was put back. */
+void sim_enqueue(struct sim *s, int job, int front);
+
+/* ---- the instances (fleet.c) ---- */
+
+static inline const struct offer *sim_offer(const struct sim *s, const struct sinst *i)
+{
+	return &s->o->offers[i->offer];
+}
+
 /* A new instance of offer on market m, up at once if warm; its index, or
  * -1 when out of memory. */
 int sim_launch(struct sim *s, int offer, enum market m, int warm);
 /* Stops an instance; a job on it loses the work since its last
  * checkpoint and goes back to the head of its queue. */
 void sim_stop(struct sim *s, int k);
+/* Instance k becomes idle now, and joins the idle list. */
+void sim_make_idle(struct sim *s, int k);
+/* ebb's view of the fleet follows every change of an instance. */
+void sim_changed(struct sim *s, int k);
+/* alive[] and idle[] without their holes. */
+void sim_compact(struct sim *s);
+/* The instance idle the longest (the first to have become idle of those
+ * idle now), and the first launched of those booting; -1 if none. */
+int sim_longest_idle(struct sim *s);
+int sim_first_booting(struct sim *s);
+/* What instance k would cost were it stopped now; sim_bill() adds it to
+ * the result as it stops. */
+double sim_billed_usd(const struct sim *s, int k);
+void sim_bill(struct sim *s, int k);
 
 /* Where k is, or would go, in the sorted array a of n. */
 static inline int sim_position(const int *a, int n, int k)
@@ -194,11 +253,11 @@ int ebb_start(struct sim *s);
 void ebb_arrival(struct sim *s, int job);
 /* plan() on the simulated state, and its actions carried out. */
 void ebb_policy(struct sim *s);
-/* Its view of the fleet follows the engine's: room for cap instances
- * (-1 when out of memory), instance k changed, the one at alive[a] went. */
+/* Its view of the fleet follows the engine's, slot for slot of alive[]
+ * (sim_compact() moves both): room for cap instances (-1 when out of
+ * memory), instance k changed. */
 int ebb_fleet_grow(struct sim *s, size_t cap);
 void ebb_fleet_sync(struct sim *s, int k);
-void ebb_fleet_drop(struct sim *s, int a);
 
 /* ---- what ebb is told of durations (known.c) ---- */
 
@@ -222,10 +281,27 @@ void known_decay(const struct sim *s, struct squeue *q);
 /* A job arrived: its class's arrivals count it, and the work expected of it. */
 void known_arrived(struct sim *s, int job);
 
-/* ---- the baselines (baselines.c) ---- */
+/* ---- sliding windows (window.c) ---- */
+
+/* Adds the newest entry; -1 when out of memory. */
+int window_push(struct sim *s, struct window *w, int64_t at, double a, double b);
+/* The k-th entry from the oldest. */
+const struct window_entry *window_at(const struct window *w, size_t k);
+void window_pop_front(struct window *w);
+void window_pop_back(struct window *w);
+/* Keeps the entries keep() says yes to, in order. */
+void window_keep(struct window *w, int (*keep)(const struct window_entry *e, const void *arg), const void *arg);
+void window_free(struct window *w);
+
+/* ---- the baselines (baselines.c, util.c, keda.c) ---- */
 
 /* The fleet always-on, min1 and util start the replay with. */
 void baseline_start(struct sim *s);
+/* Launches up to want instances on the policy's offer and market. */
+void baseline_scale_up(struct sim *s, int64_t want);
+/* Stops instances down to want: idle ones first (the longest idle),
+ * then booting, then busy ones if allow_busy. */
+void baseline_scale_down(struct sim *s, int64_t want, int allow_busy);
 void min1_policy(struct sim *s);
 void util_policy(struct sim *s);
 void keda_policy(struct sim *s);

@@ -37,7 +37,12 @@ struct sim_sample {
 
 /* A replay stops when work has been outstanding for this long with no
  * job ending (or SIM_STALL_JOBS times the longest job, if longer): spot
- * reclaimed faster than its jobs can run would replay forever. */
+ * reclaimed faster than its jobs can run would replay forever. After the
+ * last job ends, the replay goes on until the policy has released all it
+ * holds beyond its standing floor (always-on's fleet, min1's and util's
+ * one, ebb's warm pool), billed as it goes: the tail. A policy that still
+ * holds more SIM_STALL_MS after the last job, or never would release it,
+ * has its tail cut there. */
 #define SIM_STALL_MS (30LL * 24 * 3600 * 1000)
 #define SIM_STALL_JOBS 10
 
@@ -52,6 +57,11 @@ struct sim_result {
 	int64_t unplaceable; /* jobs no offer of the policy fits: left out */
 	int stalled;         /* the replay stopped: no job ended after stalled_ms */
 	int64_t stalled_ms;
+	/* The tail: from the last job's end to the replay's end, what it cost
+	 * (beyond stopping everything then), and whether it was cut. */
+	int64_t tail_ms;
+	double tail_cost_usd;
+	int tail_cut;
 	double cost_usd;
 	double gpu_hours_billed, gpu_hours_busy, idle_gpu_hours;
 	int64_t cold_starts, reclaims, max_instances;

@@ -11,9 +11,11 @@
  * - An instance is billed from its launch to its stop, rounded up to the
  *   billing unit (1 s, 1 min, 1 h) and at least billing_minimum
  *   (offer_billed_ms). Boot time is billed.
- * - The replay ends when the last job ends: whatever still runs is
- *   stopped and billed up to then (sim_run's last loop). So a fleet's
- *   idle tail after the last job is not billed, for every policy alike.
+ * - After the last job ends the replay goes on, billing, until the policy
+ *   has released all it holds beyond its standing floor (always-on's
+ *   fleet, min1's and util's one instance); what is still up then is
+ *   billed up to then (sim_run's last loop). So each policy pays for its
+ *   own idle tail: ebb's idle timeout, keda's stabilisation and cooldown.
  * - min1, util and always-on start their instances warm (launched at t=0,
  *   no boot, not a cold start); ebb and keda start from nothing.
  * - ebb runs plan() at once on the first change, then at most once per
@@ -153,14 +155,17 @@ static void test_single_job_every_policy(void **state)
 	check(csv, "util", &warm, 45.5);
 	/* ebb: plan() runs on the arrival at 30 s and launches one (45.5 s of
 	 * work cannot drain in the 300 s target with nothing up); it is ready
-	 * at 130 s, so the wait is the boot, 100 s, and it stops with the job
-	 * at 175.5 s: a life of 145.5 s, billed 146 s; 3 min; 1 h. */
-	static const struct want ebb = {{0.146, 0.180, 3.60}, 100, 100, 100, 1, 1};
+	 * at 130 s, so the wait is the boot, 100 s; the job ends at 175.5 s,
+	 * and plan() releases the instance 10 minutes (its idle timeout)
+	 * later, at 775.5 s: a life of 745.5 s, billed 746 s; 13 min; 1 h. */
+	static const struct want ebb = {{0.746, 0.780, 3.60}, 100, 100, 100, 1, 1};
 	check(csv, "ebb", &ebb, 45.5);
 	/* keda: its poll at 30.001 s sees the job and launches; ready at
-	 * 130.001, the job waits 100.001 s and ends at 175.501: the same
-	 * 145.5 s life as ebb's. */
-	static const struct want keda = {{0.146, 0.180, 3.60}, 100.001, 100.001, 100.001, 1, 1};
+	 * 130.001, the job waits 100.001 s and ends at 175.501. The last poll
+	 * that saw work is 150.001; its want of 1 leaves the 300 s window and
+	 * the cooldown is over at the poll of 480.001, which goes to 0: a life
+	 * of 450 s; 8 min; 1 h. */
+	static const struct want keda = {{0.450, 0.480, 3.60}, 100.001, 100.001, 100.001, 1, 1};
 	check(csv, "keda", &keda, 45.5);
 
 	/* bound: the job's run time at the lowest price per unit of work, with
@@ -174,6 +179,46 @@ static void test_single_job_every_policy(void **state)
 		assert_int(r.jobs_done, 1);
 		assert_int(r.cold_starts, 0);
 	}
+}
+
+/* Each policy pays for the instances it holds after the last job, until
+ * it releases them by its own rule; the tail is reported apart. */
+static void test_billing_tail(void **state)
+{
+	const char *csv = "submit_time_s,duration_s\n30,45.5\n";
+	struct sim_result r;
+
+	(void)state;
+	/* ebb: the job ends at 175.5 s, where stopping would have billed
+	 * 145.5 s (146 s); plan() releases the instance 600 s later: a tail
+	 * of 600 s and $0.600 (746 - 146 billed seconds). */
+	sim(csv, billings[0], "ebb", &r);
+	assert_int(r.tail_ms, 600000);
+	assert_near(r.tail_cost_usd, 0.600);
+	assert_int(r.tail_cut, 0);
+	assert_int(r.end_ms, 775500);
+	/* keda: from 175.501 to the poll of 480.001 that goes to 0: 304.5 s,
+	 * $0.304 (450 - 146). */
+	sim(csv, billings[0], "keda", &r);
+	assert_int(r.tail_ms, 304500);
+	assert_near(r.tail_cost_usd, 0.304);
+	/* Per hour, the hour begun is billed whether the tail is or not. */
+	sim(csv, billings[2], "keda", &r);
+	assert_near(r.tail_cost_usd, 0);
+	/* min1 and always-on are at their floor when the job ends: no tail. */
+	sim(csv, billings[0], "min1", &r);
+	assert_int(r.tail_ms, 0);
+	assert_near(r.tail_cost_usd, 0);
+	/* util that never scales in (down = 0): it holds its second
+	 * instance for ever, so its tail is cut 30 days after the job. Two
+	 * 100 s jobs at 0: the warm one runs the first; the poll at 10.001
+	 * sees it busy the whole window (above up) with one waiting: one
+	 * more, which is never stopped. */
+	sim("submit_time_s,duration_s\n0,100\n0,100\n", billings[0], "util:up=0.5,down=0,window=10,poll=10", &r);
+	assert_int(r.max_instances, 2);
+	assert_int(r.tail_cut, 1);
+	assert_int(r.tail_ms, SIM_STALL_MS);
+	assert_int(r.jobs_done, 2);
 }
 
 /* The minimum billed time of an instance, and the rounding to the unit. */
@@ -215,20 +260,25 @@ static void test_two_overlapping_jobs(void **state)
 	 * arrives (plan due: 0 + 2 s < 10 s): the booting instance can do
 	 * 400 - 90 = 310 s of the 360 s in the horizon; the 50 s short needs
 	 * one more: launched at 10 s. Ready at 100 and 110: A and B each wait
-	 * 100 s. B ends at 170, A at 400, and the replay stops both: 400 + 390
-	 * = 790 s; 7 + 7 min; 2 h. */
-	static const struct want ebb = {{0.790, 0.840, 7.20}, 100, 100, 100, 2, 2};
+	 * 100 s. B ends at 170, A at 400; each instance goes 10 minutes after
+	 * its job: at 770 and 1,000 s. 1,000 + 760 = 1,760 s; 17 + 13 min;
+	 * 2 h. */
+	static const struct want ebb = {{1.760, 1.800, 7.20}, 100, 100, 100, 2, 2};
 	check(csv, "ebb", &ebb, 360);
 	/* min1: A on the warm instance at once; B finds it busy, so min1
-	 * launches one at 10 s, ready at 110 (B waits 100) and stopped at the
-	 * end, 300 s: 300 + 290 = 590 s; 5 + 5 min; 2 h. */
-	static const struct want min1 = {{0.590, 0.600, 7.20}, 0, 100, 100, 1, 2};
+	 * launches one at 10 s, ready at 110 (B waits 100). B ends at 170, A
+	 * at 300; at 770 B's instance has idled 10 minutes and goes, leaving
+	 * min1's one: the replay ends there. 770 + 760 s; 13 + 13 min; 2 h. */
+	static const struct want min1 = {{1.530, 1.560, 7.20}, 0, 100, 100, 1, 2};
 	check(csv, "min1", &min1, 360);
 	/* keda: poll 0.001 sees A: one launch. Poll 30.001 sees 2 queued:
 	 * a second. Ready at 100.001 (A waits 100.001) and 130.001 (B waits
-	 * 120.001). A ends at 400.001; stabilisation keeps both until then:
-	 * 400 + 370 = 770 s; 7 + 7 min; 2 h. */
-	static const struct want keda = {{0.770, 0.840, 7.20}, 100.001, 120.001, 120.001, 2, 2};
+	 * 120.001). B ends at 190.001, A at 400.001. The want of 2 of the poll
+	 * at 180.001 leaves the window at 510.001, which stops B's instance
+	 * (the longest idle); the want of 1 of the last poll with work
+	 * (390.001) leaves it at 720.001, past the cooldown: A's goes. 720 +
+	 * 480 s; 12 + 8 min; 2 h. */
+	static const struct want keda = {{1.200, 1.200, 7.20}, 100.001, 120.001, 120.001, 2, 2};
 	check(csv, "keda", &keda, 360);
 }
 
@@ -242,18 +292,22 @@ static void test_burst_on_cold_fleet(void **state)
 	 * four one after the other from 100 s: waits 100, 160, 220, 280, all
 	 * within the 300 s target (p50 is the 2nd, p95 the 4th). When it is up,
 	 * its 60 s job leaves 340 s of the horizon for the 180 s queued: no
-	 * second. 340 s; 6 min; 1 h. */
-	static const struct want ebb = {{0.340, 0.360, 3.60}, 160, 280, 280, 1, 1};
+	 * second. Idle from 340 s, released at 940 s; 16 min; 1 h. */
+	static const struct want ebb = {{0.940, 0.960, 3.60}, 160, 280, 280, 1, 1};
 	check(csv, "ebb", &ebb, 240);
 	/* keda: its first poll wants 4 and launches 4, all ready at 100.001;
-	 * all end at 160.001: 4 x 160 s; 4 x 3 min; 4 h. */
-	static const struct want keda = {{0.640, 0.720, 14.40}, 100.001, 100.001, 100.001, 4, 4};
+	 * all end at 160.001. The last poll with work, 150.001, leaves the
+	 * window and the cooldown at 480.001: 4 x 480 s; 4 x 8 min; 4 h. */
+	static const struct want keda = {{1.920, 1.920, 14.40}, 100.001, 100.001, 100.001, 4, 4};
 	check(csv, "keda", &keda, 240);
 	/* min1: the warm one takes a job at once and min1 launches 3 for the
 	 * other three. The warm one is free again at 60 and takes the second
-	 * (wait 60); the new ones are ready at 100 and take the last two.
-	 * Waits 0, 60, 100, 100; everything stops at 160: 4 x 160 s. */
-	static const struct want min1 = {{0.640, 0.720, 14.40}, 60, 100, 100, 3, 4};
+	 * (wait 60, its last: idle from 120); two of the new ones, ready at
+	 * 100, take the last two (idle from 160), the third idles from 100.
+	 * Waits 0, 60, 100, 100. Ten minutes idle, the third goes at 700,
+	 * the warm one at 720 and the first of the last two at 760, which
+	 * leaves one: 700 + 720 + 760 + 760 s; 12 + 12 + 13 + 13 min; 4 h. */
+	static const struct want min1 = {{2.940, 3.000, 14.40}, 60, 100, 100, 3, 4};
 	check(csv, "min1", &min1, 240);
 	/* always-on at the trace's peak concurrency, 4, all warm: no wait,
 	 * 4 x 60 s. */
@@ -267,23 +321,23 @@ static void test_gap_around_idle_timeout(void **state)
 {
 	(void)state;
 	/* A second job at 759 s finds it idle: no second cold start, no wait;
-	 * it ends at 819 s. One instance for 819 s; 14 min; 1 h. Waits 100
-	 * (the first) and 0. */
-	static const struct want below = {{0.819, 0.840, 3.60}, 0, 100, 100, 1, 1};
+	 * it ends at 819 s, and the instance goes 10 minutes later. One
+	 * instance for 1,419 s; 24 min; 1 h. Waits 100 (the first) and 0. */
+	static const struct want below = {{1.419, 1.440, 3.60}, 0, 100, 100, 1, 1};
 	check("submit_time_s,duration_s\n0,60\n759,60\n", "ebb", &below, 120);
 	/* At 761 s it is gone (stopped at 760 s: 760 s billed). The arrival
 	 * makes plan() due at 760 + 2 s (its interval), so the launch is at
-	 * 762, ready at 862: a wait of 101 s; then 160 s more. 760 + 160 s;
-	 * 13 + 3 min; 1 + 1 h. */
-	static const struct want above = {{0.920, 0.960, 7.20}, 100, 101, 101, 2, 1};
+	 * 762, ready at 862: a wait of 101 s; the job ends at 922, the
+	 * instance goes at 1,522. 760 + 760 s; 13 + 13 min; 1 + 1 h. */
+	static const struct want above = {{1.520, 1.560, 7.20}, 100, 101, 101, 2, 1};
 	check("submit_time_s,duration_s\n0,60\n761,60\n", "ebb", &above, 120);
 
 	/* The same with the timeout overridden in the spec: 5 min, released
-	 * at 460 s. Below: 519 s. Above: 460 + 160 s. */
-	static const struct want below5 = {{0.519, 0.540, 3.60}, 0, 100, 100, 1, 1};
+	 * at 460 s. Below: 519 + 300 s. Above: 460 + 460 s. */
+	static const struct want below5 = {{0.819, 0.840, 3.60}, 0, 100, 100, 1, 1};
 	check("submit_time_s,duration_s\n0,60\n459,60\n", "ebb:scaler.idle_timeout=5m", &below5,
 	      120);
-	static const struct want above5 = {{0.620, 0.660, 7.20}, 100, 101, 101, 2, 1};
+	static const struct want above5 = {{0.920, 0.960, 7.20}, 100, 101, 101, 2, 1};
 	check("submit_time_s,duration_s\n0,60\n461,60\n", "ebb:scaler.idle_timeout=5m", &above5,
 	      120);
 }
@@ -302,8 +356,11 @@ static void test_expected_arrivals(void **state)
 	(void)state;
 	/* At 0 one launch (60 + 80 s of work, 300 s per launch), ready at 100
 	 * (A waits 100), idle at 160 but held; B at 170 starts at once and
-	 * ends at 230, where the replay stops it: 230 s; 4 min; 1 h. */
-	static const struct want held = {{0.230, 0.240, 3.60}, 0, 100, 100, 1, 1};
+	 * ends at 230. With two arrivals the jobs expected within the horizon
+	 * are 1.33 (e^(-t / 300 s) + e^(-(t - 170 s) / 300 s)), under three
+	 * quarters from t = 300 ln(1.33 (1 + e^(170 / 300)) / 0.75) = 477.4 s,
+	 * when plan() releases it: 478 s; 8 min; 1 h. */
+	static const struct want held = {{0.478, 0.480, 3.60}, 0, 100, 100, 1, 1};
 	check(csv, "ebb:scaler.idle_timeout=0s,scaler.arrival_window=5m", &held, 120);
 	/* Without the expectation it goes when A ends, at 160 s; B's launch
 	 * is at 170, ready at 270, B ends at 330: 160 + 160 s; 3 + 3 min;
@@ -379,22 +436,105 @@ static void test_keda_poll_and_cooldown(void **state)
 	 * that saw work is 180.001; its want of 1 leaves the stabilisation
 	 * window after 480.001, and the cooldown is over by then, so the poll
 	 * at 510.001 goes to 0: a life of 480 s. B is seen at 600.001, ready
-	 * at 700.001 (wait 100.001), ends at 760.001: 160 s. 480 + 160 s;
-	 * 8 + 3 min; 1 + 1 h. */
-	static const struct want gap = {{0.640, 0.660, 7.20}, 100.001, 120.001, 120.001, 2, 1};
+	 * at 700.001 (wait 100.001), ends at 760.001, and its instance goes
+	 * as A's did, 330 s after the last poll with work (750.001): 480 s.
+	 * 480 + 480 s; 8 + 8 min; 1 + 1 h. */
+	static const struct want gap = {{0.960, 0.960, 7.20}, 100.001, 120.001, 120.001, 2, 1};
 	check("submit_time_s,duration_s\n10,60\n600,60\n", "keda", &gap, 120);
-	/* B at 400 s: the instance is still there; B starts at once. One
-	 * instance from 30.001 to 460 s: 429.999 s, billed 430 s; 8 min;
-	 * 1 h. */
-	static const struct want kept = {{0.430, 0.480, 3.60}, 0, 120.001, 120.001, 1, 1};
+	/* B at 400 s: the instance is still there; B starts at once and ends
+	 * at 460; the last poll with work is 450.001, so the instance goes at
+	 * 780.001: 750 s; 13 min; 1 h. */
+	static const struct want kept = {{0.750, 0.780, 3.60}, 0, 120.001, 120.001, 1, 1};
 	check("submit_time_s,duration_s\n10,60\n400,60\n", "keda", &kept, 120);
 	/* Its knobs: a 10 s poll sees A at 10.001 (ready 110.001, ends
 	 * 170.001); no stabilisation, and a cooldown of 60 s after the last
 	 * poll that saw work (160.001): stopped at 220.001, a life of 210 s.
-	 * B is seen at 600.001 (wait 100.001): 160 s. 210 + 160 s; 4 + 3
-	 * min; 1 + 1 h. */
-	static const struct want knobs = {{0.370, 0.420, 7.20}, 100.001, 100.001, 100.001, 2, 1};
+	 * B is seen at 600.001 (wait 100.001), and the same: 210 s. 210 +
+	 * 210 s; 4 + 4 min; 1 + 1 h. */
+	static const struct want knobs = {{0.420, 0.480, 7.20}, 100.001, 100.001, 100.001, 2, 1};
 	check("submit_time_s,duration_s\n10,60\n600,60\n", "keda:poll=10,cooldown=60,stabilize=0", &knobs, 120);
+}
+
+/* util looks every poll (30 s) at the busy fraction of the instance time
+ * over its window, here 60 s. Three 600 s jobs at 0 on its warm
+ * instance, which runs the first. Poll 30.001: 30 s busy of 30, above
+ * 0.8 with work waiting: a second (ready at 130.001, where it takes the
+ * second job: wait 130.001). The second booting counts as up, not busy:
+ * polls 60.001 to 150.001 see 0.67, 0.5, 0.5 and 0.67 (80 s busy of 120:
+ * 60 of the first, 20 of the second since it took its job). Poll 180.001
+ * sees 110 s of 120: a third, ready at 280.001 for the last job. The jobs
+ * end at 600, 730.001 and 880.001; the first poll under 0.2 is 930.001
+ * (10 s busy of 180), which stops the longest idle (the first), and
+ * 960.001 (none of 150) the second: one left, the replay ends. Billed
+ * 931 + 930 + 780 s; waits 0, 130.001, 280.001. */
+static void test_util_every_poll(void **state)
+{
+	struct sim_result r;
+
+	(void)state;
+	sim("submit_time_s,duration_s\n0,600\n0,600\n0,600\n", billings[0], "util:window=60", &r);
+	assert_near(r.cost_usd, 2.641);
+	assert_near(r.wait_p50_s, 130.001);
+	assert_near(r.wait_p95_s, 280.001);
+	assert_int(r.cold_starts, 2);
+	assert_int(r.max_instances, 3);
+	assert_int(r.end_ms, 960001);
+	assert_int(r.tail_ms, 80000);
+	sim_result_free(&r);
+}
+
+/* keda keeps the largest desire of its whole stabilisation window,
+ * however many polls it spans: here 3,001 polls (a 1 s poll, 3,000 s),
+ * more than the 2,048 its history was once cut to. Three 60 s jobs at
+ * 1,500 s: the poll at 1,500.001 wants 3, ready at 1,600.001 (waits
+ * 100.001), all end at 1,660.001. The last poll that wants 3 is
+ * 1,659.001; it leaves the window at 4,660.001, long past the cooldown,
+ * and all three go: 3 x 3,160 s, a tail of 3,000 s. */
+static void test_keda_window_of_thousands_of_polls(void **state)
+{
+	struct sim_result r;
+
+	(void)state;
+	sim("submit_time_s,duration_s\n1500,60\n1500,60\n1500,60\n", billings[0], "keda:poll=1,stabilize=3000", &r);
+	assert_near(r.cost_usd, 9.480);
+	assert_int(r.tail_ms, 3000000);
+	assert_near(r.wait_p95_s, 100.001);
+	assert_int(r.max_instances, 3);
+	sim_result_free(&r);
+}
+
+/* In a child with a time limit: 0 when min1 replays 64,000 jobs of
+ * 10^7 s, one a second, as worked out: each but the first waits for an
+ * instance of its own (60 s boot), each instance goes 600 s after its job
+ * ends, but the last, which is min1's one. */
+static int replay_long_jobs(void *setup)
+{
+	struct setup *s = setup;
+	struct sim_result r;
+	double billed_s = (1e7 + 600) + 63998 * (1e7 + 660) + (1e7 + 659);
+
+	run_policy(s, "min1", &r);
+	return r.jobs_done != 64000 || r.max_instances != 64000 || r.cold_starts != 63999 || r.wait_p95_s != 60 ||
+	       fabs(r.cost_usd - billed_s / 1000) > 1e-3 || r.tail_ms != 599000;
+}
+
+/* min1 used to walk its whole fleet at each look and each stop: 64,000
+ * jobs outliving the next arrivals took 18 s; now each instance is looked
+ * at when it is due (bench/replay.c times it). */
+static void test_min1_on_a_fleet_of_long_jobs(void **state)
+{
+	char *csv = malloc(64000 * 16 + 64), *p = csv;
+	struct setup s;
+
+	(void)state;
+	p += sprintf(p, "submit_time_s,duration_s\n");
+	for (int k = 0; k < 64000; k++)
+		p += sprintf(p, "%d,10000000\n", k);
+	setup(&s, csv, "[scaler]\nmax_instances = 100000\n[offer.a]\ngpus = 1\nprice_ondemand = 3.6\nboot = 60s\n"
+		       "billing = per-second\nbilling_minimum = 60s\n");
+	free(csv);
+	assert_int(harness_child(replay_long_jobs, &s, 60, 0), 0);
+	trace_free(&s.t);
 }
 
 /* A job that a scale-in stops waits again, and its wait counts. keda
@@ -985,6 +1125,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_single_job_every_policy),
 		cmocka_unit_test(test_billing_minimum_and_rounding),
+		cmocka_unit_test(test_billing_tail),
 		cmocka_unit_test(test_two_overlapping_jobs),
 		cmocka_unit_test(test_burst_on_cold_fleet),
 		cmocka_unit_test(test_gap_around_idle_timeout),
@@ -993,6 +1134,9 @@ int main(void)
 		cmocka_unit_test(test_always_on_fixed_size),
 		cmocka_unit_test(test_keda_poll_and_cooldown),
 		cmocka_unit_test(test_requeue_waits_are_counted),
+		cmocka_unit_test(test_util_every_poll),
+		cmocka_unit_test(test_keda_window_of_thousands_of_polls),
+		cmocka_unit_test(test_min1_on_a_fleet_of_long_jobs),
 		cmocka_unit_test(test_bound_cheapest_per_work),
 		cmocka_unit_test(test_unplaceable_jobs_are_left_out_alike),
 		cmocka_unit_test(test_spot_only_offer_after_wait_target),
