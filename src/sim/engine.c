@@ -280,7 +280,7 @@ static void dispatch(struct sim *s)
 static int placeable(const struct sim *s, int gpus)
 {
 	for (int k = 0; k < s->o->noffers; k++) {
-		if ((s->p->kind == POL_EBB || k == s->p->offer) && s->o->offers[k].gpus >= gpus)
+		if ((policy_any_offer(s->p) || k == s->p->offer) && s->o->offers[k].gpus >= gpus)
 			return 1;
 	}
 	return 0;
@@ -296,6 +296,8 @@ static int start_policy(struct sim *s)
 			return -1;
 	} else {
 		baseline_start(s);
+		if (s->p->kind == POL_KEDA)
+			keda_start(s);
 	}
 	s->next_policy = s->p->kind == POL_UTIL || s->p->kind == POL_KEDA ? 1 : 0;
 	return 0;
@@ -592,6 +594,8 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 			struct sinst *i = &s.inst[e.inst];
 			if (e.kind == EV_RECLAIM && i->state != S_GONE) {
 				s.r->reclaims++;
+				if (p->kind == POL_KEDA)
+					keda_reclaimed(&s, e.inst);
 				sim_stop(&s, e.inst);
 				/* A fixed fleet and min1's one warm instance are replaced, as a
 				 * node group does; the others launch on demand. */

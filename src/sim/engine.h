@@ -123,6 +123,11 @@ struct window {
 struct keda_state {
 	int64_t last_active;
 	struct window recommendations;
+	/* placement=cheapest: the GPUs each replica asks for (those of the
+	 * largest job some offer fits), and until when Karpenter leaves each
+	 * offer's spot out after one of its instances was reclaimed. */
+	int replica_gpus;
+	int64_t spot_unavailable_until[SIM_MAX_OFFERS];
 };
 
 struct sim {
@@ -305,6 +310,10 @@ void baseline_scale_down(struct sim *s, int64_t want, int allow_busy);
 void min1_policy(struct sim *s);
 void util_policy(struct sim *s);
 void keda_policy(struct sim *s);
+/* The replicas' request, for placement=cheapest. */
+void keda_start(struct sim *s);
+/* Instance k was reclaimed: Karpenter leaves its offering out a while. */
+void keda_reclaimed(struct sim *s, int k);
 /* The offline lower bound: no replay, each job at its cheapest. */
 void bound_run(const struct trace *t, const struct sim_options *o, struct sim_result *r);
 

@@ -561,6 +561,68 @@ static void test_requeue_waits_are_counted(void **state)
 	sim_result_free(&r);
 }
 
+/* keda:placement=cheapest puts each replica where Karpenter would: the
+ * cheapest offer per hour that fits the replica (the GPUs of the largest
+ * job), spot first, on demand when spot fails, the reclaimed offering
+ * left out for 3 minutes. Offers: cheap (1 GPU, $0.50 spot, $2 on demand,
+ * reclaimed half the hours), other (1 GPU, $1.50 on demand only) and big
+ * (8 GPUs, $9 on demand). A (3,600 s) at 0, B (600 s) at 1,900 s.
+ * - 0.001: cheap on spot; its reclaim is drawn from the seed (1): u =
+ *   0.280835, -ln(1 - u) / ln 2 hours = 1,712.179 s after its launch.
+ * - A starts at 100.001; the reclaim at 1,712.180 puts it back, and
+ *   cheap's spot is out until 1,892.180: the poll at 1,740.001 takes the
+ *   cheapest on demand, other (not cheap's $2, not big's $9). A starts
+ *   again at 1,840.001: a re-queue wait of 127.821 s, 227.822 in all.
+ * - B: the poll at 1,920.001 wants 2, and cheap's spot is back: B starts
+ *   on it at 2,020.001 (wait 120.001) and ends at 2,620.001; the want of
+ *   2 leaves the window at 2,940.001, which stops it; A ends at
+ *   5,440.001, its instance goes at 5,760.001.
+ * Billed: 1,713 s at $0.50, 4,020 s at $1.50, 1,020 s at $0.50. */
+static void test_keda_karpenter_placement(void **state)
+{
+	const char *conf = "[offer.cheap]\ngpus = 1\nprice_ondemand = 2.0\nprice_spot = 0.5\nreliability = 0.5\n"
+			   "boot = 100s\n[offer.other]\ngpus = 1\nprice_ondemand = 1.5\nboot = 100s\n"
+			   "[offer.big]\ngpus = 8\nprice_ondemand = 9\nboot = 100s\n";
+	struct sim_result r;
+	struct setup s;
+
+	(void)state;
+	setup(&s, "submit_time_s,duration_s\n0,3600\n1900,600\n", conf);
+	s.o.sample_ms = 10000;
+	run_policy(&s, "keda:placement=cheapest", &r);
+	assert_near(r.cost_usd, (1713 * 0.5 + 4020 * 1.5 + 1020 * 0.5) / 3600);
+	assert_int(r.reclaims, 1);
+	assert_int(r.requeues, 1);
+	assert_near(r.requeue_wait_p95_s, 127.821);
+	assert_near(r.wait_p50_s, 120.001);
+	assert_near(r.wait_p95_s, 227.822);
+	assert_int(r.cold_starts, 3);
+	assert_int(r.end_ms, 5760001);
+	/* Instances by offer (cheap, other, big), sampled every 10 s. */
+	static const struct {
+		int at_s, cheap, other;
+	} up[] = {{1000, 1, 0}, {1730, 0, 0}, {1800, 0, 1}, {2000, 1, 1}, {3000, 0, 1}, {5700, 0, 1}};
+	for (size_t k = 0; k < sizeof up / sizeof *up; k++) {
+		const struct sim_sample *x = &r.samples[up[k].at_s / 10];
+		assert_int(x->t_ms, up[k].at_s * 1000);
+		assert_int(x->instances[0], up[k].cheap);
+		assert_int(x->instances[1], up[k].other);
+		assert_int(x->instances[2], 0);
+	}
+	sim_result_free(&r);
+	trace_free(&s.t);
+	/* With an 8-GPU job in the trace each replica asks for 8: only big
+	 * fits, on demand: two replicas at 0.001, one for each job. */
+	setup(&s, "submit_time_s,duration_s,gpus\n0,600,1\n0,600,8\n", conf);
+	s.o.sample_ms = 10000;
+	run_policy(&s, "keda:placement=cheapest", &r);
+	assert_int(r.jobs_done, 2);
+	assert_int(r.samples[20].instances[2], 2);
+	assert_int(r.samples[20].instances[0] + r.samples[20].instances[1], 0);
+	sim_result_free(&r);
+	trace_free(&s.t);
+}
+
 /* bound: each job at the lowest price per unit of reference work among the
  * offers (and markets) it fits: price / speed. */
 static void test_bound_cheapest_per_work(void **state)
@@ -662,6 +724,8 @@ static const char *const property_specs[] = {
 	"util:offer=quad,market=spot,up=0.5,down=0.1,window=60,poll=10",
 	"keda:offer=small",
 	"keda:offer=octo,market=spot,poll=15,cooldown=60,stabilize=60",
+	"keda:placement=cheapest",
+	"keda:placement=cheapest,target=2,stabilize=0",
 };
 
 static double uniform01(void) { return ((double)rand() + 0.5) / ((double)RAND_MAX + 1.0); }
@@ -700,7 +764,7 @@ static double bound_for(const struct setup *s, const struct policy *p, int64_t *
 	for (size_t k = 0; k < s->t.n; k++) {
 		int fits = 0;
 		for (int f = 0; f < s->o.noffers; f++)
-			fits |= (p->kind == POL_EBB || f == p->offer) && s->o.offers[f].gpus >= s->t.jobs[k].gpus;
+			fits |= (policy_any_offer(p) || f == p->offer) && s->o.offers[f].gpus >= s->t.jobs[k].gpus;
 		if (fits)
 			sub.jobs[sub.n++] = s->t.jobs[k];
 	}
@@ -1095,6 +1159,13 @@ static void test_policy_spec_errors(void **state)
 	/* Checked across keys as a config file is. */
 	assert_spec_fails(s.conf, "ebb:scaler.idle_timeout_min=1h,scaler.idle_timeout_max=1m",
 			  "[scaler] idle_timeout_min is above idle_timeout_max");
+	/* Karpenter chooses the offer and market of each replica. */
+	assert_spec_fails(s.conf, "keda:placement=cheapest,offer=quad",
+			  "placement=cheapest chooses the offer and market of each replica: offer= and market= go with"
+			  " placement=offer");
+	assert_spec_fails(s.conf, "keda:market=spot,placement=cheapest", "placement=cheapest chooses");
+	assert_spec_fails(s.conf, "keda:placement=best", "placement=best: expected offer");
+	assert_spec_fails(s.conf, "min1:placement=cheapest", "unknown knob 'placement'");
 	/* A market the offer is not sold on would be free. */
 	assert_spec_fails(s.conf, "min1:offer=fast,market=spot", "offer fast is not sold on spot");
 	assert_spec_fails(s.conf, "keda:offer=spot8,market=on-demand", "offer spot8 is not sold on demand");
@@ -1137,6 +1208,7 @@ int main(void)
 		cmocka_unit_test(test_util_every_poll),
 		cmocka_unit_test(test_keda_window_of_thousands_of_polls),
 		cmocka_unit_test(test_min1_on_a_fleet_of_long_jobs),
+		cmocka_unit_test(test_keda_karpenter_placement),
 		cmocka_unit_test(test_bound_cheapest_per_work),
 		cmocka_unit_test(test_unplaceable_jobs_are_left_out_alike),
 		cmocka_unit_test(test_spot_only_offer_after_wait_target),
