@@ -35,45 +35,50 @@ static int before(const struct event *a, const struct event *b)
 	return a->inst < b->inst;
 }
 
-void sim_push(struct sim *s, struct event e)
+void heap_push(struct sim *s, struct heap *h, struct event e)
 {
 	size_t i;
 
-	if (s->nheap == s->capheap) {
-		size_t cap = s->capheap ? s->capheap * 2 : 256;
-		struct event *heap = sim_grown(s, s->heap, cap, sizeof *heap);
-		if (!heap)
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? h->cap * 2 : 256;
+		struct event *grown = sim_grown(s, h->e, cap, sizeof *grown);
+		if (!grown)
 			return;
-		s->heap = heap;
-		s->capheap = cap;
+		h->e = grown;
+		h->cap = cap;
 	}
-	i = s->nheap++;
-	while (i > 0 && before(&e, &s->heap[(i - 1) / 2])) {
-		s->heap[i] = s->heap[(i - 1) / 2];
+	i = h->n++;
+	while (i > 0 && before(&e, &h->e[(i - 1) / 2])) {
+		h->e[i] = h->e[(i - 1) / 2];
 		i = (i - 1) / 2;
 	}
-	s->heap[i] = e;
+	h->e[i] = e;
 }
 
-static struct event pop(struct sim *s)
+struct event heap_pop(struct heap *h)
 {
-	struct event top = s->heap[0], last = s->heap[--s->nheap];
+	struct event top = h->e[0], last = h->e[--h->n];
 	size_t i = 0;
 
 	for (;;) {
 		size_t c = 2 * i + 1;
-		if (c >= s->nheap)
+		if (c >= h->n)
 			break;
-		if (c + 1 < s->nheap && before(&s->heap[c + 1], &s->heap[c]))
+		if (c + 1 < h->n && before(&h->e[c + 1], &h->e[c]))
 			c++;
-		if (!before(&s->heap[c], &last))
+		if (!before(&h->e[c], &last))
 			break;
-		s->heap[i] = s->heap[c];
+		h->e[i] = h->e[c];
 		i = c;
 	}
-	if (s->nheap)
-		s->heap[i] = last;
+	if (h->n)
+		h->e[i] = last;
 	return top;
+}
+
+void sim_push(struct sim *s, struct event e)
+{
+	heap_push(s, &s->events, e);
 }
 
 /* ---- the queue ---- */
@@ -127,18 +132,23 @@ void sim_enqueue(struct sim *s, int job, int front)
 	known_queued(s, job, 1);
 }
 
-static int dequeue(struct sim *s, int k)
+/* Takes a job out of its class's queue: its head, but for the
+ * clairvoyant, whose instances each take the job they were launched for. */
+static void take(struct sim *s, int job)
 {
-	struct squeue *q = &s->q[k];
-	int job = q->items[q->head];
+	struct squeue *q = &s->q[s->jobs[job].cls];
+	size_t at = 0;
 
+	while (q->items[(q->head + at) % q->cap] != job)
+		at++;
+	for (; at > 0; at--)
+		q->items[(q->head + at) % q->cap] = q->items[(q->head + at - 1) % q->cap];
 	q->head = (q->head + 1) % q->cap;
 	q->len--;
 	q->work_ms -= (double)s->jobs[job].left_ms;
 	s->queued--;
 	s->jobs[job].queued = 0;
 	known_queued(s, job, -1);
-	return job;
 }
 
 /* ---- money ---- */
@@ -218,8 +228,29 @@ static void requeue_wait(struct sim *s, int64_t ms)
 	s->requeue_waits[s->nrequeue_waits++] = ms;
 }
 
-/* Idle instances take queued jobs: lanes in order, then priority and
- * arrival, as serve's lease query orders them. */
+/* The queued job idle instance k takes, -1 if none: the head of the
+ * queues it fits, lanes in order, then priority and arrival, as serve's
+ * lease query orders them; the clairvoyant's own choice. */
+static int job_for(struct sim *s, int k)
+{
+	const struct offer *o = sim_offer(s, &s->inst[k]);
+	int best = -1;
+
+	if (s->p->kind == POL_CLAIRVOYANT)
+		return clairvoyant_job_for(s, k);
+	for (int c = 0; c < s->nq; c++) {
+		struct squeue *q = &s->q[c], *b = best >= 0 ? &s->q[best] : NULL;
+		if (!q->len || q->gpus > o->gpus)
+			continue;
+		if (!b || q->lane < b->lane ||
+		    (q->lane == b->lane &&
+		     s->t->jobs[q->items[q->head]].submit_ms < s->t->jobs[b->items[b->head]].submit_ms))
+			best = c;
+	}
+	return best < 0 ? -1 : s->q[best].items[s->q[best].head];
+}
+
+/* Idle instances take queued jobs. */
 static void dispatch(struct sim *s)
 {
 	int a, kept = 0;
@@ -230,30 +261,20 @@ static void dispatch(struct sim *s)
 	 * at a time from its head was quadratic when a burst of a million
 	 * jobs met as many instances). */
 	for (a = 0; a < s->nidle && s->queued > 0; a++) {
-		int k = s->idle[a];
+		int k = s->idle[a], job;
 		struct sinst *i = &s->inst[k];
 		const struct offer *o = sim_offer(s, i);
-		int best = -1;
+		struct sjob *j;
 
 		if (i->state == S_GONE)
 			continue;
 		s->idle[kept++] = k;
-		if (i->draining)
-			continue;
-		for (int c = 0; c < s->nq; c++) {
-			struct squeue *q = &s->q[c], *b = best >= 0 ? &s->q[best] : NULL;
-			if (!q->len || q->gpus > o->gpus)
-				continue;
-			if (!b || q->lane < b->lane ||
-			    (q->lane == b->lane &&
-			     s->t->jobs[q->items[q->head]].submit_ms < s->t->jobs[b->items[b->head]].submit_ms))
-				best = c;
-		}
-		if (best < 0)
+		if (i->draining || (job = job_for(s, k)) < 0)
 			continue;
 		kept--;
-		i->job = dequeue(s, best);
-		struct sjob *j = &s->jobs[i->job];
+		take(s, job);
+		i->job = job;
+		j = &s->jobs[job];
 		j->waited_ms += s->now - j->queued_at;
 		if (j->ran)
 			requeue_wait(s, s->now - j->queued_at);
@@ -287,19 +308,22 @@ static int placeable(const struct sim *s, int gpus)
 }
 
 /* What the policy has up when the replay starts, and when it first
- * looks: the pollers at once, the others at the first change. -1 when out
- * of memory. */
+ * looks: the pollers at once, the clairvoyant at its first launch, the
+ * others at the first change. -1 when out of memory. */
 static int start_policy(struct sim *s)
 {
 	if (s->p->kind == POL_EBB) {
 		if (known_start(s) != 0 || ebb_start(s) != 0)
 			return -1;
+		s->next_policy = 0;
+	} else if (s->p->kind == POL_CLAIRVOYANT) {
+		return clairvoyant_start(s);
 	} else {
 		baseline_start(s);
 		if (s->p->kind == POL_KEDA)
 			keda_start(s);
+		s->next_policy = s->p->kind == POL_UTIL || s->p->kind == POL_KEDA ? 1 : 0;
 	}
-	s->next_policy = s->p->kind == POL_UTIL || s->p->kind == POL_KEDA ? 1 : 0;
 	return 0;
 }
 
@@ -322,6 +346,9 @@ static void run_policy(struct sim *s)
 	case POL_KEDA:
 		keda_policy(s);
 		break;
+	case POL_CLAIRVOYANT:
+		clairvoyant_policy(s);
+		break;
 	case POL_ALWAYS_ON:
 	case POL_BOUND:
 		break;
@@ -339,7 +366,7 @@ static int64_t policy_due(const struct sim *s)
 
 	if (s->p->kind == POL_EBB && s->dirty)
 		soon = s->last_policy < 0 ? s->now : s->last_policy + s->p->settings.interval_ms;
-	if (s->p->kind == POL_MIN1 && s->dirty)
+	if ((s->p->kind == POL_MIN1 || s->p->kind == POL_CLAIRVOYANT) && s->dirty)
 		soon = s->now;
 	return soon < due ? soon : due;
 }
@@ -507,7 +534,7 @@ static void release(struct sim *s)
 	for (int c = 0; c < s->nq; c++)
 		free(s->q[c].items);
 	free(s->q);
-	free(s->heap);
+	free(s->events.e);
 	free(s->inst);
 	free(s->alive);
 	free(s->idle);
@@ -518,6 +545,7 @@ static void release(struct sim *s)
 	free(s->ebb.fleet);
 	free(s->ebb.result);
 	known_free(s);
+	clairvoyant_free(s);
 	window_free(&s->keda.recommendations);
 	window_free(&s->util);
 	window_free(&s->idled);
@@ -529,7 +557,7 @@ static const char *durations_told(const struct policy *p, const struct sim_optio
 {
 	if (p->kind == POL_EBB)
 		return o->oracle_durations ? "oracle" : "estimated";
-	return p->kind == POL_BOUND ? "foresight" : "unused";
+	return p->kind == POL_BOUND || p->kind == POL_CLAIRVOYANT ? "foresight" : "unused";
 }
 
 int sim_run(const struct trace *t, const struct policy *p, const struct sim_options *o,
@@ -552,7 +580,7 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 		return -1;
 	}
 	for (;;) {
-		int64_t t_arrival, t_event = s.nheap ? s.heap[0].at : INT64_MAX, t_policy = policy_due(&s), at;
+		int64_t t_arrival, t_event = s.events.n ? s.events.e[0].at : INT64_MAX, t_policy = policy_due(&s), at;
 
 		t_arrival = next < t->n ? t->jobs[next].submit_ms : INT64_MAX;
 		if (s.nomem || (s.done == t->n && s.queued == 0 && tail_over(&s)))
@@ -589,13 +617,15 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 			}
 			next++;
 		}
-		while (s.nheap && s.heap[0].at <= s.now) {
-			struct event e = pop(&s);
+		while (s.events.n && s.events.e[0].at <= s.now) {
+			struct event e = heap_pop(&s.events);
 			struct sinst *i = &s.inst[e.inst];
 			if (e.kind == EV_RECLAIM && i->state != S_GONE) {
 				s.r->reclaims++;
 				if (p->kind == POL_KEDA)
 					keda_reclaimed(&s, e.inst);
+				if (p->kind == POL_CLAIRVOYANT)
+					clairvoyant_reclaimed(&s, e.inst);
 				sim_stop(&s, e.inst);
 				/* A fixed fleet and min1's one warm instance are replaced, as a
 				 * node group does; the others launch on demand. */

@@ -20,6 +20,12 @@ struct event {
 	int64_t gen; /* the instance's generation when scheduled: stale if it moved on */
 };
 
+/* Events, the earliest first (then by kind and instance). */
+struct heap {
+	struct event *e;
+	size_t n, cap;
+};
+
 enum sstate { S_BOOTING, S_IDLE, S_BUSY, S_GONE };
 
 struct sinst {
@@ -130,6 +136,27 @@ struct keda_state {
 	int64_t spot_unavailable_until[SIM_MAX_OFFERS];
 };
 
+/* The clairvoyant's plan (clairvoyant.c): chains of jobs, each run back
+ * to back by one instance of its offer and market, launched a boot before
+ * its first job; and, as it replays, each instance's chain and the
+ * chains whose instance was reclaimed, to launch again. */
+struct chain {
+	int first, next; /* jobs: its first, and the next it will run (-1: done) */
+	int offer;
+	enum market market;
+	int64_t launch_at;
+};
+
+struct clairvoyant_state {
+	int *next_job; /* per job: the next of its chain, -1 */
+	struct chain *chains; /* by launch time */
+	int nchains, launched;
+	int *chain_of; /* per instance */
+	size_t cap_chain_of;
+	int *relaunch;
+	int nrelaunch;
+};
+
 struct sim {
 	const struct trace *t;
 	const struct policy *p;
@@ -137,8 +164,7 @@ struct sim {
 	struct sim_result *r;
 	int64_t now;
 	uint64_t rng;
-	struct event *heap;
-	size_t nheap, capheap;
+	struct heap events;
 	struct sinst *inst;
 	int ninst, capinst;
 	int live, busy, booting, idling; /* instances not gone; running a job; booting; idle */
@@ -187,6 +213,7 @@ struct sim {
 	struct window idled;
 	int boot_head;
 	struct keda_state keda;
+	struct clairvoyant_state cv;
 	/* The baselines' scratch for choosing what to stop (baselines.c). */
 	struct victim *victims;
 	size_t cap_victims;
@@ -198,7 +225,9 @@ struct sim {
  * gives up its step and keeps what it had, and the replay stops at the
  * top of its loop. */
 void *sim_grown(struct sim *s, void *p, size_t n, size_t size);
-/* An event into the heap. */
+void heap_push(struct sim *s, struct heap *h, struct event e);
+struct event heap_pop(struct heap *h);
+/* An event into the replay's heap. */
 void sim_push(struct sim *s, struct event e);
 /* A job joins its class's queue, at its head when it was put back. */
 void sim_enqueue(struct sim *s, int job, int front);
@@ -314,6 +343,18 @@ void keda_policy(struct sim *s);
 void keda_start(struct sim *s);
 /* Instance k was reclaimed: Karpenter leaves its offering out a while. */
 void keda_reclaimed(struct sim *s, int k);
+/* ---- the clairvoyant (clairvoyant.c) ---- */
+
+/* Its plan, from the whole trace; -1 when out of memory. */
+int clairvoyant_start(struct sim *s);
+void clairvoyant_policy(struct sim *s);
+/* The job idle instance k takes: the next of its chain, once queued; -1
+ * if none. */
+int clairvoyant_job_for(struct sim *s, int k);
+/* Instance k was reclaimed: its chain is launched again. */
+void clairvoyant_reclaimed(struct sim *s, int k);
+void clairvoyant_free(struct sim *s);
+
 /* The offline lower bound: no replay, each job at its cheapest. */
 void bound_run(const struct trace *t, const struct sim_options *o, struct sim_result *r);
 

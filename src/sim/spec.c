@@ -48,6 +48,7 @@ static const struct kind kinds[] = {
 	{"min1", POL_MIN1, min1_knobs},
 	{"util", POL_UTIL, util_knobs},
 	{"keda", POL_KEDA, keda_knobs},
+	{"clairvoyant", POL_CLAIRVOYANT, no_knobs},
 	{"bound", POL_BOUND, no_knobs},
 	{NULL, 0, NULL},
 };
@@ -161,11 +162,15 @@ static int check_baseline(struct policy *p, const char *spec, int market_given, 
 		snprintf(err, errsize, "policy %s: down=%g: expected below up=%g", spec, p->down, p->up);
 		return -1;
 	}
-	if (p->placement == PLACE_CHEAPEST) {
+	if (policy_any_offer(p)) {
 		if (!market_given && !offer_given)
 			return 0;
-		snprintf(err, errsize, "policy %s: placement=cheapest chooses the offer and market of each replica:"
-			 " offer= and market= go with placement=offer", spec);
+		if (p->kind == POL_KEDA)
+			snprintf(err, errsize, "policy %s: placement=cheapest chooses the offer and market of each"
+				 " replica: offer= and market= go with placement=offer", spec);
+		else
+			snprintf(err, errsize, "policy %s: the clairvoyant chooses the offer and market of each job",
+				 spec);
 		return -1;
 	}
 	if (p->kind != POL_BOUND && (size_t)p->offer < p->cfg.noffers) {
@@ -225,7 +230,7 @@ int policy_parse(const char *spec, const char *config_path, const struct conf_pl
 	while (kind->name && strcmp(kind->name, copy) != 0)
 		kind++;
 	if (!kind->name) {
-		snprintf(err, errsize, "policy '%s': expected ebb, always-on, min1, util, keda or bound", copy);
+		snprintf(err, errsize, "policy '%s': expected ebb, always-on, min1, util, keda, clairvoyant or bound", copy);
 		free(copy);
 		return -1;
 	}
@@ -292,7 +297,8 @@ int policy_parse(const char *spec, const char *config_path, const struct conf_pl
 
 int policy_any_offer(const struct policy *p)
 {
-	return p->kind == POL_EBB || (p->kind == POL_KEDA && p->placement == PLACE_CHEAPEST);
+	return p->kind == POL_EBB || p->kind == POL_CLAIRVOYANT ||
+	       (p->kind == POL_KEDA && p->placement == PLACE_CHEAPEST);
 }
 
 void policy_free(struct policy *p)

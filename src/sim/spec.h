@@ -12,7 +12,7 @@
 #include "common/offer.h"
 #include "policy/plan.h"
 
-enum policy_kind { POL_EBB, POL_ALWAYS_ON, POL_MIN1, POL_UTIL, POL_KEDA, POL_BOUND };
+enum policy_kind { POL_EBB, POL_ALWAYS_ON, POL_MIN1, POL_UTIL, POL_KEDA, POL_CLAIRVOYANT, POL_BOUND };
 
 struct policy {
 	enum policy_kind kind;
@@ -39,7 +39,7 @@ struct policy {
 };
 
 /* Whether the policy launches on every offer (ebb, keda with
- * placement=cheapest), not on one. */
+ * placement=cheapest, the clairvoyant), not on one. */
 int policy_any_offer(const struct policy *p);
 
 /* Parses "NAME[:k=v,...]" with the config at config_path (NULL: the

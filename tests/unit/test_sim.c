@@ -623,6 +623,46 @@ static void test_keda_karpenter_placement(void **state)
 	trace_free(&s.t);
 }
 
+/* The clairvoyant on four jobs, offer a (100 s boot): A at 200 s (100 s),
+ * B at 250 s (100 s), C at 380 s (50 s), D at 1,000 s (60 s). The least a
+ * schedule with no wait can cost, by hand: A and B overlap, so two
+ * instances, each booted (100 s) before its job; C can follow A's (idle
+ * 80 s) or B's (idle 30 s) instance, or have its own (a boot, 100 s): B's
+ * is the cheapest; D comes 570 s after C ends, more than a boot, so it
+ * gets an instance of its own. 3 boots + 310 s of work + 30 s idle = 640
+ * s. The clairvoyant's plan is that one: A's instance from 100 to 300 s,
+ * B's and C's from 150 to 430 s, D's from 900 to 1,060 s; no job waits.
+ * By the minute 4 + 5 + 3 min; by the hour 3 h (it prices by the second:
+ * it does not keep an instance for the rest of a paid hour). */
+static void test_clairvoyant_by_hand(void **state)
+{
+	static const struct want w = {{0.640, 0.720, 10.80}, 0, 0, 0, 3, 2};
+	struct sim_result r;
+
+	(void)state;
+	check("submit_time_s,duration_s\n200,100\n250,100\n380,50\n1000,60\n", "clairvoyant", &w, 310);
+	/* It knows the durations and arrivals: said in the outputs. */
+	sim("submit_time_s,duration_s\n200,100\n", billings[0], "clairvoyant", &r);
+	assert_string_equal(r.durations, "foresight");
+	assert_int(r.end_ms, 300000);
+	/* Each job on the offer cheapest per unit of its work: fast ($1.50/h
+	 * at twice the speed) before slow ($1/h). 400 s of work at 500 s: on
+	 * fast, launched at 440 s (a 60 s boot), 200 s: 260 s at $1.50. */
+	sim("submit_time_s,duration_s\n500,400\n",
+	    "[offer.slow]\ngpus = 1\nprice_ondemand = 1\nboot = 60s\n[offer.fast]\ngpus = 1\nprice_ondemand = 1.5\n"
+	    "speed = 2\nboot = 60s\n",
+	    "clairvoyant", &r);
+	assert_near(r.cost_usd, 260 * 1.5 / 3600);
+	assert_near(r.wait_p95_s, 0);
+	assert_int(r.end_ms, 700000);
+	/* A job that comes before a boot could end finds its instance up at
+	 * the start (as the floors of the others are), billed from 0. */
+	sim("submit_time_s,duration_s\n30,60\n", billings[0], "clairvoyant", &r);
+	assert_int(r.cold_starts, 0);
+	assert_near(r.cost_usd, 0.090);
+	assert_near(r.wait_p95_s, 0);
+}
+
 /* bound: each job at the lowest price per unit of reference work among the
  * offers (and markets) it fits: price / speed. */
 static void test_bound_cheapest_per_work(void **state)
@@ -657,7 +697,7 @@ static void test_bound_cheapest_per_work(void **state)
  * by every policy, bound included, and not among the jobs that ran. */
 static void test_unplaceable_jobs_are_left_out_alike(void **state)
 {
-	static const char *const specs[] = {"ebb", "always-on", "min1", "util", "keda", "bound"};
+	static const char *const specs[] = {"ebb", "always-on", "min1", "util", "keda", "clairvoyant", "bound"};
 	struct setup s;
 
 	(void)state;
@@ -726,6 +766,7 @@ static const char *const property_specs[] = {
 	"keda:offer=octo,market=spot,poll=15,cooldown=60,stabilize=60",
 	"keda:placement=cheapest",
 	"keda:placement=cheapest,target=2,stabilize=0",
+	"clairvoyant",
 };
 
 static double uniform01(void) { return ((double)rand() + 0.5) / ((double)RAND_MAX + 1.0); }
@@ -1118,7 +1159,7 @@ static void test_policy_spec_errors(void **state)
 
 	(void)state;
 	setup(&s, "submit_time_s,duration_s\n0,1\n", property_offers);
-	assert_spec_fails(s.conf, "nope", "policy 'nope': expected ebb, always-on, min1, util, keda or bound");
+	assert_spec_fails(s.conf, "nope", "policy 'nope': expected ebb, always-on, min1, util, keda, clairvoyant or bound");
 	assert_spec_fails(s.conf, "keda:speed=3", "unknown knob 'speed'");
 	assert_spec_fails(s.conf, "keda:target", "'target': expected KEY=VALUE");
 	assert_spec_fails(s.conf, "keda:target=abc", "target=abc: expected a number");
@@ -1166,6 +1207,7 @@ static void test_policy_spec_errors(void **state)
 	assert_spec_fails(s.conf, "keda:market=spot,placement=cheapest", "placement=cheapest chooses");
 	assert_spec_fails(s.conf, "keda:placement=best", "placement=best: expected offer");
 	assert_spec_fails(s.conf, "min1:placement=cheapest", "unknown knob 'placement'");
+	assert_spec_fails(s.conf, "clairvoyant:offer=quad", "the clairvoyant chooses the offer and market of each job");
 	/* A market the offer is not sold on would be free. */
 	assert_spec_fails(s.conf, "min1:offer=fast,market=spot", "offer fast is not sold on spot");
 	assert_spec_fails(s.conf, "keda:offer=spot8,market=on-demand", "offer spot8 is not sold on demand");
@@ -1209,6 +1251,7 @@ int main(void)
 		cmocka_unit_test(test_keda_window_of_thousands_of_polls),
 		cmocka_unit_test(test_min1_on_a_fleet_of_long_jobs),
 		cmocka_unit_test(test_keda_karpenter_placement),
+		cmocka_unit_test(test_clairvoyant_by_hand),
 		cmocka_unit_test(test_bound_cheapest_per_work),
 		cmocka_unit_test(test_unplaceable_jobs_are_left_out_alike),
 		cmocka_unit_test(test_spot_only_offer_after_wait_target),
