@@ -157,3 +157,8 @@ void ebb_fleet_sync(struct sim *s, int k)
 		.busy_until_ms = i->state == S_BUSY ? known_end_ms(s, k) : 0,
 	};
 }
+
+void ebb_fleet_end(struct sim *s, int k)
+{
+	s->ebb.fleet[sim_position(s->alive, s->nalive, k)].busy_until_ms = known_end_ms(s, k);
+}

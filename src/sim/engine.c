@@ -24,6 +24,21 @@ void *sim_grown(struct sim *s, void *p, size_t n, size_t size)
 	return q;
 }
 
+void *sim_ring_grow(struct sim *s, void *items, size_t *head, size_t n, size_t *cap, size_t size)
+{
+	size_t room = *cap ? 2 * *cap : 16;
+	char *grown = sim_grown(s, NULL, room, size);
+
+	if (!grown)
+		return NULL;
+	for (size_t k = 0; k < n; k++)
+		memcpy(grown + k * size, (char *)items + (*head + k) % *cap * size, size);
+	free(items);
+	*head = 0;
+	*cap = room;
+	return grown;
+}
+
 /* ---- heap ---- */
 
 static int before(const struct event *a, const struct event *b)
@@ -106,16 +121,10 @@ void sim_enqueue(struct sim *s, int job, int front)
 	struct squeue *q = &s->q[s->jobs[job].cls];
 
 	if (q->len == q->cap) {
-		size_t cap = q->cap ? q->cap * 2 : 64;
-		int *items = sim_grown(s, NULL, cap, sizeof *items);
+		int *items = sim_ring_grow(s, q->items, &q->head, q->len, &q->cap, sizeof *items);
 		if (!items)
 			return;
-		for (size_t i = 0; i < q->len; i++)
-			items[i] = q->items[(q->head + i) % q->cap];
-		free(q->items);
 		q->items = items;
-		q->cap = cap;
-		q->head = 0;
 	}
 	if (front) {
 		q->head = (q->head + q->cap - 1) % q->cap;

@@ -225,6 +225,10 @@ struct sim {
  * gives up its step and keeps what it had, and the replay stops at the
  * top of its loop. */
 void *sim_grown(struct sim *s, void *p, size_t n, size_t size);
+/* A ring of n items of size bytes, from *head in *cap, copied in order
+ * into twice the room (*head and *cap follow); NULL when out of memory,
+ * the ring as it was. */
+void *sim_ring_grow(struct sim *s, void *items, size_t *head, size_t n, size_t *cap, size_t size);
 void heap_push(struct sim *s, struct heap *h, struct event e);
 struct event heap_pop(struct heap *h);
 /* An event into the replay's heap. */
@@ -292,6 +296,8 @@ void ebb_policy(struct sim *s);
  * memory), instance k changed. */
 int ebb_fleet_grow(struct sim *s, size_t cap);
 void ebb_fleet_sync(struct sim *s, int k);
+/* Only the expected end of instance k's job changed. */
+void ebb_fleet_end(struct sim *s, int k);
 
 /* ---- what ebb is told of durations (known.c) ---- */
 

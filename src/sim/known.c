@@ -166,7 +166,7 @@ static void refresh(struct sim *s, int type)
 		}
 	}
 	for (int k = kt->running; k >= 0; k = s->inst[k].type_next)
-		ebb_fleet_sync(s, k);
+		ebb_fleet_end(s, k);
 }
 
 void known_finished(struct sim *s, int job, int64_t run_ms)

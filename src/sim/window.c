@@ -8,16 +8,10 @@
 int window_push(struct sim *s, struct window *w, int64_t at, double a, double b)
 {
 	if (w->n == w->cap) {
-		size_t cap = w->cap ? 2 * w->cap : 16;
-		struct window_entry *e = sim_grown(s, NULL, cap, sizeof *e);
+		struct window_entry *e = sim_ring_grow(s, w->e, &w->head, w->n, &w->cap, sizeof *e);
 		if (!e)
 			return -1;
-		for (size_t k = 0; k < w->n; k++)
-			e[k] = w->e[(w->head + k) % w->cap];
-		free(w->e);
 		w->e = e;
-		w->cap = cap;
-		w->head = 0;
 	}
 	w->e[(w->head + w->n++) % w->cap] = (struct window_entry){at, a, b};
 	return 0;
