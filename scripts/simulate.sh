@@ -33,7 +33,7 @@ tuned() { # title, trace, filter, config, half (seconds)
 	cat "$config" "$tmp/tuned.conf" > "$tmp/replay.conf"
 	echo
 	"$ebb" sim "$trace" ${filter:+--filter "$filter"} --offers "$tmp/replay.conf" --from "$half" \
-		--policy ebb --policy keda --policy bound
+		--policy ebb --policy keda --policy clairvoyant --policy bound
 	printf '```\n'
 }
 
@@ -53,7 +53,8 @@ tuned() { # title, trace, filter, config, half (seconds)
 	printf '\n## Tuned on last month, run on this month\n\n'
 	printf 'ebb tuned on the first half of each trace (`--to`, one offer, `--wait-p95 240`),\n'
 	printf 'then the recommended settings replayed on the second half (`--from`) beside\n'
-	printf 'keda'"'"'s defaults and the bound. Nothing of the second half is seen by the tuning.\n'
+	printf 'keda'"'"'s defaults, the clairvoyant and the bound. Nothing of the second half is seen\n'
+	printf 'by the tuning.\n'
 	tuned "genai, tuned on days 0 to 5, replayed on days 6 to 11" \
 		"$traces/alibaba_genai_sd_requests_days00-11.csv" "" sim/a10g.conf 518400
 	tuned "azure, tuned on minutes 0 to 14, replayed on minutes 15 to 29" \

@@ -10,15 +10,19 @@
 
 static const char usage[] =
 	"usage: ebb sim TRACE [OPTIONS]\n"
-	"Replays a job trace (CSV: submit_time_s,duration_s[,gpus,team,job_class,priority,lane])\n"
+	"Replays a job trace (CSV: submit_time_s,duration_s[,gpus,team,job_class,priority,lane,est_s])\n"
 	"against scaling policies and prints what each would have cost and how long jobs waited.\n"
-	"  --policy SPEC          NAME[:k=v,...], repeatable (default: all of them):\n"
+	"  --policy SPEC          NAME[:k=v,...], repeatable (default: all of them, and\n"
+	"                         keda:placement=cheapest when the offers are several):\n"
 	"                           ebb[:SECTION.KEY=VALUE,...]   ebb's own policy, with overrides\n"
 	"                           always-on[:n=N]  min1[:idle=600]  util[:up=0.8,down=0.2,window=300]\n"
-	"                           keda[:target=1,poll=30,cooldown=300,stabilize=300]  bound\n"
-	"                         baselines take offer=NAME and market=spot|on-demand too\n" SIMCLI_USAGE;
+	"                           keda[:target=1,poll=30,cooldown=300,stabilize=300,placement=offer]\n"
+	"                           clairvoyant (knows the future: no wait)  bound (no idle, no boot)\n"
+	"                         baselines take offer=NAME and market=spot|on-demand too;\n"
+	"                         keda:placement=cheapest puts each replica where Karpenter would\n" SIMCLI_USAGE;
 
-static const char *const default_policies[] = {"ebb", "always-on", "min1", "util", "keda", "bound"};
+static const char *const default_policies[] = {"ebb", "always-on", "min1", "util", "keda", "clairvoyant", "bound"};
+#define NDEFAULT (sizeof default_policies / sizeof *default_policies)
 
 int cmd_sim(int argc, char **argv)
 {
@@ -32,7 +36,7 @@ int cmd_sim(int argc, char **argv)
 	struct simcli cli;
 	struct trace t;
 	char err[600];
-	int nspecs = 0, c, rc = 0;
+	int nspecs = 0, given, c, rc = 0;
 
 	simcli_init(&cli, "sim");
 	cli.o.plugins = &cmd_plugins;
@@ -55,12 +59,15 @@ int cmd_sim(int argc, char **argv)
 		fprintf(stderr, "ebb sim: expected one trace file\n%s", usage);
 		return 2;
 	}
-	for (size_t k = 0; nspecs == 0 && k < sizeof default_policies / sizeof *default_policies; k++)
-		specs[k] = default_policies[k];
-	if (nspecs == 0)
-		nspecs = (int)(sizeof default_policies / sizeof *default_policies);
+	given = nspecs > 0;
 	if (simcli_load(&cli, argv[optind], &t) != 0)
 		return 1;
+	for (size_t k = 0; !given && k < NDEFAULT; k++) {
+		specs[nspecs++] = default_policies[k];
+		/* With several offers, keda as people run it too: with Karpenter. */
+		if (strcmp(default_policies[k], "keda") == 0 && cli.o.noffers > 1)
+			specs[nspecs++] = "keda:placement=cheapest";
+	}
 	cli.o.sample_ms = cli.plot ? simout_sample_step(&t) : 0;
 	for (int k = 0; k < nspecs; k++) {
 		struct policy p;

@@ -12,7 +12,9 @@
 static const char usage[] =
 	"usage: ebb tune TRACE --wait-p95 S [OPTIONS]\n"
 	"Sweeps the knobs of ebb's policy and of each baseline over a trace, prints each\n"
-	"one's cost against p95-wait frontier, and recommends ebb settings meeting the wait.\n"
+	"one's cost against p95-wait frontier and ebb's cost against the best baseline at\n"
+	"the same p95 or shorter (and against keda's defaults, the clairvoyant and the\n"
+	"bound), and recommends ebb settings meeting the wait.\n"
 	"  --wait-p95 S           the p95 wait to meet, seconds (required)\n"
 	"  --write FILE           write the recommended settings as a config fragment\n" SIMCLI_USAGE;
 
@@ -40,28 +42,92 @@ static void print_table(const struct tune *t, FILE *out)
 	free(pts);
 }
 
+/* "$C (p95 W s)" of a point; "none" without one. */
+static const char *priced(const struct tune_point *p, char *buf, size_t size)
+{
+	if (!p)
+		return "none";
+	snprintf(buf, size, "%s: $%.2f (p95 %.0f s)", p->spec, p->cost_usd, p->wait_p95_s);
+	return buf;
+}
+
+/* ebb's cheapest at the wait, against the best baseline there and, if
+ * given, the references. */
+static void print_at(FILE *out, const char *what, const struct tune_at *a, const struct tune_point *const *refs,
+		     const char *const *ref_names, int nrefs)
+{
+	char buf[600];
+
+	fprintf(out, "at %s (%.0f s) or shorter: ", what, a->wait_s);
+	if (!a->ebb) {
+		fprintf(out, "ebb reaches no such p95; the best baseline there: %s\n", priced(a->best, buf, sizeof buf));
+		return;
+	}
+	fprintf(out, "ebb $%.2f (p95 %.0f s)", a->ebb->cost_usd, a->ebb->wait_p95_s);
+	if (a->best)
+		fprintf(out, " = %.2f x the best baseline there, %s", a->ebb->cost_usd / a->best->cost_usd,
+			priced(a->best, buf, sizeof buf));
+	else
+		fprintf(out, "; no baseline reaches it");
+	for (int k = 0; k < nrefs; k++) {
+		if (refs[k] && refs[k]->cost_usd > 0)
+			fprintf(out, "; %.2f x %s ($%.2f)", a->ebb->cost_usd / refs[k]->cost_usd, ref_names[k],
+				refs[k]->cost_usd);
+	}
+	fputc('\n', out);
+}
+
 static void print_ratios(const struct tune *t, const struct sim_options *o, FILE *out)
 {
+	static const char *const names[] = {"keda's defaults", "the clairvoyant", "the bound"};
 	struct tune_ratios r;
 
 	tune_ratios(t, (double)o->offers[0].boot_ms / 1000.0, &r);
 	fprintf(out, "\n");
-	if (r.ebb_at_keda > 0 && r.keda_cost > 0)
-		fprintf(out, "ebb at keda's p95 (%.0f s) or shorter: $%.2f = %.2f x keda's $%.2f\n", r.keda_p95,
-			r.ebb_at_keda, r.ebb_at_keda / r.keda_cost, r.keda_cost);
-	else
-		fprintf(out, "ebb reaches no p95 as short as keda's (%.0f s)\n", r.keda_p95);
-	if (r.ebb_at_bound > 0 && r.bound_cost > 0)
-		fprintf(out, "ebb at p95 <= two boots (%.0f s): $%.2f = %.2f x the bound's $%.2f\n", r.bound_wait_s,
-			r.ebb_at_bound, r.ebb_at_bound / r.bound_cost, r.bound_cost);
+	print_at(out, "keda-default's p95", &r.at_keda, (const struct tune_point *[]){r.keda}, names, 1);
+	print_at(out, "two boots", &r.at_two_boots, (const struct tune_point *[]){r.keda, r.clairvoyant, r.bound},
+		 names, 3);
+	if (r.at_target.wait_s != r.at_two_boots.wait_s)
+		print_at(out, "the target", &r.at_target,
+			 (const struct tune_point *[]){r.keda, r.clairvoyant, r.bound}, names, 3);
+	print_at(out, "the clairvoyant's p95", &r.at_clairvoyant, (const struct tune_point *[]){r.clairvoyant},
+		 names + 1, 1);
 	fprintf(out, "baseline points below ebb's frontier: %d%s%s\n", r.below_frontier, r.below_frontier ? ": " : "",
 		r.below);
 }
 
 static json_t *point_json(const struct tune_point *p)
 {
+	if (!p)
+		return json_null();
 	return json_pack("{s:s, s:s, s:f, s:f, s:b}", "family", p->family, "policy", p->spec, "cost_usd",
 			 p->cost_usd, "wait_p95_s", p->wait_p95_s, "on_frontier", p->on_frontier);
+}
+
+/* ebb's cost over a point's; null without both. */
+static json_t *ratio_json(const struct tune_point *ebb, const struct tune_point *p)
+{
+	return ebb && p && p->cost_usd > 0 ? json_real(ebb->cost_usd / p->cost_usd) : json_null();
+}
+
+static json_t *at_json(const struct tune_at *a, const struct tune_ratios *r)
+{
+	return json_pack("{s:f, s:o, s:o, s:o, s:o, s:o, s:o}", "wait_p95_s", a->wait_s, "ebb", point_json(a->ebb),
+			 "best_baseline", point_json(a->best), "ebb_over_best_baseline", ratio_json(a->ebb, a->best),
+			 "ebb_over_keda_defaults", ratio_json(a->ebb, r->keda), "ebb_over_clairvoyant",
+			 ratio_json(a->ebb, r->clairvoyant), "ebb_over_bound", ratio_json(a->ebb, r->bound));
+}
+
+static json_t *ratios_json(const struct tune *t, double boot_s)
+{
+	struct tune_ratios r;
+
+	tune_ratios(t, boot_s, &r);
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:s}", "keda_defaults", point_json(r.keda), "clairvoyant",
+			 point_json(r.clairvoyant), "bound", point_json(r.bound), "at_keda_wait", at_json(&r.at_keda, &r),
+			 "at_two_boots", at_json(&r.at_two_boots, &r), "at_target", at_json(&r.at_target, &r),
+			 "at_clairvoyant_wait", at_json(&r.at_clairvoyant, &r),
+			 "baseline_points_below_ebb", r.below_frontier, "below", r.below);
 }
 
 /* Every point in sweep order, and each family's frontier in order of wait. */
@@ -69,7 +135,6 @@ static json_t *tune_json(const struct tune *t, double wait, double boot_s)
 {
 	json_t *frontiers = json_object(), *all = json_array(), *rec = json_null();
 	const struct tune_point **pts = calloc(t->n ? t->n : 1, sizeof *pts);
-	struct tune_ratios r;
 
 	for (size_t k = 0; k < t->n; k++)
 		json_array_append_new(all, point_json(&t->points[k]));
@@ -89,13 +154,10 @@ static json_t *tune_json(const struct tune *t, double wait, double boot_s)
 		rec = json_pack("{s:s, s:f, s:f, s:s}", "policy", p->spec, "cost_usd", p->cost_usd, "wait_p95_s",
 				p->wait_p95_s, "config", t->fragment);
 	}
-	tune_ratios(t, boot_s, &r);
-	return json_pack("{s:f, s:o, s:o, s:o, s:I, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:s}}", "wait_p95_target_s",
-			 wait, "frontiers", frontiers, "points", all, "recommendation", rec, "settings_left_out",
-			 (json_int_t)t->partial, "ratios", "keda_cost_usd",
-			 r.keda_cost, "keda_wait_p95_s", r.keda_p95, "ebb_at_keda_wait_usd", r.ebb_at_keda,
-			 "bound_cost_usd", r.bound_cost, "bound_wait_s", r.bound_wait_s, "ebb_at_bound_wait_usd",
-			 r.ebb_at_bound, "baseline_points_below_ebb", r.below_frontier, "below", r.below);
+	return json_pack("{s:f, s:s, s:o, s:o, s:o, s:I, s:o}", "wait_p95_target_s", wait, "durations",
+			 t->oracle_durations ? "oracle" : "estimated", "frontiers", frontiers, "points", all,
+			 "recommendation", rec, "settings_left_out", (json_int_t)t->partial, "ratios",
+			 ratios_json(t, boot_s));
 }
 
 int cmd_tune(int argc, char **argv)
@@ -153,6 +215,8 @@ int cmd_tune(int argc, char **argv)
 		fputc('\n', stdout);
 		json_decref(j);
 	} else {
+		if (t.oracle_durations)
+			printf("%s\n", simout_oracle_note);
 		print_table(&t, stdout);
 		print_ratios(&t, &cli.o, stdout);
 		if (t.recommended >= 0)

@@ -20,6 +20,9 @@ enum job_state {
 
 #define JOB_CHECKPOINT_MAX (64 * 1024)
 #define JOB_KEY_MAX 256
+/* The longest estimate a submitter may give (est_s): serve's API and the
+ * simulator's traces take the same. */
+#define JOB_EST_MAX_S (30 * 86400LL)
 
 struct job {
 	int64_t id;

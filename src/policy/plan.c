@@ -742,11 +742,14 @@ void plan(const struct plan_view *v, struct plan_result *out)
 	size_t size = nf * sizeof *p.idle + nc * sizeof(struct plan_class *) + (2 * no + nf) * sizeof(int) + zeroed + no;
 	_Alignas(max_align_t) char small[4096];
 	char *block = size <= sizeof small ? small : malloc(size);
-	const struct plan_class **order = (const struct plan_class **)(block + nf * sizeof *p.idle);
+	const struct plan_class **order;
 
 	/* Not the whole result: each action is filled in full when added. */
 	out->n = 0;
 	out->next_ms = 0;
+	if ((out->nomem = !block))
+		return;
+	order = (const struct plan_class **)(block + nf * sizeof *p.idle);
 	p.idle = (struct idle_entry *)block;
 	p.per_offer = (int *)(order + nc);
 	p.spot_per_offer = p.per_offer + no;

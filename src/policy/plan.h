@@ -122,6 +122,9 @@ struct plan_result {
 	/* When the plan may change with no new event (an idle timeout ends,
 	 * the warm floor changes, a boot times out); 0 if never. */
 	int64_t next_ms;
+	/* No memory for plan()'s scratch arrays on a fleet too large for
+	 * its stack: no actions; the caller gives up this run. */
+	int nomem;
 };
 
 void plan(const struct plan_view *v, struct plan_result *out);

@@ -21,7 +21,7 @@ static const struct field submit_fields[] = {
 	{"min_vram_gb", F_INT, 0, 4096},
 	{"items", F_INT, 1, 1000000000000LL},
 	{"timeout_s", F_INT, 1, 30 * DAY_S},
-	{"est_s", F_INT, 1, 30 * DAY_S},
+	{"est_s", F_INT, 1, JOB_EST_MAX_S},
 	{"max_attempts", F_INT, 1, 100},
 	{"delay_s", F_INT, 0, 365 * DAY_S},
 	{"run_at", F_INT, 0, 4102444800LL}, /* Unix seconds, before 2100 */

@@ -332,6 +332,10 @@ static int run(struct scaler *sc, const struct listed *l)
 		.noffers = n,
 	};
 	plan(&pv, result);
+	if (result->nomem) {
+		log_error("scaler: out of memory, no decision this run", "fleet=%d", v.nfleet);
+		goto out;
+	}
 	rc = 0;
 	for (int k = 0; k < result->n && rc == 0; k++)
 		rc = carry_out(sc, &v, &result->actions[k]);

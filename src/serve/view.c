@@ -6,56 +6,76 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policy/durations.h"
 #include "policy/settings.h"
 
-#define HISTORY 1000 /* finished jobs the estimates look at */
 /* A callback's return when memory ran out: it stops the walk. */
 #define VIEW_NOMEM (-2)
 
-/* Median run time per type of recently finished jobs. */
+/* The newest finished jobs, as policy/durations.h takes them: oldest
+ * first, each type by a number, its index among the types' names sorted
+ * (looked up for each row of demand). */
 struct medians {
-	char types[32][CONF_NAME_MAX + 1];
-	int64_t runs[32][64];
-	int counts[32];
-	char sorted[32]; /* sorted once, at the first estimate asked of the type */
-	int ntypes;
+	struct durations *d;
+	struct {
+		char type[CONF_NAME_MAX + 1];
+		int64_t run_ms;
+	} rows[DURATIONS_HISTORY]; /* newest first, as the store gives them */
+	int nrows;
+	const char *names[DURATIONS_HISTORY];
+	int nnames;
 };
 
 static int add_duration(void *arg, const char *type, int64_t run_ms)
 {
 	struct medians *m = arg;
-	int t = 0;
 
-	while (t < m->ntypes && strcmp(m->types[t], type) != 0)
-		t++;
-	if (t == m->ntypes) {
-		if (m->ntypes == 32)
-			return 0;
-		snprintf(m->types[m->ntypes++], CONF_NAME_MAX + 1, "%s", type);
-	}
-	if (m->counts[t] < 64)
-		m->runs[t][m->counts[t]++] = run_ms;
+	if (m->nrows == DURATIONS_HISTORY)
+		return 0;
+	snprintf(m->rows[m->nrows].type, sizeof m->rows[0].type, "%s", type);
+	m->rows[m->nrows++].run_ms = run_ms;
 	return 0;
 }
 
-static int by_value(const void *a, const void *b)
+static int by_name(const void *a, const void *b)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static double estimate_s(struct medians *m, const char *type, const struct plan_settings *st)
+/* The type's number, -1 for one no finished job had. */
+static int type_number(const struct medians *m, const char *type)
 {
-	for (int t = 0; t < m->ntypes; t++) {
-		if (strcmp(m->types[t], type) == 0) {
-			if (!m->sorted[t]) {
-				qsort(m->runs[t], (size_t)m->counts[t], sizeof(int64_t), by_value);
-				m->sorted[t] = 1;
-			}
-			return (double)m->runs[t][m->counts[t] / 2] / 1000.0;
-		}
+	const char *const *at = bsearch(&type, m->names, (size_t)m->nnames, sizeof *m->names, by_name);
+
+	return at ? (int)(at - m->names) : -1;
+}
+
+/* The rows read into the history, oldest first; VIEW_NOMEM or 0. */
+static int medians_fill(struct medians *m)
+{
+	int n = 0;
+
+	if (!(m->d = durations_new()))
+		return VIEW_NOMEM;
+	for (int k = 0; k < m->nrows; k++)
+		m->names[k] = m->rows[k].type;
+	qsort(m->names, (size_t)m->nrows, sizeof *m->names, by_name);
+	for (int k = 0; k < m->nrows; k++) {
+		if (n == 0 || strcmp(m->names[n - 1], m->names[k]) != 0)
+			m->names[n++] = m->names[k];
 	}
-	return (double)st->default_est_ms / 1000.0;
+	m->nnames = n;
+	for (int k = m->nrows; k-- > 0;) {
+		if (durations_add(m->d, type_number(m, m->rows[k].type), m->rows[k].run_ms) == -2)
+			return VIEW_NOMEM;
+	}
+	return 0;
+}
+
+/* A job's run time to expect, in seconds: its est_s, else its type's. */
+static double estimate_s(const struct medians *m, const char *type, int64_t est_s, const struct plan_settings *st)
+{
+	return (double)durations_estimate_ms(m->d, type_number(m, type), est_s * 1000, st->default_est_ms) / 1000.0;
 }
 
 /* The view's class of (GPUs, VRAM, lane), added when new. */
@@ -94,7 +114,7 @@ static int add_demand(void *arg, const struct demand_row *r)
 		return VIEW_NOMEM;
 	c->jobs += r->jobs;
 	c->items += r->items;
-	c->work_s += (double)r->est_s + (double)r->jobs_without_est * estimate_s(b->med, r->type, b->settings);
+	c->work_s += (double)r->est_s + (double)r->jobs_without_est * estimate_s(b->med, r->type, 0, b->settings);
 	if (r->oldest_ms < c->oldest_ms)
 		c->oldest_ms = r->oldest_ms;
 	return 0;
@@ -119,7 +139,7 @@ static int add_arrival(void *arg, const struct arrival_row *r)
 	struct arrivals *a = arg;
 	struct plan_class *c = class_for(a->b, r->gpus, r->min_vram_gb, r->lane, a->now_ms);
 	double w = exp(-(double)(a->now_ms - r->created_ms) / 1000.0 / a->window_s) / a->window_s;
-	double est = r->est_s ? (double)r->est_s : estimate_s(a->b->med, r->type, a->b->settings);
+	double est = estimate_s(a->b->med, r->type, r->est_s, a->b->settings);
 
 	if (!c)
 		return VIEW_NOMEM;
@@ -190,7 +210,7 @@ static int add_instance(void *arg, const struct instance *inst)
 		if ((rc = store_job_get(w->st, inst->job_id, &job)) < 0)
 			return rc;
 		if (rc == 0) {
-			double est = job.est_s ? (double)job.est_s : estimate_s(b->med, job.type, b->settings);
+			double est = estimate_s(b->med, job.type, job.est_s, b->settings);
 			p->busy_until_ms = job.started_ms + (int64_t)(est * 1000.0);
 			job_free(&job);
 		}
@@ -218,7 +238,8 @@ int view_build(struct view *v, struct store *st, const struct plan_settings *set
 	v->noffers = noffers;
 	if (!(v->med = calloc(1, sizeof *v->med)))
 		return walked(v, st, VIEW_NOMEM);
-	if (walked(v, st, store_recent_durations(st, HISTORY, add_duration, v->med)) != 0 ||
+	if (walked(v, st, store_recent_durations(st, DURATIONS_HISTORY, add_duration, v->med)) != 0 ||
+	    walked(v, st, medians_fill(v->med)) != 0 ||
 	    walked(v, st, store_instance_list(st, 0, add_instance, &fw)) != 0 ||
 	    walked(v, st, store_demand(st, add_demand, v)) != 0 ||
 	    walked(v, st, add_arrivals(v, st, now_ms, settings->arrival_window_ms)) != 0)
@@ -231,6 +252,8 @@ void view_free(struct view *v)
 	free(v->classes);
 	free(v->fleet);
 	free(v->records);
+	if (v->med)
+		durations_free(v->med->d);
 	free(v->med);
 	memset(v, 0, sizeof *v);
 }

@@ -3,7 +3,8 @@
  * run time, the recent arrival rate per class, and the fleet, each
  * instance with the estimated end of the job it runs. Estimates come from
  * est_s when a job has one, else from the median run time of recent jobs
- * of its type, else [scaler] default_est; each class's lane rank and wait
+ * of its type, else [scaler] default_est (policy/durations.h, which the
+ * simulator's replay of ebb uses too); each class's lane rank and wait
  * target come from the settings (policy/settings.h). */
 #ifndef EBB_VIEW_H
 #define EBB_VIEW_H

@@ -2,26 +2,13 @@
  * queues and fleet, with the settings the policy was read with (spec.h),
  * and its actions carried out on the engine's instances (engine.h). What
  * serve reads from its store, the arrival rates and the gaps behind the
- * auto idle timeout, is kept here as jobs arrive. */
-#include <math.h>
+ * auto idle timeout, is kept here as jobs arrive; what it knows of
+ * durations, in known.c. */
 #include <string.h>
 
 #include "policy/plan.h"
 #include "policy/settings.h"
 #include "sim/engine.h"
-
-/* Ages the class's weighted arrivals to now. */
-static void decay_arrivals(const struct sim *s, struct squeue *q)
-{
-	double f;
-
-	if (s->now <= q->arrivals_at)
-		return;
-	f = exp(-(double)(s->now - q->arrivals_at) / (double)s->p->settings.arrival_window_ms);
-	q->arrived_jobs *= f;
-	q->arrived_work_ms *= f;
-	q->arrivals_at = s->now;
-}
 
 int ebb_start(struct sim *s)
 {
@@ -55,13 +42,13 @@ int ebb_start(struct sim *s)
 void ebb_arrival(struct sim *s, int job)
 {
 	const struct plan_settings *st = &s->p->settings;
-	int64_t at = s->jobs[job].submit;
+	int64_t at = s->t->jobs[job].submit_ms;
 	struct squeue *q = &s->q[s->jobs[job].cls];
 
 	if (st->arrival_window_ms > 0) {
-		decay_arrivals(s, q);
+		known_decay(s, q);
 		q->arrived_jobs += 1;
-		q->arrived_work_ms += (double)s->t->jobs[job].duration_ms;
+		known_arrived(s, job);
 	}
 	if (s->ebb.last_submit >= 0) {
 		s->ebb.gaps[s->ebb.ngaps % EBB_GAPS] = at - s->ebb.last_submit;
@@ -102,15 +89,16 @@ void ebb_policy(struct sim *s)
 		struct squeue *q = &s->q[c];
 		double window_s = (double)st->arrival_window_ms / 1000.0;
 		if (window_s > 0)
-			decay_arrivals(s, q);
+			known_decay(s, q);
 		/* A class with nothing queued and hardly any arrivals lately
 		 * needs nothing: left out, as serve leaves it out. */
 		if (!q->len && (window_s <= 0 || q->arrived_jobs < 1e-3))
 			continue;
 		classes[nc++] = (struct plan_class){
 			.lane = s->t->lanes[q->lane], .gpus = q->gpus, .lane_rank = q->lane_rank,
-			.jobs = (int64_t)q->len, .items = (int64_t)q->len, .work_s = q->work_ms / 1000.0,
-			.oldest_ms = q->len ? s->jobs[q->items[q->head]].submit : s->now,
+			.jobs = (int64_t)q->len, .items = (int64_t)q->len,
+			.work_s = (known_estimates(s) ? (double)q->est_work_ms : q->work_ms) / 1000.0,
+			.oldest_ms = q->len ? s->t->jobs[q->items[q->head]].submit_ms : s->now,
 			.arrival_jobs_per_s = window_s > 0 ? q->arrived_jobs / window_s : 0,
 			.arrival_work_per_s = window_s > 0 ? q->arrived_work_ms / 1000.0 / window_s : 0,
 			.wait_target_ms = q->wait_target_ms,
@@ -118,9 +106,16 @@ void ebb_policy(struct sim *s)
 	}
 	v.classes = classes;
 	v.nclasses = nc;
+	/* plan() takes the fleet whole: without the holes of instances gone. */
+	if (s->nalive != s->live)
+		sim_compact(s);
 	v.fleet = s->ebb.fleet;
 	v.nfleet = s->live;
 	plan(&v, res);
+	if (res->nomem) {
+		s->nomem = 1;
+		return;
+	}
 	for (int a = 0; a < res->n; a++) {
 		const struct action *x = &res->actions[a];
 		if (x->kind == ACTION_LAUNCH) {
@@ -155,15 +150,15 @@ void ebb_fleet_sync(struct sim *s, int k)
 
 	/* Launch order is index order, and removals keep the order: alive[]
 	 * is sorted. */
-	s->ebb.fleet[sim_position(s->alive, s->live, k)] = (struct plan_instance){
+	s->ebb.fleet[sim_position(s->alive, s->nalive, k)] = (struct plan_instance){
 		.id = k + 1, .offer = i->offer, .market = i->market,
 		.state = i->draining ? INST_DRAINING : map[i->state], .running = i->state == S_BUSY,
 		.launched_ms = i->launched, .idle_since_ms = i->idle_since,
-		.busy_until_ms = i->state == S_BUSY ? i->run_end : 0,
+		.busy_until_ms = i->state == S_BUSY ? known_end_ms(s, k) : 0,
 	};
 }
 
-void ebb_fleet_drop(struct sim *s, int a)
+void ebb_fleet_end(struct sim *s, int k)
 {
-	memmove(&s->ebb.fleet[a], &s->ebb.fleet[a + 1], (size_t)(s->live - 1 - a) * sizeof *s->ebb.fleet);
+	s->ebb.fleet[sim_position(s->alive, s->nalive, k)].busy_until_ms = known_end_ms(s, k);
 }

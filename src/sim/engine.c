@@ -24,6 +24,21 @@ void *sim_grown(struct sim *s, void *p, size_t n, size_t size)
 	return q;
 }
 
+void *sim_ring_grow(struct sim *s, void *items, size_t *head, size_t n, size_t *cap, size_t size)
+{
+	size_t room = *cap ? 2 * *cap : 16;
+	char *grown = sim_grown(s, NULL, room, size);
+
+	if (!grown)
+		return NULL;
+	for (size_t k = 0; k < n; k++)
+		memcpy(grown + k * size, (char *)items + (*head + k) % *cap * size, size);
+	free(items);
+	*head = 0;
+	*cap = room;
+	return grown;
+}
+
 /* ---- heap ---- */
 
 static int before(const struct event *a, const struct event *b)
@@ -35,45 +50,50 @@ static int before(const struct event *a, const struct event *b)
 	return a->inst < b->inst;
 }
 
-static void push(struct sim *s, struct event e)
+void heap_push(struct sim *s, struct heap *h, struct event e)
 {
 	size_t i;
 
-	if (s->nheap == s->capheap) {
-		size_t cap = s->capheap ? s->capheap * 2 : 256;
-		struct event *heap = sim_grown(s, s->heap, cap, sizeof *heap);
-		if (!heap)
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? h->cap * 2 : 256;
+		struct event *grown = sim_grown(s, h->e, cap, sizeof *grown);
+		if (!grown)
 			return;
-		s->heap = heap;
-		s->capheap = cap;
+		h->e = grown;
+		h->cap = cap;
 	}
-	i = s->nheap++;
-	while (i > 0 && before(&e, &s->heap[(i - 1) / 2])) {
-		s->heap[i] = s->heap[(i - 1) / 2];
+	i = h->n++;
+	while (i > 0 && before(&e, &h->e[(i - 1) / 2])) {
+		h->e[i] = h->e[(i - 1) / 2];
 		i = (i - 1) / 2;
 	}
-	s->heap[i] = e;
+	h->e[i] = e;
 }
 
-static struct event pop(struct sim *s)
+struct event heap_pop(struct heap *h)
 {
-	struct event top = s->heap[0], last = s->heap[--s->nheap];
+	struct event top = h->e[0], last = h->e[--h->n];
 	size_t i = 0;
 
 	for (;;) {
 		size_t c = 2 * i + 1;
-		if (c >= s->nheap)
+		if (c >= h->n)
 			break;
-		if (c + 1 < s->nheap && before(&s->heap[c + 1], &s->heap[c]))
+		if (c + 1 < h->n && before(&h->e[c + 1], &h->e[c]))
 			c++;
-		if (!before(&s->heap[c], &last))
+		if (!before(&h->e[c], &last))
 			break;
-		s->heap[i] = s->heap[c];
+		h->e[i] = h->e[c];
 		i = c;
 	}
-	if (s->nheap)
-		s->heap[i] = last;
+	if (h->n)
+		h->e[i] = last;
 	return top;
+}
+
+void sim_push(struct sim *s, struct event e)
+{
+	heap_push(s, &s->events, e);
 }
 
 /* ---- the queue ---- */
@@ -96,21 +116,15 @@ static int class_of(struct sim *s, int gpus, int lane)
 	return s->nq++;
 }
 
-static void enqueue(struct sim *s, int job, int front)
+void sim_enqueue(struct sim *s, int job, int front)
 {
 	struct squeue *q = &s->q[s->jobs[job].cls];
 
 	if (q->len == q->cap) {
-		size_t cap = q->cap ? q->cap * 2 : 64;
-		int *items = sim_grown(s, NULL, cap, sizeof *items);
+		int *items = sim_ring_grow(s, q->items, &q->head, q->len, &q->cap, sizeof *items);
 		if (!items)
 			return;
-		for (size_t i = 0; i < q->len; i++)
-			items[i] = q->items[(q->head + i) % q->cap];
-		free(q->items);
 		q->items = items;
-		q->cap = cap;
-		q->head = 0;
 	}
 	if (front) {
 		q->head = (q->head + q->cap - 1) % q->cap;
@@ -121,32 +135,32 @@ static void enqueue(struct sim *s, int job, int front)
 	q->len++;
 	q->work_ms += (double)s->jobs[job].left_ms;
 	s->queued++;
+	s->jobs[job].queued = 1;
+	s->jobs[job].queued_at = s->now;
+	s->r->requeues += front;
+	known_queued(s, job, 1);
 }
 
-static int dequeue(struct sim *s, int k)
+/* Takes a job out of its class's queue: its head, but for the
+ * clairvoyant, whose instances each take the job they were launched for. */
+static void take(struct sim *s, int job)
 {
-	struct squeue *q = &s->q[k];
-	int job = q->items[q->head];
+	struct squeue *q = &s->q[s->jobs[job].cls];
+	size_t at = 0;
 
+	while (q->items[(q->head + at) % q->cap] != job)
+		at++;
+	for (; at > 0; at--)
+		q->items[(q->head + at) % q->cap] = q->items[(q->head + at - 1) % q->cap];
 	q->head = (q->head + 1) % q->cap;
 	q->len--;
 	q->work_ms -= (double)s->jobs[job].left_ms;
 	s->queued--;
-	return job;
+	s->jobs[job].queued = 0;
+	known_queued(s, job, -1);
 }
 
 /* ---- money ---- */
-
-static const struct offer *offer_of(const struct sim *s, const struct sinst *i)
-{
-	return &s->o->offers[i->offer];
-}
-
-static double price_per_ms(const struct sim *s, const struct sinst *i)
-{
-	double p = offer_of(s, i)->price[i->market];
-	return p > 0 ? p / 3600000.0 : 0;
-}
 
 /* Advances the running cost and the utilisation integrals to `to`. */
 static void advance(struct sim *s, int64_t to)
@@ -181,142 +195,12 @@ static void sample(struct sim *s, int64_t to)
 		x->t_ms = s->next_sample;
 		x->queued = (int)s->queued;
 		x->cost = s->cost + s->spend_per_ms * (double)(s->next_sample - s->now);
-		for (int a = 0; a < s->live; a++)
-			x->instances[s->inst[s->alive[a]].offer]++;
+		for (int a = 0; a < s->nalive; a++) {
+			const struct sinst *i = &s->inst[s->alive[a]];
+			x->instances[i->offer] += i->state != S_GONE;
+		}
 		s->next_sample += s->o->sample_ms;
 	}
-}
-
-/* ---- instances ---- */
-
-/* ebb's view of the fleet follows every change of an instance. */
-static void changed(struct sim *s, int k)
-{
-	if (s->p->kind == POL_EBB)
-		ebb_fleet_sync(s, k);
-}
-
-/* Instance k becomes idle now, and joins the idle list. */
-static void make_idle(struct sim *s, int k)
-{
-	int at = sim_position(s->idle, s->nidle, k);
-
-	memmove(&s->idle[at + 1], &s->idle[at], (size_t)(s->nidle - at) * sizeof *s->idle);
-	s->idle[at] = k;
-	s->nidle++;
-	s->inst[k].state = S_IDLE;
-	s->inst[k].idle_since = s->now;
-}
-
-/* Instance k leaves the idle list (its caller sets its new state). */
-static void drop_idle(struct sim *s, int k)
-{
-	int at = sim_position(s->idle, s->nidle, k);
-
-	memmove(&s->idle[at], &s->idle[at + 1], (size_t)(s->nidle - 1 - at) * sizeof *s->idle);
-	s->nidle--;
-}
-
-/* Room for twice the instances in each array kept per instance; -1 when
- * out of memory (those grown keep their room for the next try). */
-static int grow_fleet(struct sim *s)
-{
-	size_t cap = s->capinst ? (size_t)s->capinst * 2 : 64;
-	struct sinst *inst = sim_grown(s, s->inst, cap, sizeof *inst);
-	int *alive, *idle;
-
-	if (!inst)
-		return -1;
-	s->inst = inst;
-	if (!(alive = sim_grown(s, s->alive, cap, sizeof *alive)))
-		return -1;
-	s->alive = alive;
-	if (!(idle = sim_grown(s, s->idle, cap, sizeof *idle)))
-		return -1;
-	s->idle = idle;
-	if (s->p->kind == POL_EBB && ebb_fleet_grow(s, cap) != 0)
-		return -1;
-	s->capinst = (int)cap;
-	return 0;
-}
-
-int sim_launch(struct sim *s, int offer, enum market m, int warm)
-{
-	const struct offer *o = &s->o->offers[offer];
-	struct sinst *i;
-	int k;
-
-	if (s->ninst == s->capinst && grow_fleet(s) != 0)
-		return -1;
-	k = s->ninst++;
-	i = &s->inst[k];
-	memset(i, 0, sizeof *i);
-	i->offer = offer;
-	i->market = m;
-	i->launched = s->now;
-	i->job = -1;
-	i->state = S_BOOTING;
-	s->alive[s->live++] = k;
-	s->spend_per_ms += price_per_ms(s, i);
-	if (s->live > s->r->max_instances)
-		s->r->max_instances = s->live;
-	if (warm) {
-		make_idle(s, k);
-	} else {
-		s->r->cold_starts++;
-		push(s, (struct event){s->now + o->boot_ms, EV_READY, k, i->gen});
-	}
-	changed(s, k);
-	if (m == MARKET_SPOT && o->reclaims_per_hour > 0) {
-		double hours = -log(1.0 - rng_uniform(&s->rng)) / o->reclaims_per_hour;
-		push(s, (struct event){s->now + (int64_t)(hours * 3600000.0), EV_RECLAIM, k, i->gen});
-	}
-	return k;
-}
-
-/* What instance k, stopping now, has cost: its lifetime billed at its
- * price. */
-static void bill(struct sim *s, int k)
-{
-	const struct sinst *i = &s->inst[k];
-	const struct offer *o = offer_of(s, i);
-	int64_t lifetime = s->now - i->launched, billed = offer_billed_ms(o, lifetime);
-
-	s->spend_per_ms -= price_per_ms(s, i);
-	s->cost += (double)(billed - lifetime) * price_per_ms(s, i);
-	s->r->cost_usd += offer_cost(o, i->market, billed);
-	s->r->gpu_hours_billed += (double)billed * o->gpus / 3600000.0;
-}
-
-void sim_stop(struct sim *s, int k)
-{
-	struct sinst *i = &s->inst[k];
-	const struct offer *o = offer_of(s, i);
-
-	if (i->state == S_GONE)
-		return;
-	if (i->state == S_IDLE)
-		drop_idle(s, k);
-	if (i->state == S_BUSY) {
-		struct sjob *j = &s->jobs[i->job];
-		int64_t ran = s->now - i->run_start, ckpt = s->o->checkpoint_every_ms;
-		int64_t saved = ckpt > 0 ? (int64_t)((double)(ran / ckpt * ckpt) * o->speed) : 0;
-		j->left_ms -= saved < j->left_ms ? saved : j->left_ms;
-		s->r->gpu_hours_busy += (double)ran * o->gpus / 3600000.0;
-		s->busy--;
-		enqueue(s, i->job, 1);
-	}
-	bill(s, k);
-	i->state = S_GONE;
-	i->gen++;
-	{
-		int a = sim_position(s->alive, s->live, k), after = s->live - 1 - a;
-		memmove(&s->alive[a], &s->alive[a + 1], (size_t)after * sizeof *s->alive);
-		if (s->p->kind == POL_EBB)
-			ebb_fleet_drop(s, a);
-	}
-	s->live--;
-	s->dirty = 1;
 }
 
 static void finish(struct sim *s, int k)
@@ -324,20 +208,58 @@ static void finish(struct sim *s, int k)
 	struct sinst *i = &s->inst[k];
 	struct sjob *j = &s->jobs[i->job];
 
-	s->r->gpu_hours_busy += (double)(s->now - i->run_start) * offer_of(s, i)->gpus / 3600000.0;
+	s->r->gpu_hours_busy += (double)(s->now - i->run_start) * sim_offer(s, i)->gpus / 3600000.0;
+	known_running(s, k, 0);
+	known_finished(s, i->job, s->now - i->run_start);
 	j->left_ms = 0;
+	s->waits[s->nwaits++] = j->waited_ms;
+	j->counted = 1;
 	s->done++;
 	s->busy--;
 	s->progress_ms = s->now;
 	i->job = -1;
-	make_idle(s, k);
+	sim_make_idle(s, k);
 	i->gen++;
 	s->dirty = 1;
-	changed(s, k);
+	sim_changed(s, k);
 }
 
-/* Idle instances take queued jobs: lanes in order, then priority and
- * arrival, as serve's lease query orders them. */
+static void requeue_wait(struct sim *s, int64_t ms)
+{
+	if (s->nrequeue_waits == s->cap_requeue_waits) {
+		size_t cap = s->cap_requeue_waits ? 2 * s->cap_requeue_waits : 64;
+		int64_t *w = sim_grown(s, s->requeue_waits, cap, sizeof *w);
+		if (!w)
+			return;
+		s->requeue_waits = w;
+		s->cap_requeue_waits = cap;
+	}
+	s->requeue_waits[s->nrequeue_waits++] = ms;
+}
+
+/* The queued job idle instance k takes, -1 if none: the head of the
+ * queues it fits, lanes in order, then priority and arrival, as serve's
+ * lease query orders them; the clairvoyant's own choice. */
+static int job_for(struct sim *s, int k)
+{
+	const struct offer *o = sim_offer(s, &s->inst[k]);
+	int best = -1;
+
+	if (s->p->kind == POL_CLAIRVOYANT)
+		return clairvoyant_job_for(s, k);
+	for (int c = 0; c < s->nq; c++) {
+		struct squeue *q = &s->q[c], *b = best >= 0 ? &s->q[best] : NULL;
+		if (!q->len || q->gpus > o->gpus)
+			continue;
+		if (!b || q->lane < b->lane ||
+		    (q->lane == b->lane &&
+		     s->t->jobs[q->items[q->head]].submit_ms < s->t->jobs[b->items[b->head]].submit_ms))
+			best = c;
+	}
+	return best < 0 ? -1 : s->q[best].items[s->q[best].head];
+}
+
+/* Idle instances take queued jobs. */
 static void dispatch(struct sim *s)
 {
 	int a, kept = 0;
@@ -348,38 +270,33 @@ static void dispatch(struct sim *s)
 	 * at a time from its head was quadratic when a burst of a million
 	 * jobs met as many instances). */
 	for (a = 0; a < s->nidle && s->queued > 0; a++) {
-		int k = s->idle[a];
+		int k = s->idle[a], job;
 		struct sinst *i = &s->inst[k];
-		const struct offer *o = offer_of(s, i);
-		int best = -1;
+		const struct offer *o = sim_offer(s, i);
+		struct sjob *j;
 
-		s->idle[kept++] = k;
-		if (i->draining)
+		if (i->state == S_GONE)
 			continue;
-		for (int c = 0; c < s->nq; c++) {
-			struct squeue *q = &s->q[c], *b = best >= 0 ? &s->q[best] : NULL;
-			if (!q->len || q->gpus > o->gpus)
-				continue;
-			if (!b || q->lane < b->lane ||
-			    (q->lane == b->lane && s->jobs[q->items[q->head]].submit < s->jobs[b->items[b->head]].submit))
-				best = c;
-		}
-		if (best < 0)
+		s->idle[kept++] = k;
+		if (i->draining || (job = job_for(s, k)) < 0)
 			continue;
 		kept--;
-		i->job = dequeue(s, best);
-		struct sjob *j = &s->jobs[i->job];
-		if (j->first_start < 0) {
-			j->first_start = s->now;
-			s->waits[s->nwaits++] = s->now - j->submit;
-		}
+		take(s, job);
+		i->job = job;
+		j = &s->jobs[job];
+		j->waited_ms += s->now - j->queued_at;
+		if (j->ran)
+			requeue_wait(s, s->now - j->queued_at);
+		j->ran = 1;
 		i->state = S_BUSY;
+		s->idling--;
 		i->run_start = s->now;
 		i->run_end = s->now + (int64_t)ceil((double)j->left_ms / o->speed);
 		i->gen++;
 		s->busy++;
-		push(s, (struct event){i->run_end, EV_FINISH, k, i->gen});
-		changed(s, k);
+		sim_push(s, (struct event){i->run_end, EV_FINISH, k, i->gen});
+		known_running(s, k, 1);
+		sim_changed(s, k);
 	}
 	if (kept < a) {
 		memmove(&s->idle[kept], &s->idle[a], (size_t)(s->nidle - a) * sizeof *s->idle);
@@ -393,24 +310,29 @@ static void dispatch(struct sim *s)
 static int placeable(const struct sim *s, int gpus)
 {
 	for (int k = 0; k < s->o->noffers; k++) {
-		if ((s->p->kind == POL_EBB || k == s->p->offer) && s->o->offers[k].gpus >= gpus)
+		if ((policy_any_offer(s->p) || k == s->p->offer) && s->o->offers[k].gpus >= gpus)
 			return 1;
 	}
 	return 0;
 }
 
 /* What the policy has up when the replay starts, and when it first
- * looks: the pollers at once, the others at the first change. -1 when out
- * of memory. */
+ * looks: the pollers at once, the clairvoyant at its first launch, the
+ * others at the first change. -1 when out of memory. */
 static int start_policy(struct sim *s)
 {
 	if (s->p->kind == POL_EBB) {
-		if (ebb_start(s) != 0)
+		if (known_start(s) != 0 || ebb_start(s) != 0)
 			return -1;
+		s->next_policy = 0;
+	} else if (s->p->kind == POL_CLAIRVOYANT) {
+		return clairvoyant_start(s);
 	} else {
 		baseline_start(s);
+		if (s->p->kind == POL_KEDA)
+			keda_start(s);
+		s->next_policy = s->p->kind == POL_UTIL || s->p->kind == POL_KEDA ? 1 : 0;
 	}
-	s->next_policy = s->p->kind == POL_UTIL || s->p->kind == POL_KEDA ? 1 : 0;
 	return 0;
 }
 
@@ -433,6 +355,9 @@ static void run_policy(struct sim *s)
 	case POL_KEDA:
 		keda_policy(s);
 		break;
+	case POL_CLAIRVOYANT:
+		clairvoyant_policy(s);
+		break;
 	case POL_ALWAYS_ON:
 	case POL_BOUND:
 		break;
@@ -450,9 +375,38 @@ static int64_t policy_due(const struct sim *s)
 
 	if (s->p->kind == POL_EBB && s->dirty)
 		soon = s->last_policy < 0 ? s->now : s->last_policy + s->p->settings.interval_ms;
-	if (s->p->kind == POL_MIN1 && s->dirty)
+	if ((s->p->kind == POL_MIN1 || s->p->kind == POL_CLAIRVOYANT) && s->dirty)
 		soon = s->now;
 	return soon < due ? soon : due;
+}
+
+/* ---- the tail ---- */
+
+/* The fleet the policy keeps with no work at all. */
+static int64_t standing_floor(const struct sim *s)
+{
+	const struct warm_schedule *w = &s->p->settings.warm;
+
+	if (s->p->kind == POL_EBB)
+		return w->n ? warm_floor(w, s->now) : 0;
+	return s->floor;
+}
+
+/* Every job has ended: whether the replay ends now, the policy being
+ * down to its standing floor. At the first call, the last job has just
+ * ended: what stopping everything then would have cost is noted, for the
+ * tail's cost. */
+static int tail_over(struct sim *s)
+{
+	if (s->tail_from < 0) {
+		s->tail_from = s->now;
+		s->cost_at_tail = s->r->cost_usd;
+		for (int a = 0; a < s->nalive; a++) {
+			if (s->inst[s->alive[a]].state != S_GONE)
+				s->cost_at_tail += sim_billed_usd(s, s->alive[a]);
+		}
+	}
+	return s->live <= standing_floor(s);
 }
 
 /* ---- what the replay measured ---- */
@@ -501,7 +455,16 @@ static void summarise(struct sim *s)
 {
 	double sum = 0;
 
+	/* A replay that stopped short: the jobs that ran and did not end
+	 * have waited this long so far. */
+	for (size_t k = 0; k < s->t->n; k++) {
+		const struct sjob *j = &s->jobs[k];
+		if (j->ran && !j->counted)
+			s->waits[s->nwaits++] = j->waited_ms + (j->queued ? s->now - j->queued_at : 0);
+	}
 	sort_waits(s, s->waits, s->nwaits);
+	sort_waits(s, s->requeue_waits, s->nrequeue_waits);
+	s->r->requeue_wait_p95_s = quantile_s(s->requeue_waits, s->nrequeue_waits, 0.95);
 	for (size_t k = 0; k < s->nwaits; k++)
 		sum += (double)s->waits[k];
 	s->r->wait_p50_s = quantile_s(s->waits, s->nwaits, 0.50);
@@ -512,6 +475,10 @@ static void summarise(struct sim *s)
 	s->r->jobs_done = (int64_t)s->done - s->r->unplaceable;
 	s->r->idle_gpu_hours = s->r->gpu_hours_billed - s->r->gpu_hours_busy;
 	s->r->end_ms = s->now;
+	if (s->tail_from >= 0) {
+		s->r->tail_ms = s->now - s->tail_from;
+		s->r->tail_cost_usd = s->r->cost_usd - s->cost_at_tail;
+	}
 }
 
 int sim_load(const char *trace_path, const char *offers_path, const struct trace_filter *filters,
@@ -557,13 +524,12 @@ static int start(struct sim *s)
 		int cls = class_of(s, t->jobs[k].gpus, t->jobs[k].lane);
 		if (cls < 0)
 			return -1;
-		s->jobs[k] = (struct sjob){.submit = t->jobs[k].submit_ms, .left_ms = t->jobs[k].duration_ms,
-					   .first_start = -1, .cls = cls};
+		s->jobs[k] = (struct sjob){.left_ms = t->jobs[k].duration_ms, .cls = cls};
 		longest_ms = fmax(longest_ms, (double)t->jobs[k].duration_ms / slowest);
 		/* A job no usable offer fits could never run: it is left out and
 		 * counted, not waited for forever. */
 		if (!placeable(s, t->jobs[k].gpus)) {
-			s->jobs[k].first_start = 0;
+			s->jobs[k].counted = 1;
 			s->done++;
 			s->r->unplaceable++;
 		}
@@ -577,27 +543,42 @@ static void release(struct sim *s)
 	for (int c = 0; c < s->nq; c++)
 		free(s->q[c].items);
 	free(s->q);
-	free(s->heap);
+	free(s->events.e);
 	free(s->inst);
 	free(s->alive);
 	free(s->idle);
 	free(s->jobs);
 	free(s->waits);
+	free(s->requeue_waits);
 	free(s->ebb.classes);
 	free(s->ebb.fleet);
 	free(s->ebb.result);
-	free(s->keda.hist_at);
-	free(s->keda.hist_n);
+	known_free(s);
+	clairvoyant_free(s);
+	window_free(&s->keda.recommendations);
+	window_free(&s->util);
+	window_free(&s->idled);
+	free(s->victims);
+}
+
+/* What the policy is told of durations, for the outputs to say. */
+static const char *durations_told(const struct policy *p, const struct sim_options *o)
+{
+	if (p->kind == POL_EBB)
+		return o->oracle_durations ? "oracle" : "estimated";
+	return p->kind == POL_BOUND || p->kind == POL_CLAIRVOYANT ? "foresight" : "unused";
 }
 
 int sim_run(const struct trace *t, const struct policy *p, const struct sim_options *o,
 	    struct sim_result *r)
 {
-	struct sim s = {.t = t, .p = p, .o = o, .r = r, .rng = o->seed ? o->seed : 1, .last_policy = -1};
+	struct sim s = {.t = t, .p = p, .o = o, .r = r, .rng = o->seed ? o->seed : 1, .last_policy = -1,
+			.tail_from = -1};
 	size_t next = 0;
 
 	memset(r, 0, sizeof *r);
 	snprintf(r->policy, sizeof r->policy, "%s", p->spec);
+	r->durations = durations_told(p, o);
 	r->jobs = (int64_t)t->n;
 	if (p->kind == POL_BOUND) {
 		bound_run(t, o, r);
@@ -608,13 +589,21 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 		return -1;
 	}
 	for (;;) {
-		int64_t t_arrival, t_event = s.nheap ? s.heap[0].at : INT64_MAX, t_policy = policy_due(&s), at;
+		int64_t t_arrival, t_event = s.events.n ? s.events.e[0].at : INT64_MAX, t_policy = policy_due(&s), at;
 
 		t_arrival = next < t->n ? t->jobs[next].submit_ms : INT64_MAX;
-		if ((s.done == t->n && s.queued == 0) || s.nomem)
+		if (s.nomem || (s.done == t->n && s.queued == 0 && tail_over(&s)))
 			break;
 		at = t_arrival < t_event ? t_arrival : t_event;
 		at = t_policy < at ? t_policy : at;
+		/* A policy that would hold instances past its floor for ever, or
+		 * for longer than a replay waits for anything, is cut short. */
+		if (s.tail_from >= 0 && (at == INT64_MAX || at - s.tail_from > SIM_STALL_MS)) {
+			r->tail_cut = 1;
+			sample(&s, s.tail_from + SIM_STALL_MS);
+			advance(&s, s.tail_from + SIM_STALL_MS);
+			break;
+		}
 		if (at == INT64_MAX)
 			break; /* nothing left can happen: jobs that no instance fits stay queued */
 		if (at < s.now)
@@ -632,16 +621,20 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 			if (placeable(&s, t->jobs[next].gpus)) {
 				if (p->kind == POL_EBB)
 					ebb_arrival(&s, (int)next);
-				enqueue(&s, (int)next, 0);
+				sim_enqueue(&s, (int)next, 0);
 				s.dirty = 1;
 			}
 			next++;
 		}
-		while (s.nheap && s.heap[0].at <= s.now) {
-			struct event e = pop(&s);
+		while (s.events.n && s.events.e[0].at <= s.now) {
+			struct event e = heap_pop(&s.events);
 			struct sinst *i = &s.inst[e.inst];
 			if (e.kind == EV_RECLAIM && i->state != S_GONE) {
 				s.r->reclaims++;
+				if (p->kind == POL_KEDA)
+					keda_reclaimed(&s, e.inst);
+				if (p->kind == POL_CLAIRVOYANT)
+					clairvoyant_reclaimed(&s, e.inst);
 				sim_stop(&s, e.inst);
 				/* A fixed fleet and min1's one warm instance are replaced, as a
 				 * node group does; the others launch on demand. */
@@ -650,8 +643,9 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 			} else if (e.gen != i->gen || i->state == S_GONE) {
 				continue;
 			} else if (e.kind == EV_READY) {
-				make_idle(&s, e.inst);
-				changed(&s, e.inst);
+				s.booting--;
+				sim_make_idle(&s, e.inst);
+				sim_changed(&s, e.inst);
 				i->gen++;
 				s.dirty = 1;
 			} else if (e.kind == EV_FINISH) {
@@ -665,13 +659,13 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 			dispatch(&s);
 		}
 	}
-	/* The replay ends when the last job ends: what still runs is billed
-	 * up to then. No job runs (each would have an end to come), and the
-	 * lists are done with: billing alone keeps this linear, where a stop
-	 * of each, from the lists' heads, was quadratic in the fleet. */
+	/* What is still up at the end (a standing floor, a cut tail, a
+	 * stalled replay) is billed up to then. The lists are done with:
+	 * billing alone keeps this linear, where a stop of each, from the
+	 * lists' heads, was quadratic in the fleet. */
 	for (int k = 0; k < s.ninst && !s.nomem; k++) {
 		if (s.inst[k].state != S_GONE)
-			bill(&s, k);
+			sim_bill(&s, k);
 	}
 	if (!s.nomem)
 		summarise(&s);

@@ -20,6 +20,12 @@ struct event {
 	int64_t gen; /* the instance's generation when scheduled: stale if it moved on */
 };
 
+/* Events, the earliest first (then by kind and instance). */
+struct heap {
+	struct event *e;
+	size_t n, cap;
+};
+
 enum sstate { S_BOOTING, S_IDLE, S_BUSY, S_GONE };
 
 struct sinst {
@@ -30,12 +36,21 @@ struct sinst {
 	int64_t launched, idle_since, run_start, run_end; /* run_end: when its job ends */
 	int job;
 	int64_t gen;
+	/* ebb's (known.c): the other instances running a job of the same
+	 * type, whose expected ends move together with its estimate */
+	int type_next, type_prev;
 };
 
+/* A job of the trace (t->jobs, same index) as it replays: 32 bytes, a
+ * million of them. */
 struct sjob {
-	int64_t submit, left_ms; /* reference work still to do */
-	int64_t first_start;     /* -1 until it first runs */
+	int64_t left_ms;   /* reference work still to do */
+	int64_t queued_at; /* when it last joined the queue: submitted, or put back */
+	int64_t waited_ms; /* in the queue before its runs so far */
 	int cls;
+	char ran;     /* it started once at least */
+	char queued;  /* in its class's queue now */
+	char counted; /* its wait is in waits[] (it ended), or it was left out */
 };
 
 /* Queued jobs of one class (GPUs, lane), oldest first. */
@@ -44,6 +59,7 @@ struct squeue {
 	int *items;
 	size_t head, len, cap;
 	double work_ms; /* reference work of the queued jobs */
+	int64_t est_work_ms; /* their work as ebb expects it (known.c) */
 	/* ebb's (ebb.c). The lane's rank and wait target, looked up once:
 	 * plan() is called millions of times. The jobs and reference work
 	 * submitted, each weighted by exp(-age / arrival_window) as of
@@ -52,6 +68,30 @@ struct squeue {
 	int64_t wait_target_ms;
 	double arrived_jobs, arrived_work_ms;
 	int64_t arrivals_at;
+};
+
+/* What ebb is told of durations (known.c), per type of the trace: the
+ * estimate in force for its jobs submitted without one, the instances
+ * running one of its jobs, and the classes its jobs without an estimate
+ * are queued in or arrived in lately, so that a change of the estimate
+ * reaches the work plan() sees at once. */
+struct known_class {
+	int cls;
+	int64_t queued;
+	double arrived; /* weighted by exp(-age / arrival_window) as of arrived_at */
+	int64_t arrived_at;
+};
+
+struct known_type {
+	int64_t est_ms;
+	int running; /* the first instance of the list, -1: none */
+	struct known_class *in;
+	int nin, capin;
+};
+
+struct known_state {
+	struct durations *history;
+	struct known_type *types;
 };
 
 #define EBB_GAPS 1000 /* as many as serve looks at */
@@ -73,12 +113,48 @@ struct ebb_state {
 	int64_t last_submit, idle_timeout_ms;
 };
 
-/* keda's (baselines.c): the last moment with work, and the HPA's
- * recommendations of its stabilisation window. */
+/* Timed values over a sliding window, oldest first (window.c). */
+struct window {
+	struct window_entry {
+		int64_t at;
+		double a, b;
+	} *e;
+	size_t head, n, cap;
+};
+
+/* keda's (keda.c): the last moment with work, and the HPA's
+ * recommendations of its stabilisation window (each with a: the
+ * recommendation), only those that a later and larger one does not hide:
+ * the first is the largest. */
 struct keda_state {
 	int64_t last_active;
-	int64_t *hist_at, *hist_n;
-	size_t nhist;
+	struct window recommendations;
+	/* placement=cheapest: the GPUs each replica asks for (those of the
+	 * largest job some offer fits), and until when Karpenter leaves each
+	 * offer's spot out after one of its instances was reclaimed. */
+	int replica_gpus;
+	int64_t spot_unavailable_until[SIM_MAX_OFFERS];
+};
+
+/* The clairvoyant's plan (clairvoyant.c): chains of jobs, each run back
+ * to back by one instance of its offer and market, launched a boot before
+ * its first job; and, as it replays, each instance's chain and the
+ * chains whose instance was reclaimed, to launch again. */
+struct chain {
+	int first, next; /* jobs: its first, and the next it will run (-1: done) */
+	int offer;
+	enum market market;
+	int64_t launch_at;
+};
+
+struct clairvoyant_state {
+	int *next_job; /* per job: the next of its chain, -1 */
+	struct chain *chains; /* by launch time */
+	int nchains, launched;
+	int *chain_of; /* per instance */
+	size_t cap_chain_of;
+	int *relaunch;
+	int nrelaunch;
 };
 
 struct sim {
@@ -88,33 +164,59 @@ struct sim {
 	struct sim_result *r;
 	int64_t now;
 	uint64_t rng;
-	struct event *heap;
-	size_t nheap, capheap;
+	struct heap events;
 	struct sinst *inst;
-	int ninst, capinst, live, busy;
-	int *idle, nidle; /* the instances in S_IDLE, in index order: dispatch's to look at */
-	int *alive; /* the instances not gone, in launch order: live of them */
+	int ninst, capinst;
+	int live, busy, booting, idling; /* instances not gone; running a job; booting; idle */
+	/* The instances not gone, in launch (index) order, and those in S_IDLE
+	 * for dispatch to look at, in index order: nalive and nidle of them,
+	 * with holes (instances since gone) that who walks them skips, until
+	 * sim_compact() (fleet.c) takes them out. */
+	int *alive, nalive;
+	int *idle, nidle;
 	struct sjob *jobs;
 	struct squeue *q;
 	int nq;
 	int64_t queued;
 	double spend_per_ms, cost; /* running cost, for samples */
-	int64_t *waits;
+	int64_t *waits; /* each job's time in the queue, once it ended */
 	size_t nwaits;
+	/* Each wait of a job put back in the queue (a reclaim, a scale-in)
+	 * until it ran again. */
+	int64_t *requeue_waits;
+	size_t nrequeue_waits, cap_requeue_waits;
 	size_t done;
 	/* when the policy looks */
 	int64_t next_policy, last_policy;
 	int dirty;
-	double util_busy_ms, util_alive_ms; /* integrated since util_since, for util */
-	int64_t util_since;
+	/* Instance time and busy time since the replay's start, for util, and
+	 * its polls' (a: instance ms, b: busy ms, as of each). */
+	double util_alive_ms, util_busy_ms;
+	struct window util;
 	int64_t next_sample;
 	size_t cap_samples; /* room in r->samples */
 	int nomem; /* an allocation failed: the replay stops, sim_run fails */
 	/* The last job end, or the last moment with no work outstanding; the
 	 * replay stops when work has waited stall_ms past it (sim.h). */
 	int64_t progress_ms, stall_ms;
+	/* The fleet always-on, min1 and util keep with no work; the last
+	 * job's end (-1 before) and the cost had everything stopped then. */
+	int64_t floor;
+	int64_t tail_from;
+	double cost_at_tail;
 	struct ebb_state ebb;
+	struct known_state known;
+	/* The instances as they became idle (a: the instance), oldest first;
+	 * an entry is stale once its instance is busy or gone since
+	 * (sim_longest_idle). The first not yet booted is at boot_head or
+	 * after. */
+	struct window idled;
+	int boot_head;
 	struct keda_state keda;
+	struct clairvoyant_state cv;
+	/* The baselines' scratch for choosing what to stop (baselines.c). */
+	struct victim *victims;
+	size_t cap_victims;
 };
 
 /* ---- the engine (engine.c) ---- */
@@ -123,12 +225,44 @@ struct sim {
  * gives up its step and keeps what it had, and the replay stops at the
  * top of its loop. */
 void *sim_grown(struct sim *s, void *p, size_t n, size_t size);
+/* A ring of n items of size bytes, from *head in *cap, copied in order
+ * into twice the room (*head and *cap follow); NULL when out of memory,
+ * the ring as it was. */
+void *sim_ring_grow(struct sim *s, void *items, size_t *head, size_t n, size_t *cap, size_t size);
+void heap_push(struct sim *s, struct heap *h, struct event e);
+struct event heap_pop(struct heap *h);
+/* An event into the replay's heap. */
+void sim_push(struct sim *s, struct event e);
+/* A job joins its class's queue, at its head when it was put back. */
+void sim_enqueue(struct sim *s, int job, int front);
+
+/* ---- the instances (fleet.c) ---- */
+
+static inline const struct offer *sim_offer(const struct sim *s, const struct sinst *i)
+{
+	return &s->o->offers[i->offer];
+}
+
 /* A new instance of offer on market m, up at once if warm; its index, or
  * -1 when out of memory. */
 int sim_launch(struct sim *s, int offer, enum market m, int warm);
 /* Stops an instance; a job on it loses the work since its last
  * checkpoint and goes back to the head of its queue. */
 void sim_stop(struct sim *s, int k);
+/* Instance k becomes idle now, and joins the idle list. */
+void sim_make_idle(struct sim *s, int k);
+/* ebb's view of the fleet follows every change of an instance. */
+void sim_changed(struct sim *s, int k);
+/* alive[] and idle[] without their holes. */
+void sim_compact(struct sim *s);
+/* The instance idle the longest (the first to have become idle of those
+ * idle now), and the first launched of those booting; -1 if none. */
+int sim_longest_idle(struct sim *s);
+int sim_first_booting(struct sim *s);
+/* What instance k would cost were it stopped now; sim_bill() adds it to
+ * the result as it stops. */
+double sim_billed_usd(const struct sim *s, int k);
+void sim_bill(struct sim *s, int k);
 
 /* Where k is, or would go, in the sorted array a of n. */
 static inline int sim_position(const int *a, int n, int k)
@@ -157,19 +291,76 @@ int ebb_start(struct sim *s);
 void ebb_arrival(struct sim *s, int job);
 /* plan() on the simulated state, and its actions carried out. */
 void ebb_policy(struct sim *s);
-/* Its view of the fleet follows the engine's: room for cap instances
- * (-1 when out of memory), instance k changed, the one at alive[a] went. */
+/* Its view of the fleet follows the engine's, slot for slot of alive[]
+ * (sim_compact() moves both): room for cap instances (-1 when out of
+ * memory), instance k changed. */
 int ebb_fleet_grow(struct sim *s, size_t cap);
 void ebb_fleet_sync(struct sim *s, int k);
-void ebb_fleet_drop(struct sim *s, int a);
+/* Only the expected end of instance k's job changed. */
+void ebb_fleet_end(struct sim *s, int k);
 
-/* ---- the baselines (baselines.c) ---- */
+/* ---- what ebb is told of durations (known.c) ---- */
+
+/* Whether the replay tells ebb what serve would know (not the trace's
+ * exact durations): then the hooks below keep it. */
+int known_estimates(const struct sim *s);
+/* Its arrays; -1 when out of memory. */
+int known_start(struct sim *s);
+void known_free(struct sim *s);
+/* A job joins (+1) or leaves (-1) its class's queue. */
+void known_queued(struct sim *s, int job, int delta);
+/* Instance k starts (1) or stops (0) running its job. */
+void known_running(struct sim *s, int k, int running);
+/* A job succeeded after running run_ms: the estimates follow. */
+void known_finished(struct sim *s, int job, int64_t run_ms);
+/* When ebb expects the job of busy instance k to end: its start and its
+ * est_s, else its type's estimate; with --oracle-durations, its end. */
+int64_t known_end_ms(const struct sim *s, int k);
+/* The arrivals of class q aged to now (arrival_window). */
+void known_decay(const struct sim *s, struct squeue *q);
+/* A job arrived: its class's arrivals count it, and the work expected of it. */
+void known_arrived(struct sim *s, int job);
+
+/* ---- sliding windows (window.c) ---- */
+
+/* Adds the newest entry; -1 when out of memory. */
+int window_push(struct sim *s, struct window *w, int64_t at, double a, double b);
+/* The k-th entry from the oldest. */
+const struct window_entry *window_at(const struct window *w, size_t k);
+void window_pop_front(struct window *w);
+void window_pop_back(struct window *w);
+/* Keeps the entries keep() says yes to, in order. */
+void window_keep(struct window *w, int (*keep)(const struct window_entry *e, const void *arg), const void *arg);
+void window_free(struct window *w);
+
+/* ---- the baselines (baselines.c, util.c, keda.c) ---- */
 
 /* The fleet always-on, min1 and util start the replay with. */
 void baseline_start(struct sim *s);
+/* Launches up to want instances on the policy's offer and market. */
+void baseline_scale_up(struct sim *s, int64_t want);
+/* Stops instances down to want: idle ones first (the longest idle),
+ * then booting, then busy ones if allow_busy. */
+void baseline_scale_down(struct sim *s, int64_t want, int allow_busy);
 void min1_policy(struct sim *s);
 void util_policy(struct sim *s);
 void keda_policy(struct sim *s);
+/* The replicas' request, for placement=cheapest. */
+void keda_start(struct sim *s);
+/* Instance k was reclaimed: Karpenter leaves its offering out a while. */
+void keda_reclaimed(struct sim *s, int k);
+/* ---- the clairvoyant (clairvoyant.c) ---- */
+
+/* Its plan, from the whole trace; -1 when out of memory. */
+int clairvoyant_start(struct sim *s);
+void clairvoyant_policy(struct sim *s);
+/* The job idle instance k takes: the next of its chain, once queued; -1
+ * if none. */
+int clairvoyant_job_for(struct sim *s, int k);
+/* Instance k was reclaimed: its chain is launched again. */
+void clairvoyant_reclaimed(struct sim *s, int k);
+void clairvoyant_free(struct sim *s);
+
 /* The offline lower bound: no replay, each job at its cheapest. */
 void bound_run(const struct trace *t, const struct sim_options *o, struct sim_result *r);
 

@@ -20,6 +20,9 @@ struct sim_options {
 	uint64_t seed;
 	int64_t checkpoint_every_ms; /* 0: jobs do not checkpoint */
 	int64_t sample_ms;           /* time-series step for plots; 0: none */
+	/* ebb's plan() is told each job's exact duration from the trace, a
+	 * what-if; by default it is told what serve would know. */
+	int oracle_durations;
 	/* The plug-ins a config file may name, so that serve's own config
 	 * (with a [local] section, say) loads; NULL: the core sections only. */
 	const struct conf_plugins *plugins;
@@ -34,20 +37,40 @@ struct sim_sample {
 
 /* A replay stops when work has been outstanding for this long with no
  * job ending (or SIM_STALL_JOBS times the longest job, if longer): spot
- * reclaimed faster than its jobs can run would replay forever. */
+ * reclaimed faster than its jobs can run would replay forever. After the
+ * last job ends, the replay goes on until the policy has released all it
+ * holds beyond its standing floor (always-on's fleet, min1's and util's
+ * one, ebb's warm pool), billed as it goes: the tail. A policy that still
+ * holds more SIM_STALL_MS after the last job, or never would release it,
+ * has its tail cut there. */
 #define SIM_STALL_MS (30LL * 24 * 3600 * 1000)
 #define SIM_STALL_JOBS 10
 
 struct sim_result {
 	char policy[512];
+	/* What the policy knew of durations: "estimated" (ebb, as serve
+	 * would), "oracle" (ebb told the trace's own: --oracle-durations),
+	 * "foresight" (the references, which see the whole trace by
+	 * definition) or "unused" (a baseline that looks at none). */
+	const char *durations;
 	int64_t jobs, jobs_done;
 	int64_t unplaceable; /* jobs no offer of the policy fits: left out */
 	int stalled;         /* the replay stopped: no job ended after stalled_ms */
 	int64_t stalled_ms;
+	/* The tail: from the last job's end to the replay's end, what it cost
+	 * (beyond stopping everything then), and whether it was cut. */
+	int64_t tail_ms;
+	double tail_cost_usd;
+	int tail_cut;
 	double cost_usd;
 	double gpu_hours_billed, gpu_hours_busy, idle_gpu_hours;
 	int64_t cold_starts, reclaims, max_instances;
+	/* A job's wait is all its time in the queue: before it first ran and
+	 * after each time it was put back (a reclaim, a scale-in that
+	 * stopped it), until it ran again; those waits alone, requeue_*. */
 	double wait_p50_s, wait_p95_s, wait_p99_s, wait_mean_s;
+	int64_t requeues;
+	double requeue_wait_p95_s;
 	int64_t end_ms;
 	struct sim_sample *samples;
 	size_t nsamples;

@@ -42,6 +42,7 @@ int simcli_option(struct simcli *c, int opt, char *arg)
 	case SIMCLI_PLOT: c->plot = arg; return 0;
 	case SIMCLI_SKIP: c->skip_bad = 1; return 0;
 	case SIMCLI_JSON: c->json = 1; return 0;
+	case SIMCLI_ORACLE: c->o.oracle_durations = 1; return 0;
 	case SIMCLI_FROM: return seconds(c, "--from", arg, &c->from_s);
 	case SIMCLI_TO: return seconds(c, "--to", arg, &c->to_s);
 	case SIMCLI_SEED:

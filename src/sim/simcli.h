@@ -9,7 +9,7 @@
 
 enum {
 	SIMCLI_OFFERS = 0x200, SIMCLI_SEED, SIMCLI_CKPT, SIMCLI_FILTER, SIMCLI_SKIP, SIMCLI_JSON,
-	SIMCLI_PLOT, SIMCLI_FROM, SIMCLI_TO, SIMCLI_OWN = 0x300
+	SIMCLI_PLOT, SIMCLI_FROM, SIMCLI_TO, SIMCLI_ORACLE, SIMCLI_OWN = 0x300
 };
 
 #define SIMCLI_LONGOPTS                                                                         \
@@ -19,7 +19,8 @@ enum {
 	{"filter", required_argument, NULL, SIMCLI_FILTER},                                   \
 	{"skip-bad", no_argument, NULL, SIMCLI_SKIP}, {"json", no_argument, NULL, SIMCLI_JSON}, \
 	{"plot", required_argument, NULL, SIMCLI_PLOT},                                       \
-	{"from", required_argument, NULL, SIMCLI_FROM}, {"to", required_argument, NULL, SIMCLI_TO}
+	{"from", required_argument, NULL, SIMCLI_FROM}, {"to", required_argument, NULL, SIMCLI_TO}, \
+	{"oracle-durations", no_argument, NULL, SIMCLI_ORACLE}
 
 #define SIMCLI_USAGE                                                                          \
 	"  --offers FILE          an ebb config: its [offer.*] sections and ebb's settings\n"   \
@@ -28,6 +29,9 @@ enum {
 	"  --filter COL=VALUE     keep rows whose COL is VALUE (repeatable)\n"                 \
 	"  --skip-bad             skip malformed rows (and count them) instead of stopping\n" \
 	"  --from S, --to S       only jobs submitted from S to S seconds into the trace\n"    \
+	"  --oracle-durations     tell ebb each job's exact duration from the trace, a what-if\n" \
+	"                         (default: what serve knows, the est_s column, else the\n"     \
+	"                         median of the newest finished jobs of the type)\n"          \
 	"  --json                 print JSON for scripts\n"                                    \
 	"  --plot FILE.svg        draw a chart\n"
 

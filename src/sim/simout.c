@@ -8,17 +8,36 @@
 
 #include "sim/tune.h"
 
+const char simout_oracle_note[] =
+	"# --oracle-durations: ebb's plan() was told each job's exact duration from the trace,"
+	" which serve never knows: a what-if";
+
+/* Whether ebb was told the trace's durations in one of the replays. */
+static int told_oracle(const struct sim_result *r, int n)
+{
+	for (int k = 0; k < n; k++) {
+		if (strcmp(r[k].durations, "oracle") == 0)
+			return 1;
+	}
+	return 0;
+}
+
 void simout_table(const struct sim_result *r, int n, FILE *out)
 {
-	fprintf(out, "%-44s %10s %9s %9s %9s %9s %6s %8s %8s %8s %8s %5s\n", "POLICY", "COST $", "$/JOB",
-		"GPU-H", "BUSY", "IDLE", "COLD", "RECLAIMS", "WAIT P50", "P95", "P99", "MAX");
+	/* First, so that no figure below is read as what serve would do. */
+	if (told_oracle(r, n))
+		fprintf(out, "%s\n", simout_oracle_note);
+	fprintf(out, "%-44s %10s %9s %9s %9s %9s %9s %6s %8s %8s %8s %8s %8s %8s %5s\n", "POLICY", "COST $", "TAIL $",
+		"$/JOB", "GPU-H", "BUSY", "IDLE", "COLD", "RECLAIMS", "REQUEUED", "WAIT P50", "P95", "P99", "REQ P95",
+		"MAX");
 	for (int k = 0; k < n; k++) {
 		const struct sim_result *x = &r[k];
-		fprintf(out, "%-44.44s %10.2f %9.5f %9.1f %9.1f %9.1f %6lld %8lld %7.1fs %7.1fs %7.1fs %5lld\n",
-			x->policy, x->cost_usd, x->jobs_done ? x->cost_usd / (double)x->jobs_done : 0,
+		fprintf(out, "%-44.44s %10.2f %9.2f %9.5f %9.1f %9.1f %9.1f %6lld %8lld %8lld %7.1fs %7.1fs %7.1fs %7.1fs"
+			" %5lld\n", x->policy, x->cost_usd, x->tail_cost_usd,
+			x->jobs_done ? x->cost_usd / (double)x->jobs_done : 0,
 			x->gpu_hours_billed, x->gpu_hours_busy, x->idle_gpu_hours, (long long)x->cold_starts,
-			(long long)x->reclaims, x->wait_p50_s, x->wait_p95_s, x->wait_p99_s,
-			(long long)x->max_instances);
+			(long long)x->reclaims, (long long)x->requeues, x->wait_p50_s, x->wait_p95_s, x->wait_p99_s,
+			x->requeue_wait_p95_s, (long long)x->max_instances);
 	}
 	for (int k = 0; k < n; k++) {
 		if (r[k].stalled)
@@ -26,6 +45,9 @@ void simout_table(const struct sim_result *r, int n, FILE *out)
 				" faster than its jobs run?); it ran %lld of %lld jobs, its figures are up to then\n",
 				r[k].policy, (double)r[k].stalled_ms / 3600000.0, (long long)r[k].jobs_done,
 				(long long)r[k].jobs);
+		if (r[k].tail_cut)
+			fprintf(out, "note: %s still held more than its standing floor %.0f days after its last job;"
+				" its tail is cut there\n", r[k].policy, (double)r[k].tail_ms / 86400000.0);
 		if (r[k].unplaceable)
 			fprintf(out, "note: %s left out %lld of %lld jobs: they fit none of its offers\n", r[k].policy,
 				(long long)r[k].unplaceable, (long long)r[k].jobs);
@@ -38,16 +60,18 @@ void simout_table(const struct sim_result *r, int n, FILE *out)
 
 json_t *simout_result_json(const struct sim_result *x)
 {
-	return json_pack("{s:s, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:f, s:f, s:f, s:f, s:I, s:I, s:b}",
-			 "policy", x->policy, "jobs", (json_int_t)x->jobs_done, "jobs_left_out",
-			 (json_int_t)x->unplaceable, "cost_usd", x->cost_usd, "cost_per_job_usd",
+	return json_pack("{s:s, s:s, s:I, s:I, s:f, s:f, s:f, s:b, s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:f, s:f, s:f, s:f,"
+			 " s:f, s:I, s:I, s:b}",
+			 "policy", x->policy, "durations", x->durations, "jobs", (json_int_t)x->jobs_done, "jobs_left_out",
+			 (json_int_t)x->unplaceable, "cost_usd", x->cost_usd, "tail_cost_usd", x->tail_cost_usd, "tail_s",
+			 (double)x->tail_ms / 1000.0, "tail_cut", x->tail_cut, "cost_per_job_usd",
 			 x->jobs_done ? x->cost_usd / (double)x->jobs_done : 0.0, "gpu_hours_billed",
 			 x->gpu_hours_billed, "gpu_hours_busy", x->gpu_hours_busy, "idle_gpu_hours",
 			 x->idle_gpu_hours, "cold_starts", (json_int_t)x->cold_starts, "reclaims",
-			 (json_int_t)x->reclaims, "wait_p50_s", x->wait_p50_s, "wait_p95_s", x->wait_p95_s,
-			 "wait_p99_s", x->wait_p99_s, "wait_mean_s", x->wait_mean_s, "max_instances",
-			 (json_int_t)x->max_instances, "end_s", (json_int_t)(x->end_ms / 1000), "stalled",
-			 x->stalled);
+			 (json_int_t)x->reclaims, "requeues", (json_int_t)x->requeues, "wait_p50_s", x->wait_p50_s,
+			 "wait_p95_s", x->wait_p95_s, "wait_p99_s", x->wait_p99_s, "wait_mean_s", x->wait_mean_s,
+			 "requeue_wait_p95_s", x->requeue_wait_p95_s, "max_instances", (json_int_t)x->max_instances,
+			 "end_s", (json_int_t)(x->end_ms / 1000), "stalled", x->stalled);
 }
 
 void simout_json(const struct sim_result *r, int n, FILE *out)
@@ -244,6 +268,8 @@ int simout_plot(const struct sim_result *r, int n, const struct sim_options *o, 
 	fprintf(f, "<text x='%d' y='%d' font-size='12' text-anchor='middle'>time (hours from the trace's start)</text>\n",
 		LEFT + (W - LEFT - RIGHT) / 2, h - 6);
 	draw_legend(f, &tl);
+	if (told_oracle(r, n))
+		fprintf(f, "<text x='%d' y='16' font-size='11'>%s</text>\n", LEFT, simout_oracle_note + 2);
 	fprintf(f, "</svg>\n");
 	if (fclose(f) != 0) {
 		snprintf(err, errsize, "--plot %s: write failed", path);
@@ -332,6 +358,8 @@ int simout_frontier_plot(const struct tune *t, const char *path, char *err, size
 			top + 18 + fam * 18, tune_families[fam]);
 	}
 	free(pts);
+	if (t->oracle_durations)
+		fprintf(f, "<text x='%d' y='%d' font-size='11'>%s</text>\n", left, h - 4, simout_oracle_note + 2);
 	fprintf(f, "</svg>\n");
 	if (fclose(f) != 0) {
 		snprintf(err, errsize, "--plot %s: write failed", path);

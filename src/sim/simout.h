@@ -8,6 +8,8 @@
 
 #include "sim/sim.h"
 
+/* The line that says ebb was told the trace's durations (a what-if). */
+extern const char simout_oracle_note[];
 void simout_table(const struct sim_result *r, int n, FILE *out);
 void simout_json(const struct sim_result *r, int n, FILE *out);
 json_t *simout_result_json(const struct sim_result *r);

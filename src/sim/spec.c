@@ -16,7 +16,7 @@
  * billion would launch without end, a utilisation above 1 never occurs. */
 struct knob {
 	const char *name;
-	enum { K_INT, K_SECONDS, K_NUMBER, K_OFFER, K_MARKET } type;
+	enum { K_INT, K_SECONDS, K_NUMBER, K_OFFER, K_MARKET, K_PLACEMENT } type;
 	size_t offset;
 	double min, max; /* K_SECONDS in seconds */
 };
@@ -30,7 +30,8 @@ static const struct knob util_knobs[] = {
 	{"window", K_SECONDS, P(window_ms), 0, NEVER}, {"poll", K_SECONDS, P(poll_ms), 1, NEVER}, {0}};
 static const struct knob keda_knobs[] = {
 	{"target", K_NUMBER, P(target), 1, 1e9}, {"poll", K_SECONDS, P(poll_ms), 1, NEVER},
-	{"cooldown", K_SECONDS, P(cooldown_ms), 0, NEVER}, {"stabilize", K_SECONDS, P(stabilize_ms), 0, NEVER}, {0}};
+	{"cooldown", K_SECONDS, P(cooldown_ms), 0, NEVER}, {"stabilize", K_SECONDS, P(stabilize_ms), 0, NEVER},
+	{"placement", K_PLACEMENT, P(placement), 0, 0}, {0}};
 static const struct knob no_knobs[] = {{0}};
 static const struct knob common_knobs[] = {
 	{"offer", K_OFFER, P(offer), 0, 0}, {"market", K_MARKET, P(market), 0, 0}, {0}};
@@ -47,6 +48,7 @@ static const struct kind kinds[] = {
 	{"min1", POL_MIN1, min1_knobs},
 	{"util", POL_UTIL, util_knobs},
 	{"keda", POL_KEDA, keda_knobs},
+	{"clairvoyant", POL_CLAIRVOYANT, no_knobs},
 	{"bound", POL_BOUND, no_knobs},
 	{NULL, 0, NULL},
 };
@@ -87,6 +89,14 @@ static int set_knob(struct policy *p, const struct knob *k, const char *value, c
 			return -1;
 		}
 		*(enum market *)at = (enum market)market_parse(value);
+		return 0;
+	case K_PLACEMENT:
+		if (strcmp(value, "offer") != 0 && strcmp(value, "cheapest") != 0) {
+			snprintf(err, errsize, "placement=%s: expected offer (the offer= and market= given) or cheapest"
+				 " (Karpenter's choice among every offer)", value);
+			return -1;
+		}
+		*(enum placement *)at = strcmp(value, "cheapest") == 0 ? PLACE_CHEAPEST : PLACE_OFFER;
 		return 0;
 	default:
 		break;
@@ -145,10 +155,22 @@ static int set_config(struct policy *p, const char *key, const char *value, char
  * above `up`, which with down >= up would flap. And the baseline's offer
  * must be sold on its market, or it would run for free: with no market
  * given, an offer sold only on spot is taken on spot. */
-static int check_baseline(struct policy *p, const char *spec, int market_given, char *err, size_t errsize)
+static int check_baseline(struct policy *p, const char *spec, int market_given, int offer_given, char *err,
+			  size_t errsize)
 {
 	if (p->kind == POL_UTIL && !(p->down < p->up)) {
 		snprintf(err, errsize, "policy %s: down=%g: expected below up=%g", spec, p->down, p->up);
+		return -1;
+	}
+	if (policy_any_offer(p)) {
+		if (!market_given && !offer_given)
+			return 0;
+		if (p->kind == POL_KEDA)
+			snprintf(err, errsize, "policy %s: placement=cheapest chooses the offer and market of each"
+				 " replica: offer= and market= go with placement=offer", spec);
+		else
+			snprintf(err, errsize, "policy %s: the clairvoyant chooses the offer and market of each job",
+				 spec);
 		return -1;
 	}
 	if (p->kind != POL_BOUND && (size_t)p->offer < p->cfg.noffers) {
@@ -194,7 +216,7 @@ int policy_parse(const char *spec, const char *config_path, const struct conf_pl
 {
 	char *copy = strdup(spec), *colon, *save = NULL, why[400], *keys[64];
 	const struct kind *kind = kinds;
-	int rc = 0, market_given = 0, nkeys = 0;
+	int rc = 0, market_given = 0, offer_given = 0, nkeys = 0;
 
 	memset(out, 0, sizeof *out);
 	if (!copy) {
@@ -208,7 +230,7 @@ int policy_parse(const char *spec, const char *config_path, const struct conf_pl
 	while (kind->name && strcmp(kind->name, copy) != 0)
 		kind++;
 	if (!kind->name) {
-		snprintf(err, errsize, "policy '%s': expected ebb, always-on, min1, util, keda or bound", copy);
+		snprintf(err, errsize, "policy '%s': expected ebb, always-on, min1, util, keda, clairvoyant or bound", copy);
 		free(copy);
 		return -1;
 	}
@@ -252,6 +274,7 @@ int policy_parse(const char *spec, const char *config_path, const struct conf_pl
 				snprintf(err, errsize, "policy %s: %s", spec, why);
 		} else if ((k = find_knob(kind->knobs, kv)) || (k = find_knob(common_knobs, kv))) {
 			market_given |= k->type == K_MARKET;
+			offer_given |= k->type == K_OFFER;
 			if ((rc = set_knob(out, k, eq + 1, why, sizeof why)) != 0)
 				snprintf(err, errsize, "policy %s: %s", spec, why);
 		} else {
@@ -261,7 +284,7 @@ int policy_parse(const char *spec, const char *config_path, const struct conf_pl
 	}
 	free(copy);
 	if (rc == 0 && out->kind != POL_EBB)
-		rc = check_baseline(out, spec, market_given, err, errsize);
+		rc = check_baseline(out, spec, market_given, offer_given, err, errsize);
 	if (rc == 0 && out->kind == POL_EBB && (rc = config_check(&out->cfg, why, sizeof why)) != 0)
 		snprintf(err, errsize, "policy %s: %s", spec, why);
 	if (rc != 0) {
@@ -270,6 +293,12 @@ int policy_parse(const char *spec, const char *config_path, const struct conf_pl
 	}
 	plan_settings_from_config(&out->cfg, &out->settings);
 	return 0;
+}
+
+int policy_any_offer(const struct policy *p)
+{
+	return p->kind == POL_EBB || p->kind == POL_CLAIRVOYANT ||
+	       (p->kind == POL_KEDA && p->placement == PLACE_CHEAPEST);
 }
 
 void policy_free(struct policy *p)

@@ -12,7 +12,7 @@
 #include "common/offer.h"
 #include "policy/plan.h"
 
-enum policy_kind { POL_EBB, POL_ALWAYS_ON, POL_MIN1, POL_UTIL, POL_KEDA, POL_BOUND };
+enum policy_kind { POL_EBB, POL_ALWAYS_ON, POL_MIN1, POL_UTIL, POL_KEDA, POL_CLAIRVOYANT, POL_BOUND };
 
 struct policy {
 	enum policy_kind kind;
@@ -32,7 +32,15 @@ struct policy {
 	int64_t poll_ms;     /* util, keda */
 	double target;       /* keda */
 	int64_t cooldown_ms, stabilize_ms; /* keda */
+	/* keda: each replica on the offer and market given, or (cheapest)
+	 * where Karpenter would put it: the cheapest offer that fits, spot
+	 * first, on demand when spot fails */
+	enum placement { PLACE_OFFER, PLACE_CHEAPEST } placement;
 };
+
+/* Whether the policy launches on every offer (ebb, keda with
+ * placement=cheapest, the clairvoyant), not on one. */
+int policy_any_offer(const struct policy *p);
 
 /* Parses "NAME[:k=v,...]" with the config at config_path (NULL: the
  * defaults), which may name plugins. ebb takes SECTION.KEY=VALUE

@@ -10,12 +10,13 @@
 #include <string.h>
 
 #include "common/config.h"
+#include "common/job.h"
 
 #define MAX_COLUMNS 64
 
-enum column { C_SUBMIT, C_DURATION, C_GPUS, C_PRIORITY, C_LANE, C_TYPE, C_KNOWN };
+enum column { C_SUBMIT, C_DURATION, C_GPUS, C_PRIORITY, C_LANE, C_TYPE, C_EST, C_KNOWN };
 static const char *const known[C_KNOWN] = {"submit_time_s", "duration_s", "gpus", "priority", "lane",
-					   "job_class"};
+					   "job_class", "est_s"};
 
 /* The names of one column (lanes or types) and an open-addressing table
  * of them: a trace of a million job classes loads in linear time. */
@@ -234,6 +235,14 @@ static int read_row(struct loader *l, char *line, const struct trace_filter *fil
 		if (number(l, fields, C_PRIORITY, -1000, 1000, &v) != 0)
 			return -1;
 		job->priority = (int)v;
+	}
+	/* What a submitter told serve, in the whole seconds serve takes. */
+	if (l->index[C_EST] >= 0 && fields[l->index[C_EST]][0]) {
+		if (number(l, fields, C_EST, 1, (double)JOB_EST_MAX_S, &v) != 0)
+			return -1;
+		if (v != floor(v))
+			return bad(l, l->index[C_EST], "expected whole seconds, as serve's est_s", fields[l->index[C_EST]]);
+		job->est_ms = (int64_t)v * 1000;
 	}
 	job->lane = intern(&l->lanes,
 			   l->index[C_LANE] >= 0 && fields[l->index[C_LANE]][0] ? fields[l->index[C_LANE]] : "standard");

@@ -1,8 +1,10 @@
 /* Job traces for the simulator: CSV with a header. Required columns
  * submit_time_s and duration_s; optional gpus, team, job_class (the job
- * type), priority, lane (16 lanes at most, as serve takes); any other
- * column is ignored. A bad row stops the load with the file, line and
- * column, unless skip_bad, which counts it. */
+ * type), priority, lane (16 lanes at most, as serve takes) and est_s (the
+ * estimate a submitter gave, whole seconds from 1 to JOB_EST_MAX_S as serve's
+ * API takes them; empty: none); any other column is ignored. A bad row
+ * stops the load with the file, line and column, unless skip_bad, which
+ * counts it. */
 #ifndef EBB_TRACE_H
 #define EBB_TRACE_H
 
@@ -12,6 +14,7 @@
 struct trace_job {
 	int64_t submit_ms;
 	int64_t duration_ms; /* on the reference GPU */
+	int64_t est_ms;      /* the submitter's estimate; 0: none */
 	int gpus;
 	int priority;
 	int lane; /* index into the trace's lanes */

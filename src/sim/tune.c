@@ -9,7 +9,8 @@
 
 #define N(a) (sizeof(a) / sizeof *(a))
 
-const char *const tune_families[TUNE_NFAMILIES] = {"ebb", "always-on", "min1", "util", "keda", "bound"};
+const char *const tune_families[TUNE_NFAMILIES] = {"ebb",	     "always-on", "min1",	 "util",
+						    "keda", "keda+karpenter", "clairvoyant", "bound"};
 
 /* ebb's knobs: how long work may wait before capacity is added, how long
  * the last idle instance stays and how fast the others go, and how far
@@ -23,19 +24,23 @@ static const int arrival_windows_s[] = {0, 60, 600};
  * is the limit) is one of ebb's settings too. */
 static const int warm_wait_targets_s[] = {10, 600};
 
-static const char *const baseline_specs[] = {
-	"min1:idle=60", "min1:idle=300", "min1:idle=600", "min1:idle=1800",
-	"util:up=0.9,down=0.3,window=60", "util:up=0.8,down=0.2,window=300", "util:up=0.6,down=0.1,window=300",
-	"keda", "keda:cooldown=60,stabilize=0", "keda:cooldown=60,stabilize=60", "keda:cooldown=900,stabilize=300",
-	"bound",
-};
+/* The baselines' knobs, as widely: each is compared at its best. */
+static const int min1_idles_s[] = {0, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600};
+static const double util_ups[] = {0.5, 0.6, 0.7, 0.8, 0.9};
+static const double util_downs[] = {0.1, 0.2, 0.3, 0.4};
+static const int util_windows_s[] = {60, 300, 900};
+static const int keda_targets[] = {1, 2, 4, 8};
+static const int keda_polls_s[] = {10, 30, 60};
+static const int keda_cooldowns_s[] = {0, 60, 300, 900};
+static const int keda_stabilizes_s[] = {0, 60, 300, 900};
 
 /* Replays spec and adds its point (with the ebb knobs k, if any): 0, or
  * -1 with err. A replay that did not run every job it could place (it
  * stalled, or its limits allowed no launch) is no point on a frontier:
  * it is counted instead. */
-static int add_point(struct tune *t, const char *spec, const struct tune_knobs *k, const struct trace *tr,
-		     const struct sim_options *o, const char *config_path, char *err, size_t errsize)
+static int add_point(struct tune *t, const char *family, const char *spec, const struct tune_knobs *k,
+		     const struct trace *tr, const struct sim_options *o, const char *config_path, char *err,
+		     size_t errsize)
 {
 	struct tune_point *pt, *grown = NULL;
 	struct sim_result r;
@@ -60,7 +65,7 @@ static int add_point(struct tune *t, const char *spec, const struct tune_knobs *
 	pt = &t->points[t->n++];
 	memset(pt, 0, sizeof *pt);
 	snprintf(pt->spec, sizeof pt->spec, "%s", spec);
-	snprintf(pt->family, sizeof pt->family, "%.*s", (int)strcspn(spec, ":"), spec);
+	snprintf(pt->family, sizeof pt->family, "%s", family);
 	pt->cost_usd = r.cost_usd;
 	pt->wait_p95_s = r.wait_p95_s;
 	if (k)
@@ -81,7 +86,54 @@ static int add_ebb(struct tune *t, struct tune_knobs k, const struct trace *tr, 
 		n += snprintf(spec + n, sizeof spec - (size_t)n, ",scaler.warm=* * %d", k.warm);
 	if (k.max_instances)
 		snprintf(spec + n, sizeof spec - (size_t)n, ",scaler.max_instances=%d", k.max_instances);
-	return add_point(t, spec, &k, tr, o, config_path, err, errsize);
+	return add_point(t, "ebb", spec, &k, tr, o, config_path, err, errsize);
+}
+
+/* The baselines' sweeps, and the references (the clairvoyant, the bound). */
+static int add_baselines(struct tune *t, const struct trace *tr, const struct sim_options *o, const char *config_path,
+			 char *err, size_t errsize)
+{
+	char spec[160];
+	int rc = 0;
+
+	for (int64_t n = 1, peak = sim_peak_concurrency(tr); n <= peak && rc == 0; n = n < 4 ? n + 1 : n * 2) {
+		snprintf(spec, sizeof spec, "always-on:n=%lld", (long long)n);
+		rc = add_point(t, "always-on", spec, NULL, tr, o, config_path, err, errsize);
+	}
+	for (size_t a = 0; a < N(min1_idles_s) && rc == 0; a++) {
+		snprintf(spec, sizeof spec, "min1:idle=%d", min1_idles_s[a]);
+		rc = add_point(t, "min1", spec, NULL, tr, o, config_path, err, errsize);
+	}
+	for (size_t a = 0; a < N(util_ups); a++)
+		for (size_t b = 0; b < N(util_downs); b++)
+			for (size_t c = 0; c < N(util_windows_s) && rc == 0; c++) {
+				snprintf(spec, sizeof spec, "util:up=%g,down=%g,window=%d", util_ups[a], util_downs[b],
+					 util_windows_s[c]);
+				rc = add_point(t, "util", spec, NULL, tr, o, config_path, err, errsize);
+			}
+	/* keda on the config's first offer, and, with several offers, keda
+	 * with Karpenter choosing among them all: what people run. */
+	for (int karpenter = 0; karpenter < (o->noffers > 1 ? 2 : 1); karpenter++)
+		for (size_t a = 0; a < N(keda_targets); a++)
+			for (size_t b = 0; b < N(keda_polls_s); b++)
+				for (size_t c = 0; c < N(keda_cooldowns_s); c++)
+					for (size_t d = 0; d < N(keda_stabilizes_s) && rc == 0; d++) {
+						/* The defaults are added below, by name. */
+						if (!karpenter && keda_targets[a] == 1 && keda_polls_s[b] == 30 &&
+						    keda_cooldowns_s[c] == 300 && keda_stabilizes_s[d] == 300)
+							continue;
+						snprintf(spec, sizeof spec, "keda:target=%d,poll=%d,cooldown=%d,stabilize=%d%s",
+							 keda_targets[a], keda_polls_s[b], keda_cooldowns_s[c],
+							 keda_stabilizes_s[d], karpenter ? ",placement=cheapest" : "");
+						rc = add_point(t, karpenter ? "keda+karpenter" : "keda", spec, NULL, tr, o,
+							       config_path, err, errsize);
+					}
+	/* keda's defaults, named as such: the ratios' first reference. */
+	if (rc == 0)
+		rc = add_point(t, "keda", "keda", NULL, tr, o, config_path, err, errsize);
+	if (rc == 0)
+		rc = add_point(t, "clairvoyant", "clairvoyant", NULL, tr, o, config_path, err, errsize);
+	return rc == 0 ? add_point(t, "bound", "bound", NULL, tr, o, config_path, err, errsize) : rc;
 }
 
 /* The cheapest ebb point within the wait, as a config fragment. */
@@ -134,10 +186,10 @@ static void mark_frontiers(struct tune *t)
 int tune_run(const struct trace *tr, const struct sim_options *o, const char *config_path,
 	     double wait_p95_s, struct tune *t, char *err, size_t errsize)
 {
-	char spec[64];
-
 	memset(t, 0, sizeof *t);
 	t->recommended = -1;
+	t->wait_p95_s = wait_p95_s;
+	t->oracle_durations = o->oracle_durations;
 	for (size_t a = 0; a < N(wait_targets_s); a++)
 		for (size_t b = 0; b < N(idle_timeouts_s); b++)
 			for (size_t c = 0; c < N(surplus_s); c++)
@@ -157,15 +209,8 @@ int tune_run(const struct trace *tr, const struct sim_options *o, const char *co
 		if (add_ebb(t, fixed, tr, o, config_path, err, errsize) != 0)
 			return -1;
 	}
-	for (int64_t n = 1, peak = sim_peak_concurrency(tr); n <= peak; n = n < 4 ? n + 1 : n * 2) {
-		snprintf(spec, sizeof spec, "always-on:n=%lld", (long long)n);
-		if (add_point(t, spec, NULL, tr, o, config_path, err, errsize) != 0)
-			return -1;
-	}
-	for (size_t k = 0; k < N(baseline_specs); k++) {
-		if (add_point(t, baseline_specs[k], NULL, tr, o, config_path, err, errsize) != 0)
-			return -1;
-	}
+	if (add_baselines(t, tr, o, config_path, err, errsize) != 0)
+		return -1;
 	mark_frontiers(t);
 	recommend(t, wait_p95_s, tr->n);
 	return 0;
@@ -194,17 +239,30 @@ size_t tune_frontier(const struct tune *t, const char *family, const struct tune
 	return n;
 }
 
-/* ebb's cheapest point with a p95 wait of at most wait_s; -1 if none. */
-static double ebb_cheapest(const struct tune *t, double wait_s)
+/* Not a baseline: ebb, and the references that no policy can reach. */
+static int reference(const char *family)
 {
-	double best = -1;
+	return strcmp(family, "ebb") == 0 || strcmp(family, "clairvoyant") == 0 || strcmp(family, "bound") == 0;
+}
+
+/* The cheapest point of the family (or of every baseline, family NULL)
+ * with a p95 wait of at most wait_s; NULL if none. */
+static const struct tune_point *cheapest_within(const struct tune *t, const char *family, double wait_s)
+{
+	const struct tune_point *best = NULL;
 
 	for (size_t k = 0; k < t->n; k++) {
 		const struct tune_point *p = &t->points[k];
-		if (strcmp(p->family, "ebb") == 0 && p->wait_p95_s <= wait_s && (best < 0 || p->cost_usd < best))
-			best = p->cost_usd;
+		if ((family ? strcmp(p->family, family) == 0 : !reference(p->family)) && p->wait_p95_s <= wait_s &&
+		    (!best || p->cost_usd < best->cost_usd))
+			best = p;
 	}
 	return best;
+}
+
+static struct tune_at at_wait(const struct tune *t, double wait_s)
+{
+	return (struct tune_at){wait_s, cheapest_within(t, "ebb", wait_s), cheapest_within(t, NULL, wait_s)};
 }
 
 void tune_ratios(const struct tune *t, double boot_s, struct tune_ratios *r)
@@ -212,27 +270,27 @@ void tune_ratios(const struct tune *t, double boot_s, struct tune_ratios *r)
 	size_t len = 0;
 
 	memset(r, 0, sizeof *r);
-	r->bound_wait_s = 2 * boot_s;
 	for (size_t k = 0; k < t->n; k++) {
-		const struct tune_point *p = &t->points[k];
-		double ebb;
-		if (strcmp(p->spec, "keda") == 0) {
-			r->keda_cost = p->cost_usd;
-			r->keda_p95 = p->wait_p95_s;
-		}
+		const struct tune_point *p = &t->points[k], *ebb;
+		if (strcmp(p->spec, "keda") == 0)
+			r->keda = p;
 		if (strcmp(p->family, "bound") == 0)
-			r->bound_cost = p->cost_usd;
-		if (strcmp(p->family, "ebb") == 0 || strcmp(p->family, "bound") == 0)
+			r->bound = p;
+		if (strcmp(p->family, "clairvoyant") == 0)
+			r->clairvoyant = p;
+		if (reference(p->family))
 			continue;
-		ebb = ebb_cheapest(t, p->wait_p95_s);
-		if (ebb < 0 || ebb > p->cost_usd + 1e-9) {
+		ebb = cheapest_within(t, "ebb", p->wait_p95_s);
+		if (!ebb || ebb->cost_usd > p->cost_usd + 1e-9) {
 			r->below_frontier++;
 			if (len < sizeof r->below)
 				len += (size_t)snprintf(r->below + len, sizeof r->below - len, "%s%s", len ? ", " : "", p->spec);
 		}
 	}
-	r->ebb_at_keda = ebb_cheapest(t, r->keda_p95);
-	r->ebb_at_bound = ebb_cheapest(t, r->bound_wait_s);
+	r->at_keda = at_wait(t, r->keda ? r->keda->wait_p95_s : 0);
+	r->at_two_boots = at_wait(t, 2 * boot_s);
+	r->at_target = at_wait(t, t->wait_p95_s);
+	r->at_clairvoyant = at_wait(t, r->clairvoyant ? r->clairvoyant->wait_p95_s : 0);
 }
 
 void tune_free(struct tune *t)

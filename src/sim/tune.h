@@ -13,16 +13,19 @@ struct tune_knobs {
 };
 
 struct tune_point {
-	char family[16]; /* ebb, always-on, min1, util, keda, bound */
+	char family[16]; /* tune_families[] */
 	char spec[512];
 	double cost_usd, wait_p95_s;
 	int on_frontier;
 	struct tune_knobs ebb; /* of an ebb point */
 };
 
-/* The families of points, in the order they are reported. */
+/* The families of points, in the order they are reported: ebb, the
+ * baselines (keda+karpenter is keda with placement=cheapest, swept when
+ * the offers are several), and the references: the clairvoyant (perfect
+ * foresight, no wait) and the bound (no idle, no boot). */
 extern const char *const tune_families[];
-#define TUNE_NFAMILIES 6
+#define TUNE_NFAMILIES 8
 
 struct tune {
 	struct tune_point *points;
@@ -31,12 +34,25 @@ struct tune {
 	size_t partial;  /* settings left out: their replay ran part of the trace */
 	char partial_spec[512]; /* the first of them */
 	char fragment[1024];
+	double wait_p95_s; /* the target */
+	int oracle_durations; /* ebb's replays were told the trace's durations */
 };
 
-/* The comparisons the project holds itself to (docs/SIMULATION.md). */
+/* At a p95 wait of at most wait_s: ebb's cheapest point, and the
+ * cheapest point of any baseline (NULL: none reaches it). */
+struct tune_at {
+	double wait_s;
+	const struct tune_point *ebb, *best;
+};
+
+/* The comparisons the project holds itself to (docs/SIMULATION.md): at
+ * keda-default's p95, at two boots, at the target and at the
+ * clairvoyant's p95 (no wait but after reclaims), ebb against the best
+ * baseline there, and against keda's defaults, the clairvoyant and the
+ * bound (NULL: not in the sweep). */
 struct tune_ratios {
-	double keda_cost, keda_p95, ebb_at_keda; /* ebb's cheapest at keda-default's p95 or shorter */
-	double bound_cost, bound_wait_s, ebb_at_bound; /* ebb's cheapest at p95 <= two boots */
+	const struct tune_point *keda, *clairvoyant, *bound;
+	struct tune_at at_keda, at_two_boots, at_target, at_clairvoyant;
 	int below_frontier; /* baseline points cheaper than ebb at the same or shorter wait */
 	char below[512];
 };

@@ -63,11 +63,12 @@ static void assert_one_line_error(struct harness_run *r, int status, const char 
 
 static void json_has_every_key_for_each_policy(void **state)
 {
-	static const char *const policies[] = {"ebb", "always-on", "min1", "util", "keda", "bound"};
-	static const char *const ints[] = {"jobs", "cold_starts", "reclaims", "max_instances"};
+	static const char *const policies[] = {"ebb",  "always-on", "min1", "util", "keda", "keda:placement=cheapest",
+					       "clairvoyant", "bound"};
+	static const char *const ints[] = {"jobs", "cold_starts", "reclaims", "requeues", "max_instances"};
 	static const char *const reals[] = {"cost_usd",   "cost_per_job_usd", "gpu_hours_billed",
 					    "gpu_hours_busy", "idle_gpu_hours", "wait_p50_s",
-					    "wait_p95_s", "wait_p99_s"};
+					    "wait_p95_s", "wait_p99_s", "requeue_wait_p95_s"};
 	struct harness_run r;
 	struct files f;
 	char *csv = trace_text(60);
@@ -82,9 +83,10 @@ static void json_has_every_key_for_each_policy(void **state)
 	assert_string_equal(r.err, "");
 	v = harness_json(r.out);
 	assert_true(json_is_array(v));
-	/* With no --policy, every policy, in this order. */
-	assert_int(json_array_size(v), 6);
-	for (size_t k = 0; k < 6; k++) {
+	/* With no --policy, every policy, in this order, keda with Karpenter
+	 * too (the offers are two). */
+	assert_int(json_array_size(v), 8);
+	for (size_t k = 0; k < 8; k++) {
 		json_t *p = json_array_get(v, k);
 		assert_string_equal(JSTR(p, "policy"), policies[k]);
 		for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
@@ -97,9 +99,10 @@ static void json_has_every_key_for_each_policy(void **state)
 				fail_msg("%s: %s is missing or not a number", policies[k], reals[i]);
 			assert_true(json_number_value(json_object_get(p, reals[i])) >= 0);
 		}
-		/* ebb and bound use both offers; a baseline uses one, the first
-		 * (small) unless told, and leaves out the 7 jobs of 8 GPUs. */
-		if (k == 0 || k == 5) {
+		/* ebb, keda with Karpenter, the clairvoyant and bound use both
+		 * offers; a baseline uses one, the first (small) unless told,
+		 * and leaves out the 7 jobs of 8 GPUs. */
+		if (k == 0 || k >= 5) {
 			assert_int(JINT(p, "jobs"), 60);
 			assert_int(JINT(p, "jobs_left_out"), 0);
 		} else {
@@ -110,10 +113,12 @@ static void json_has_every_key_for_each_policy(void **state)
 		assert_true(json_number_value(json_object_get(p, "wait_p50_s")) <=
 			    json_number_value(json_object_get(p, "wait_p99_s")));
 	}
-	/* bound is the least of them. */
-	for (size_t k = 0; k < 5; k++)
-		assert_true(json_number_value(json_object_get(json_array_get(v, 5), "cost_usd")) <=
-			    json_number_value(json_object_get(json_array_get(v, k), "cost_usd")));
+	/* bound is the least of those that ran every job. */
+	for (size_t k = 0; k < 8; k++) {
+		if (k == 0 || k >= 5)
+			assert_true(json_number_value(json_object_get(json_array_get(v, 7), "cost_usd")) <=
+				    json_number_value(json_object_get(json_array_get(v, k), "cost_usd")));
+	}
 	json_decref(v);
 	harness_run_free(&r);
 
@@ -230,8 +235,8 @@ static void policy_errors_are_clear(void **state)
 	files(&f, "submit_time_s,duration_s\n0,60\n");
 	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--policy", "nope", NULL);
 	assert_one_line_error(&r, 1,
-			      (const char *const[]){"policy 'nope'", "expected ebb, always-on, min1, util, keda or bound",
-						    NULL});
+			      (const char *const[]){"policy 'nope'",
+						    "expected ebb, always-on, min1, util, keda, clairvoyant or bound", NULL});
 	harness_run_free(&r);
 
 	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--policy", "min1", "--policy", "keda:colour=red",
@@ -407,6 +412,61 @@ static void same_seed_same_output(void **state)
 	harness_run_free(&c);
 }
 
+/* --oracle-durations tells ebb the trace's durations, a what-if that
+ * every output says: the table and the chart of sim, the table of tune,
+ * and their JSON, policy by policy. Without it, ebb is told what serve
+ * would know. */
+static void oracle_durations_are_labelled(void **state)
+{
+	static const char *const told[] = {"estimated", "unused", "unused", "unused",
+					   "unused",    "unused", "foresight", "foresight"};
+	struct harness_run r;
+	struct files f;
+	char *csv = trace_text(40), svg_path[4300], *svg;
+	json_t *v;
+
+	(void)state;
+	files(&f, csv);
+	free(csv);
+	snprintf(svg_path, sizeof svg_path, "%s/out.svg", f.dir);
+	for (int oracle = 0; oracle < 2; oracle++) {
+		const char *flag = oracle ? "--oracle-durations" : NULL;
+		harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--plot", svg_path, flag, NULL);
+		assert_int(r.status, 0);
+		svg = harness_read_file(svg_path, NULL);
+		if (oracle) {
+			assert_true(strncmp(r.out, "# --oracle-durations: ebb's plan() was told each job's exact duration"
+						   " from the trace, which serve never knows: a what-if\nPOLICY", 118) == 0);
+			assert_contains(svg, "--oracle-durations: ebb's plan() was told");
+		} else {
+			assert_true(strncmp(r.out, "POLICY", 6) == 0);
+			assert_null(strstr(svg, "oracle"));
+		}
+		free(svg);
+		harness_run_free(&r);
+
+		harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--json", flag, NULL);
+		assert_int(r.status, 0);
+		v = harness_json(r.out);
+		for (size_t k = 0; k < 8; k++)
+			assert_string_equal(JSTR(json_array_get(v, k), "durations"),
+					    k == 0 && oracle ? "oracle" : told[k]);
+		json_decref(v);
+		harness_run_free(&r);
+
+		harness_ebb(&r, NULL, "tune", f.trace, "--offers", f.conf, "--wait-p95", "600", flag, NULL);
+		assert_int(r.status, 0);
+		assert_true((strncmp(r.out, "# --oracle-durations:", 21) == 0) == oracle);
+		harness_run_free(&r);
+		harness_ebb(&r, NULL, "tune", f.trace, "--offers", f.conf, "--wait-p95", "600", "--json", flag, NULL);
+		assert_int(r.status, 0);
+		v = harness_json(r.out);
+		assert_string_equal(JSTR(v, "durations"), oracle ? "oracle" : "estimated");
+		json_decref(v);
+		harness_run_free(&r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -420,6 +480,7 @@ int main(void)
 		cmocka_unit_test(tune_wait_p95_is_checked),
 		cmocka_unit_test(plot_writes_svg_with_three_panels),
 		cmocka_unit_test(same_seed_same_output),
+		cmocka_unit_test(oracle_durations_are_labelled),
 	};
 	return cmocka_run_group_tests(tests, NULL, harness_cleanup);
 }

@@ -58,7 +58,8 @@ static void writes_a_fragment_that_replays(void **state)
 	run_ok(&r);
 	assert_contains(r.out, "POLICY");
 	assert_contains(r.out, "<- recommended");
-	assert_contains(r.out, "ebb at keda's p95");
+	assert_contains(r.out, "at keda-default's p95 (");
+	assert_contains(r.out, "the best baseline there");
 	assert_contains(r.out, "baseline points below ebb's frontier: ");
 	written = harness_read_file(f.out, NULL);
 	assert_non_null(written);
@@ -95,7 +96,7 @@ static void writes_a_fragment_that_replays(void **state)
  * wait grows; the ratios; every point of the sweep. */
 static void json_frontiers_in_order_of_wait(void **state)
 {
-	static const char *const families[] = {"ebb", "always-on", "min1", "util", "keda", "bound"};
+	static const char *const families[] = {"ebb", "always-on", "min1", "util", "keda", "clairvoyant", "bound"};
 	struct harness_run r;
 	struct files f;
 	json_t *v, *fronts;
@@ -128,7 +129,24 @@ static void json_frontiers_in_order_of_wait(void **state)
 	assert_int(json_integer_value(json_object_get(v, "settings_left_out")), 0);
 	assert_true(json_is_integer(json_object_get(v, "settings_left_out")));
 	assert_true(json_is_integer(harness_jget(v, "ratios.baseline_points_below_ebb")));
-	assert_true(json_real_value(harness_jget(v, "ratios.bound_cost_usd")) > 0);
+	assert_true(json_real_value(harness_jget(v, "ratios.bound.cost_usd")) > 0);
+	assert_string_equal(JSTR(v, "ratios.keda_defaults.policy"), "keda");
+	assert_string_equal(JSTR(v, "ratios.clairvoyant.policy"), "clairvoyant");
+	/* Each comparison at a wait: ebb and the best baseline both within it. */
+	for (int k = 0; k < 4; k++) {
+		static const char *const at[] = {"at_keda_wait", "at_two_boots", "at_target", "at_clairvoyant_wait"};
+		json_t *a = json_object_get(json_object_get(v, "ratios"), at[k]), *best = json_object_get(a, "best_baseline");
+		double wait = json_real_value(json_object_get(a, "wait_p95_s"));
+		assert_non_null(a);
+		if (json_is_object(best)) {
+			assert_true(json_real_value(json_object_get(best, "wait_p95_s")) <= wait);
+			assert_string_not_equal(JSTR(best, "family"), "ebb");
+			assert_string_not_equal(JSTR(best, "family"), "clairvoyant");
+			assert_string_not_equal(JSTR(best, "family"), "bound");
+		}
+	}
+	assert_true(json_real_value(harness_jget(v, "ratios.at_target.wait_p95_s")) == 300);
+	assert_true(json_real_value(harness_jget(v, "ratios.at_two_boots.wait_p95_s")) == 240);
 	json_decref(v);
 	harness_run_free(&r);
 }

@@ -11,9 +11,11 @@
  * - An instance is billed from its launch to its stop, rounded up to the
  *   billing unit (1 s, 1 min, 1 h) and at least billing_minimum
  *   (offer_billed_ms). Boot time is billed.
- * - The replay ends when the last job ends: whatever still runs is
- *   stopped and billed up to then (sim_run's last loop). So a fleet's
- *   idle tail after the last job is not billed, for every policy alike.
+ * - After the last job ends the replay goes on, billing, until the policy
+ *   has released all it holds beyond its standing floor (always-on's
+ *   fleet, min1's and util's one instance); what is still up then is
+ *   billed up to then (sim_run's last loop). So each policy pays for its
+ *   own idle tail: ebb's idle timeout, keda's stabilisation and cooldown.
  * - min1, util and always-on start their instances warm (launched at t=0,
  *   no boot, not a cold start); ebb and keda start from nothing.
  * - ebb runs plan() at once on the first change, then at most once per
@@ -33,8 +35,9 @@
  *   instances, scales down only to the largest want of the last
  *   stabilize (300 s), and from 1 to 0 only cooldown (300 s) after the
  *   last poll that saw work.
- * - Waits are from submission to the first start; p50/p95/p99 are nearest
- *   rank. */
+ * - A job's wait is its time in the queue: from submission to its first
+ *   start, and from each time it is put back (a reclaim, a scale-in) to
+ *   its next; p50/p95/p99 are nearest rank. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,14 +155,17 @@ static void test_single_job_every_policy(void **state)
 	check(csv, "util", &warm, 45.5);
 	/* ebb: plan() runs on the arrival at 30 s and launches one (45.5 s of
 	 * work cannot drain in the 300 s target with nothing up); it is ready
-	 * at 130 s, so the wait is the boot, 100 s, and it stops with the job
-	 * at 175.5 s: a life of 145.5 s, billed 146 s; 3 min; 1 h. */
-	static const struct want ebb = {{0.146, 0.180, 3.60}, 100, 100, 100, 1, 1};
+	 * at 130 s, so the wait is the boot, 100 s; the job ends at 175.5 s,
+	 * and plan() releases the instance 10 minutes (its idle timeout)
+	 * later, at 775.5 s: a life of 745.5 s, billed 746 s; 13 min; 1 h. */
+	static const struct want ebb = {{0.746, 0.780, 3.60}, 100, 100, 100, 1, 1};
 	check(csv, "ebb", &ebb, 45.5);
 	/* keda: its poll at 30.001 s sees the job and launches; ready at
-	 * 130.001, the job waits 100.001 s and ends at 175.501: the same
-	 * 145.5 s life as ebb's. */
-	static const struct want keda = {{0.146, 0.180, 3.60}, 100.001, 100.001, 100.001, 1, 1};
+	 * 130.001, the job waits 100.001 s and ends at 175.501. The last poll
+	 * that saw work is 150.001; its want of 1 leaves the 300 s window and
+	 * the cooldown is over at the poll of 480.001, which goes to 0: a life
+	 * of 450 s; 8 min; 1 h. */
+	static const struct want keda = {{0.450, 0.480, 3.60}, 100.001, 100.001, 100.001, 1, 1};
 	check(csv, "keda", &keda, 45.5);
 
 	/* bound: the job's run time at the lowest price per unit of work, with
@@ -173,6 +179,46 @@ static void test_single_job_every_policy(void **state)
 		assert_int(r.jobs_done, 1);
 		assert_int(r.cold_starts, 0);
 	}
+}
+
+/* Each policy pays for the instances it holds after the last job, until
+ * it releases them by its own rule; the tail is reported apart. */
+static void test_billing_tail(void **state)
+{
+	const char *csv = "submit_time_s,duration_s\n30,45.5\n";
+	struct sim_result r;
+
+	(void)state;
+	/* ebb: the job ends at 175.5 s, where stopping would have billed
+	 * 145.5 s (146 s); plan() releases the instance 600 s later: a tail
+	 * of 600 s and $0.600 (746 - 146 billed seconds). */
+	sim(csv, billings[0], "ebb", &r);
+	assert_int(r.tail_ms, 600000);
+	assert_near(r.tail_cost_usd, 0.600);
+	assert_int(r.tail_cut, 0);
+	assert_int(r.end_ms, 775500);
+	/* keda: from 175.501 to the poll of 480.001 that goes to 0: 304.5 s,
+	 * $0.304 (450 - 146). */
+	sim(csv, billings[0], "keda", &r);
+	assert_int(r.tail_ms, 304500);
+	assert_near(r.tail_cost_usd, 0.304);
+	/* Per hour, the hour begun is billed whether the tail is or not. */
+	sim(csv, billings[2], "keda", &r);
+	assert_near(r.tail_cost_usd, 0);
+	/* min1 and always-on are at their floor when the job ends: no tail. */
+	sim(csv, billings[0], "min1", &r);
+	assert_int(r.tail_ms, 0);
+	assert_near(r.tail_cost_usd, 0);
+	/* util that never scales in (down = 0): it holds its second
+	 * instance for ever, so its tail is cut 30 days after the job. Two
+	 * 100 s jobs at 0: the warm one runs the first; the poll at 10.001
+	 * sees it busy the whole window (above up) with one waiting: one
+	 * more, which is never stopped. */
+	sim("submit_time_s,duration_s\n0,100\n0,100\n", billings[0], "util:up=0.5,down=0,window=10,poll=10", &r);
+	assert_int(r.max_instances, 2);
+	assert_int(r.tail_cut, 1);
+	assert_int(r.tail_ms, SIM_STALL_MS);
+	assert_int(r.jobs_done, 2);
 }
 
 /* The minimum billed time of an instance, and the rounding to the unit. */
@@ -206,27 +252,33 @@ static void test_billing_minimum_and_rounding(void **state)
 /* A at 0 s running 300 s, B at 10 s running 60 s. */
 static void test_two_overlapping_jobs(void **state)
 {
-	const char *csv = "submit_time_s,duration_s\n0,300\n10,60\n";
+	/* Submitted with exact estimates, as ebb's plan() is told of them. */
+	const char *csv = "submit_time_s,duration_s,est_s\n0,300,300\n10,60,60\n";
 
 	(void)state;
 	/* ebb: at 0 one launch (300 s of work, 300 s per launch). At 10 s B
 	 * arrives (plan due: 0 + 2 s < 10 s): the booting instance can do
 	 * 400 - 90 = 310 s of the 360 s in the horizon; the 50 s short needs
 	 * one more: launched at 10 s. Ready at 100 and 110: A and B each wait
-	 * 100 s. B ends at 170, A at 400, and the replay stops both: 400 + 390
-	 * = 790 s; 7 + 7 min; 2 h. */
-	static const struct want ebb = {{0.790, 0.840, 7.20}, 100, 100, 100, 2, 2};
+	 * 100 s. B ends at 170, A at 400; each instance goes 10 minutes after
+	 * its job: at 770 and 1,000 s. 1,000 + 760 = 1,760 s; 17 + 13 min;
+	 * 2 h. */
+	static const struct want ebb = {{1.760, 1.800, 7.20}, 100, 100, 100, 2, 2};
 	check(csv, "ebb", &ebb, 360);
 	/* min1: A on the warm instance at once; B finds it busy, so min1
-	 * launches one at 10 s, ready at 110 (B waits 100) and stopped at the
-	 * end, 300 s: 300 + 290 = 590 s; 5 + 5 min; 2 h. */
-	static const struct want min1 = {{0.590, 0.600, 7.20}, 0, 100, 100, 1, 2};
+	 * launches one at 10 s, ready at 110 (B waits 100). B ends at 170, A
+	 * at 300; at 770 B's instance has idled 10 minutes and goes, leaving
+	 * min1's one: the replay ends there. 770 + 760 s; 13 + 13 min; 2 h. */
+	static const struct want min1 = {{1.530, 1.560, 7.20}, 0, 100, 100, 1, 2};
 	check(csv, "min1", &min1, 360);
 	/* keda: poll 0.001 sees A: one launch. Poll 30.001 sees 2 queued:
 	 * a second. Ready at 100.001 (A waits 100.001) and 130.001 (B waits
-	 * 120.001). A ends at 400.001; stabilisation keeps both until then:
-	 * 400 + 370 = 770 s; 7 + 7 min; 2 h. */
-	static const struct want keda = {{0.770, 0.840, 7.20}, 100.001, 120.001, 120.001, 2, 2};
+	 * 120.001). B ends at 190.001, A at 400.001. The want of 2 of the poll
+	 * at 180.001 leaves the window at 510.001, which stops B's instance
+	 * (the longest idle); the want of 1 of the last poll with work
+	 * (390.001) leaves it at 720.001, past the cooldown: A's goes. 720 +
+	 * 480 s; 12 + 8 min; 2 h. */
+	static const struct want keda = {{1.200, 1.200, 7.20}, 100.001, 120.001, 120.001, 2, 2};
 	check(csv, "keda", &keda, 360);
 }
 
@@ -240,18 +292,22 @@ static void test_burst_on_cold_fleet(void **state)
 	 * four one after the other from 100 s: waits 100, 160, 220, 280, all
 	 * within the 300 s target (p50 is the 2nd, p95 the 4th). When it is up,
 	 * its 60 s job leaves 340 s of the horizon for the 180 s queued: no
-	 * second. 340 s; 6 min; 1 h. */
-	static const struct want ebb = {{0.340, 0.360, 3.60}, 160, 280, 280, 1, 1};
+	 * second. Idle from 340 s, released at 940 s; 16 min; 1 h. */
+	static const struct want ebb = {{0.940, 0.960, 3.60}, 160, 280, 280, 1, 1};
 	check(csv, "ebb", &ebb, 240);
 	/* keda: its first poll wants 4 and launches 4, all ready at 100.001;
-	 * all end at 160.001: 4 x 160 s; 4 x 3 min; 4 h. */
-	static const struct want keda = {{0.640, 0.720, 14.40}, 100.001, 100.001, 100.001, 4, 4};
+	 * all end at 160.001. The last poll with work, 150.001, leaves the
+	 * window and the cooldown at 480.001: 4 x 480 s; 4 x 8 min; 4 h. */
+	static const struct want keda = {{1.920, 1.920, 14.40}, 100.001, 100.001, 100.001, 4, 4};
 	check(csv, "keda", &keda, 240);
 	/* min1: the warm one takes a job at once and min1 launches 3 for the
 	 * other three. The warm one is free again at 60 and takes the second
-	 * (wait 60); the new ones are ready at 100 and take the last two.
-	 * Waits 0, 60, 100, 100; everything stops at 160: 4 x 160 s. */
-	static const struct want min1 = {{0.640, 0.720, 14.40}, 60, 100, 100, 3, 4};
+	 * (wait 60, its last: idle from 120); two of the new ones, ready at
+	 * 100, take the last two (idle from 160), the third idles from 100.
+	 * Waits 0, 60, 100, 100. Ten minutes idle, the third goes at 700,
+	 * the warm one at 720 and the first of the last two at 760, which
+	 * leaves one: 700 + 720 + 760 + 760 s; 12 + 12 + 13 + 13 min; 4 h. */
+	static const struct want min1 = {{2.940, 3.000, 14.40}, 60, 100, 100, 3, 4};
 	check(csv, "min1", &min1, 240);
 	/* always-on at the trace's peak concurrency, 4, all warm: no wait,
 	 * 4 x 60 s. */
@@ -265,23 +321,23 @@ static void test_gap_around_idle_timeout(void **state)
 {
 	(void)state;
 	/* A second job at 759 s finds it idle: no second cold start, no wait;
-	 * it ends at 819 s. One instance for 819 s; 14 min; 1 h. Waits 100
-	 * (the first) and 0. */
-	static const struct want below = {{0.819, 0.840, 3.60}, 0, 100, 100, 1, 1};
+	 * it ends at 819 s, and the instance goes 10 minutes later. One
+	 * instance for 1,419 s; 24 min; 1 h. Waits 100 (the first) and 0. */
+	static const struct want below = {{1.419, 1.440, 3.60}, 0, 100, 100, 1, 1};
 	check("submit_time_s,duration_s\n0,60\n759,60\n", "ebb", &below, 120);
 	/* At 761 s it is gone (stopped at 760 s: 760 s billed). The arrival
 	 * makes plan() due at 760 + 2 s (its interval), so the launch is at
-	 * 762, ready at 862: a wait of 101 s; then 160 s more. 760 + 160 s;
-	 * 13 + 3 min; 1 + 1 h. */
-	static const struct want above = {{0.920, 0.960, 7.20}, 100, 101, 101, 2, 1};
+	 * 762, ready at 862: a wait of 101 s; the job ends at 922, the
+	 * instance goes at 1,522. 760 + 760 s; 13 + 13 min; 1 + 1 h. */
+	static const struct want above = {{1.520, 1.560, 7.20}, 100, 101, 101, 2, 1};
 	check("submit_time_s,duration_s\n0,60\n761,60\n", "ebb", &above, 120);
 
 	/* The same with the timeout overridden in the spec: 5 min, released
-	 * at 460 s. Below: 519 s. Above: 460 + 160 s. */
-	static const struct want below5 = {{0.519, 0.540, 3.60}, 0, 100, 100, 1, 1};
+	 * at 460 s. Below: 519 + 300 s. Above: 460 + 460 s. */
+	static const struct want below5 = {{0.819, 0.840, 3.60}, 0, 100, 100, 1, 1};
 	check("submit_time_s,duration_s\n0,60\n459,60\n", "ebb:scaler.idle_timeout=5m", &below5,
 	      120);
-	static const struct want above5 = {{0.620, 0.660, 7.20}, 100, 101, 101, 2, 1};
+	static const struct want above5 = {{0.920, 0.960, 7.20}, 100, 101, 101, 2, 1};
 	check("submit_time_s,duration_s\n0,60\n461,60\n", "ebb:scaler.idle_timeout=5m", &above5,
 	      120);
 }
@@ -300,14 +356,66 @@ static void test_expected_arrivals(void **state)
 	(void)state;
 	/* At 0 one launch (60 + 80 s of work, 300 s per launch), ready at 100
 	 * (A waits 100), idle at 160 but held; B at 170 starts at once and
-	 * ends at 230, where the replay stops it: 230 s; 4 min; 1 h. */
-	static const struct want held = {{0.230, 0.240, 3.60}, 0, 100, 100, 1, 1};
+	 * ends at 230. With two arrivals the jobs expected within the horizon
+	 * are 1.33 (e^(-t / 300 s) + e^(-(t - 170 s) / 300 s)), under three
+	 * quarters from t = 300 ln(1.33 (1 + e^(170 / 300)) / 0.75) = 477.4 s,
+	 * when plan() releases it: 478 s; 8 min; 1 h. */
+	static const struct want held = {{0.478, 0.480, 3.60}, 0, 100, 100, 1, 1};
 	check(csv, "ebb:scaler.idle_timeout=0s,scaler.arrival_window=5m", &held, 120);
 	/* Without the expectation it goes when A ends, at 160 s; B's launch
 	 * is at 170, ready at 270, B ends at 330: 160 + 160 s; 3 + 3 min;
 	 * 1 + 1 h. */
 	static const struct want gone = {{0.320, 0.360, 7.20}, 100, 100, 100, 2, 1};
 	check(csv, "ebb:scaler.idle_timeout=0s", &gone, 120);
+}
+
+/* ebb is told what serve would know: four jobs of type x, 190 s each,
+ * submitted at once without an estimate. Nothing of x has finished, so
+ * plan() expects [scaler] default_est, 60 s, of each: 240 s of work, one
+ * launch (300 s per launch). It is ready at 100 s and runs the first job
+ * (expected to end at 160 s). At 290 s that job ends: the median of x is
+ * 190 s now, and the second job starts there; the two left are 380 s of
+ * work, of which the busy instance does 400 - 190 = 210 s within the
+ * horizon: one more launch, ready at 390 s, which takes the third job.
+ * The last one, 190 s against 400 - 90 = 310 s of the first instance,
+ * waits for it: 480 s. Waits 100, 290, 390, 480; two cold starts. */
+static void test_ebb_told_what_serve_knows(void **state)
+{
+	const char *csv = "submit_time_s,duration_s,job_class\n0,190,x\n0,190,x\n0,190,x\n0,190,x\n";
+	struct sim_result r;
+	struct setup s;
+
+	(void)state;
+	setup(&s, csv, billings[0]);
+	run_policy(&s, "ebb", &r);
+	assert_string_equal(r.durations, "estimated");
+	assert_int(r.cold_starts, 2);
+	assert_near(r.wait_p50_s, 290);
+	assert_near(r.wait_p95_s, 480);
+	assert_near(r.wait_mean_s, (100 + 290 + 390 + 480) / 4.0);
+	/* With the trace's durations (a what-if), 760 s of work: three
+	 * launches at once, ready at 100 s; the fourth job starts when the
+	 * first three end, at 290 s. */
+	s.o.oracle_durations = 1;
+	run_policy(&s, "ebb", &r);
+	assert_string_equal(r.durations, "oracle");
+	assert_int(r.cold_starts, 3);
+	assert_near(r.wait_p50_s, 100);
+	assert_near(r.wait_p95_s, 290);
+	trace_free(&s.t);
+	/* Submitted with est_s, serve knows as much as the oracle. */
+	setup(&s, "submit_time_s,duration_s,job_class,est_s\n0,190,x,190\n0,190,x,190\n0,190,x,190\n0,190,x,190\n",
+	      billings[0]);
+	run_policy(&s, "ebb", &r);
+	assert_int(r.cold_starts, 3);
+	assert_near(r.wait_p50_s, 100);
+	assert_near(r.wait_p95_s, 290);
+	/* The baselines look at no duration; the bound sees the whole trace. */
+	run_policy(&s, "keda", &r);
+	assert_string_equal(r.durations, "unused");
+	run_policy(&s, "bound", &r);
+	assert_string_equal(r.durations, "foresight");
+	trace_free(&s.t);
 }
 
 /* always-on:n=2 keeps two warm instances from 0 to the end of the last job
@@ -328,22 +436,231 @@ static void test_keda_poll_and_cooldown(void **state)
 	 * that saw work is 180.001; its want of 1 leaves the stabilisation
 	 * window after 480.001, and the cooldown is over by then, so the poll
 	 * at 510.001 goes to 0: a life of 480 s. B is seen at 600.001, ready
-	 * at 700.001 (wait 100.001), ends at 760.001: 160 s. 480 + 160 s;
-	 * 8 + 3 min; 1 + 1 h. */
-	static const struct want gap = {{0.640, 0.660, 7.20}, 100.001, 120.001, 120.001, 2, 1};
+	 * at 700.001 (wait 100.001), ends at 760.001, and its instance goes
+	 * as A's did, 330 s after the last poll with work (750.001): 480 s.
+	 * 480 + 480 s; 8 + 8 min; 1 + 1 h. */
+	static const struct want gap = {{0.960, 0.960, 7.20}, 100.001, 120.001, 120.001, 2, 1};
 	check("submit_time_s,duration_s\n10,60\n600,60\n", "keda", &gap, 120);
-	/* B at 400 s: the instance is still there; B starts at once. One
-	 * instance from 30.001 to 460 s: 429.999 s, billed 430 s; 8 min;
-	 * 1 h. */
-	static const struct want kept = {{0.430, 0.480, 3.60}, 0, 120.001, 120.001, 1, 1};
+	/* B at 400 s: the instance is still there; B starts at once and ends
+	 * at 460; the last poll with work is 450.001, so the instance goes at
+	 * 780.001: 750 s; 13 min; 1 h. */
+	static const struct want kept = {{0.750, 0.780, 3.60}, 0, 120.001, 120.001, 1, 1};
 	check("submit_time_s,duration_s\n10,60\n400,60\n", "keda", &kept, 120);
 	/* Its knobs: a 10 s poll sees A at 10.001 (ready 110.001, ends
 	 * 170.001); no stabilisation, and a cooldown of 60 s after the last
 	 * poll that saw work (160.001): stopped at 220.001, a life of 210 s.
-	 * B is seen at 600.001 (wait 100.001): 160 s. 210 + 160 s; 4 + 3
-	 * min; 1 + 1 h. */
-	static const struct want knobs = {{0.370, 0.420, 7.20}, 100.001, 100.001, 100.001, 2, 1};
+	 * B is seen at 600.001 (wait 100.001), and the same: 210 s. 210 +
+	 * 210 s; 4 + 4 min; 1 + 1 h. */
+	static const struct want knobs = {{0.420, 0.480, 7.20}, 100.001, 100.001, 100.001, 2, 1};
 	check("submit_time_s,duration_s\n10,60\n600,60\n", "keda:poll=10,cooldown=60,stabilize=0", &knobs, 120);
+}
+
+/* util looks every poll (30 s) at the busy fraction of the instance time
+ * over its window, here 60 s. Three 600 s jobs at 0 on its warm
+ * instance, which runs the first. Poll 30.001: 30 s busy of 30, above
+ * 0.8 with work waiting: a second (ready at 130.001, where it takes the
+ * second job: wait 130.001). The second booting counts as up, not busy:
+ * polls 60.001 to 150.001 see 0.67, 0.5, 0.5 and 0.67 (80 s busy of 120:
+ * 60 of the first, 20 of the second since it took its job). Poll 180.001
+ * sees 110 s of 120: a third, ready at 280.001 for the last job. The jobs
+ * end at 600, 730.001 and 880.001; the first poll under 0.2 is 930.001
+ * (10 s busy of 180), which stops the longest idle (the first), and
+ * 960.001 (none of 150) the second: one left, the replay ends. Billed
+ * 931 + 930 + 780 s; waits 0, 130.001, 280.001. */
+static void test_util_every_poll(void **state)
+{
+	struct sim_result r;
+
+	(void)state;
+	sim("submit_time_s,duration_s\n0,600\n0,600\n0,600\n", billings[0], "util:window=60", &r);
+	assert_near(r.cost_usd, 2.641);
+	assert_near(r.wait_p50_s, 130.001);
+	assert_near(r.wait_p95_s, 280.001);
+	assert_int(r.cold_starts, 2);
+	assert_int(r.max_instances, 3);
+	assert_int(r.end_ms, 960001);
+	assert_int(r.tail_ms, 80000);
+	sim_result_free(&r);
+}
+
+/* keda keeps the largest desire of its whole stabilisation window,
+ * however many polls it spans: here 3,001 polls (a 1 s poll, 3,000 s),
+ * more than the 2,048 its history was once cut to. Three 60 s jobs at
+ * 1,500 s: the poll at 1,500.001 wants 3, ready at 1,600.001 (waits
+ * 100.001), all end at 1,660.001. The last poll that wants 3 is
+ * 1,659.001; it leaves the window at 4,660.001, long past the cooldown,
+ * and all three go: 3 x 3,160 s, a tail of 3,000 s. */
+static void test_keda_window_of_thousands_of_polls(void **state)
+{
+	struct sim_result r;
+
+	(void)state;
+	sim("submit_time_s,duration_s\n1500,60\n1500,60\n1500,60\n", billings[0], "keda:poll=1,stabilize=3000", &r);
+	assert_near(r.cost_usd, 9.480);
+	assert_int(r.tail_ms, 3000000);
+	assert_near(r.wait_p95_s, 100.001);
+	assert_int(r.max_instances, 3);
+	sim_result_free(&r);
+}
+
+/* In a child with a time limit: 0 when min1 replays 64,000 jobs of
+ * 10^7 s, one a second, as worked out: each but the first waits for an
+ * instance of its own (60 s boot), each instance goes 600 s after its job
+ * ends, but the last, which is min1's one. */
+static int replay_long_jobs(void *setup)
+{
+	struct setup *s = setup;
+	struct sim_result r;
+	double billed_s = (1e7 + 600) + 63998 * (1e7 + 660) + (1e7 + 659);
+
+	run_policy(s, "min1", &r);
+	return r.jobs_done != 64000 || r.max_instances != 64000 || r.cold_starts != 63999 || r.wait_p95_s != 60 ||
+	       fabs(r.cost_usd - billed_s / 1000) > 1e-3 || r.tail_ms != 599000;
+}
+
+/* min1 used to walk its whole fleet at each look and each stop: 64,000
+ * jobs outliving the next arrivals took 18 s; now each instance is looked
+ * at when it is due (bench/replay.c times it). */
+static void test_min1_on_a_fleet_of_long_jobs(void **state)
+{
+	char *csv = malloc(64000 * 16 + 64), *p = csv;
+	struct setup s;
+
+	(void)state;
+	p += sprintf(p, "submit_time_s,duration_s\n");
+	for (int k = 0; k < 64000; k++)
+		p += sprintf(p, "%d,10000000\n", k);
+	setup(&s, csv, "[scaler]\nmax_instances = 100000\n[offer.a]\ngpus = 1\nprice_ondemand = 3.6\nboot = 60s\n"
+		       "billing = per-second\nbilling_minimum = 60s\n");
+	free(csv);
+	assert_int(harness_child(replay_long_jobs, &s, 60, 0), 0);
+	trace_free(&s.t);
+}
+
+/* A job that a scale-in stops waits again, and its wait counts. keda
+ * with two jobs per instance and no stabilisation: A (100 s), B (300 s)
+ * and C (100 s) at 0. The poll at 0.001 wants ceil(3 / 2) = 2: both ready
+ * at 100.001 take A and B; C waits. A ends at 200.001 and C starts
+ * (wait 200.001). The poll at 210.001 sees 2 running: it wants 1, and
+ * stops the busy instance idle the longest ago, B's (ready at 100.001;
+ * C's was idle at 200.001): B goes back to the queue, its 110 s of work
+ * lost. It starts again when C ends, at 300.001: a re-queue wait of 90 s,
+ * 100.001 + 90 = 190.001 s in all. */
+static void test_requeue_waits_are_counted(void **state)
+{
+	struct sim_result r;
+
+	(void)state;
+	sim("submit_time_s,duration_s\n0,100\n0,300\n0,100\n", billings[0], "keda:target=2,stabilize=0", &r);
+	assert_int(r.requeues, 1);
+	assert_near(r.requeue_wait_p95_s, 90);
+	assert_near(r.wait_p50_s, 190.001);
+	assert_near(r.wait_p95_s, 200.001);
+	assert_near(r.wait_mean_s, (100.001 + 190.001 + 200.001) / 3);
+	assert_int(r.jobs_done, 3);
+	sim_result_free(&r);
+}
+
+/* keda:placement=cheapest puts each replica where Karpenter would: the
+ * cheapest offer per hour that fits the replica (the GPUs of the largest
+ * job), spot first, on demand when spot fails, the reclaimed offering
+ * left out for 3 minutes. Offers: cheap (1 GPU, $0.50 spot, $2 on demand,
+ * reclaimed half the hours), other (1 GPU, $1.50 on demand only) and big
+ * (8 GPUs, $9 on demand). A (3,600 s) at 0, B (600 s) at 1,900 s.
+ * - 0.001: cheap on spot; its reclaim is drawn from the seed (1): u =
+ *   0.280835, -ln(1 - u) / ln 2 hours = 1,712.179 s after its launch.
+ * - A starts at 100.001; the reclaim at 1,712.180 puts it back, and
+ *   cheap's spot is out until 1,892.180: the poll at 1,740.001 takes the
+ *   cheapest on demand, other (not cheap's $2, not big's $9). A starts
+ *   again at 1,840.001: a re-queue wait of 127.821 s, 227.822 in all.
+ * - B: the poll at 1,920.001 wants 2, and cheap's spot is back: B starts
+ *   on it at 2,020.001 (wait 120.001) and ends at 2,620.001; the want of
+ *   2 leaves the window at 2,940.001, which stops it; A ends at
+ *   5,440.001, its instance goes at 5,760.001.
+ * Billed: 1,713 s at $0.50, 4,020 s at $1.50, 1,020 s at $0.50. */
+static void test_keda_karpenter_placement(void **state)
+{
+	const char *conf = "[offer.cheap]\ngpus = 1\nprice_ondemand = 2.0\nprice_spot = 0.5\nreliability = 0.5\n"
+			   "boot = 100s\n[offer.other]\ngpus = 1\nprice_ondemand = 1.5\nboot = 100s\n"
+			   "[offer.big]\ngpus = 8\nprice_ondemand = 9\nboot = 100s\n";
+	struct sim_result r;
+	struct setup s;
+
+	(void)state;
+	setup(&s, "submit_time_s,duration_s\n0,3600\n1900,600\n", conf);
+	s.o.sample_ms = 10000;
+	run_policy(&s, "keda:placement=cheapest", &r);
+	assert_near(r.cost_usd, (1713 * 0.5 + 4020 * 1.5 + 1020 * 0.5) / 3600);
+	assert_int(r.reclaims, 1);
+	assert_int(r.requeues, 1);
+	assert_near(r.requeue_wait_p95_s, 127.821);
+	assert_near(r.wait_p50_s, 120.001);
+	assert_near(r.wait_p95_s, 227.822);
+	assert_int(r.cold_starts, 3);
+	assert_int(r.end_ms, 5760001);
+	/* Instances by offer (cheap, other, big), sampled every 10 s. */
+	static const struct {
+		int at_s, cheap, other;
+	} up[] = {{1000, 1, 0}, {1730, 0, 0}, {1800, 0, 1}, {2000, 1, 1}, {3000, 0, 1}, {5700, 0, 1}};
+	for (size_t k = 0; k < sizeof up / sizeof *up; k++) {
+		const struct sim_sample *x = &r.samples[up[k].at_s / 10];
+		assert_int(x->t_ms, up[k].at_s * 1000);
+		assert_int(x->instances[0], up[k].cheap);
+		assert_int(x->instances[1], up[k].other);
+		assert_int(x->instances[2], 0);
+	}
+	sim_result_free(&r);
+	trace_free(&s.t);
+	/* With an 8-GPU job in the trace each replica asks for 8: only big
+	 * fits, on demand: two replicas at 0.001, one for each job. */
+	setup(&s, "submit_time_s,duration_s,gpus\n0,600,1\n0,600,8\n", conf);
+	s.o.sample_ms = 10000;
+	run_policy(&s, "keda:placement=cheapest", &r);
+	assert_int(r.jobs_done, 2);
+	assert_int(r.samples[20].instances[2], 2);
+	assert_int(r.samples[20].instances[0] + r.samples[20].instances[1], 0);
+	sim_result_free(&r);
+	trace_free(&s.t);
+}
+
+/* The clairvoyant on four jobs, offer a (100 s boot): A at 200 s (100 s),
+ * B at 250 s (100 s), C at 380 s (50 s), D at 1,000 s (60 s). The least a
+ * schedule with no wait can cost, by hand: A and B overlap, so two
+ * instances, each booted (100 s) before its job; C can follow A's (idle
+ * 80 s) or B's (idle 30 s) instance, or have its own (a boot, 100 s): B's
+ * is the cheapest; D comes 570 s after C ends, more than a boot, so it
+ * gets an instance of its own. 3 boots + 310 s of work + 30 s idle = 640
+ * s. The clairvoyant's plan is that one: A's instance from 100 to 300 s,
+ * B's and C's from 150 to 430 s, D's from 900 to 1,060 s; no job waits.
+ * By the minute 4 + 5 + 3 min; by the hour 3 h (it prices by the second:
+ * it does not keep an instance for the rest of a paid hour). */
+static void test_clairvoyant_by_hand(void **state)
+{
+	static const struct want w = {{0.640, 0.720, 10.80}, 0, 0, 0, 3, 2};
+	struct sim_result r;
+
+	(void)state;
+	check("submit_time_s,duration_s\n200,100\n250,100\n380,50\n1000,60\n", "clairvoyant", &w, 310);
+	/* It knows the durations and arrivals: said in the outputs. */
+	sim("submit_time_s,duration_s\n200,100\n", billings[0], "clairvoyant", &r);
+	assert_string_equal(r.durations, "foresight");
+	assert_int(r.end_ms, 300000);
+	/* Each job on the offer cheapest per unit of its work: fast ($1.50/h
+	 * at twice the speed) before slow ($1/h). 400 s of work at 500 s: on
+	 * fast, launched at 440 s (a 60 s boot), 200 s: 260 s at $1.50. */
+	sim("submit_time_s,duration_s\n500,400\n",
+	    "[offer.slow]\ngpus = 1\nprice_ondemand = 1\nboot = 60s\n[offer.fast]\ngpus = 1\nprice_ondemand = 1.5\n"
+	    "speed = 2\nboot = 60s\n",
+	    "clairvoyant", &r);
+	assert_near(r.cost_usd, 260 * 1.5 / 3600);
+	assert_near(r.wait_p95_s, 0);
+	assert_int(r.end_ms, 700000);
+	/* A job that comes before a boot could end finds its instance up at
+	 * the start (as the floors of the others are), billed from 0. */
+	sim("submit_time_s,duration_s\n30,60\n", billings[0], "clairvoyant", &r);
+	assert_int(r.cold_starts, 0);
+	assert_near(r.cost_usd, 0.090);
+	assert_near(r.wait_p95_s, 0);
 }
 
 /* bound: each job at the lowest price per unit of reference work among the
@@ -380,7 +697,7 @@ static void test_bound_cheapest_per_work(void **state)
  * by every policy, bound included, and not among the jobs that ran. */
 static void test_unplaceable_jobs_are_left_out_alike(void **state)
 {
-	static const char *const specs[] = {"ebb", "always-on", "min1", "util", "keda", "bound"};
+	static const char *const specs[] = {"ebb", "always-on", "min1", "util", "keda", "clairvoyant", "bound"};
 	struct setup s;
 
 	(void)state;
@@ -447,6 +764,9 @@ static const char *const property_specs[] = {
 	"util:offer=quad,market=spot,up=0.5,down=0.1,window=60,poll=10",
 	"keda:offer=small",
 	"keda:offer=octo,market=spot,poll=15,cooldown=60,stabilize=60",
+	"keda:placement=cheapest",
+	"keda:placement=cheapest,target=2,stabilize=0",
+	"clairvoyant",
 };
 
 static double uniform01(void) { return ((double)rand() + 0.5) / ((double)RAND_MAX + 1.0); }
@@ -485,7 +805,7 @@ static double bound_for(const struct setup *s, const struct policy *p, int64_t *
 	for (size_t k = 0; k < s->t.n; k++) {
 		int fits = 0;
 		for (int f = 0; f < s->o.noffers; f++)
-			fits |= (p->kind == POL_EBB || f == p->offer) && s->o.offers[f].gpus >= s->t.jobs[k].gpus;
+			fits |= (policy_any_offer(p) || f == p->offer) && s->o.offers[f].gpus >= s->t.jobs[k].gpus;
 		if (fits)
 			sub.jobs[sub.n++] = s->t.jobs[k];
 	}
@@ -544,6 +864,49 @@ static void test_bound_is_never_above_a_policy(void **state)
 		trace_free(&s.t);
 	}
 	assert_int(checked, trials * (int)(sizeof property_specs / sizeof *property_specs));
+}
+
+/* Jobs submitted with their exact run times as est_s tell serve's plan()
+ * what the trace's own durations tell it: on offers of the reference
+ * speed, with no spot, the replays are the same, with arrival rates or
+ * without. Durations are whole seconds from 1 s, as est_s is. */
+static void test_exact_estimates_are_the_oracle(void **state)
+{
+	static const char *const specs[] = {"ebb", "ebb:scaler.arrival_window=5m,scaler.idle_timeout=0s",
+					    "ebb:scaler.arrival_window=1m,lane.standard.wait_target=30s"};
+	const char *conf = "[scaler]\nmax_instances = 50\nmax_gpus = 400\nmax_spend_per_hour = 0\n"
+			   "[offer.small]\ngpus = 1\nprice_ondemand = 1.0\nboot = 60s\n"
+			   "[offer.octo]\ngpus = 8\nprice_ondemand = 7.0\nboot = 200s\n";
+
+	(void)state;
+	srand(11);
+	for (int trial = 0; trial < 5; trial++) {
+		char *csv = malloc(200 * 40 + 64), *p = csv;
+		double t = 0;
+		struct setup s;
+		p += sprintf(p, "submit_time_s,duration_s,gpus,job_class,est_s\n");
+		for (int k = 0; k < 200; k++) {
+			int d = 1 + rand() % 1800, g = rand() % 6 == 0 ? 8 : 1;
+			t += rand() % 5 == 0 ? -log(uniform01()) * 900 : -log(uniform01()) * 15;
+			p += sprintf(p, "%.3f,%d,%d,x,%d\n", t, d, g, d);
+		}
+		setup(&s, csv, conf);
+		free(csv);
+		for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) {
+			struct sim_result told, oracle;
+			run_policy(&s, specs[k], &told);
+			s.o.oracle_durations = 1;
+			run_policy(&s, specs[k], &oracle);
+			s.o.oracle_durations = 0;
+			if (told.cost_usd != oracle.cost_usd || told.wait_p95_s != oracle.wait_p95_s ||
+			    told.cold_starts != oracle.cold_starts)
+				fail_msg("trial %d, %s: $%.6f p95 %.1f s %lld cold with est_s, $%.6f %.1f s %lld told the"
+					 " durations (trace %s)", trial, specs[k], told.cost_usd, told.wait_p95_s,
+					 (long long)told.cold_starts, oracle.cost_usd, oracle.wait_p95_s,
+					 (long long)oracle.cold_starts, s.trace);
+		}
+		trace_free(&s.t);
+	}
 }
 
 /* Every policy of the list, as `ebb sim --json` prints them. */
@@ -796,7 +1159,7 @@ static void test_policy_spec_errors(void **state)
 
 	(void)state;
 	setup(&s, "submit_time_s,duration_s\n0,1\n", property_offers);
-	assert_spec_fails(s.conf, "nope", "policy 'nope': expected ebb, always-on, min1, util, keda or bound");
+	assert_spec_fails(s.conf, "nope", "policy 'nope': expected ebb, always-on, min1, util, keda, clairvoyant or bound");
 	assert_spec_fails(s.conf, "keda:speed=3", "unknown knob 'speed'");
 	assert_spec_fails(s.conf, "keda:target", "'target': expected KEY=VALUE");
 	assert_spec_fails(s.conf, "keda:target=abc", "target=abc: expected a number");
@@ -837,6 +1200,14 @@ static void test_policy_spec_errors(void **state)
 	/* Checked across keys as a config file is. */
 	assert_spec_fails(s.conf, "ebb:scaler.idle_timeout_min=1h,scaler.idle_timeout_max=1m",
 			  "[scaler] idle_timeout_min is above idle_timeout_max");
+	/* Karpenter chooses the offer and market of each replica. */
+	assert_spec_fails(s.conf, "keda:placement=cheapest,offer=quad",
+			  "placement=cheapest chooses the offer and market of each replica: offer= and market= go with"
+			  " placement=offer");
+	assert_spec_fails(s.conf, "keda:market=spot,placement=cheapest", "placement=cheapest chooses");
+	assert_spec_fails(s.conf, "keda:placement=best", "placement=best: expected offer");
+	assert_spec_fails(s.conf, "min1:placement=cheapest", "unknown knob 'placement'");
+	assert_spec_fails(s.conf, "clairvoyant:offer=quad", "the clairvoyant chooses the offer and market of each job");
 	/* A market the offer is not sold on would be free. */
 	assert_spec_fails(s.conf, "min1:offer=fast,market=spot", "offer fast is not sold on spot");
 	assert_spec_fails(s.conf, "keda:offer=spot8,market=on-demand", "offer spot8 is not sold on demand");
@@ -867,16 +1238,25 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_single_job_every_policy),
 		cmocka_unit_test(test_billing_minimum_and_rounding),
+		cmocka_unit_test(test_billing_tail),
 		cmocka_unit_test(test_two_overlapping_jobs),
 		cmocka_unit_test(test_burst_on_cold_fleet),
 		cmocka_unit_test(test_gap_around_idle_timeout),
 		cmocka_unit_test(test_expected_arrivals),
+		cmocka_unit_test(test_ebb_told_what_serve_knows),
 		cmocka_unit_test(test_always_on_fixed_size),
 		cmocka_unit_test(test_keda_poll_and_cooldown),
+		cmocka_unit_test(test_requeue_waits_are_counted),
+		cmocka_unit_test(test_util_every_poll),
+		cmocka_unit_test(test_keda_window_of_thousands_of_polls),
+		cmocka_unit_test(test_min1_on_a_fleet_of_long_jobs),
+		cmocka_unit_test(test_keda_karpenter_placement),
+		cmocka_unit_test(test_clairvoyant_by_hand),
 		cmocka_unit_test(test_bound_cheapest_per_work),
 		cmocka_unit_test(test_unplaceable_jobs_are_left_out_alike),
 		cmocka_unit_test(test_spot_only_offer_after_wait_target),
 		cmocka_unit_test(test_bound_is_never_above_a_policy),
+		cmocka_unit_test(test_exact_estimates_are_the_oracle),
 		cmocka_unit_test(test_same_seed_same_output),
 		cmocka_unit_test(test_burst_meets_big_fleet),
 		cmocka_unit_test(test_replay_out_of_memory),

@@ -109,6 +109,29 @@ static void test_optional_columns(void **state)
 	trace_free(&t);
 }
 
+/* est_s, what a submitter told serve: whole seconds as serve's API takes
+ * them, 1 s to 30 days; an empty field, or no column, is no estimate. */
+static void test_estimate_column(void **state)
+{
+	struct trace t;
+
+	(void)state;
+	assert_int(load("submit_time_s,duration_s,est_s\n0,60,90\n1,30,\n2,5,2592000\n", 0, &t), 0);
+	assert_int(t.jobs[0].est_ms, 90000);
+	assert_int(t.jobs[1].est_ms, 0);
+	assert_int(t.jobs[2].est_ms, 2592000000LL);
+	trace_free(&t);
+	assert_int(load("submit_time_s,duration_s\n0,60\n", 0, &t), 0);
+	assert_int(t.jobs[0].est_ms, 0);
+	trace_free(&t);
+	assert_load_fails("submit_time_s,duration_s,est_s\n0,60,1.5\n",
+			  (const char *const[]){":2: column 3 (est_s)", "whole seconds, as serve's est_s", "'1.5'", NULL});
+	assert_load_fails("submit_time_s,duration_s,est_s\n0,60,0\n",
+			  (const char *const[]){":2: column 3 (est_s)", "from 1 to 2.592e+06", "'0'", NULL});
+	assert_load_fails("submit_time_s,duration_s,est_s\n0,60,2592001\n",
+			  (const char *const[]){":2: column 3 (est_s)", "'2592001'", NULL});
+}
+
 /* Columns it does not know are skipped, in any position; the known ones
  * are found by name, not by place. */
 static void test_extra_columns_ignored(void **state)
@@ -541,6 +564,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_required_columns_only),
 		cmocka_unit_test(test_optional_columns),
+		cmocka_unit_test(test_estimate_column),
 		cmocka_unit_test(test_extra_columns_ignored),
 		cmocka_unit_test(test_missing_required_column),
 		cmocka_unit_test(test_malformed_row_names_file_line_column),

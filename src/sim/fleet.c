@@ -1,0 +1,197 @@
+/* The simulator's instances (see engine.h): launched, idle, stopped and
+ * billed. A replay may launch hundreds of thousands, and a policy may
+ * stop as many at one instant (keda's scale to zero after a burst), so a
+ * stop costs nothing in the lists: a stopped instance stays in alive[]
+ * and idle[] as a hole, skipped by those who walk them, until the holes
+ * outnumber the instances up and one pass takes them all out. */
+#include <math.h>
+#include <string.h>
+
+#include "common/rng.h"
+#include "sim/engine.h"
+
+static double price_per_ms(const struct sim *s, const struct sinst *i)
+{
+	double p = sim_offer(s, i)->price[i->market];
+	return p > 0 ? p / 3600000.0 : 0;
+}
+
+void sim_changed(struct sim *s, int k)
+{
+	if (s->p->kind == POL_EBB)
+		ebb_fleet_sync(s, k);
+}
+
+/* Whether the instance of an entry of idled[] is idle since then. */
+static int still_idle(const struct window_entry *e, const void *inst)
+{
+	const struct sinst *i = (const struct sinst *)inst + (int)e->a;
+
+	return i->state == S_IDLE && i->idle_since == e->at;
+}
+
+void sim_make_idle(struct sim *s, int k)
+{
+	int at = sim_position(s->idle, s->nidle, k);
+
+	memmove(&s->idle[at + 1], &s->idle[at], (size_t)(s->nidle - at) * sizeof *s->idle);
+	s->idle[at] = k;
+	s->nidle++;
+	s->idling++;
+	s->inst[k].state = S_IDLE;
+	s->inst[k].idle_since = s->now;
+	/* ebb's plan() chooses what to release itself. */
+	if (s->p->kind == POL_EBB)
+		return;
+	/* The entries of instances busy or gone since are dropped when there
+	 * are more of them than of the idle ones: a list as long as the
+	 * trace would hold them all. */
+	if (s->idled.n > 2 * (size_t)s->idling + 64)
+		window_keep(&s->idled, still_idle, s->inst);
+	window_push(s, &s->idled, s->now, k, 0);
+}
+
+int sim_longest_idle(struct sim *s)
+{
+	while (s->idled.n > 0) {
+		const struct window_entry *e = window_at(&s->idled, 0);
+		if (still_idle(e, s->inst))
+			return (int)e->a;
+		window_pop_front(&s->idled);
+	}
+	return -1;
+}
+
+int sim_first_booting(struct sim *s)
+{
+	/* An instance boots once: those passed are done booting for good. */
+	while (s->boot_head < s->ninst && s->inst[s->boot_head].state != S_BOOTING)
+		s->boot_head++;
+	return s->boot_head < s->ninst ? s->boot_head : -1;
+}
+
+void sim_compact(struct sim *s)
+{
+	int kept = 0;
+
+	for (int a = 0; a < s->nalive; a++) {
+		if (s->inst[s->alive[a]].state == S_GONE)
+			continue;
+		if (s->p->kind == POL_EBB)
+			s->ebb.fleet[kept] = s->ebb.fleet[a];
+		s->alive[kept++] = s->alive[a];
+	}
+	s->nalive = kept;
+	kept = 0;
+	for (int a = 0; a < s->nidle; a++) {
+		if (s->inst[s->idle[a]].state != S_GONE)
+			s->idle[kept++] = s->idle[a];
+	}
+	s->nidle = kept;
+}
+
+/* Room for twice the instances in each array kept per instance; -1 when
+ * out of memory (those grown keep their room for the next try). */
+static int grow_fleet(struct sim *s)
+{
+	size_t cap = s->capinst ? (size_t)s->capinst * 2 : 64;
+	struct sinst *inst = sim_grown(s, s->inst, cap, sizeof *inst);
+	int *alive, *idle;
+
+	if (!inst)
+		return -1;
+	s->inst = inst;
+	if (!(alive = sim_grown(s, s->alive, cap, sizeof *alive)))
+		return -1;
+	s->alive = alive;
+	if (!(idle = sim_grown(s, s->idle, cap, sizeof *idle)))
+		return -1;
+	s->idle = idle;
+	if (s->p->kind == POL_EBB && ebb_fleet_grow(s, cap) != 0)
+		return -1;
+	s->capinst = (int)cap;
+	return 0;
+}
+
+int sim_launch(struct sim *s, int offer, enum market m, int warm)
+{
+	const struct offer *o = &s->o->offers[offer];
+	struct sinst *i;
+	int k;
+
+	if (s->ninst == s->capinst && grow_fleet(s) != 0)
+		return -1;
+	k = s->ninst++;
+	i = &s->inst[k];
+	memset(i, 0, sizeof *i);
+	i->offer = offer;
+	i->market = m;
+	i->launched = s->now;
+	i->job = -1;
+	i->state = S_BOOTING;
+	s->alive[s->nalive++] = k;
+	s->live++;
+	s->spend_per_ms += price_per_ms(s, i);
+	if (s->live > s->r->max_instances)
+		s->r->max_instances = s->live;
+	if (warm) {
+		sim_make_idle(s, k);
+	} else {
+		s->booting++;
+		s->r->cold_starts++;
+		sim_push(s, (struct event){s->now + o->boot_ms, EV_READY, k, i->gen});
+	}
+	sim_changed(s, k);
+	if (m == MARKET_SPOT && o->reclaims_per_hour > 0) {
+		double hours = -log(1.0 - rng_uniform(&s->rng)) / o->reclaims_per_hour;
+		sim_push(s, (struct event){s->now + (int64_t)(hours * 3600000.0), EV_RECLAIM, k, i->gen});
+	}
+	return k;
+}
+
+double sim_billed_usd(const struct sim *s, int k)
+{
+	const struct sinst *i = &s->inst[k];
+
+	return offer_cost(sim_offer(s, i), i->market, offer_billed_ms(sim_offer(s, i), s->now - i->launched));
+}
+
+void sim_bill(struct sim *s, int k)
+{
+	const struct sinst *i = &s->inst[k];
+	const struct offer *o = sim_offer(s, i);
+	int64_t lifetime = s->now - i->launched, billed = offer_billed_ms(o, lifetime);
+
+	s->spend_per_ms -= price_per_ms(s, i);
+	s->cost += (double)(billed - lifetime) * price_per_ms(s, i);
+	s->r->cost_usd += sim_billed_usd(s, k);
+	s->r->gpu_hours_billed += (double)billed * o->gpus / 3600000.0;
+}
+
+void sim_stop(struct sim *s, int k)
+{
+	struct sinst *i = &s->inst[k];
+	const struct offer *o = sim_offer(s, i);
+
+	if (i->state == S_GONE)
+		return;
+	s->idling -= i->state == S_IDLE;
+	s->booting -= i->state == S_BOOTING;
+	if (i->state == S_BUSY) {
+		struct sjob *j = &s->jobs[i->job];
+		int64_t ran = s->now - i->run_start, ckpt = s->o->checkpoint_every_ms;
+		int64_t saved = ckpt > 0 ? (int64_t)((double)(ran / ckpt * ckpt) * o->speed) : 0;
+		j->left_ms -= saved < j->left_ms ? saved : j->left_ms;
+		s->r->gpu_hours_busy += (double)ran * o->gpus / 3600000.0;
+		s->busy--;
+		known_running(s, k, 0);
+		sim_enqueue(s, i->job, 1);
+	}
+	sim_bill(s, k);
+	i->state = S_GONE;
+	i->gen++;
+	s->live--;
+	s->dirty = 1;
+	if (s->nalive - s->live > s->live + 64)
+		sim_compact(s);
+}

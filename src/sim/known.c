@@ -1,0 +1,197 @@
+/* What the replay tells ebb's plan() of durations (see engine.h). serve
+ * knows a job's run time only from the est_s it was submitted with, else
+ * from the median of the newest finished jobs of its type
+ * (policy/durations.h), and so does the replay: it adds each job to that
+ * history as it ends, and when a type's estimate changes, moves the work
+ * plan() sees (queued, arrived lately, running) by as much, at once, as
+ * serve's next view would. With --oracle-durations plan() is told each
+ * job's duration from the trace instead, a what-if. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "policy/durations.h"
+#include "sim/engine.h"
+
+int known_estimates(const struct sim *s)
+{
+	return s->p->kind == POL_EBB && !s->o->oracle_durations;
+}
+
+int known_start(struct sim *s)
+{
+	struct known_state *k = &s->known;
+
+	if (!known_estimates(s))
+		return 0;
+	k->history = durations_new();
+	k->types = sim_grown(s, NULL, (size_t)s->t->ntypes + 1, sizeof *k->types);
+	if (!k->history || !k->types) {
+		s->nomem = 1;
+		return -1;
+	}
+	for (int t = 0; t < s->t->ntypes; t++)
+		k->types[t] = (struct known_type){.est_ms = s->p->settings.default_est_ms, .running = -1};
+	return 0;
+}
+
+void known_free(struct sim *s)
+{
+	for (int t = 0; s->known.types && t < s->t->ntypes; t++)
+		free(s->known.types[t].in);
+	free(s->known.types);
+	durations_free(s->known.history);
+}
+
+/* A job that serve would know nothing of but its type's history. */
+static int by_type(const struct sim *s, int job)
+{
+	return known_estimates(s) && s->t->jobs[job].est_ms == 0;
+}
+
+/* The type's entry for class cls, made if new; NULL when out of memory. */
+static struct known_class *in_class(struct sim *s, int type, int cls)
+{
+	struct known_type *kt = &s->known.types[type];
+
+	for (int c = 0; c < kt->nin; c++) {
+		if (kt->in[c].cls == cls)
+			return &kt->in[c];
+	}
+	if (kt->nin == kt->capin) {
+		int cap = kt->capin ? 2 * kt->capin : 2;
+		struct known_class *in = sim_grown(s, kt->in, (size_t)cap, sizeof *in);
+		if (!in)
+			return NULL;
+		kt->in = in;
+		kt->capin = cap;
+	}
+	kt->in[kt->nin] = (struct known_class){.cls = cls, .arrived_at = s->now};
+	return &kt->in[kt->nin++];
+}
+
+void known_queued(struct sim *s, int job, int delta)
+{
+	const struct trace_job *j = &s->t->jobs[job];
+	struct squeue *q = &s->q[s->jobs[job].cls];
+	struct known_class *c;
+
+	if (!known_estimates(s))
+		return;
+	if (j->est_ms) {
+		q->est_work_ms += delta * j->est_ms;
+	} else if ((c = in_class(s, j->type, s->jobs[job].cls))) {
+		c->queued += delta;
+		q->est_work_ms += delta * s->known.types[j->type].est_ms;
+	}
+}
+
+void known_running(struct sim *s, int k, int running)
+{
+	struct sinst *i = &s->inst[k];
+	struct known_type *kt;
+
+	if (!by_type(s, i->job))
+		return;
+	kt = &s->known.types[s->t->jobs[i->job].type];
+	if (running) {
+		i->type_prev = -1;
+		i->type_next = kt->running;
+		if (kt->running >= 0)
+			s->inst[kt->running].type_prev = k;
+		kt->running = k;
+		return;
+	}
+	if (i->type_prev >= 0)
+		s->inst[i->type_prev].type_next = i->type_next;
+	else
+		kt->running = i->type_next;
+	if (i->type_next >= 0)
+		s->inst[i->type_next].type_prev = i->type_prev;
+}
+
+void known_decay(const struct sim *s, struct squeue *q)
+{
+	double f;
+
+	if (s->now <= q->arrivals_at)
+		return;
+	f = exp(-(double)(s->now - q->arrivals_at) / (double)s->p->settings.arrival_window_ms);
+	q->arrived_jobs *= f;
+	q->arrived_work_ms *= f;
+	q->arrivals_at = s->now;
+}
+
+/* The type's arrivals in class c aged to now. */
+static void age(const struct sim *s, struct known_class *c)
+{
+	if (s->now > c->arrived_at)
+		c->arrived *= exp(-(double)(s->now - c->arrived_at) / (double)s->p->settings.arrival_window_ms);
+	c->arrived_at = s->now;
+}
+
+void known_arrived(struct sim *s, int job)
+{
+	const struct trace_job *j = &s->t->jobs[job];
+	struct squeue *q = &s->q[s->jobs[job].cls];
+	struct known_class *c;
+
+	if (!by_type(s, job)) {
+		q->arrived_work_ms += (double)(known_estimates(s) ? j->est_ms : j->duration_ms);
+	} else if ((c = in_class(s, j->type, s->jobs[job].cls))) {
+		age(s, c);
+		c->arrived += 1;
+		q->arrived_work_ms += (double)s->known.types[j->type].est_ms;
+	}
+}
+
+/* The type's estimate as the history has it now, carried to the work of
+ * its jobs queued, arrived and running. */
+static void refresh(struct sim *s, int type)
+{
+	struct known_type *kt = &s->known.types[type];
+	int64_t est = durations_estimate_ms(s->known.history, type, 0, s->p->settings.default_est_ms);
+	int64_t delta = est - kt->est_ms;
+
+	if (delta == 0)
+		return;
+	kt->est_ms = est;
+	for (int n = 0; n < kt->nin; n++) {
+		struct known_class *c = &kt->in[n];
+		struct squeue *q = &s->q[c->cls];
+		q->est_work_ms += c->queued * delta;
+		if (c->arrived > 0) {
+			known_decay(s, q);
+			age(s, c);
+			q->arrived_work_ms += c->arrived * (double)delta;
+		}
+	}
+	for (int k = kt->running; k >= 0; k = s->inst[k].type_next)
+		ebb_fleet_end(s, k);
+}
+
+void known_finished(struct sim *s, int job, int64_t run_ms)
+{
+	int type = s->t->jobs[job].type, other;
+
+	if (!known_estimates(s))
+		return;
+	if ((other = durations_add(s->known.history, type, run_ms)) == -2) {
+		s->nomem = 1;
+		return;
+	}
+	refresh(s, type);
+	if (other >= 0)
+		refresh(s, other);
+}
+
+int64_t known_end_ms(const struct sim *s, int k)
+{
+	const struct sinst *i = &s->inst[k];
+	const struct trace_job *j = &s->t->jobs[i->job];
+
+	if (!known_estimates(s))
+		return i->run_end;
+	/* serve's: the lease's start and the reference run time expected,
+	 * whatever the offer's speed. */
+	return i->run_start + (j->est_ms ? j->est_ms : s->known.types[j->type].est_ms);
+}

@@ -1,0 +1,30 @@
+/* The util baseline: every poll (30 s), the busy fraction of the
+ * instance time over the last `window` (whole polls, at least one): above
+ * `up` with work waiting, one instance more; below `down`, one fewer,
+ * never below one. The instance and busy time are integrated over the
+ * whole replay (engine.c); the window keeps them as of each poll within
+ * it, so that each poll's fraction is a difference of two. */
+#include "sim/engine.h"
+
+void util_policy(struct sim *s)
+{
+	struct window *w = &s->util;
+	int64_t span = s->p->window_ms > s->p->poll_ms ? s->p->window_ms : s->p->poll_ms;
+	const struct window_entry *from;
+	double alive, busy;
+
+	if (window_push(s, w, s->now, s->util_alive_ms, s->util_busy_ms) != 0)
+		return;
+	/* The window starts at the latest poll at least span ago (or the
+	 * first, early in the replay). */
+	while (w->n > 1 && window_at(w, 1)->at <= s->now - span)
+		window_pop_front(w);
+	from = window_at(w, 0);
+	alive = s->util_alive_ms - from->a;
+	busy = alive > 0 ? (s->util_busy_ms - from->b) / alive : 0;
+	if (s->queued > 0 && (busy > s->p->up || s->live == 0))
+		baseline_scale_up(s, s->live + 1);
+	else if (busy < s->p->down && s->live > 1)
+		baseline_scale_down(s, s->live - 1, 0);
+	s->next_policy = s->now + s->p->poll_ms;
+}
