@@ -307,8 +307,9 @@ void harness_assert_between(int64_t got, int64_t lo, int64_t hi, const char *exp
 
 /* ---- a function in a child process ---- */
 
-/* Runs fn(arg) in a child killed after seconds (a hang fails the test,
- * not the run). With headroom_mb > 0 its address space may grow by that
+/* Runs fn(arg) in a child killed after seconds of CPU time, or ten times
+ * as long by the clock (a hang fails the test, not the run; a busy
+ * machine does not). With headroom_mb > 0 its address space may grow by that
  * much at most, so that a large allocation fails as on a full machine.
  * fn's return is the exit status, 128 + signal if it crashed or ran out
  * of time. -1 for a memory limit under ASan, whose shadow memory cannot

@@ -497,10 +497,18 @@ static void launch(struct planner *p, const struct plan_class *c, int64_t want, 
 	}
 }
 
-/* The estimated time left of a busy instance's job. */
+/* The estimated time left of a busy instance's job. One that has run
+ * past its estimate is no longer about to end: it is taken to run as long
+ * again as it has run, the median life left of the heavy-tailed run
+ * times that job traces show (a job that has run an hour is likelier to
+ * run another than one that has run a minute). Taking it to end at once
+ * would leave its work waiting behind it, with no launch. */
 static double busy_remaining_s(const struct planner *p, const struct plan_instance *i)
 {
-	return i->busy_until_ms > p->v->now_ms ? (double)(i->busy_until_ms - p->v->now_ms) / 1000.0 : 0;
+	if (i->busy_until_ms > p->v->now_ms)
+		return (double)(i->busy_until_ms - p->v->now_ms) / 1000.0;
+	return i->busy_since_ms && i->busy_since_ms < p->v->now_ms ? (double)(p->v->now_ms - i->busy_since_ms) / 1000.0
+								     : 0;
 }
 
 /* Seconds of work an instance can take on within the next target_s. */

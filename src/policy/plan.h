@@ -37,6 +37,7 @@ struct plan_instance {
 	int64_t launched_ms;    /* launch requested */
 	int64_t idle_since_ms;  /* last job finished, or registered */
 	int64_t busy_until_ms;  /* estimated end of its job; 0 when it runs none */
+	int64_t busy_since_ms;  /* when its job started; 0 when it runs none */
 };
 
 /* A lane, for the classes plan()'s callers build: its rank and wait target. */

@@ -212,6 +212,7 @@ static int add_instance(void *arg, const struct instance *inst)
 		if (rc == 0) {
 			double est = estimate_s(b->med, job.type, job.est_s, b->settings);
 			p->busy_until_ms = job.started_ms + (int64_t)(est * 1000.0);
+			p->busy_since_ms = job.started_ms;
 			job_free(&job);
 		}
 	}

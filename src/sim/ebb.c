@@ -155,6 +155,7 @@ void ebb_fleet_sync(struct sim *s, int k)
 		.state = i->draining ? INST_DRAINING : map[i->state], .running = i->state == S_BUSY,
 		.launched_ms = i->launched, .idle_since_ms = i->idle_since,
 		.busy_until_ms = i->state == S_BUSY ? known_end_ms(s, k) : 0,
+		.busy_since_ms = i->state == S_BUSY ? i->run_start : 0,
 	};
 }
 
