@@ -216,9 +216,9 @@ static void write_fleet(struct prom *p, const struct scrape *x)
 			prom_sample(p, "", (double)r->inst[st], "state", instance_state_name((enum instance_state)st),
 				    "offer", r->offer, "market", market_name(r->market), NULL);
 	}
-	prom_family(p, "ebb_spend_per_hour_dollars", "gauge",
-		    "USD per hour of the live instances, each at its offer's price on its market.");
-	prom_sample(p, "", x->spend_per_hour, NULL);
+	prom_family(p, "ebb_spend_dollars_per_second", "gauge",
+		    "USD per second of the live instances, each at its offer's price on its market.");
+	prom_sample(p, "", x->spend_per_hour / 3600.0, NULL);
 	prom_family(p, "ebb_reclaims_total", "counter", "Instances ended by a spot reclaim, by offer.");
 	for (int i = 0; i < x->nrows; i++) {
 		const struct offer_row *r = &x->rows[i];
@@ -259,11 +259,11 @@ static void write_cost(struct prom *p, const struct scrape *x)
 			    "ebb_cost_dollars_total over ebb_items_done_total: idle and boot time included.");
 		prom_sample(p, "", x->cost / (double)x->items, NULL);
 	}
-	prom_family(p, "ebb_busy_gpu_hours_total", "counter", "GPU hours of instances running a job.");
-	prom_sample(p, "", x->busy_gpu_ms / 3600000.0, NULL);
-	prom_family(p, "ebb_idle_gpu_hours_total", "counter",
-		    "GPU hours billed with no job: booting, idle, and billed past termination.");
-	prom_sample(p, "", x->idle_gpu_ms / 3600000.0, NULL);
+	prom_family(p, "ebb_busy_gpu_seconds_total", "counter", "GPU seconds of instances running a job.");
+	prom_sample(p, "", x->busy_gpu_ms / 1000.0, NULL);
+	prom_family(p, "ebb_idle_gpu_seconds_total", "counter",
+		    "GPU seconds billed with no job: booting, idle, and billed past termination.");
+	prom_sample(p, "", x->idle_gpu_ms / 1000.0, NULL);
 }
 
 static void write_serve(struct prom *p, const struct serve_metrics *m)
