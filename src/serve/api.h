@@ -15,6 +15,7 @@
 #include "serve/longpoll.h"
 #include "serve/metrics.h"
 #include "serve/queue.h"
+#include "serve/snapshot.h"
 
 struct scaler;
 struct provider;
@@ -35,6 +36,7 @@ struct api {
 	const struct offer *offers; /* the catalogue as configured */
 	int noffers;
 	struct serve_metrics *metrics;
+	struct snapshot_env snap; /* what GET /metrics and the dashboard read */
 };
 
 struct api_call {

@@ -220,6 +220,8 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 		.store = s->store, .batch = s->batch, .queue = &s->queue, .fleet = &s->fleet,
 		.longpoll = s->longpoll, .scaler = s->scaler, .provider = s->provider, .offers = s->offers,
 		.noffers = s->noffers, .metrics = &s->metrics,
+		.snap = {.cfg = cfg, .store = s->store, .clock = &s->clock, .ledger = &s->ledger, .offers = s->offers,
+			 .noffers = s->noffers, .with_provider = s->provider != NULL},
 	};
 	s->signals[0] = evsignal_new(s->base, SIGTERM, on_signal, s);
 	s->signals[1] = evsignal_new(s->base, SIGINT, on_signal, s);

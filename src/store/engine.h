@@ -111,6 +111,14 @@ struct store_engine {
 	int (*offer_stat_add)(struct store *st, const struct offer_stat *delta);
 	int (*offer_stats)(struct store *st, offer_stat_cb cb, void *arg);
 	int (*ledger)(struct store *st, int64_t since_ms, ledger_cb cb, void *arg);
+	int (*ledger_open)(struct store *st, ledger_cb cb, void *arg);
+	/* Adds delta to the row of (day, offer, market, kind, team), made if
+	 * new; day is any integer the front end names (it keeps the sums of
+	 * all time under one of its own). */
+	int (*ledger_add)(struct store *st, int64_t day, const struct ledger_sum *delta);
+	/* The rows of the days first_day to last_day, added up per (offer,
+	 * market, kind, team). */
+	int (*ledger_sums)(struct store *st, int64_t first_day, int64_t last_day, ledger_sum_cb cb, void *arg);
 };
 
 #endif

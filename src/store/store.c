@@ -309,3 +309,23 @@ int store_ledger(struct store *st, int64_t since_ms, ledger_cb cb, void *arg)
 {
 	return st->engine->ledger(st, since_ms, cb, arg);
 }
+
+int store_ledger_open(struct store *st, ledger_cb cb, void *arg)
+{
+	return st->engine->ledger_open(st, cb, arg);
+}
+
+/* The sums of all time are one more day to the engine, before the first. */
+int store_ledger_add(struct store *st, int64_t day, const struct ledger_sum *delta)
+{
+	if (st->engine->ledger_add(st, day, delta) != 0)
+		return -1;
+	return st->engine->ledger_add(st, STORE_ALL_TIME, delta);
+}
+
+int store_ledger_sums(struct store *st, int64_t since_day, ledger_sum_cb cb, void *arg)
+{
+	if (since_day < 0)
+		return st->engine->ledger_sums(st, STORE_ALL_TIME, STORE_ALL_TIME, cb, arg);
+	return st->engine->ledger_sums(st, since_day, INT64_MAX, cb, arg);
+}

@@ -121,6 +121,24 @@ struct ledger_row {
 	int reclaimed;         /* the instance ended by a reclaim */
 };
 
+/* What the ledger adds up as its segments close, for the figures that
+ * must not cost a walk of every segment ever recorded (GET /metrics): the
+ * time, GPU time, cost and items of one offer on one market, one kind of
+ * segment and one team. */
+struct ledger_sum {
+	const char *offer;
+	enum market market;
+	const char *kind; /* boot, idle, job, billing */
+	const char *team; /* of the job a "job" segment ran; "" for the others */
+	int64_t ms;
+	double gpu_ms;
+	double cost;
+	int64_t items; /* done by the job runs that succeeded */
+};
+
+/* store_ledger_sums' since_day for the sums of all time. */
+#define STORE_ALL_TIME (-1)
+
 typedef int (*job_cb)(void *arg, const struct job *job);
 typedef int (*demand_cb)(void *arg, const struct demand_row *row);
 typedef int (*arrival_cb)(void *arg, const struct arrival_row *row);
@@ -131,6 +149,7 @@ typedef int (*duration_cb)(void *arg, const char *type, int64_t run_ms);
 typedef int (*time_cb)(void *arg, int64_t ms);
 typedef int (*offer_stat_cb)(void *arg, const struct offer_stat *stat);
 typedef int (*ledger_cb)(void *arg, const struct ledger_row *row);
+typedef int (*ledger_sum_cb)(void *arg, const struct ledger_sum *sum);
 
 /* The engines' shares of the configuration, for struct conf_plugins. */
 extern const struct conf_plugin *const store_plugins[];
@@ -224,5 +243,14 @@ int store_offer_stat_add(struct store *st, const struct offer_stat *delta) STORE
 int store_offer_stats(struct store *st, offer_stat_cb cb, void *arg) STORE_CHECK;
 /* Segments that ended at or after since_ms, and the open ones. */
 int store_ledger(struct store *st, int64_t since_ms, ledger_cb cb, void *arg) STORE_CHECK;
+/* The open segments alone, as store_ledger gives them: what the sums do
+ * not hold yet. Bounded by the live instances, not by history. */
+int store_ledger_open(struct store *st, ledger_cb cb, void *arg) STORE_CHECK;
+/* Adds delta to the sums of UTC day `day` (days since 1970-01-01) and to
+ * those of all time. */
+int store_ledger_add(struct store *st, int64_t day, const struct ledger_sum *delta) STORE_CHECK;
+/* The sums of the days from since_day on, or of all time with
+ * STORE_ALL_TIME: a row per offer, market, kind and team. */
+int store_ledger_sums(struct store *st, int64_t since_day, ledger_sum_cb cb, void *arg) STORE_CHECK;
 
 #endif

@@ -927,6 +927,7 @@ static void fleet_and_cost(void **state)
 		0);
 	int64_t until, inst = 0;
 	double cost, busy, idle, spend, inst_sum;
+	json_t *r;
 	char *m;
 	int n;
 
@@ -992,6 +993,16 @@ static void fleet_and_cost(void **state)
 		    (METRIC(m, "ebb_busy_gpu_seconds_total") + METRIC(m, "ebb_idle_gpu_seconds_total")) * PRICE / 3600,
 		    1e-9 + cost * 1e-6);
 	assert_int(METRIC(m, "ebb_reclaims_total{offer=\"a10\"}"), 0);
+	/* Every segment is closed now: the running sums the scrape reads say
+	 * what the report's walk of every segment says. */
+	r = harness_get(s, "/v1/report");
+	assert_near(METRIC(m, "ebb_cost_dollars_total"), json_real_value(harness_jget(r, "total.cost_usd")), 1e-12);
+	assert_near(METRIC(m, "ebb_busy_gpu_seconds_total"),
+		    json_real_value(harness_jget(r, "total.gpu_hours.busy")) * 3600, 1e-9);
+	assert_near(METRIC(m, "ebb_idle_gpu_seconds_total"),
+		    json_real_value(harness_jget(r, "total.gpu_hours.not_busy")) * 3600, 1e-9);
+	assert_int(METRIC(m, "ebb_items_done_total"), JINT(r, "total.items"));
+	json_decref(r);
 	free(m);
 }
 

@@ -568,6 +568,82 @@ static void ledger_rows_since(void **state)
 	assert_contains(ledger(h, 0), "a100 spot 4g boot 0-99 $0 job=-/- done=0 lost=0 reclaimed");
 }
 
+static int see_sum(void *arg, const struct ledger_sum *g)
+{
+	return harness_row(arg, "%s %s %s %s: %lldms %ggpu-ms $%g items=%lld", g->offer, market_name(g->market), g->kind,
+			   g->team[0] ? g->team : "-", (long long)g->ms, g->gpu_ms, g->cost, (long long)g->items);
+}
+
+static const char *sums(struct harness_store *h, int64_t since_day)
+{
+	struct harness_rows r = {0};
+
+	STORE_OK(h, store_ledger_sums(h->st, since_day, see_sum, &r));
+	return harness_rows_text(&r, 1);
+}
+
+/* The running sums: each add goes to its day and to all time; the sums
+ * of the days from a day on are added up per (offer, market, kind,
+ * team); a rolled-back add leaves nothing. */
+static void ledger_sums_by_day_and_all_time(void **state)
+{
+	struct harness_store *h = *state;
+	struct ledger_sum a = {.offer = "a100", .market = MARKET_SPOT, .kind = "job", .team = "ml", .ms = 1000,
+			       .gpu_ms = 4000, .cost = 0.5, .items = 7},
+			  idle = {.offer = "a100", .market = MARKET_SPOT, .kind = "idle", .team = "", .ms = 10,
+				  .gpu_ms = 40, .cost = 0.25},
+			  od = {.offer = "a100", .market = MARKET_ONDEMAND, .kind = "job", .team = "ml", .ms = 1};
+
+	assert_string_equal(sums(h, STORE_ALL_TIME), "");
+	begin(h);
+	STORE_OK(h, store_ledger_add(h->st, 100, &a));
+	STORE_OK(h, store_ledger_add(h->st, 101, &a));
+	STORE_OK(h, store_ledger_add(h->st, 101, &idle));
+	STORE_OK(h, store_ledger_add(h->st, 102, &od));
+	commit(h);
+	begin(h);
+	STORE_OK(h, store_ledger_add(h->st, 102, &a));
+	STORE_OK(h, store_rollback(h->st));
+	assert_string_equal(sums(h, STORE_ALL_TIME), "a100 on-demand job ml: 1ms 0gpu-ms $0 items=0"
+						    " | a100 spot idle -: 10ms 40gpu-ms $0.25 items=0"
+						    " | a100 spot job ml: 2000ms 8000gpu-ms $1 items=14");
+	assert_string_equal(sums(h, 101), "a100 on-demand job ml: 1ms 0gpu-ms $0 items=0"
+					  " | a100 spot idle -: 10ms 40gpu-ms $0.25 items=0"
+					  " | a100 spot job ml: 1000ms 4000gpu-ms $0.5 items=7");
+	assert_string_equal(sums(h, 102), "a100 on-demand job ml: 1ms 0gpu-ms $0 items=0");
+	assert_string_equal(sums(h, 0), sums(h, STORE_ALL_TIME));
+	assert_string_equal(sums(h, 103), "");
+	harness_store_reopen(h);
+	assert_string_equal(sums(h, 101), "a100 on-demand job ml: 1ms 0gpu-ms $0 items=0"
+					  " | a100 spot idle -: 10ms 40gpu-ms $0.25 items=0"
+					  " | a100 spot job ml: 1000ms 4000gpu-ms $0.5 items=7");
+}
+
+/* The open segments alone, with what store_ledger gives of them. */
+static void ledger_open_rows(void **state)
+{
+	struct harness_store *h = *state;
+	struct instance i = instance_of("a100", MARKET_SPOT, INST_BUSY, 0),
+			k = instance_of("h100", MARKET_ONDEMAND, INST_IDLE, 0);
+	struct job j = ran("t1", "train", JOB_LEASED, 100, 0);
+	struct segment g[3];
+	struct harness_rows r = {0};
+
+	begin(h);
+	STORE_OK(h, store_job_insert(h->st, &j));
+	STORE_OK(h, store_instance_insert(h->st, &i));
+	STORE_OK(h, store_instance_insert(h->st, &k));
+	g[0] = segment_of(i.id, "boot", 0, 0), g[0].end_ms = 99;
+	g[1] = segment_of(i.id, "job", j.id, 100);
+	g[2] = segment_of(k.id, "idle", 0, 200);
+	for (int n = 0; n < 3; n++)
+		STORE_OK(h, store_segment_open(h->st, &g[n]));
+	commit(h);
+	STORE_OK(h, store_ledger_open(h->st, see_ledger, &r));
+	assert_string_equal(harness_rows_text(&r, 1), "a100 spot 1g job 100-0 $0 job=t1/train done=0 lost=0"
+						       " | h100 on-demand 1g idle 200-0 $0 job=-/- done=0 lost=0");
+}
+
 /* Instance time from launch to termination (or now) of the instances
  * launched since; run time of the jobs that finished since. */
 static void usage_since(void **state)
@@ -644,6 +720,13 @@ static void callback_stops_every_fleet_walk(void **state)
 	assert_walk_stops(r, store_decision_list(h->st, 10, see_decision, &r));
 	assert_walk_stops(r, store_offer_stats(h->st, see_stat, &r));
 	assert_walk_stops(r, store_ledger(h->st, 0, see_ledger, &r));
+	assert_walk_stops(r, store_ledger_open(h->st, see_ledger, &r));
+	begin(h);
+	STORE_OK(h, store_ledger_add(h->st, 1, &(struct ledger_sum){.offer = "a", .kind = "idle", .team = "", .ms = 1}));
+	STORE_OK(h, store_ledger_add(h->st, 1, &(struct ledger_sum){.offer = "b", .kind = "idle", .team = "", .ms = 1}));
+	commit(h);
+	assert_walk_stops(r, store_ledger_sums(h->st, STORE_ALL_TIME, see_sum, &r));
+	assert_walk_stops(r, store_ledger_sums(h->st, 0, see_sum, &r));
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, harness_store_setup, harness_store_teardown)
@@ -665,6 +748,8 @@ int main(void)
 		T(offer_stat_failure_runs),
 		T(instance_by_token_and_provider_data),
 		T(ledger_rows_since),
+		T(ledger_sums_by_day_and_all_time),
+		T(ledger_open_rows),
 		T(usage_since),
 		T(open_names_the_engine),
 		T(callback_stops_every_fleet_walk),

@@ -1,0 +1,107 @@
+/* The SQLite engine's migrations that fill a new table from the rows
+ * already there, run against a store taken back to the version before
+ * them: what they derive must be what serve would have written had the
+ * table been there all along. Engine-specific, so not in the contract
+ * suite: it reaches into ebb.db with sqlite3 itself.
+ *
+ * Migration 7, the ledger's running sums: each closed segment split over
+ * the UTC days it covers, the items of each succeeded job at its end, and
+ * the sums of all time. */
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "harness.h"
+#include "store/store.h"
+
+#define DAY (86400LL * 1000)
+#define D0 (20000 * DAY) /* a day in 2024, 00:00 UTC */
+
+static int see_sum(void *arg, const struct ledger_sum *g)
+{
+	return harness_row(arg, "%s %s %s %s: %lldms %ggpu-ms $%g items=%lld", g->offer, market_name(g->market), g->kind,
+			   g->team[0] ? g->team : "-", (long long)g->ms, g->gpu_ms, g->cost, (long long)g->items);
+}
+
+static const char *sums(struct harness_store *h, int64_t since_day)
+{
+	struct harness_rows r = {0};
+
+	STORE_OK(h, store_ledger_sums(h->st, since_day, see_sum, &r));
+	return harness_rows_text(&r, 1);
+}
+
+/* Takes the database back to version `to`, dropping what came after. */
+static void back_to(struct harness_store *h, int to, const char *undo)
+{
+	sqlite3 *db;
+	char *msg = NULL, sql[512];
+
+	store_close(h->st);
+	h->st = NULL;
+	assert_int(sqlite3_open(harness_fmt("%s/ebb.db", h->dir), &db), SQLITE_OK);
+	snprintf(sql, sizeof sql, "%s DELETE FROM schema_version WHERE version > %d;", undo, to);
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+		fail_msg("%s: %s", sql, msg);
+	sqlite3_close(db);
+	h->st = harness_store_open(h->cfg, h->dir);
+}
+
+static void ledger_sums_filled_from_the_segments(void **state)
+{
+	struct harness_store *h = *state;
+	struct instance i = {.market = MARKET_SPOT, .state = INST_BUSY, .gpus = 2, .launched_ms = D0 - 1000},
+			k = {.market = MARKET_ONDEMAND, .state = INST_TERMINATED, .gpus = 0, .launched_ms = D0};
+	/* Only a run that succeeded counts its items. */
+	struct job j = {.state = JOB_SUCCEEDED, .gpus = 1, .items = 30, .items_done = 30, .items_start = 10,
+			.started_ms = D0 + 500, .finished_ms = D0 + 1500},
+		   failed = {.state = JOB_FAILED, .gpus = 1, .items = 5, .items_done = 5, .started_ms = D0,
+			     .finished_ms = D0 + 10};
+	struct segment g[] = {
+		{.kind = "boot", .start_ms = D0 - 1000, .end_ms = D0 + 500, .cost = 3},
+		{.kind = "job", .start_ms = D0 + 500, .end_ms = D0 + 1500, .cost = 0.5},
+		{.kind = "idle", .start_ms = D0 + 1500},
+		{.kind = "billing", .start_ms = D0 + 2 * DAY, .end_ms = D0 + 2 * DAY + 100, .cost = 0.25},
+	};
+
+	snprintf(i.offer, sizeof i.offer, "a100");
+	snprintf(k.offer, sizeof k.offer, "t4");
+	snprintf(j.lane, sizeof j.lane, "standard");
+	snprintf(j.team, sizeof j.team, "ml");
+	snprintf(j.type, sizeof j.type, "train");
+	snprintf(failed.lane, sizeof failed.lane, "standard");
+	snprintf(failed.team, sizeof failed.team, "cv");
+	snprintf(failed.type, sizeof failed.type, "train");
+	STORE_OK(h, store_begin(h->st));
+	STORE_OK(h, store_instance_insert(h->st, &i));
+	STORE_OK(h, store_instance_insert(h->st, &k));
+	j.instance = i.id;
+	failed.instance = i.id;
+	STORE_OK(h, store_job_insert(h->st, &j));
+	STORE_OK(h, store_job_insert(h->st, &failed));
+	for (size_t n = 0; n < sizeof g / sizeof *g; n++) {
+		g[n].instance = n == 3 ? k.id : i.id;
+		g[n].job = n == 1 ? j.id : 0;
+		STORE_OK(h, store_segment_open(h->st, &g[n]));
+	}
+	STORE_OK(h, store_commit(h->st));
+	back_to(h, 6, "DROP TABLE ledger_sums;");
+	/* 2 GPUs; the t4's 0 count as 1; the open idle segment is not summed. */
+	assert_string_equal(sums(h, STORE_ALL_TIME), "a100 spot boot -: 1500ms 3000gpu-ms $3 items=0"
+						    " | a100 spot job ml: 1000ms 2000gpu-ms $0.5 items=20"
+						    " | t4 on-demand billing -: 100ms 100gpu-ms $0.25 items=0");
+	assert_string_equal(sums(h, D0 / DAY), "a100 spot boot -: 500ms 1000gpu-ms $1 items=0"
+					       " | a100 spot job ml: 1000ms 2000gpu-ms $0.5 items=20"
+					       " | t4 on-demand billing -: 100ms 100gpu-ms $0.25 items=0");
+	assert_string_equal(sums(h, D0 / DAY + 1), "t4 on-demand billing -: 100ms 100gpu-ms $0.25 items=0");
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, harness_store_setup, harness_store_teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(ledger_sums_filled_from_the_segments),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
