@@ -34,7 +34,7 @@ LIB_SRC   := $(filter-out src/cli/main.c,$(wildcard src/*/*.c))
 LIB_OBJ   := $(LIB_SRC:src/%.c=$(BUILD)/src/%.o)
 UNIT      := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 INTEG     := $(patsubst tests/integration/%.c,$(BUILD)/tests/%,$(wildcard tests/integration/test_*.c))
-HARNESS   := $(BUILD)/tests/harness.o
+HARNESS   := $(BUILD)/tests/harness.o $(BUILD)/tests/receiver.o
 BENCH     := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 
 all: $(BUILD)/ebb
@@ -54,7 +54,7 @@ $(BUILD)/libebb.a: $(LIB_OBJ)
 $(BUILD)/ebb: $(BUILD)/src/cli/main.o $(BUILD)/libebb.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(HARNESS): tests/harness.c | $(BUILD)/tests
+$(HARNESS): $(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libebb.a $(HARNESS) | $(BUILD)/tests

@@ -605,6 +605,40 @@ int harness_raw(struct harness_server *s, const char *token, const char *method,
 	return rc == CURLE_OK ? (int)status : -1;
 }
 
+int harness_get_text(struct harness_server *s, const char *token, const char *path, char **body, char *ctype,
+		     size_t ctsize)
+{
+	CURL *curl = curl_easy_init();
+	struct curl_slist *headers = NULL;
+	struct buf out = {0};
+	char url[4200], auth[600];
+	const char *ct = NULL;
+	long status = -1;
+
+	if (!token)
+		token = s->token;
+	if (token[0]) {
+		snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
+		headers = curl_slist_append(NULL, auth);
+	}
+	snprintf(url, sizeof url, "%s%s", s->url, path);
+	curl_easy_setopt(curl, CURLOPT_URL, url);
+	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_write);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &out);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 30000L);
+	if (curl_easy_perform(curl) == CURLE_OK) {
+		curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+		curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &ct);
+	}
+	if (ctype)
+		snprintf(ctype, ctsize, "%s", ct ? ct : "");
+	curl_slist_free_all(headers);
+	curl_easy_cleanup(curl);
+	*body = out.data ? out.data : strdup("");
+	return (int)status;
+}
+
 #define RAW_TIMEOUT_MS 30000
 
 int harness_connect(struct harness_server *s)

@@ -157,6 +157,13 @@ int harness_call_as(struct harness_server *s, const char *token, const char *met
 int harness_raw(struct harness_server *s, const char *token, const char *method,
 		const char *path, const char *body, size_t len, int chunked, json_t **reply);
 
+/* GET path with token (NULL: the server's; "": none), for replies that
+ * are not JSON (/metrics, the dashboard): the status, or -1 with no reply;
+ * the body in *body (NUL-terminated, to free; "" with none) and the
+ * Content-Type in ctype (NULL: not wanted). */
+int harness_get_text(struct harness_server *s, const char *token, const char *path, char **body, char *ctype,
+		     size_t ctsize);
+
 /* ---- raw bytes over TCP: requests no HTTP client would send ---- */
 
 /* One reply read off a raw connection. */

@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "common/secret.h"
+#include "serve/alerts.h"
 #include "serve/scaler.h"
 #include "store/store.h"
 #include "common/units.h"
@@ -44,6 +45,7 @@ static const struct route routes[] = {
 	{"GET", "/v1/decisions", SUBMIT, api_decisions},
 	{"GET", "/v1/report", SUBMIT, api_report},
 	{"GET", "/v1/offers", SUBMIT, api_offers},
+	{"GET", "/v1/alerts", SUBMIT | WORKER, api_alerts},
 	{"POST", "/v1/fleet/{id}/drain", ADMIN, api_drain},
 	{"POST", "/v1/fleet/{id}/reclaim", ADMIN, api_reclaim},
 	{"GET", "/v1/fleet/{id}/notice", WORKER, api_notice},
@@ -253,9 +255,10 @@ static int api_clock(struct api_call *c)
 	if (queue_process_due(c->api->queue, &err) != 0)
 		return api_fail(c, &err);
 	/* Idle timeouts and the warm floor run on this clock, and no store
-	 * change tells the scaler that it moved: it looks at the new time,
-	 * as the simulator would. */
+	 * change tells the scaler or the alerts that it moved: they look at
+	 * the new time, as the simulator would. */
 	scaler_wake(c->api->scaler);
+	alerts_wake(c->api->alerts);
 	request_reply(c->req, 200, json_pack("{s:f}", "now", (double)clock_now(c->api->clock) / 1000.0));
 	return 0;
 }

@@ -19,6 +19,7 @@
 
 struct scaler;
 struct provider;
+struct alerts;
 
 /* What the handlers reach: serve's parts, given by the wiring. */
 struct api {
@@ -36,6 +37,7 @@ struct api {
 	const struct offer *offers; /* the catalogue as configured */
 	int noffers;
 	struct serve_metrics *metrics;
+	struct alerts *alerts;
 	struct snapshot_env snap; /* what GET /metrics and the dashboard read */
 };
 
@@ -99,5 +101,7 @@ int api_offers(struct api_call *c);
 
 /* GET /metrics, in the Prometheus text format (api_metrics.c). */
 int api_metrics(struct api_call *c);
+/* GET /v1/alerts (api_alerts.c). */
+int api_alerts(struct api_call *c);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "serve/alerts.h"
 #include "serve/api.h"
 #include "serve/metrics.h"
 #include "serve/snapshot.h"
@@ -117,6 +118,16 @@ static void write_serve(struct prom *p, const struct serve_metrics *m)
 	}
 }
 
+static void write_alerts(struct prom *p, const struct api *a)
+{
+	prom_family(p, "ebb_alerts_firing", "gauge", "Alerts firing now, by rule (docs/ALERTS.md); rules switched off have no sample.");
+	for (int r = 0; r < ALERT_NRULES; r++) {
+		if (alert_rule_on(&a->cfg->alerts, (enum alert_rule)r))
+			prom_sample(p, "", (double)alerts_firing(a->alerts, (enum alert_rule)r), "alertname",
+				    alert_rules[r].name, NULL);
+	}
+}
+
 int api_metrics(struct api_call *c)
 {
 	struct snapshot *x = malloc(sizeof *x);
@@ -136,6 +147,7 @@ int api_metrics(struct api_call *c)
 	write_fleet(&p, x);
 	write_cost(&p, x);
 	write_serve(&p, c->api->metrics);
+	write_alerts(&p, c->api);
 	free(x);
 	if (!(text = prom_finish(&p))) {
 		error_set(&err, 500, "internal", NULL, "out of memory");

@@ -137,7 +137,7 @@ static int apply_launch(struct scaler *sc, int64_t instance, const struct launch
 		return fleet_set_state(sc->env.fleet, &inst, INST_BOOTING, "launched");
 	}
 	stat.launch_failures = 1;
-	stat.last_failure_ms = inst.launched_ms;
+	stat.last_failure_ms = stat.failing_since_ms = inst.launched_ms;
 	if (r->no_capacity) {
 		stat.capacity_failures = 1;
 		stat.last_capacity_ms = inst.launched_ms;

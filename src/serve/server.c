@@ -16,6 +16,7 @@
 
 #include "common/log.h"
 #include "provider/provider.h"
+#include "serve/alerts.h"
 #include "serve/api.h"
 #include "serve/batch.h"
 #include "serve/deadline.h"
@@ -27,6 +28,7 @@
 #include "serve/queue.h"
 #include "serve/reclaim.h"
 #include "serve/scaler.h"
+#include "serve/webhook.h"
 #include "store/store.h"
 
 struct server {
@@ -43,7 +45,12 @@ struct server {
 	struct longpoll *longpoll;
 	struct provider *provider; /* NULL: [provider] kind = none */
 	struct scaler *scaler;
+	struct webhooks *webhooks;
+	struct alerts *alerts;
 	struct api api;
+	/* Where workers and the alerts' links reach serve: server_url, or the
+	 * address it listens on. */
+	char url[1100];
 	struct event *signals[2];
 	/* The catalogue as configured; the scaler applies what it measured. */
 	struct offer offers[64];
@@ -139,8 +146,7 @@ static void on_provider_notice(void *arg, int64_t id)
 	batch_flush(s->batch);
 }
 
-/* The provider and the scaler, when [provider] kind is not none. Workers
- * reach serve at server_url, or at the address it listens on. */
+/* The provider and the scaler, when [provider] kind is not none. */
 static int start_scaler(struct server *s, char *err, size_t errsize)
 {
 	const struct config *cfg = s->cfg;
@@ -152,17 +158,10 @@ static int start_scaler(struct server *s, char *err, size_t errsize)
 		.cfg = cfg, .clock = &s->clock, .base = s->base, .store = s->store, .batch = s->batch,
 		.queue = &s->queue, .fleet = &s->fleet, .offers = s->offers, .noffers = s->noffers,
 	};
-	char url[1100];
-	const char *colon = strrchr(cfg->listen, ':');
 
 	if (strcmp(cfg->provider_kind, "none") == 0)
 		return 0;
-	if (cfg->server_url[0])
-		snprintf(url, sizeof url, "%s", cfg->server_url);
-	else
-		snprintf(url, sizeof url, "http://%.*s:%d", (int)(colon - cfg->listen), cfg->listen,
-			 httpd_port(s->httpd));
-	env.server_url = url;
+	env.server_url = s->url;
 	if (!(s->provider = provider_open(&env, err, errsize)))
 		return -1;
 	senv.provider = s->provider;
@@ -170,7 +169,7 @@ static int start_scaler(struct server *s, char *err, size_t errsize)
 		snprintf(err, errsize, "scaler: out of memory");
 		return -1;
 	}
-	log_info("scaler started", "provider=%s workers_reach=%s", provider_name(s->provider), url);
+	log_info("scaler started", "provider=%s workers_reach=%s", provider_name(s->provider), s->url);
 	return 0;
 }
 
@@ -211,15 +210,25 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 	if (!(s->httpd = httpd_start(s->base, &ho, &hooks, err, errsize)))
 		return -1;
 	batch_set_httpd(s->batch, s->httpd);
+	if (cfg->server_url[0])
+		snprintf(s->url, sizeof s->url, "%s", cfg->server_url);
+	else
+		snprintf(s->url, sizeof s->url, "http://%.*s:%d", (int)(strrchr(cfg->listen, ':') - cfg->listen),
+			 cfg->listen, httpd_port(s->httpd));
 	if (start_scaler(s, err, errsize) != 0)
 		return -1;
+	if (!(s->webhooks = webhooks_new(s->base, cfg)) ||
+	    !(s->alerts = alerts_new(&(struct alerts_env){.cfg = cfg, .clock = &s->clock, .base = s->base,
+							  .store = s->store, .batch = s->batch, .ledger = &s->ledger,
+							  .webhooks = s->webhooks, .external_url = s->url})))
+		goto nomem;
 	if (!(s->longpoll = longpoll_new(s->base, s->batch, &s->queue, s->scaler, &s->fleet)))
 		goto nomem;
 	s->api = (struct api){
 		.cfg = cfg, .clock = &s->clock, .test_clock = o->test_clock, .started_ms = clock_now(&s->clock),
 		.store = s->store, .batch = s->batch, .queue = &s->queue, .fleet = &s->fleet,
 		.longpoll = s->longpoll, .scaler = s->scaler, .provider = s->provider, .offers = s->offers,
-		.noffers = s->noffers, .metrics = &s->metrics,
+		.noffers = s->noffers, .metrics = &s->metrics, .alerts = s->alerts,
 		.snap = {.cfg = cfg, .store = s->store, .clock = &s->clock, .ledger = &s->ledger, .offers = s->offers,
 			 .noffers = s->noffers, .with_provider = s->provider != NULL},
 	};
@@ -241,6 +250,8 @@ static void stop(struct server *s)
 	longpoll_free(s->longpoll);
 	provider_close(s->provider);
 	scaler_free(s->scaler);
+	alerts_free(s->alerts);
+	webhooks_free(s->webhooks);
 	for (int i = 0; i < 2; i++) {
 		if (s->signals[i])
 			event_free(s->signals[i]);

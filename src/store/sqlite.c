@@ -124,6 +124,18 @@ static const char *const migrations[] = {
 	" ON CONFLICT DO UPDATE SET items = items + excluded.items;"
 	"INSERT INTO ledger_sums SELECT -1, offer, market, kind, team, SUM(ms), SUM(gpu_ms), SUM(cost), SUM(items)"
 	" FROM ledger_sums GROUP BY 2, 3, 4, 5;",
+	/* 8: what serve's alerts read and keep: when an offer's launches
+	 * began to fail (from the last failure, for one failing now), workers
+	 * lost, the dead-lettered jobs by the time they died, and the alerts
+	 * pending or firing */
+	"ALTER TABLE offer_stats ADD COLUMN failing_since INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE offer_stats ADD COLUMN lost INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE offer_stats ADD COLUMN last_lost_at INTEGER NOT NULL DEFAULT 0;"
+	"UPDATE offer_stats SET failing_since = last_failure_at WHERE last_failure_at >= last_launch_at"
+	" AND last_failure_at > 0;"
+	"CREATE INDEX jobs_dead ON jobs(finished_at) WHERE state = 'dead';"
+	"CREATE TABLE alerts (key TEXT PRIMARY KEY, name TEXT NOT NULL, labels TEXT NOT NULL, firing INTEGER NOT NULL,"
+	" since INTEGER NOT NULL, fired_at INTEGER NOT NULL, value REAL NOT NULL, summary TEXT NOT NULL) WITHOUT ROWID;",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -154,7 +166,7 @@ enum stmt_id {
 	S_RECENT_DURATIONS, S_INST_INSERT, S_INST_UPDATE, S_INST_GET, S_INST_LIVE, S_INST_ALL, S_DEC_INSERT,
 	S_DEC_LIST, S_USAGE, S_SEG_OPEN, S_SEG_FIND, S_SEG_CLOSE, S_JOB_COST,
 	S_STAT_ADD, S_STATS, S_LEDGER, S_LEDGER_OPEN, S_SUM_ADD, S_SUMS, S_INST_BY_TOKEN, S_DATA_SET,
-	S_DATA_GET, S_COUNT
+	S_DATA_GET, S_DEAD, S_ALERT_PUT, S_ALERT_DELETE, S_ALERTS, S_COUNT
 };
 
 static const char *const stmt_sql[S_COUNT] = {
@@ -228,7 +240,7 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_SEG_CLOSE] = "UPDATE segments SET end_at = ?2, cost = ?3 WHERE id = ?1",
 	[S_JOB_COST] = "UPDATE jobs SET cost = cost + ?2 WHERE id = ?1",
 	[S_STAT_ADD] = "INSERT INTO offer_stats VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
-		       " ?16, ?17, ?18, ?19)"
+		       " ?16, ?17, ?18, ?19, ?21, ?22, ?23)"
 		       " ON CONFLICT DO UPDATE SET runs = runs + ?3, speed_sum = speed_sum + ?4,"
 		       " speed_n = speed_n + ?5, items = items + ?6, run_ms = run_ms + ?7,"
 		       " boots = boots + ?8, boot_ms = boot_ms + ?9, alive_ms = alive_ms + ?10,"
@@ -237,10 +249,12 @@ static const char *const stmt_sql[S_COUNT] = {
 		       " last_failure_at = MAX(last_failure_at, ?14), last_launch_at = MAX(last_launch_at, ?15),"
 		       " capacity_failures = capacity_failures + ?16, last_capacity_at = MAX(last_capacity_at, ?17),"
 		       " broken_streak = CASE WHEN ?20 THEN 0 ELSE broken_streak END + ?18,"
-		       " last_broken_at = MAX(last_broken_at, ?19)",
+		       " last_broken_at = MAX(last_broken_at, ?19),"
+		       " failing_since = CASE WHEN ?20 OR failing_since = 0 THEN ?21 ELSE failing_since END,"
+		       " lost = lost + ?22, last_lost_at = MAX(last_lost_at, ?23)",
 	[S_STATS] = "SELECT offer, market, runs, speed_sum, speed_n, items, run_ms, boots, boot_ms, alive_ms,"
 		    " reclaims, launches, launch_failures, last_failure_at, last_launch_at, capacity_failures,"
-		    " last_capacity_at, broken_streak, last_broken_at FROM offer_stats",
+		    " last_capacity_at, broken_streak, last_broken_at, failing_since, lost, last_lost_at FROM offer_stats",
 	[S_LEDGER] = LEDGER_SELECT " WHERE s.end_at >= ?1 OR s.end_at = 0 ORDER BY s.id",
 	/* segments_open, the partial index, holds these rows alone, in its
 	 * order: by id, the query would walk the whole table. */
@@ -250,6 +264,13 @@ static const char *const stmt_sql[S_COUNT] = {
 		      " items = items + ?9",
 	[S_SUMS] = "SELECT offer, market, kind, team, SUM(ms), SUM(gpu_ms), SUM(cost), SUM(items) FROM ledger_sums"
 		   " WHERE day BETWEEN ?1 AND ?2 GROUP BY offer, market, kind, team ORDER BY offer, market, kind, team",
+	/* jobs_dead gives the window; a bare column beside MAX() is SQLite's
+	 * value from the row of the maximum: the last job's. */
+	[S_DEAD] = "SELECT lane, COUNT(*), MIN(finished_at), MAX(finished_at), id, error, SUM(cost) FROM jobs"
+		   " WHERE state = 'dead' AND finished_at >= ?1 GROUP BY lane ORDER BY lane",
+	[S_ALERT_PUT] = "INSERT OR REPLACE INTO alerts VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+	[S_ALERT_DELETE] = "DELETE FROM alerts WHERE key = ?1",
+	[S_ALERTS] = "SELECT key, name, labels, firing, since, fired_at, value, summary FROM alerts ORDER BY key",
 	[S_DEC_LIST] = "SELECT id, at, kind, offer, count, instance_id, reason FROM decisions"
 		       " ORDER BY id DESC LIMIT ?",
 };
@@ -915,6 +936,86 @@ static int op_usage(struct store *base, int64_t since_ms, int64_t now_ms, int64_
 	return rc == SQLITE_ROW ? 0 : fail(s, "usage");
 }
 
+static int op_dead_letters(struct store *base, int64_t since_ms, dead_letters_cb cb, void *arg)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_DEAD];
+	int rc, ret = 0;
+
+	sqlite3_bind_int64(st, 1, since_ms);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct dead_letters d = {
+			.lane = (const char *)sqlite3_column_text(st, 0),
+			.jobs = sqlite3_column_int64(st, 1),
+			.first_ms = sqlite3_column_int64(st, 2),
+			.last_ms = sqlite3_column_int64(st, 3),
+			.last_job = sqlite3_column_int64(st, 4),
+			.last_error = (const char *)sqlite3_column_text(st, 5),
+			.cost = sqlite3_column_double(st, 6),
+		};
+		if ((ret = cb(arg, &d)) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = fail(s, "dead letters");
+	sqlite3_reset(st);
+	return ret;
+}
+
+static int op_alert_put(struct store *base, const struct alert_row *a)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_ALERT_PUT];
+	int rc;
+
+	bind_text(st, 1, a->key);
+	bind_text(st, 2, a->name);
+	bind_text(st, 3, a->labels);
+	sqlite3_bind_int(st, 4, a->firing);
+	sqlite3_bind_int64(st, 5, a->since_ms);
+	sqlite3_bind_int64(st, 6, a->fired_ms);
+	sqlite3_bind_double(st, 7, a->value);
+	bind_text(st, 8, a->summary);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc == SQLITE_DONE ? 0 : fail(s, "put alert");
+}
+
+static int op_alert_delete(struct store *base, const char *key)
+{
+	struct sqlite_store *s = impl(base);
+
+	bind_text(s->stmt[S_ALERT_DELETE], 1, key);
+	return run(s, S_ALERT_DELETE);
+}
+
+static int op_alerts(struct store *base, alert_cb cb, void *arg)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_ALERTS];
+	int rc, ret = 0;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct alert_row a = {
+			.key = (const char *)sqlite3_column_text(st, 0),
+			.name = (const char *)sqlite3_column_text(st, 1),
+			.labels = (const char *)sqlite3_column_text(st, 2),
+			.firing = sqlite3_column_int(st, 3),
+			.since_ms = sqlite3_column_int64(st, 4),
+			.fired_ms = sqlite3_column_int64(st, 5),
+			.value = sqlite3_column_double(st, 6),
+			.summary = (const char *)sqlite3_column_text(st, 7),
+		};
+		if ((ret = cb(arg, &a)) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = fail(s, "alerts");
+	sqlite3_reset(st);
+	return ret;
+}
+
 static int op_segment_open(struct store *base, const struct segment *g)
 {
 	struct sqlite_store *s = impl(base);
@@ -1004,6 +1105,9 @@ static int op_offer_stat_add(struct store *base, const struct offer_stat *d)
 	sqlite3_bind_int64(st, 18, d->broken_streak);
 	sqlite3_bind_int64(st, 19, d->last_broken_ms);
 	sqlite3_bind_int(st, 20, d->launched_ok);
+	sqlite3_bind_int64(st, 21, d->failing_since_ms);
+	sqlite3_bind_int64(st, 22, d->lost);
+	sqlite3_bind_int64(st, 23, d->last_lost_ms);
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
@@ -1038,6 +1142,9 @@ static int op_offer_stats(struct store *base, offer_stat_cb cb, void *arg)
 			.last_capacity_ms = sqlite3_column_int64(st, 16),
 			.broken_streak = sqlite3_column_int64(st, 17),
 			.last_broken_ms = sqlite3_column_int64(st, 18),
+			.failing_since_ms = sqlite3_column_int64(st, 19),
+			.lost = sqlite3_column_int64(st, 20),
+			.last_lost_ms = sqlite3_column_int64(st, 21),
 		};
 		if ((ret = cb(arg, &o)) != 0)
 			break;
@@ -1302,4 +1409,8 @@ const struct store_engine store_engine_sqlite = {
 	.ledger_open = op_ledger_open,
 	.ledger_add = op_ledger_add,
 	.ledger_sums = op_ledger_sums,
+	.dead_letters = op_dead_letters,
+	.alert_put = op_alert_put,
+	.alert_delete = op_alert_delete,
+	.alerts = op_alerts,
 };

@@ -495,56 +495,10 @@ static int promcheck(const char *body, char *why, size_t whysize)
 
 /* ---- scraping ---- */
 
-struct buf {
-	char *p;
-	size_t len;
-};
-
-static size_t on_body(char *data, size_t size, size_t n, void *arg)
-{
-	struct buf *b = arg;
-	char *p = realloc(b->p, b->len + size * n + 1);
-
-	if (!p)
-		return 0;
-	memcpy(p + b->len, data, size * n);
-	b->p = p;
-	b->len += size * n;
-	b->p[b->len] = '\0';
-	return size * n;
-}
-
-/* GET /metrics with token (NULL: the server's; "": none). The status; the
- * body in *body (free it) and the Content-Type in ctype. */
+/* GET /metrics with token (NULL: the server's; "": none). */
 static int get_metrics(struct harness_server *s, const char *token, char **body, char *ctype, size_t ctsize)
 {
-	CURL *curl = curl_easy_init();
-	struct curl_slist *headers = NULL;
-	struct buf b = {calloc(1, 1), 0};
-	char auth[600];
-	const char *ct = NULL;
-	long status = -1;
-
-	if (!token)
-		token = s->token;
-	if (token[0]) {
-		snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
-		headers = curl_slist_append(NULL, auth);
-	}
-	curl_easy_setopt(curl, CURLOPT_URL, harness_fmt("%s/metrics", s->url));
-	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &b);
-	curl_easy_setopt(curl, CURLOPT_TIMEOUT, 20L);
-	if (curl_easy_perform(curl) == CURLE_OK) {
-		curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-		curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &ct);
-	}
-	snprintf(ctype, ctsize, "%s", ct ? ct : "");
-	curl_slist_free_all(headers);
-	curl_easy_cleanup(curl);
-	*body = b.p;
-	return (int)status;
+	return harness_get_text(s, token, "/metrics", body, ctype, ctsize);
 }
 
 /* Prometheus' own linter, `promtool check metrics` (Debian's prometheus

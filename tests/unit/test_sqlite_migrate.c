@@ -6,7 +6,8 @@
  *
  * Migration 7, the ledger's running sums: each closed segment split over
  * the UTC days it covers, the items of each succeeded job at its end, and
- * the sums of all time. */
+ * the sums of all time. Migration 8, when an offer's launches began to
+ * fail. */
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +31,11 @@ static const char *sums(struct harness_store *h, int64_t since_day)
 	STORE_OK(h, store_ledger_sums(h->st, since_day, see_sum, &r));
 	return harness_rows_text(&r, 1);
 }
+
+/* What migration 8 made, dropped. */
+#define UNDO_8                                                                                            \
+	"DROP TABLE alerts; DROP INDEX jobs_dead; ALTER TABLE offer_stats DROP COLUMN failing_since;"     \
+	" ALTER TABLE offer_stats DROP COLUMN lost; ALTER TABLE offer_stats DROP COLUMN last_lost_at;"
 
 /* Takes the database back to version `to`, dropping what came after. */
 static void back_to(struct harness_store *h, int to, const char *undo)
@@ -85,7 +91,7 @@ static void ledger_sums_filled_from_the_segments(void **state)
 		STORE_OK(h, store_segment_open(h->st, &g[n]));
 	}
 	STORE_OK(h, store_commit(h->st));
-	back_to(h, 6, "DROP TABLE ledger_sums;");
+	back_to(h, 6, UNDO_8 "DROP TABLE ledger_sums;");
 	/* 2 GPUs; the t4's 0 count as 1; the open idle segment is not summed. */
 	assert_string_equal(sums(h, STORE_ALL_TIME), "a100 spot boot -: 1500ms 3000gpu-ms $3 items=0"
 						    " | a100 spot job ml: 1000ms 2000gpu-ms $0.5 items=20"
@@ -96,12 +102,43 @@ static void ledger_sums_filled_from_the_segments(void **state)
 	assert_string_equal(sums(h, D0 / DAY + 1), "t4 on-demand billing -: 100ms 100gpu-ms $0.25 items=0");
 }
 
+static int see_failing(void *arg, const struct offer_stat *o)
+{
+	return harness_row(arg, "%s %s: failing_since=%lld", o->offer, market_name(o->market),
+			   (long long)o->failing_since_ms);
+}
+
+/* Migration 8: an offer whose last launch failed is failing since that
+ * failure (the first of its run is not known); one whose last launch came
+ * after its last failure is not failing. */
+static void failing_since_from_the_last_failure(void **state)
+{
+	struct harness_store *h = *state;
+	struct offer_stat failing = {.offer = "a", .market = MARKET_SPOT, .launches = 3, .launch_failures = 2,
+				     .last_failure_ms = 900, .last_launch_ms = 900},
+			  working = {.offer = "b", .market = MARKET_SPOT, .launches = 2, .launch_failures = 1,
+				     .last_failure_ms = 500, .last_launch_ms = 800},
+			  never = {.offer = "c", .market = MARKET_ONDEMAND, .runs = 1};
+	struct harness_rows r = {0};
+
+	STORE_OK(h, store_begin(h->st));
+	STORE_OK(h, store_offer_stat_add(h->st, &failing));
+	STORE_OK(h, store_offer_stat_add(h->st, &working));
+	STORE_OK(h, store_offer_stat_add(h->st, &never));
+	STORE_OK(h, store_commit(h->st));
+	back_to(h, 7, UNDO_8);
+	STORE_OK(h, store_offer_stats(h->st, see_failing, &r));
+	assert_string_equal(harness_rows_text(&r, 1),
+			    "a spot: failing_since=900 | b spot: failing_since=0 | c on-demand: failing_since=0");
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, harness_store_setup, harness_store_teardown)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(ledger_sums_filled_from_the_segments),
+		T(failing_since_from_the_last_failure),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -48,6 +48,19 @@ static int see_stat(void *arg, const struct offer_stat *o)
 			   (long long)o->broken_streak, (long long)o->last_broken_ms);
 }
 
+static int see_failing(void *arg, const struct offer_stat *o)
+{
+	return harness_row(arg, "%s %s: failing_since=%lld lost=%lld/%lld", o->offer, market_name(o->market),
+			   (long long)o->failing_since_ms, (long long)o->lost, (long long)o->last_lost_ms);
+}
+
+static int see_alert(void *arg, const struct alert_row *a)
+{
+	return harness_row(arg, "%s %s %s %s since=%lld fired=%lld value=%g: %s", a->key, a->name, a->labels,
+			   a->firing ? "firing" : "pending", (long long)a->since_ms, (long long)a->fired_ms, a->value,
+			   a->summary);
+}
+
 /* Ids differ by engine: a row names its instance by the offer. */
 static int see_ledger(void *arg, const struct ledger_row *r)
 {
@@ -506,6 +519,42 @@ static void offer_stat_add_accumulates(void **state)
 				      " last_launch=800 capacity=0/0 broken=0/0");
 }
 
+/* A run of failing launches keeps the time of its first failure until a
+ * launch works; workers lost add up with the latest time. */
+static void offer_stat_failing_since_and_lost(void **state)
+{
+	struct harness_store *h = *state;
+	struct offer_stat fail1 = {.offer = "a", .market = MARKET_SPOT, .failing_since_ms = 100},
+			  fail2 = {.offer = "a", .market = MARKET_SPOT, .failing_since_ms = 200},
+			  ok = {.offer = "a", .market = MARKET_SPOT, .launched_ok = 1},
+			  ok_fail = {.offer = "a", .market = MARKET_SPOT, .launched_ok = 1, .failing_since_ms = 400},
+			  lost = {.offer = "a", .market = MARKET_ONDEMAND, .lost = 1, .last_lost_ms = 70},
+			  lost_before = {.offer = "a", .market = MARKET_ONDEMAND, .lost = 1, .last_lost_ms = 60};
+	struct harness_rows r = {0};
+
+	begin(h);
+	STORE_OK(h, store_offer_stat_add(h->st, &fail1));
+	STORE_OK(h, store_offer_stat_add(h->st, &fail2));
+	STORE_OK(h, store_offer_stat_add(h->st, &lost));
+	STORE_OK(h, store_offer_stat_add(h->st, &lost_before));
+	commit(h);
+	STORE_OK(h, store_offer_stats(h->st, see_failing, &r));
+	assert_string_equal(harness_rows_text(&r, 1), "a on-demand: failing_since=0 lost=2/70 | a spot: failing_since=100 lost=0/0");
+	begin(h);
+	STORE_OK(h, store_offer_stat_add(h->st, &ok));
+	commit(h);
+	r = (struct harness_rows){0};
+	STORE_OK(h, store_offer_stats(h->st, see_failing, &r));
+	assert_contains(harness_rows_text(&r, 1), "a spot: failing_since=0");
+	begin(h);
+	STORE_OK(h, store_offer_stat_add(h->st, &fail2));
+	STORE_OK(h, store_offer_stat_add(h->st, &ok_fail));
+	commit(h);
+	r = (struct harness_rows){0};
+	STORE_OK(h, store_offer_stats(h->st, see_failing, &r));
+	assert_contains(harness_rows_text(&r, 1), "a spot: failing_since=400");
+}
+
 /* Failures for want of capacity add up with the latest time; a broken
  * setup's run of failures grows until a launch works, which ends it
  * before its own delta counts. */
@@ -673,7 +722,62 @@ static void usage_since(void **state)
 	assert_int(job_ms, 500 + 200 + 30 + 800);
 }
 
+/* ---- alerts ---- */
+
+/* Alerts are kept by key: a put replaces, a delete removes, the walk is
+ * by key, and they outlive a reopen. */
+static void alerts_put_delete_and_walk(void **state)
+{
+	struct harness_store *h = *state;
+	struct harness_rows r = {0};
+	struct alert_row a = {.key = "b", .name = "EbbInstanceIdle", .labels = "{\"instance\":\"3\"}",
+			      .since_ms = 10, .value = 2.5, .summary = "idle"},
+			 b = {.key = "a", .name = "EbbStoreErrors", .labels = "{}", .firing = 1, .since_ms = 5,
+			      .fired_ms = 6, .value = 1, .summary = "errors"};
+
+	begin(h);
+	STORE_OK(h, store_alert_put(h->st, &a));
+	STORE_OK(h, store_alert_put(h->st, &b));
+	a.firing = 1;
+	a.fired_ms = 20;
+	a.summary = "idle longer";
+	STORE_OK(h, store_alert_put(h->st, &a));
+	commit(h);
+	harness_store_reopen(h);
+	STORE_OK(h, store_alerts(h->st, see_alert, &r));
+	assert_string_equal(harness_rows_text(&r, 0),
+			    "a EbbStoreErrors {} firing since=5 fired=6 value=1: errors"
+			    " | b EbbInstanceIdle {\"instance\":\"3\"} firing since=10 fired=20 value=2.5: idle longer");
+	assert_walk_stops(r, store_alerts(h->st, see_alert, &r));
+	begin(h);
+	STORE_OK(h, store_alert_delete(h->st, "a"));
+	STORE_OK(h, store_alert_delete(h->st, "no such key"));
+	commit(h);
+	r = (struct harness_rows){0};
+	STORE_OK(h, store_alerts(h->st, see_alert, &r));
+	assert_contains(harness_rows_text(&r, 0), "b EbbInstanceIdle");
+	assert_int(r.n, 1);
+}
+
 /* ---- errors ---- */
+
+/* Every call the engine fails counts, whatever it was; a walk stopped by
+ * its callback does not. */
+static void errors_count_failed_calls(void **state)
+{
+	struct harness_store *h = *state;
+	struct job ghost = {.id = 1000, .state = JOB_LEASED};
+	struct harness_rows r;
+	uint64_t was = store_errors(h->st);
+
+	begin(h);
+	assert_int(store_job_update(h->st, &ghost), -1);
+	assert_int(store_errors(h->st), was + 1);
+	STORE_OK(h, store_alert_put(h->st, &(struct alert_row){.key = "k", .name = "n", .labels = "{}", .summary = ""}));
+	commit(h);
+	assert_walk_stops(r, store_alerts(h->st, see_alert, &r));
+	assert_int(store_errors(h->st), was + 1);
+}
 
 static void open_names_the_engine(void **state)
 {
@@ -746,6 +850,9 @@ int main(void)
 		T(job_add_cost_accumulates),
 		T(offer_stat_add_accumulates),
 		T(offer_stat_failure_runs),
+		T(offer_stat_failing_since_and_lost),
+		T(alerts_put_delete_and_walk),
+		T(errors_count_failed_calls),
 		T(instance_by_token_and_provider_data),
 		T(ledger_rows_since),
 		T(ledger_sums_by_day_and_all_time),
