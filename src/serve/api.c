@@ -46,6 +46,7 @@ static const struct route routes[] = {
 	{"GET", "/v1/report", SUBMIT, api_report},
 	{"GET", "/v1/offers", SUBMIT, api_offers},
 	{"GET", "/v1/alerts", SUBMIT | WORKER, api_alerts},
+	{"GET", "/v1/scale", SUBMIT | WORKER, api_scale},
 	{"POST", "/v1/fleet/{id}/drain", ADMIN, api_drain},
 	{"POST", "/v1/fleet/{id}/reclaim", ADMIN, api_reclaim},
 	{"GET", "/v1/fleet/{id}/notice", WORKER, api_notice},

@@ -20,6 +20,7 @@
 struct scaler;
 struct provider;
 struct alerts;
+struct plan_settings;
 
 /* What the handlers reach: serve's parts, given by the wiring. */
 struct api {
@@ -36,6 +37,7 @@ struct api {
 	struct provider *provider; /* NULL: [provider] kind = none */
 	const struct offer *offers; /* the catalogue as configured */
 	int noffers;
+	const struct plan_settings *settings; /* plan()'s, from the config */
 	struct serve_metrics *metrics;
 	struct alerts *alerts;
 	struct snapshot_env snap; /* what GET /metrics and the dashboard read */
@@ -103,5 +105,7 @@ int api_offers(struct api_call *c);
 int api_metrics(struct api_call *c);
 /* GET /v1/alerts (api_alerts.c). */
 int api_alerts(struct api_call *c);
+/* GET /v1/scale, plan()'s decision as numbers for KEDA (api_scale.c). */
+int api_scale(struct api_call *c);
 
 #endif

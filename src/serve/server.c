@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "policy/settings.h"
 #include "provider/provider.h"
 #include "serve/alerts.h"
 #include "serve/api.h"
@@ -55,6 +56,7 @@ struct server {
 	/* The catalogue as configured; the scaler applies what it measured. */
 	struct offer offers[64];
 	int noffers;
+	struct plan_settings settings; /* plan()'s, for GET /v1/scale */
 	/* Lease latency and replies by status, for GET /metrics: in memory
 	 * only, from zero at every start. */
 	struct serve_metrics metrics;
@@ -188,6 +190,7 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 
 	clock_init_real(&s->clock);
 	s->noffers = offers_from_config(cfg, s->offers, 64);
+	plan_settings_from_config(cfg, &s->settings);
 	if (!(s->store = store_open(cfg, err, errsize)))
 		return -1;
 	queue_init(&s->queue, s->store, cfg, &s->clock,
@@ -228,7 +231,7 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 		.cfg = cfg, .clock = &s->clock, .test_clock = o->test_clock, .started_ms = clock_now(&s->clock),
 		.store = s->store, .batch = s->batch, .queue = &s->queue, .fleet = &s->fleet,
 		.longpoll = s->longpoll, .scaler = s->scaler, .provider = s->provider, .offers = s->offers,
-		.noffers = s->noffers, .metrics = &s->metrics, .alerts = s->alerts,
+		.noffers = s->noffers, .settings = &s->settings, .metrics = &s->metrics, .alerts = s->alerts,
 		.snap = {.cfg = cfg, .store = s->store, .clock = &s->clock, .ledger = &s->ledger, .offers = s->offers,
 			 .noffers = s->noffers, .with_provider = s->provider != NULL},
 	};
