@@ -4,7 +4,8 @@
 # systemd and adduser are for the package checks (scripts/test-package.sh):
 # systemd for systemd-analyze; adduser, a dependency of the ebb package,
 # for its dpkg -i (libcurl4 comes with libcurl4-openssl-dev). prometheus
-# gives promtool, which lints every scrape test_metrics.c makes.
+# gives promtool, which lints every scrape test_metrics.c makes and checks
+# contrib/prometheus, and the server test_prometheus.c scrapes serve with.
 set -eu
 
 PACKAGES="

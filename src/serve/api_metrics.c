@@ -33,9 +33,58 @@ static void write_queue(struct prom *p, const struct snapshot *x)
 		int64_t t = x->lanes[i].oldest_ms, age = t && x->now_ms > t ? x->now_ms - t : 0;
 		prom_sample(p, "", (double)age / 1000.0, "lane", x->lanes[i].name, NULL);
 	}
+	prom_family(p, "ebb_lane_wait_target_seconds", "gauge",
+		    "The lane's wait target ([lane.NAME] wait_target): the scaler launches when queued work would miss it.");
+	for (int i = 0; i < x->nlanes; i++)
+		prom_sample(p, "", (double)x->lanes[i].wait_target_ms / 1000.0, "lane", x->lanes[i].name, NULL);
+	prom_family(p, "ebb_jobs_dead_lettered_total", "counter",
+		    "Jobs dead-lettered (their last attempt failed), by lane: dead jobs stay dead.");
+	for (int i = 0; i < x->nlanes; i++)
+		prom_sample(p, "", (double)x->lanes[i].n[JOB_DEAD], "lane", x->lanes[i].name, NULL);
 	prom_family(p, "ebb_jobs", "gauge", "Jobs in the store in each state (a gauge: jobs move between states).");
 	for (int i = 0; i < JOB_NSTATES; i++)
 		prom_sample(p, "", (double)x->states[i], "state", job_state_name((enum job_state)i), NULL);
+}
+
+static double launches(const struct snapshot *x, const struct snap_offer *r) { (void)x; return (double)r->launches; }
+static double launch_failures(const struct snapshot *x, const struct snap_offer *r) { (void)x; return (double)r->launch_failures; }
+static double lost(const struct snapshot *x, const struct snap_offer *r) { (void)x; return (double)r->lost; }
+
+static double seconds_since(const struct snapshot *x, int64_t t)
+{
+	return t && x->now_ms > t ? (double)(x->now_ms - t) / 1000.0 : 0;
+}
+
+static double failing(const struct snapshot *x, const struct snap_offer *r) { return seconds_since(x, r->failing_since_ms); }
+static double idle_longest(const struct snapshot *x, const struct snap_offer *r) { return seconds_since(x, r->idle_since_ms); }
+
+/* The families of one sample per offer and market: for each sold by an
+ * offer the provider may launch, or seen in the statistics or the fleet. */
+static void write_per_market(struct prom *p, const struct snapshot *x)
+{
+	static const struct {
+		const char *name, *type, *help;
+		double (*value)(const struct snapshot *, const struct snap_offer *);
+	} families[] = {
+		{"ebb_launches_total", "counter", "Launches asked of the provider, by offer and market.", launches},
+		{"ebb_launch_failures_total", "counter", "Launches the provider refused, by offer and market.", launch_failures},
+		{"ebb_launch_failing_seconds", "gauge",
+		 "Time since the first of the launches failing now, by offer and market; 0 while launches work.", failing},
+		{"ebb_workers_lost_total", "counter",
+		 "Workers lost: instances gone while they booted or ran a job, workers that left orphaned.", lost},
+		{"ebb_instance_idle_longest_seconds", "gauge",
+		 "Time the instance idle the longest has been idle, by offer and market; 0 when none is.", idle_longest},
+	};
+
+	for (size_t f = 0; f < sizeof families / sizeof *families; f++) {
+		prom_family(p, families[f].name, families[f].type, families[f].help);
+		for (int i = 0; i < x->noffers; i++) {
+			const struct snap_offer *r = &x->offers[i];
+			if (r->configured || r->has_stats || r->live)
+				prom_sample(p, "", families[f].value(x, r), "offer", r->offer, "market",
+					    market_name(r->market), NULL);
+		}
+	}
 }
 
 static void write_fleet(struct prom *p, const struct snapshot *x)
@@ -70,13 +119,7 @@ static void write_fleet(struct prom *p, const struct snapshot *x)
 		if (shown)
 			prom_sample(p, "", (double)n, "offer", r->offer, NULL);
 	}
-	prom_family(p, "ebb_launch_failures_total", "counter", "Launches the provider refused, by offer and market.");
-	for (int i = 0; i < x->noffers; i++) {
-		const struct snap_offer *r = &x->offers[i];
-		if (r->configured || r->has_stats)
-			prom_sample(p, "", (double)r->launch_failures, "offer", r->offer, "market",
-				    market_name(r->market), NULL);
-	}
+	write_per_market(p, x);
 }
 
 static void write_cost(struct prom *p, const struct snapshot *x)
@@ -101,6 +144,24 @@ static void write_cost(struct prom *p, const struct snapshot *x)
 	prom_sample(p, "", all->idle_gpu_ms / 1000.0, NULL);
 }
 
+/* What each team's jobs cost: the ledger's segments of their runs (idle
+ * and boot time are no team's), items done, jobs by state. */
+static void write_teams(struct prom *p, const struct snapshot *x)
+{
+	prom_family(p, "ebb_team_cost_dollars_total", "counter", "USD of instance time running the team's jobs.");
+	for (int i = 0; i < x->nteams; i++)
+		prom_sample(p, "", x->teams[i].money[SNAP_ALL].cost, "team", x->teams[i].name, NULL);
+	prom_family(p, "ebb_team_items_done_total", "counter", "Items done by the team's job runs that succeeded on the fleet.");
+	for (int i = 0; i < x->nteams; i++)
+		prom_sample(p, "", (double)x->teams[i].money[SNAP_ALL].items, "team", x->teams[i].name, NULL);
+	prom_family(p, "ebb_team_jobs", "gauge", "The team's jobs in each state.");
+	for (int i = 0; i < x->nteams; i++) {
+		for (int st = 0; st < JOB_NSTATES; st++)
+			prom_sample(p, "", (double)x->teams[i].jobs[st], "team", x->teams[i].name, "state",
+				    job_state_name((enum job_state)st), NULL);
+	}
+}
+
 static void write_serve(struct prom *p, const struct serve_metrics *m)
 {
 	char code[8];
@@ -120,6 +181,8 @@ static void write_serve(struct prom *p, const struct serve_metrics *m)
 
 static void write_alerts(struct prom *p, const struct api *a)
 {
+	prom_family(p, "ebb_store_errors_total", "counter", "Calls to the store that failed since serve started.");
+	prom_sample(p, "", (double)store_errors(a->store), NULL);
 	prom_family(p, "ebb_alerts_firing", "gauge", "Alerts firing now, by rule (docs/ALERTS.md); rules switched off have no sample.");
 	for (int r = 0; r < ALERT_NRULES; r++) {
 		if (alert_rule_on(&a->cfg->alerts, (enum alert_rule)r))
@@ -146,6 +209,7 @@ int api_metrics(struct api_call *c)
 	write_queue(&p, x);
 	write_fleet(&p, x);
 	write_cost(&p, x);
+	write_teams(&p, x);
 	write_serve(&p, c->api->metrics);
 	write_alerts(&p, c->api);
 	free(x);

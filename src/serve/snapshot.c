@@ -92,6 +92,9 @@ static int add_instance(void *arg, const struct instance *inst)
 	if ((r = offer_row(t->x, inst->offer, inst->market))) {
 		r->inst[inst->state]++;
 		r->live++;
+		if (inst->state == INST_IDLE && inst->idle_since_ms &&
+		    (!r->idle_since_ms || inst->idle_since_ms < r->idle_since_ms))
+			r->idle_since_ms = inst->idle_since_ms;
 	}
 	return 0;
 }
@@ -103,8 +106,11 @@ static int add_stat(void *arg, const struct offer_stat *st)
 
 	if (r) {
 		r->has_stats = 1;
+		r->launches += st->launches;
 		r->reclaims += st->reclaims;
 		r->launch_failures += st->launch_failures;
+		r->lost += st->lost;
+		r->failing_since_ms = st->failing_since_ms;
 	}
 	return 0;
 }
@@ -191,6 +197,8 @@ int snapshot_take(struct snapshot *x, const struct snapshot_env *env)
 		if (store_ledger_sums(st, day, add_sum, &t) != 0)
 			return -1;
 	}
+	for (int i = 0; i < x->nlanes; i++)
+		x->lanes[i].wait_target_ms = config_wait_target_ms(env->cfg, x->lanes[i].name);
 	if (x->dropped)
 		log_warn("snapshot: rows left out, too many lanes, offers or teams", "dropped=%d", x->dropped);
 	return 0;

@@ -32,6 +32,7 @@ struct snap_lane {
 	char name[CONF_NAME_MAX + 1];
 	int64_t n[JOB_NSTATES];
 	int64_t oldest_ms; /* submission of its oldest queued job; 0: none */
+	int64_t wait_target_ms; /* [lane.NAME] wait_target, or the default */
 };
 
 /* One offer on one market. */
@@ -41,7 +42,9 @@ struct snap_offer {
 	int configured; /* sold on this market by an offer the provider may launch */
 	int has_stats;
 	int64_t live, inst[INST_NSTATES];
-	int64_t reclaims, launch_failures;
+	int64_t idle_since_ms; /* of its instance idle the longest; 0: none idle */
+	int64_t launches, reclaims, launch_failures, lost;
+	int64_t failing_since_ms; /* its launches have all failed since; 0: they work */
 };
 
 /* A team: its jobs, and what its jobs' runs cost (idle time is no team's). */

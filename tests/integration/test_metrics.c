@@ -794,6 +794,11 @@ static void queue_and_leases(void **state)
 	assert_int(METRIC(m, "ebb_jobs{state=\"failed\"}"), 0);
 	assert_int(METRIC(m, "ebb_jobs{state=\"dead\"}"), 0);
 	assert_int(METRIC(m, "ebb_jobs{state=\"cancelled\"}"), 0);
+	assert_int(METRIC(m, "ebb_lane_wait_target_seconds{lane=\"standard\"}"), 300);
+	assert_int(METRIC(m, "ebb_jobs_dead_lettered_total{lane=\"standard\"}"), 0);
+	assert_int(METRIC(m, "ebb_team_jobs{team=\"default\",state=\"queued\"}"), 3);
+	assert_int(METRIC(m, "ebb_team_jobs{team=\"default\",state=\"succeeded\"}"), 2);
+	assert_int(METRIC(m, "ebb_store_errors_total"), 0);
 
 	/* Five leases: one at once (a parked worker), three after 2 s, one
 	 * after 2.5 s, plus the real time the test took. */
@@ -925,6 +930,13 @@ static void fleet_and_cost(void **state)
 	assert_near(METRIC(m, "ebb_cost_per_item_dollars"), cost / 20, 1e-12 + cost * 1e-6);
 	assert_int(METRIC(m, "ebb_lease_latency_seconds_count"), 2);
 	assert_int(METRIC(m, "ebb_launch_failures_total{offer=\"a10\",market=\"on-demand\"}"), 0);
+	assert_int(METRIC(m, "ebb_launches_total{offer=\"a10\",market=\"on-demand\"}"), 1);
+	assert_int(METRIC(m, "ebb_launch_failing_seconds{offer=\"a10\",market=\"on-demand\"}"), 0);
+	assert_int(METRIC(m, "ebb_workers_lost_total{offer=\"a10\",market=\"on-demand\"}"), 0);
+	/* Idle since its second job ended; the team's jobs cost part of all. */
+	assert_true(METRIC(m, "ebb_instance_idle_longest_seconds{offer=\"a10\",market=\"on-demand\"}") >= 0);
+	assert_near(METRIC(m, "ebb_team_cost_dollars_total{team=\"default\"}"), busy * PRICE / 3600, 1e-9 + cost * 1e-6);
+	assert_int(METRIC(m, "ebb_team_items_done_total{team=\"default\"}"), 20);
 	free(m);
 
 	/* Drained, it goes; its series stay, at 0, and the cost only grows. */
