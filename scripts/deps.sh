@@ -5,7 +5,8 @@
 # systemd for systemd-analyze; adduser, a dependency of the ebb package,
 # for its dpkg -i (libcurl4 comes with libcurl4-openssl-dev). prometheus
 # gives promtool, which lints every scrape test_metrics.c makes and checks
-# contrib/prometheus, and the server test_prometheus.c scrapes serve with.
+# contrib/prometheus, and the server test_prometheus.c scrapes serve with;
+# chromium, the headless browser test_dashboard.c shows the dashboard in.
 set -eu
 
 PACKAGES="
@@ -23,6 +24,7 @@ lintian
 systemd
 adduser
 prometheus
+chromium
 "
 
 missing=""

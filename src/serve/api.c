@@ -27,6 +27,10 @@ struct route {
 
 static const struct route routes[] = {
 	{"GET", "/healthz", OPEN, api_healthz},
+	{"GET", "/", OPEN, api_page},
+	{"GET", "/dashboard.js", OPEN, api_page},
+	{"GET", "/dashboard.css", OPEN, api_page},
+	{"GET", "/favicon.svg", OPEN, api_page},
 	{"GET", "/metrics", SUBMIT | WORKER, api_metrics},
 	{"POST", "/v1/jobs", SUBMIT, api_submit},
 	{"GET", "/v1/jobs", SUBMIT, api_list},
@@ -47,6 +51,7 @@ static const struct route routes[] = {
 	{"GET", "/v1/offers", SUBMIT, api_offers},
 	{"GET", "/v1/alerts", SUBMIT | WORKER, api_alerts},
 	{"GET", "/v1/scale", SUBMIT | WORKER, api_scale},
+	{"GET", "/v1/dashboard", SUBMIT | WORKER, api_dashboard},
 	{"POST", "/v1/fleet/{id}/drain", ADMIN, api_drain},
 	{"POST", "/v1/fleet/{id}/reclaim", ADMIN, api_reclaim},
 	{"GET", "/v1/fleet/{id}/notice", WORKER, api_notice},
@@ -236,7 +241,10 @@ void api_handle(struct api *api, struct request *req)
 
 static int api_healthz(struct api_call *c)
 {
-	request_reply(c->req, 200, json_pack("{s:s, s:s}", "status", "ok", "store", store_kind(c->api->store)));
+	/* Whether calls need a token: the dashboard asks for one before it
+	 * calls, rather than after a 401. */
+	request_reply(c->req, 200, json_pack("{s:s, s:s, s:b}", "status", "ok", "store", store_kind(c->api->store),
+					     "token_required", c->api->cfg->ntokens > 0));
 	return 0;
 }
 

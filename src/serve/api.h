@@ -20,6 +20,7 @@
 struct scaler;
 struct provider;
 struct alerts;
+struct history;
 struct plan_settings;
 
 /* What the handlers reach: serve's parts, given by the wiring. */
@@ -40,6 +41,7 @@ struct api {
 	const struct plan_settings *settings; /* plan()'s, from the config */
 	struct serve_metrics *metrics;
 	struct alerts *alerts;
+	struct history *history; /* the dashboard's chart */
 	struct snapshot_env snap; /* what GET /metrics and the dashboard read */
 };
 
@@ -107,5 +109,9 @@ int api_metrics(struct api_call *c);
 int api_alerts(struct api_call *c);
 /* GET /v1/scale, plan()'s decision as numbers for KEDA (api_scale.c). */
 int api_scale(struct api_call *c);
+/* GET /v1/dashboard, what the dashboard shows (api_dashboard.c). */
+int api_dashboard(struct api_call *c);
+/* GET / and the dashboard's script and style (api_page.c). */
+int api_page(struct api_call *c);
 
 #endif

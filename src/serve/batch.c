@@ -5,7 +5,7 @@
 
 #include "common/log.h"
 
-#define MAX_SUBSCRIBERS 4
+#define MAX_SUBSCRIBERS 8
 
 struct subscriber {
 	union {

@@ -22,6 +22,7 @@
 #include "serve/batch.h"
 #include "serve/deadline.h"
 #include "serve/fleet.h"
+#include "serve/history.h"
 #include "serve/httpd.h"
 #include "serve/ledger.h"
 #include "serve/longpoll.h"
@@ -48,6 +49,7 @@ struct server {
 	struct scaler *scaler;
 	struct webhooks *webhooks;
 	struct alerts *alerts;
+	struct history *history;
 	struct api api;
 	/* Where workers and the alerts' links reach serve: server_url, or the
 	 * address it listens on. */
@@ -223,7 +225,8 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 	if (!(s->webhooks = webhooks_new(s->base, cfg)) ||
 	    !(s->alerts = alerts_new(&(struct alerts_env){.cfg = cfg, .clock = &s->clock, .base = s->base,
 							  .store = s->store, .batch = s->batch, .ledger = &s->ledger,
-							  .webhooks = s->webhooks, .external_url = s->url})))
+							  .webhooks = s->webhooks, .external_url = s->url})) ||
+	    !(s->history = history_new(s->base, &s->clock, s->store, s->batch)))
 		goto nomem;
 	if (!(s->longpoll = longpoll_new(s->base, s->batch, &s->queue, s->scaler, &s->fleet)))
 		goto nomem;
@@ -232,6 +235,7 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 		.store = s->store, .batch = s->batch, .queue = &s->queue, .fleet = &s->fleet,
 		.longpoll = s->longpoll, .scaler = s->scaler, .provider = s->provider, .offers = s->offers,
 		.noffers = s->noffers, .settings = &s->settings, .metrics = &s->metrics, .alerts = s->alerts,
+		.history = s->history,
 		.snap = {.cfg = cfg, .store = s->store, .clock = &s->clock, .ledger = &s->ledger, .offers = s->offers,
 			 .noffers = s->noffers, .with_provider = s->provider != NULL},
 	};
@@ -255,6 +259,7 @@ static void stop(struct server *s)
 	scaler_free(s->scaler);
 	alerts_free(s->alerts);
 	webhooks_free(s->webhooks);
+	history_free(s->history);
 	for (int i = 0; i < 2; i++) {
 		if (s->signals[i])
 			event_free(s->signals[i]);
