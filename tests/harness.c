@@ -360,6 +360,20 @@ void harness_store_ok(struct harness_store *h, int rc, const char *call, const c
 	_fail(file, line);
 }
 
+static int see_sum(void *arg, const struct ledger_sum *g)
+{
+	return harness_row(arg, "%s %s %s %s: %lldms %ggpu-ms $%g items=%lld", g->offer, market_name(g->market), g->kind,
+			   g->team[0] ? g->team : "-", (long long)g->ms, g->gpu_ms, g->cost, (long long)g->items);
+}
+
+const char *harness_ledger_sums(struct harness_store *h, int64_t since_day)
+{
+	struct harness_rows r = {0};
+
+	STORE_OK(h, store_ledger_sums(h->st, since_day, see_sum, &r));
+	return harness_rows_text(&r, 1);
+}
+
 int harness_row(struct harness_rows *r, const char *fmt, ...)
 {
 	va_list ap;

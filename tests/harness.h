@@ -76,6 +76,11 @@ void harness_store_reopen(struct harness_store *h);
 #define STORE_OK(h, call) harness_store_ok((h), (call), #call, __FILE__, __LINE__)
 void harness_store_ok(struct harness_store *h, int rc, const char *call, const char *file, int line);
 
+/* The ledger's running sums of the days from since_day on (or of all
+ * time, STORE_ALL_TIME) as one text, a line per row, sorted:
+ * "a100 spot job ml: 1000ms 4000gpu-ms $0.5 items=7" ("-" for no team). */
+const char *harness_ledger_sums(struct harness_store *h, int64_t since_day);
+
 /* ---- rows, compared as one text ---- */
 
 /* What a walk over rows saw, a line per row (a store's callbacks, say), to

@@ -14,18 +14,28 @@ struct take {
 	enum snap_period period; /* of the sums being read */
 };
 
-static struct snap_lane *lane(struct snapshot *x, const char *name)
+/* The row named name of rows[0..*n), each `size` bytes with its name
+ * first, made (zeroed) when new; NULL, and counted as dropped, when full. */
+static void *named(struct snapshot *x, void *rows, int *n, int max, size_t size, const char *name)
 {
-	for (int i = 0; i < x->nlanes; i++) {
-		if (strcmp(x->lanes[i].name, name) == 0)
-			return &x->lanes[i];
+	char *row = rows;
+
+	for (int i = 0; i < *n; i++, row += size) {
+		if (strcmp(row, name) == 0)
+			return row;
 	}
-	if (x->nlanes == SNAP_MAX_LANES) {
+	if (*n == max) {
 		x->dropped++;
 		return NULL;
 	}
-	snprintf(x->lanes[x->nlanes].name, sizeof x->lanes[0].name, "%s", name);
-	return &x->lanes[x->nlanes++];
+	(*n)++;
+	snprintf(row, CONF_NAME_MAX + 1, "%s", name);
+	return row;
+}
+
+static struct snap_lane *lane(struct snapshot *x, const char *name)
+{
+	return named(x, x->lanes, &x->nlanes, SNAP_MAX_LANES, sizeof *x->lanes, name);
 }
 
 static struct snap_offer *offer_row(struct snapshot *x, const char *offer, enum market m)
@@ -45,16 +55,7 @@ static struct snap_offer *offer_row(struct snapshot *x, const char *offer, enum 
 
 static struct snap_team *team(struct snapshot *x, const char *name)
 {
-	for (int i = 0; i < x->nteams; i++) {
-		if (strcmp(x->teams[i].name, name) == 0)
-			return &x->teams[i];
-	}
-	if (x->nteams == SNAP_MAX_TEAMS) {
-		x->dropped++;
-		return NULL;
-	}
-	snprintf(x->teams[x->nteams].name, sizeof x->teams[0].name, "%s", name);
-	return &x->teams[x->nteams++];
+	return named(x, x->teams, &x->nteams, SNAP_MAX_TEAMS, sizeof *x->teams, name);
 }
 
 static int add_count(void *arg, const struct job_count *c)

@@ -966,7 +966,6 @@ static int op_alert_put(struct store *base, const struct alert_row *a)
 {
 	struct sqlite_store *s = impl(base);
 	sqlite3_stmt *st = s->stmt[S_ALERT_PUT];
-	int rc;
 
 	bind_text(st, 1, a->key);
 	bind_text(st, 2, a->name);
@@ -976,10 +975,7 @@ static int op_alert_put(struct store *base, const struct alert_row *a)
 	sqlite3_bind_int64(st, 6, a->fired_ms);
 	sqlite3_bind_double(st, 7, a->value);
 	bind_text(st, 8, a->summary);
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
-	return rc == SQLITE_DONE ? 0 : fail(s, "put alert");
+	return run(s, S_ALERT_PUT);
 }
 
 static int op_alert_delete(struct store *base, const char *key)
@@ -1208,7 +1204,6 @@ static int op_ledger_add(struct store *base, int64_t day, const struct ledger_su
 {
 	struct sqlite_store *s = impl(base);
 	sqlite3_stmt *st = s->stmt[S_SUM_ADD];
-	int rc;
 
 	sqlite3_bind_int64(st, 1, day);
 	bind_text(st, 2, d->offer);
@@ -1219,10 +1214,7 @@ static int op_ledger_add(struct store *base, int64_t day, const struct ledger_su
 	sqlite3_bind_double(st, 7, d->gpu_ms);
 	sqlite3_bind_double(st, 8, d->cost);
 	sqlite3_bind_int64(st, 9, d->items);
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
-	return rc == SQLITE_DONE ? 0 : fail(s, "ledger sums");
+	return run(s, S_SUM_ADD);
 }
 
 static int op_ledger_sums(struct store *base, int64_t first_day, int64_t last_day, ledger_sum_cb cb, void *arg)

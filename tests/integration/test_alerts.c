@@ -62,6 +62,16 @@ static void assert_payload(struct harness_server *s, json_t *p, const char *stat
 		assert_int(strlen(JSTR(a, "endsAt")), 24);
 }
 
+/* Waits for the post after the n before, which must fire alert `name`:
+ * its body. */
+static json_t *fired(struct harness_server *s, struct receiver *r, int n, const char *name)
+{
+	json_t *p = post_after(s, r, n);
+
+	assert_payload(s, p, "firing", name);
+	return p;
+}
+
 /* The value of a sample of /metrics, or -1 when it has none. */
 static double sample(struct harness_server *s, const char *series)
 {
@@ -106,8 +116,7 @@ static void queue_waiting_fires_and_resolves(void **state)
 	harness_sleep_ms(1500);
 	assert_int(receiver_count(r), 0); /* 1.5 s: under 2 x 1 s */
 	harness_advance(s, 1000);
-	p = post_after(s, r, 0);
-	assert_payload(s, p, "firing", "EbbQueueWaiting");
+	p = fired(s, r, 0, "EbbQueueWaiting");
 	assert_int(json_array_size(json_object_get(p, "alerts")), 1);
 	assert_string_equal(JSTR(p, "alerts.0.labels.lane"), "standard");
 	assert_string_equal(JSTR(p, "alerts.0.labels.severity"), "warning");
@@ -168,8 +177,7 @@ static void dead_letter_outlives_a_restart(void **state)
 						(long long)JINT(lease, "job.lease.token")),
 				    200));
 	json_decref(lease);
-	p = post_after(s, r, 0);
-	assert_payload(s, p, "firing", "EbbJobsDeadLettered");
+	p = fired(s, r, 0, "EbbJobsDeadLettered");
 	assert_string_equal(JSTR(p, "alerts.0.labels.lane"), "batch");
 	assert_contains(JSTR(p, "alerts.0.annotations.summary"), "lane batch: 1 jobs dead-lettered in the last 1 h, $0.00");
 	assert_contains(JSTR(p, "alerts.0.annotations.summary"), "out of memory on the GPU");
@@ -375,8 +383,7 @@ static void store_errors_fire(void **state)
 	assert_int(sqlite3_exec(db, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
 	assert_int(harness_call(s, "POST", "/v1/jobs", "{\"command\": [\"true\"]}", &reply), 500);
 	json_decref(reply);
-	p = post_after(s, r, 0);
-	assert_payload(s, p, "firing", "EbbStoreErrors");
+	p = fired(s, r, 0, "EbbStoreErrors");
 	assert_string_equal(JSTR(p, "alerts.0.labels.severity"), "critical");
 	assert_contains(JSTR(p, "alerts.0.annotations.summary"), "store errors, the last");
 	assert_contains(JSTR(p, "alerts.0.annotations.summary"), "database is locked");

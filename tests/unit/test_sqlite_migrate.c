@@ -18,19 +18,6 @@
 #define DAY (86400LL * 1000)
 #define D0 (20000 * DAY) /* a day in 2024, 00:00 UTC */
 
-static int see_sum(void *arg, const struct ledger_sum *g)
-{
-	return harness_row(arg, "%s %s %s %s: %lldms %ggpu-ms $%g items=%lld", g->offer, market_name(g->market), g->kind,
-			   g->team[0] ? g->team : "-", (long long)g->ms, g->gpu_ms, g->cost, (long long)g->items);
-}
-
-static const char *sums(struct harness_store *h, int64_t since_day)
-{
-	struct harness_rows r = {0};
-
-	STORE_OK(h, store_ledger_sums(h->st, since_day, see_sum, &r));
-	return harness_rows_text(&r, 1);
-}
 
 /* What migration 8 made, dropped. */
 #define UNDO_8                                                                                            \
@@ -93,13 +80,13 @@ static void ledger_sums_filled_from_the_segments(void **state)
 	STORE_OK(h, store_commit(h->st));
 	back_to(h, 6, UNDO_8 "DROP TABLE ledger_sums;");
 	/* 2 GPUs; the t4's 0 count as 1; the open idle segment is not summed. */
-	assert_string_equal(sums(h, STORE_ALL_TIME), "a100 spot boot -: 1500ms 3000gpu-ms $3 items=0"
+	assert_string_equal(harness_ledger_sums(h, STORE_ALL_TIME), "a100 spot boot -: 1500ms 3000gpu-ms $3 items=0"
 						    " | a100 spot job ml: 1000ms 2000gpu-ms $0.5 items=20"
 						    " | t4 on-demand billing -: 100ms 100gpu-ms $0.25 items=0");
-	assert_string_equal(sums(h, D0 / DAY), "a100 spot boot -: 500ms 1000gpu-ms $1 items=0"
+	assert_string_equal(harness_ledger_sums(h, D0 / DAY), "a100 spot boot -: 500ms 1000gpu-ms $1 items=0"
 					       " | a100 spot job ml: 1000ms 2000gpu-ms $0.5 items=20"
 					       " | t4 on-demand billing -: 100ms 100gpu-ms $0.25 items=0");
-	assert_string_equal(sums(h, D0 / DAY + 1), "t4 on-demand billing -: 100ms 100gpu-ms $0.25 items=0");
+	assert_string_equal(harness_ledger_sums(h, D0 / DAY + 1), "t4 on-demand billing -: 100ms 100gpu-ms $0.25 items=0");
 }
 
 static int see_failing(void *arg, const struct offer_stat *o)

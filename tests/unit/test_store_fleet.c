@@ -617,19 +617,8 @@ static void ledger_rows_since(void **state)
 	assert_contains(ledger(h, 0), "a100 spot 4g boot 0-99 $0 job=-/- done=0 lost=0 reclaimed");
 }
 
-static int see_sum(void *arg, const struct ledger_sum *g)
-{
-	return harness_row(arg, "%s %s %s %s: %lldms %ggpu-ms $%g items=%lld", g->offer, market_name(g->market), g->kind,
-			   g->team[0] ? g->team : "-", (long long)g->ms, g->gpu_ms, g->cost, (long long)g->items);
-}
 
-static const char *sums(struct harness_store *h, int64_t since_day)
-{
-	struct harness_rows r = {0};
-
-	STORE_OK(h, store_ledger_sums(h->st, since_day, see_sum, &r));
-	return harness_rows_text(&r, 1);
-}
+static int see_sum_offer(void *arg, const struct ledger_sum *g) { return harness_row(arg, "%s", g->offer); }
 
 /* The running sums: each add goes to its day and to all time; the sums
  * of the days from a day on are added up per (offer, market, kind,
@@ -643,7 +632,7 @@ static void ledger_sums_by_day_and_all_time(void **state)
 				  .gpu_ms = 40, .cost = 0.25},
 			  od = {.offer = "a100", .market = MARKET_ONDEMAND, .kind = "job", .team = "ml", .ms = 1};
 
-	assert_string_equal(sums(h, STORE_ALL_TIME), "");
+	assert_string_equal(harness_ledger_sums(h, STORE_ALL_TIME), "");
 	begin(h);
 	STORE_OK(h, store_ledger_add(h->st, 100, &a));
 	STORE_OK(h, store_ledger_add(h->st, 101, &a));
@@ -653,17 +642,17 @@ static void ledger_sums_by_day_and_all_time(void **state)
 	begin(h);
 	STORE_OK(h, store_ledger_add(h->st, 102, &a));
 	STORE_OK(h, store_rollback(h->st));
-	assert_string_equal(sums(h, STORE_ALL_TIME), "a100 on-demand job ml: 1ms 0gpu-ms $0 items=0"
+	assert_string_equal(harness_ledger_sums(h, STORE_ALL_TIME), "a100 on-demand job ml: 1ms 0gpu-ms $0 items=0"
 						    " | a100 spot idle -: 10ms 40gpu-ms $0.25 items=0"
 						    " | a100 spot job ml: 2000ms 8000gpu-ms $1 items=14");
-	assert_string_equal(sums(h, 101), "a100 on-demand job ml: 1ms 0gpu-ms $0 items=0"
+	assert_string_equal(harness_ledger_sums(h, 101), "a100 on-demand job ml: 1ms 0gpu-ms $0 items=0"
 					  " | a100 spot idle -: 10ms 40gpu-ms $0.25 items=0"
 					  " | a100 spot job ml: 1000ms 4000gpu-ms $0.5 items=7");
-	assert_string_equal(sums(h, 102), "a100 on-demand job ml: 1ms 0gpu-ms $0 items=0");
-	assert_string_equal(sums(h, 0), sums(h, STORE_ALL_TIME));
-	assert_string_equal(sums(h, 103), "");
+	assert_string_equal(harness_ledger_sums(h, 102), "a100 on-demand job ml: 1ms 0gpu-ms $0 items=0");
+	assert_string_equal(harness_ledger_sums(h, 0), harness_ledger_sums(h, STORE_ALL_TIME));
+	assert_string_equal(harness_ledger_sums(h, 103), "");
 	harness_store_reopen(h);
-	assert_string_equal(sums(h, 101), "a100 on-demand job ml: 1ms 0gpu-ms $0 items=0"
+	assert_string_equal(harness_ledger_sums(h, 101), "a100 on-demand job ml: 1ms 0gpu-ms $0 items=0"
 					  " | a100 spot idle -: 10ms 40gpu-ms $0.25 items=0"
 					  " | a100 spot job ml: 1000ms 4000gpu-ms $0.5 items=7");
 }
@@ -829,8 +818,8 @@ static void callback_stops_every_fleet_walk(void **state)
 	STORE_OK(h, store_ledger_add(h->st, 1, &(struct ledger_sum){.offer = "a", .kind = "idle", .team = "", .ms = 1}));
 	STORE_OK(h, store_ledger_add(h->st, 1, &(struct ledger_sum){.offer = "b", .kind = "idle", .team = "", .ms = 1}));
 	commit(h);
-	assert_walk_stops(r, store_ledger_sums(h->st, STORE_ALL_TIME, see_sum, &r));
-	assert_walk_stops(r, store_ledger_sums(h->st, 0, see_sum, &r));
+	assert_walk_stops(r, store_ledger_sums(h->st, STORE_ALL_TIME, see_sum_offer, &r));
+	assert_walk_stops(r, store_ledger_sums(h->st, 0, see_sum_offer, &r));
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, harness_store_setup, harness_store_teardown)
