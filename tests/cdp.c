@@ -234,6 +234,15 @@ json_t *cdp_eval(struct cdp *c, const char *expression)
 	return v ? v : json_null();
 }
 
+int cdp_eval_true(struct cdp *c, const char *expression)
+{
+	json_t *v = cdp_eval(c, expression);
+	int yes = json_is_true(v);
+
+	json_decref(v);
+	return yes;
+}
+
 const char *cdp_eval_text(struct cdp *c, const char *expression, char *buf, size_t size)
 {
 	json_t *v = cdp_eval(c, expression);

@@ -48,6 +48,8 @@ void cdp_navigate(struct cdp *c, const char *url);
 /* The value of a JavaScript expression, awaited if a promise (to
  * json_decref); the test fails if it throws. */
 json_t *cdp_eval(struct cdp *c, const char *expression);
+/* Is the expression's value true? */
+int cdp_eval_true(struct cdp *c, const char *expression);
 /* The same as a string, into buf. */
 const char *cdp_eval_text(struct cdp *c, const char *expression, char *buf, size_t size);
 

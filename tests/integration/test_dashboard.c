@@ -119,12 +119,12 @@ static void the_page_against_the_api(void **state)
 	cdp_start(c, harness_tmpdir());
 	cdp_navigate(c, harness_fmt("%s/", s->url));
 	/* The API asks for a token: the page asks for it, once. */
-	WAIT_FOR(s, 15000, json_is_false(cdp_eval(c, "document.getElementById('login').hidden")),
+	WAIT_FOR(s, 15000, !cdp_eval_true(c, "document.getElementById('login').hidden"),
 		 "the page does not ask for the token");
 	json_decref(cdp_eval(c, harness_fmt("document.getElementById('token').value = '%s';"
 					    " document.getElementById('login').requestSubmit(); true",
 					    HARNESS_ADMIN)));
-	WAIT_FOR(s, 15000, json_is_false(cdp_eval(c, "document.getElementById('board').hidden")),
+	WAIT_FOR(s, 15000, !cdp_eval_true(c, "document.getElementById('board').hidden"),
 		 "the board does not show after the token");
 
 	/* The numbers the API shows. */
@@ -150,7 +150,7 @@ static void the_page_against_the_api(void **state)
 	assert_int(JINT(r, "money.today.items"), 35);
 	json_decref(r);
 	assert_true(strncmp(text_of(c, "#cpi-today", buf, sizeof buf), "$0.0", 4) == 0);
-	assert_true(json_integer_value(cdp_eval(c, "document.querySelectorAll('#chart polyline').length")) == 3);
+	assert_true(cdp_eval_true(c, "document.querySelectorAll('#chart polyline').length === 3"));
 
 	/* The queue changes: the page follows within its refresh. */
 	harness_submit(s, "{\"command\": [\"true\"], \"team\": \"cv\"}");
@@ -159,9 +159,9 @@ static void the_page_against_the_api(void **state)
 
 	/* Typed once: a new load does not ask again. */
 	cdp_navigate(c, harness_fmt("%s/", s->url));
-	WAIT_FOR(s, 15000, json_is_false(cdp_eval(c, "document.getElementById('board').hidden")),
+	WAIT_FOR(s, 15000, !cdp_eval_true(c, "document.getElementById('board').hidden"),
 		 "the page asks for the token again");
-	assert_true(json_is_true(cdp_eval(c, "document.getElementById('login').hidden")));
+	assert_true(cdp_eval_true(c, "document.getElementById('login').hidden"));
 	if (shot) {
 		json_decref(cdp_call(c, "Emulation.setDeviceMetricsOverride",
 				     "{\"width\":1200,\"height\":900,\"deviceScaleFactor\":1,\"mobile\":false}"));
@@ -174,9 +174,9 @@ static void the_page_against_the_api(void **state)
 			     "{\"width\":375,\"height\":812,\"deviceScaleFactor\":2,\"mobile\":true}"));
 	cdp_navigate(c, harness_fmt("%s/", s->url));
 	wait_text(s, c, lane_cell("standard", 2), "3");
-	assert_true(json_is_true(cdp_eval(c, "document.documentElement.scrollWidth <= window.innerWidth")));
-	assert_true(json_is_true(cdp_eval(c, "[...document.querySelectorAll('main > section')].every(e =>"
-					     " e.hidden || e.getBoundingClientRect().right <= window.innerWidth + 1)")));
+	assert_true(cdp_eval_true(c, "document.documentElement.scrollWidth <= window.innerWidth"));
+	assert_true(cdp_eval_true(c, "[...document.querySelectorAll('main > section')].every(e =>"
+					     " e.hidden || e.getBoundingClientRect().right <= window.innerWidth + 1)"));
 	screenshot(c, harness_fmt("%s/phone.png", harness_tmpdir()));
 	no_errors(c);
 }
@@ -199,9 +199,9 @@ static void open_api_no_token(void **state)
 	free(body);
 	cdp_start(c, harness_tmpdir());
 	cdp_navigate(c, harness_fmt("%s/", s->url));
-	WAIT_FOR(s, 15000, json_is_false(cdp_eval(c, "document.getElementById('board').hidden")),
+	WAIT_FOR(s, 15000, !cdp_eval_true(c, "document.getElementById('board').hidden"),
 		 "the board does not show with an open API");
-	assert_true(json_is_true(cdp_eval(c, "document.getElementById('forget').hidden")));
+	assert_true(cdp_eval_true(c, "document.getElementById('forget').hidden"));
 	no_errors(c);
 }
 

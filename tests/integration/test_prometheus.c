@@ -303,7 +303,9 @@ static void board_and_rules_on_real_data(void **state)
 			   results(p, "count_over_time(ebb_items_done_total[1m]) > 3") == 1,
 		 "prometheus has not scraped the jobs' end");
 
-	board = harness_json(harness_read_file(harness_fmt("%s/contrib/grafana/ebb-dashboard.json", src()), NULL));
+	body = harness_read_file(harness_fmt("%s/contrib/grafana/ebb-dashboard.json", src()), NULL);
+	board = harness_json(body);
+	free(body);
 	json_array_foreach(json_object_get(board, "panels"), i, panel) {
 		json_array_foreach(json_object_get(panel, "targets"), j, target) {
 			const char *expr = grafana_vars(json_string_value(json_object_get(target, "expr")));
