@@ -31,10 +31,12 @@ endif
 # Every src/FOLDER/*.c but the command table goes into one archive that
 # the binary, the tests and the benchmarks link.
 LIB_SRC   := $(filter-out src/cli/main.c,$(wildcard src/*/*.c))
-LIB_OBJ   := $(LIB_SRC:src/%.c=$(BUILD)/src/%.o)
+# The dashboard's page, script and style, as C (scripts/embed.sh).
+ASSETS    := $(wildcard src/serve/dashboard/*)
+LIB_OBJ   := $(LIB_SRC:src/%.c=$(BUILD)/src/%.o) $(BUILD)/gen/dashboard.o
 UNIT      := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 INTEG     := $(patsubst tests/integration/%.c,$(BUILD)/tests/%,$(wildcard tests/integration/test_*.c))
-HARNESS   := $(BUILD)/tests/harness.o
+HARNESS   := $(BUILD)/tests/harness.o $(BUILD)/tests/receiver.o $(BUILD)/tests/cdp.o
 BENCH     := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 
 all: $(BUILD)/ebb
@@ -43,6 +45,13 @@ all: $(BUILD)/ebb
 # change rebuilds what includes it and nothing else.
 $(BUILD)/src/%.o: src/%.c
 	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/gen/dashboard.c: $(ASSETS) scripts/embed.sh
+	@mkdir -p $(@D)
+	sh scripts/embed.sh $(ASSETS) > $@
+
+$(BUILD)/gen/dashboard.o: $(BUILD)/gen/dashboard.c
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 # Made anew each time: `ar r` keeps the members it is not given, and the
@@ -54,7 +63,7 @@ $(BUILD)/libebb.a: $(LIB_OBJ)
 $(BUILD)/ebb: $(BUILD)/src/cli/main.o $(BUILD)/libebb.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(HARNESS): tests/harness.c | $(BUILD)/tests
+$(HARNESS): $(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libebb.a $(HARNESS) | $(BUILD)/tests

@@ -22,7 +22,7 @@ main() {
 	export EBB_BIN
 
 	# In the order of the document's sections; others after them.
-	order="cycle idle longpoll replay provider"
+	order="cycle idle longpoll replay provider scrape"
 	for p in "$dir"/*; do
 		[ -x "$p" ] || continue
 		case " $order " in *" $(basename "$p") "*) ;; *) order="$order $(basename "$p")" ;; esac
@@ -78,6 +78,9 @@ event loop share one commit).
 5. **The API while the provider is slow**: request latency while the exec
    provider's launches hang (a cloud API that takes minutes). Baseline:
    the same serve with launches that answer at once.
+6. **A scrape against the length of history**: \`GET /metrics\` on stores
+   holding 10, 10^4 and 10^6 ledger segments. Baseline: \`GET /v1/report\`,
+   which walks every segment, on the same stores.
 
 Every figure is the median of several runs (the count is given with each
 table), and each table has its baseline measured in the same run. The load

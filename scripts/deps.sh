@@ -1,9 +1,12 @@
 #!/bin/sh
 # Installs the Debian packages ebb needs to build, test and benchmark,
-# and only those that are missing, so a second run does nothing. The last
-# three are for the package checks (scripts/test-package.sh): lintian;
+# and only those that are missing, so a second run does nothing. lintian,
+# systemd and adduser are for the package checks (scripts/test-package.sh):
 # systemd for systemd-analyze; adduser, a dependency of the ebb package,
-# for its dpkg -i (libcurl4 comes with libcurl4-openssl-dev).
+# for its dpkg -i (libcurl4 comes with libcurl4-openssl-dev). prometheus
+# gives promtool, which lints every scrape test_metrics.c makes and checks
+# contrib/prometheus, and the server test_prometheus.c scrapes serve with;
+# chromium, the headless browser test_dashboard.c shows the dashboard in.
 set -eu
 
 PACKAGES="
@@ -23,6 +26,8 @@ shellcheck
 lintian
 systemd
 adduser
+prometheus
+chromium
 "
 
 missing=""
@@ -43,3 +48,14 @@ echo "deps: installing$missing" >&2
 $SUDO apt-get update -qq
 # shellcheck disable=SC2086
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
+# The tests start their own Prometheus on loopback, in a temporary
+# directory, and stop it. Where systemd runs, the package's maintainer
+# scripts start and enable its own server (and, on :9090, keep it
+# running): stop it and keep it from starting at boot.
+case " $missing " in
+*" prometheus "*)
+	if [ -d /run/systemd/system ]; then
+		$SUDO systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+	fi
+	;;
+esac

@@ -362,6 +362,20 @@ void harness_store_ok(struct harness_store *h, int rc, const char *call, const c
 	_fail(file, line);
 }
 
+static int see_sum(void *arg, const struct ledger_sum *g)
+{
+	return harness_row(arg, "%s %s %s %s: %lldms %ggpu-ms $%g items=%lld", g->offer, market_name(g->market), g->kind,
+			   g->team[0] ? g->team : "-", (long long)g->ms, g->gpu_ms, g->cost, (long long)g->items);
+}
+
+const char *harness_ledger_sums(struct harness_store *h, int64_t since_day)
+{
+	struct harness_rows r = {0};
+
+	STORE_OK(h, store_ledger_sums(h->st, since_day, see_sum, &r));
+	return harness_rows_text(&r, 1);
+}
+
 int harness_row(struct harness_rows *r, const char *fmt, ...)
 {
 	va_list ap;
@@ -613,6 +627,40 @@ int harness_raw(struct harness_server *s, const char *token, const char *method,
 	curl_slist_free_all(headers);
 	curl_easy_cleanup(curl);
 	return rc == CURLE_OK ? (int)status : -1;
+}
+
+int harness_get_text(struct harness_server *s, const char *token, const char *path, char **body, char *ctype,
+		     size_t ctsize)
+{
+	CURL *curl = curl_easy_init();
+	struct curl_slist *headers = NULL;
+	struct buf out = {0};
+	char url[4200], auth[600];
+	const char *ct = NULL;
+	long status = -1;
+
+	if (!token)
+		token = s->token;
+	if (token[0]) {
+		snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
+		headers = curl_slist_append(NULL, auth);
+	}
+	snprintf(url, sizeof url, "%s%s", s->url, path);
+	curl_easy_setopt(curl, CURLOPT_URL, url);
+	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_write);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &out);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 30000L);
+	if (curl_easy_perform(curl) == CURLE_OK) {
+		curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+		curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &ct);
+	}
+	if (ctype)
+		snprintf(ctype, ctsize, "%s", ct ? ct : "");
+	curl_slist_free_all(headers);
+	curl_easy_cleanup(curl);
+	*body = out.data ? out.data : strdup("");
+	return (int)status;
 }
 
 #define RAW_TIMEOUT_MS 30000

@@ -76,6 +76,11 @@ void harness_store_reopen(struct harness_store *h);
 #define STORE_OK(h, call) harness_store_ok((h), (call), #call, __FILE__, __LINE__)
 void harness_store_ok(struct harness_store *h, int rc, const char *call, const char *file, int line);
 
+/* The ledger's running sums of the days from since_day on (or of all
+ * time, STORE_ALL_TIME) as one text, a line per row, sorted:
+ * "a100 spot job ml: 1000ms 4000gpu-ms $0.5 items=7" ("-" for no team). */
+const char *harness_ledger_sums(struct harness_store *h, int64_t since_day);
+
 /* ---- rows, compared as one text ---- */
 
 /* What a walk over rows saw, a line per row (a store's callbacks, say), to
@@ -161,6 +166,13 @@ int harness_call_as(struct harness_server *s, const char *token, const char *met
  * bodies). chunked: no Content-Length, the body in chunks. */
 int harness_raw(struct harness_server *s, const char *token, const char *method,
 		const char *path, const char *body, size_t len, int chunked, json_t **reply);
+
+/* GET path with token (NULL: the server's; "": none), for replies that
+ * are not JSON (/metrics, the dashboard): the status, or -1 with no reply;
+ * the body in *body (NUL-terminated, to free; "" with none) and the
+ * Content-Type in ctype (NULL: not wanted). */
+int harness_get_text(struct harness_server *s, const char *token, const char *path, char **body, char *ctype,
+		     size_t ctsize);
 
 /* ---- raw bytes over TCP: requests no HTTP client would send ---- */
 

@@ -12,6 +12,7 @@ const struct command commands[] = {
 	{"cancel", cmd_cancel, "cancel a job"},
 	{"fleet", cmd_fleet, "list the instances, the idle timeout in force, instance time against job time"},
 	{"decisions", cmd_decisions, "show the scaler's last decisions and their reasons"},
+	{"alerts", cmd_alerts, "show the alerts firing and pending: idle instances, waiting queues, failing launches, ..."},
 	{"drain", cmd_drain, "stop giving jobs to an instance; it is terminated once idle"},
 	{"reclaim", cmd_reclaim, "reclaim a local instance as the spot market would (tests, demos)"},
 	{"report", cmd_report, "what the fleet cost per team, offer or job type: cost per item, idle, spot share"},

@@ -189,6 +189,69 @@ static const struct conf_key provider_keys[] = {
 	{0},
 };
 
+#define ALERT(field) CFG(alerts.field)
+static const struct conf_key alerts_keys[] = {
+	{"idle", CONF_BOOL, ALERT(idle), 0, 1, "on", NULL,
+	 "Alert EbbInstanceIdle: an instance idle longer than idle_ondemand or idle_spot, with what it costs an hour."},
+	{"idle_ondemand", CONF_DURATION, ALERT(idle_ondemand_ms), 1000, 30 * DAY_MS, "30m", NULL,
+	 "An on-demand instance idle this long is one to tell of."},
+	{"idle_spot", CONF_DURATION, ALERT(idle_spot_ms), 1000, 30 * DAY_MS, "1h", NULL,
+	 "A spot instance idle this long is one to tell of."},
+	{"idle_for", CONF_DURATION, ALERT(idle_for_ms), 0, 30 * DAY_MS, "0s", NULL,
+	 "How long an instance stays idle past its threshold before EbbInstanceIdle fires."},
+	{"queue_wait", CONF_BOOL, ALERT(queue_wait), 0, 1, "on", NULL,
+	 "Alert EbbQueueWaiting: the oldest queued job of a lane has waited longer than queue_wait_factor times the lane's wait target."},
+	{"queue_wait_factor", CONF_DOUBLE, ALERT(queue_wait_factor), 0, 0, "3", NULL,
+	 "How many of its lane's wait targets ([lane.NAME] wait_target) the oldest queued job may wait.",
+	 .fmin = 1, .fmax = 1000},
+	{"queue_wait_for", CONF_DURATION, ALERT(queue_wait_for_ms), 0, 30 * DAY_MS, "0s", NULL,
+	 "How long a lane's oldest job stays past it before EbbQueueWaiting fires."},
+	{"spot_share", CONF_BOOL, ALERT(spot_share), 0, 1, "on", NULL,
+	 "Alert EbbSpotShareLow: spot instances are under spot_share_min of the fleet, while an offer sells spot and [scaler] spot is on."},
+	{"spot_share_min", CONF_DOUBLE, ALERT(spot_share_min), 0, 0, "0.5", NULL,
+	 "The least share of the live instances on the spot market.", .fmin = 0, .fmax = 1},
+	{"spot_share_for", CONF_DURATION, ALERT(spot_share_for_ms), 0, 30 * DAY_MS, "30m", NULL,
+	 "How long the share stays under it before EbbSpotShareLow fires."},
+	{"launch_failures", CONF_BOOL, ALERT(launch_failures), 0, 1, "on", NULL,
+	 "Alert EbbLaunchesFailing: every launch of an offer on a market has failed since a time."},
+	{"launch_failures_for", CONF_DURATION, ALERT(launch_failures_for_ms), 0, 30 * DAY_MS, "10m", NULL,
+	 "How long from the first failure, with none working since, before EbbLaunchesFailing fires."},
+	{"dead_letter", CONF_BOOL, ALERT(dead_letter), 0, 1, "on", NULL,
+	 "Alert EbbJobsDeadLettered: jobs of a lane went dead (their last attempt failed) within dead_letter_window."},
+	{"dead_letter_min", CONF_INT, ALERT(dead_letter_min), 1, 1000000, "1", NULL,
+	 "Dead jobs of one lane within the window that make the alert."},
+	{"dead_letter_window", CONF_DURATION, ALERT(dead_letter_window_ms), 1000, 30 * DAY_MS, "1h", NULL,
+	 "The window dead jobs are counted in; the alert resolves when fewer than dead_letter_min are in it."},
+	{"dead_letter_for", CONF_DURATION, ALERT(dead_letter_for_ms), 0, 30 * DAY_MS, "0s", NULL,
+	 "How long the count stays at dead_letter_min or more before EbbJobsDeadLettered fires."},
+	{"worker_lost", CONF_BOOL, ALERT(worker_lost), 0, 1, "on", NULL,
+	 "Alert EbbWorkerLost: an instance of an offer vanished while it booted or ran a job, or its worker left orphaned, within worker_lost_window."},
+	{"worker_lost_window", CONF_DURATION, ALERT(worker_lost_window_ms), 1000, 30 * DAY_MS, "1h", NULL,
+	 "How long after the last worker lost the alert holds."},
+	{"worker_lost_for", CONF_DURATION, ALERT(worker_lost_for_ms), 0, 30 * DAY_MS, "0s", NULL,
+	 "How long the alert's condition holds before EbbWorkerLost fires."},
+	{"store_errors", CONF_BOOL, ALERT(store_errors), 0, 1, "on", NULL,
+	 "Alert EbbStoreErrors: calls to the store failed within store_errors_window."},
+	{"store_errors_window", CONF_DURATION, ALERT(store_errors_window_ms), 1000, 30 * DAY_MS, "10m", NULL,
+	 "How long after the last store error the alert holds."},
+	{"store_errors_for", CONF_DURATION, ALERT(store_errors_for_ms), 0, 30 * DAY_MS, "0s", NULL,
+	 "How long the errors go on before EbbStoreErrors fires."},
+	{"webhook_timeout", CONF_DURATION, ALERT(webhook_timeout_ms), 100, 600 * 1000, "10s", NULL,
+	 "A webhook's answer must come within this long, or the post is tried again."},
+	{"webhook_retry_max", CONF_DURATION, ALERT(webhook_retry_max_ms), 1000, DAY_MS, "5m", NULL,
+	 "Longest wait between two tries of a post that failed; the wait doubles from 1s up to it."},
+	{0},
+};
+
+#define WEBHOOK(field) offsetof(struct webhook_conf, field)
+static const struct conf_key webhook_keys[] = {
+	{"url", CONF_STRING, WEBHOOK(url), 0, 1023, "", NULL,
+	 "Where alerts are posted, in Alertmanager's webhook format: an http:// or https:// URL. Required."},
+	{"token", CONF_STRING, WEBHOOK(token), 0, 1023, "", NULL,
+	 "Sent as Authorization: Bearer TOKEN when not empty.", 1},
+	{0},
+};
+
 #define LANE(field) offsetof(struct lane_conf, field)
 static const struct conf_key lane_keys[] = {
 	{"wait_target", CONF_DURATION, LANE(wait_target_ms), 1000, 7 * DAY_MS, "5m", NULL,
@@ -254,6 +317,7 @@ static const struct conf_section core_sections[] = {
 	{"queue", 0, queue_keys, 0, 0, 0, 0, "Queue semantics and their defaults."},
 	{"scaler", 0, scaler_keys, 0, 0, 0, 0, "When instances are launched and released (docs/SCALING.md)."},
 	{"provider", 0, provider_keys, 0, 0, 0, 0, "Where instances come from."},
+	{"alerts", 0, alerts_keys, 0, 0, 0, 0, "What serve tells of, and when (docs/ALERTS.md). Each rule can be switched off."},
 	{"lane", 1, lane_keys, sizeof(struct lane_conf), CFG(lane_confs), CFG(nlane_confs),
 	 LANE(name), "One section per lane whose wait target is not the default, e.g. [lane.express]."},
 	{"offer", 1, offer_keys, sizeof(struct offer_conf), CFG(offers), CFG(noffers),
@@ -262,6 +326,8 @@ static const struct conf_section core_sections[] = {
 	 TYPE(name), "One section per job type that needs a limit, e.g. [type.transcode]."},
 	{"token", 1, token_keys, sizeof(struct token_conf), CFG(tokens), CFG(ntokens),
 	 TOKEN(name), "One section per bearer token, e.g. [token.ci]. With none, the API is open and listens on loopback only."},
+	{"webhook", 1, webhook_keys, sizeof(struct webhook_conf), CFG(webhooks), CFG(nwebhooks),
+	 WEBHOOK(name), "One section per receiver of alerts, e.g. [webhook.oncall]: Alertmanager's webhook JSON, with retries."},
 	{0},
 };
 
@@ -573,6 +639,14 @@ int config_check(struct config *cfg, char *err, size_t errsize)
 		conftab_errf(err, errsize, "[server] %s: set without %s; give both or neither",
 			cfg->tls_cert[0] ? "tls_cert" : "tls_key", cfg->tls_cert[0] ? "tls_key" : "tls_cert");
 		return -1;
+	}
+	for (size_t i = 0; i < cfg->nwebhooks; i++) {
+		const char *url = cfg->webhooks[i].url;
+		if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) {
+			conftab_errf(err, errsize, "[webhook.%s] url: required, an http:// or https:// URL, got '%s'",
+				     cfg->webhooks[i].name, url);
+			return -1;
+		}
 	}
 	if (cfg->ntypes > 64) {
 		conftab_errf(err, errsize, "[type.*]: %zu sections, 64 at most", cfg->ntypes);

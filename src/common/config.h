@@ -68,6 +68,31 @@ struct conf_plugins {
 	const struct conf_plugin *const *providers;
 };
 
+/* [alerts]: each rule's switch, thresholds and `for` (how long its
+ * condition must hold before it fires); for the rules of events, the
+ * window they count in. serve/alert_rules.c reads them. */
+struct alerts_conf {
+	int64_t idle, idle_ondemand_ms, idle_spot_ms, idle_for_ms;
+	int64_t queue_wait;
+	double queue_wait_factor;
+	int64_t queue_wait_for_ms;
+	int64_t spot_share;
+	double spot_share_min;
+	int64_t spot_share_for_ms;
+	int64_t launch_failures, launch_failures_for_ms;
+	int64_t dead_letter, dead_letter_min, dead_letter_window_ms, dead_letter_for_ms;
+	int64_t worker_lost, worker_lost_window_ms, worker_lost_for_ms;
+	int64_t store_errors, store_errors_window_ms, store_errors_for_ms;
+	int64_t webhook_timeout_ms, webhook_retry_max_ms;
+};
+
+/* [webhook.NAME]: where alerts are posted, in Alertmanager's format. */
+struct webhook_conf {
+	char *name;
+	char *url;
+	char *token; /* a bearer token the receiver wants; "" for none */
+};
+
 struct token_conf {
 	char *name;
 	char *secret;
@@ -127,7 +152,9 @@ struct config {
 	char *server_url;
 	char *worker_cacert; /* PEM file of the CA workers trust; "": the system's */
 	int64_t reclaim_grace_ms;
-	/* [type.NAME], [token.NAME], [lane.NAME], [offer.NAME] */
+	/* [alerts] */
+	struct alerts_conf alerts;
+	/* [type.NAME], [token.NAME], [lane.NAME], [offer.NAME], [webhook.NAME] */
 	struct type_conf *types;
 	size_t ntypes;
 	struct token_conf *tokens;
@@ -136,6 +163,8 @@ struct config {
 	size_t nlane_confs;
 	struct offer_conf *offers;
 	size_t noffers;
+	struct webhook_conf *webhooks;
+	size_t nwebhooks;
 
 	/* Derived from `warm`. */
 	struct warm_schedule warm_schedule;

@@ -1,9 +1,10 @@
-/* libcurl, loaded the first time a client needs it. `ebb serve` never
- * makes an HTTP call, and not mapping libcurl with its thirty-odd
- * dependencies (TLS, Kerberos, LDAP, ...) keeps the idle control plane
- * under its memory goal (docs/BENCHMARKS.md). Include this instead of
- * <curl/curl.h>: the curl_* calls below then go through the loaded table,
- * and the call sites read as plain libcurl. */
+/* libcurl, loaded the first time a client needs it. `ebb serve` makes an
+ * HTTP call only to post an alert to a webhook (serve/webhook.c), and not
+ * mapping libcurl with its thirty-odd dependencies (TLS, Kerberos, LDAP,
+ * ...) until then keeps the idle control plane under its memory goal
+ * (docs/BENCHMARKS.md). Include this instead of <curl/curl.h>: the curl_*
+ * calls below then go through the loaded table, and the call sites read as
+ * plain libcurl. */
 #ifndef EBB_CURL_LAZY_H
 #define EBB_CURL_LAZY_H
 
@@ -21,15 +22,26 @@ struct curl_lib {
 	struct curl_slist *(*slist_append)(struct curl_slist *list, const char *s);
 	void (*slist_free_all)(struct curl_slist *list);
 	const char *(*easy_strerror)(CURLcode code);
+	/* The multi interface, driven by an event loop (serve's webhooks). */
+	CURLM *(*multi_init)(void);
+	CURLMcode (*multi_cleanup)(CURLM *m);
+	CURLMcode (*multi_setopt)(CURLM *m, CURLMoption option, ...);
+	CURLMcode (*multi_add_handle)(CURLM *m, CURL *h);
+	CURLMcode (*multi_remove_handle)(CURLM *m, CURL *h);
+	CURLMcode (*multi_socket_action)(CURLM *m, curl_socket_t s, int ev_bitmask, int *running);
+	CURLMsg *(*multi_info_read)(CURLM *m, int *msgs_in_queue);
+	CURLMcode (*multi_assign)(CURLM *m, curl_socket_t s, void *data);
 };
 
 /* The table; when libcurl cannot be loaded, one whose global_init fails
- * and whose easy_init gives NULL, with the reason in curl_lib_error(). */
+ * and whose easy_init and multi_init give NULL, with the reason in
+ * curl_lib_error(). */
 const struct curl_lib *curl_lib(void);
 const char *curl_lib_error(void);
 
 #undef curl_easy_setopt
 #undef curl_easy_getinfo
+#undef curl_multi_setopt
 #define curl_global_init (curl_lib()->global_init)
 #define curl_global_cleanup (curl_lib()->global_cleanup)
 #define curl_easy_init (curl_lib()->easy_init)
@@ -41,5 +53,13 @@ const char *curl_lib_error(void);
 #define curl_slist_append (curl_lib()->slist_append)
 #define curl_slist_free_all (curl_lib()->slist_free_all)
 #define curl_easy_strerror (curl_lib()->easy_strerror)
+#define curl_multi_init (curl_lib()->multi_init)
+#define curl_multi_cleanup (curl_lib()->multi_cleanup)
+#define curl_multi_setopt (curl_lib()->multi_setopt)
+#define curl_multi_add_handle (curl_lib()->multi_add_handle)
+#define curl_multi_remove_handle (curl_lib()->multi_remove_handle)
+#define curl_multi_socket_action (curl_lib()->multi_socket_action)
+#define curl_multi_info_read (curl_lib()->multi_info_read)
+#define curl_multi_assign (curl_lib()->multi_assign)
 
 #endif

@@ -20,6 +20,11 @@ enum instance_state {
 	INST_NSTATES
 };
 
+/* The reason a worker gives when it leaves (POST /v1/workers/leave)
+ * because serve was out of its reach for its orphan_timeout: serve counts
+ * it among its offer's workers lost. */
+#define WORKER_ORPHANED "orphaned: serve out of reach"
+
 struct instance {
 	int64_t id;
 	char offer[CONF_NAME_MAX + 1];

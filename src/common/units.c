@@ -112,3 +112,24 @@ void format_size(char *buf, size_t size, int64_t bytes)
 	};
 	format_exact(buf, size, bytes, binary, "0B");
 }
+
+void format_elapsed(char *buf, size_t size, int64_t ms)
+{
+	static const struct {
+		const char *name;
+		int64_t ms;
+	} u[] = {{"d", 86400000}, {"h", 3600000}, {"m", 60000}, {"s", 1000}};
+	int k = 0;
+
+	if (ms < 1000) {
+		snprintf(buf, size, "0 s");
+		return;
+	}
+	while (ms < u[k].ms)
+		k++;
+	if (k < 3 && ms % u[k].ms >= u[k + 1].ms)
+		snprintf(buf, size, "%lld %s %lld %s", (long long)(ms / u[k].ms), u[k].name,
+			 (long long)(ms % u[k].ms / u[k + 1].ms), u[k + 1].name);
+	else
+		snprintf(buf, size, "%lld %s", (long long)(ms / u[k].ms), u[k].name);
+}

@@ -15,5 +15,8 @@ int parse_double(const char *s, double *out);
 /* The shortest exact form: 90000 -> "90s", 3600000 -> "1h". */
 void format_duration(char *buf, size_t size, int64_t ms);
 void format_size(char *buf, size_t size, int64_t bytes);
+/* A span as people read it, to its two largest units, rounded down:
+ * "45 s", "12 m", "1 h 5 m", "3 d 4 h". */
+void format_elapsed(char *buf, size_t size, int64_t ms);
 
 #endif

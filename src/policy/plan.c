@@ -87,10 +87,11 @@ static void wake_at(struct planner *p, int64_t at)
 		p->out->next_ms = at;
 }
 
-static void add(struct planner *p, enum action_kind kind, int offer, int count, int64_t instance,
-		const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-static void add(struct planner *p, enum action_kind kind, int offer, int count, int64_t instance,
-		const char *fmt, ...)
+/* The action added, or NULL when the result is full. */
+static struct action *add(struct planner *p, enum action_kind kind, int offer, int count, int64_t instance,
+			  const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static struct action *add(struct planner *p, enum action_kind kind, int offer, int count, int64_t instance,
+			  const char *fmt, ...)
 {
 	struct action *a;
 	va_list ap;
@@ -99,21 +100,23 @@ static void add(struct planner *p, enum action_kind kind, int offer, int count, 
 	 * fleet these actions leave. */
 	if (p->out->n == PLAN_MAX_ACTIONS) {
 		wake_at(p, p->v->now_ms + 1);
-		return;
+		return NULL;
 	}
 	a = &p->out->actions[p->out->n++];
 	a->kind = kind;
 	a->offer = offer;
 	a->market = MARKET_ONDEMAND;
 	a->count = count;
+	a->lane = NULL;
 	a->instance = instance;
 	/* Whole, so that two plans of one view are the same byte for byte. */
 	memset(a->reason, 0, sizeof a->reason);
 	if (p->v->no_reasons)
-		return;
+		return a;
 	va_start(ap, fmt);
 	vsnprintf(a->reason, sizeof a->reason, fmt, ap);
 	va_end(ap);
+	return a;
 }
 
 static const struct offer *offer_of(const struct planner *p, const struct plan_instance *i)
@@ -487,13 +490,17 @@ static void launch(struct planner *p, const struct plan_class *c, int64_t want, 
 		compared(p, all, n, work_per_item, costs, sizeof costs);
 	for (int k = 0; k < n; k++) {
 		const struct offer *o = &p->v->offers[all[k].offer];
+		struct action *a;
 		if (!all[k].count)
 			continue;
-		add(p, ACTION_LAUNCH, all[k].offer, (int)all[k].count, 0,
-		    "launch %lld x %s (%s, $%.2f/h): %s; cheapest per item: %s%s%s%s", (long long)all[k].count,
-		    o->name, market_name(all[k].market), price_of(o, all[k].market), why, costs, market_note,
-		    placed < want && capped ? "; capped by " : "", placed < want && capped ? capped : "");
-		p->out->actions[p->out->n - 1].market = all[k].market;
+		a = add(p, ACTION_LAUNCH, all[k].offer, (int)all[k].count, 0,
+			"launch %lld x %s (%s, $%.2f/h): %s; cheapest per item: %s%s%s%s", (long long)all[k].count,
+			o->name, market_name(all[k].market), price_of(o, all[k].market), why, costs, market_note,
+			placed < want && capped ? "; capped by " : "", placed < want && capped ? capped : "");
+		if (a) {
+			a->market = all[k].market;
+			a->lane = c->lane;
+		}
 	}
 }
 

@@ -111,6 +111,7 @@ struct action {
 	int offer;        /* launch */
 	enum market market;
 	int count;        /* launch */
+	const char *lane; /* launch: the lane of the work it is for ("" for the warm pool); the view's */
 	int64_t instance; /* drain, terminate */
 	char reason[400];
 };

@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "common/secret.h"
+#include "serve/alerts.h"
 #include "serve/scaler.h"
 #include "store/store.h"
 #include "common/units.h"
@@ -26,6 +27,10 @@ struct route {
 
 static const struct route routes[] = {
 	{"GET", "/healthz", OPEN, api_healthz},
+	{"GET", "/", OPEN, api_page},
+	{"GET", "/dashboard.js", OPEN, api_page},
+	{"GET", "/dashboard.css", OPEN, api_page},
+	{"GET", "/favicon.svg", OPEN, api_page},
 	{"GET", "/metrics", SUBMIT | WORKER, api_metrics},
 	{"POST", "/v1/jobs", SUBMIT, api_submit},
 	{"GET", "/v1/jobs", SUBMIT, api_list},
@@ -44,6 +49,9 @@ static const struct route routes[] = {
 	{"GET", "/v1/decisions", SUBMIT, api_decisions},
 	{"GET", "/v1/report", SUBMIT, api_report},
 	{"GET", "/v1/offers", SUBMIT, api_offers},
+	{"GET", "/v1/alerts", SUBMIT | WORKER, api_alerts},
+	{"GET", "/v1/scale", SUBMIT | WORKER, api_scale},
+	{"GET", "/v1/dashboard", SUBMIT | WORKER, api_dashboard},
 	{"POST", "/v1/fleet/{id}/drain", ADMIN, api_drain},
 	{"POST", "/v1/fleet/{id}/reclaim", ADMIN, api_reclaim},
 	{"GET", "/v1/fleet/{id}/notice", WORKER, api_notice},
@@ -233,7 +241,10 @@ void api_handle(struct api *api, struct request *req)
 
 static int api_healthz(struct api_call *c)
 {
-	request_reply(c->req, 200, json_pack("{s:s, s:s}", "status", "ok", "store", store_kind(c->api->store)));
+	/* Whether calls need a token: the dashboard asks for one before it
+	 * calls, rather than after a 401. */
+	request_reply(c->req, 200, json_pack("{s:s, s:s, s:b}", "status", "ok", "store", store_kind(c->api->store),
+					     "token_required", c->api->cfg->ntokens > 0));
 	return 0;
 }
 
@@ -253,9 +264,10 @@ static int api_clock(struct api_call *c)
 	if (queue_process_due(c->api->queue, &err) != 0)
 		return api_fail(c, &err);
 	/* Idle timeouts and the warm floor run on this clock, and no store
-	 * change tells the scaler that it moved: it looks at the new time,
-	 * as the simulator would. */
+	 * change tells the scaler or the alerts that it moved: they look at
+	 * the new time, as the simulator would. */
 	scaler_wake(c->api->scaler);
+	alerts_wake(c->api->alerts);
 	request_reply(c->req, 200, json_pack("{s:f}", "now", (double)clock_now(c->api->clock) / 1000.0));
 	return 0;
 }

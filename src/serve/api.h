@@ -15,9 +15,13 @@
 #include "serve/longpoll.h"
 #include "serve/metrics.h"
 #include "serve/queue.h"
+#include "serve/snapshot.h"
 
 struct scaler;
 struct provider;
+struct alerts;
+struct history;
+struct plan_settings;
 
 /* What the handlers reach: serve's parts, given by the wiring. */
 struct api {
@@ -34,7 +38,11 @@ struct api {
 	struct provider *provider; /* NULL: [provider] kind = none */
 	const struct offer *offers; /* the catalogue as configured */
 	int noffers;
+	const struct plan_settings *settings; /* plan()'s, from the config */
 	struct serve_metrics *metrics;
+	struct alerts *alerts;
+	struct history *history; /* the dashboard's chart */
+	struct snapshot_env snap; /* what GET /metrics and the dashboard read */
 };
 
 struct api_call {
@@ -97,5 +105,13 @@ int api_offers(struct api_call *c);
 
 /* GET /metrics, in the Prometheus text format (api_metrics.c). */
 int api_metrics(struct api_call *c);
+/* GET /v1/alerts (api_alerts.c). */
+int api_alerts(struct api_call *c);
+/* GET /v1/scale, plan()'s decision as numbers for KEDA (api_scale.c). */
+int api_scale(struct api_call *c);
+/* GET /v1/dashboard, what the dashboard shows (api_dashboard.c). */
+int api_dashboard(struct api_call *c);
+/* GET / and the dashboard's script and style (api_page.c). */
+int api_page(struct api_call *c);
 
 #endif

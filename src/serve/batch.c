@@ -5,12 +5,13 @@
 
 #include "common/log.h"
 
-#define MAX_SUBSCRIBERS 4
+#define MAX_SUBSCRIBERS 8
 
 struct subscriber {
 	union {
 		int (*pre)(void *);
 		void (*post)(void *, int);
+		void (*failed)(void *);
 	} fn;
 	void *arg;
 };
@@ -20,8 +21,8 @@ struct batch {
 	struct httpd *httpd;
 	int open;              /* a store transaction is open */
 	uint64_t changes_seen; /* store_changes() at the last commit */
-	struct subscriber pre[MAX_SUBSCRIBERS], post[MAX_SUBSCRIBERS];
-	int npre, npost;
+	struct subscriber pre[MAX_SUBSCRIBERS], post[MAX_SUBSCRIBERS], failed[MAX_SUBSCRIBERS];
+	int npre, npost, nfailed;
 };
 
 struct batch *batch_new(struct store *st)
@@ -80,6 +81,8 @@ int batch_commit(void *arg)
 	log_error("commit failed, batch rolled back", "error=\"%s\"", store_error(b->st));
 	if (store_rollback(b->st) != 0)
 		log_error("rollback failed", "error=\"%s\"", store_error(b->st));
+	for (int i = 0; i < b->nfailed; i++)
+		b->failed[i].fn.failed(b->failed[i].arg);
 	return -1;
 }
 
@@ -93,4 +96,10 @@ void batch_on_commit(struct batch *b, void (*fn)(void *arg, int changed), void *
 {
 	if (b->npost < MAX_SUBSCRIBERS)
 		b->post[b->npost++] = (struct subscriber){.fn.post = fn, .arg = arg};
+}
+
+void batch_on_failure(struct batch *b, void (*fn)(void *arg), void *arg)
+{
+	if (b->nfailed < MAX_SUBSCRIBERS)
+		b->failed[b->nfailed++] = (struct subscriber){.fn.failed = fn, .arg = arg};
 }

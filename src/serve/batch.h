@@ -9,7 +9,8 @@
  * precommit subscribers inside the transaction (longpoll hands queued
  * jobs to waiting workers there); after each commit, its commit
  * subscribers, told whether the batch changed a job or an instance (the
- * deadline timer re-arms, the scaler wakes on a change).
+ * deadline timer re-arms, the scaler wakes on a change); after a batch
+ * that failed, its failure subscribers (the alerts count store errors).
  * Subscribers are how a module learns that state changed: nobody calls
  * them directly. */
 #ifndef EBB_BATCH_H
@@ -41,5 +42,7 @@ void batch_on_precommit(struct batch *b, int (*fn)(void *arg), void *arg);
 /* fn(arg, changed) after every commit; changed: a job or an instance was
  * written since the last one. */
 void batch_on_commit(struct batch *b, void (*fn)(void *arg, int changed), void *arg);
+/* fn(arg) after every batch that failed and was rolled back. */
+void batch_on_failure(struct batch *b, void (*fn)(void *arg), void *arg);
 
 #endif

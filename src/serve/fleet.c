@@ -119,16 +119,29 @@ int fleet_drain(struct fleet *f, int64_t id, const char *reason, struct instance
 	return fleet_set_state(f, out, INST_DRAINING, reason) == 0 ? 0 : store_failed(f, err);
 }
 
+int fleet_lost(struct fleet *f, struct instance *inst, const char *why)
+{
+	struct offer_stat d = {.offer = inst->offer, .market = inst->market, .lost = 1,
+			       .last_lost_ms = clock_now(f->clock)};
+
+	if (store_offer_stat_add(f->store, &d) != 0)
+		return -1;
+	return fleet_set_state(f, inst, INST_TERMINATED, why);
+}
+
+/* A worker that leaves orphaned was lost to serve meanwhile. */
 int fleet_leave(struct fleet *f, int64_t id, const char *why, struct instance *out, struct ebb_error *err)
 {
 	char reason[300];
+	int rc;
 
 	if (fleet_get(f, id, out, err) != 0)
 		return -1;
 	if (out->state == INST_TERMINATED)
 		return 0;
 	snprintf(reason, sizeof reason, "gone: the worker left (%.200s)", why);
-	return fleet_set_state(f, out, INST_TERMINATED, reason) == 0 ? 0 : store_failed(f, err);
+	rc = strcmp(why, WORKER_ORPHANED) == 0 ? fleet_lost(f, out, reason) : fleet_set_state(f, out, INST_TERMINATED, reason);
+	return rc == 0 ? 0 : store_failed(f, err);
 }
 
 /* A run stopped from outside: the instance is going away, and takes no

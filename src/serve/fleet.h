@@ -44,6 +44,9 @@ int fleet_drain(struct fleet *f, int64_t id, const char *reason, struct instance
  * the provider's next list (which terminates it if it still runs). Its
  * job, if serve thinks it runs one, must have its lease ended first. */
 int fleet_leave(struct fleet *f, int64_t id, const char *why, struct instance *out, struct ebb_error *err);
+/* The instance is gone and its worker lost with it: terminated with
+ * why, and counted among its offer's workers lost (an alert reads them). */
+int fleet_lost(struct fleet *f, struct instance *inst, const char *why) STORE_CHECK;
 /* The queue's subscriber (arg: the fleet). */
 int fleet_on_job(void *arg, const struct job_change *c);
 

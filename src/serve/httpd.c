@@ -44,6 +44,7 @@ struct request {
 	char *reply;
 	size_t reply_len;
 	const char *content_type;
+	int page; /* a page of the dashboard: sent with its security headers */
 	struct request *next_ready;
 	void *data;
 };
@@ -96,6 +97,8 @@ void httpd_flush(struct httpd *h)
 				r->reply = jsonout_finish(&o);
 				r->reply_len = strlen(r->reply);
 				r->status = 500;
+				r->content_type = "application/json";
+				r->page = 0;
 			}
 			json_decref(body);
 		}
@@ -122,6 +125,16 @@ static enum MHD_Result send_reply(struct request *req)
 	resp = MHD_create_response_from_buffer(req->reply_len, req->reply, MHD_RESPMEM_MUST_FREE);
 	req->reply = NULL;
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, req->content_type);
+	if (req->page) {
+		/* Its own script and style only, its data from its own origin,
+		 * never in a frame; no caching of a page that changes with ebb. */
+		MHD_add_response_header(resp, "Content-Security-Policy",
+					"default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self';"
+					" img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'");
+		MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+		MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	}
 	ret = MHD_queue_response(req->conn, (unsigned)req->status, resp);
 	MHD_destroy_response(resp);
 	req->state = R_SENT;
@@ -509,6 +522,20 @@ void request_reply_text(struct request *req, int status, const char *content_typ
 	req->next_ready = NULL;
 	*req->h->ready_tail = req;
 	req->h->ready_tail = &req->next_ready;
+}
+
+int request_reply_page(struct request *req, const char *content_type, const char *body, size_t len)
+{
+	char *copy = malloc(len + 1);
+
+	if (!copy)
+		return -1;
+	memcpy(copy, body, len);
+	copy[len] = '\0';
+	request_reply_text(req, 200, content_type, copy);
+	req->reply_len = len;
+	req->page = 1;
+	return 0;
 }
 
 void request_reply_json(struct request *req, int status, char *text)

@@ -73,6 +73,10 @@ void request_reply(struct request *req, int status, json_t *body);
 void request_reply_json(struct request *req, int status, char *text);
 /* Same with a body already in the Prometheus or plain text format. */
 void request_reply_text(struct request *req, int status, const char *content_type, char *text);
+/* A page of the dashboard (HTML, script or style): 200 with a copy of
+ * body, and the headers that keep a browser to what the page is. 0, or
+ * -1 when out of memory (no reply made). */
+int request_reply_page(struct request *req, const char *content_type, const char *body, size_t len);
 
 /* Is host:port an address on the loopback interface? -1 if it does not parse. */
 int httpd_is_loopback(const char *listen);

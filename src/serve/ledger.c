@@ -39,8 +39,32 @@ static const char *kind_of(enum instance_state state, int64_t job)
 	}
 }
 
-/* A job's run on an instance ended: its cost, and what the run says of
- * the offer's speed. */
+#define DAY_MS (86400LL * 1000)
+
+/* A closed segment into the running sums (store_ledger_add): each UTC day
+ * it covers gets its share of its time, GPU time and cost, and the day it
+ * ends gets the items a job run did. */
+static int add_up(struct ledger *l, const struct instance *inst, const struct segment *g, const char *team,
+		  int64_t items)
+{
+	struct ledger_sum d = {.offer = inst->offer, .market = inst->market, .kind = g->kind, .team = team};
+	int64_t len = g->end_ms - g->start_ms, day = g->start_ms / DAY_MS;
+
+	do {
+		int64_t from = g->start_ms > day * DAY_MS ? g->start_ms : day * DAY_MS;
+		int64_t to = g->end_ms < (day + 1) * DAY_MS ? g->end_ms : (day + 1) * DAY_MS;
+		d.ms = to > from ? to - from : 0;
+		d.gpu_ms = (double)d.ms * (inst->gpus > 0 ? inst->gpus : 1);
+		d.cost = len > 0 ? g->cost * (double)d.ms / (double)len : 0;
+		d.items = to >= g->end_ms ? items : 0;
+		if ((d.ms || d.items) && store_ledger_add(l->store, day, &d) != 0)
+			return -1;
+	} while (++day * DAY_MS < g->end_ms);
+	return 0;
+}
+
+/* A job's run on an instance ended: its cost, what the run says of the
+ * offer's speed, and its share of the sums. */
 static int job_run_ended(struct ledger *l, const struct instance *inst, const struct segment *g)
 {
 	struct offer_stat d = {.offer = inst->offer, .market = inst->market};
@@ -51,7 +75,7 @@ static int job_run_ended(struct ledger *l, const struct instance *inst, const st
 	if (store_job_add_cost(l->store, g->job, g->cost) != 0)
 		return -1;
 	if ((rc = store_job_get(l->store, g->job, &job)) != 0)
-		return rc == STORE_NOT_FOUND ? 0 : -1;
+		return rc == STORE_NOT_FOUND ? add_up(l, inst, g, "", 0) : -1;
 	/* A drain during the run split it into two segments: the run is the
 	 * attempt's, from its lease. */
 	if (job.started_ms > 0 && job.started_ms < g->start_ms)
@@ -66,7 +90,10 @@ static int job_run_ended(struct ledger *l, const struct instance *inst, const st
 			d.speed_n = 1;
 		}
 	}
+	rc = add_up(l, inst, g, job.team, d.items);
 	job_free(&job);
+	if (rc != 0)
+		return -1;
 	return d.runs ? store_offer_stat_add(l->store, &d) : 0;
 }
 
@@ -86,9 +113,9 @@ static int terminate(struct ledger *l, struct instance *inst, int64_t now)
 	rest.cost = (double)(rest.end_ms - rest.start_ms) * ledger_usd_per_ms(l, inst->offer, inst->market);
 	d.alive_ms = lifetime;
 	d.reclaims = inst->reclaim_at_ms != 0;
-	if (store_offer_stat_add(l->store, &d) != 0)
+	if (store_offer_stat_add(l->store, &d) != 0 || store_segment_open(l->store, &rest) != 0)
 		return -1;
-	return store_segment_open(l->store, &rest);
+	return add_up(l, inst, &rest, "", 0);
 }
 
 int ledger_transition(struct ledger *l, struct instance *inst, enum instance_state to)
@@ -105,7 +132,8 @@ int ledger_transition(struct ledger *l, struct instance *inst, enum instance_sta
 	if (rc < 0)
 		return -1;
 	inst->updated_ms = now;
-	if (rc == 0 && strcmp(closed.kind, "job") == 0 && closed.job && job_run_ended(l, inst, &closed) != 0)
+	if (rc == 0 && (strcmp(closed.kind, "job") == 0 && closed.job ? job_run_ended(l, inst, &closed)
+								     : add_up(l, inst, &closed, "", 0)) != 0)
 		return -1;
 	if (to == INST_TERMINATED)
 		return inst->state == INST_TERMINATED ? 0 : terminate(l, inst, now);

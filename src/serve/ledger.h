@@ -3,8 +3,11 @@
  * instance's life is a chain of segments, one per stretch; a job's cost is
  * the sum of its segments; at termination the time billed past the
  * instance's life (rounding and minimum) is one more segment, so the
- * segments always add up to what the provider bills. The fleet calls it
- * at every transition of an instance (fleet.c). */
+ * segments always add up to what the provider bills. Each closed segment
+ * is also added to the store's running sums, per UTC day and of all time
+ * (store_ledger_add), which GET /metrics and the dashboard read instead
+ * of every segment. The fleet calls it at every transition of an instance
+ * (fleet.c). */
 #ifndef EBB_LEDGER_H
 #define EBB_LEDGER_H
 

@@ -81,10 +81,11 @@ static int check_live(const struct reconcile *r, struct instance *inst, const st
 		return fleet_set_state(r->fleet, inst, INST_TERMINATED, "gone: stopped at the provider, so ended") == 0
 			       ? end_instance(r, inst, done, arg)
 			       : -1;
-	return fleet_set_state(r->fleet, inst, INST_TERMINATED,
-			       inst->reclaim_at_ms ? "gone: reclaimed (spot)"
-			       : inst->state == INST_IDLE ? "gone: the worker exited (idle)"
-			       : "gone: the provider lost it");
+	if (inst->reclaim_at_ms)
+		return fleet_set_state(r->fleet, inst, INST_TERMINATED, "gone: reclaimed (spot)");
+	if (inst->state == INST_IDLE)
+		return fleet_set_state(r->fleet, inst, INST_TERMINATED, "gone: the worker exited (idle)");
+	return fleet_lost(r->fleet, inst, "gone: the provider lost it");
 }
 
 static int known(const struct live *l, const struct provider_item *item)

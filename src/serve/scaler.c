@@ -9,11 +9,9 @@
 #include "policy/plan.h"
 #include "policy/settings.h"
 #include "common/secret.h"
+#include "serve/decide.h"
 #include "serve/estimates.h"
 #include "serve/reconcile.h"
-#include "serve/view.h"
-
-#define GAPS 1000 /* the gaps between submissions auto looks at */
 
 struct scaler {
 	struct scaler_env env;
@@ -55,39 +53,9 @@ static void on_commit(void *arg, int changed)
 		scaler_wake(sc);
 }
 
-struct gaps {
-	int64_t prev, v[GAPS];
-	size_t n;
-};
-
-static int add_gap(void *arg, int64_t ms)
-{
-	struct gaps *g = arg;
-
-	/* Newest first: each gap is the previous (later) time minus this one. */
-	if (g->prev && g->n < GAPS)
-		g->v[g->n++] = g->prev - ms;
-	g->prev = ms;
-	return 0;
-}
-
 int scaler_idle_timeout(struct scaler *sc, int64_t *out_ms, char *why, size_t why_size)
 {
-	struct gaps *g;
-
-	/* A fixed timeout needs no gaps: no read. */
-	if (sc->settings.idle_timeout.ms != CONF_AUTO) {
-		*out_ms = plan_idle_timeout_ms(&sc->settings, NULL, 0, why, why_size);
-		return 0;
-	}
-	if (!(g = calloc(1, sizeof *g)) || store_recent_submits(sc->env.store, GAPS + 1, add_gap, g) != 0) {
-		snprintf(why, why_size, "%s", g ? store_error(sc->env.store) : "out of memory");
-		free(g);
-		return -1;
-	}
-	*out_ms = plan_idle_timeout_ms(&sc->settings, g->v, g->n, why, why_size);
-	free(g);
-	return 0;
+	return decide_idle_timeout(sc->env.store, &sc->settings, out_ms, why, why_size);
 }
 
 int64_t scaler_worker_idle_timeout(const struct scaler *sc)
@@ -137,7 +105,7 @@ static int apply_launch(struct scaler *sc, int64_t instance, const struct launch
 		return fleet_set_state(sc->env.fleet, &inst, INST_BOOTING, "launched");
 	}
 	stat.launch_failures = 1;
-	stat.last_failure_ms = inst.launched_ms;
+	stat.last_failure_ms = stat.failing_since_ms = inst.launched_ms;
 	if (r->no_capacity) {
 		stat.capacity_failures = 1;
 		stat.last_capacity_ms = inst.launched_ms;
@@ -187,12 +155,12 @@ static void on_terminated(void *arg, int64_t instance, int ok, const char *error
 
 /* ---- a run ---- */
 
-static int record(struct scaler *sc, const struct action *a, const char *kind)
+static int record(struct scaler *sc, const struct decision_now *dn, const struct action *a, const char *kind)
 {
 	struct decision d = {
 		.at_ms = clock_now(sc->env.clock),
 		.kind = kind,
-		.offer = sc->offers[a->offer].name,
+		.offer = dn->offers[a->offer].name,
 		.count = a->count,
 		.instance = a->instance,
 		.reason = a->reason,
@@ -206,11 +174,11 @@ static int record(struct scaler *sc, const struct action *a, const char *kind)
 /* The instance records are written before the provider is asked, so that
  * a crash in between leaves a record the boot timeout ends, never an
  * instance ebb does not know. */
-static int launch(struct scaler *sc, const struct action *a)
+static int launch(struct scaler *sc, const struct decision_now *dn, const struct action *a)
 {
-	const struct offer *o = &sc->offers[a->offer];
+	const struct offer *o = &dn->offers[a->offer];
 
-	if (record(sc, a, "launch") != 0)
+	if (record(sc, dn, a, "launch") != 0)
 		return -1;
 	for (int n = 0; n < a->count; n++) {
 		struct instance inst = {0};
@@ -220,7 +188,8 @@ static int launch(struct scaler *sc, const struct action *a)
 		inst.gpus = o->gpus;
 		inst.vram_gb = o->vram_gb;
 		inst.launched_ms = inst.updated_ms = clock_now(sc->env.clock);
-		snprintf(inst.reason, sizeof inst.reason, "%s", a->reason);
+		/* Cut to the record's room, as the decision keeps it whole. */
+		snprintf(inst.reason, sizeof inst.reason, "%.*s", (int)sizeof inst.reason - 1, a->reason);
 		/* Its own worker token, when the API asks for tokens: valid for
 		 * this instance's calls while it lives. */
 		if (sc->env.cfg->ntokens > 0 && secret_token(inst.token, sizeof inst.token) != 0) {
@@ -239,33 +208,33 @@ static int launch(struct scaler *sc, const struct action *a)
 }
 
 /* What the provider wanted back is read before the record moves on. */
-static int terminate(struct scaler *sc, struct instance *inst, const struct action *a)
+static int terminate(struct scaler *sc, const struct decision_now *dn, struct instance *inst, const struct action *a)
 {
 	char data[PROVIDER_DATA_MAX + 1];
 	int rc = store_instance_data(sc->env.store, inst->id, data, sizeof data);
 
-	if (rc < 0 || record(sc, a, "terminate") != 0 ||
+	if (rc < 0 || record(sc, dn, a, "terminate") != 0 ||
 	    fleet_set_state(sc->env.fleet, inst, INST_TERMINATED, a->reason) != 0)
 		return -1;
 	provider_terminate(sc->env.provider, inst, rc == 0 && data[0] ? data : NULL, on_terminated, sc);
 	return 0;
 }
 
-static int carry_out(struct scaler *sc, struct view *v, const struct action *a)
+static int carry_out(struct scaler *sc, struct decision_now *dn, const struct action *a)
 {
 	if (a->kind == ACTION_LAUNCH)
-		return launch(sc, a);
-	for (int k = 0; k < v->nfleet; k++) {
-		struct instance *inst = &v->records[k];
+		return launch(sc, dn, a);
+	for (int k = 0; k < dn->view.nfleet; k++) {
+		struct instance *inst = &dn->view.records[k];
 		if (inst->id != a->instance)
 			continue;
 		if (a->kind == ACTION_DRAIN)
-			return record(sc, a, "drain") == 0 &&
+			return record(sc, dn, a, "drain") == 0 &&
 			       fleet_set_state(sc->env.fleet, inst, INST_DRAINING, a->reason) == 0 ? 0 : -1;
 		/* The last line of defence: never stop an instance with a job. */
 		if (inst->job_id)
 			return 0;
-		return terminate(sc, inst, a);
+		return terminate(sc, dn, inst, a);
 	}
 	return 0;
 }
@@ -297,54 +266,35 @@ static int reconcile(struct scaler *sc, const struct listed *l)
 
 static int run(struct scaler *sc, const struct listed *l)
 {
-	int64_t now = clock_now(sc->env.clock), idle_ms;
-	struct plan_view pv;
-	struct plan_result *result = NULL;
-	struct view v = {0};
-	const struct offer *offers;
-	char why[600];
-	int n, rc = -1;
+	int64_t now = clock_now(sc->env.clock);
+	struct decide_env e = {sc->env.store, &sc->settings, sc->env.offers, sc->env.noffers, 1};
+	struct decision_now *d = malloc(sizeof *d);
+	int rc = -1;
 
-	if (reconcile(sc, l) != 0 || scaler_offers(sc, &offers, &n) != 0 ||
-	    scaler_idle_timeout(sc, &idle_ms, why, sizeof why) != 0) {
+	if (!d) {
+		log_error("scaler: out of memory, no decision this run", "need=%zu", sizeof *d);
+		goto out;
+	}
+	if (reconcile(sc, l) != 0) {
 		log_error("scaler: store failed, no decision this run", "error=\"%s\"", store_error(sc->env.store));
 		goto out;
 	}
-	if (view_build(&v, sc->env.store, &sc->settings, now, offers, n) != 0) {
-		log_error("scaler: no decision this run", "error=\"%s\"", v.error);
+	if (decide_now(&e, now, d) != 0) {
+		log_error("scaler: no decision this run", "error=\"%s\"", d->error);
 		goto out;
 	}
-	if (!(result = malloc(sizeof *result))) {
-		log_error("scaler: out of memory, no decision this run", "need=%zu", sizeof *result);
-		goto out;
-	}
-	sc->idle_timeout_ms = idle_ms;
+	/* What the workers' lease replies hold to. */
+	sc->idle_timeout_ms = d->idle_timeout_ms;
 	sc->warm_floor = warm_floor(&sc->settings.warm, now);
-	pv = (struct plan_view){
-		.now_ms = now,
-		.settings = &sc->settings,
-		.idle_timeout_ms = idle_ms,
-		.classes = v.classes,
-		.nclasses = v.nclasses,
-		.fleet = v.fleet,
-		.nfleet = v.nfleet,
-		.offers = offers,
-		.noffers = n,
-	};
-	plan(&pv, result);
-	if (result->nomem) {
-		log_error("scaler: out of memory, no decision this run", "fleet=%d", v.nfleet);
-		goto out;
-	}
 	rc = 0;
-	for (int k = 0; k < result->n && rc == 0; k++)
-		rc = carry_out(sc, &v, &result->actions[k]);
-	if (rc == 0 && result->next_ms)
-		schedule(sc, result->next_ms);
+	for (int k = 0; k < d->result->n && rc == 0; k++)
+		rc = carry_out(sc, d, &d->result->actions[k]);
+	if (rc == 0 && d->result->next_ms)
+		schedule(sc, d->result->next_ms);
 	/* An offer at rest may be what work waits for. */
-	for (int k = 0; k < n; k++) {
-		if (offers[k].rest_until_ms > now)
-			schedule(sc, offers[k].rest_until_ms);
+	for (int k = 0; k < d->noffers; k++) {
+		if (d->offers[k].rest_until_ms > now)
+			schedule(sc, d->offers[k].rest_until_ms);
 	}
 	/* A list that is not asked for at every run is asked for on time
 	 * all the same: it finds what went without a word, and leaks. */
@@ -355,8 +305,9 @@ out:
 	 * later rather than never. */
 	if (rc != 0)
 		schedule(sc, now + sc->settings.interval_ms);
-	free(result);
-	view_free(&v);
+	if (d)
+		decision_now_free(d);
+	free(d);
 	sc->last_run_ms = now;
 	return rc;
 }

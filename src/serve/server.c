@@ -15,11 +15,14 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "policy/settings.h"
 #include "provider/provider.h"
+#include "serve/alerts.h"
 #include "serve/api.h"
 #include "serve/batch.h"
 #include "serve/deadline.h"
 #include "serve/fleet.h"
+#include "serve/history.h"
 #include "serve/httpd.h"
 #include "serve/ledger.h"
 #include "serve/longpoll.h"
@@ -28,6 +31,7 @@
 #include "serve/reclaim.h"
 #include "serve/scaler.h"
 #include "serve/tls.h"
+#include "serve/webhook.h"
 #include "store/store.h"
 
 struct server {
@@ -45,11 +49,18 @@ struct server {
 	struct longpoll *longpoll;
 	struct provider *provider; /* NULL: [provider] kind = none */
 	struct scaler *scaler;
+	struct webhooks *webhooks;
+	struct alerts *alerts;
+	struct history *history;
 	struct api api;
+	/* Where workers and the alerts' links reach serve: server_url, or the
+	 * address it listens on. */
+	char url[1100];
 	struct event *signals[3];
 	/* The catalogue as configured; the scaler applies what it measured. */
 	struct offer offers[64];
 	int noffers;
+	struct plan_settings settings; /* plan()'s, for GET /v1/scale */
 	/* Lease latency and replies by status, for GET /metrics: in memory
 	 * only, from zero at every start. */
 	struct serve_metrics metrics;
@@ -159,8 +170,7 @@ static void on_provider_notice(void *arg, int64_t id)
 	batch_flush(s->batch);
 }
 
-/* The provider and the scaler, when [provider] kind is not none. Workers
- * reach serve at server_url, or at the address it listens on. */
+/* The provider and the scaler, when [provider] kind is not none. */
 static int start_scaler(struct server *s, char *err, size_t errsize)
 {
 	const struct config *cfg = s->cfg;
@@ -172,17 +182,10 @@ static int start_scaler(struct server *s, char *err, size_t errsize)
 		.cfg = cfg, .clock = &s->clock, .base = s->base, .store = s->store, .batch = s->batch,
 		.queue = &s->queue, .fleet = &s->fleet, .offers = s->offers, .noffers = s->noffers,
 	};
-	char url[1100];
-	const char *colon = strrchr(cfg->listen, ':');
 
 	if (strcmp(cfg->provider_kind, "none") == 0)
 		return 0;
-	if (cfg->server_url[0])
-		snprintf(url, sizeof url, "%s", cfg->server_url);
-	else
-		snprintf(url, sizeof url, "%s://%.*s:%d", s->tls ? "https" : "http", (int)(colon - cfg->listen),
-			 cfg->listen, httpd_port(s->httpd));
-	env.server_url = url;
+	env.server_url = s->url;
 	if (!(s->provider = provider_open(&env, err, errsize)))
 		return -1;
 	senv.provider = s->provider;
@@ -190,7 +193,7 @@ static int start_scaler(struct server *s, char *err, size_t errsize)
 		snprintf(err, errsize, "scaler: out of memory");
 		return -1;
 	}
-	log_info("scaler started", "provider=%s workers_reach=%s", provider_name(s->provider), url);
+	log_info("scaler started", "provider=%s workers_reach=%s", provider_name(s->provider), s->url);
 	return 0;
 }
 
@@ -209,6 +212,7 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 
 	clock_init_real(&s->clock);
 	s->noffers = offers_from_config(cfg, s->offers, 64);
+	plan_settings_from_config(cfg, &s->settings);
 	if (!(s->store = store_open(cfg, err, errsize)))
 		return -1;
 	queue_init(&s->queue, s->store, cfg, &s->clock,
@@ -237,15 +241,29 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 	if (!(s->httpd = httpd_start(s->base, &ho, &hooks, err, errsize)))
 		return -1;
 	batch_set_httpd(s->batch, s->httpd);
+	if (cfg->server_url[0])
+		snprintf(s->url, sizeof s->url, "%s", cfg->server_url);
+	else
+		snprintf(s->url, sizeof s->url, "%s://%.*s:%d", s->tls ? "https" : "http",
+			 (int)(strrchr(cfg->listen, ':') - cfg->listen), cfg->listen, httpd_port(s->httpd));
 	if (start_scaler(s, err, errsize) != 0)
 		return -1;
+	if (!(s->webhooks = webhooks_new(s->base, cfg)) ||
+	    !(s->alerts = alerts_new(&(struct alerts_env){.cfg = cfg, .clock = &s->clock, .base = s->base,
+							  .store = s->store, .batch = s->batch, .ledger = &s->ledger,
+							  .webhooks = s->webhooks, .external_url = s->url})) ||
+	    !(s->history = history_new(s->base, &s->clock, s->store, s->batch)))
+		goto nomem;
 	if (!(s->longpoll = longpoll_new(s->base, s->batch, &s->queue, s->scaler, &s->fleet)))
 		goto nomem;
 	s->api = (struct api){
 		.cfg = cfg, .clock = &s->clock, .test_clock = o->test_clock, .started_ms = clock_now(&s->clock),
 		.store = s->store, .batch = s->batch, .queue = &s->queue, .fleet = &s->fleet,
 		.longpoll = s->longpoll, .scaler = s->scaler, .provider = s->provider, .offers = s->offers,
-		.noffers = s->noffers, .metrics = &s->metrics,
+		.noffers = s->noffers, .settings = &s->settings, .metrics = &s->metrics, .alerts = s->alerts,
+		.history = s->history,
+		.snap = {.cfg = cfg, .store = s->store, .clock = &s->clock, .ledger = &s->ledger, .offers = s->offers,
+			 .noffers = s->noffers, .with_provider = s->provider != NULL},
 	};
 	s->signals[0] = evsignal_new(s->base, SIGTERM, on_signal, s);
 	s->signals[1] = evsignal_new(s->base, SIGINT, on_signal, s);
@@ -267,6 +285,9 @@ static void stop(struct server *s)
 	longpoll_free(s->longpoll);
 	provider_close(s->provider);
 	scaler_free(s->scaler);
+	alerts_free(s->alerts);
+	webhooks_free(s->webhooks);
+	history_free(s->history);
 	for (int i = 0; i < 3; i++) {
 		if (s->signals[i])
 			event_free(s->signals[i]);

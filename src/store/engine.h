@@ -53,6 +53,8 @@ struct store {
 	void *db; /* the engine's own state */
 	struct counts *counts;
 	uint64_t changes;
+	uint64_t errors;    /* calls that failed */
+	char lasterr[512];  /* the reason of the last of them */
 	char errmsg[512];
 };
 
@@ -93,6 +95,7 @@ struct store_engine {
 	int (*arrivals)(struct store *st, int64_t since_ms, int limit, arrival_cb cb, void *arg);
 	int (*usage)(struct store *st, int64_t since_ms, int64_t now_ms, int64_t *instance_ms,
 		     int64_t *job_ms);
+	int (*dead_letters)(struct store *st, int64_t since_ms, dead_letters_cb cb, void *arg);
 
 	int (*instance_insert)(struct store *st, struct instance *inst);
 	int (*instance_update)(struct store *st, const struct instance *inst);
@@ -111,6 +114,18 @@ struct store_engine {
 	int (*offer_stat_add)(struct store *st, const struct offer_stat *delta);
 	int (*offer_stats)(struct store *st, offer_stat_cb cb, void *arg);
 	int (*ledger)(struct store *st, int64_t since_ms, ledger_cb cb, void *arg);
+	int (*ledger_open)(struct store *st, ledger_cb cb, void *arg);
+	/* Adds delta to the row of (day, offer, market, kind, team), made if
+	 * new; day is any integer the front end names (it keeps the sums of
+	 * all time under one of its own). */
+	int (*ledger_add)(struct store *st, int64_t day, const struct ledger_sum *delta);
+	/* The rows of the days first_day to last_day, added up per (offer,
+	 * market, kind, team). */
+	int (*ledger_sums)(struct store *st, int64_t first_day, int64_t last_day, ledger_sum_cb cb, void *arg);
+
+	int (*alert_put)(struct store *st, const struct alert_row *a);
+	int (*alert_delete)(struct store *st, const char *key);
+	int (*alerts)(struct store *st, alert_cb cb, void *arg);
 };
 
 #endif

@@ -99,6 +99,43 @@ static const char *const migrations[] = {
 	"ALTER TABLE offer_stats ADD COLUMN last_capacity_at INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE offer_stats ADD COLUMN broken_streak INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE offer_stats ADD COLUMN last_broken_at INTEGER NOT NULL DEFAULT 0;",
+	/* 7: the ledger's running sums per day (UTC) and of all time (day
+	 * -1), so that a scrape reads a few rows instead of every segment;
+	 * filled from the segments there are: each closed one split over the
+	 * days it covers, the items of each succeeded job on its last
+	 * instance at its end */
+	"CREATE TABLE ledger_sums (day INTEGER NOT NULL, offer TEXT NOT NULL, market TEXT NOT NULL,"
+	" kind TEXT NOT NULL, team TEXT NOT NULL, ms INTEGER NOT NULL, gpu_ms REAL NOT NULL, cost REAL NOT NULL,"
+	" items INTEGER NOT NULL, PRIMARY KEY (day, offer, market, kind, team)) WITHOUT ROWID;"
+	"WITH RECURSIVE parts(id, day, last) AS ("
+	"  SELECT id, start_at / 86400000, (end_at - 1) / 86400000 FROM segments WHERE end_at > start_at"
+	"  UNION ALL SELECT id, day + 1, last FROM parts WHERE day < last),"
+	" cut AS (SELECT p.day, s.instance_id, s.kind, s.job_id, s.cost, s.end_at - s.start_at AS len,"
+	"  MIN(s.end_at, (p.day + 1) * 86400000) - MAX(s.start_at, p.day * 86400000) AS part"
+	"  FROM parts p JOIN segments s ON s.id = p.id)"
+	" INSERT INTO ledger_sums SELECT c.day, i.offer, i.market, c.kind,"
+	"  CASE WHEN c.kind = 'job' THEN COALESCE(j.team, '') ELSE '' END,"
+	"  SUM(c.part), SUM(c.part * MAX(i.gpus, 1)), SUM(c.cost * c.part / c.len), 0"
+	"  FROM cut c JOIN instances i ON i.id = c.instance_id LEFT JOIN jobs j ON j.id = c.job_id"
+	"  GROUP BY 1, 2, 3, 4, 5;"
+	"INSERT INTO ledger_sums SELECT j.finished_at / 86400000, i.offer, i.market, 'job', j.team, 0, 0, 0,"
+	" SUM(j.items_done - j.items_start) FROM jobs j JOIN instances i ON i.id = j.instance_id"
+	" WHERE j.state = 'succeeded' AND j.started_at > 0 GROUP BY 1, 2, 3, 5"
+	" ON CONFLICT DO UPDATE SET items = items + excluded.items;"
+	"INSERT INTO ledger_sums SELECT -1, offer, market, kind, team, SUM(ms), SUM(gpu_ms), SUM(cost), SUM(items)"
+	" FROM ledger_sums GROUP BY 2, 3, 4, 5;",
+	/* 8: what serve's alerts read and keep: when an offer's launches
+	 * began to fail (from the last failure, for one failing now), workers
+	 * lost, the dead-lettered jobs by the time they died, and the alerts
+	 * pending or firing */
+	"ALTER TABLE offer_stats ADD COLUMN failing_since INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE offer_stats ADD COLUMN lost INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE offer_stats ADD COLUMN last_lost_at INTEGER NOT NULL DEFAULT 0;"
+	"UPDATE offer_stats SET failing_since = last_failure_at WHERE last_failure_at >= last_launch_at"
+	" AND last_failure_at > 0;"
+	"CREATE INDEX jobs_dead ON jobs(finished_at) WHERE state = 'dead';"
+	"CREATE TABLE alerts (key TEXT PRIMARY KEY, name TEXT NOT NULL, labels TEXT NOT NULL, firing INTEGER NOT NULL,"
+	" since INTEGER NOT NULL, fired_at INTEGER NOT NULL, value REAL NOT NULL, summary TEXT NOT NULL) WITHOUT ROWID;",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -115,13 +152,21 @@ static const char *const migrations[] = {
 	" registered_at, idle_since, terminated_at, updated_at, job_id, reason, billed_ms, cost,"  \
 	" reclaim_at, token"
 
+/* A ledger row: the segment, its instance, and the job a run was of. */
+#define LEDGER_SELECT                                                                             \
+	"SELECT s.instance_id, s.kind, s.job_id, s.start_at, s.end_at, s.cost, i.offer, i.market," \
+	" i.gpus, j.team, j.type, j.items_done, j.items_lost, i.reclaim_at > 0"                     \
+	" FROM segments s JOIN instances i ON i.id = s.instance_id"                                 \
+	" LEFT JOIN jobs j ON j.id = s.job_id AND s.kind = 'job'"
+
 enum stmt_id {
 	S_BEGIN, S_COMMIT, S_ROLLBACK, S_SAVEPOINT, S_RELEASE, S_ROLLBACK_TO,
 	S_INSERT, S_UPDATE, S_GET, S_GET_BY_KEY, S_NEXT_READY, S_LIST, S_DUE,
 	S_NEXT_DEADLINE, S_DEMAND, S_RECENT_SUBMITS, S_ARRIVALS,
-	S_RECENT_DURATIONS, S_INST_INSERT, S_INST_UPDATE, S_INST_GET, S_INST_LIST, S_DEC_INSERT,
+	S_RECENT_DURATIONS, S_INST_INSERT, S_INST_UPDATE, S_INST_GET, S_INST_LIVE, S_INST_ALL, S_DEC_INSERT,
 	S_DEC_LIST, S_USAGE, S_SEG_OPEN, S_SEG_FIND, S_SEG_CLOSE, S_JOB_COST,
-	S_STAT_ADD, S_STATS, S_LEDGER, S_INST_BY_TOKEN, S_DATA_SET, S_DATA_GET, S_COUNT
+	S_STAT_ADD, S_STATS, S_LEDGER, S_LEDGER_OPEN, S_SUM_ADD, S_SUMS, S_INST_BY_TOKEN, S_DATA_SET,
+	S_DATA_GET, S_DEAD, S_ALERT_PUT, S_ALERT_DELETE, S_ALERTS, S_COUNT
 };
 
 static const char *const stmt_sql[S_COUNT] = {
@@ -179,8 +224,10 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_INST_BY_TOKEN] = "SELECT " INST_COLUMNS " FROM instances WHERE token = ?1 AND token <> ''",
 	[S_DATA_SET] = "UPDATE instances SET provider_data = ?2 WHERE id = ?1",
 	[S_DATA_GET] = "SELECT provider_data FROM instances WHERE id = ?1",
-	[S_INST_LIST] = "SELECT " INST_COLUMNS " FROM instances WHERE ?1 OR state <> 'terminated'"
-			" ORDER BY id",
+	/* Two statements, not one with "?1 OR": the live ones' partial index
+	 * serves only a WHERE that is its own. */
+	[S_INST_LIVE] = "SELECT " INST_COLUMNS " FROM instances WHERE state <> 'terminated' ORDER BY id",
+	[S_INST_ALL] = "SELECT " INST_COLUMNS " FROM instances ORDER BY id",
 	[S_DEC_INSERT] = "INSERT INTO decisions (at, kind, offer, count, instance_id, reason)"
 			 " VALUES (?, ?, ?, ?, ?, ?)",
 	[S_USAGE] = "SELECT (SELECT COALESCE(SUM(CASE WHEN terminated_at > 0 THEN terminated_at ELSE ?2 END"
@@ -193,7 +240,7 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_SEG_CLOSE] = "UPDATE segments SET end_at = ?2, cost = ?3 WHERE id = ?1",
 	[S_JOB_COST] = "UPDATE jobs SET cost = cost + ?2 WHERE id = ?1",
 	[S_STAT_ADD] = "INSERT INTO offer_stats VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
-		       " ?16, ?17, ?18, ?19)"
+		       " ?16, ?17, ?18, ?19, ?21, ?22, ?23)"
 		       " ON CONFLICT DO UPDATE SET runs = runs + ?3, speed_sum = speed_sum + ?4,"
 		       " speed_n = speed_n + ?5, items = items + ?6, run_ms = run_ms + ?7,"
 		       " boots = boots + ?8, boot_ms = boot_ms + ?9, alive_ms = alive_ms + ?10,"
@@ -202,15 +249,28 @@ static const char *const stmt_sql[S_COUNT] = {
 		       " last_failure_at = MAX(last_failure_at, ?14), last_launch_at = MAX(last_launch_at, ?15),"
 		       " capacity_failures = capacity_failures + ?16, last_capacity_at = MAX(last_capacity_at, ?17),"
 		       " broken_streak = CASE WHEN ?20 THEN 0 ELSE broken_streak END + ?18,"
-		       " last_broken_at = MAX(last_broken_at, ?19)",
+		       " last_broken_at = MAX(last_broken_at, ?19),"
+		       " failing_since = CASE WHEN ?20 OR failing_since = 0 THEN ?21 ELSE failing_since END,"
+		       " lost = lost + ?22, last_lost_at = MAX(last_lost_at, ?23)",
 	[S_STATS] = "SELECT offer, market, runs, speed_sum, speed_n, items, run_ms, boots, boot_ms, alive_ms,"
 		    " reclaims, launches, launch_failures, last_failure_at, last_launch_at, capacity_failures,"
-		    " last_capacity_at, broken_streak, last_broken_at FROM offer_stats",
-	[S_LEDGER] = "SELECT s.instance_id, s.kind, s.job_id, s.start_at, s.end_at, s.cost, i.offer, i.market,"
-		     " i.gpus, j.team, j.type, j.items_done, j.items_lost, i.reclaim_at > 0"
-		     " FROM segments s JOIN instances i ON i.id = s.instance_id"
-		     " LEFT JOIN jobs j ON j.id = s.job_id AND s.kind = 'job'"
-		     " WHERE s.end_at >= ?1 OR s.end_at = 0 ORDER BY s.id",
+		    " last_capacity_at, broken_streak, last_broken_at, failing_since, lost, last_lost_at FROM offer_stats",
+	[S_LEDGER] = LEDGER_SELECT " WHERE s.end_at >= ?1 OR s.end_at = 0 ORDER BY s.id",
+	/* segments_open, the partial index, holds these rows alone, in its
+	 * order: by id, the query would walk the whole table. */
+	[S_LEDGER_OPEN] = LEDGER_SELECT " WHERE s.end_at = 0 ORDER BY s.instance_id",
+	[S_SUM_ADD] = "INSERT INTO ledger_sums VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+		      " ON CONFLICT DO UPDATE SET ms = ms + ?6, gpu_ms = gpu_ms + ?7, cost = cost + ?8,"
+		      " items = items + ?9",
+	[S_SUMS] = "SELECT offer, market, kind, team, SUM(ms), SUM(gpu_ms), SUM(cost), SUM(items) FROM ledger_sums"
+		   " WHERE day BETWEEN ?1 AND ?2 GROUP BY offer, market, kind, team ORDER BY offer, market, kind, team",
+	/* jobs_dead gives the window; a bare column beside MAX() is SQLite's
+	 * value from the row of the maximum: the last job's. */
+	[S_DEAD] = "SELECT lane, COUNT(*), MIN(finished_at), MAX(finished_at), id, error, SUM(cost) FROM jobs"
+		   " WHERE state = 'dead' AND finished_at >= ?1 GROUP BY lane ORDER BY lane",
+	[S_ALERT_PUT] = "INSERT OR REPLACE INTO alerts VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+	[S_ALERT_DELETE] = "DELETE FROM alerts WHERE key = ?1",
+	[S_ALERTS] = "SELECT key, name, labels, firing, since, fired_at, value, summary FROM alerts ORDER BY key",
 	[S_DEC_LIST] = "SELECT id, at, kind, offer, count, instance_id, reason FROM decisions"
 		       " ORDER BY id DESC LIMIT ?",
 };
@@ -801,11 +861,10 @@ static int op_instance_data(struct store *base, int64_t id, char *buf, size_t si
 static int op_instance_list(struct store *base, int with_terminated, instance_cb cb, void *arg)
 {
 	struct sqlite_store *s = impl(base);
-	sqlite3_stmt *st = s->stmt[S_INST_LIST];
+	sqlite3_stmt *st = s->stmt[with_terminated ? S_INST_ALL : S_INST_LIVE];
 	struct instance i;
 	int rc, ret = 0;
 
-	sqlite3_bind_int(st, 1, with_terminated);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		read_instance(st, &i);
 		if ((ret = cb(arg, &i)) != 0)
@@ -875,6 +934,82 @@ static int op_usage(struct store *base, int64_t since_ms, int64_t now_ms, int64_
 	*job_ms = rc == SQLITE_ROW ? sqlite3_column_int64(st, 1) : 0;
 	sqlite3_reset(st);
 	return rc == SQLITE_ROW ? 0 : fail(s, "usage");
+}
+
+static int op_dead_letters(struct store *base, int64_t since_ms, dead_letters_cb cb, void *arg)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_DEAD];
+	int rc, ret = 0;
+
+	sqlite3_bind_int64(st, 1, since_ms);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct dead_letters d = {
+			.lane = (const char *)sqlite3_column_text(st, 0),
+			.jobs = sqlite3_column_int64(st, 1),
+			.first_ms = sqlite3_column_int64(st, 2),
+			.last_ms = sqlite3_column_int64(st, 3),
+			.last_job = sqlite3_column_int64(st, 4),
+			.last_error = (const char *)sqlite3_column_text(st, 5),
+			.cost = sqlite3_column_double(st, 6),
+		};
+		if ((ret = cb(arg, &d)) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = fail(s, "dead letters");
+	sqlite3_reset(st);
+	return ret;
+}
+
+static int op_alert_put(struct store *base, const struct alert_row *a)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_ALERT_PUT];
+
+	bind_text(st, 1, a->key);
+	bind_text(st, 2, a->name);
+	bind_text(st, 3, a->labels);
+	sqlite3_bind_int(st, 4, a->firing);
+	sqlite3_bind_int64(st, 5, a->since_ms);
+	sqlite3_bind_int64(st, 6, a->fired_ms);
+	sqlite3_bind_double(st, 7, a->value);
+	bind_text(st, 8, a->summary);
+	return run(s, S_ALERT_PUT);
+}
+
+static int op_alert_delete(struct store *base, const char *key)
+{
+	struct sqlite_store *s = impl(base);
+
+	bind_text(s->stmt[S_ALERT_DELETE], 1, key);
+	return run(s, S_ALERT_DELETE);
+}
+
+static int op_alerts(struct store *base, alert_cb cb, void *arg)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_ALERTS];
+	int rc, ret = 0;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct alert_row a = {
+			.key = (const char *)sqlite3_column_text(st, 0),
+			.name = (const char *)sqlite3_column_text(st, 1),
+			.labels = (const char *)sqlite3_column_text(st, 2),
+			.firing = sqlite3_column_int(st, 3),
+			.since_ms = sqlite3_column_int64(st, 4),
+			.fired_ms = sqlite3_column_int64(st, 5),
+			.value = sqlite3_column_double(st, 6),
+			.summary = (const char *)sqlite3_column_text(st, 7),
+		};
+		if ((ret = cb(arg, &a)) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = fail(s, "alerts");
+	sqlite3_reset(st);
+	return ret;
 }
 
 static int op_segment_open(struct store *base, const struct segment *g)
@@ -966,6 +1101,9 @@ static int op_offer_stat_add(struct store *base, const struct offer_stat *d)
 	sqlite3_bind_int64(st, 18, d->broken_streak);
 	sqlite3_bind_int64(st, 19, d->last_broken_ms);
 	sqlite3_bind_int(st, 20, d->launched_ok);
+	sqlite3_bind_int64(st, 21, d->failing_since_ms);
+	sqlite3_bind_int64(st, 22, d->lost);
+	sqlite3_bind_int64(st, 23, d->last_lost_ms);
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
@@ -1000,6 +1138,9 @@ static int op_offer_stats(struct store *base, offer_stat_cb cb, void *arg)
 			.last_capacity_ms = sqlite3_column_int64(st, 16),
 			.broken_streak = sqlite3_column_int64(st, 17),
 			.last_broken_ms = sqlite3_column_int64(st, 18),
+			.failing_since_ms = sqlite3_column_int64(st, 19),
+			.lost = sqlite3_column_int64(st, 20),
+			.last_lost_ms = sqlite3_column_int64(st, 21),
 		};
 		if ((ret = cb(arg, &o)) != 0)
 			break;
@@ -1010,13 +1151,12 @@ static int op_offer_stats(struct store *base, offer_stat_cb cb, void *arg)
 	return ret;
 }
 
-static int op_ledger(struct store *base, int64_t since_ms, ledger_cb cb, void *arg)
+/* Steps a bound statement of LEDGER_SELECT through cb. */
+static int walk_ledger(struct sqlite_store *s, enum stmt_id id, ledger_cb cb, void *arg)
 {
-	struct sqlite_store *s = impl(base);
-	sqlite3_stmt *st = s->stmt[S_LEDGER];
+	sqlite3_stmt *st = s->stmt[id];
 	int rc, ret = 0;
 
-	sqlite3_bind_int64(st, 1, since_ms);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int m = market_parse((const char *)sqlite3_column_text(st, 7));
 		struct segment g = {
@@ -1043,6 +1183,65 @@ static int op_ledger(struct store *base, int64_t since_ms, ledger_cb cb, void *a
 	}
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		ret = fail(s, "ledger");
+	sqlite3_reset(st);
+	return ret;
+}
+
+static int op_ledger(struct store *base, int64_t since_ms, ledger_cb cb, void *arg)
+{
+	struct sqlite_store *s = impl(base);
+
+	sqlite3_bind_int64(s->stmt[S_LEDGER], 1, since_ms);
+	return walk_ledger(s, S_LEDGER, cb, arg);
+}
+
+static int op_ledger_open(struct store *base, ledger_cb cb, void *arg)
+{
+	return walk_ledger(impl(base), S_LEDGER_OPEN, cb, arg);
+}
+
+static int op_ledger_add(struct store *base, int64_t day, const struct ledger_sum *d)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_SUM_ADD];
+
+	sqlite3_bind_int64(st, 1, day);
+	bind_text(st, 2, d->offer);
+	bind_text(st, 3, market_name(d->market));
+	bind_text(st, 4, d->kind);
+	bind_text(st, 5, d->team);
+	sqlite3_bind_int64(st, 6, d->ms);
+	sqlite3_bind_double(st, 7, d->gpu_ms);
+	sqlite3_bind_double(st, 8, d->cost);
+	sqlite3_bind_int64(st, 9, d->items);
+	return run(s, S_SUM_ADD);
+}
+
+static int op_ledger_sums(struct store *base, int64_t first_day, int64_t last_day, ledger_sum_cb cb, void *arg)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_SUMS];
+	int rc, ret = 0;
+
+	sqlite3_bind_int64(st, 1, first_day);
+	sqlite3_bind_int64(st, 2, last_day);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int m = market_parse((const char *)sqlite3_column_text(st, 1));
+		struct ledger_sum sum = {
+			.offer = (const char *)sqlite3_column_text(st, 0),
+			.market = m < 0 ? MARKET_ONDEMAND : (enum market)m,
+			.kind = (const char *)sqlite3_column_text(st, 2),
+			.team = (const char *)sqlite3_column_text(st, 3),
+			.ms = sqlite3_column_int64(st, 4),
+			.gpu_ms = sqlite3_column_double(st, 5),
+			.cost = sqlite3_column_double(st, 6),
+			.items = sqlite3_column_int64(st, 7),
+		};
+		if ((ret = cb(arg, &sum)) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = fail(s, "ledger sums");
 	sqlite3_reset(st);
 	return ret;
 }
@@ -1199,4 +1398,11 @@ const struct store_engine store_engine_sqlite = {
 	.offer_stat_add = op_offer_stat_add,
 	.offer_stats = op_offer_stats,
 	.ledger = op_ledger,
+	.ledger_open = op_ledger_open,
+	.ledger_add = op_ledger_add,
+	.ledger_sums = op_ledger_sums,
+	.dead_letters = op_dead_letters,
+	.alert_put = op_alert_put,
+	.alert_delete = op_alert_delete,
+	.alerts = op_alerts,
 };

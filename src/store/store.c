@@ -11,6 +11,21 @@
 
 #include "store/engine.h"
 
+/* Every call to the engine goes through here, so that a failure counts
+ * (store_errors()) whatever the engine: one it reports, with its reason in
+ * errmsg, as the contract says; a walk's callback may return -1 too, with
+ * no reason, which is not one. */
+#define ENGINE(st, call) counted((st), ((st)->errmsg[0] = '\0', (st)->engine->call))
+
+static int counted(struct store *st, int rc)
+{
+	if (rc < 0 && st->errmsg[0]) {
+		st->errors++;
+		memcpy(st->lasterr, st->errmsg, sizeof st->lasterr);
+	}
+	return rc;
+}
+
 /* The registry: [store] kind = NAME opens the engine of that name. Each
  * entry is an engine's share of the configuration, the first member of
  * its struct store_engine, so the configuration reads the same list. */
@@ -61,18 +76,20 @@ void store_close(struct store *st)
 const char *store_kind(const struct store *st) { return st->engine->conf.name; }
 const char *store_error(const struct store *st) { return st->errmsg; }
 uint64_t store_changes(const struct store *st) { return st->changes; }
+uint64_t store_errors(const struct store *st) { return st->errors; }
+const char *store_last_error(const struct store *st) { return st->lasterr; }
 
 /* ---- transactions: the counts follow every boundary ---- */
 
 int store_begin(struct store *st)
 {
 	counts_begin(st->counts);
-	return st->engine->begin(st);
+	return ENGINE(st, begin(st));
 }
 
 int store_commit(struct store *st)
 {
-	if (st->engine->commit(st) != 0)
+	if (ENGINE(st, commit(st)) != 0)
 		return -1; /* the caller rolls back, and the counts with it */
 	counts_commit(st->counts);
 	return 0;
@@ -81,25 +98,25 @@ int store_commit(struct store *st)
 int store_rollback(struct store *st)
 {
 	counts_rollback(st->counts);
-	return st->engine->rollback(st);
+	return ENGINE(st, rollback(st));
 }
 
 int store_savepoint(struct store *st)
 {
 	counts_savepoint(st->counts);
-	return st->engine->savepoint(st);
+	return ENGINE(st, savepoint(st));
 }
 
 int store_release(struct store *st)
 {
 	counts_release(st->counts);
-	return st->engine->release(st);
+	return ENGINE(st, release(st));
 }
 
 int store_rollback_savepoint(struct store *st)
 {
 	counts_rollback_savepoint(st->counts);
-	return st->engine->rollback_savepoint(st);
+	return ENGINE(st, rollback_savepoint(st));
 }
 
 /* ---- jobs ---- */
@@ -114,7 +131,7 @@ static int read_job(int rc, struct job *job)
 
 int store_job_insert(struct store *st, struct job *job)
 {
-	if (st->engine->job_insert(st, job) != 0)
+	if (ENGINE(st, job_insert(st, job)) != 0)
 		return -1;
 	job->stored_state = job->state;
 	counts_add(st->counts, job->state, job->lane, job->type, job->team, 1);
@@ -124,7 +141,7 @@ int store_job_insert(struct store *st, struct job *job)
 
 int store_job_update(struct store *st, struct job *job)
 {
-	if (st->engine->job_update(st, job) != 0)
+	if (ENGINE(st, job_update(st, job)) != 0)
 		return -1;
 	if (job->stored_state != job->state) {
 		counts_add(st->counts, job->stored_state, job->lane, job->type, job->team, -1);
@@ -137,17 +154,17 @@ int store_job_update(struct store *st, struct job *job)
 
 int store_job_get(struct store *st, int64_t id, struct job *out)
 {
-	return read_job(st->engine->job_get(st, id, out), out);
+	return read_job(ENGINE(st, job_get(st, id, out)), out);
 }
 
 int store_job_get_by_key(struct store *st, const char *team, const char *key, struct job *out)
 {
-	return read_job(st->engine->job_get_by_key(st, team, key, out), out);
+	return read_job(ENGINE(st, job_get_by_key(st, team, key, out)), out);
 }
 
 int store_job_next_ready(struct store *st, const struct lease_offer *offer, struct job *out)
 {
-	return read_job(st->engine->job_next_ready(st, offer, out), out);
+	return read_job(ENGINE(st, job_next_ready(st, offer, out)), out);
 }
 
 /* A list's rows know the stored state too: a copy of each row, whose
@@ -170,17 +187,17 @@ int store_job_list(struct store *st, const struct job_filter *filter, job_cb cb,
 {
 	struct list_walk w = {cb, arg};
 
-	return st->engine->job_list(st, filter, list_row, &w);
+	return ENGINE(st, job_list(st, filter, list_row, &w));
 }
 
 int store_job_due(struct store *st, int64_t now_ms, int64_t *ids, int max, int *n)
 {
-	return st->engine->job_due(st, now_ms, ids, max, n);
+	return ENGINE(st, job_due(st, now_ms, ids, max, n));
 }
 
 int store_next_deadline(struct store *st, int64_t *out_ms)
 {
-	return st->engine->next_deadline(st, out_ms);
+	return ENGINE(st, next_deadline(st, out_ms));
 }
 
 int store_job_counts(struct store *st, count_cb cb, void *arg)
@@ -195,35 +212,35 @@ int64_t store_count_in_state(const struct store *st, enum job_state state)
 
 int store_demand(struct store *st, demand_cb cb, void *arg)
 {
-	return st->engine->demand(st, cb, arg);
+	return ENGINE(st, demand(st, cb, arg));
 }
 
 int store_recent_submits(struct store *st, int limit, time_cb cb, void *arg)
 {
-	return st->engine->recent_submits(st, limit, cb, arg);
+	return ENGINE(st, recent_submits(st, limit, cb, arg));
 }
 
 int store_recent_durations(struct store *st, int limit, duration_cb cb, void *arg)
 {
-	return st->engine->recent_durations(st, limit, cb, arg);
+	return ENGINE(st, recent_durations(st, limit, cb, arg));
 }
 
 int store_arrivals(struct store *st, int64_t since_ms, int limit, arrival_cb cb, void *arg)
 {
-	return st->engine->arrivals(st, since_ms, limit, cb, arg);
+	return ENGINE(st, arrivals(st, since_ms, limit, cb, arg));
 }
 
 int store_usage(struct store *st, int64_t since_ms, int64_t now_ms, int64_t *instance_ms,
 		int64_t *job_ms)
 {
-	return st->engine->usage(st, since_ms, now_ms, instance_ms, job_ms);
+	return ENGINE(st, usage(st, since_ms, now_ms, instance_ms, job_ms));
 }
 
 /* ---- the fleet and the decisions ---- */
 
 int store_instance_insert(struct store *st, struct instance *inst)
 {
-	if (st->engine->instance_insert(st, inst) != 0)
+	if (ENGINE(st, instance_insert(st, inst)) != 0)
 		return -1;
 	st->changes++;
 	return 0;
@@ -231,7 +248,7 @@ int store_instance_insert(struct store *st, struct instance *inst)
 
 int store_instance_update(struct store *st, const struct instance *inst)
 {
-	if (st->engine->instance_update(st, inst) != 0)
+	if (ENGINE(st, instance_update(st, inst)) != 0)
 		return -1;
 	st->changes++;
 	return 0;
@@ -239,56 +256,56 @@ int store_instance_update(struct store *st, const struct instance *inst)
 
 int store_instance_get(struct store *st, int64_t id, struct instance *out)
 {
-	return st->engine->instance_get(st, id, out);
+	return ENGINE(st, instance_get(st, id, out));
 }
 
 int store_instance_by_token(struct store *st, const char *token, struct instance *out)
 {
-	return st->engine->instance_by_token(st, token, out);
+	return ENGINE(st, instance_by_token(st, token, out));
 }
 
 int store_instance_data_set(struct store *st, int64_t id, const char *data)
 {
-	return st->engine->instance_data_set(st, id, data);
+	return ENGINE(st, instance_data_set(st, id, data));
 }
 
 int store_instance_data(struct store *st, int64_t id, char *buf, size_t size)
 {
-	return st->engine->instance_data(st, id, buf, size);
+	return ENGINE(st, instance_data(st, id, buf, size));
 }
 
 int store_instance_list(struct store *st, int with_terminated, instance_cb cb, void *arg)
 {
-	return st->engine->instance_list(st, with_terminated, cb, arg);
+	return ENGINE(st, instance_list(st, with_terminated, cb, arg));
 }
 
 int store_decision_insert(struct store *st, const struct decision *d)
 {
-	return st->engine->decision_insert(st, d);
+	return ENGINE(st, decision_insert(st, d));
 }
 
 int store_decision_list(struct store *st, int limit, decision_cb cb, void *arg)
 {
-	return st->engine->decision_list(st, limit, cb, arg);
+	return ENGINE(st, decision_list(st, limit, cb, arg));
 }
 
 /* ---- the ledger and the offers' statistics ---- */
 
 int store_segment_open(struct store *st, const struct segment *seg)
 {
-	return st->engine->segment_open(st, seg);
+	return ENGINE(st, segment_open(st, seg));
 }
 
 int store_segment_close(struct store *st, int64_t instance, int64_t end_ms, double usd_per_ms,
 			struct segment *closed)
 {
-	return st->engine->segment_close(st, instance, end_ms, usd_per_ms, closed);
+	return ENGINE(st, segment_close(st, instance, end_ms, usd_per_ms, closed));
 }
 
 /* A write of the job, so it moves the change counter. */
 int store_job_add_cost(struct store *st, int64_t job, double usd)
 {
-	int rc = st->engine->job_add_cost(st, job, usd);
+	int rc = ENGINE(st, job_add_cost(st, job, usd));
 
 	if (rc == 0)
 		st->changes++;
@@ -297,15 +314,57 @@ int store_job_add_cost(struct store *st, int64_t job, double usd)
 
 int store_offer_stat_add(struct store *st, const struct offer_stat *delta)
 {
-	return st->engine->offer_stat_add(st, delta);
+	return ENGINE(st, offer_stat_add(st, delta));
 }
 
 int store_offer_stats(struct store *st, offer_stat_cb cb, void *arg)
 {
-	return st->engine->offer_stats(st, cb, arg);
+	return ENGINE(st, offer_stats(st, cb, arg));
 }
 
 int store_ledger(struct store *st, int64_t since_ms, ledger_cb cb, void *arg)
 {
-	return st->engine->ledger(st, since_ms, cb, arg);
+	return ENGINE(st, ledger(st, since_ms, cb, arg));
+}
+
+int store_ledger_open(struct store *st, ledger_cb cb, void *arg)
+{
+	return ENGINE(st, ledger_open(st, cb, arg));
+}
+
+/* The sums of all time are one more day to the engine, before the first. */
+int store_ledger_add(struct store *st, int64_t day, const struct ledger_sum *delta)
+{
+	if (ENGINE(st, ledger_add(st, day, delta)) != 0)
+		return -1;
+	return ENGINE(st, ledger_add(st, STORE_ALL_TIME, delta));
+}
+
+int store_ledger_sums(struct store *st, int64_t since_day, ledger_sum_cb cb, void *arg)
+{
+	if (since_day < 0)
+		return ENGINE(st, ledger_sums(st, STORE_ALL_TIME, STORE_ALL_TIME, cb, arg));
+	return ENGINE(st, ledger_sums(st, since_day, INT64_MAX, cb, arg));
+}
+
+int store_dead_letters(struct store *st, int64_t since_ms, dead_letters_cb cb, void *arg)
+{
+	return ENGINE(st, dead_letters(st, since_ms, cb, arg));
+}
+
+/* ---- alerts ---- */
+
+int store_alert_put(struct store *st, const struct alert_row *a)
+{
+	return ENGINE(st, alert_put(st, a));
+}
+
+int store_alert_delete(struct store *st, const char *key)
+{
+	return ENGINE(st, alert_delete(st, key));
+}
+
+int store_alerts(struct store *st, alert_cb cb, void *arg)
+{
+	return ENGINE(st, alerts(st, cb, arg));
 }

@@ -105,9 +105,37 @@ struct offer_stat {
 	 * of a broken setup since the last launch that worked. */
 	int64_t capacity_failures, last_capacity_ms;
 	int64_t broken_streak, last_broken_ms;
+	/* The first failure of the launches failing now, 0 once one works;
+	 * in a delta, the time of a failure (kept when a run has begun). */
+	int64_t failing_since_ms;
+	/* Workers lost: an instance gone while it booted or ran a job, a
+	 * worker that left orphaned (serve out of its reach). */
+	int64_t lost, last_lost_ms;
 	/* In a delta: a launch worked, and the broken run ends (before
 	 * broken_streak is added). */
 	int launched_ok;
+};
+
+/* The jobs of one lane dead-lettered since a time. */
+struct dead_letters {
+	const char *lane;
+	int64_t jobs;
+	int64_t first_ms, last_ms; /* finished_at of the first and the last */
+	int64_t last_job;
+	const char *last_error;
+	double cost; /* USD their runs cost */
+};
+
+/* An alert that is pending or firing (serve/alerts.c), kept so that it
+ * outlives a restart of serve. */
+struct alert_row {
+	const char *key;    /* its name and labels: its identity */
+	const char *name;   /* the rule's */
+	const char *labels; /* a JSON object's text */
+	int firing;         /* 0: pending, waiting out its rule's for */
+	int64_t since_ms, fired_ms;
+	double value;
+	const char *summary;
 };
 
 /* One row of the ledger for reports: a segment with what it belongs to. */
@@ -121,6 +149,24 @@ struct ledger_row {
 	int reclaimed;         /* the instance ended by a reclaim */
 };
 
+/* What the ledger adds up as its segments close, for the figures that
+ * must not cost a walk of every segment ever recorded (GET /metrics): the
+ * time, GPU time, cost and items of one offer on one market, one kind of
+ * segment and one team. */
+struct ledger_sum {
+	const char *offer;
+	enum market market;
+	const char *kind; /* boot, idle, job, billing */
+	const char *team; /* of the job a "job" segment ran; "" for the others */
+	int64_t ms;
+	double gpu_ms;
+	double cost;
+	int64_t items; /* done by the job runs that succeeded */
+};
+
+/* store_ledger_sums' since_day for the sums of all time. */
+#define STORE_ALL_TIME (-1)
+
 typedef int (*job_cb)(void *arg, const struct job *job);
 typedef int (*demand_cb)(void *arg, const struct demand_row *row);
 typedef int (*arrival_cb)(void *arg, const struct arrival_row *row);
@@ -131,6 +177,9 @@ typedef int (*duration_cb)(void *arg, const char *type, int64_t run_ms);
 typedef int (*time_cb)(void *arg, int64_t ms);
 typedef int (*offer_stat_cb)(void *arg, const struct offer_stat *stat);
 typedef int (*ledger_cb)(void *arg, const struct ledger_row *row);
+typedef int (*ledger_sum_cb)(void *arg, const struct ledger_sum *sum);
+typedef int (*dead_letters_cb)(void *arg, const struct dead_letters *d);
+typedef int (*alert_cb)(void *arg, const struct alert_row *a);
 
 /* The engines' shares of the configuration, for struct conf_plugins. */
 extern const struct conf_plugin *const store_plugins[];
@@ -143,6 +192,10 @@ void store_close(struct store *st);
 const char *store_kind(const struct store *st);
 /* Why the last call failed. */
 const char *store_error(const struct store *st);
+/* Grows with every call that failed: serve's alerts watch it. */
+uint64_t store_errors(const struct store *st);
+/* The reason of the last call that failed, whatever came after it. */
+const char *store_last_error(const struct store *st);
 /* Grows with every write of a job or an instance, committed or not: a
  * reader that saw the same value has seen every change since. */
 uint64_t store_changes(const struct store *st);
@@ -188,6 +241,8 @@ int store_recent_durations(struct store *st, int limit, duration_cb cb, void *ar
 /* The newest `limit` jobs submitted since since_ms, newest first. */
 int store_arrivals(struct store *st, int64_t since_ms, int limit, arrival_cb cb,
 		   void *arg) STORE_CHECK;
+/* The jobs dead-lettered since since_ms, per lane. */
+int store_dead_letters(struct store *st, int64_t since_ms, dead_letters_cb cb, void *arg) STORE_CHECK;
 /* Instance time billed (launch to termination, or now) and job run time
  * of finished jobs, both since since_ms. */
 int store_usage(struct store *st, int64_t since_ms, int64_t now_ms, int64_t *instance_ms,
@@ -224,5 +279,21 @@ int store_offer_stat_add(struct store *st, const struct offer_stat *delta) STORE
 int store_offer_stats(struct store *st, offer_stat_cb cb, void *arg) STORE_CHECK;
 /* Segments that ended at or after since_ms, and the open ones. */
 int store_ledger(struct store *st, int64_t since_ms, ledger_cb cb, void *arg) STORE_CHECK;
+/* The open segments alone, as store_ledger gives them: what the sums do
+ * not hold yet. Bounded by the live instances, not by history. */
+int store_ledger_open(struct store *st, ledger_cb cb, void *arg) STORE_CHECK;
+/* Adds delta to the sums of UTC day `day` (days since 1970-01-01) and to
+ * those of all time. */
+int store_ledger_add(struct store *st, int64_t day, const struct ledger_sum *delta) STORE_CHECK;
+/* The sums of the days from since_day on, or of all time with
+ * STORE_ALL_TIME: a row per offer, market, kind and team. */
+int store_ledger_sums(struct store *st, int64_t since_day, ledger_sum_cb cb, void *arg) STORE_CHECK;
+
+/* ---- alerts ---- */
+/* Writes the alert of a->key, made if new. */
+int store_alert_put(struct store *st, const struct alert_row *a) STORE_CHECK;
+int store_alert_delete(struct store *st, const char *key) STORE_CHECK;
+/* Every alert kept, by key. */
+int store_alerts(struct store *st, alert_cb cb, void *arg) STORE_CHECK;
 
 #endif

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/instance.h"
 #include "common/log.h"
 
 static struct worker_signals signals_seen = {.wake = {-1, -1}};
@@ -244,7 +245,7 @@ static const char *serve_jobs(struct worker *w)
 			log_failed(w, "lease failed", status, reply);
 			json_decref(reply);
 			if (orphaned(w))
-				return "orphaned: serve out of reach";
+				return WORKER_ORPHANED;
 			worker_wait(w, backoff);
 			backoff = backoff < 5000 ? backoff * 2 : 5000;
 			continue;
@@ -258,7 +259,7 @@ static const char *serve_jobs(struct worker *w)
 			idle_since = clock_monotonic_ms();
 			json_decref(reply);
 			if (rc < 0)
-				return "orphaned: serve out of reach";
+				return WORKER_ORPHANED;
 			if (w->reclaimed)
 				return "spot reclaim notice";
 			continue;
@@ -311,7 +312,7 @@ int worker_run(const struct worker_options *o)
 	if (w.sig->stop) {
 		why = "stopped by signal";
 	} else if (o->instance && register_instance(&w) != 0) {
-		why = orphaned(&w) ? "orphaned: serve out of reach" : "serve says the instance is gone";
+		why = orphaned(&w) ? WORKER_ORPHANED : "serve says the instance is gone";
 	} else {
 		/* While a job runs its heartbeats are the only contact with serve:
 		 * they must come well within orphan_timeout, or a job longer than

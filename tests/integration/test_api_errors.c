@@ -323,7 +323,7 @@ static void team_scope(void **state)
 static void not_found(void **state)
 {
 	static const char *const paths[] = {"/v1/nope", "/v1/jobs/abc", "/v1/jobs/0", "/v1/jobs/-1",
-					     "/v1/jobs/1/explode", "/", "/v1/jobs/", "/v1/jobs/%201",
+					     "/v1/jobs/1/explode", "//", "/index.html", "/v1/jobs/", "/v1/jobs/%201",
 					     "/v1/jobs/99999999999999999999", "/v1/fleet/+1/drain", NULL};
 	json_t *r = NULL;
 	int st;

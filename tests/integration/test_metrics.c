@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "harness.h"
 #include "serve/metrics.h"
@@ -494,59 +495,39 @@ static int promcheck(const char *body, char *why, size_t whysize)
 
 /* ---- scraping ---- */
 
-struct buf {
-	char *p;
-	size_t len;
-};
-
-static size_t on_body(char *data, size_t size, size_t n, void *arg)
-{
-	struct buf *b = arg;
-	char *p = realloc(b->p, b->len + size * n + 1);
-
-	if (!p)
-		return 0;
-	memcpy(p + b->len, data, size * n);
-	b->p = p;
-	b->len += size * n;
-	b->p[b->len] = '\0';
-	return size * n;
-}
-
-/* GET /metrics with token (NULL: the server's; "": none). The status; the
- * body in *body (free it) and the Content-Type in ctype. */
+/* GET /metrics with token (NULL: the server's; "": none). */
 static int get_metrics(struct harness_server *s, const char *token, char **body, char *ctype, size_t ctsize)
 {
-	CURL *curl = curl_easy_init();
-	struct curl_slist *headers = NULL;
-	struct buf b = {calloc(1, 1), 0};
-	char auth[600];
-	const char *ct = NULL;
-	long status = -1;
-
-	if (!token)
-		token = s->token;
-	if (token[0]) {
-		snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
-		headers = curl_slist_append(NULL, auth);
-	}
-	curl_easy_setopt(curl, CURLOPT_URL, harness_fmt("%s/metrics", s->url));
-	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &b);
-	curl_easy_setopt(curl, CURLOPT_TIMEOUT, 20L);
-	if (curl_easy_perform(curl) == CURLE_OK) {
-		curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-		curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &ct);
-	}
-	snprintf(ctype, ctsize, "%s", ct ? ct : "");
-	curl_slist_free_all(headers);
-	curl_easy_cleanup(curl);
-	*body = b.p;
-	return (int)status;
+	return harness_get_text(s, token, "/metrics", body, ctype, ctsize);
 }
 
-/* A scrape that must succeed and pass the checker: the body (free it). */
+/* Prometheus' own linter, `promtool check metrics` (Debian's prometheus
+ * package; scripts/deps.sh installs it): the names, units and help texts
+ * Prometheus expects, which the checker above does not judge. */
+static void promtool_check(const char *body)
+{
+	const char *path = harness_fmt("%s/scrape.txt", harness_tmpdir());
+	char out[4096] = "";
+	size_t n;
+	FILE *p;
+	int status;
+
+	harness_write_file(path, body);
+	if (!(p = popen(harness_fmt("promtool check metrics < '%s' 2>&1", path), "r")))
+		fail_msg("cannot run promtool");
+	n = fread(out, 1, sizeof out - 1, p);
+	out[n] = '\0';
+	status = pclose(p);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+		fail_msg("promtool not found: install Debian's prometheus package (scripts/deps.sh)");
+	if (status != 0) {
+		print_error("%s", body);
+		fail_msg("promtool check metrics refuses the scrape (status %d):\n%s", status, out);
+	}
+}
+
+/* A scrape that must succeed and pass the checker and promtool: the body
+ * (free it). */
 static char *scrape(struct harness_server *s)
 {
 	char ctype[200], why[600], *body = NULL;
@@ -561,6 +542,7 @@ static char *scrape(struct harness_server *s)
 		print_error("%s", body);
 		fail_msg("GET /metrics: the body is not valid: %s", why);
 	}
+	promtool_check(body);
 	return body;
 }
 
@@ -812,6 +794,11 @@ static void queue_and_leases(void **state)
 	assert_int(METRIC(m, "ebb_jobs{state=\"failed\"}"), 0);
 	assert_int(METRIC(m, "ebb_jobs{state=\"dead\"}"), 0);
 	assert_int(METRIC(m, "ebb_jobs{state=\"cancelled\"}"), 0);
+	assert_int(METRIC(m, "ebb_lane_wait_target_seconds{lane=\"standard\"}"), 300);
+	assert_int(METRIC(m, "ebb_jobs_dead_lettered_total{lane=\"standard\"}"), 0);
+	assert_int(METRIC(m, "ebb_team_jobs{team=\"default\",state=\"queued\"}"), 3);
+	assert_int(METRIC(m, "ebb_team_jobs{team=\"default\",state=\"succeeded\"}"), 2);
+	assert_int(METRIC(m, "ebb_store_errors_total"), 0);
 
 	/* Five leases: one at once (a parked worker), three after 2 s, one
 	 * after 2.5 s, plus the real time the test took. */
@@ -830,7 +817,7 @@ static void queue_and_leases(void **state)
 	/* No provider: no fleet, no cost. */
 	assert_int(family_sum(m, "ebb_instances", &n), 0);
 	assert_int(n, 0);
-	assert_int(METRIC(m, "ebb_spend_per_hour_dollars"), 0);
+	assert_int(METRIC(m, "ebb_spend_dollars_per_second"), 0);
 	assert_int(METRIC(m, "ebb_cost_dollars_total"), 0);
 	assert_int(METRIC(m, "ebb_items_done_total"), 0);
 	assert_null(strstr(m, "ebb_cost_per_item_dollars"));
@@ -899,6 +886,7 @@ static void fleet_and_cost(void **state)
 		0);
 	int64_t until, inst = 0;
 	double cost, busy, idle, spend, inst_sum;
+	json_t *r;
 	char *m;
 	int n;
 
@@ -928,20 +916,27 @@ static void fleet_and_cost(void **state)
 	inst_sum = family_sum(m, "ebb_instances", &n);
 	assert_int(n, 5); /* requested .. draining, on demand: a10 sells no spot */
 	assert_int(inst_sum, 1);
-	spend = METRIC(m, "ebb_spend_per_hour_dollars");
+	spend = METRIC(m, "ebb_spend_dollars_per_second") * 3600;
 	assert_near(spend, PRICE, 1e-9);
 	assert_int(METRIC(m, "ebb_items_done_total"), 20);
 	cost = METRIC(m, "ebb_cost_dollars_total");
-	busy = METRIC(m, "ebb_busy_gpu_hours_total");
-	idle = METRIC(m, "ebb_idle_gpu_hours_total");
+	busy = METRIC(m, "ebb_busy_gpu_seconds_total");
+	idle = METRIC(m, "ebb_idle_gpu_seconds_total");
 	/* Two runs of 0.3 s at least; booting took some too. */
-	assert_true(busy * 3600 >= 0.6);
+	assert_true(busy >= 0.6);
 	assert_true(idle > 0);
 	/* One 1-GPU offer: every GPU hour costs its price. */
-	assert_near(cost, (busy + idle) * PRICE, 1e-9 + cost * 1e-6);
+	assert_near(cost, (busy + idle) * PRICE / 3600, 1e-9 + cost * 1e-6);
 	assert_near(METRIC(m, "ebb_cost_per_item_dollars"), cost / 20, 1e-12 + cost * 1e-6);
 	assert_int(METRIC(m, "ebb_lease_latency_seconds_count"), 2);
 	assert_int(METRIC(m, "ebb_launch_failures_total{offer=\"a10\",market=\"on-demand\"}"), 0);
+	assert_int(METRIC(m, "ebb_launches_total{offer=\"a10\",market=\"on-demand\"}"), 1);
+	assert_int(METRIC(m, "ebb_launch_failing_seconds{offer=\"a10\",market=\"on-demand\"}"), 0);
+	assert_int(METRIC(m, "ebb_workers_lost_total{offer=\"a10\",market=\"on-demand\"}"), 0);
+	/* Idle since its second job ended; the team's jobs cost part of all. */
+	assert_true(METRIC(m, "ebb_instance_idle_longest_seconds{offer=\"a10\",market=\"on-demand\"}") >= 0);
+	assert_near(METRIC(m, "ebb_team_cost_dollars_total{team=\"default\"}"), busy * PRICE / 3600, 1e-9 + cost * 1e-6);
+	assert_int(METRIC(m, "ebb_team_items_done_total{team=\"default\"}"), 20);
 	free(m);
 
 	/* Drained, it goes; its series stay, at 0, and the cost only grows. */
@@ -958,12 +953,22 @@ static void fleet_and_cost(void **state)
 	inst_sum = family_sum(m, "ebb_instances", &n);
 	assert_int(n, 5);
 	assert_int(inst_sum, 0);
-	assert_int(METRIC(m, "ebb_spend_per_hour_dollars"), 0);
+	assert_int(METRIC(m, "ebb_spend_dollars_per_second"), 0);
 	assert_true(METRIC(m, "ebb_cost_dollars_total") >= cost);
 	assert_near(METRIC(m, "ebb_cost_dollars_total"),
-		    (METRIC(m, "ebb_busy_gpu_hours_total") + METRIC(m, "ebb_idle_gpu_hours_total")) * PRICE,
+		    (METRIC(m, "ebb_busy_gpu_seconds_total") + METRIC(m, "ebb_idle_gpu_seconds_total")) * PRICE / 3600,
 		    1e-9 + cost * 1e-6);
 	assert_int(METRIC(m, "ebb_reclaims_total{offer=\"a10\"}"), 0);
+	/* Every segment is closed now: the running sums the scrape reads say
+	 * what the report's walk of every segment says. */
+	r = harness_get(s, "/v1/report");
+	assert_near(METRIC(m, "ebb_cost_dollars_total"), json_real_value(harness_jget(r, "total.cost_usd")), 1e-12);
+	assert_near(METRIC(m, "ebb_busy_gpu_seconds_total"),
+		    json_real_value(harness_jget(r, "total.gpu_hours.busy")) * 3600, 1e-9);
+	assert_near(METRIC(m, "ebb_idle_gpu_seconds_total"),
+		    json_real_value(harness_jget(r, "total.gpu_hours.not_busy")) * 3600, 1e-9);
+	assert_int(METRIC(m, "ebb_items_done_total"), JINT(r, "total.items"));
+	json_decref(r);
 	free(m);
 }
 

@@ -538,8 +538,36 @@ static void kinds_are_the_registries(void **state)
 	assert_load_error("\n[provider]\nkind = aws\n",
 			  "%s:3: [provider] kind: expected one of none, local, exec, got 'aws'");
 	assert_load_error("[aws]\ncommand = x\n",
-			  "%s:2: [aws]: unknown section (expected server, store, queue, scaler, provider, local, exec,"
-			  " lane.NAME, offer.NAME, type.NAME or token.NAME)");
+			  "%s:2: [aws]: unknown section (expected server, store, queue, scaler, provider, alerts, local,"
+			  " exec, lane.NAME, offer.NAME, type.NAME, token.NAME or webhook.NAME)");
+}
+
+/* A webhook needs a URL of HTTP; its token is a secret, never printed. */
+static void webhooks_checked(void **state)
+{
+	struct config cfg;
+	char err[1024];
+	char *text;
+	size_t len;
+	FILE *f;
+
+	(void)state;
+	assert_load_error("[webhook.oncall]\ntoken = x\n",
+			  "%s: [webhook.oncall] url: required, an http:// or https:// URL, got ''");
+	assert_load_error("[webhook.oncall]\nurl = ftp://example.com/x\n",
+			  "%s: [webhook.oncall] url: required, an http:// or https:// URL, got 'ftp://example.com/x'");
+	assert_int(config_load(&cfg, &cmd_plugins,
+			       conf_file("[webhook.oncall]\nurl = https://example.com/hook\ntoken = hook-secret-42\n"), err,
+			       sizeof err),
+		   0);
+	assert_int(cfg.nwebhooks, 1);
+	assert_string_equal(cfg.webhooks[0].url, "https://example.com/hook");
+	f = open_memstream(&text, &len);
+	config_write(&cfg, f);
+	fclose(f);
+	assert_null(strstr(text, "hook-secret-42"));
+	free(text);
+	config_free(&cfg);
 }
 
 /* The keys config_keys() saw, by name. */
@@ -628,6 +656,7 @@ int main(void)
 		cmocka_unit_test(example_loads),
 		cmocka_unit_test(example_shipped),
 		cmocka_unit_test(keys_documented),
+		cmocka_unit_test(webhooks_checked),
 		cmocka_unit_test(keys_as_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, harness_cleanup);

@@ -205,6 +205,7 @@ static void check_invariants(const struct plan_view *v, const struct plan_result
 		switch (a->kind) {
 		case ACTION_LAUNCH: {
 			const struct offer *o;
+			int lane_known;
 			if (a->offer < 0 || a->offer >= v->noffers || a->count < 1 ||
 			    (a->market != MARKET_ONDEMAND && a->market != MARKET_SPOT))
 				BAD("action %d: launch of offer %d, market %d, count %d", k, a->offer, (int)a->market,
@@ -212,6 +213,12 @@ static void check_invariants(const struct plan_view *v, const struct plan_result
 			o = &v->offers[a->offer];
 			if (o->price[a->market] < 0)
 				BAD("action %d: launch of %s on a market it is not sold on", k, o->name);
+			/* For the work of a lane of the view, or the warm pool's. */
+			lane_known = a->lane && !a->lane[0];
+			for (int c = 0; a->lane && c < v->nclasses; c++)
+				lane_known |= strcmp(v->classes[c].lane, a->lane) == 0;
+			if (!lane_known)
+				BAD("action %d: launch for lane '%s', which no class has", k, a->lane ? a->lane : "(null)");
 			if (s->max_price > 0 && o->price[a->market] > s->max_price)
 				BAD("action %d: launch of %s at $%g/h, over max_price $%g", k, o->name,
 				    o->price[a->market], s->max_price);
@@ -385,6 +392,7 @@ static void test_backlog_launches_ceil_of_shortfall(void **state)
 	run(f);
 	EXPECT_ONE_LAUNCH(f, 0, 9);
 	assert_contains(f->r.actions[0].reason, "lane standard");
+	assert_string_equal(f->r.actions[0].lane, "standard");
 
 	/* Exactly divisible: 480 / 60 = 8. */
 	f->classes[0].work_s = 480;

@@ -48,6 +48,19 @@ static int see_stat(void *arg, const struct offer_stat *o)
 			   (long long)o->broken_streak, (long long)o->last_broken_ms);
 }
 
+static int see_failing(void *arg, const struct offer_stat *o)
+{
+	return harness_row(arg, "%s %s: failing_since=%lld lost=%lld/%lld", o->offer, market_name(o->market),
+			   (long long)o->failing_since_ms, (long long)o->lost, (long long)o->last_lost_ms);
+}
+
+static int see_alert(void *arg, const struct alert_row *a)
+{
+	return harness_row(arg, "%s %s %s %s since=%lld fired=%lld value=%g: %s", a->key, a->name, a->labels,
+			   a->firing ? "firing" : "pending", (long long)a->since_ms, (long long)a->fired_ms, a->value,
+			   a->summary);
+}
+
 /* Ids differ by engine: a row names its instance by the offer. */
 static int see_ledger(void *arg, const struct ledger_row *r)
 {
@@ -506,6 +519,42 @@ static void offer_stat_add_accumulates(void **state)
 				      " last_launch=800 capacity=0/0 broken=0/0");
 }
 
+/* A run of failing launches keeps the time of its first failure until a
+ * launch works; workers lost add up with the latest time. */
+static void offer_stat_failing_since_and_lost(void **state)
+{
+	struct harness_store *h = *state;
+	struct offer_stat fail1 = {.offer = "a", .market = MARKET_SPOT, .failing_since_ms = 100},
+			  fail2 = {.offer = "a", .market = MARKET_SPOT, .failing_since_ms = 200},
+			  ok = {.offer = "a", .market = MARKET_SPOT, .launched_ok = 1},
+			  ok_fail = {.offer = "a", .market = MARKET_SPOT, .launched_ok = 1, .failing_since_ms = 400},
+			  lost = {.offer = "a", .market = MARKET_ONDEMAND, .lost = 1, .last_lost_ms = 70},
+			  lost_before = {.offer = "a", .market = MARKET_ONDEMAND, .lost = 1, .last_lost_ms = 60};
+	struct harness_rows r = {0};
+
+	begin(h);
+	STORE_OK(h, store_offer_stat_add(h->st, &fail1));
+	STORE_OK(h, store_offer_stat_add(h->st, &fail2));
+	STORE_OK(h, store_offer_stat_add(h->st, &lost));
+	STORE_OK(h, store_offer_stat_add(h->st, &lost_before));
+	commit(h);
+	STORE_OK(h, store_offer_stats(h->st, see_failing, &r));
+	assert_string_equal(harness_rows_text(&r, 1), "a on-demand: failing_since=0 lost=2/70 | a spot: failing_since=100 lost=0/0");
+	begin(h);
+	STORE_OK(h, store_offer_stat_add(h->st, &ok));
+	commit(h);
+	r = (struct harness_rows){0};
+	STORE_OK(h, store_offer_stats(h->st, see_failing, &r));
+	assert_contains(harness_rows_text(&r, 1), "a spot: failing_since=0");
+	begin(h);
+	STORE_OK(h, store_offer_stat_add(h->st, &fail2));
+	STORE_OK(h, store_offer_stat_add(h->st, &ok_fail));
+	commit(h);
+	r = (struct harness_rows){0};
+	STORE_OK(h, store_offer_stats(h->st, see_failing, &r));
+	assert_contains(harness_rows_text(&r, 1), "a spot: failing_since=400");
+}
+
 /* Failures for want of capacity add up with the latest time; a broken
  * setup's run of failures grows until a launch works, which ends it
  * before its own delta counts. */
@@ -568,6 +617,71 @@ static void ledger_rows_since(void **state)
 	assert_contains(ledger(h, 0), "a100 spot 4g boot 0-99 $0 job=-/- done=0 lost=0 reclaimed");
 }
 
+
+static int see_sum_offer(void *arg, const struct ledger_sum *g) { return harness_row(arg, "%s", g->offer); }
+
+/* The running sums: each add goes to its day and to all time; the sums
+ * of the days from a day on are added up per (offer, market, kind,
+ * team); a rolled-back add leaves nothing. */
+static void ledger_sums_by_day_and_all_time(void **state)
+{
+	struct harness_store *h = *state;
+	struct ledger_sum a = {.offer = "a100", .market = MARKET_SPOT, .kind = "job", .team = "ml", .ms = 1000,
+			       .gpu_ms = 4000, .cost = 0.5, .items = 7},
+			  idle = {.offer = "a100", .market = MARKET_SPOT, .kind = "idle", .team = "", .ms = 10,
+				  .gpu_ms = 40, .cost = 0.25},
+			  od = {.offer = "a100", .market = MARKET_ONDEMAND, .kind = "job", .team = "ml", .ms = 1};
+
+	assert_string_equal(harness_ledger_sums(h, STORE_ALL_TIME), "");
+	begin(h);
+	STORE_OK(h, store_ledger_add(h->st, 100, &a));
+	STORE_OK(h, store_ledger_add(h->st, 101, &a));
+	STORE_OK(h, store_ledger_add(h->st, 101, &idle));
+	STORE_OK(h, store_ledger_add(h->st, 102, &od));
+	commit(h);
+	begin(h);
+	STORE_OK(h, store_ledger_add(h->st, 102, &a));
+	STORE_OK(h, store_rollback(h->st));
+	assert_string_equal(harness_ledger_sums(h, STORE_ALL_TIME), "a100 on-demand job ml: 1ms 0gpu-ms $0 items=0"
+						    " | a100 spot idle -: 10ms 40gpu-ms $0.25 items=0"
+						    " | a100 spot job ml: 2000ms 8000gpu-ms $1 items=14");
+	assert_string_equal(harness_ledger_sums(h, 101), "a100 on-demand job ml: 1ms 0gpu-ms $0 items=0"
+					  " | a100 spot idle -: 10ms 40gpu-ms $0.25 items=0"
+					  " | a100 spot job ml: 1000ms 4000gpu-ms $0.5 items=7");
+	assert_string_equal(harness_ledger_sums(h, 102), "a100 on-demand job ml: 1ms 0gpu-ms $0 items=0");
+	assert_string_equal(harness_ledger_sums(h, 0), harness_ledger_sums(h, STORE_ALL_TIME));
+	assert_string_equal(harness_ledger_sums(h, 103), "");
+	harness_store_reopen(h);
+	assert_string_equal(harness_ledger_sums(h, 101), "a100 on-demand job ml: 1ms 0gpu-ms $0 items=0"
+					  " | a100 spot idle -: 10ms 40gpu-ms $0.25 items=0"
+					  " | a100 spot job ml: 1000ms 4000gpu-ms $0.5 items=7");
+}
+
+/* The open segments alone, with what store_ledger gives of them. */
+static void ledger_open_rows(void **state)
+{
+	struct harness_store *h = *state;
+	struct instance i = instance_of("a100", MARKET_SPOT, INST_BUSY, 0),
+			k = instance_of("h100", MARKET_ONDEMAND, INST_IDLE, 0);
+	struct job j = ran("t1", "train", JOB_LEASED, 100, 0);
+	struct segment g[3];
+	struct harness_rows r = {0};
+
+	begin(h);
+	STORE_OK(h, store_job_insert(h->st, &j));
+	STORE_OK(h, store_instance_insert(h->st, &i));
+	STORE_OK(h, store_instance_insert(h->st, &k));
+	g[0] = segment_of(i.id, "boot", 0, 0), g[0].end_ms = 99;
+	g[1] = segment_of(i.id, "job", j.id, 100);
+	g[2] = segment_of(k.id, "idle", 0, 200);
+	for (int n = 0; n < 3; n++)
+		STORE_OK(h, store_segment_open(h->st, &g[n]));
+	commit(h);
+	STORE_OK(h, store_ledger_open(h->st, see_ledger, &r));
+	assert_string_equal(harness_rows_text(&r, 1), "a100 spot 1g job 100-0 $0 job=t1/train done=0 lost=0"
+						       " | h100 on-demand 1g idle 200-0 $0 job=-/- done=0 lost=0");
+}
+
 /* Instance time from launch to termination (or now) of the instances
  * launched since; run time of the jobs that finished since. */
 static void usage_since(void **state)
@@ -597,7 +711,62 @@ static void usage_since(void **state)
 	assert_int(job_ms, 500 + 200 + 30 + 800);
 }
 
+/* ---- alerts ---- */
+
+/* Alerts are kept by key: a put replaces, a delete removes, the walk is
+ * by key, and they outlive a reopen. */
+static void alerts_put_delete_and_walk(void **state)
+{
+	struct harness_store *h = *state;
+	struct harness_rows r = {0};
+	struct alert_row a = {.key = "b", .name = "EbbInstanceIdle", .labels = "{\"instance\":\"3\"}",
+			      .since_ms = 10, .value = 2.5, .summary = "idle"},
+			 b = {.key = "a", .name = "EbbStoreErrors", .labels = "{}", .firing = 1, .since_ms = 5,
+			      .fired_ms = 6, .value = 1, .summary = "errors"};
+
+	begin(h);
+	STORE_OK(h, store_alert_put(h->st, &a));
+	STORE_OK(h, store_alert_put(h->st, &b));
+	a.firing = 1;
+	a.fired_ms = 20;
+	a.summary = "idle longer";
+	STORE_OK(h, store_alert_put(h->st, &a));
+	commit(h);
+	harness_store_reopen(h);
+	STORE_OK(h, store_alerts(h->st, see_alert, &r));
+	assert_string_equal(harness_rows_text(&r, 0),
+			    "a EbbStoreErrors {} firing since=5 fired=6 value=1: errors"
+			    " | b EbbInstanceIdle {\"instance\":\"3\"} firing since=10 fired=20 value=2.5: idle longer");
+	assert_walk_stops(r, store_alerts(h->st, see_alert, &r));
+	begin(h);
+	STORE_OK(h, store_alert_delete(h->st, "a"));
+	STORE_OK(h, store_alert_delete(h->st, "no such key"));
+	commit(h);
+	r = (struct harness_rows){0};
+	STORE_OK(h, store_alerts(h->st, see_alert, &r));
+	assert_contains(harness_rows_text(&r, 0), "b EbbInstanceIdle");
+	assert_int(r.n, 1);
+}
+
 /* ---- errors ---- */
+
+/* Every call the engine fails counts, whatever it was; a walk stopped by
+ * its callback does not. */
+static void errors_count_failed_calls(void **state)
+{
+	struct harness_store *h = *state;
+	struct job ghost = {.id = 1000, .state = JOB_LEASED};
+	struct harness_rows r;
+	uint64_t was = store_errors(h->st);
+
+	begin(h);
+	assert_int(store_job_update(h->st, &ghost), -1);
+	assert_int(store_errors(h->st), was + 1);
+	STORE_OK(h, store_alert_put(h->st, &(struct alert_row){.key = "k", .name = "n", .labels = "{}", .summary = ""}));
+	commit(h);
+	assert_walk_stops(r, store_alerts(h->st, see_alert, &r));
+	assert_int(store_errors(h->st), was + 1);
+}
 
 static void open_names_the_engine(void **state)
 {
@@ -644,6 +813,13 @@ static void callback_stops_every_fleet_walk(void **state)
 	assert_walk_stops(r, store_decision_list(h->st, 10, see_decision, &r));
 	assert_walk_stops(r, store_offer_stats(h->st, see_stat, &r));
 	assert_walk_stops(r, store_ledger(h->st, 0, see_ledger, &r));
+	assert_walk_stops(r, store_ledger_open(h->st, see_ledger, &r));
+	begin(h);
+	STORE_OK(h, store_ledger_add(h->st, 1, &(struct ledger_sum){.offer = "a", .kind = "idle", .team = "", .ms = 1}));
+	STORE_OK(h, store_ledger_add(h->st, 1, &(struct ledger_sum){.offer = "b", .kind = "idle", .team = "", .ms = 1}));
+	commit(h);
+	assert_walk_stops(r, store_ledger_sums(h->st, STORE_ALL_TIME, see_sum_offer, &r));
+	assert_walk_stops(r, store_ledger_sums(h->st, 0, see_sum_offer, &r));
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, harness_store_setup, harness_store_teardown)
@@ -663,8 +839,13 @@ int main(void)
 		T(job_add_cost_accumulates),
 		T(offer_stat_add_accumulates),
 		T(offer_stat_failure_runs),
+		T(offer_stat_failing_since_and_lost),
+		T(alerts_put_delete_and_walk),
+		T(errors_count_failed_calls),
 		T(instance_by_token_and_provider_data),
 		T(ledger_rows_since),
+		T(ledger_sums_by_day_and_all_time),
+		T(ledger_open_rows),
 		T(usage_since),
 		T(open_names_the_engine),
 		T(callback_stops_every_fleet_walk),

@@ -777,6 +777,41 @@ static void recent_durations_of_succeeded_jobs(void **state)
 	assert_string_equal(harness_rows_text(&r, 0), "b 1900 | a 500");
 }
 
+static int see_dead(void *arg, const struct dead_letters *d)
+{
+	return harness_row(arg, "%s: %lld jobs %lld-%lld last=%s (%s) $%g", d->lane, (long long)d->jobs,
+			   (long long)d->first_ms, (long long)d->last_ms, d->last_job ? "job" : "-",
+			   d->last_error ? d->last_error : "-", d->cost);
+}
+
+/* The dead-lettered jobs since a time, per lane: how many, the first and
+ * the last (its error), what their runs cost. */
+static void dead_letters_per_lane_since(void **state)
+{
+	struct harness_store *h = *state;
+	struct harness_rows r = {0};
+	struct job a = job_of("a", "standard", "x", "t", 1), b = job_of("b", "standard", "x", "t", 1),
+		   c = job_of("c", "batch", "x", "t", 1), old = job_of("old", "batch", "x", "t", 1),
+		   failed = job_of("f", "batch", "x", "t", 1);
+	struct job *all[] = {&a, &b, &c, &old, &failed};
+	int64_t ends[] = {2000, 3000, 2500, 500, 2600};
+
+	for (int k = 0; k < 5; k++) {
+		all[k]->state = k == 4 ? JOB_FAILED : JOB_DEAD;
+		all[k]->finished_ms = ends[k];
+		all[k]->cost = 0.5;
+		all[k]->error = strdup(k == 1 ? "lease expired on worker w" : "exit 1");
+		put(h, all[k]);
+		job_free(all[k]);
+	}
+	STORE_OK(h, store_dead_letters(h->st, 1000, see_dead, &r));
+	assert_string_equal(harness_rows_text(&r, 0), "batch: 1 jobs 2500-2500 last=job (exit 1) $0.5"
+						      " | standard: 2 jobs 2000-3000 last=job (lease expired on worker w) $1");
+	r = (struct harness_rows){0};
+	STORE_OK(h, store_dead_letters(h->st, 3001, see_dead, &r));
+	assert_string_equal(harness_rows_text(&r, 0), "");
+}
+
 /* ---- walks ---- */
 
 /* Every walk over jobs, of two rows or more: a callback's nonzero return
@@ -785,6 +820,7 @@ static void callback_stops_every_job_walk(void **state)
 {
 	struct harness_store *h = *state;
 	struct job_filter all = {.state = -1, .limit = 100};
+	struct job dead[2] = {job_of("e", "standard", "x", "t", 1), job_of("f", "batch", "x", "t", 1)};
 	struct harness_rows r;
 
 	put_run(h, "a", JOB_SUCCEEDED, 1, 2);
@@ -797,6 +833,11 @@ static void callback_stops_every_job_walk(void **state)
 	assert_walk_stops(r, store_recent_submits(h->st, 10, see_time, &r));
 	assert_walk_stops(r, store_recent_durations(h->st, 10, see_duration, &r));
 	assert_walk_stops(r, store_arrivals(h->st, 0, 10, see_arrival, &r));
+	for (int k = 0; k < 2; k++) {
+		dead[k].state = JOB_DEAD;
+		put(h, &dead[k]);
+	}
+	assert_walk_stops(r, store_dead_letters(h->st, 0, see_dead, &r));
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, harness_store_setup, harness_store_teardown)
@@ -823,6 +864,7 @@ int main(void)
 		T(demand_groups_queued_work),
 		T(recent_submits_and_arrivals),
 		T(recent_durations_of_succeeded_jobs),
+		T(dead_letters_per_lane_since),
 		T(callback_stops_every_job_walk),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

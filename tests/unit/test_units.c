@@ -115,6 +115,26 @@ static void integers(void **state)
 	assert_int(parse_double("0.5x", &d), -1);
 }
 
+/* Spans for people: the two largest units, rounded down. */
+static void elapsed(void **state)
+{
+	static const struct {
+		int64_t ms;
+		const char *want;
+	} cases[] = {
+		{0, "0 s"}, {999, "0 s"}, {45000, "45 s"}, {60000, "1 m"}, {61000, "1 m 1 s"},
+		{720000, "12 m"}, {3600000, "1 h"}, {3900000 + 59999, "1 h 5 m"}, {86400000, "1 d"},
+		{3 * 86400000LL + 4 * 3600000 + 59000, "3 d 4 h"},
+	};
+	char buf[32];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		format_elapsed(buf, sizeof buf, cases[i].ms);
+		assert_string_equal(buf, cases[i].want);
+	}
+}
+
 static void formats(void **state)
 {
 	char buf[32];
@@ -178,6 +198,7 @@ int main(void)
 		cmocka_unit_test(durations_parse), cmocka_unit_test(durations_refused),
 		cmocka_unit_test(sizes_parse),     cmocka_unit_test(sizes_refused),
 		cmocka_unit_test(integers),        cmocka_unit_test(formats),
+		cmocka_unit_test(elapsed),
 		cmocka_unit_test(round_trips),
 	};
 	return cmocka_run_group_tests(tests, NULL, harness_cleanup);

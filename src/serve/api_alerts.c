@@ -1,0 +1,10 @@
+/* GET /v1/alerts: the alerts pending and firing, and the rules (alerts.h,
+ * docs/ALERTS.md). */
+#include "serve/alerts.h"
+#include "serve/api.h"
+
+int api_alerts(struct api_call *c)
+{
+	request_reply(c->req, 200, alerts_json(c->api->alerts));
+	return 0;
+}

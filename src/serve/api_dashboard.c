@@ -1,0 +1,128 @@
+/* GET /v1/dashboard: what the dashboard page shows, in one reply (API.md,
+ * docs/DASHBOARD.md): the queue by lane, the fleet by offer and market,
+ * the spend rate now, money and items today, this month and in all, the
+ * spot share, idle GPU-hours, the alerts firing, the last decisions, the
+ * teams, and the last hours of the queue and the fleet. The figures are
+ * the snapshot's (snapshot.h), as /metrics has them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "serve/alerts.h"
+#include "serve/api.h"
+#include "serve/history.h"
+#include "serve/snapshot.h"
+
+#define DECISIONS 10
+#define HOUR_MS 3600000.0
+
+static json_t *ratio(double num, double den) { return den > 0 ? json_real(num / den) : json_null(); }
+
+static json_t *money_json(const struct snap_money *m)
+{
+	return json_pack("{s:f, s:I, s:o, s:f, s:f}", "cost_usd", m->cost, "items", (json_int_t)m->items, "cost_per_item",
+			 ratio(m->cost, (double)m->items), "busy_gpu_hours", m->busy_gpu_ms / HOUR_MS, "idle_gpu_hours",
+			 m->idle_gpu_ms / HOUR_MS);
+}
+
+static json_t *queue_json(const struct snapshot *x)
+{
+	json_t *lanes = json_array();
+
+	for (int i = 0; i < x->nlanes; i++) {
+		const struct snap_lane *l = &x->lanes[i];
+		double wait = l->oldest_ms && x->now_ms > l->oldest_ms ? (double)(x->now_ms - l->oldest_ms) / 1000.0 : 0;
+		json_array_append_new(lanes, json_pack("{s:s, s:I, s:I, s:I, s:f, s:f}", "name", l->name, "queued",
+						       (json_int_t)l->n[JOB_QUEUED], "delayed", (json_int_t)l->n[JOB_DELAYED],
+						       "leased", (json_int_t)l->n[JOB_LEASED], "oldest_wait_s", wait,
+						       "wait_target_s", (double)l->wait_target_ms / 1000.0));
+	}
+	return json_pack("{s:o, s:I, s:I}", "lanes", lanes, "queued", (json_int_t)x->states[JOB_QUEUED], "leased",
+			 (json_int_t)x->states[JOB_LEASED]);
+}
+
+static json_t *fleet_json(const struct snapshot *x)
+{
+	json_t *offers = json_array();
+	int64_t live = 0, spot = 0, busy = 0, idle = 0;
+
+	for (int i = 0; i < x->noffers; i++) {
+		const struct snap_offer *r = &x->offers[i];
+		json_t *o;
+		if (!r->configured && !r->live)
+			continue;
+		o = json_pack("{s:s, s:s, s:I}", "offer", r->offer, "market", market_name(r->market), "live", (json_int_t)r->live);
+		for (int st = INST_REQUESTED; st < INST_TERMINATED; st++)
+			json_object_set_new(o, instance_state_name((enum instance_state)st), json_integer(r->inst[st]));
+		json_array_append_new(offers, o);
+		live += r->live;
+		spot += r->market == MARKET_SPOT ? r->live : 0;
+		busy += r->inst[INST_BUSY];
+		idle += r->inst[INST_IDLE];
+	}
+	return json_pack("{s:o, s:I, s:I, s:I, s:o, s:f}", "offers", offers, "live", (json_int_t)live, "busy",
+			 (json_int_t)busy, "idle", (json_int_t)idle, "spot_share", ratio((double)spot, (double)live),
+			 "spend_per_hour", x->spend_per_hour);
+}
+
+static json_t *teams_json(const struct snapshot *x)
+{
+	json_t *teams = json_array();
+
+	for (int i = 0; i < x->nteams; i++) {
+		const struct snap_team *t = &x->teams[i];
+		json_array_append_new(teams, json_pack("{s:s, s:I, s:I, s:I, s:o, s:o}", "name", t->name, "queued",
+						       (json_int_t)t->jobs[JOB_QUEUED], "leased", (json_int_t)t->jobs[JOB_LEASED],
+						       "succeeded", (json_int_t)t->jobs[JOB_SUCCEEDED], "today",
+						       money_json(&t->money[SNAP_TODAY]), "month",
+						       money_json(&t->money[SNAP_MONTH])));
+	}
+	return teams;
+}
+
+static int add_decision(void *arg, const struct decision *d)
+{
+	json_array_append_new(arg, json_pack("{s:f, s:s, s:s, s:s}", "at", (double)d->at_ms / 1000.0, "kind", d->kind,
+					      "offer", d->offer, "reason", d->reason));
+	return 0;
+}
+
+/* The alerts firing, from alerts_json(), without those pending. */
+static json_t *firing(const struct api *a)
+{
+	json_t *all = alerts_json(a->alerts), *out = json_array(), *al;
+	size_t i;
+
+	json_array_foreach(json_object_get(all, "alerts"), i, al) {
+		if (strcmp(json_string_value(json_object_get(al, "state")), "firing") == 0)
+			json_array_append(out, al);
+	}
+	json_decref(all);
+	return out;
+}
+
+int api_dashboard(struct api_call *c)
+{
+	struct api *a = c->api;
+	struct snapshot *x = malloc(sizeof *x);
+	json_t *decisions = json_array();
+	struct ebb_error err;
+
+	if (!x) {
+		json_decref(decisions);
+		error_set(&err, 500, "internal", NULL, "out of memory");
+		return api_fail(c, &err);
+	}
+	if (snapshot_take(x, &a->snap) != 0 || store_decision_list(a->store, DECISIONS, add_decision, decisions) != 0) {
+		free(x);
+		json_decref(decisions);
+		return api_store_failed(c);
+	}
+	request_reply(c->req, 200,
+		      json_pack("{s:f, s:o, s:o, s:{s:o, s:o, s:o}, s:o, s:o, s:o, s:o}", "at", (double)x->now_ms / 1000.0,
+				"queue", queue_json(x), "fleet", fleet_json(x), "money", "today",
+				money_json(&x->money[SNAP_TODAY]), "month", money_json(&x->money[SNAP_MONTH]), "all",
+				money_json(&x->money[SNAP_ALL]), "alerts", firing(a), "decisions", decisions, "teams",
+				teams_json(x), "history", history_json(a->history)));
+	free(x);
+	return 0;
+}

@@ -1,0 +1,98 @@
+/* See decide.h. */
+#include "serve/decide.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/settings.h"
+#include "serve/estimates.h"
+
+#define GAPS 1000 /* the gaps between submissions auto looks at */
+
+struct gaps {
+	int64_t prev, v[GAPS];
+	size_t n;
+};
+
+static int add_gap(void *arg, int64_t ms)
+{
+	struct gaps *g = arg;
+
+	/* Newest first: each gap is the previous (later) time minus this one. */
+	if (g->prev && g->n < GAPS)
+		g->v[g->n++] = g->prev - ms;
+	g->prev = ms;
+	return 0;
+}
+
+int decide_idle_timeout(struct store *st, const struct plan_settings *s, int64_t *out_ms, char *why, size_t why_size)
+{
+	struct gaps *g;
+
+	/* A fixed timeout needs no gaps: no read. */
+	if (s->idle_timeout.ms != CONF_AUTO) {
+		*out_ms = plan_idle_timeout_ms(s, NULL, 0, why, why_size);
+		return 0;
+	}
+	if (!(g = calloc(1, sizeof *g)) || store_recent_submits(st, GAPS + 1, add_gap, g) != 0) {
+		snprintf(why, why_size, "%s", g ? store_error(st) : "out of memory");
+		free(g);
+		return -1;
+	}
+	*out_ms = plan_idle_timeout_ms(s, g->v, g->n, why, why_size);
+	free(g);
+	return 0;
+}
+
+int decide_now(const struct decide_env *e, int64_t now_ms, struct decision_now *d)
+{
+	struct plan_view pv;
+	char why[600];
+
+	memset(d, 0, sizeof *d);
+	d->noffers = e->noffers;
+	if (e->measured) {
+		if (estimates_in_force(e->store, e->settings, e->configured, e->noffers, now_ms, d->offers) != 0) {
+			snprintf(d->error, sizeof d->error, "%s", store_error(e->store));
+			return -1;
+		}
+	} else {
+		memcpy(d->offers, e->configured, (size_t)e->noffers * sizeof *d->offers);
+	}
+	if (decide_idle_timeout(e->store, e->settings, &d->idle_timeout_ms, why, sizeof why) != 0) {
+		snprintf(d->error, sizeof d->error, "%s", why);
+		return -1;
+	}
+	if (view_build(&d->view, e->store, e->settings, now_ms, d->offers, d->noffers) != 0) {
+		snprintf(d->error, sizeof d->error, "%s", d->view.error);
+		return -1;
+	}
+	if (!(d->result = malloc(sizeof *d->result))) {
+		snprintf(d->error, sizeof d->error, "out of memory for %zu bytes", sizeof *d->result);
+		return -1;
+	}
+	pv = (struct plan_view){
+		.now_ms = now_ms,
+		.settings = e->settings,
+		.idle_timeout_ms = d->idle_timeout_ms,
+		.classes = d->view.classes,
+		.nclasses = d->view.nclasses,
+		.fleet = d->view.fleet,
+		.nfleet = d->view.nfleet,
+		.offers = d->offers,
+		.noffers = d->noffers,
+	};
+	plan(&pv, d->result);
+	if (d->result->nomem) {
+		snprintf(d->error, sizeof d->error, "out of memory planning for %d instances", d->view.nfleet);
+		return -1;
+	}
+	return 0;
+}
+
+void decision_now_free(struct decision_now *d)
+{
+	free(d->result);
+	view_free(&d->view);
+	d->result = NULL;
+}

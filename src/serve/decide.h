@@ -1,0 +1,41 @@
+/* plan() on what the store holds now, as the scaler sees it: the offers in
+ * force (the configured ones, with what was measured of them when a
+ * provider launches them: estimates.h), the idle timeout in force (fixed,
+ * or chosen from the gaps between submissions), and the view (view.h).
+ * The scaler carries out what plan() decides (scaler.c); GET /v1/scale
+ * only reports it, for KEDA (api_scale.c). */
+#ifndef EBB_DECIDE_H
+#define EBB_DECIDE_H
+
+#include "policy/plan.h"
+#include "serve/view.h"
+#include "store/store.h"
+
+struct decide_env {
+	struct store *store;
+	const struct plan_settings *settings;
+	const struct offer *configured; /* the catalogue as configured */
+	int noffers;
+	int measured; /* a provider launches the offers: what was measured of them counts */
+};
+
+/* What plan() decided, and what it decided on. */
+struct decision_now {
+	struct view view;
+	struct offer offers[64]; /* in force */
+	int noffers;
+	int64_t idle_timeout_ms;
+	struct plan_result *result;
+	char error[600]; /* why decide_now failed */
+};
+
+/* The idle timeout in force and why: 0, or -1 on a store error (in why). */
+int decide_idle_timeout(struct store *st, const struct plan_settings *s, int64_t *out_ms, char *why,
+			size_t why_size) STORE_CHECK;
+/* Plans at now_ms into d: 0, or -1 with the reason in d->error (a store
+ * error, or memory). Free d with decision_now_free(), whatever it
+ * returned. */
+int decide_now(const struct decide_env *e, int64_t now_ms, struct decision_now *d) STORE_CHECK;
+void decision_now_free(struct decision_now *d);
+
+#endif
