@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <malloc.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -1057,6 +1058,29 @@ void harness_assert_error(int status, json_t *reply, int want_status, const char
 
 /* ---- checked calls ---- */
 
+/* Every other *.log of the test's directories (serve's earlier starts, the
+ * workers an exec provider started): a failure that involves several
+ * processes is read from all their logs. */
+static void dump_other_logs(const struct harness_server *s)
+{
+	for (struct tmpdir *t = tmpdirs; t; t = t->next) {
+		glob_t g;
+
+		if (glob(harness_fmt("%s/*.log", t->path), 0, NULL, &g) != 0)
+			continue;
+		for (size_t k = 0; k < g.gl_pathc; k++) {
+			char *text;
+
+			if (strcmp(g.gl_pathv[k], s->log) == 0 || !(text = harness_read_file(g.gl_pathv[k], NULL)))
+				continue;
+			printf("---- %s ----\n%s---- end of log ----\n", g.gl_pathv[k], text);
+			free(text);
+		}
+		globfree(&g);
+	}
+	fflush(stdout);
+}
+
 void harness_fail_with_log(struct harness_server *s, const char *fmt, ...)
 {
 	char msg[1000];
@@ -1065,6 +1089,7 @@ void harness_fail_with_log(struct harness_server *s, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	dump_other_logs(s);
 	harness_server_dump_log(s);
 	fail_msg("%s", msg);
 }
