@@ -132,7 +132,6 @@ struct config {
 	int64_t arrival_window_ms;
 	int64_t idle_timeout_min_ms;
 	int64_t idle_timeout_max_ms;
-	double idle_gap_quantile;
 	int64_t idle_decay;
 	int64_t decay_t1_ms;
 	int64_t decay_t2_ms;

@@ -674,9 +674,11 @@ static int64_t idle_timeout_of(const struct planner *p, const struct plan_instan
 	/* Surplus: while more than one instance is idle, the longest idle go
 	 * after the shorter timeout; the last one waits the full one, to take
 	 * the next arrival warm. */
-	if (p->s->idle_surplus_ms && p->s->idle_surplus_ms < p->v->idle_timeout_ms && idle_left > 1)
+	int64_t full = p->v->idle_timeout_ms[i->offer];
+
+	if (p->s->idle_surplus_ms && p->s->idle_surplus_ms < full && idle_left > 1)
 		return p->s->idle_surplus_ms;
-	return p->v->idle_timeout_ms;
+	return full;
 }
 
 static int longest_idle_first(const void *a, const void *b)

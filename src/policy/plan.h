@@ -46,12 +46,11 @@ struct plan_lane {
 	int64_t wait_target_ms;
 };
 
-/* [scaler] idle_timeout: fixed, or chosen from the gaps between
- * submissions (plan_idle_timeout_ms() in policy/settings.h). */
+/* [scaler] idle_timeout: fixed, or chosen for each offer from the gaps
+ * between submissions (plan_idle_timeouts() in policy/settings.h). */
 struct plan_idle_timeout {
 	int64_t ms; /* CONF_AUTO: chosen */
 	int64_t min_ms, max_ms;
-	double gap_quantile;
 };
 
 /* Every [scaler] key and every lane's wait target, filled by
@@ -89,10 +88,10 @@ struct plan_settings {
 struct plan_view {
 	int64_t now_ms;
 	const struct plan_settings *settings;
-	/* In force: the fixed idle timeout, or the one chosen from the gaps
-	 * seen so far. What is observed is the view's; what is configured,
-	 * the settings'. */
-	int64_t idle_timeout_ms;
+	/* In force for each offer (as offers): the fixed idle timeout, or the
+	 * one chosen from the gaps seen so far. What is observed is the
+	 * view's; what is configured, the settings'. */
+	const int64_t *idle_timeout_ms;
 	const struct plan_class *classes;
 	int nclasses;
 	const struct plan_instance *fleet;

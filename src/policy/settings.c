@@ -18,7 +18,6 @@ void plan_settings_from_config(const struct config *cfg, struct plan_settings *o
 		.ms = cfg->idle_timeout_ms,
 		.min_ms = cfg->idle_timeout_min_ms,
 		.max_ms = cfg->idle_timeout_max_ms,
-		.gap_quantile = cfg->idle_gap_quantile,
 	};
 	out->idle_surplus_ms = cfg->idle_surplus_ms;
 	out->arrival_window_ms = cfg->arrival_window_ms;
@@ -42,16 +41,47 @@ void plan_settings_from_config(const struct config *cfg, struct plan_settings *o
 	out->default_wait_target_ms = config_wait_target_ms(cfg, NULL);
 }
 
-int64_t plan_idle_timeout_ms(const struct plan_settings *s, int64_t *gaps, size_t n, char *why,
-			     size_t why_size)
+/* An instance released may be wanted by any lane's next job: the lane a
+ * boot hurts most is the one with the shortest wait target. */
+static int64_t strictest_wait_target_ms(const struct plan_settings *s)
+{
+	int64_t t = s->default_wait_target_ms;
+
+	for (int k = 0; k < s->nlanes; k++) {
+		if (s->lanes[k].wait_target_ms < t)
+			t = s->lanes[k].wait_target_ms;
+	}
+	return t;
+}
+
+void plan_idle_timeouts(const struct plan_settings *s, const struct offer *offers, int noffers, int64_t *gaps,
+			size_t n, int64_t *out_ms, char (*why)[PLAN_IDLE_WHY])
 {
 	const struct plan_idle_timeout *t = &s->idle_timeout;
+	char scratch[PLAN_IDLE_WHY];
 
-	if (t->ms != CONF_AUTO) {
-		snprintf(why, why_size, "fixed: [scaler] idle_timeout");
-		return t->ms;
+	for (int k = 0; k < noffers; k++) {
+		char *line = why ? why[k] : scratch;
+
+		if (t->ms != CONF_AUTO) {
+			snprintf(line, PLAN_IDLE_WHY, "fixed: [scaler] idle_timeout");
+			out_ms[k] = t->ms;
+			continue;
+		}
+		out_ms[k] = idle_timeout_auto(gaps, n, offers[k].boot_ms, strictest_wait_target_ms(s), t->min_ms,
+					      t->max_ms, line, PLAN_IDLE_WHY);
 	}
-	return idle_timeout_auto(gaps, n, t->gap_quantile, t->min_ms, t->max_ms, why, why_size);
+}
+
+int64_t plan_idle_timeout_longest(const int64_t *ms, int noffers)
+{
+	int64_t longest = 0;
+
+	for (int k = 0; k < noffers; k++) {
+		if (ms[k] > longest)
+			longest = ms[k];
+	}
+	return longest;
 }
 
 int plan_lane_rank(const struct plan_settings *s, const char *lane)

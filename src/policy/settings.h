@@ -14,12 +14,18 @@
 /* Every [scaler] key, and the wait target of each of [queue] lanes. */
 void plan_settings_from_config(const struct config *cfg, struct plan_settings *out);
 
-/* The idle timeout in force: the fixed one, or auto's choice from the gaps
- * between the latest submissions (idle_timeout_auto(), policy/idle.h;
- * gaps is reordered; with none, idle_timeout_min). why gets one line for
- * `ebb fleet`. */
-int64_t plan_idle_timeout_ms(const struct plan_settings *s, int64_t *gaps, size_t n, char *why,
-			     size_t why_size);
+/* The idle timeout in force for each of the offers, into out_ms: the
+ * fixed one, or auto's choice from the gaps between the latest
+ * submissions, the offer's boot and the strictest wait target
+ * (idle_timeout_auto(), policy/idle.h; with no gap, idle_timeout_min).
+ * gaps is sorted. why, unless NULL, gets one line per offer for `ebb
+ * fleet`. */
+#define PLAN_IDLE_WHY 400
+void plan_idle_timeouts(const struct plan_settings *s, const struct offer *offers, int noffers, int64_t *gaps,
+			size_t n, int64_t *out_ms, char (*why)[PLAN_IDLE_WHY]);
+/* The longest of those: what a worker is told, as its own backstop (the
+ * scaler releases each instance at its offer's). */
+int64_t plan_idle_timeout_longest(const int64_t *ms, int noffers);
 
 /* The lane's rank (0 is served first), or -1 for a lane not in [queue]
  * lanes. */

@@ -17,8 +17,6 @@ int api_register(struct api_call *c)
 	const struct config *cfg = a->cfg;
 	struct instance inst;
 	struct ebb_error err;
-	char why[600];
-	int64_t idle_ms = 0;
 
 	if (api_body(c, fields) != 0)
 		return -1;
@@ -30,12 +28,10 @@ int api_register(struct api_call *c)
 		return -1;
 	if (fleet_register(a->fleet, json_get_int(c->body, "instance", 0), &inst, &err) != 0)
 		return api_fail(c, &err);
-	if (a->scaler && scaler_idle_timeout(a->scaler, &idle_ms, why, sizeof why) != 0)
-		return api_store_failed(c);
 	request_reply(c->req, 200,
 		      json_pack("{s:o, s:f, s:f, s:f, s:f, s:f}", "instance",
 				instance_to_json(&inst, clock_now(a->clock)), "idle_timeout_s",
-				(double)idle_ms / 1000.0, "orphan_timeout_s", (double)cfg->orphan_timeout_ms / 1000.0,
+				(double)(a->scaler ? scaler_worker_idle_timeout(a->scaler) : 0) / 1000.0, "orphan_timeout_s", (double)cfg->orphan_timeout_ms / 1000.0,
 				"lease_s", (double)cfg->lease_timeout_ms / 1000.0, "heartbeat_s",
 				(double)cfg->lease_timeout_ms / 3000.0, "reclaim_grace_s",
 				(double)cfg->reclaim_grace_ms / 1000.0));
@@ -84,23 +80,43 @@ static int add_instance(void *arg, const struct instance *inst)
 	return 0;
 }
 
+/* The idle timeout in force for each offer, and why; NULL on a store
+ * error or without memory. */
+static json_t *idle_timeouts_json(struct scaler *sc)
+{
+	int64_t ms[64];
+	char (*why)[PLAN_IDLE_WHY] = malloc(64 * sizeof *why), error[300];
+	const struct offer *offers;
+	json_t *list = NULL;
+	int n;
+
+	if (why && scaler_idle_timeouts(sc, &offers, &n, ms, why, error, sizeof error) == 0) {
+		list = json_array();
+		for (int k = 0; k < n; k++)
+			json_array_append_new(list, json_pack("{s:s, s:f, s:s}", "offer", offers[k].name,
+							      "idle_timeout_s", (double)ms[k] / 1000.0, "why",
+							      why[k]));
+	}
+	free(why);
+	return list;
+}
+
 int api_fleet(struct api_call *c)
 {
 	struct api *a = c->api;
 	const char *all = request_query(c->req, "all");
 	struct fleet_list l = {.instances = json_array(), .now_ms = clock_now(a->clock)};
-	json_t *reply;
-	char why[600] = "no scaler ([provider] kind = none)";
-	int64_t idle_ms = 0, instance_ms = 0, job_ms = 0;
+	json_t *reply, *idle = NULL;
+	int64_t instance_ms = 0, job_ms = 0;
 
 	if (store_instance_list(a->store, all && strcmp(all, "1") == 0, add_instance, &l) != 0 ||
 	    store_usage(a->store, 0, l.now_ms, &instance_ms, &job_ms) != 0 ||
-	    (a->scaler && scaler_idle_timeout(a->scaler, &idle_ms, why, sizeof why) != 0)) {
+	    (a->scaler && !(idle = idle_timeouts_json(a->scaler)))) {
 		json_decref(l.instances);
 		return api_store_failed(c);
 	}
-	reply = json_pack("{s:o, s:f, s:s, s:{s:I, s:I, s:f}, s:f, s:f}", "instances", l.instances,
-			  "idle_timeout_s", (double)idle_ms / 1000.0, "idle_timeout_why", why, "limits",
+	reply = json_pack("{s:o, s:o, s:{s:I, s:I, s:f}, s:f, s:f}", "instances", l.instances,
+			  "idle_timeouts", idle ? idle : json_array(), "limits",
 			  "max_instances", (json_int_t)a->cfg->max_instances, "max_gpus",
 			  (json_int_t)a->cfg->max_gpus, "max_spend_per_hour", a->cfg->max_spend_per_hour,
 			  "instance_seconds", (double)instance_ms / 1000.0, "job_seconds", (double)job_ms / 1000.0);

@@ -25,21 +25,22 @@ static int add_gap(void *arg, int64_t ms)
 	return 0;
 }
 
-int decide_idle_timeout(struct store *st, const struct plan_settings *s, int64_t *out_ms, char *why, size_t why_size)
+int decide_idle_timeouts(struct store *st, const struct plan_settings *s, const struct offer *offers, int noffers,
+			 int64_t *out_ms, char (*why)[PLAN_IDLE_WHY], char *error, size_t error_size)
 {
 	struct gaps *g;
 
 	/* A fixed timeout needs no gaps: no read. */
 	if (s->idle_timeout.ms != CONF_AUTO) {
-		*out_ms = plan_idle_timeout_ms(s, NULL, 0, why, why_size);
+		plan_idle_timeouts(s, offers, noffers, NULL, 0, out_ms, why);
 		return 0;
 	}
 	if (!(g = calloc(1, sizeof *g)) || store_recent_submits(st, GAPS + 1, add_gap, g) != 0) {
-		snprintf(why, why_size, "%s", g ? store_error(st) : "out of memory");
+		snprintf(error, error_size, "%s", g ? store_error(st) : "out of memory");
 		free(g);
 		return -1;
 	}
-	*out_ms = plan_idle_timeout_ms(s, g->v, g->n, why, why_size);
+	plan_idle_timeouts(s, offers, noffers, g->v, g->n, out_ms, why);
 	free(g);
 	return 0;
 }
@@ -47,7 +48,6 @@ int decide_idle_timeout(struct store *st, const struct plan_settings *s, int64_t
 int decide_now(const struct decide_env *e, int64_t now_ms, struct decision_now *d)
 {
 	struct plan_view pv;
-	char why[600];
 
 	memset(d, 0, sizeof *d);
 	d->noffers = e->noffers;
@@ -59,10 +59,9 @@ int decide_now(const struct decide_env *e, int64_t now_ms, struct decision_now *
 	} else {
 		memcpy(d->offers, e->configured, (size_t)e->noffers * sizeof *d->offers);
 	}
-	if (decide_idle_timeout(e->store, e->settings, &d->idle_timeout_ms, why, sizeof why) != 0) {
-		snprintf(d->error, sizeof d->error, "%s", why);
+	if (decide_idle_timeouts(e->store, e->settings, d->offers, d->noffers, d->idle_timeout_ms, NULL, d->error,
+				 sizeof d->error) != 0)
 		return -1;
-	}
 	if (view_build(&d->view, e->store, e->settings, now_ms, d->offers, d->noffers) != 0) {
 		snprintf(d->error, sizeof d->error, "%s", d->view.error);
 		return -1;

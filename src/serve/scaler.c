@@ -53,9 +53,14 @@ static void on_commit(void *arg, int changed)
 		scaler_wake(sc);
 }
 
-int scaler_idle_timeout(struct scaler *sc, int64_t *out_ms, char *why, size_t why_size)
+int scaler_idle_timeouts(struct scaler *sc, const struct offer **offers, int *n, int64_t *out_ms,
+			 char (*why)[PLAN_IDLE_WHY], char *error, size_t error_size)
 {
-	return decide_idle_timeout(sc->env.store, &sc->settings, out_ms, why, why_size);
+	if (scaler_offers(sc, offers, n) != 0) {
+		snprintf(error, error_size, "%s", store_error(sc->env.store));
+		return -1;
+	}
+	return decide_idle_timeouts(sc->env.store, &sc->settings, *offers, *n, out_ms, why, error, error_size);
 }
 
 int64_t scaler_worker_idle_timeout(const struct scaler *sc)
@@ -284,7 +289,7 @@ static int run(struct scaler *sc, const struct listed *l)
 		goto out;
 	}
 	/* What the workers' lease replies hold to. */
-	sc->idle_timeout_ms = d->idle_timeout_ms;
+	sc->idle_timeout_ms = plan_idle_timeout_longest(d->idle_timeout_ms, d->noffers);
 	sc->warm_floor = warm_floor(&sc->settings.warm, now);
 	rc = 0;
 	for (int k = 0; k < d->result->n && rc == 0; k++)

@@ -12,6 +12,7 @@
 
 #include <event2/event.h>
 
+#include "policy/settings.h"
 #include "provider/provider.h"
 #include "serve/batch.h"
 #include "serve/fleet.h"
@@ -38,11 +39,15 @@ void scaler_free(struct scaler *sc);
 /* Plan again soon: for what no store change shows (the test clock moved,
  * a worker process exited). */
 void scaler_wake(struct scaler *sc);
-/* The idle timeout in force and why (fixed, or auto from the gaps): 0,
- * or -1 on a store error (in why). */
-int scaler_idle_timeout(struct scaler *sc, int64_t *out_ms, char *why, size_t why_size);
+/* The offers in force (scaler_offers()), and the idle timeout in force
+ * for each and why (fixed, or auto from the gaps): 0, or -1 on a store
+ * error (in error). */
+int scaler_idle_timeouts(struct scaler *sc, const struct offer **offers, int *n, int64_t *out_ms,
+			 char (*why)[PLAN_IDLE_WHY], char *error, size_t error_size);
 /* The idle timeout a worker should hold itself to now, as of the last
- * decision: 0 (none) while the warm floor is above zero. */
+ * decision: the longest of the offers' (the scaler releases each instance
+ * at its own offer's; the worker's is the backstop), 0 (none) while the
+ * warm floor is above zero. */
 int64_t scaler_worker_idle_timeout(const struct scaler *sc);
 /* The offers the scaler chooses from, with the estimates in force now:
  * 0, or -1 on a store error (the configured figures then). */

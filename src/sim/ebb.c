@@ -13,7 +13,6 @@
 int ebb_start(struct sim *s)
 {
 	const struct plan_settings *st = &s->p->settings;
-	char why[200];
 
 	s->ebb.result = sim_grown(s, NULL, 1, sizeof *s->ebb.result);
 	s->ebb.fleet = sim_grown(s, NULL, 1, sizeof *s->ebb.fleet); /* grown with the instances */
@@ -29,7 +28,7 @@ int ebb_start(struct sim *s)
 	}
 	s->ebb.last_submit = -1;
 	/* Before any gap: the fixed timeout, or auto's least. */
-	s->ebb.idle_timeout_ms = plan_idle_timeout_ms(st, NULL, 0, why, sizeof why);
+	plan_idle_timeouts(st, s->o->offers, s->o->noffers, NULL, 0, s->ebb.idle_timeout_ms, NULL);
 	/* The floor it keeps at all times is up when the replay starts, as
 	 * always-on's fleet is: the warm pool. Made here, not as one of the
 	 * engine's looks: the first arrival is looked at at once. */
@@ -60,9 +59,8 @@ void ebb_arrival(struct sim *s, int job)
 	if (st->idle_timeout.ms == CONF_AUTO && s->ebb.ngaps % 100 == 1) {
 		int64_t gaps[EBB_GAPS];
 		size_t n = s->ebb.ngaps < EBB_GAPS ? s->ebb.ngaps : EBB_GAPS;
-		char why[200];
 		memcpy(gaps, s->ebb.gaps, n * sizeof *gaps);
-		s->ebb.idle_timeout_ms = plan_idle_timeout_ms(st, gaps, n, why, sizeof why);
+		plan_idle_timeouts(st, s->o->offers, s->o->noffers, gaps, n, s->ebb.idle_timeout_ms, NULL);
 	}
 }
 

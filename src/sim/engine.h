@@ -110,7 +110,8 @@ struct ebb_state {
 	/* The latest gaps between submissions, for the auto idle timeout. */
 	int64_t gaps[EBB_GAPS];
 	size_t ngaps;
-	int64_t last_submit, idle_timeout_ms;
+	int64_t last_submit;
+	int64_t idle_timeout_ms[SIM_MAX_OFFERS]; /* in force, for each offer */
 };
 
 /* Timed values over a sliding window, oldest first (window.c). */

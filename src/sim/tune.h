@@ -4,12 +4,14 @@
 #ifndef EBB_TUNE_H
 #define EBB_TUNE_H
 
+#define TUNE_AUTO (-1) /* idle_timeout = auto */
+
 #include "sim/sim.h"
 
 /* The ebb settings the sweep varies, in seconds; warm: an all-day floor;
  * max_instances: 0 keeps the config's. */
 struct tune_knobs {
-	int wait_target_s, idle_timeout_s, surplus_s, arrival_window_s, warm, max_instances;
+	int wait_target_s, idle_timeout_s, surplus_s, arrival_window_s, warm, max_instances; /* idle: or TUNE_AUTO */
 };
 
 struct tune_point {

@@ -493,25 +493,46 @@ static void test_warm_pool_floor_by_the_hour(void **state)
 	assert_int(count_decisions(s, NULL, NULL), 2);
 }
 
+/* The idle timeout of an offer in the fleet's reply: its seconds and why. */
+static double idle_timeout_of(json_t *fleet, const char *offer, const char **why)
+{
+	json_t *t;
+	size_t i;
+
+	json_array_foreach(json_object_get(fleet, "idle_timeouts"), i, t) {
+		if (strcmp(JSTR(t, "offer"), offer) == 0) {
+			*why = JSTR(t, "why");
+			return json_real_value(json_object_get(t, "idle_timeout_s"));
+		}
+	}
+	fail_msg("no idle timeout for offer %s", offer);
+	return 0;
+}
+
 /* idle_timeout = auto: submissions with known gaps (2, 3, ..., 21 minutes
  * on the test clock, each pair of submissions a few ms apart, which is
- * below idle_timeout_min and not counted): the 0.95 nearest-rank quantile
- * of the 20 gaps is the 19th, 20 minutes. */
+ * below idle_timeout_min and not counted), and two offers. The one that
+ * boots at once is released at the minimum: a release costs nothing. The
+ * one that boots in 20 minutes, for a lane with a 1 s wait target, costs
+ * 2 x 1200 s a release, more than holding any of the gaps: it is held for
+ * the longest, 21 minutes. */
 static void test_auto_idle_timeout_from_gaps(void **state)
 {
-	const char *exits = exits_file();
+	const char *exits = exits_file(), *why;
 	struct harness_server *s = serve(exits,
 					  "max_instances = 0\nidle_timeout = auto\nidle_timeout_min = 1m\n"
-					  "idle_timeout_max = 30m\nidle_gap_quantile = 0.95\n",
+					  "idle_timeout_max = 30m\n"
+					  "[offer.quick]\ngpus = 1\nboot = 0s\nprice_ondemand = 1\n"
+					  "[offer.slow]\ngpus = 1\nboot = 20m\nprice_ondemand = 1\n",
 					  HARNESS_TEST_CLOCK);
 	json_t *f;
 	double got;
 
 	(void)state;
 	f = fleet(s, 0);
-	assert_contains(JSTR(f, "idle_timeout_why"), "auto");
-	assert_contains(JSTR(f, "idle_timeout_why"), "no gap"); /* nothing submitted yet: the minimum */
-	assert_int((int64_t)(json_real_value(harness_jget(f, "idle_timeout_s")) + 0.5), 60);
+	assert_int((int64_t)(idle_timeout_of(f, "slow", &why) + 0.5), 60);
+	assert_contains(why, "auto");
+	assert_contains(why, "no gap"); /* nothing submitted yet: the minimum */
 	json_decref(f);
 
 	for (int gap = 2; gap <= 22; gap++) {
@@ -521,14 +542,15 @@ static void test_auto_idle_timeout_from_gaps(void **state)
 			harness_advance(s, (int64_t)gap * 60 * 1000);
 	}
 	f = fleet(s, 0);
-	got = json_real_value(harness_jget(f, "idle_timeout_s"));
-	if (got < 1200 || got > 1202) {
+	assert_int((int64_t)(idle_timeout_of(f, "quick", &why) + 0.5), 60);
+	assert_contains(why, "bridges 0 of the 20 gaps");
+	got = idle_timeout_of(f, "slow", &why);
+	if (got < 1260 || got > 1262) {
 		char *text = json_dumps(f, JSON_COMPACT);
-		fail_msg("idle_timeout_s is %.3f, expected 1200 (20 min) to 1202; fleet: %s", got, text);
+		fail_msg("slow's idle_timeout_s is %.3f, expected 1260 (21 min) to 1262; fleet: %s", got, text);
 	}
-	assert_contains(JSTR(f, "idle_timeout_why"), "auto");
-	assert_contains(JSTR(f, "idle_timeout_why"), "95%");
-	assert_contains(JSTR(f, "idle_timeout_why"), "20 gaps");
+	assert_contains(why, "bridges 20 of the 20 gaps");
+	assert_contains(why, "a 1200s boot");
 	json_decref(f);
 	assert_int(count_workers(s, 0), 0); /* max_instances = 0 */
 }

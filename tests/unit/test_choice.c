@@ -76,7 +76,9 @@ static void dump(const struct plan_result *r)
 static struct plan_result *run(struct fx *f)
 {
 	static struct plan_result again;
-	struct plan_view v = {.now_ms = NOW, .settings = &f->set, .idle_timeout_ms = 10 * MIN_MS, .classes = &f->cls,
+	static const int64_t idle_ms[] = {10 * MIN_MS, 10 * MIN_MS, 10 * MIN_MS, 10 * MIN_MS,
+					  10 * MIN_MS, 10 * MIN_MS, 10 * MIN_MS, 10 * MIN_MS};
+	struct plan_view v = {.now_ms = NOW, .settings = &f->set, .idle_timeout_ms = idle_ms, .classes = &f->cls,
 			      .nclasses = 1, .offers = f->offers, .noffers = f->noffers};
 
 	plan(&v, &f->r);

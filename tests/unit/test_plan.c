@@ -31,7 +31,7 @@ struct fx {
 	struct plan_instance fleet[MAX_FLEET];
 	int nfleet;
 	int64_t now;
-	int64_t idle_timeout_ms;
+	int64_t idle_timeout_ms[MAX_OFFERS]; /* for each offer */
 	struct plan_result r;
 };
 
@@ -45,7 +45,8 @@ static struct fx *fx_reset(void)
 	F.set.max_instances = 100;
 	F.set.max_gpus = 1000;
 	F.set.max_spend_per_hour = 0;
-	F.idle_timeout_ms = 10 * MIN_MS;
+	for (int k = 0; k < MAX_OFFERS; k++)
+		F.idle_timeout_ms[k] = 10 * MIN_MS;
 	F.set.decay_t1_ms = 10 * MIN_MS;
 	F.set.decay_t2_ms = 30 * MIN_MS;
 	F.set.boot_timeout_ms = 10 * MIN_MS;
@@ -824,6 +825,26 @@ static void test_idle_timeout(void **state)
 	EXPECT_INT(f, f->r.n, 0);
 }
 
+/* Each offer's instances are held to its own idle timeout: idle 11
+ * minutes, the one on an offer held 10 goes, the one held 20 stays and is
+ * looked at again when its 20 run out. */
+static void test_idle_timeout_of_each_offer(void **state)
+{
+	struct fx *f = fx_reset();
+	int slow;
+
+	(void)state;
+	offer(f, "fast", 1, 24, 1.0, 0);
+	slow = offer(f, "slow", 1, 24, 1.0, 10 * MIN_MS);
+	f->idle_timeout_ms[slow] = 20 * MIN_MS;
+	idle(f, 7, 0, NOW - 11 * MIN_MS);
+	idle(f, 8, slow, NOW - 11 * MIN_MS);
+	run(f);
+	EXPECT_INT(f, f->r.n, 1);
+	EXPECT(f, action_on(&f->r, ACTION_TERMINATE, 7) != NULL);
+	EXPECT_INT(f, f->r.next_ms, NOW - 11 * MIN_MS + 20 * MIN_MS);
+}
+
 /* Jobs estimated at no work at all still need an instance: one is
  * launched at once, not when the oldest has waited its target, and its
  * price per unit of work is a number, not a division by zero. */
@@ -877,7 +898,7 @@ static void test_idle_decay_even_at_t1_odd_at_t2(void **state)
 
 	(void)state;
 	f->set.idle_decay = 1;
-	f->idle_timeout_ms = 1 * MIN_MS; /* not used with decay */
+	f->idle_timeout_ms[0] = 1 * MIN_MS; /* not used with decay */
 	offer(f, "a", 1, 24, 1.0, 0);
 	idle(f, 2, 0, NOW - 5 * MIN_MS);
 	idle(f, 3, 0, NOW - 5 * MIN_MS);
@@ -1261,7 +1282,8 @@ static void random_view(struct fx *f, int64_t seq)
 	f->set.max_instances = rnd(0, 3) == 0 ? rnd(0, 3) : rnd(0, 40);
 	f->set.max_gpus = rnd(0, 3) == 0 ? rnd(0, 4) : rnd(0, 120);
 	f->set.max_spend_per_hour = rnd(0, 2) == 0 ? 0 : rndf(0, 60);
-	f->idle_timeout_ms = rnd(0, HOUR_MS);
+	for (int k = 0; k < MAX_OFFERS; k++)
+		f->idle_timeout_ms[k] = rnd(0, HOUR_MS);
 	f->set.idle_decay = rnd(0, 3) == 0;
 	f->set.decay_t1_ms = rnd(0, HOUR_MS);
 	f->set.decay_t2_ms = f->set.decay_t1_ms + rnd(0, HOUR_MS);
@@ -1397,6 +1419,7 @@ int main(void)
 		cmocka_unit_test(test_cheapest_fitting_offer),
 		cmocka_unit_test(test_express_lane_takes_idle_instances_first),
 		cmocka_unit_test(test_idle_timeout),
+		cmocka_unit_test(test_idle_timeout_of_each_offer),
 		cmocka_unit_test(test_actions_beyond_a_plan_come_next),
 		cmocka_unit_test(test_jobs_of_no_work_launch_one),
 		cmocka_unit_test(test_idle_decay_even_at_t1_odd_at_t2),

@@ -175,26 +175,38 @@ static void test_wait_targets_and_ranks(void **state)
 	config_free(&cfg);
 }
 
-/* The idle timeout in force: the fixed one whatever the gaps, or auto's
- * choice from them, and its least before any gap. */
+/* The idle timeout in force for each offer: the fixed one whatever the
+ * gaps, or auto's choice from them with each offer's boot and the
+ * strictest lane's wait target, and its least before any gap. Gaps of 3
+ * min, min 1 m: an offer that boots in 0 s releases at once (60 s a gap
+ * against 180); one that boots in 5 min, against a 1 m target in the
+ * express lane, holds them (180 s against 60 + 600). */
 static void test_idle_timeout_in_force(void **state)
 {
 	struct config cfg;
 	struct plan_settings st;
-	int64_t gaps[] = {120000, 180000, 240000};
-	char err[400], why[200];
+	struct offer offers[2] = {{.name = "quick", .boot_ms = 0}, {.name = "slow", .boot_ms = 300000}};
+	int64_t gaps[] = {180000, 180000, 180000}, ms[2];
+	char err[400], why[2][PLAN_IDLE_WHY];
 
 	(void)state;
 	config_defaults(&cfg, NULL);
 	plan_settings_from_config(&cfg, &st);
-	assert_int(plan_idle_timeout_ms(&st, gaps, 3, why, sizeof why), 600000);
-	assert_contains(why, "fixed");
+	plan_idle_timeouts(&st, offers, 2, gaps, 3, ms, why);
+	assert_int(ms[0], 600000);
+	assert_int(ms[1], 600000);
+	assert_contains(why[1], "fixed");
 	assert_int(config_set(&cfg, "scaler", "idle_timeout", "auto", err, sizeof err), 0);
-	assert_int(config_set(&cfg, "scaler", "idle_gap_quantile", "0.5", err, sizeof err), 0);
+	assert_int(config_set(&cfg, "lane.express", "wait_target", "1m", err, sizeof err), 0);
 	plan_settings_from_config(&cfg, &st);
-	assert_int(plan_idle_timeout_ms(&st, gaps, 3, why, sizeof why), 180000);
-	assert_contains(why, "auto");
-	assert_int(plan_idle_timeout_ms(&st, NULL, 0, why, sizeof why), 60000);
+	plan_idle_timeouts(&st, offers, 2, gaps, 3, ms, why);
+	assert_int(ms[0], 60000);
+	assert_int(ms[1], 180000);
+	assert_contains(why[1], "auto");
+	assert_contains(why[1], "against a 60s wait target");
+	assert_int(plan_idle_timeout_longest(ms, 2), 180000);
+	plan_idle_timeouts(&st, offers, 2, NULL, 0, ms, NULL);
+	assert_int(ms[1], 60000);
 	config_free(&cfg);
 }
 
