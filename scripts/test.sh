@@ -31,14 +31,25 @@ count() {
 	[ "$f" -eq 0 ] || status=1
 }
 
-for san in "" address undefined; do
-	echo "== tests${san:+ under $san sanitizer}"
-	# make's own status is lost in the pipe; the summary line tells.
-	make -s -j2 test ${san:+SANITIZER=$san} 2>&1 | tee "$log"
-	count "tests${san:+ under $san}"
-done
-echo "== the Debian package"
-./scripts/test-package.sh 2>&1 | tee "$log"
-count "the package checks"
+# Runs one part: its output shown and logged, its summary line counted,
+# its time noted (docs/BUILD.md; CI has 90 minutes for all of it).
+times=""
+part() {
+	name=$1
+	shift
+	echo "== $name"
+	started=$(date +%s)
+	# The command's own status is lost in the pipe; the summary line tells.
+	"$@" 2>&1 | tee "$log"
+	count "$name"
+	times="$times
+$name: $(($(date +%s) - started)) s"
+}
+
+part "tests" make -s -j2 test
+part "tests under address sanitizer" make -s -j2 test SANITIZER=address
+part "tests under undefined sanitizer" make -s -j2 test SANITIZER=undefined
+part "the Debian package" ./scripts/test-package.sh
+echo "== times$times"
 echo "$passed passed, $failed failed"
 exit $status
