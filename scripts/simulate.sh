@@ -25,15 +25,28 @@ run() { # title, trace, filter, config, name
 	printf '```\n\n![%s frontiers](sim/%s-frontier.svg)\n' "$name" "$name"
 }
 
+# ebb and each baseline tuned the same way on the first half: the cheapest
+# of its sweep's points with a p95 wait within the target; all of them
+# replayed on the second half, beside keda's defaults.
 tuned() { # title, trace, filter, config, half (seconds)
 	title=$1 trace=$2 filter=$3 config=$4 half=$5
 	printf '\n### %s\n\n```\n' "$title"
 	"$ebb" tune "$trace" ${filter:+--filter "$filter"} --offers "$config" --to "$half" \
-		--wait-p95 240 --write "$tmp/tuned.conf" | sed -n '/^# ebb tune:/,$p'
+		--wait-p95 240 --write "$tmp/tuned.conf" --json >"$tmp/tune.json"
+	cat "$tmp/tuned.conf"
 	cat "$config" "$tmp/tuned.conf" > "$tmp/replay.conf"
+	baselines=$(jq -r '[.points[] | select(.family != "ebb" and .family != "clairvoyant"
+		and .family != "bound" and .wait_p95_s <= 240)] | group_by(.family)
+		| map(min_by(.cost_usd)) | .[].policy' "$tmp/tune.json")
+	set -f # the specs are words, not patterns
+	set --
+	for spec in $baselines; do
+		set -- "$@" --policy "$spec"
+	done
+	set +f
 	echo
 	"$ebb" sim "$trace" ${filter:+--filter "$filter"} --offers "$tmp/replay.conf" --from "$half" \
-		--policy ebb --policy keda --policy clairvoyant --policy bound
+		--policy ebb "$@" --policy keda --policy clairvoyant --policy bound
 	printf '```\n'
 }
 
@@ -51,15 +64,20 @@ tuned() { # title, trace, filter, config, half (seconds)
 	run "Offer mix, the 8-GPU offer first (the baselines' offer)" "$traces/alibaba_openb_gpu_pods_days00-14.csv" ran=1 sim/mix8.conf openb-mix
 
 	printf '\n## Tuned on last month, run on this month\n\n'
-	printf 'ebb tuned on the first half of each trace (`--to`, one offer, `--wait-p95 240`),\n'
-	printf 'then the recommended settings replayed on the second half (`--from`) beside\n'
+	printf 'ebb and every baseline tuned the same way on the first half of each trace\n'
+	printf '(`--to`, `--wait-p95 240`: for each, the cheapest point of its sweep with a p95\n'
+	printf 'wait of 240 s or less), then replayed on the second half (`--from`) beside\n'
 	printf 'keda'"'"'s defaults, the clairvoyant and the bound. Nothing of the second half is seen\n'
-	printf 'by the tuning.\n'
-	tuned "genai, tuned on days 0 to 5, replayed on days 6 to 11" \
-		"$traces/alibaba_genai_sd_requests_days00-11.csv" "" sim/a10g.conf 518400
-	tuned "azure, tuned on minutes 0 to 14, replayed on minutes 15 to 29" \
-		"$traces/azure_llm_requests_min00-29.csv" "" sim/a10g.conf 900
-	tuned "openb, tuned on its first 7.5 days, replayed on the rest" \
-		"$traces/alibaba_openb_gpu_pods_days00-14.csv" ran=1 sim/p4d.conf 648000
+	printf 'by the tuning. A family with no point within the wait on the first half is not\n'
+	printf 'replayed.\n'
+	g=$traces/alibaba_genai_sd_requests_days00-11.csv
+	a=$traces/azure_llm_requests_min00-29.csv
+	o=$traces/alibaba_openb_gpu_pods_days00-14.csv
+	tuned "genai, one offer, tuned on days 0 to 5, replayed on days 6 to 11" "$g" "" sim/a10g.conf 518400
+	tuned "genai, the mix, tuned on days 0 to 5, replayed on days 6 to 11" "$g" "" sim/mix.conf 518400
+	tuned "azure, one offer, tuned on minutes 0 to 14, replayed on minutes 15 to 29" "$a" "" sim/a10g.conf 900
+	tuned "azure, the mix, tuned on minutes 0 to 14, replayed on minutes 15 to 29" "$a" "" sim/mix.conf 900
+	tuned "openb, one offer, tuned on its first 7.5 days, replayed on the rest" "$o" ran=1 sim/p4d.conf 648000
+	tuned "openb, the mix, tuned on its first 7.5 days, replayed on the rest" "$o" ran=1 sim/mix8.conf 648000
 } > "$out"
 echo "wrote $out"

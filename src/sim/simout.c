@@ -25,15 +25,21 @@ static int told_oracle(const struct sim_result *r, int n)
 void simout_table(const struct sim_result *r, int n, FILE *out)
 {
 	/* First, so that no figure below is read as what serve would do. */
+	int width = 44; /* the policy column: as wide as its longest name, whole */
+
 	if (told_oracle(r, n))
 		fprintf(out, "%s\n", simout_oracle_note);
-	fprintf(out, "%-44s %10s %9s %9s %9s %9s %9s %6s %8s %8s %8s %8s %8s %8s %5s\n", "POLICY", "COST $", "TAIL $",
+	for (int k = 0; k < n; k++) {
+		int len = (int)strlen(r[k].policy);
+		width = len > width ? len : width;
+	}
+	fprintf(out, "%-*s %10s %9s %9s %9s %9s %9s %6s %8s %8s %8s %8s %8s %8s %5s\n", width, "POLICY", "COST $", "TAIL $",
 		"$/JOB", "GPU-H", "BUSY", "IDLE", "COLD", "RECLAIMS", "REQUEUED", "WAIT P50", "P95", "P99", "REQ P95",
 		"MAX");
 	for (int k = 0; k < n; k++) {
 		const struct sim_result *x = &r[k];
-		fprintf(out, "%-44.44s %10.2f %9.2f %9.5f %9.1f %9.1f %9.1f %6lld %8lld %8lld %7.1fs %7.1fs %7.1fs %7.1fs"
-			" %5lld\n", x->policy, x->cost_usd, x->tail_cost_usd,
+		fprintf(out, "%-*s %10.2f %9.2f %9.5f %9.1f %9.1f %9.1f %6lld %8lld %8lld %7.1fs %7.1fs %7.1fs %7.1fs"
+			" %5lld\n", width, x->policy, x->cost_usd, x->tail_cost_usd,
 			x->jobs_done ? x->cost_usd / (double)x->jobs_done : 0,
 			x->gpu_hours_billed, x->gpu_hours_busy, x->idle_gpu_hours, (long long)x->cold_starts,
 			(long long)x->reclaims, (long long)x->requeues, x->wait_p50_s, x->wait_p95_s, x->wait_p99_s,
