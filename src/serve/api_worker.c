@@ -24,6 +24,7 @@ int api_lease(struct api_call *c)
 	const struct config *cfg = c->api->cfg;
 	struct lease_request r = {0};
 	struct ebb_error err;
+	int64_t held;
 
 	if (api_body(c, fields) != 0)
 		return -1;
@@ -43,8 +44,10 @@ int api_lease(struct api_call *c)
 	if (r.wait_ms > cfg->max_lease_wait_ms)
 		r.wait_ms = cfg->max_lease_wait_ms;
 	/* A worker that asks for work runs none: its instance is idle, or
-	 * drains and gets no job. */
-	if ((r.may_lease = fleet_worker_asks(c->api->fleet, r.instance, &err)) < 0)
+	 * drains and gets no job. A job still leased on it goes back to the
+	 * queue now, not when its lease expires. */
+	if ((r.may_lease = fleet_worker_asks(c->api->fleet, r.instance, &held, &err)) < 0 ||
+	    (held && queue_unlease_instance(c->api->queue, held, r.instance, &err) != 0))
 		return api_fail(c, &err);
 	r.offer.labels = json_incref(json_object_get(c->body, "labels"));
 	longpoll_lease(c->api->longpoll, c->req, &r);

@@ -82,16 +82,19 @@ static int run(struct fleet *f, struct instance *inst, int64_t job_id)
 	return fleet_set_state(f, inst, INST_IDLE, "no job");
 }
 
-int fleet_worker_asks(struct fleet *f, int64_t id, struct ebb_error *err)
+int fleet_worker_asks(struct fleet *f, int64_t id, int64_t *held, struct ebb_error *err)
 {
 	struct instance inst;
 	int rc;
 
+	*held = 0;
 	if (!id)
 		return 1;
 	if ((rc = store_instance_get(f->store, id, &inst)) == STORE_NOT_FOUND)
 		return 1;
-	if (rc != 0 || (inst.state != INST_TERMINATED && inst.job_id && run(f, &inst, 0) != 0))
+	if (rc == 0 && inst.state != INST_TERMINATED)
+		*held = inst.job_id;
+	if (rc != 0 || (*held && run(f, &inst, 0) != 0))
 		return store_failed(f, err);
 	return inst.state != INST_DRAINING && inst.state != INST_TERMINATED;
 }

@@ -31,8 +31,10 @@ int fleet_get(struct fleet *f, int64_t id, struct instance *out, struct ebb_erro
 int fleet_register(struct fleet *f, int64_t id, struct instance *out, struct ebb_error *err);
 /* The worker on instance id asks for a job: it runs none now. 1 when it
  * may take one, 0 when its instance drains or is gone, -1 on a store
- * error (in err). Instance 0 (a worker ebb did not launch) may. */
-int fleet_worker_asks(struct fleet *f, int64_t id, struct ebb_error *err);
+ * error (in err). Instance 0 (a worker ebb did not launch) may. *held
+ * gets the job the instance was still taken to run (0: none): its lease
+ * reply was lost. */
+int fleet_worker_asks(struct fleet *f, int64_t id, int64_t *held, struct ebb_error *err);
 /* May the worker on instance id still take a job (it asked before, and
  * waits)? 1, 0 when its instance drains or is gone, -1 on a store error
  * (store_error()). Instance 0 may. */

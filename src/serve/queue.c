@@ -359,20 +359,39 @@ int queue_cancel(struct queue *q, int64_t id, const char *team, struct job *out,
 	return save(q, out, NULL, err);
 }
 
+/* The leased job back in the queue, its attempt not counted; freed. */
+static int unlease(struct queue *q, struct job *job, struct ebb_error *err)
+{
+	job->state = JOB_QUEUED;
+	job->attempts--;
+	q->ready_changed = 1;
+	log_warn("lease reply lost, job queued again", "job=%lld worker=%s", (long long)job->id, job->worker);
+	if (save(q, job, NULL, err) != 0)
+		return -1;
+	job_free(job);
+	return 0;
+}
+
 int queue_unlease(struct queue *q, int64_t id, int64_t token, struct ebb_error *err)
 {
 	struct job job;
 
 	if (get_leased(q, id, token, &job, err) != 0)
 		return -1;
-	job.state = JOB_QUEUED;
-	job.attempts--;
-	q->ready_changed = 1;
-	log_warn("lease reply lost, job queued again", "job=%lld worker=%s", (long long)id, job.worker);
-	if (save(q, &job, NULL, err) != 0)
-		return -1;
-	job_free(&job);
-	return 0;
+	return unlease(q, &job, err);
+}
+
+int queue_unlease_instance(struct queue *q, int64_t id, int64_t instance, struct ebb_error *err)
+{
+	struct job job;
+
+	if (queue_get(q, id, NULL, &job, err) != 0)
+		return err->status == 404 ? 0 : -1;
+	if (job.state != JOB_LEASED || job.instance != instance) {
+		job_free(&job);
+		return 0;
+	}
+	return unlease(q, &job, err);
 }
 
 int queue_expire_lease(struct queue *q, int64_t id, int64_t instance, struct ebb_error *err)

@@ -95,6 +95,10 @@ int queue_cancel(struct queue *q, int64_t id, const char *team, struct job *out,
 /* Takes back a lease whose reply never reached its worker: the job is
  * queued again and the attempt is not counted. */
 int queue_unlease(struct queue *q, int64_t id, int64_t token, struct ebb_error *err);
+/* The same for the job leased on instance whose worker asks for work: it
+ * runs none, so that lease's reply was lost (serve was killed between the
+ * commit and the reply). Nothing when the job is no longer leased there. */
+int queue_unlease_instance(struct queue *q, int64_t id, int64_t instance, struct ebb_error *err);
 
 /* The lease of job id held on instance ends now (the instance is gone);
  * the next queue_process_due puts the job back. */

@@ -280,6 +280,48 @@ static void test_launch_that_hangs_is_killed(void **state)
 		 (long long)id);
 }
 
+/* A lease whose reply never reached its worker (serve killed between the
+ * commit and the reply): when the worker of that instance asks for work,
+ * it runs none, so the job is queued again at once, its attempt not
+ * counted, not left leased until its lease expires. The worker is played
+ * by the test, on an instance whose launch hangs. */
+static void test_lost_lease_reply_is_taken_back(void **state)
+{
+	struct harness_server *s = serve("timeout = 120s\n", "max_instances = 1\nidle_timeout = 60s\n", 0);
+	const char *ask = "{\"worker\": \"i-1\", \"instance\": 1}";
+	json_t *first, *second, *reply = NULL;
+	int64_t id, token1, token2;
+	char *text;
+	int st;
+
+	(void)state;
+	steer("mode.launch", "hang");
+	id = submit(s, "true");
+	WAIT_FOR(s, 10000, (text = harness_read_file(pfile("hang.pid"), NULL)) != NULL, "no launch hangs");
+	json_decref(harness_call_ok(s, "POST", "/v1/workers/register", "{\"instance\": 1}", 200));
+	first = harness_call_ok(s, "POST", "/v1/lease", ask, 200);
+	assert_int(JINT(first, "job.id"), id);
+	token1 = JINT(first, "job.lease.token");
+	assert_true(instance_is(s, 1, "busy", NULL, 0));
+
+	second = harness_call_ok(s, "POST", "/v1/lease", ask, 200);
+	assert_int(JINT(second, "job.id"), id);
+	assert_int(JINT(second, "job.attempts"), 1);
+	token2 = JINT(second, "job.lease.token");
+	assert_true(token2 != token1);
+	st = harness_call(s, "POST", harness_fmt("/v1/jobs/%lld/complete", (long long)id),
+			  harness_fmt("{\"lease_token\": %lld}", (long long)token1), &reply);
+	assert_error(st, reply, 409, "stale_lease", "lease_token");
+	json_decref(reply);
+	json_decref(harness_call_ok(s, "POST", harness_fmt("/v1/jobs/%lld/complete", (long long)id),
+				    harness_fmt("{\"lease_token\": %lld}", (long long)token2), 200));
+	assert_true(harness_job_is(s, id, "succeeded"));
+	json_decref(first);
+	json_decref(second);
+	kill((pid_t)atoi(text), SIGKILL);
+	free(text);
+}
+
 /* Exit 0 with no JSON: a broken program. What it may have started is
  * terminated by its tag (here a worker it did start), the instance ends
  * with the reason, and the offer backs off on both markets. */
@@ -488,6 +530,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_scale_up_run_and_leave, harness_cleanup),
 		cmocka_unit_test_teardown(test_no_capacity_falls_back_to_on_demand, harness_cleanup),
 		cmocka_unit_test_teardown(test_launch_that_hangs_is_killed, harness_cleanup),
+		cmocka_unit_test_teardown(test_lost_lease_reply_is_taken_back, harness_cleanup),
 		cmocka_unit_test_teardown(test_launch_garbage_is_a_broken_setup, harness_cleanup),
 		cmocka_unit_test_teardown(test_launch_broken_backs_off, harness_cleanup),
 		cmocka_unit_test_teardown(test_list_that_omits_an_instance, harness_cleanup),
