@@ -300,6 +300,25 @@ static const struct conf_key type_keys[] = {
 	{0},
 };
 
+#define TEAM(field) offsetof(struct team_conf, field)
+static const struct conf_key team_keys[] = {
+	{"quota_gpus", CONF_INT, TEAM(quota_gpus), 0, 1000000, "0", NULL,
+	 "GPUs the team is guaranteed when it has work, out of [scaler] max_gpus; the quotas of all teams add up to max_gpus at most."},
+	{"borrowing_limit_gpus", CONF_DOUBLE, TEAM(borrowing_limit_gpus), 0, 0, "", NULL,
+	 "Most GPUs the team may use beyond its quota, out of what others leave unused; empty: no limit.",
+	 .fmin = 0, .fmax = 1000000, .optional = 1},
+	{"lending_limit_gpus", CONF_DOUBLE, TEAM(lending_limit_gpus), 0, 0, "", NULL,
+	 "Most of the team's unused quota that others may borrow; empty: all of it.",
+	 .fmin = 0, .fmax = 1000000, .optional = 1},
+	{"weight", CONF_DOUBLE, TEAM(weight), 0, 0, "1", NULL,
+	 "The team's share when several teams borrow the same free GPUs (weighted max-min).",
+	 .fmin = 0.001, .fmax = 1000},
+	{"monthly_budget", CONF_DOUBLE, TEAM(monthly_budget), 0, 0, "", NULL,
+	 "USD the team may spend in a calendar month (UTC); empty: no budget.", .fmin = 0, .fmax = 1e9,
+	 .optional = 1},
+	{0},
+};
+
 #define TOKEN(field) offsetof(struct token_conf, field)
 static const struct conf_key token_keys[] = {
 	{"secret", CONF_STRING, TOKEN(secret), 16, 255, "", NULL,
@@ -328,6 +347,8 @@ static const struct conf_section core_sections[] = {
 	 TOKEN(name), "One section per bearer token, e.g. [token.ci]. With none, the API is open and listens on loopback only."},
 	{"webhook", 1, webhook_keys, sizeof(struct webhook_conf), CFG(webhooks), CFG(nwebhooks),
 	 WEBHOOK(name), "One section per receiver of alerts, e.g. [webhook.oncall]: Alertmanager's webhook JSON, with retries."},
+	{"team", 1, team_keys, sizeof(struct team_conf), CFG(teams), CFG(nteams),
+	 TEAM(name), "One section per team with a GPU quota, e.g. [team.research] (docs/TEAMS.md). With none, all jobs share the fleet alike."},
 	{0},
 };
 
@@ -617,6 +638,44 @@ static int check_tokens(const struct config *cfg, char *err, size_t errsize)
 	return 0;
 }
 
+/* A limit given in GPUs is whole: "1.5 GPUs" is a typo, not a share. */
+static int whole_gpus(const struct team_conf *t, const char *key, double v, char *err, size_t errsize)
+{
+	if (v != CONF_ABSENT && v != (double)(int64_t)v) {
+		conftab_errf(err, errsize, "[team.%s] %s: expected a whole number of GPUs, got %g", t->name, key, v);
+		return -1;
+	}
+	return 0;
+}
+
+/* The quotas are shares of max_gpus: more than it in all could never be
+ * kept, so the file is refused with the numbers. */
+static int check_teams(const struct config *cfg, char *err, size_t errsize)
+{
+	int64_t sum = 0;
+	char each[256] = "";
+
+	if (cfg->nteams > CONF_MAX_TEAMS) {
+		conftab_errf(err, errsize, "[team.*]: %zu sections, %d at most", cfg->nteams, CONF_MAX_TEAMS);
+		return -1;
+	}
+	for (size_t i = 0; i < cfg->nteams; i++) {
+		const struct team_conf *t = &cfg->teams[i];
+		size_t len = strlen(each);
+		if (whole_gpus(t, "borrowing_limit_gpus", t->borrowing_limit_gpus, err, errsize) != 0 ||
+		    whole_gpus(t, "lending_limit_gpus", t->lending_limit_gpus, err, errsize) != 0)
+			return -1;
+		sum += t->quota_gpus;
+		snprintf(each + len, sizeof each - len, "%s%s %lld", i ? ", " : "", t->name, (long long)t->quota_gpus);
+	}
+	if (sum > cfg->max_gpus) {
+		conftab_errf(err, errsize, "[team.*] quota_gpus: they add up to %lld (%s), more than [scaler] max_gpus = %lld",
+			     (long long)sum, each, (long long)cfg->max_gpus);
+		return -1;
+	}
+	return 0;
+}
+
 int config_check(struct config *cfg, char *err, size_t errsize)
 {
 	char why[300];
@@ -648,6 +707,8 @@ int config_check(struct config *cfg, char *err, size_t errsize)
 			return -1;
 		}
 	}
+	if (check_teams(cfg, err, errsize) != 0)
+		return -1;
 	if (cfg->ntypes > 64) {
 		conftab_errf(err, errsize, "[type.*]: %zu sections, 64 at most", cfg->ntypes);
 		return -1;
@@ -824,6 +885,15 @@ const struct type_conf *config_type(const struct config *cfg, const char *type)
 	for (size_t i = 0; i < cfg->ntypes; i++) {
 		if (strcmp(cfg->types[i].name, type) == 0)
 			return &cfg->types[i];
+	}
+	return NULL;
+}
+
+const struct team_conf *config_team(const struct config *cfg, const char *team)
+{
+	for (size_t i = 0; i < cfg->nteams; i++) {
+		if (strcmp(cfg->teams[i].name, team) == 0)
+			return &cfg->teams[i];
 	}
 	return NULL;
 }

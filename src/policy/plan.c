@@ -76,10 +76,23 @@ struct planner {
 	int *kinds; /* tally()'s counts: KINDS per offer */
 	char *fits; /* per offer: does it fit the class scale_up() looks at */
 	int64_t spot;     /* spot instances in all */
+	/* With teams: GPUs each team may still take (teams_share()'s
+	 * allowed, less what it holds and what this plan gave it), the team
+	 * whose work is launched for (-1: none, the warm pool) and the GPUs
+	 * one of its jobs asks for. */
+	int64_t room[CONF_MAX_TEAMS + 1];
+	int team;
+	int team_gpus;
 };
 
 /* USD per hour of an instance, on its market. */
 static double price_of(const struct offer *o, enum market m) { return o->price[m] > 0 ? o->price[m] : 0; }
+
+/* A team index from the view, within the settings' teams. */
+static int team_of(const struct planner *p, int team)
+{
+	return team > 0 && team < p->s->nteams ? team : 0;
+}
 
 static void wake_at(struct planner *p, int64_t at)
 {
@@ -366,6 +379,8 @@ static const char *limit_hit(const struct planner *p, const struct candidate *c)
 		return "max_spend_per_hour";
 	if (o->max_instances && p->per_offer[c->offer] + 1 > o->max_instances)
 		return "the offer's max_instances";
+	if (p->team >= 0 && p->room[p->team] < p->team_gpus)
+		return "the team's quota and borrowing";
 	return NULL;
 }
 
@@ -411,6 +426,8 @@ static void count_launch(struct planner *p, struct candidate *c)
 		p->spot_per_offer[c->offer]++;
 		p->spot++;
 	}
+	if (p->team >= 0)
+		p->room[p->team] -= p->team_gpus;
 }
 
 /* Decimals that show at least two significant digits of a small price:
@@ -579,6 +596,8 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 
 	if ((boot_s = fastest_boot_s(p, c, &speed)) < 0)
 		return;
+	p->team = p->s->nteams ? team_of(p, c->team) : -1;
+	p->team_gpus = c->gpus > 1 ? c->gpus : 1;
 	for (int o = 0; o < p->v->noffers; o++)
 		p->fits[o] = (char)fits(&p->v->offers[o], c);
 	/* A launch is up after its boot and then has the target to work: it
@@ -611,6 +630,10 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 			continue;
 		p->taken[k] = 1;
 		capacity += cap;
+		/* A free one takes one of these jobs: its GPUs come out of the
+		 * team's room as a launch's would. */
+		if (p->team >= 0 && i->state != INST_BUSY)
+			p->room[p->team] -= p->team_gpus;
 		/* Free before a launch would be: the oldest job is better off waiting for it. */
 		ready += i->state != INST_BUSY || busy_remaining_s(p, i) < boot_s;
 		matched++;
@@ -653,6 +676,8 @@ static void keep_warm(struct planner *p)
 	static const struct plan_class any = {.lane = "", .gpus = 0, .min_vram_gb = 0};
 	int floor_n = p->warm_floor;
 	char why[100];
+
+	p->team = -1; /* the warm pool is no team's */
 
 	if (p->s->warm.n)
 		wake_at(p, warm_next_change(&p->s->warm, p->v->now_ms));
@@ -745,9 +770,30 @@ static void scale_down(struct planner *p)
 	}
 }
 
+/* Each team's room: what teams_share() allows it, less what its running
+ * jobs hold. */
+static void share_teams(struct planner *p)
+{
+	struct team_share sh[CONF_MAX_TEAMS + 1];
+
+	memset(sh, 0, sizeof sh);
+	for (int k = 0; k < p->v->nfleet; k++) {
+		const struct plan_instance *i = &p->v->fleet[k];
+		if (i->running && i->state != INST_TERMINATED)
+			sh[team_of(p, i->team)].used_gpus += i->team_gpus;
+	}
+	for (int k = 0; k < p->v->nclasses; k++) {
+		const struct plan_class *c = &p->v->classes[k];
+		sh[team_of(p, c->team)].queued_gpus += c->jobs * (c->gpus > 1 ? c->gpus : 1);
+	}
+	teams_share(p->s->teams, p->s->nteams, p->s->max_gpus, sh);
+	for (int t = 0; t < p->s->nteams; t++)
+		p->room[t] = sh[t].allowed_gpus - sh[t].used_gpus;
+}
+
 void plan(const struct plan_view *v, struct plan_result *out)
 {
-	struct planner p = {.v = v, .s = v->settings, .out = out};
+	struct planner p = {.v = v, .s = v->settings, .out = out, .team = -1};
 	size_t nf = (size_t)v->nfleet + 1, no = (size_t)v->noffers + 1, nc = (size_t)v->nclasses + 1;
 	/* One block for the scratch arrays, widest alignment first, on the
 	 * stack for the usual fleet: the simulator calls plan() millions of
@@ -775,6 +821,8 @@ void plan(const struct plan_view *v, struct plan_result *out)
 	memset(p.kinds, 0, zeroed);
 	p.warm_floor = p.s->warm.n ? warm_floor(&p.s->warm, v->now_ms) : 0;
 	tally(&p);
+	if (p.s->nteams)
+		share_teams(&p);
 	expire_boots(&p);
 	enforce_limits(&p);
 	for (int k = 0; k < v->nclasses; k++)

@@ -10,6 +10,7 @@
 #include "common/instance.h"
 #include "common/offer.h"
 #include "common/warm.h"
+#include "policy/teams.h"
 
 /* Queued work of one requirement class in one lane. */
 struct plan_class {
@@ -17,6 +18,7 @@ struct plan_class {
 	int gpus;
 	int min_vram_gb;
 	int lane_rank; /* smaller is served first */
+	int team;      /* index into the settings' teams; read only when there are teams */
 	int64_t jobs;
 	int64_t items;          /* units of work of those jobs, summed */
 	double work_s;          /* estimated run time on the reference GPU, summed */
@@ -38,6 +40,11 @@ struct plan_instance {
 	int64_t idle_since_ms;  /* last job finished, or registered */
 	int64_t busy_until_ms;  /* estimated end of its job; 0 when it runs none */
 	int64_t busy_since_ms;  /* when its job started; 0 when it runs none */
+	/* When it runs a job and there are teams: the job's team (an index
+	 * into the settings' teams) and the GPUs the job asks for, which it
+	 * holds of its team's share. */
+	int team;
+	int team_gpus;
 };
 
 /* A lane, for the classes plan()'s callers build: its rank and wait target. */
@@ -84,6 +91,10 @@ struct plan_settings {
 	struct plan_lane lanes[CONF_MAX_LANES];
 	int nlanes;
 	int64_t default_wait_target_ms;
+	/* [team.NAME], `default` first (teams_from_config()); none: teams
+	 * are off and every job draws on the whole fleet. */
+	struct plan_team teams[CONF_MAX_TEAMS + 1];
+	int nteams;
 };
 
 struct plan_view {

@@ -1,0 +1,32 @@
+/* The teams as serve sees them now: what each team's leased jobs hold and
+ * its queued jobs ask for, read from the store, and the GPUs
+ * teams_share() (policy/teams.h) lets it hold. The lease hands a team's
+ * job only within that, as plan() launches for it only within it. */
+#ifndef EBB_TEAM_STATE_H
+#define EBB_TEAM_STATE_H
+
+#include <stdint.h>
+
+#include "common/config.h"
+#include "policy/teams.h"
+#include "store/store.h"
+
+struct team_state {
+	struct plan_team teams[CONF_MAX_TEAMS + 1];
+	struct team_share shares[CONF_MAX_TEAMS + 1];
+	int n; /* 0: no teams configured */
+	/* The team names of the queued jobs, each with the GPUs its team
+	 * may still take (its allowed less what it holds): what the lease
+	 * offer carries. A name with no [team.NAME] is the default team's. */
+	char **names;
+	int64_t *rooms;
+	int nnames;
+};
+
+#define TEAM_STATE_NOMEM (-2)
+
+/* 0; -1: the store failed (store_error()); TEAM_STATE_NOMEM. */
+int team_state_read(struct team_state *ts, struct store *st, const struct config *cfg);
+void team_state_free(struct team_state *ts);
+
+#endif

@@ -1,0 +1,108 @@
+/* Teams end to end, with a real `ebb serve`, the local provider and its
+ * real `ebb worker` processes on a 4-GPU fleet (max_gpus = 4), teams a
+ * and b of quota 2 each: b alone borrows a's idle quota and runs on all
+ * 4; once a has work, what b's jobs free goes to a, not to b's older
+ * queued jobs, and b is held to its quota while a uses its own. Each job
+ * runs until the test creates its file, so the test decides when GPUs
+ * free up; every wait polls with a deadline. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+#define WORKER_SECRET "worker-secret-0123456789"
+
+/* Jobs of team in state, from GET /v1/jobs. */
+static int jobs_in(struct harness_server *s, const char *team, const char *state)
+{
+	json_t *r = harness_get(s, harness_fmt("/v1/jobs?team=%s&state=%s&limit=1000", team, state));
+	int n = (int)json_array_size(harness_jget(r, "jobs"));
+
+	json_decref(r);
+	return n;
+}
+
+/* A job of team that runs until the file DIR/go-NAME exists. */
+static int64_t submit_waiting(struct harness_server *s, const char *dir, const char *team, const char *name)
+{
+	return harness_submit(s, harness_fmt("{\"team\": \"%s\", \"command\": [\"sh\", \"-c\","
+					     " \"while [ ! -e \\\"$0\\\" ]; do sleep 0.05; done\", \"%s/go-%s\"]}",
+					     team, dir, name));
+}
+
+static void release(const char *dir, const char *name)
+{
+	harness_write_file(harness_fmt("%s/go-%s", dir, name), "");
+}
+
+/* The leased jobs of b among ids (the first n of them), by name. */
+static int leased_among(struct harness_server *s, const int64_t *ids, int n, int *which, int max)
+{
+	int found = 0;
+
+	for (int k = 0; k < n && found < max; k++) {
+		if (harness_job_is(s, ids[k], "leased"))
+			which[found++] = k;
+	}
+	return found;
+}
+
+static void test_team_held_to_quota_and_borrowing(void **state)
+{
+	const char *dir = harness_tmpdir();
+	struct harness_server *s;
+	int64_t b[6], a[2];
+	int running[4];
+
+	(void)state;
+	s = harness_serve(harness_fmt("[token.worker]\nsecret = " WORKER_SECRET "\nrole = worker\n"
+				      "[provider]\nkind = local\norphan_timeout = 20s\n"
+				      "[local]\ngpus = 0,1,2,3\n"
+				      "[lane.standard]\nwait_target = 1s\n"
+				      "[scaler]\ninterval = 200ms\nmax_gpus = 4\nidle_timeout = 1m\n"
+				      "[team.a]\nquota_gpus = 2\n"
+				      "[team.b]\nquota_gpus = 2\n"),
+			  HARNESS_TOKENS);
+	harness_own_workers(s);
+
+	/* b alone: it borrows a's idle quota and runs on all 4 GPUs. */
+	for (int k = 0; k < 6; k++)
+		b[k] = submit_waiting(s, dir, "b", harness_fmt("b%d", k));
+	WAIT_FOR(s, 30000, jobs_in(s, "b", "leased") == 4, "team b did not run on 4 GPUs within 30 s (%d leased)",
+		 jobs_in(s, "b", "leased"));
+	assert_int(jobs_in(s, "b", "queued"), 2);
+	assert_true(harness_live_instances(s, NULL) <= 4);
+
+	/* a submits 2: max_gpus binds, so a waits for b's jobs to end (no
+	 * preemption here); the 2 GPUs that two of b's jobs free go to a,
+	 * though b's queued jobs are older. */
+	a[0] = submit_waiting(s, dir, "a", "a0");
+	a[1] = submit_waiting(s, dir, "a", "a1");
+	assert_int(leased_among(s, b, 6, running, 4), 4);
+	release(dir, harness_fmt("b%d", running[0]));
+	release(dir, harness_fmt("b%d", running[1]));
+	WAIT_FOR(s, 30000, harness_job_is(s, a[0], "leased") && harness_job_is(s, a[1], "leased"),
+		 "team a's jobs were not leased within 30 s of b freeing 2 GPUs");
+	assert_int(jobs_in(s, "b", "leased"), 2);
+	assert_int(jobs_in(s, "b", "queued"), 2);
+	assert_int(jobs_in(s, "b", "succeeded"), 2);
+
+	/* a's jobs end: b borrows again and the rest of its work runs. */
+	release(dir, "a0");
+	release(dir, "a1");
+	WAIT_FOR(s, 30000, jobs_in(s, "b", "queued") == 0 && jobs_in(s, "b", "leased") == 4,
+		 "team b did not borrow a's freed quota within 30 s");
+	for (int k = 0; k < 6; k++)
+		release(dir, harness_fmt("b%d", k));
+	WAIT_FOR(s, 30000, jobs_in(s, "b", "succeeded") == 6 && jobs_in(s, "a", "succeeded") == 2,
+		 "not every job succeeded within 30 s");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_team_held_to_quota_and_borrowing, harness_cleanup),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
