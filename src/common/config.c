@@ -169,6 +169,8 @@ static const struct conf_key scaler_keys[] = {
 	 "An offer's market whose launch found no capacity is not launched on for this long (as Karpenter caches insufficient capacity)."},
 	{"checkpoint_every", CONF_DURATION, CFG(checkpoint_every_ms), 1000, 30 * DAY_MS, "10m", NULL,
 	 "Checkpoint interval assumed when pricing reclaims: a reclaim loses half of it, or half a job if shorter."},
+	{"preempt_min_runtime", CONF_DURATION, CFG(preempt_min_runtime_ms), 0, DAY_MS, "1m", NULL,
+	 "With teams: a job runs this long at least before it is preempted for a team owed its GPUs, so that no job is admitted only to be taken back at once."},
 	{0},
 };
 

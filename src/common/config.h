@@ -160,6 +160,7 @@ struct config {
 	int64_t use_spot;
 	int64_t checkpoint_every_ms;
 	int64_t capacity_rest_ms;
+	int64_t preempt_min_runtime_ms;
 	/* [provider] */
 	char *provider_kind; /* "none" or a provider kind's name */
 	int64_t orphan_timeout_ms;

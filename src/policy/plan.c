@@ -83,6 +83,7 @@ struct planner {
 	int64_t room[CONF_MAX_TEAMS + 1];
 	int team;
 	int team_gpus;
+	struct team_share shares[CONF_MAX_TEAMS + 1];
 };
 
 /* USD per hour of an instance, on its market. */
@@ -774,9 +775,8 @@ static void scale_down(struct planner *p)
  * jobs hold. */
 static void share_teams(struct planner *p)
 {
-	struct team_share sh[CONF_MAX_TEAMS + 1];
+	struct team_share *sh = p->shares;
 
-	memset(sh, 0, sizeof sh);
 	for (int k = 0; k < p->v->nfleet; k++) {
 		const struct plan_instance *i = &p->v->fleet[k];
 		if (i->running && i->state != INST_TERMINATED)
@@ -789,6 +789,94 @@ static void share_teams(struct planner *p)
 	teams_share(p->s->teams, p->s->nteams, p->s->max_gpus, sh);
 	for (int t = 0; t < p->s->nteams; t++)
 		p->room[t] = sh[t].allowed_gpus - sh[t].used_gpus;
+}
+
+/* Could one more instance of the smallest offer start within the hard
+ * limits? Then a team owed GPUs is better served by a launch than by
+ * taking them from another team. */
+static int launch_would_pass_a_limit(const struct planner *p)
+{
+	int64_t least = -1;
+
+	for (int o = 0; o < p->v->noffers; o++) {
+		if (least < 0 || p->v->offers[o].gpus < least)
+			least = p->v->offers[o].gpus;
+	}
+	return least < 0 || p->count + 1 > p->s->max_instances || p->gpus + least > p->s->max_gpus ||
+	       (p->s->max_spend_per_hour > 0 && p->spend > p->s->max_spend_per_hour - 1e-9);
+}
+
+/* The next job to preempt: of a team holding more than its share now,
+ * run past preempt_min_runtime, lowest priority first, then the most
+ * recently started; -1 if none. chosen: the ones already picked. */
+static int pick_preempted(struct planner *p, const int64_t *over, const int *chosen, int nchosen)
+{
+	int best = -1;
+
+	for (int k = 0; k < p->v->nfleet; k++) {
+		const struct plan_instance *i = &p->v->fleet[k], *b = best >= 0 ? &p->v->fleet[best] : NULL;
+		int t = team_of(p, i->team), dup = 0;
+		if (!i->running || i->state != INST_BUSY || over[t] <= 0)
+			continue;
+		if (p->v->now_ms - i->busy_since_ms < p->s->preempt_min_runtime_ms) {
+			/* Look again when it may be. */
+			wake_at(p, i->busy_since_ms + p->s->preempt_min_runtime_ms);
+			continue;
+		}
+		for (int j = 0; j < nchosen; j++)
+			dup |= chosen[j] == k;
+		if (dup)
+			continue;
+		if (!b || i->priority < b->priority ||
+		    (i->priority == b->priority && i->busy_since_ms > b->busy_since_ms))
+			best = k;
+	}
+	return best;
+}
+
+/* Preemption, when a limit really binds: a team with queued work within
+ * its quota that this plan could give no GPU to (no free instance, no
+ * launch within the hard limits), while other teams hold GPUs beyond
+ * their share now, gets them back: their jobs are asked to stop at a
+ * checkpoint and go back to the queue. */
+static void preempt(struct planner *p)
+{
+	int64_t owed = 0, over[CONF_MAX_TEAMS + 1];
+	int chosen[PLAN_MAX_ACTIONS], nchosen = 0;
+	char short_of[120] = "";
+
+	for (int t = 0; t < p->s->nteams; t++) {
+		const struct team_share *sh = &p->shares[t];
+		int64_t want = sh->used_gpus + sh->queued_gpus;
+		int64_t quota = want < p->s->teams[t].quota_gpus ? want : p->s->teams[t].quota_gpus;
+		/* What this plan gave it: the room it had less the room left. */
+		int64_t given = sh->allowed_gpus - sh->used_gpus - p->room[t];
+		int64_t lacking = quota - sh->used_gpus - given;
+		over[t] = sh->used_gpus - sh->allowed_gpus;
+		if (sh->queued_gpus > 0 && lacking > 0) {
+			owed += lacking;
+			if (!short_of[0] && !p->v->no_reasons)
+				snprintf(short_of, sizeof short_of, "team %s is owed %lld GPUs of its quota",
+					 p->s->teams[t].name, (long long)lacking);
+		}
+	}
+	if (owed <= 0 || !launch_would_pass_a_limit(p))
+		return;
+	while (owed > 0 && nchosen < PLAN_MAX_ACTIONS) {
+		int k = pick_preempted(p, over, chosen, nchosen), t;
+		const struct plan_instance *i;
+		if (k < 0)
+			break;
+		i = &p->v->fleet[k];
+		t = team_of(p, i->team);
+		chosen[nchosen++] = k;
+		over[t] -= i->team_gpus;
+		owed -= i->team_gpus;
+		add(p, ACTION_PREEMPT, i->offer, 1, i->id,
+		    "preempt the job on %lld (team %s, priority %d): its team holds %lld GPUs beyond its share"
+		    " now and %s, with no launch within the hard limits", (long long)i->id, p->s->teams[t].name,
+		    i->priority, (long long)(over[t] + i->team_gpus), short_of);
+	}
 }
 
 void plan(const struct plan_view *v, struct plan_result *out)
@@ -830,6 +918,8 @@ void plan(const struct plan_view *v, struct plan_result *out)
 	sort_small(order, (size_t)v->nclasses, sizeof *order, class_order);
 	for (int k = 0; k < v->nclasses; k++)
 		scale_up(&p, order[k]);
+	if (p.s->nteams)
+		preempt(&p);
 	keep_warm(&p);
 	scale_down(&p);
 	if (block != small)

@@ -45,6 +45,7 @@ struct plan_instance {
 	 * holds of its team's share. */
 	int team;
 	int team_gpus;
+	int priority; /* of its job: the lowest is preempted first */
 };
 
 /* A lane, for the classes plan()'s callers build: its rank and wait target. */
@@ -95,6 +96,8 @@ struct plan_settings {
 	 * are off and every job draws on the whole fleet. */
 	struct plan_team teams[CONF_MAX_TEAMS + 1];
 	int nteams;
+	/* A job runs this long at least before it is preempted. */
+	int64_t preempt_min_runtime_ms;
 };
 
 struct plan_view {
@@ -115,7 +118,9 @@ struct plan_view {
 	int no_reasons;
 };
 
-enum action_kind { ACTION_LAUNCH, ACTION_DRAIN, ACTION_TERMINATE };
+/* ACTION_PREEMPT: the job the instance runs gives its GPUs back to a team
+ * owed them, through its checkpoint (docs/TEAMS.md); the instance stays. */
+enum action_kind { ACTION_LAUNCH, ACTION_DRAIN, ACTION_TERMINATE, ACTION_PREEMPT };
 
 struct action {
 	enum action_kind kind;
@@ -123,7 +128,7 @@ struct action {
 	enum market market;
 	int count;        /* launch */
 	const char *lane; /* launch: the lane of the work it is for ("" for the warm pool); the view's */
-	int64_t instance; /* drain, terminate */
+	int64_t instance; /* drain, terminate, preempt */
 	char reason[400];
 };
 

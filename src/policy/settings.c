@@ -41,6 +41,7 @@ void plan_settings_from_config(const struct config *cfg, struct plan_settings *o
 	out->nlanes = cfg->nlanes;
 	out->default_wait_target_ms = config_wait_target_ms(cfg, NULL);
 	out->nteams = teams_from_config(cfg, out->teams);
+	out->preempt_min_runtime_ms = cfg->preempt_min_runtime_ms;
 }
 
 int64_t plan_idle_timeout_ms(const struct plan_settings *s, int64_t *gaps, size_t n, char *why,

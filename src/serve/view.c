@@ -217,6 +217,7 @@ static int add_instance(void *arg, const struct instance *inst)
 			p->busy_since_ms = job.started_ms;
 			p->team = teams_index(b->settings->teams, b->settings->nteams, job.team);
 			p->team_gpus = job.gpus > 1 ? job.gpus : 1;
+			p->priority = job.priority;
 			job_free(&job);
 		}
 	}

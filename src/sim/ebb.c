@@ -121,6 +121,8 @@ void ebb_policy(struct sim *s)
 		if (x->kind == ACTION_LAUNCH) {
 			for (int n = 0; n < x->count; n++)
 				sim_launch(s, x->offer, x->market, s->ebb.starting);
+		} else if (x->kind == ACTION_PREEMPT) {
+			continue; /* a trace has no teams: nothing to take back */
 		} else if (x->instance >= 1 && x->instance <= s->ninst) {
 			int k = (int)x->instance - 1;
 			if (x->kind == ACTION_DRAIN) {

@@ -99,10 +99,112 @@ static void test_team_held_to_quota_and_borrowing(void **state)
 		 "not every job succeeded within 30 s");
 }
 
+/* A job of team of `items` items that checkpoints every 10: it starts from
+ * $EBB_CHECKPOINT, and on SIGTERM checkpoints where it is and exits; it
+ * writes "start POS" into DIR/NAME.log at each start. */
+static int64_t submit_checkpointing(struct harness_server *s, const char *dir, const char *team, const char *name,
+				    int items)
+{
+	return harness_submit(s, harness_fmt(
+		"{\"team\": \"%s\", \"items\": %d, \"command\": [\"sh\", \"-c\", \"pos=${EBB_CHECKPOINT:-0};"
+		" echo start $pos >> $0; trap 'echo checkpoint $pos $pos >&$EBB_CONTROL_FD; exit 0' TERM;"
+		" while [ $pos -lt %d ]; do pos=$((pos + 1)); echo progress $pos >&$EBB_CONTROL_FD;"
+		" [ $((pos %% 10)) -eq 0 ] && echo checkpoint $pos $pos >&$EBB_CONTROL_FD; sleep 0.05; done\","
+		" \"%s/%s.log\"]}", team, items, items, dir, name));
+}
+
+/* The POS of the k-th (from 1) "start POS" line of DIR/NAME.log; -1: none. */
+static int64_t start_pos(const char *dir, const char *name, int k)
+{
+	char *text = harness_read_file(harness_fmt("%s/%s.log", dir, name), NULL), *line, *save = NULL;
+	int64_t pos = -1;
+
+	for (line = text ? strtok_r(text, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+		long long v;
+		if (sscanf(line, "start %lld", &v) == 1 && --k == 0) {
+			pos = v;
+			break;
+		}
+	}
+	free(text);
+	return pos;
+}
+
+static int64_t job_int(struct harness_server *s, int64_t id, const char *field)
+{
+	json_t *j = harness_get_job(s, id);
+	int64_t v = JINT(j, field);
+
+	json_decref(j);
+	return v;
+}
+
+/* b runs on all 4 GPUs, borrowing a's 2; a submits 2 jobs: max_gpus binds,
+ * so 2 of b's jobs are preempted at their checkpoint, a's jobs run, and
+ * b's resume from their checkpoints. Every job succeeds once, on its first
+ * attempt, with its items counted once; the preemptions are decisions. */
+static void test_borrowed_jobs_preempted_through_checkpoints(void **state)
+{
+	const char *dir = harness_tmpdir();
+	struct harness_server *s;
+	struct harness_run run;
+	int64_t b[4], a[2];
+	int preempted = 0;
+
+	(void)state;
+	s = harness_serve(harness_fmt("[token.worker]\nsecret = " WORKER_SECRET "\nrole = worker\n"
+				      "[queue]\nlease_timeout = 3s\n"
+				      "[provider]\nkind = local\norphan_timeout = 20s\nreclaim_grace = 5s\n"
+				      "[local]\ngpus = 0,1,2,3\n"
+				      "[lane.standard]\nwait_target = 1s\n"
+				      "[scaler]\ninterval = 200ms\nmax_gpus = 4\nidle_timeout = 1m\n"
+				      "preempt_min_runtime = 1s\n"
+				      "[team.a]\nquota_gpus = 2\n"
+				      "[team.b]\nquota_gpus = 2\n"),
+			  HARNESS_TOKENS);
+	harness_own_workers(s);
+	for (int k = 0; k < 4; k++)
+		b[k] = submit_checkpointing(s, dir, "b", harness_fmt("b%d", k), 400);
+	WAIT_FOR(s, 30000, jobs_in(s, "b", "leased") == 4, "team b did not run on 4 GPUs within 30 s");
+	for (int k = 0; k < 4; k++)
+		WAIT_FOR(s, 30000, job_int(s, b[k], "items_done") >= 20, "b%d made no checkpoint within 30 s", k);
+
+	a[0] = submit_checkpointing(s, dir, "a", "a0", 20);
+	a[1] = submit_checkpointing(s, dir, "a", "a1", 20);
+	WAIT_FOR(s, 30000, harness_job_is(s, a[0], "succeeded") && harness_job_is(s, a[1], "succeeded"),
+		 "team a's jobs did not run within 30 s");
+	WAIT_FOR(s, 60000, jobs_in(s, "b", "succeeded") == 4, "team b's jobs did not all succeed within 60 s");
+
+	for (int k = 0; k < 4; k++) {
+		json_t *j = harness_get_job(s, b[k]);
+		const char *name = harness_fmt("b%d", k);
+		assert_int(JINT(j, "attempts"), 1);
+		assert_int(JINT(j, "items_done"), 400);
+		if (JINT(j, "interruptions") > 0) {
+			/* Resumed from where it stopped, not from the start. */
+			assert_true(start_pos(dir, name, 2) >= 10);
+			preempted++;
+		} else {
+			assert_int(start_pos(dir, name, 2), -1);
+		}
+		json_decref(j);
+	}
+	assert_int(preempted, 2);
+	for (int k = 0; k < 2; k++)
+		assert_int(job_int(s, a[k], "interruptions"), 0);
+
+	harness_ebb(&run, s, "decisions", NULL);
+	assert_int(run.status, 0);
+	assert_contains(run.out, "preempt");
+	assert_contains(run.out, "team a is owed 2 GPUs of its quota");
+	harness_run_free(&run);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_team_held_to_quota_and_borrowing, harness_cleanup),
+		cmocka_unit_test_teardown(test_borrowed_jobs_preempted_through_checkpoints, harness_cleanup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -307,7 +307,7 @@ static void queue_for(struct pfx *f, int t, int64_t jobs)
 	c->team = t;
 }
 
-static void running_for(struct pfx *f, int t)
+static struct plan_instance *running_for(struct pfx *f, int t)
 {
 	struct plan_instance *i = &f->fleet[f->nfleet];
 
@@ -320,6 +320,7 @@ static void running_for(struct pfx *f, int t)
 	i->busy_until_ms = 1000000 + 3600000;
 	i->team = t;
 	i->team_gpus = 1;
+	return i;
 }
 
 static int64_t launched(const struct pfx *f)
@@ -418,6 +419,150 @@ static void test_plan_team_over_its_share_waits(void **state)
 	assert_int(launched(&f), 0);
 }
 
+static int preempted(const struct pfx *f, int64_t *ids)
+{
+	int n = 0;
+
+	for (int k = 0; k < f->r.n; k++) {
+		if (f->r.actions[k].kind == ACTION_PREEMPT)
+			ids[n++] = f->r.actions[k].instance;
+	}
+	return n;
+}
+
+/* max_gpus binds and b holds a's quota: b's jobs are preempted, lowest
+ * priority first, then the most recently started, as many as a is owed;
+ * none that has run less than preempt_min_runtime; none when a launch
+ * within the hard limits would serve; none for work beyond a's quota. */
+static void test_plan_preempts_only_when_a_limit_binds(void **state)
+{
+	struct pfx f;
+	int64_t ids[PLAN_MAX_ACTIONS];
+
+	(void)state;
+	pfx_reset(&f, 4);
+	f.set.preempt_min_runtime_ms = 60000;
+	for (int k = 0; k < 4; k++)
+		running_for(&f, 2)->busy_since_ms = 1000000 - 600000 + k * 1000; /* 4 started last */
+	f.fleet[0].priority = -1; /* the oldest, but the lowest priority */
+	queue_for(&f, 2, 3);
+	queue_for(&f, 1, 2);
+	plan_it(&f);
+	assert_int(launched(&f), 0);
+	assert_int(preempted(&f, ids), 2);
+	assert_int(ids[0], 1);
+	assert_int(ids[1], 4);
+	assert_contains(f.r.actions[0].reason, "(team b, priority -1): its team holds 2 GPUs beyond its share");
+	assert_contains(f.r.actions[0].reason, "team a is owed 2 GPUs of its quota");
+
+	/* a wants 5: still only its quota's 2 are taken back. */
+	f.classes[1].jobs = 5;
+	plan_it(&f);
+	assert_int(preempted(&f, ids), 2);
+
+	/* a has one GPU already: 1 more. */
+	f.classes[1].jobs = 2;
+	running_for(&f, 1)->busy_since_ms = 1000000 - 600000;
+	f.set.max_gpus = 5;
+	plan_it(&f);
+	assert_int(preempted(&f, ids), 1);
+	f.nfleet--;
+	f.set.max_gpus = 4;
+
+	/* Started within preempt_min_runtime: not yet; the plan comes back
+	 * when the jobs' runs would allow it... */
+	for (int k = 0; k < 4; k++)
+		f.fleet[k].busy_since_ms = 1000000 - 30000;
+	plan_it(&f);
+	assert_int(preempted(&f, ids), 0);
+	assert_int(f.r.next_ms, 1000000 + 30000);
+
+	/* ...and two of them past it: those two. */
+	f.fleet[1].busy_since_ms = 1000000 - 90000;
+	f.fleet[2].busy_since_ms = 1000000 - 70000;
+	plan_it(&f);
+	assert_int(preempted(&f, ids), 2);
+
+	/* Room for a launch within max_gpus: a launches, no preemption. */
+	for (int k = 0; k < 4; k++)
+		f.fleet[k].busy_since_ms = 1000000 - 600000;
+	f.set.max_gpus = 5;
+	plan_it(&f);
+	assert_int(launched(&f), 1);
+	assert_int(preempted(&f, ids), 1);
+	f.set.max_gpus = 6;
+	plan_it(&f);
+	assert_int(launched(&f), 2);
+	assert_int(preempted(&f, ids), 0);
+
+	/* Without teams, nothing is ever preempted. */
+	f.set.nteams = 0;
+	f.set.max_gpus = 4;
+	plan_it(&f);
+	assert_int(preempted(&f, ids), 0);
+}
+
+/* Random views of three teams on one-GPU offers: what runs and what plan()
+ * launches for each team (one lane per team tells them apart) stays
+ * within its quota and borrowing limit unless it already ran beyond them,
+ * within max_gpus; a preemption comes only when no launch fits within the
+ * hard limits, and only of a team holding more than its share. */
+static void test_random_views_keep_the_team_invariants(void **state)
+{
+	static const char *const lanes[] = {"t0", "t1", "t2"};
+	uint64_t rng = rng_seed(7);
+	struct pfx f;
+
+	(void)state;
+	for (int round = 0; round < 5000; round++) {
+		int64_t used[3] = {0}, launched_for[3] = {0}, gpus = 0, quotas = 0;
+		int preempts = 0;
+
+		pfx_reset(&f, 2 + (int64_t)(rng_next(&rng) % 10));
+		for (int t = 0; t < 3; t++) {
+			int64_t room = f.set.max_gpus - quotas;
+			f.set.teams[t] = team(lanes[t], t == 0 ? 0 : (int64_t)(rng_next(&rng) % (uint64_t)(room + 1)),
+					      rng_next(&rng) % 2 ? -1 : (int64_t)(rng_next(&rng) % 4),
+					      rng_next(&rng) % 2 ? -1 : (int64_t)(rng_next(&rng) % 4),
+					      1 + (double)(rng_next(&rng) % 3));
+			quotas += f.set.teams[t].quota_gpus;
+		}
+		for (int64_t n = (int64_t)(rng_next(&rng) % (uint64_t)(f.set.max_gpus + 1)); n > 0; n--) {
+			struct plan_instance *i = running_for(&f, (int)(rng_next(&rng) % 3));
+			used[i->team]++;
+			gpus++;
+		}
+		for (int t = 0; t < 3; t++) {
+			int64_t jobs = (int64_t)(rng_next(&rng) % 6);
+			if (jobs) {
+				queue_for(&f, t, jobs);
+				f.classes[f.nclasses - 1].lane = lanes[t];
+			}
+		}
+		plan_it(&f);
+		for (int k = 0; k < f.r.n; k++) {
+			const struct action *a = &f.r.actions[k];
+			if (a->kind == ACTION_LAUNCH)
+				launched_for[a->lane[1] - '0'] += a->count;
+			preempts += a->kind == ACTION_PREEMPT;
+		}
+		for (int t = 0; t < 3; t++) {
+			const struct plan_team *tm = &f.set.teams[t];
+			gpus += launched_for[t];
+			if (launched_for[t] > 0 && tm->borrowing_limit_gpus >= 0 &&
+			    used[t] + launched_for[t] > tm->quota_gpus + tm->borrowing_limit_gpus)
+				fail_msg("round %d: team %d runs %lld and gets %lld launches, past quota %lld +"
+					 " borrowing limit %lld", round, t, (long long)used[t], (long long)launched_for[t],
+					 (long long)tm->quota_gpus, (long long)tm->borrowing_limit_gpus);
+		}
+		if (gpus > f.set.max_gpus)
+			fail_msg("round %d: %lld GPUs, max_gpus %lld", round, (long long)gpus, (long long)f.set.max_gpus);
+		if (preempts && gpus + 1 <= f.set.max_gpus)
+			fail_msg("round %d: %d preempted with room for a launch (%lld of %lld GPUs)", round, preempts,
+				 (long long)gpus, (long long)f.set.max_gpus);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -429,6 +574,8 @@ int main(void)
 		cmocka_unit_test(test_default_team_rules),
 		cmocka_unit_test(test_plan_launches_within_the_team_share),
 		cmocka_unit_test(test_plan_team_over_its_share_waits),
+		cmocka_unit_test(test_plan_preempts_only_when_a_limit_binds),
+		cmocka_unit_test(test_random_views_keep_the_team_invariants),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
