@@ -380,6 +380,8 @@ static const char *limit_hit(const struct planner *p, const struct candidate *c)
 		return "max_spend_per_hour";
 	if (o->max_instances && p->per_offer[c->offer] + 1 > o->max_instances)
 		return "the offer's max_instances";
+	if (p->team >= 0 && (p->v->over_budget >> p->team & 1))
+		return "the team's monthly budget, spent";
 	if (p->team >= 0 && p->room[p->team] < p->team_gpus)
 		return "the team's quota and borrowing";
 	return NULL;

@@ -116,6 +116,9 @@ struct plan_view {
 	/* The simulator reads no reason: leave them empty (each costs a
 	 * printf). serve and `ebb tune`'s reports keep them. */
 	int no_reasons;
+	/* Bit t: team t has spent its monthly_budget this month; nothing is
+	 * launched for its work. */
+	uint64_t over_budget;
 };
 
 /* ACTION_PREEMPT: the job the instance runs gives its GPUs back to a team

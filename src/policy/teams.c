@@ -22,6 +22,7 @@ int teams_from_config(const struct config *cfg, struct plan_team *out)
 	out[0].borrowing_limit_gpus = -1;
 	out[0].lending_limit_gpus = -1;
 	out[0].weight = 1;
+	out[0].monthly_budget = -1;
 	for (size_t i = 0; i < cfg->nteams && n <= CONF_MAX_TEAMS; i++) {
 		const struct team_conf *t = &cfg->teams[i];
 		struct plan_team *p = t == def ? &out[0] : &out[n++];
@@ -30,6 +31,7 @@ int teams_from_config(const struct config *cfg, struct plan_team *out)
 		p->borrowing_limit_gpus = whole_or(t->borrowing_limit_gpus, -1);
 		p->lending_limit_gpus = whole_or(t->lending_limit_gpus, -1);
 		p->weight = t->weight;
+		p->monthly_budget = t->monthly_budget == CONF_ABSENT ? -1 : t->monthly_budget;
 	}
 	return n;
 }

@@ -23,6 +23,7 @@ struct plan_team {
 	int64_t borrowing_limit_gpus; /* -1: no limit */
 	int64_t lending_limit_gpus;   /* -1: all its unused quota */
 	double weight;
+	double monthly_budget; /* USD; -1: none */
 };
 
 /* What one team holds and wants, and what it may hold. */

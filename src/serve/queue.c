@@ -159,7 +159,7 @@ int queue_lease(struct queue *q, const struct lease_offer *offer, const char *wo
 	if (q->cfg->nteams > 0) {
 		/* Each team's job only within its share (docs/TEAMS.md). */
 		struct team_state ts;
-		if ((rc = team_state_read(&ts, q->store, q->cfg)) != 0) {
+		if ((rc = team_state_read(&ts, q->store, q->cfg, now)) != 0) {
 			team_state_free(&ts);
 			return rc == TEAM_STATE_NOMEM ? error_set(err, 500, "memory", NULL, "out of memory")
 						      : failed(q, err);

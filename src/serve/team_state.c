@@ -4,6 +4,57 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include "serve/chargeback.h"
+
+#define DAY_MS 86400000LL
+
+struct month_sums {
+	const struct plan_team *teams;
+	int n;
+	double busy[CONF_MAX_TEAMS + 1], all_busy, not_busy;
+};
+
+static int add_sum(void *arg, const struct ledger_sum *s)
+{
+	struct month_sums *m = arg;
+
+	if (strcmp(s->kind, "job") == 0) {
+		m->busy[teams_index(m->teams, m->n, s->team ? s->team : "")] += s->cost;
+		m->all_busy += s->cost;
+	} else {
+		m->not_busy += s->cost;
+	}
+	return 0;
+}
+
+int team_month_spend(struct store *st, const struct plan_team *teams, int n, int64_t now_ms, double *spend)
+{
+	struct month_sums m = {.teams = teams, .n = n};
+	time_t now = (time_t)(now_ms / 1000);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	tm.tm_mday = 1;
+	tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+	if (store_ledger_sums(st, (int64_t)timegm(&tm) * 1000 / DAY_MS, add_sum, &m) != 0)
+		return -1;
+	for (int t = 0; t < n; t++)
+		spend[t] = chargeback_usd(m.busy[t], m.all_busy, m.not_busy);
+	return 0;
+}
+
+uint64_t team_over_budget(const struct plan_team *teams, int n, const double *spend)
+{
+	uint64_t over = 0;
+
+	for (int t = 0; t < n; t++) {
+		if (teams[t].monthly_budget >= 0 && spend[t] >= teams[t].monthly_budget)
+			over |= (uint64_t)1 << t;
+	}
+	return over;
+}
 
 static int64_t job_gpus(int gpus) { return gpus > 1 ? gpus : 1; }
 
@@ -38,7 +89,7 @@ static int add_queued(void *arg, const struct demand_row *r)
 	return 0;
 }
 
-int team_state_read(struct team_state *ts, struct store *st, const struct config *cfg)
+int team_state_read(struct team_state *ts, struct store *st, const struct config *cfg, int64_t now_ms)
 {
 	struct job_filter leased = {.state = JOB_LEASED, .limit = INT_MAX};
 	int rc;
@@ -48,10 +99,14 @@ int team_state_read(struct team_state *ts, struct store *st, const struct config
 		return 0;
 	if ((rc = store_job_list(st, &leased, add_leased, ts)) != 0 || (rc = store_demand(st, add_queued, ts)) != 0)
 		return rc == TEAM_STATE_NOMEM ? rc : -1;
+	if (team_month_spend(st, ts->teams, ts->n, now_ms, ts->spend) != 0)
+		return -1;
+	ts->over_budget = team_over_budget(ts->teams, ts->n, ts->spend);
 	teams_share(ts->teams, ts->n, cfg->max_gpus, ts->shares);
 	for (int k = 0; k < ts->nnames; k++) {
-		const struct team_share *s = &ts->shares[teams_index(ts->teams, ts->n, ts->names[k])];
-		ts->rooms[k] = s->allowed_gpus - s->used_gpus;
+		int t = teams_index(ts->teams, ts->n, ts->names[k]);
+		/* A team over its budget gets nothing new; what runs finishes. */
+		ts->rooms[k] = ts->over_budget >> t & 1 ? 0 : ts->shares[t].allowed_gpus - ts->shares[t].used_gpus;
 	}
 	return 0;
 }

@@ -8,6 +8,7 @@
 
 #include "policy/durations.h"
 #include "policy/settings.h"
+#include "serve/team_state.h"
 
 /* A callback's return when memory ran out: it stops the walk. */
 #define VIEW_NOMEM (-2)
@@ -250,6 +251,12 @@ int view_build(struct view *v, struct store *st, const struct plan_settings *set
 	    walked(v, st, store_demand(st, add_demand, v)) != 0 ||
 	    walked(v, st, add_arrivals(v, st, now_ms, settings->arrival_window_ms)) != 0)
 		return -1;
+	if (settings->nteams) {
+		double spend[CONF_MAX_TEAMS + 1];
+		if (walked(v, st, team_month_spend(st, settings->teams, settings->nteams, now_ms, spend)) != 0)
+			return -1;
+		v->over_budget = team_over_budget(settings->teams, settings->nteams, spend);
+	}
 	return 0;
 }
 

@@ -5,9 +5,11 @@
  * queued jobs, and b is held to its quota while a uses its own. Each job
  * runs until the test creates its file, so the test decides when GPUs
  * free up; every wait polls with a deadline. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "harness.h"
 
@@ -200,11 +202,69 @@ static void test_borrowed_jobs_preempted_through_checkpoints(void **state)
 	harness_run_free(&run);
 }
 
+/* A team that spent its monthly budget gets no GPU for its queued work
+ * while another team's later job runs; the month's chargeback by team
+ * adds up to the fleet's total to the cent. */
+static void test_budget_stops_a_team_and_chargeback_adds_up(void **state)
+{
+	struct harness_server *s;
+	struct harness_run run;
+	int64_t a1, a2, b1, lines = 0;
+	json_t *r, *line;
+	time_t now = time(NULL);
+	char month[16];
+	size_t i;
+
+	(void)state;
+	s = harness_serve("[token.worker]\nsecret = " WORKER_SECRET "\nrole = worker\n"
+			  "[provider]\nkind = local\norphan_timeout = 20s\n"
+			  "[local]\ngpus = 0,1\n"
+			  "[lane.standard]\nwait_target = 1s\n"
+			  "[scaler]\ninterval = 200ms\nmax_gpus = 2\nidle_timeout = 1m\nmax_spend_per_hour = 0\n"
+			  "[offer.g]\nprice_ondemand = 360\nbilling_minimum = 0s\n"
+			  "[team.a]\nquota_gpus = 1\nmonthly_budget = 0.0001\n"
+			  "[team.b]\nquota_gpus = 1\n",
+			  HARNESS_TOKENS);
+	harness_own_workers(s);
+	a1 = harness_submit(s, "{\"team\": \"a\", \"command\": [\"sleep\", \"0.3\"]}");
+	WAIT_FOR(s, 30000, harness_job_is(s, a1, "succeeded"), "a's first job did not succeed within 30 s");
+	/* a1's run cost more than a's budget: a2 waits, b1 runs. */
+	a2 = harness_submit(s, "{\"team\": \"a\", \"command\": [\"true\"]}");
+	b1 = harness_submit(s, "{\"team\": \"b\", \"command\": [\"sleep\", \"0.3\"]}");
+	WAIT_FOR(s, 30000, harness_job_is(s, b1, "succeeded"), "b's job did not succeed within 30 s");
+	assert_true(harness_job_is(s, a2, "queued"));
+
+	strftime(month, sizeof month, "%Y-%m", gmtime(&now));
+	harness_ebb(&run, s, "report", "--month", month, "--by", "team", "--json", NULL);
+	assert_int(run.status, 0);
+	r = harness_json(run.out);
+	json_array_foreach(harness_jget(r, "chargeback.teams"), i, line)
+		lines += JINT(line, "total_cents");
+	lines += JINT(r, "chargeback.unattributed_cents");
+	assert_int(lines, JINT(r, "chargeback.total_cents"));
+	assert_int(lines, llround(json_number_value(harness_jget(r, "total.cost_usd")) * 100));
+	assert_true(lines > 0);
+	assert_int(json_array_size(harness_jget(r, "chargeback.teams")), 2);
+	json_decref(r);
+	harness_run_free(&run);
+
+	harness_ebb(&run, s, "report", "--month", month, "--by", "team", NULL);
+	assert_int(run.status, 0);
+	assert_contains(run.out, "Chargeback");
+	assert_contains(run.out, "IDLE SHARE");
+	harness_run_free(&run);
+	harness_ebb(&run, s, "report", "--month", "2026-13", NULL);
+	assert_int(run.status, 2);
+	assert_contains(run.err, "--month: expected YYYY-MM");
+	harness_run_free(&run);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_team_held_to_quota_and_borrowing, harness_cleanup),
 		cmocka_unit_test_teardown(test_borrowed_jobs_preempted_through_checkpoints, harness_cleanup),
+		cmocka_unit_test_teardown(test_budget_stops_a_team_and_chargeback_adds_up, harness_cleanup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

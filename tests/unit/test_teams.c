@@ -5,6 +5,7 @@
  * share, and a property test over random views: no team is allowed more
  * than its quota and its borrowing limit, all teams together no more than
  * max_gpus, and each team with work at least its quota. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,8 @@
 #include "policy/plan.h"
 #include "policy/settings.h"
 #include "policy/teams.h"
+#include "serve/chargeback.h"
+#include "serve/report.h"
 
 static struct plan_team team(const char *name, int64_t quota, int64_t borrow, int64_t lend, double weight)
 {
@@ -563,6 +566,93 @@ static void test_random_views_keep_the_team_invariants(void **state)
 	}
 }
 
+/* A team that spent its monthly budget gets no launch, and says why;
+ * the other team launches as before. */
+static void test_plan_no_launch_past_the_budget(void **state)
+{
+	struct pfx f;
+	struct plan_view v;
+
+	(void)state;
+	pfx_reset(&f, 4);
+	queue_for(&f, 1, 2);
+	queue_for(&f, 2, 1);
+	v = (struct plan_view){.now_ms = 1000000, .settings = &f.set, .idle_timeout_ms = 600000,
+			       .classes = f.classes, .nclasses = f.nclasses, .offers = f.offers, .noffers = 1,
+			       .over_budget = 1u << 1};
+	plan(&v, &f.r);
+	assert_int(launched(&f), 1);
+	v.over_budget = 0;
+	plan(&v, &f.r);
+	assert_int(launched(&f), 3);
+}
+
+/* The chargeback: teams pay their busy cost and a share of the not-busy
+ * cost by it; the lines add up to the fleet's total to the cent, on
+ * random bills; with no busy cost, all is unattributed. */
+static void test_chargeback_adds_up_to_the_cent(void **state)
+{
+	struct charge c[5];
+	uint64_t rng = rng_seed(5);
+
+	(void)state;
+	memset(c, 0, sizeof c);
+	c[0].busy_usd = 30;
+	c[1].busy_usd = 10;
+	assert_int(chargeback(c, 2, 20), 0);
+	assert_int(c[0].total_cents, 4500);
+	assert_int(c[0].busy_cents, 3000);
+	assert_int(c[0].idle_share_cents, 1500);
+	assert_int(c[1].total_cents, 1500);
+
+	/* Thirds: 1 cent over three teams goes to the first listed. */
+	for (int k = 0; k < 3; k++)
+		c[k].busy_usd = 1;
+	assert_int(chargeback(c, 3, 0.01), 0);
+	assert_int(c[0].total_cents, 101);
+	assert_int(c[1].total_cents, 100);
+	assert_int(c[2].total_cents, 100);
+
+	c[0].busy_usd = c[1].busy_usd = c[2].busy_usd = 0;
+	assert_int(chargeback(c, 3, 12.345), 1235);
+	assert_int(c[0].total_cents, 0);
+
+	for (int round = 0; round < 20000; round++) {
+		int n = 1 + (int)(rng_next(&rng) % 5);
+		double not_busy = (double)(rng_next(&rng) % 100000) / 997.0, all = not_busy;
+		int64_t sum = 0;
+		for (int k = 0; k < n; k++) {
+			c[k].busy_usd = (double)(rng_next(&rng) % 100000) / 991.0;
+			all += c[k].busy_usd;
+		}
+		sum = chargeback(c, n, not_busy);
+		for (int k = 0; k < n; k++) {
+			sum += c[k].total_cents;
+			if (c[k].busy_cents + c[k].idle_share_cents != c[k].total_cents || c[k].idle_share_cents < 0)
+				fail_msg("round %d team %d: %lld + %lld != %lld", round, k, (long long)c[k].busy_cents,
+					 (long long)c[k].idle_share_cents, (long long)c[k].total_cents);
+		}
+		if (sum != llround(all * 100))
+			fail_msg("round %d: lines add up to %lld cents, the fleet's total is %.4f USD", round,
+				 (long long)sum, all);
+	}
+}
+
+static void test_report_month(void **state)
+{
+	int64_t since, until;
+
+	(void)state;
+	assert_int(report_month("2026-11", &since, &until), 0);
+	assert_int(since, 1793491200000LL); /* 2026-11-01T00:00:00Z */
+	assert_int(until, 1796083200000LL); /* 2026-12-01 */
+	assert_int(report_month("2026-12", &since, &until), 0);
+	assert_int(until, 1798761600000LL); /* 2027-01-01 */
+	assert_int(report_month("2026-13", &since, &until), -1);
+	assert_int(report_month("2026-1", &since, &until), -1);
+	assert_int(report_month("2026-11x", &since, &until), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -576,6 +666,9 @@ int main(void)
 		cmocka_unit_test(test_plan_team_over_its_share_waits),
 		cmocka_unit_test(test_plan_preempts_only_when_a_limit_binds),
 		cmocka_unit_test(test_random_views_keep_the_team_invariants),
+		cmocka_unit_test(test_plan_no_launch_past_the_budget),
+		cmocka_unit_test(test_chargeback_adds_up_to_the_cent),
+		cmocka_unit_test(test_report_month),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
