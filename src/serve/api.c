@@ -48,6 +48,7 @@ static const struct route routes[] = {
 	{"GET", "/v1/fleet", SUBMIT | WORKER, api_fleet},
 	{"GET", "/v1/decisions", SUBMIT, api_decisions},
 	{"GET", "/v1/report", SUBMIT, api_report},
+	{"GET", "/v1/teams", SUBMIT, api_teams},
 	{"GET", "/v1/offers", SUBMIT, api_offers},
 	{"GET", "/v1/alerts", SUBMIT | WORKER, api_alerts},
 	{"GET", "/v1/scale", SUBMIT | WORKER, api_scale},

@@ -84,6 +84,7 @@ int api_list(struct api_call *c);
 int api_get(struct api_call *c);
 int api_cancel(struct api_call *c);
 int api_stats(struct api_call *c);
+int api_teams(struct api_call *c);
 
 int api_lease(struct api_call *c);
 int api_heartbeat(struct api_call *c);

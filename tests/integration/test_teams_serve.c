@@ -25,6 +25,20 @@ static int jobs_in(struct harness_server *s, const char *team, const char *state
 	return n;
 }
 
+/* The team called name in a GET /v1/teams reply (borrowed). */
+static json_t *team_named(json_t *reply, const char *name)
+{
+	json_t *t;
+	size_t i;
+
+	json_array_foreach(harness_jget(reply, "teams"), i, t) {
+		if (strcmp(JSTR(t, "name"), name) == 0)
+			return t;
+	}
+	fail_msg("no team %s in GET /v1/teams", name);
+	return NULL;
+}
+
 /* A job of team that runs until the file DIR/go-NAME exists. */
 static int64_t submit_waiting(struct harness_server *s, const char *dir, const char *team, const char *name)
 {
@@ -55,7 +69,10 @@ static void test_team_held_to_quota_and_borrowing(void **state)
 	const char *dir = harness_tmpdir();
 	struct harness_server *s;
 	int64_t b[6], a[2];
-	int running[4];
+	int running[4], st;
+	struct harness_run run;
+	json_t *r, *team;
+	char *text;
 
 	(void)state;
 	s = harness_serve(harness_fmt("[token.worker]\nsecret = " WORKER_SECRET "\nrole = worker\n"
@@ -64,7 +81,8 @@ static void test_team_held_to_quota_and_borrowing(void **state)
 				      "[lane.standard]\nwait_target = 1s\n"
 				      "[scaler]\ninterval = 200ms\nmax_gpus = 4\nidle_timeout = 1m\n"
 				      "[team.a]\nquota_gpus = 2\n"
-				      "[team.b]\nquota_gpus = 2\n"),
+				      "[team.b]\nquota_gpus = 2\n"
+				      "[token.asub]\nsecret = team-a-secret-0123456789\nteam = a\n"),
 			  HARNESS_TOKENS);
 	harness_own_workers(s);
 
@@ -75,6 +93,20 @@ static void test_team_held_to_quota_and_borrowing(void **state)
 		 jobs_in(s, "b", "leased"));
 	assert_int(jobs_in(s, "b", "queued"), 2);
 	assert_true(harness_live_instances(s, NULL) <= 4);
+	r = harness_get(s, "/v1/teams");
+	assert_int(json_array_size(harness_jget(r, "teams")), 3);
+	team = team_named(r, "b");
+	assert_int(JINT(team, "used_gpus"), 4);
+	assert_int(JINT(team, "borrowed_gpus"), 2);
+	assert_int(JINT(team, "queued_gpus"), 2);
+	assert_int(JINT(team, "allowed_gpus"), 4);
+	json_decref(r);
+	/* A submit token sees its own team only. */
+	st = harness_call_as(s, "team-a-secret-0123456789", "GET", "/v1/teams", NULL, &r);
+	assert_int(st, 200);
+	assert_int(json_array_size(harness_jget(r, "teams")), 1);
+	assert_string_equal(JSTR(team_named(r, "a"), "name"), "a");
+	json_decref(r);
 
 	/* a submits 2: max_gpus binds, so a waits for b's jobs to end (no
 	 * preemption here); the 2 GPUs that two of b's jobs free go to a,
@@ -86,6 +118,14 @@ static void test_team_held_to_quota_and_borrowing(void **state)
 	release(dir, harness_fmt("b%d", running[1]));
 	WAIT_FOR(s, 30000, harness_job_is(s, a[0], "leased") && harness_job_is(s, a[1], "leased"),
 		 "team a's jobs were not leased within 30 s of b freeing 2 GPUs");
+	harness_ebb(&run, s, "teams", NULL);
+	assert_int(run.status, 0);
+	assert_contains(run.out, "BORROWED");
+	harness_run_free(&run);
+	assert_int(harness_get_text(s, NULL, "/metrics", &text, NULL, 0), 200);
+	assert_contains(text, "ebb_team_quota_gpus{team=\"a\"} 2");
+	assert_contains(text, "ebb_team_gpus_in_use{team=\"a\"} 2");
+	free(text);
 	assert_int(jobs_in(s, "b", "leased"), 2);
 	assert_int(jobs_in(s, "b", "queued"), 2);
 	assert_int(jobs_in(s, "b", "succeeded"), 2);
