@@ -83,6 +83,9 @@ struct alerts_conf {
 	int64_t dead_letter, dead_letter_min, dead_letter_window_ms, dead_letter_for_ms;
 	int64_t worker_lost, worker_lost_window_ms, worker_lost_for_ms;
 	int64_t store_errors, store_errors_window_ms, store_errors_for_ms;
+	int64_t team_budget;
+	double team_budget_warn;
+	int64_t team_budget_for_ms;
 	int64_t webhook_timeout_ms, webhook_retry_max_ms;
 };
 

@@ -242,6 +242,22 @@ static void test_borrowed_jobs_preempted_through_checkpoints(void **state)
 	harness_run_free(&run);
 }
 
+/* EbbTeamBudget alerts firing for team (one per mark: 80%, 100%). */
+static int budget_alerts(struct harness_server *s, const char *team)
+{
+	json_t *r = harness_get(s, "/v1/alerts"), *al;
+	size_t i;
+	int n = 0;
+
+	json_array_foreach(harness_jget(r, "alerts"), i, al) {
+		const char *th = JSTR(al, "labels.threshold");
+		n += strcmp(JSTR(al, "name"), "EbbTeamBudget") == 0 && strcmp(JSTR(al, "state"), "firing") == 0 &&
+		     strcmp(JSTR(al, "labels.team"), team) == 0 && (strcmp(th, "80%") == 0 || strcmp(th, "100%") == 0);
+	}
+	json_decref(r);
+	return n;
+}
+
 /* A team that spent its monthly budget gets no GPU for its queued work
  * while another team's later job runs; the month's chargeback by team
  * adds up to the fleet's total to the cent. */
@@ -273,6 +289,9 @@ static void test_budget_stops_a_team_and_chargeback_adds_up(void **state)
 	b1 = harness_submit(s, "{\"team\": \"b\", \"command\": [\"sleep\", \"0.3\"]}");
 	WAIT_FOR(s, 30000, harness_job_is(s, b1, "succeeded"), "b's job did not succeed within 30 s");
 	assert_true(harness_job_is(s, a2, "queued"));
+	/* Both marks told: 80% and 100% of a's budget; none for b. */
+	WAIT_FOR(s, 20000, budget_alerts(s, "a") == 2, "EbbTeamBudget did not fire twice for team a within 20 s");
+	assert_int(budget_alerts(s, "b"), 0);
 
 	strftime(month, sizeof month, "%Y-%m", gmtime(&now));
 	harness_ebb(&run, s, "report", "--month", month, "--by", "team", "--json", NULL);
