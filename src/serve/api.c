@@ -85,6 +85,20 @@ int api_store_failed(struct api_call *c)
 	return api_fail(c, &err);
 }
 
+void api_reply_job(struct api_call *c, const struct job *job, const char *key, const char *value)
+{
+	char *text = job_json_text(job);
+	json_t *body;
+
+	if (!key || !text || !(body = json_loads(text, 0, NULL))) {
+		request_reply_json(c->req, 200, text);
+		return;
+	}
+	free(text);
+	json_object_set_new(body, key, json_string(value));
+	request_reply(c->req, 200, body);
+}
+
 const struct field api_no_fields[] = {{NULL, 0, 0, 0}};
 
 int api_body(struct api_call *c, const struct field *fields)

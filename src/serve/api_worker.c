@@ -97,8 +97,6 @@ int api_heartbeat(struct api_call *c)
 	int64_t token;
 
 	const char *preempt;
-	char *text;
-	json_t *body;
 
 	if (lease_token(c, token_only, &token) != 0)
 		return -1;
@@ -107,13 +105,8 @@ int api_heartbeat(struct api_call *c)
 	/* The worker stops the job at its checkpoint when told "preempt". */
 	if (!(preempt = preempt_reason(&c->api->queue->preempts, c->id, token)))
 		return reply(c, 0, &job, &err);
-	text = job_json_text(&job);
+	api_reply_job(c, &job, "preempt", preempt);
 	job_free(&job);
-	body = json_loads(text, 0, NULL);
-	free(text);
-	json_object_set_new(body, "preempt", json_string(preempt));
-	request_reply_json(c->req, 200, json_dumps(body, JSON_COMPACT));
-	json_decref(body);
 	return 0;
 }
 

@@ -2,6 +2,7 @@
 #include "serve/team_state.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -109,6 +110,27 @@ int team_state_read(struct team_state *ts, struct store *st, const struct config
 		ts->rooms[k] = ts->over_budget >> t & 1 ? 0 : ts->shares[t].allowed_gpus - ts->shares[t].used_gpus;
 	}
 	return 0;
+}
+
+int team_state_held(const struct team_state *ts, const char *team, int gpus, char *why, size_t size)
+{
+	int t = teams_index(ts->teams, ts->n, team);
+	const struct team_share *s = &ts->shares[t];
+	const struct plan_team *tm = &ts->teams[t];
+
+	if (ts->n == 0)
+		return 0;
+	if (ts->over_budget >> t & 1) {
+		snprintf(why, size, "team %s spent its monthly budget ($%.2f of $%.2f this month): nothing is launched"
+			 " or leased for its work", tm->name, ts->spend[t], tm->monthly_budget);
+		return 1;
+	}
+	if (s->allowed_gpus - s->used_gpus >= job_gpus(gpus))
+		return 0;
+	snprintf(why, size, "team %s is at its share: its jobs use %lld GPUs of the %lld it may use now (quota %lld);"
+		 " it waits for its own jobs to end or for GPUs other teams leave unused", tm->name,
+		 (long long)s->used_gpus, (long long)s->allowed_gpus, (long long)tm->quota_gpus);
+	return 1;
 }
 
 void team_state_free(struct team_state *ts)

@@ -37,5 +37,9 @@ uint64_t team_over_budget(const struct plan_team *teams, int n, const double *sp
 /* 0; -1: the store failed (store_error()); TEAM_STATE_NOMEM. */
 int team_state_read(struct team_state *ts, struct store *st, const struct config *cfg, int64_t now_ms);
 void team_state_free(struct team_state *ts);
+/* Why a queued job of team asking for gpus waits for its team into why
+ * (the budget spent, or the team at its share), and 1; 0 when its team
+ * does not hold it back (or there are no teams). */
+int team_state_held(const struct team_state *ts, const char *team, int gpus, char *why, size_t size);
 
 #endif

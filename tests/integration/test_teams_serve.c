@@ -129,6 +129,18 @@ static void test_team_held_to_quota_and_borrowing(void **state)
 	assert_int(jobs_in(s, "b", "leased"), 2);
 	assert_int(jobs_in(s, "b", "queued"), 2);
 	assert_int(jobs_in(s, "b", "succeeded"), 2);
+	/* b's queued jobs say why they wait; a's leased ones say nothing. */
+	for (int k = 0; k < 6; k++) {
+		if (!harness_job_is(s, b[k], "queued"))
+			continue;
+		harness_ebb(&run, s, "job", harness_fmt("%lld", (long long)b[k]), NULL);
+		assert_int(run.status, 0);
+		assert_contains(run.out, "team b is at its share: its jobs use 2 GPUs of the 2 it may use now (quota 2)");
+		harness_run_free(&run);
+	}
+	r = harness_get_job(s, a[0]);
+	assert_null(harness_jget(r, "held"));
+	json_decref(r);
 
 	/* a's jobs end: b borrows again and the rest of its work runs. */
 	release(dir, "a0");
@@ -292,6 +304,9 @@ static void test_budget_stops_a_team_and_chargeback_adds_up(void **state)
 	/* Both marks told: 80% and 100% of a's budget; none for b. */
 	WAIT_FOR(s, 20000, budget_alerts(s, "a") == 2, "EbbTeamBudget did not fire twice for team a within 20 s");
 	assert_int(budget_alerts(s, "b"), 0);
+	r = harness_get_job(s, a2);
+	assert_contains(JSTR(r, "held"), "team a spent its monthly budget");
+	json_decref(r);
 
 	strftime(month, sizeof month, "%Y-%m", gmtime(&now));
 	harness_ebb(&run, s, "report", "--month", month, "--by", "team", "--json", NULL);
