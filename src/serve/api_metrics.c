@@ -8,6 +8,7 @@
 #include "serve/alerts.h"
 #include "serve/api.h"
 #include "serve/metrics.h"
+#include "serve/queue.h"
 #include "serve/snapshot.h"
 #include "serve/team_state.h"
 
@@ -212,6 +213,14 @@ static int write_team_shares(struct prom *p, struct api *a)
 		prom_family(p, "ebb_team_month_spend_dollars", "gauge", "The team's chargeback this calendar month (UTC): its jobs' runs and its share of the time no job used.");
 		for (int t = 0; t < ts.n; t++)
 			prom_sample(p, "", ts.spend[t], "team", ts.teams[t].name, NULL);
+		prom_family(p, "ebb_team_preemptions_total", "counter", "The team's jobs preempted for another team owed their GPUs, since serve started.");
+		for (int t = 0; t < ts.n; t++) {
+			const struct preempts *pr = &a->queue->preempts;
+			int64_t n = 0;
+			for (int k = 0; k < pr->nteams; k++)
+				n += strcmp(pr->count[k].team, ts.teams[t].name) == 0 ? pr->count[k].n : 0;
+			prom_sample(p, "", (double)n, "team", ts.teams[t].name, NULL);
+		}
 	}
 	team_state_free(&ts);
 	return rc;

@@ -2,8 +2,24 @@
 #include "serve/preempt.h"
 
 #include <stdio.h>
+#include <string.h>
 
-int preempt_add(struct preempts *p, int64_t job, int64_t token, const char *reason)
+static void count(struct preempts *p, const char *team)
+{
+	int k = 0;
+
+	while (k < p->nteams && strcmp(p->count[k].team, team) != 0)
+		k++;
+	if (k == p->nteams) {
+		if (p->nteams == CONF_MAX_TEAMS + 1)
+			return;
+		snprintf(p->count[k].team, sizeof p->count[k].team, "%s", team);
+		p->nteams++;
+	}
+	p->count[k].n++;
+}
+
+int preempt_add(struct preempts *p, int64_t job, int64_t token, const char *team, const char *reason)
 {
 	if (preempt_reason(p, job, token))
 		return 0;
@@ -13,6 +29,7 @@ int preempt_add(struct preempts *p, int64_t job, int64_t token, const char *reas
 	p->at[p->n].token = token;
 	snprintf(p->at[p->n].reason, sizeof p->at[p->n].reason, "%s", reason);
 	p->n++;
+	count(p, team);
 	return 1;
 }
 

@@ -11,6 +11,8 @@
 
 #include <stdint.h>
 
+#include "common/config.h"
+
 #define PREEMPT_MAX 64
 
 struct preempts {
@@ -19,10 +21,17 @@ struct preempts {
 		char reason[400];
 	} at[PREEMPT_MAX];
 	int n;
+	/* Preemptions since serve started, per team (ebb_team_preemptions_total). */
+	struct {
+		char team[CONF_NAME_MAX + 1];
+		int64_t n;
+	} count[CONF_MAX_TEAMS + 1];
+	int nteams;
 };
 
-/* Asks the lease to stop: 1 when new, 0 when asked before, -1 when full. */
-int preempt_add(struct preempts *p, int64_t job, int64_t token, const char *reason);
+/* Asks the lease of team's job to stop, and counts it: 1 when new, 0 when
+ * asked before, -1 when full. */
+int preempt_add(struct preempts *p, int64_t job, int64_t token, const char *team, const char *reason);
 /* Why the lease is asked to stop, or NULL when it is not. */
 const char *preempt_reason(const struct preempts *p, int64_t job, int64_t token);
 /* Drops the entries of leases for which still(arg, job, token) is 0. */

@@ -249,7 +249,13 @@ static int preempt(struct scaler *sc, const struct decision_now *dn, const struc
 	if (rc < 0)
 		return -1;
 	preempt_prune(p, still_leased, sc->env.store);
-	rc = job.state == JOB_LEASED ? preempt_add(p, job.id, job.lease_token, a->reason) : 0;
+	/* Counted under the team of its section (the default team's for one with none). */
+	rc = job.state == JOB_LEASED
+		     ? preempt_add(p, job.id, job.lease_token,
+				   dn->view.settings->teams[teams_index(dn->view.settings->teams,
+									 dn->view.settings->nteams, job.team)].name,
+				   a->reason)
+		     : 0;
 	if (rc > 0)
 		log_info("job preempted", "job=%lld team=%s instance=%lld", (long long)job.id, job.team,
 			 (long long)inst->id);

@@ -204,6 +204,7 @@ static void test_borrowed_jobs_preempted_through_checkpoints(void **state)
 	struct harness_run run;
 	int64_t b[4], a[2];
 	int preempted = 0;
+	char *text;
 
 	(void)state;
 	s = harness_serve(harness_fmt("[token.worker]\nsecret = " WORKER_SECRET "\nrole = worker\n"
@@ -247,6 +248,10 @@ static void test_borrowed_jobs_preempted_through_checkpoints(void **state)
 	for (int k = 0; k < 2; k++)
 		assert_int(job_int(s, a[k], "interruptions"), 0);
 
+	assert_int(harness_get_text(s, NULL, "/metrics", &text, NULL, 0), 200);
+	assert_contains(text, "ebb_team_preemptions_total{team=\"b\"} 2");
+	assert_contains(text, "ebb_team_preemptions_total{team=\"a\"} 0");
+	free(text);
 	harness_ebb(&run, s, "decisions", NULL);
 	assert_int(run.status, 0);
 	assert_contains(run.out, "preempt");
