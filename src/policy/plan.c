@@ -76,14 +76,21 @@ struct planner {
 	int *kinds; /* tally()'s counts: KINDS per offer */
 	char *fits; /* per offer: does it fit the class scale_up() looks at */
 	int64_t spot;     /* spot instances in all */
-	/* With teams: GPUs each team may still take (teams_share()'s
-	 * allowed, less what it holds and what this plan gave it), the team
-	 * whose work is launched for (-1: none, the warm pool) and the GPUs
-	 * one of its jobs asks for. */
-	int64_t room[CONF_MAX_TEAMS + 1];
+	/* With teams (NULL without): their shares and what each may still
+	 * take. The team whose work is launched for (-1: none, the warm
+	 * pool) and the GPUs one of its jobs asks for. */
+	struct plan_teams *t;
 	int team;
 	int team_gpus;
+};
+
+/* On plan()'s stack only when there are teams: the simulator's plans
+ * without them do not zero it a million times. */
+struct plan_teams {
 	struct team_share shares[CONF_MAX_TEAMS + 1];
+	/* teams_share()'s allowed, less what the team holds and what this
+	 * plan gave it. */
+	int64_t room[CONF_MAX_TEAMS + 1];
 };
 
 /* USD per hour of an instance, on its market. */
@@ -382,7 +389,7 @@ static const char *limit_hit(const struct planner *p, const struct candidate *c)
 		return "the offer's max_instances";
 	if (p->team >= 0 && (p->v->over_budget >> p->team & 1))
 		return "the team's monthly budget, spent";
-	if (p->team >= 0 && p->room[p->team] < p->team_gpus)
+	if (p->team >= 0 && p->t->room[p->team] < p->team_gpus)
 		return "the team's quota and borrowing";
 	return NULL;
 }
@@ -430,7 +437,7 @@ static void count_launch(struct planner *p, struct candidate *c)
 		p->spot++;
 	}
 	if (p->team >= 0)
-		p->room[p->team] -= p->team_gpus;
+		p->t->room[p->team] -= p->team_gpus;
 }
 
 /* Decimals that show at least two significant digits of a small price:
@@ -636,7 +643,7 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 		/* A free one takes one of these jobs: its GPUs come out of the
 		 * team's room as a launch's would. */
 		if (p->team >= 0 && i->state != INST_BUSY)
-			p->room[p->team] -= p->team_gpus;
+			p->t->room[p->team] -= p->team_gpus;
 		/* Free before a launch would be: the oldest job is better off waiting for it. */
 		ready += i->state != INST_BUSY || busy_remaining_s(p, i) < boot_s;
 		matched++;
@@ -777,7 +784,7 @@ static void scale_down(struct planner *p)
  * jobs hold. */
 static void share_teams(struct planner *p)
 {
-	struct team_share *sh = p->shares;
+	struct team_share *sh = p->t->shares;
 
 	for (int k = 0; k < p->v->nfleet; k++) {
 		const struct plan_instance *i = &p->v->fleet[k];
@@ -790,7 +797,7 @@ static void share_teams(struct planner *p)
 	}
 	teams_share(p->s->teams, p->s->nteams, p->s->max_gpus, sh);
 	for (int t = 0; t < p->s->nteams; t++)
-		p->room[t] = sh[t].allowed_gpus - sh[t].used_gpus;
+		p->t->room[t] = sh[t].allowed_gpus - sh[t].used_gpus;
 }
 
 /* Could one more instance of the smallest offer start within the hard
@@ -848,11 +855,11 @@ static void preempt(struct planner *p)
 	char short_of[120] = "";
 
 	for (int t = 0; t < p->s->nteams; t++) {
-		const struct team_share *sh = &p->shares[t];
+		const struct team_share *sh = &p->t->shares[t];
 		int64_t want = sh->used_gpus + sh->queued_gpus;
 		int64_t quota = want < p->s->teams[t].quota_gpus ? want : p->s->teams[t].quota_gpus;
 		/* What this plan gave it: the room it had less the room left. */
-		int64_t given = sh->allowed_gpus - sh->used_gpus - p->room[t];
+		int64_t given = sh->allowed_gpus - sh->used_gpus - p->t->room[t];
 		int64_t lacking = quota - sh->used_gpus - given;
 		over[t] = sh->used_gpus - sh->allowed_gpus;
 		if (sh->queued_gpus > 0 && lacking > 0) {
@@ -884,6 +891,7 @@ static void preempt(struct planner *p)
 void plan(const struct plan_view *v, struct plan_result *out)
 {
 	struct planner p = {.v = v, .s = v->settings, .out = out, .team = -1};
+	struct plan_teams teams;
 	size_t nf = (size_t)v->nfleet + 1, no = (size_t)v->noffers + 1, nc = (size_t)v->nclasses + 1;
 	/* One block for the scratch arrays, widest alignment first, on the
 	 * stack for the usual fleet: the simulator calls plan() millions of
@@ -911,8 +919,11 @@ void plan(const struct plan_view *v, struct plan_result *out)
 	memset(p.kinds, 0, zeroed);
 	p.warm_floor = p.s->warm.n ? warm_floor(&p.s->warm, v->now_ms) : 0;
 	tally(&p);
-	if (p.s->nteams)
+	if (p.s->nteams) {
+		memset(&teams, 0, sizeof teams);
+		p.t = &teams;
 		share_teams(&p);
+	}
 	expire_boots(&p);
 	enforce_limits(&p);
 	for (int k = 0; k < v->nclasses; k++)
