@@ -107,6 +107,8 @@ static int print_job(struct cli *cli, json_t *job, void *arg)
 	line("attempts:", "%lld/%lld", num(job, "attempts"), num(job, "max_attempts"));
 	/* Runs stopped from outside (spot reclaims) and the items they cost:
 	 * what a user asks after "why did it take so long". */
+	if (json_is_string(json_object_get(job, "held")))
+		line("held:", "%s", json_string_value(json_object_get(job, "held")));
 	if (num(job, "interruptions"))
 		line("interruptions:", "%lld (items lost: %lld)", num(job, "interruptions"), num(job, "items_lost"));
 	if (json_object_get(job, "est_s")) {

@@ -11,16 +11,20 @@
 #include "common/units.h"
 
 static const char usage[] =
-	"usage: ebb report [--since DURATION|TIME] [--by team|offer|type]\n"
+	"usage: ebb report [--since DURATION|TIME | --month YYYY-MM] [--by team|offer|type]\n"
 	"Adds up the cost ledger: per group and in total, cost, items, cost per item,\n"
 	"GPU-hours billed, busy, booting, idle and billed past termination, spot share,\n"
 	"efficiency (busy over billed), reclaims and items lost.\n"
 	"  --since DURATION|TIME  from 24h (ago) or 7d, or a time: Unix seconds,\n"
 	"                         2024-05-01 or 2024-05-01T12:00[:00][Z] (UTC); default: all\n"
+	"  --month YYYY-MM        one calendar month (UTC), e.g. 2026-11\n"
 	"  --by team|offer|type   group rows (default offer); by team or type, instance\n"
-	"                         time no job used is the row " "\"(idle)\"\n" CLI_USAGE_COMMON;
+	"                         time no job used is the row " "\"(idle)\"; by team, the\n"
+	"                         chargeback follows: each team's busy cost, its share of the\n"
+	"                         not-busy cost and its total, adding up to the fleet's to the cent\n"
+	CLI_USAGE_COMMON;
 
-enum { OPT_SINCE = CLI_OPT_OWN, OPT_BY };
+enum { OPT_SINCE = CLI_OPT_OWN, OPT_BY, OPT_MONTH };
 
 static double num(json_t *o, const char *path) { return json_number_value(cli_jpath(o, path)); }
 
@@ -102,6 +106,51 @@ static void add_row(struct table *t, json_t *g)
 	table_add(t, "%lld", (long long)json_integer_value(json_object_get(g, "items_lost")));
 }
 
+static const char *dollars(json_t *cents)
+{
+	static char buf[4][32];
+	static int k;
+	long long c = (long long)json_integer_value(cents);
+
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof buf[k], "%s$%lld.%02lld", c < 0 ? "-" : "", (c < 0 ? -c : c) / 100,
+		 (c < 0 ? -c : c) % 100);
+	return buf[k];
+}
+
+/* By team: the lines finance gets (chargeback.h). */
+static int print_chargeback(json_t *cb)
+{
+	static const char *const headers[] = {"TEAM", "BUSY", "IDLE SHARE", "TOTAL", NULL};
+	struct table t;
+	json_t *line;
+	size_t i;
+	int rc;
+
+	table_init(&t, headers);
+	json_array_foreach(json_object_get(cb, "teams"), i, line) {
+		table_add(&t, "%s", json_string_value(json_object_get(line, "team")));
+		table_add(&t, "%s", dollars(json_object_get(line, "busy_cents")));
+		table_add(&t, "%s", dollars(json_object_get(line, "idle_share_cents")));
+		table_add(&t, "%s", dollars(json_object_get(line, "total_cents")));
+	}
+	if (json_integer_value(json_object_get(cb, "unattributed_cents"))) {
+		table_add(&t, "(unattributed)");
+		table_add(&t, "$0.00");
+		table_add(&t, "%s", dollars(json_object_get(cb, "unattributed_cents")));
+		table_add(&t, "%s", dollars(json_object_get(cb, "unattributed_cents")));
+	}
+	table_add(&t, "total");
+	table_add(&t, "%s", "");
+	table_add(&t, "%s", "");
+	table_add(&t, "%s", dollars(json_object_get(cb, "total_cents")));
+	printf("\nChargeback: each team pays its jobs' runs and a share of the not-busy cost\n"
+	       "in proportion to them (docs/TEAMS.md).\n");
+	rc = table_print(&t, stdout);
+	table_free(&t);
+	return rc;
+}
+
 static int print_report(struct cli *cli, json_t *reply, void *arg)
 {
 	static const char *const headers[] = {"GROUP", "COST", "ITEMS", "$/ITEM", "GPU-H", "BUSY", "BOOT", "IDLE",
@@ -131,6 +180,8 @@ static int print_report(struct cli *cli, json_t *reply, void *arg)
 	       "past termination) are not busy, NOT-BUSY $ their cost. SPOT: share of GPU-hours on spot;\n"
 	       "EFFIC: busy over billed. LOST: items redone after reclaims (docs/COST.md).\n",
 	       json_string_value(json_object_get(reply, "by")), stamp);
+	if (json_object_get(reply, "chargeback") && print_chargeback(json_object_get(reply, "chargeback")) != 0)
+		return cli_error(cli, "out of memory");
 	return 0;
 }
 
@@ -139,6 +190,7 @@ int cmd_report(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"since", required_argument, NULL, OPT_SINCE},
 		{"by", required_argument, NULL, OPT_BY},
+		{"month", required_argument, NULL, OPT_MONTH},
 		CLI_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
@@ -152,6 +204,11 @@ int cmd_report(int argc, char **argv)
 				return cli_usage_error(&cli, "--since: expected a duration (24h, 7d) or a time (Unix seconds,"
 						       " 2024-05-01, 2024-05-01T12:00Z), got '%s'", optarg);
 			cli_query_add(path, sizeof path, "since", since);
+		} else if (c == OPT_MONTH) {
+			int y, m, n = 0;
+			if (sscanf(optarg, "%4d-%2d%n", &y, &m, &n) != 2 || n != 7 || optarg[n] || m < 1 || m > 12)
+				return cli_usage_error(&cli, "--month: expected YYYY-MM, e.g. 2026-11, got '%s'", optarg);
+			cli_query_add(path, sizeof path, "month", optarg);
 		} else if (c == OPT_BY) {
 			if (strcmp(optarg, "team") != 0 && strcmp(optarg, "offer") != 0 && strcmp(optarg, "type") != 0)
 				return cli_usage_error(&cli, "--by: expected team, offer or type, got '%s'", optarg);

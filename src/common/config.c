@@ -167,6 +167,8 @@ static const struct conf_key scaler_keys[] = {
 	 "An offer's market whose launch found no capacity is not launched on for this long (as Karpenter caches insufficient capacity)."},
 	{"checkpoint_every", CONF_DURATION, CFG(checkpoint_every_ms), 1000, 30 * DAY_MS, "10m", NULL,
 	 "Checkpoint interval assumed when pricing reclaims: a reclaim loses half of it, or half a job if shorter."},
+	{"preempt_min_runtime", CONF_DURATION, CFG(preempt_min_runtime_ms), 0, DAY_MS, "1m", NULL,
+	 "With teams: a job runs this long at least before it is preempted for a team owed its GPUs, so that no job is admitted only to be taken back at once."},
 	{0},
 };
 
@@ -234,6 +236,12 @@ static const struct conf_key alerts_keys[] = {
 	 "How long after the last store error the alert holds."},
 	{"store_errors_for", CONF_DURATION, ALERT(store_errors_for_ms), 0, 30 * DAY_MS, "0s", NULL,
 	 "How long the errors go on before EbbStoreErrors fires."},
+	{"team_budget", CONF_BOOL, ALERT(team_budget), 0, 1, "on", NULL,
+	 "Alert EbbTeamBudget: a team's spend this month reached team_budget_warn of its [team.NAME] monthly_budget (threshold 80%), or all of it (threshold 100%)."},
+	{"team_budget_warn", CONF_DOUBLE, ALERT(team_budget_warn), 0, 0, "0.8", NULL,
+	 "The share of a team's monthly budget that makes the first alert.", .fmin = 0.01, .fmax = 1},
+	{"team_budget_for", CONF_DURATION, ALERT(team_budget_for_ms), 0, 30 * DAY_MS, "0s", NULL,
+	 "How long the spend stays past the mark before EbbTeamBudget fires."},
 	{"webhook_timeout", CONF_DURATION, ALERT(webhook_timeout_ms), 100, 600 * 1000, "10s", NULL,
 	 "A webhook's answer must come within this long, or the post is tried again."},
 	{"webhook_retry_max", CONF_DURATION, ALERT(webhook_retry_max_ms), 1000, DAY_MS, "5m", NULL,
@@ -298,6 +306,25 @@ static const struct conf_key type_keys[] = {
 	{0},
 };
 
+#define TEAM(field) offsetof(struct team_conf, field)
+static const struct conf_key team_keys[] = {
+	{"quota_gpus", CONF_INT, TEAM(quota_gpus), 0, 1000000, "0", NULL,
+	 "GPUs the team is guaranteed when it has work, out of [scaler] max_gpus; the quotas of all teams add up to max_gpus at most."},
+	{"borrowing_limit_gpus", CONF_DOUBLE, TEAM(borrowing_limit_gpus), 0, 0, "", NULL,
+	 "Most GPUs the team may use beyond its quota, out of what others leave unused; empty: no limit.",
+	 .fmin = 0, .fmax = 1000000, .optional = 1},
+	{"lending_limit_gpus", CONF_DOUBLE, TEAM(lending_limit_gpus), 0, 0, "", NULL,
+	 "Most of the team's unused quota that others may borrow; empty: all of it.",
+	 .fmin = 0, .fmax = 1000000, .optional = 1},
+	{"weight", CONF_DOUBLE, TEAM(weight), 0, 0, "1", NULL,
+	 "The team's share when several teams borrow the same free GPUs (weighted max-min).",
+	 .fmin = 0.001, .fmax = 1000},
+	{"monthly_budget", CONF_DOUBLE, TEAM(monthly_budget), 0, 0, "", NULL,
+	 "USD the team may spend in a calendar month (UTC); empty: no budget.", .fmin = 0, .fmax = 1e9,
+	 .optional = 1},
+	{0},
+};
+
 #define TOKEN(field) offsetof(struct token_conf, field)
 static const struct conf_key token_keys[] = {
 	{"secret", CONF_STRING, TOKEN(secret), 16, 255, "", NULL,
@@ -326,6 +353,8 @@ static const struct conf_section core_sections[] = {
 	 TOKEN(name), "One section per bearer token, e.g. [token.ci]. With none, the API is open and listens on loopback only."},
 	{"webhook", 1, webhook_keys, sizeof(struct webhook_conf), CFG(webhooks), CFG(nwebhooks),
 	 WEBHOOK(name), "One section per receiver of alerts, e.g. [webhook.oncall]: Alertmanager's webhook JSON, with retries."},
+	{"team", 1, team_keys, sizeof(struct team_conf), CFG(teams), CFG(nteams),
+	 TEAM(name), "One section per team with a GPU quota, e.g. [team.research] (docs/TEAMS.md). With none, all jobs share the fleet alike."},
 	{0},
 };
 
@@ -615,6 +644,44 @@ static int check_tokens(const struct config *cfg, char *err, size_t errsize)
 	return 0;
 }
 
+/* A limit given in GPUs is whole: "1.5 GPUs" is a typo, not a share. */
+static int whole_gpus(const struct team_conf *t, const char *key, double v, char *err, size_t errsize)
+{
+	if (v != CONF_ABSENT && v != (double)(int64_t)v) {
+		conftab_errf(err, errsize, "[team.%s] %s: expected a whole number of GPUs, got %g", t->name, key, v);
+		return -1;
+	}
+	return 0;
+}
+
+/* The quotas are shares of max_gpus: more than it in all could never be
+ * kept, so the file is refused with the numbers. */
+static int check_teams(const struct config *cfg, char *err, size_t errsize)
+{
+	int64_t sum = 0;
+	char each[256] = "";
+
+	if (cfg->nteams > CONF_MAX_TEAMS) {
+		conftab_errf(err, errsize, "[team.*]: %zu sections, %d at most", cfg->nteams, CONF_MAX_TEAMS);
+		return -1;
+	}
+	for (size_t i = 0; i < cfg->nteams; i++) {
+		const struct team_conf *t = &cfg->teams[i];
+		size_t len = strlen(each);
+		if (whole_gpus(t, "borrowing_limit_gpus", t->borrowing_limit_gpus, err, errsize) != 0 ||
+		    whole_gpus(t, "lending_limit_gpus", t->lending_limit_gpus, err, errsize) != 0)
+			return -1;
+		sum += t->quota_gpus;
+		snprintf(each + len, sizeof each - len, "%s%s %lld", i ? ", " : "", t->name, (long long)t->quota_gpus);
+	}
+	if (sum > cfg->max_gpus) {
+		conftab_errf(err, errsize, "[team.*] quota_gpus: they add up to %lld (%s), more than [scaler] max_gpus = %lld",
+			     (long long)sum, each, (long long)cfg->max_gpus);
+		return -1;
+	}
+	return 0;
+}
+
 int config_check(struct config *cfg, char *err, size_t errsize)
 {
 	char why[300];
@@ -646,6 +713,8 @@ int config_check(struct config *cfg, char *err, size_t errsize)
 			return -1;
 		}
 	}
+	if (check_teams(cfg, err, errsize) != 0)
+		return -1;
 	if (cfg->ntypes > 64) {
 		conftab_errf(err, errsize, "[type.*]: %zu sections, 64 at most", cfg->ntypes);
 		return -1;
@@ -822,6 +891,15 @@ const struct type_conf *config_type(const struct config *cfg, const char *type)
 	for (size_t i = 0; i < cfg->ntypes; i++) {
 		if (strcmp(cfg->types[i].name, type) == 0)
 			return &cfg->types[i];
+	}
+	return NULL;
+}
+
+const struct team_conf *config_team(const struct config *cfg, const char *team)
+{
+	for (size_t i = 0; i < cfg->nteams; i++) {
+		if (strcmp(cfg->teams[i].name, team) == 0)
+			return &cfg->teams[i];
 	}
 	return NULL;
 }

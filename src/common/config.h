@@ -83,6 +83,9 @@ struct alerts_conf {
 	int64_t dead_letter, dead_letter_min, dead_letter_window_ms, dead_letter_for_ms;
 	int64_t worker_lost, worker_lost_window_ms, worker_lost_for_ms;
 	int64_t store_errors, store_errors_window_ms, store_errors_for_ms;
+	int64_t team_budget;
+	double team_budget_warn;
+	int64_t team_budget_for_ms;
 	int64_t webhook_timeout_ms, webhook_retry_max_ms;
 };
 
@@ -92,6 +95,21 @@ struct webhook_conf {
 	char *url;
 	char *token; /* a bearer token the receiver wants; "" for none */
 };
+
+/* [team.NAME]: a team's share of [scaler] max_gpus (docs/TEAMS.md). */
+struct team_conf {
+	char *name;
+	int64_t quota_gpus;
+	double borrowing_limit_gpus; /* whole GPUs; CONF_ABSENT: no limit */
+	double lending_limit_gpus;   /* whole GPUs; CONF_ABSENT: all its unused quota */
+	double weight;
+	double monthly_budget; /* USD; CONF_ABSENT: none */
+};
+
+/* The team of jobs whose team has no [team.NAME] section. */
+#define CONF_DEFAULT_TEAM "default"
+/* [team.NAME] sections at most, [team.default] included. */
+#define CONF_MAX_TEAMS 32
 
 struct token_conf {
 	char *name;
@@ -144,6 +162,7 @@ struct config {
 	int64_t use_spot;
 	int64_t checkpoint_every_ms;
 	int64_t capacity_rest_ms;
+	int64_t preempt_min_runtime_ms;
 	/* [provider] */
 	char *provider_kind; /* "none" or a provider kind's name */
 	int64_t orphan_timeout_ms;
@@ -153,7 +172,7 @@ struct config {
 	int64_t reclaim_grace_ms;
 	/* [alerts] */
 	struct alerts_conf alerts;
-	/* [type.NAME], [token.NAME], [lane.NAME], [offer.NAME], [webhook.NAME] */
+	/* [type.NAME], [token.NAME], [lane.NAME], [offer.NAME], [webhook.NAME], [team.NAME] */
 	struct type_conf *types;
 	size_t ntypes;
 	struct token_conf *tokens;
@@ -164,6 +183,8 @@ struct config {
 	size_t noffers;
 	struct webhook_conf *webhooks;
 	size_t nwebhooks;
+	struct team_conf *teams;
+	size_t nteams;
 
 	/* Derived from `warm`. */
 	struct warm_schedule warm_schedule;
@@ -209,6 +230,8 @@ void config_write(const struct config *cfg, FILE *out);
 
 int config_lane_rank(const struct config *cfg, const char *lane); /* -1: unknown */
 const struct type_conf *config_type(const struct config *cfg, const char *type);
+/* The [team.NAME] section, or NULL. */
+const struct team_conf *config_team(const struct config *cfg, const char *team);
 /* The [offer.NAME] section as a JSON object (conftab_json), its name
  * included; NULL when there is no such offer. */
 json_t *config_offer_json(const struct config *cfg, const char *name);

@@ -76,10 +76,31 @@ struct planner {
 	int *kinds; /* tally()'s counts: KINDS per offer */
 	char *fits; /* per offer: does it fit the class scale_up() looks at */
 	int64_t spot;     /* spot instances in all */
+	/* With teams (NULL without): their shares and what each may still
+	 * take. The team whose work is launched for (-1: none, the warm
+	 * pool) and the GPUs one of its jobs asks for. */
+	struct plan_teams *t;
+	int team;
+	int team_gpus;
+};
+
+/* On plan()'s stack only when there are teams: the simulator's plans
+ * without them do not zero it a million times. */
+struct plan_teams {
+	struct team_share shares[CONF_MAX_TEAMS + 1];
+	/* teams_share()'s allowed, less what the team holds and what this
+	 * plan gave it. */
+	int64_t room[CONF_MAX_TEAMS + 1];
 };
 
 /* USD per hour of an instance, on its market. */
 static double price_of(const struct offer *o, enum market m) { return o->price[m] > 0 ? o->price[m] : 0; }
+
+/* A team index from the view, within the settings' teams. */
+static int team_of(const struct planner *p, int team)
+{
+	return team > 0 && team < p->s->nteams ? team : 0;
+}
 
 static void wake_at(struct planner *p, int64_t at)
 {
@@ -366,6 +387,10 @@ static const char *limit_hit(const struct planner *p, const struct candidate *c)
 		return "max_spend_per_hour";
 	if (o->max_instances && p->per_offer[c->offer] + 1 > o->max_instances)
 		return "the offer's max_instances";
+	if (p->team >= 0 && (p->v->over_budget >> p->team & 1))
+		return "the team's monthly budget, spent";
+	if (p->team >= 0 && p->t->room[p->team] < p->team_gpus)
+		return "the team's quota and borrowing";
 	return NULL;
 }
 
@@ -411,6 +436,8 @@ static void count_launch(struct planner *p, struct candidate *c)
 		p->spot_per_offer[c->offer]++;
 		p->spot++;
 	}
+	if (p->team >= 0)
+		p->t->room[p->team] -= p->team_gpus;
 }
 
 /* Decimals that show at least two significant digits of a small price:
@@ -579,6 +606,8 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 
 	if ((boot_s = fastest_boot_s(p, c, &speed)) < 0)
 		return;
+	p->team = p->s->nteams ? team_of(p, c->team) : -1;
+	p->team_gpus = c->gpus > 1 ? c->gpus : 1;
 	for (int o = 0; o < p->v->noffers; o++)
 		p->fits[o] = (char)fits(&p->v->offers[o], c);
 	/* A launch is up after its boot and then has the target to work: it
@@ -611,6 +640,10 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 			continue;
 		p->taken[k] = 1;
 		capacity += cap;
+		/* A free one takes one of these jobs: its GPUs come out of the
+		 * team's room as a launch's would. */
+		if (p->team >= 0 && i->state != INST_BUSY)
+			p->t->room[p->team] -= p->team_gpus;
 		/* Free before a launch would be: the oldest job is better off waiting for it. */
 		ready += i->state != INST_BUSY || busy_remaining_s(p, i) < boot_s;
 		matched++;
@@ -653,6 +686,8 @@ static void keep_warm(struct planner *p)
 	static const struct plan_class any = {.lane = "", .gpus = 0, .min_vram_gb = 0};
 	int floor_n = p->warm_floor;
 	char why[100];
+
+	p->team = -1; /* the warm pool is no team's */
 
 	if (p->s->warm.n)
 		wake_at(p, warm_next_change(&p->s->warm, p->v->now_ms));
@@ -747,9 +782,118 @@ static void scale_down(struct planner *p)
 	}
 }
 
+/* Each team's room: what teams_share() allows it, less what its running
+ * jobs hold. */
+static void share_teams(struct planner *p)
+{
+	struct team_share *sh = p->t->shares;
+
+	for (int k = 0; k < p->v->nfleet; k++) {
+		const struct plan_instance *i = &p->v->fleet[k];
+		if (i->running && i->state != INST_TERMINATED)
+			sh[team_of(p, i->team)].used_gpus += i->team_gpus;
+	}
+	for (int k = 0; k < p->v->nclasses; k++) {
+		const struct plan_class *c = &p->v->classes[k];
+		sh[team_of(p, c->team)].queued_gpus += c->jobs * (c->gpus > 1 ? c->gpus : 1);
+	}
+	teams_share(p->s->teams, p->s->nteams, p->s->max_gpus, sh);
+	for (int t = 0; t < p->s->nteams; t++)
+		p->t->room[t] = sh[t].allowed_gpus - sh[t].used_gpus;
+}
+
+/* Could one more instance of the smallest offer start within the hard
+ * limits? Then a team owed GPUs is better served by a launch than by
+ * taking them from another team. */
+static int launch_would_pass_a_limit(const struct planner *p)
+{
+	int64_t least = -1;
+
+	for (int o = 0; o < p->v->noffers; o++) {
+		if (least < 0 || p->v->offers[o].gpus < least)
+			least = p->v->offers[o].gpus;
+	}
+	return least < 0 || p->count + 1 > p->s->max_instances || p->gpus + least > p->s->max_gpus ||
+	       (p->s->max_spend_per_hour > 0 && p->spend > p->s->max_spend_per_hour - 1e-9);
+}
+
+/* The next job to preempt: of a team holding more than its share now,
+ * run past preempt_min_runtime, lowest priority first, then the most
+ * recently started; -1 if none. chosen: the ones already picked. */
+static int pick_preempted(struct planner *p, const int64_t *over, const int *chosen, int nchosen)
+{
+	int best = -1;
+
+	for (int k = 0; k < p->v->nfleet; k++) {
+		const struct plan_instance *i = &p->v->fleet[k], *b = best >= 0 ? &p->v->fleet[best] : NULL;
+		int t = team_of(p, i->team), dup = 0;
+		if (!i->running || i->state != INST_BUSY || over[t] <= 0)
+			continue;
+		if (p->v->now_ms - i->busy_since_ms < p->s->preempt_min_runtime_ms) {
+			/* Look again when it may be. */
+			wake_at(p, i->busy_since_ms + p->s->preempt_min_runtime_ms);
+			continue;
+		}
+		for (int j = 0; j < nchosen; j++)
+			dup |= chosen[j] == k;
+		if (dup)
+			continue;
+		if (!b || i->priority < b->priority ||
+		    (i->priority == b->priority && i->busy_since_ms > b->busy_since_ms))
+			best = k;
+	}
+	return best;
+}
+
+/* Preemption, when a limit really binds: a team with queued work within
+ * its quota that this plan could give no GPU to (no free instance, no
+ * launch within the hard limits), while other teams hold GPUs beyond
+ * their share now, gets them back: their jobs are asked to stop at a
+ * checkpoint and go back to the queue. */
+static void preempt(struct planner *p)
+{
+	int64_t owed = 0, over[CONF_MAX_TEAMS + 1];
+	int chosen[PLAN_MAX_ACTIONS], nchosen = 0;
+	char short_of[120] = "";
+
+	for (int t = 0; t < p->s->nteams; t++) {
+		const struct team_share *sh = &p->t->shares[t];
+		int64_t want = sh->used_gpus + sh->queued_gpus;
+		int64_t quota = want < p->s->teams[t].quota_gpus ? want : p->s->teams[t].quota_gpus;
+		/* What this plan gave it: the room it had less the room left. */
+		int64_t given = sh->allowed_gpus - sh->used_gpus - p->t->room[t];
+		int64_t lacking = quota - sh->used_gpus - given;
+		over[t] = sh->used_gpus - sh->allowed_gpus;
+		if (sh->queued_gpus > 0 && lacking > 0) {
+			owed += lacking;
+			if (!short_of[0] && !p->v->no_reasons)
+				snprintf(short_of, sizeof short_of, "team %s is owed %lld GPUs of its quota",
+					 p->s->teams[t].name, (long long)lacking);
+		}
+	}
+	if (owed <= 0 || !launch_would_pass_a_limit(p))
+		return;
+	while (owed > 0 && nchosen < PLAN_MAX_ACTIONS) {
+		int k = pick_preempted(p, over, chosen, nchosen), t;
+		const struct plan_instance *i;
+		if (k < 0)
+			break;
+		i = &p->v->fleet[k];
+		t = team_of(p, i->team);
+		chosen[nchosen++] = k;
+		over[t] -= i->team_gpus;
+		owed -= i->team_gpus;
+		add(p, ACTION_PREEMPT, i->offer, 1, i->id,
+		    "preempt the job on %lld (team %s, priority %d): its team holds %lld GPUs beyond its share"
+		    " now and %s, with no launch within the hard limits", (long long)i->id, p->s->teams[t].name,
+		    i->priority, (long long)(over[t] + i->team_gpus), short_of);
+	}
+}
+
 void plan(const struct plan_view *v, struct plan_result *out)
 {
-	struct planner p = {.v = v, .s = v->settings, .out = out};
+	struct planner p = {.v = v, .s = v->settings, .out = out, .team = -1};
+	struct plan_teams teams;
 	size_t nf = (size_t)v->nfleet + 1, no = (size_t)v->noffers + 1, nc = (size_t)v->nclasses + 1;
 	/* One block for the scratch arrays, widest alignment first, on the
 	 * stack for the usual fleet: the simulator calls plan() millions of
@@ -777,6 +921,11 @@ void plan(const struct plan_view *v, struct plan_result *out)
 	memset(p.kinds, 0, zeroed);
 	p.warm_floor = p.s->warm.n ? warm_floor(&p.s->warm, v->now_ms) : 0;
 	tally(&p);
+	if (p.s->nteams) {
+		memset(&teams, 0, sizeof teams);
+		p.t = &teams;
+		share_teams(&p);
+	}
 	expire_boots(&p);
 	enforce_limits(&p);
 	for (int k = 0; k < v->nclasses; k++)
@@ -784,6 +933,8 @@ void plan(const struct plan_view *v, struct plan_result *out)
 	sort_small(order, (size_t)v->nclasses, sizeof *order, class_order);
 	for (int k = 0; k < v->nclasses; k++)
 		scale_up(&p, order[k]);
+	if (p.s->nteams)
+		preempt(&p);
 	keep_warm(&p);
 	scale_down(&p);
 	if (block != small)

@@ -10,6 +10,7 @@
 #include "common/instance.h"
 #include "common/offer.h"
 #include "common/warm.h"
+#include "policy/teams.h"
 
 /* Queued work of one requirement class in one lane. */
 struct plan_class {
@@ -17,6 +18,7 @@ struct plan_class {
 	int gpus;
 	int min_vram_gb;
 	int lane_rank; /* smaller is served first */
+	int team;      /* index into the settings' teams; read only when there are teams */
 	int64_t jobs;
 	int64_t items;          /* units of work of those jobs, summed */
 	double work_s;          /* estimated run time on the reference GPU, summed */
@@ -38,6 +40,12 @@ struct plan_instance {
 	int64_t idle_since_ms;  /* last job finished, or registered */
 	int64_t busy_until_ms;  /* estimated end of its job; 0 when it runs none */
 	int64_t busy_since_ms;  /* when its job started; 0 when it runs none */
+	/* When it runs a job and there are teams: the job's team (an index
+	 * into the settings' teams) and the GPUs the job asks for, which it
+	 * holds of its team's share. */
+	int team;
+	int team_gpus;
+	int priority; /* of its job: the lowest is preempted first */
 };
 
 /* A lane, for the classes plan()'s callers build: its rank and wait target. */
@@ -83,6 +91,12 @@ struct plan_settings {
 	struct plan_lane lanes[CONF_MAX_LANES];
 	int nlanes;
 	int64_t default_wait_target_ms;
+	/* [team.NAME], `default` first (teams_from_config()); none: teams
+	 * are off and every job draws on the whole fleet. */
+	struct plan_team teams[CONF_MAX_TEAMS + 1];
+	int nteams;
+	/* A job runs this long at least before it is preempted. */
+	int64_t preempt_min_runtime_ms;
 };
 
 struct plan_view {
@@ -101,9 +115,14 @@ struct plan_view {
 	/* The simulator reads no reason: leave them empty (each costs a
 	 * printf). serve and `ebb tune`'s reports keep them. */
 	int no_reasons;
+	/* Bit t: team t has spent its monthly_budget this month; nothing is
+	 * launched for its work. */
+	uint64_t over_budget;
 };
 
-enum action_kind { ACTION_LAUNCH, ACTION_DRAIN, ACTION_TERMINATE };
+/* ACTION_PREEMPT: the job the instance runs gives its GPUs back to a team
+ * owed them, through its checkpoint (docs/TEAMS.md); the instance stays. */
+enum action_kind { ACTION_LAUNCH, ACTION_DRAIN, ACTION_TERMINATE, ACTION_PREEMPT };
 
 struct action {
 	enum action_kind kind;
@@ -111,7 +130,7 @@ struct action {
 	enum market market;
 	int count;        /* launch */
 	const char *lane; /* launch: the lane of the work it is for ("" for the warm pool); the view's */
-	int64_t instance; /* drain, terminate */
+	int64_t instance; /* drain, terminate, preempt */
 	char reason[400];
 };
 

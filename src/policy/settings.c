@@ -39,6 +39,8 @@ void plan_settings_from_config(const struct config *cfg, struct plan_settings *o
 	}
 	out->nlanes = cfg->nlanes;
 	out->default_wait_target_ms = config_wait_target_ms(cfg, NULL);
+	out->nteams = teams_from_config(cfg, out->teams);
+	out->preempt_min_runtime_ms = cfg->preempt_min_runtime_ms;
 }
 
 /* An instance released may be wanted by any lane's next job: the lane a

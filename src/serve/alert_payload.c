@@ -11,7 +11,7 @@ static const struct {
 	size_t offset, size;
 } label_fields[] = {
 #define F(f) {#f, offsetof(struct alert_labels, f), sizeof(((struct alert_labels *)0)->f)}
-	F(offer), F(market), F(lane), F(instance),
+	F(offer), F(market), F(lane), F(instance), F(team), F(threshold),
 #undef F
 };
 

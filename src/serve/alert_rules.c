@@ -4,8 +4,10 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/units.h"
+#include "serve/team_state.h"
 
 #define ON(f) offsetof(struct alerts_conf, f)
 
@@ -17,6 +19,7 @@ const struct alert_rule_info alert_rules[ALERT_NRULES] = {
 	[RULE_JOBS_DEAD_LETTERED] = {"EbbJobsDeadLettered", "warning", ON(dead_letter), ON(dead_letter_for_ms)},
 	[RULE_WORKER_LOST] = {"EbbWorkerLost", "warning", ON(worker_lost), ON(worker_lost_for_ms)},
 	[RULE_STORE_ERRORS] = {"EbbStoreErrors", "critical", ON(store_errors), ON(store_errors_for_ms)},
+	[RULE_TEAM_BUDGET] = {"EbbTeamBudget", "warning", ON(team_budget), ON(team_budget_for_ms)},
 };
 
 int alert_rule_on(const struct alerts_conf *c, enum alert_rule r)
@@ -282,6 +285,55 @@ static int store_errors_rule(struct ctx *c)
 		   (long long)e->n, ago, e->last) ? 0 : -1;
 }
 
+/* One condition per mark a team's spend this month has passed. */
+static int team_budget_marks(struct ctx *c, const struct plan_team *t, double spend)
+{
+	double marks[2] = {c->conf->team_budget_warn * t->monthly_budget, t->monthly_budget};
+	const char *names[2] = {"", "100%"};
+	char warn[8];
+	struct alert_cond *cond;
+
+	snprintf(warn, sizeof warn, "%.0f%%", c->conf->team_budget_warn * 100);
+	names[0] = warn;
+	for (int m = 0; m < 2; m++) {
+		if (spend < marks[m])
+			continue;
+		if (!(cond = add(c, RULE_TEAM_BUDGET, 0, spend,
+				 "team %s: $%.2f spent this month, %.0f%% of its $%.2f budget%s", t->name, spend,
+				 t->monthly_budget > 0 ? 100 * spend / t->monthly_budget : 100, t->monthly_budget,
+				 m == 1 ? ": nothing is launched for its work" : "")))
+			return -1;
+		snprintf(cond->labels.team, sizeof cond->labels.team, "%.*s", CONF_NAME_MAX, t->name);
+		snprintf(cond->labels.threshold, sizeof cond->labels.threshold, "%s", names[m]);
+	}
+	return 0;
+}
+
+static int team_budget(struct ctx *c)
+{
+	struct plan_team teams[CONF_MAX_TEAMS + 1];
+	double spend[CONF_MAX_TEAMS + 1];
+	int n = teams_from_config(c->env->cfg, teams);
+	time_t now = (time_t)(c->now_ms / 1000);
+	struct tm tm;
+
+	if (n == 0)
+		return 0;
+	if (team_month_spend(c->env->store, teams, n, c->now_ms, spend) != 0)
+		return -1;
+	for (int t = 0; t < n; t++) {
+		if (teams[t].monthly_budget >= 0 && team_budget_marks(c, &teams[t], spend[t]) != 0)
+			return -1;
+	}
+	/* A new month starts every team's spend again. */
+	gmtime_r(&now, &tm);
+	tm.tm_mday = 1;
+	tm.tm_mon++;
+	tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+	wake_at(c, (int64_t)timegm(&tm) * 1000);
+	return 0;
+}
+
 /* The rules in an order that reads each thing once; a rule that fails
  * stops the ones after it. */
 static int run(struct ctx *c)
@@ -316,6 +368,11 @@ static int run(struct ctx *c)
 		if (store_offer_stats(c->env->store, add_stat, c) != 0)
 			return -1;
 		e->done[RULE_LAUNCHES_FAILING] = e->done[RULE_WORKER_LOST] = 1;
+	}
+	if (on[RULE_TEAM_BUDGET]) {
+		if (team_budget(c) != 0)
+			return -1;
+		e->done[RULE_TEAM_BUDGET] = 1;
 	}
 	return 0;
 }

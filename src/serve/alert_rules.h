@@ -13,11 +13,11 @@
  * instance crossing its threshold, a window passing), so that serve wakes
  * for it rather than looking on a short period.
  *
- * The seam for budgets: when teams have budgets, EbbTeamBudget (a team's
- * spend this month at 80% and at 100% of its budget, with a label team)
- * is one more entry in the table of alert_rules.c, reading what
- * snapshot.h already adds up per team and month (the ledger's sums). No
- * team has a budget yet. */
+ * EbbTeamBudget reads each team's spend this month (team_state.h, from
+ * the ledger's daily sums) against its [team.NAME] monthly_budget: one
+ * alert at team_budget_warn of it and one more at all of it, told apart
+ * by their label threshold.
+ */
 #ifndef EBB_ALERT_RULES_H
 #define EBB_ALERT_RULES_H
 
@@ -33,6 +33,7 @@ enum alert_rule {
 	RULE_JOBS_DEAD_LETTERED,
 	RULE_WORKER_LOST,
 	RULE_STORE_ERRORS,
+	RULE_TEAM_BUDGET,
 	ALERT_NRULES
 };
 
@@ -53,6 +54,8 @@ struct alert_labels {
 	char market[16];
 	char lane[CONF_NAME_MAX + 1];
 	char instance[24];
+	char team[CONF_NAME_MAX + 1];
+	char threshold[8]; /* EbbTeamBudget: "80%", "100%" */
 };
 
 struct alert_cond {

@@ -48,6 +48,7 @@ static const struct route routes[] = {
 	{"GET", "/v1/fleet", SUBMIT | WORKER, api_fleet},
 	{"GET", "/v1/decisions", SUBMIT, api_decisions},
 	{"GET", "/v1/report", SUBMIT, api_report},
+	{"GET", "/v1/teams", SUBMIT, api_teams},
 	{"GET", "/v1/offers", SUBMIT, api_offers},
 	{"GET", "/v1/alerts", SUBMIT | WORKER, api_alerts},
 	{"GET", "/v1/scale", SUBMIT | WORKER, api_scale},
@@ -82,6 +83,20 @@ int api_store_failed(struct api_call *c)
 
 	error_set(&err, 500, "store", NULL, "store: %s", store_error(c->api->store));
 	return api_fail(c, &err);
+}
+
+void api_reply_job(struct api_call *c, const struct job *job, const char *key, const char *value)
+{
+	char *text = job_json_text(job);
+	json_t *body;
+
+	if (!key || !text || !(body = json_loads(text, 0, NULL))) {
+		request_reply_json(c->req, 200, text);
+		return;
+	}
+	free(text);
+	json_object_set_new(body, key, json_string(value));
+	request_reply(c->req, 200, body);
 }
 
 const struct field api_no_fields[] = {{NULL, 0, 0, 0}};

@@ -66,6 +66,8 @@ void api_handle(struct api *api, struct request *req);
 int api_fail(struct api_call *c, const struct ebb_error *e);
 /* Replies 500 with the store's last error and returns -1. */
 int api_store_failed(struct api_call *c);
+/* 200 with the job, and the member key: value when key is not NULL. */
+void api_reply_job(struct api_call *c, const struct job *job, const char *key, const char *value);
 /* A caller with an instance's own token acts for that instance alone:
  * 0 when instance is its own (or the caller holds no instance token),
  * else replies 403 and returns -1. what names the call for the message. */
@@ -84,6 +86,7 @@ int api_list(struct api_call *c);
 int api_get(struct api_call *c);
 int api_cancel(struct api_call *c);
 int api_stats(struct api_call *c);
+int api_teams(struct api_call *c);
 
 int api_lease(struct api_call *c);
 int api_heartbeat(struct api_call *c);

@@ -5,6 +5,7 @@
 #include "serve/api.h"
 #include "common/log.h"
 #include "serve/longpoll.h"
+#include "serve/team_state.h"
 #include "store/store.h"
 
 #define DAY_S (86400LL)
@@ -181,10 +182,25 @@ int api_list(struct api_call *c)
 	return 0;
 }
 
+/* Whether the job's team holds it back (docs/TEAMS.md): 1 with why, 0,
+ * or -1 on a store error. */
+static int why_held(struct api_call *c, const struct job *job, char *why, size_t size)
+{
+	struct team_state ts;
+	int rc = team_state_read(&ts, c->api->store, c->api->cfg, clock_now(c->api->clock));
+
+	if (rc == 0)
+		rc = team_state_held(&ts, job->team, job->gpus, why, size);
+	team_state_free(&ts);
+	return rc < 0 ? -1 : rc;
+}
+
 int api_get(struct api_call *c)
 {
 	struct ebb_error err;
 	struct job job;
+	char why[400] = "";
+	int held;
 
 	if (queue_get(c->api->queue, c->id, c->team, &job, &err) != 0)
 		return api_fail(c, &err);
@@ -194,7 +210,12 @@ int api_get(struct api_call *c)
 			  (long long)c->instance);
 		return api_fail(c, &err);
 	}
-	request_reply_json(c->req, 200, job_json_text(&job));
+	held = job.state == JOB_QUEUED && c->api->cfg->nteams > 0 ? why_held(c, &job, why, sizeof why) : 0;
+	if (held < 0) {
+		job_free(&job);
+		return api_store_failed(c);
+	}
+	api_reply_job(c, &job, held ? "held" : NULL, why);
 	job_free(&job);
 	return 0;
 }

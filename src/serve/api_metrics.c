@@ -8,7 +8,9 @@
 #include "serve/alerts.h"
 #include "serve/api.h"
 #include "serve/metrics.h"
+#include "serve/queue.h"
 #include "serve/snapshot.h"
+#include "serve/team_state.h"
 
 static void write_queue(struct prom *p, const struct snapshot *x)
 {
@@ -191,6 +193,39 @@ static void write_alerts(struct prom *p, const struct api *a)
 	}
 }
 
+/* With [team.NAME] sections: each team's quota, what it uses and may use
+ * now, and its spend this month (team_state.h). */
+static int write_team_shares(struct prom *p, struct api *a)
+{
+	struct team_state ts;
+	int rc = team_state_read(&ts, a->store, a->cfg, clock_now(a->clock));
+
+	if (rc == 0 && ts.n > 0) {
+		prom_family(p, "ebb_team_quota_gpus", "gauge", "GPUs the team is guaranteed when it has work ([team.NAME] quota_gpus).");
+		for (int t = 0; t < ts.n; t++)
+			prom_sample(p, "", (double)ts.teams[t].quota_gpus, "team", ts.teams[t].name, NULL);
+		prom_family(p, "ebb_team_gpus_in_use", "gauge", "GPUs the team's leased jobs ask for.");
+		for (int t = 0; t < ts.n; t++)
+			prom_sample(p, "", (double)ts.shares[t].used_gpus, "team", ts.teams[t].name, NULL);
+		prom_family(p, "ebb_team_gpus_allowed", "gauge", "GPUs the team may use now: its quota as far as it has work, and what it may borrow.");
+		for (int t = 0; t < ts.n; t++)
+			prom_sample(p, "", (double)ts.shares[t].allowed_gpus, "team", ts.teams[t].name, NULL);
+		prom_family(p, "ebb_team_month_spend_dollars", "gauge", "The team's chargeback this calendar month (UTC): its jobs' runs and its share of the time no job used.");
+		for (int t = 0; t < ts.n; t++)
+			prom_sample(p, "", ts.spend[t], "team", ts.teams[t].name, NULL);
+		prom_family(p, "ebb_team_preemptions_total", "counter", "The team's jobs preempted for another team owed their GPUs, since serve started.");
+		for (int t = 0; t < ts.n; t++) {
+			const struct preempts *pr = &a->queue->preempts;
+			int64_t n = 0;
+			for (int k = 0; k < pr->nteams; k++)
+				n += strcmp(pr->count[k].team, ts.teams[t].name) == 0 ? pr->count[k].n : 0;
+			prom_sample(p, "", (double)n, "team", ts.teams[t].name, NULL);
+		}
+	}
+	team_state_free(&ts);
+	return rc;
+}
+
 int api_metrics(struct api_call *c)
 {
 	struct snapshot *x = malloc(sizeof *x);
@@ -210,6 +245,11 @@ int api_metrics(struct api_call *c)
 	write_fleet(&p, x);
 	write_cost(&p, x);
 	write_teams(&p, x);
+	if (write_team_shares(&p, c->api) != 0) {
+		free(x);
+		free(prom_finish(&p));
+		return api_store_failed(c);
+	}
 	write_serve(&p, c->api->metrics);
 	write_alerts(&p, c->api);
 	free(x);

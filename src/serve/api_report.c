@@ -67,8 +67,8 @@ int api_report(struct api_call *c)
 {
 	struct api *a = c->api;
 	struct report_call rc = {.api = a};
-	const char *by_s = request_query(c->req, "by");
-	int64_t now = clock_now(a->clock), since_ms;
+	const char *by_s = request_query(c->req, "by"), *month = request_query(c->req, "month");
+	int64_t now = clock_now(a->clock), since_ms, until_ms = 0;
 	int by = by_s ? report_by_parse(by_s) : REPORT_BY_OFFER;
 	double since;
 	struct ebb_error err;
@@ -80,7 +80,11 @@ int api_report(struct api_call *c)
 	if (query_number(c, "since", -MAX_SPAN_S, 1e11, 0, &since) != 0)
 		return -1;
 	since_ms = since < 0 ? now + (int64_t)(since * 1000.0) : (int64_t)(since * 1000.0);
+	/* A calendar month (UTC): the chargeback's period. */
+	if (month && report_month(month, &since_ms, &until_ms) != 0)
+		return bad_query(c, "month", "expected a month YYYY-MM, e.g. 2026-11");
 	report_init(&rc.r, (enum report_by)by, since_ms, now);
+	rc.r.until_ms = until_ms;
 	if (store_ledger(a->store, since_ms, add_row, &rc) != 0) {
 		report_free(&rc.r);
 		if (!rc.oom)

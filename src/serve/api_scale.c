@@ -40,7 +40,7 @@ static void tally(const struct decision_now *d, struct desired *w)
 		if (a->kind == ACTION_LAUNCH) {
 			w->serving[a->offer][a->market] += a->count;
 			w->launch[a->offer] += a->count;
-		} else if (i && i->state != INST_DRAINING) {
+		} else if (i && i->state != INST_DRAINING && a->kind != ACTION_PREEMPT) {
 			w->serving[i->offer][i->market]--;
 		}
 	}

@@ -99,9 +99,18 @@ int api_heartbeat(struct api_call *c)
 	struct job job;
 	int64_t token;
 
+	const char *preempt;
+
 	if (lease_token(c, token_only, &token) != 0)
 		return -1;
-	return reply(c, queue_heartbeat(c->api->queue, c->id, token, &job, &err), &job, &err);
+	if (queue_heartbeat(c->api->queue, c->id, token, &job, &err) != 0)
+		return api_fail(c, &err);
+	/* The worker stops the job at its checkpoint when told "preempt". */
+	if (!(preempt = preempt_reason(&c->api->queue->preempts, c->id, token)))
+		return reply(c, 0, &job, &err);
+	api_reply_job(c, &job, "preempt", preempt);
+	job_free(&job);
+	return 0;
 }
 
 int api_checkpoint(struct api_call *c)

@@ -80,6 +80,7 @@ int decide_now(const struct decide_env *e, int64_t now_ms, struct decision_now *
 		.nfleet = d->view.nfleet,
 		.offers = d->offers,
 		.noffers = d->noffers,
+		.over_budget = d->view.over_budget,
 	};
 	plan(&pv, d->result);
 	if (d->result->nomem) {

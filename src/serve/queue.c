@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "common/rng.h"
 #include "serve/metrics.h"
+#include "serve/team_state.h"
 
 void queue_init(struct queue *q, struct store *store, const struct config *cfg,
 		const struct clock *clock, uint64_t seed)
@@ -155,7 +156,22 @@ int queue_lease(struct queue *q, const struct lease_offer *offer, const char *wo
 		}
 		o.full_types = names;
 	}
-	rc = store_job_next_ready(q->store, &o, out);
+	if (q->cfg->nteams > 0) {
+		/* Each team's job only within its share (docs/TEAMS.md). */
+		struct team_state ts;
+		if ((rc = team_state_read(&ts, q->store, q->cfg, now)) != 0) {
+			team_state_free(&ts);
+			return rc == TEAM_STATE_NOMEM ? error_set(err, 500, "memory", NULL, "out of memory")
+						      : failed(q, err);
+		}
+		o.teams = (const char *const *)ts.names;
+		o.team_rooms = ts.rooms;
+		o.nteams = ts.nnames;
+		rc = store_job_next_ready(q->store, &o, out);
+		team_state_free(&ts);
+	} else {
+		rc = store_job_next_ready(q->store, &o, out);
+	}
 	if (rc == STORE_NOT_FOUND)
 		return 0;
 	if (rc != 0)

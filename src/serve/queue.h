@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/error.h"
+#include "serve/preempt.h"
 #include "store/store.h"
 
 struct histogram;
@@ -48,6 +49,8 @@ struct queue {
 		void *arg;
 	} hooks[QUEUE_MAX_HOOKS];
 	int nhooks;
+	/* Leases asked to stop for a team owed their GPUs (the scaler's). */
+	struct preempts preempts;
 };
 
 void queue_init(struct queue *q, struct store *store, const struct config *cfg,

@@ -1,8 +1,11 @@
 /* See report.h; the definitions are in docs/COST.md. */
 #include "serve/report.h"
 
+#include "serve/chargeback.h"
+
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- a small hash table of (k1, k2) -> three integers ---- */
 
@@ -94,6 +97,24 @@ void report_init(struct report *r, enum report_by by, int64_t since_ms, int64_t 
 	r->map = calloc(1, sizeof *r->map);
 }
 
+int report_month(const char *month, int64_t *since_ms, int64_t *until_ms)
+{
+	struct tm tm = {0};
+	int y, m, n = 0;
+
+	if (strlen(month) != 7 || sscanf(month, "%4d-%2d%n", &y, &m, &n) != 2 || n != 7 || m < 1 || m > 12 ||
+	    y < 1970 || y > 9999)
+		return -1;
+	tm.tm_year = y - 1900;
+	tm.tm_mon = m - 1;
+	tm.tm_mday = 1;
+	*since_ms = (int64_t)timegm(&tm) * 1000;
+	tm.tm_mon = m == 12 ? 0 : m;
+	tm.tm_year = m == 12 ? y + 1 - 1900 : y - 1900;
+	*until_ms = (int64_t)timegm(&tm) * 1000;
+	return 0;
+}
+
 static int kind_of(const char *kind)
 {
 	if (strcmp(kind, "job") == 0)
@@ -169,6 +190,12 @@ int report_add(struct report *r, const struct ledger_row *row, double usd_per_ms
 			return 0;
 		cost = end > start ? cost * (double)(end - r->since_ms) / (double)(end - start) : 0;
 		start = r->since_ms;
+	}
+	if (r->until_ms && end > r->until_ms) {
+		if (start >= r->until_ms)
+			return 0;
+		cost = cost * (double)(r->until_ms - start) / (double)(end - start);
+		end = r->until_ms;
 	}
 	ms = end - start;
 	if ((gi = group_of(r, group_name(r, row, kind))) < 0)
@@ -293,15 +320,54 @@ static json_t *group_to_json(const struct report_group *g, const char *name)
 		(json_int_t)g->items_lost);
 }
 
+/* The teams' lines, in the groups' order, the not-busy row left out. */
+static json_t *chargeback_json(const struct report *r)
+{
+	struct charge *c = calloc((size_t)r->ngroups + 1, sizeof *c);
+	json_t *teams = json_array(), *out;
+	double busy = 0;
+	int64_t unattributed, sum = 0;
+	int n = 0;
+
+	if (!c)
+		return json_null();
+	for (int k = 0; k < r->ngroups; k++) {
+		if (strcmp(r->groups[k].name, REPORT_NOT_A_JOB) != 0) {
+			c[n++].busy_usd = r->groups[k].cost[RK_BUSY];
+			busy += r->groups[k].cost[RK_BUSY];
+		}
+	}
+	unattributed = chargeback(c, n, total_cost(&r->total) - busy);
+	n = 0;
+	for (int k = 0; k < r->ngroups; k++) {
+		if (strcmp(r->groups[k].name, REPORT_NOT_A_JOB) == 0)
+			continue;
+		json_array_append_new(teams, json_pack("{s:s, s:I, s:I, s:I}", "team", r->groups[k].name,
+						       "busy_cents", (json_int_t)c[n].busy_cents, "idle_share_cents",
+						       (json_int_t)c[n].idle_share_cents, "total_cents",
+						       (json_int_t)c[n].total_cents));
+		sum += c[n++].total_cents;
+	}
+	out = json_pack("{s:o, s:I, s:I}", "teams", teams, "unattributed_cents", (json_int_t)unattributed,
+			"total_cents", (json_int_t)(sum + unattributed));
+	free(c);
+	return out;
+}
+
 json_t *report_to_json(const struct report *r)
 {
-	json_t *groups = json_array();
+	json_t *groups = json_array(), *out;
 
 	for (int k = 0; k < r->ngroups; k++)
 		json_array_append_new(groups, group_to_json(&r->groups[k], r->groups[k].name));
-	return json_pack("{s:s, s:f, s:f, s:o, s:o}", "by", report_by_name(r->by), "since",
-			 (double)r->since_ms / 1000.0, "now", (double)r->now_ms / 1000.0, "groups", groups,
-			 "total", group_to_json(&r->total, "total"));
+	out = json_pack("{s:s, s:f, s:f, s:o, s:o}", "by", report_by_name(r->by), "since",
+			(double)r->since_ms / 1000.0, "now", (double)r->now_ms / 1000.0, "groups", groups,
+			"total", group_to_json(&r->total, "total"));
+	if (r->until_ms)
+		json_object_set_new(out, "until", json_real((double)r->until_ms / 1000.0));
+	if (r->by == REPORT_BY_TEAM)
+		json_object_set_new(out, "chargeback", chargeback_json(r));
+	return out;
 }
 
 void report_free(struct report *r)

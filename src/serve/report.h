@@ -34,6 +34,7 @@ struct report_map; /* job and instance bookkeeping, in report.c */
 struct report {
 	enum report_by by;
 	int64_t since_ms, now_ms;
+	int64_t until_ms; /* segments count up to here; 0: now (report_init) */
 	struct report_group *groups;
 	int ngroups;
 	struct report_group total;
@@ -44,6 +45,9 @@ int report_by_parse(const char *name); /* -1: unknown */
 const char *report_by_name(enum report_by by);
 
 void report_init(struct report *r, enum report_by by, int64_t since_ms, int64_t now_ms);
+/* "2026-11": the month's first and next month's first millisecond (UTC),
+ * for since_ms and until_ms; -1 when month is not YYYY-MM. */
+int report_month(const char *month, int64_t *since_ms, int64_t *until_ms);
 /* One ledger row. A segment that started before since counts from since
  * (its cost pro rata); an open one (end 0) counts up to now at
  * usd_per_ms. 0, or -1 when out of memory. */
@@ -51,6 +55,9 @@ int report_add(struct report *r, const struct ledger_row *row, double usd_per_ms
 /* Items and work lost of the jobs seen, once each, into their groups;
  * groups sorted, dearest first. Call once, after the last report_add. */
 void report_finish(struct report *r);
+/* The report; by team, with its chargeback (chargeback.h): each team's
+ * busy cost, share of the not-busy cost and total, in cents, adding up to
+ * the fleet's total. */
 json_t *report_to_json(const struct report *r);
 void report_free(struct report *r);
 

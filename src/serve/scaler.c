@@ -225,6 +225,49 @@ static int terminate(struct scaler *sc, const struct decision_now *dn, struct in
 	return 0;
 }
 
+/* Is the job still leased with that token? A store error keeps it. */
+static int still_leased(void *arg, int64_t id, int64_t token)
+{
+	struct job job;
+	int rc = store_job_get(arg, id, &job), still;
+
+	if (rc < 0)
+		return 1;
+	if (rc == STORE_NOT_FOUND)
+		return 0;
+	still = job.state == JOB_LEASED && job.lease_token == token;
+	job_free(&job);
+	return still;
+}
+
+/* The instance's job is asked to stop at its checkpoint (preempt.h); the
+ * decision is recorded once per lease. */
+static int preempt(struct scaler *sc, const struct decision_now *dn, const struct instance *inst,
+		   const struct action *a)
+{
+	struct preempts *p = &sc->env.queue->preempts;
+	struct job job;
+	int rc;
+
+	if (!inst->job_id || (rc = store_job_get(sc->env.store, inst->job_id, &job)) == STORE_NOT_FOUND)
+		return 0;
+	if (rc < 0)
+		return -1;
+	preempt_prune(p, still_leased, sc->env.store);
+	/* Counted under the team of its section (the default team's for one with none). */
+	rc = job.state == JOB_LEASED
+		     ? preempt_add(p, job.id, job.lease_token,
+				   dn->view.settings->teams[teams_index(dn->view.settings->teams,
+									 dn->view.settings->nteams, job.team)].name,
+				   a->reason)
+		     : 0;
+	if (rc > 0)
+		log_info("job preempted", "job=%lld team=%s instance=%lld", (long long)job.id, job.team,
+			 (long long)inst->id);
+	job_free(&job);
+	return rc > 0 ? record(sc, dn, a, "preempt") : 0;
+}
+
 static int carry_out(struct scaler *sc, struct decision_now *dn, const struct action *a)
 {
 	if (a->kind == ACTION_LAUNCH)
@@ -233,6 +276,8 @@ static int carry_out(struct scaler *sc, struct decision_now *dn, const struct ac
 		struct instance *inst = &dn->view.records[k];
 		if (inst->id != a->instance)
 			continue;
+		if (a->kind == ACTION_PREEMPT)
+			return preempt(sc, dn, inst, a);
 		if (a->kind == ACTION_DRAIN)
 			return record(sc, dn, a, "drain") == 0 &&
 			       fleet_set_state(sc->env.fleet, inst, INST_DRAINING, a->reason) == 0 ? 0 : -1;

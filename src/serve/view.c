@@ -8,6 +8,7 @@
 
 #include "policy/durations.h"
 #include "policy/settings.h"
+#include "serve/team_state.h"
 
 /* A callback's return when memory ran out: it stops the walk. */
 #define VIEW_NOMEM (-2)
@@ -78,17 +79,18 @@ static double estimate_s(const struct medians *m, const char *type, int64_t est_
 	return (double)durations_estimate_ms(m->d, type_number(m, type), est_s * 1000, st->default_est_ms) / 1000.0;
 }
 
-/* The view's class of (GPUs, VRAM, lane), added when new. */
+/* The view's class of (GPUs, VRAM, lane, team), added when new. Without
+ * teams, every job is of team 0. */
 static struct plan_class *class_for(struct view *b, int gpus, int min_vram_gb, const char *lane,
-				    int64_t oldest_ms)
+				    const char *team_name, int64_t oldest_ms)
 {
 	const struct plan_settings *st = b->settings;
-	int rank = plan_lane_rank(st, lane);
+	int rank = plan_lane_rank(st, lane), team = teams_index(st->teams, st->nteams, team_name);
 	struct plan_class *c, *grown;
 
 	for (int k = 0; k < b->nclasses; k++) {
 		c = &b->classes[k];
-		if (c->gpus == gpus && c->min_vram_gb == min_vram_gb && c->lane_rank == rank)
+		if (c->gpus == gpus && c->min_vram_gb == min_vram_gb && c->lane_rank == rank && c->team == team)
 			return c;
 	}
 	if (!(grown = realloc(b->classes, (size_t)(b->nclasses + 1) * sizeof *b->classes)))
@@ -100,6 +102,7 @@ static struct plan_class *class_for(struct view *b, int gpus, int min_vram_gb, c
 	c->gpus = gpus;
 	c->min_vram_gb = min_vram_gb;
 	c->lane_rank = rank;
+	c->team = team;
 	c->oldest_ms = oldest_ms;
 	c->wait_target_ms = plan_wait_target_ms(st, c->lane);
 	return c;
@@ -108,7 +111,7 @@ static struct plan_class *class_for(struct view *b, int gpus, int min_vram_gb, c
 static int add_demand(void *arg, const struct demand_row *r)
 {
 	struct view *b = arg;
-	struct plan_class *c = class_for(b, r->gpus, r->min_vram_gb, r->lane, r->oldest_ms);
+	struct plan_class *c = class_for(b, r->gpus, r->min_vram_gb, r->lane, r->team, r->oldest_ms);
 
 	if (!c)
 		return VIEW_NOMEM;
@@ -137,7 +140,7 @@ struct arrivals {
 static int add_arrival(void *arg, const struct arrival_row *r)
 {
 	struct arrivals *a = arg;
-	struct plan_class *c = class_for(a->b, r->gpus, r->min_vram_gb, r->lane, a->now_ms);
+	struct plan_class *c = class_for(a->b, r->gpus, r->min_vram_gb, r->lane, r->team, a->now_ms);
 	double w = exp(-(double)(a->now_ms - r->created_ms) / 1000.0 / a->window_s) / a->window_s;
 	double est = estimate_s(a->b->med, r->type, r->est_s, a->b->settings);
 
@@ -213,6 +216,9 @@ static int add_instance(void *arg, const struct instance *inst)
 			double est = estimate_s(b->med, job.type, job.est_s, b->settings);
 			p->busy_until_ms = job.started_ms + (int64_t)(est * 1000.0);
 			p->busy_since_ms = job.started_ms;
+			p->team = teams_index(b->settings->teams, b->settings->nteams, job.team);
+			p->team_gpus = job.gpus > 1 ? job.gpus : 1;
+			p->priority = job.priority;
 			job_free(&job);
 		}
 	}
@@ -245,6 +251,12 @@ int view_build(struct view *v, struct store *st, const struct plan_settings *set
 	    walked(v, st, store_demand(st, add_demand, v)) != 0 ||
 	    walked(v, st, add_arrivals(v, st, now_ms, settings->arrival_window_ms)) != 0)
 		return -1;
+	if (settings->nteams) {
+		double spend[CONF_MAX_TEAMS + 1];
+		if (walked(v, st, team_month_spend(st, settings->teams, settings->nteams, now_ms, spend)) != 0)
+			return -1;
+		v->over_budget = team_over_budget(settings->teams, settings->nteams, spend);
+	}
 	return 0;
 }
 

@@ -24,6 +24,7 @@ struct view {
 	const struct plan_settings *settings;
 	const struct offer *offers; /* the offers in force */
 	int noffers;
+	uint64_t over_budget; /* bit t: team t spent its monthly budget */
 	char error[600]; /* why view_build failed */
 };
 

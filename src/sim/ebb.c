@@ -119,6 +119,8 @@ void ebb_policy(struct sim *s)
 		if (x->kind == ACTION_LAUNCH) {
 			for (int n = 0; n < x->count; n++)
 				sim_launch(s, x->offer, x->market, s->ebb.starting);
+		} else if (x->kind == ACTION_PREEMPT) {
+			continue; /* a trace has no teams: nothing to take back */
 		} else if (x->instance >= 1 && x->instance <= s->ninst) {
 			int k = (int)x->instance - 1;
 			if (x->kind == ACTION_DRAIN) {
@@ -154,6 +156,8 @@ void ebb_fleet_sync(struct sim *s, int k)
 		.launched_ms = i->launched, .idle_since_ms = i->idle_since,
 		.busy_until_ms = i->state == S_BUSY ? known_end_ms(s, k) : 0,
 		.busy_since_ms = i->state == S_BUSY ? i->run_start : 0,
+		/* A trace has no teams: every job is the default team's. */
+		.team_gpus = i->state == S_BUSY && s->t->jobs[i->job].gpus > 1 ? s->t->jobs[i->job].gpus : 1,
 	};
 }
 

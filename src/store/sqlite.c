@@ -191,6 +191,8 @@ static const char *const stmt_sql[S_COUNT] = {
 			 " AND (?3 IS NULL OR type NOT IN (SELECT value FROM json_each(?3)))"
 			 " AND (labels IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(jobs.labels) l"
 			 "  WHERE l.value NOT IN (SELECT value FROM json_each(COALESCE(?4, '[]')))))"
+			 " AND (?5 IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(?5) r"
+			 "  WHERE r.key = jobs.team AND r.value < MAX(jobs.gpus, 1)))"
 			 " ORDER BY lane_rank, priority DESC, seq, id LIMIT 1",
 	[S_LIST] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id > ?5"
 		   " AND (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR lane = ?2)"
@@ -203,12 +205,12 @@ static const char *const stmt_sql[S_COUNT] = {
 			    " SELECT MIN(run_at) AS t FROM jobs WHERE state = 'delayed'"
 			    " UNION ALL SELECT MIN(lease_expires) FROM jobs WHERE state = 'leased')",
 	[S_DEMAND] = "SELECT gpus, min_vram_gb, lane, type, COUNT(*), SUM(est_s = 0), SUM(est_s),"
-		     " MIN(created_at), SUM(items) FROM jobs WHERE state = 'queued'"
-		     " GROUP BY gpus, min_vram_gb, lane, type",
+		     " MIN(created_at), SUM(items), team FROM jobs WHERE state = 'queued'"
+		     " GROUP BY gpus, min_vram_gb, lane, type, team",
 	[S_RECENT_SUBMITS] = "SELECT created_at FROM jobs ORDER BY id DESC LIMIT ?",
 	/* Newest first by id, the submission order: a walk back from the end
 	 * of the table that stops at the window's start. */
-	[S_ARRIVALS] = "SELECT gpus, min_vram_gb, lane, type, est_s, created_at FROM jobs"
+	[S_ARRIVALS] = "SELECT gpus, min_vram_gb, lane, type, est_s, created_at, team FROM jobs"
 		       " ORDER BY id DESC LIMIT ?",
 	[S_RECENT_DURATIONS] = "SELECT type, finished_at - started_at FROM jobs"
 			       " WHERE state = 'succeeded' AND started_at > 0"
@@ -522,7 +524,7 @@ static int op_job_next_ready(struct store *base, const struct lease_offer *o, st
 {
 	struct sqlite_store *s = impl(base);
 	sqlite3_stmt *st = s->stmt[S_NEXT_READY];
-	char *full = NULL, *labels = NULL;
+	char *full = NULL, *labels = NULL, *rooms = NULL;
 	int rc;
 
 	if (o->nfull_types > 0) {
@@ -534,13 +536,22 @@ static int op_job_next_ready(struct store *base, const struct lease_offer *o, st
 	}
 	if (o->labels)
 		labels = json_dumps(o->labels, JSON_COMPACT);
+	if (o->nteams > 0) {
+		json_t *r = json_object();
+		for (int i = 0; i < o->nteams; i++)
+			json_object_set_new(r, o->teams[i], json_integer(o->team_rooms[i]));
+		rooms = json_dumps(r, JSON_COMPACT);
+		json_decref(r);
+	}
 	sqlite3_bind_int(st, 1, o->gpus);
 	sqlite3_bind_int(st, 2, o->vram_gb);
 	bind_text(st, 3, full);
 	bind_text(st, 4, labels);
+	bind_text(st, 5, rooms);
 	rc = fetch_one(s, S_NEXT_READY, out);
 	free(full);
 	free(labels);
+	free(rooms);
 	return rc;
 }
 
@@ -642,6 +653,7 @@ static int op_demand(struct store *base, demand_cb cb, void *arg)
 			.est_s = sqlite3_column_int64(st, 6),
 			.oldest_ms = sqlite3_column_int64(st, 7),
 			.items = sqlite3_column_int64(st, 8),
+			.team = (const char *)sqlite3_column_text(st, 9),
 		};
 		if ((ret = cb(arg, &r)) != 0)
 			break;
@@ -684,6 +696,7 @@ static int op_arrivals(struct store *base, int64_t since_ms, int limit, arrival_
 			.type = (const char *)sqlite3_column_text(st, 3),
 			.est_s = sqlite3_column_int64(st, 4),
 			.created_ms = sqlite3_column_int64(st, 5),
+			.team = (const char *)sqlite3_column_text(st, 6),
 		};
 		if (r.created_ms < since_ms)
 			break;

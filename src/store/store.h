@@ -39,6 +39,11 @@ struct lease_offer {
 	/* Types at their max_running: skipped. */
 	const char *const *full_types;
 	int nfull_types;
+	/* With teams: the GPUs each team named may still take; a job of one
+	 * of them that asks for more (its gpus, at least 1) is skipped. */
+	const char *const *teams;
+	const int64_t *team_rooms;
+	int nteams;
 };
 
 struct job_filter {
@@ -49,10 +54,10 @@ struct job_filter {
 };
 
 
-/* Queued work of one requirement class, lane and type. */
+/* Queued work of one requirement class, lane, type and team. */
 struct demand_row {
 	int gpus, min_vram_gb;
-	const char *lane, *type;
+	const char *lane, *type, *team;
 	int64_t jobs;
 	int64_t items;
 	int64_t jobs_without_est;
@@ -63,7 +68,7 @@ struct demand_row {
 /* One submitted job, for the arrival rate. */
 struct arrival_row {
 	int gpus, min_vram_gb;
-	const char *lane, *type;
+	const char *lane, *type, *team;
 	int64_t est_s; /* 0: none given */
 	int64_t created_ms;
 };
@@ -232,7 +237,7 @@ int store_next_deadline(struct store *st, int64_t *out_ms) STORE_CHECK;
 int store_job_counts(struct store *st, count_cb cb, void *arg) STORE_CHECK;
 /* Jobs in one state, all lanes, types and teams. */
 int64_t store_count_in_state(const struct store *st, enum job_state state);
-/* Queued work per (GPUs, VRAM, lane, type). */
+/* Queued work per (GPUs, VRAM, lane, type, team). */
 int store_demand(struct store *st, demand_cb cb, void *arg) STORE_CHECK;
 /* Submit times of the newest `limit` jobs, newest first. */
 int store_recent_submits(struct store *st, int limit, time_cb cb, void *arg) STORE_CHECK;

@@ -42,6 +42,7 @@ struct run {
 	int interrupted;      /* stopped from outside: report an interruption */
 	char *checkpoint;     /* the last checkpoint of this run, or NULL */
 	int64_t checkpoint_items;
+	char preempted[440]; /* killed_why of a preemption */
 };
 
 /* SIGTERM to the job's process group, SIGKILL kill_after_ms later. */
@@ -77,8 +78,9 @@ static int64_t reclaim_grace_ms(const struct worker *w)
 	return grace;
 }
 
-/* Sends a call about this job; a 409 means the lease is no longer ours. */
-static int job_call(struct run *r, const char *what, json_t *body)
+/* Sends a call about this job; a 409 means the lease is no longer ours.
+ * The reply goes to *out when out is not NULL (to json_decref). */
+static int job_call_reply(struct run *r, const char *what, json_t *body, json_t **out)
 {
 	char path[96];
 	json_t *reply = NULL;
@@ -95,8 +97,32 @@ static int job_call(struct run *r, const char *what, json_t *body)
 			 json_string_value(json_object_get(json_object_get(reply, "error"), "code")));
 		r->lost = 1;
 	}
-	json_decref(reply);
+	if (out)
+		*out = reply;
+	else
+		json_decref(reply);
 	return status;
+}
+
+static int job_call(struct run *r, const char *what, json_t *body)
+{
+	return job_call_reply(r, what, body, NULL);
+}
+
+/* A heartbeat; a reply that says "preempt" stops the job as a reclaim
+ * notice does: its GPUs go to a team owed them (docs/TEAMS.md). */
+static void heartbeat(struct run *r)
+{
+	json_t *reply = NULL;
+	const char *why;
+
+	if (job_call_reply(r, "heartbeat", json_object(), &reply) == 200 &&
+	    (why = json_string_value(json_object_get(reply, "preempt"))) && !r->term_sent_ms) {
+		snprintf(r->preempted, sizeof r->preempted, "preempted: %s", why);
+		r->interrupted = 1;
+		stop_job(r, r->preempted, reclaim_grace_ms(r->w));
+	}
+	json_decref(reply);
 }
 
 /* The end of a run must reach serve, or the job runs again once its lease
@@ -260,7 +286,7 @@ static int supervise(struct run *r)
 			r->kill_at_ms = 0; /* done: its exit wakes the poll */
 		}
 		if (!r->lost && now >= r->next_heartbeat_ms) {
-			job_call(r, "heartbeat", json_object());
+			heartbeat(r);
 			r->next_heartbeat_ms = now + w->heartbeat_ms;
 		}
 		if (now - w->last_contact_ms >= w->orphan_timeout_ms) {

@@ -539,7 +539,7 @@ static void kinds_are_the_registries(void **state)
 			  "%s:3: [provider] kind: expected one of none, local, exec, got 'aws'");
 	assert_load_error("[aws]\ncommand = x\n",
 			  "%s:2: [aws]: unknown section (expected server, store, queue, scaler, provider, alerts, local,"
-			  " exec, lane.NAME, offer.NAME, type.NAME, token.NAME or webhook.NAME)");
+			  " exec, lane.NAME, offer.NAME, type.NAME, token.NAME, webhook.NAME or team.NAME)");
 }
 
 /* A webhook needs a URL of HTTP; its token is a secret, never printed. */

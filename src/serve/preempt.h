@@ -1,0 +1,40 @@
+/* Leased jobs asked to give their GPUs back to a team owed them
+ * (docs/TEAMS.md). The scaler adds a job when plan() preempts it; its
+ * worker hears it in the reply to its next heartbeat ("preempt": the
+ * reason) and stops the job as it does for a reclaim notice: SIGTERM,
+ * reclaim_grace for a last checkpoint, reported interrupted, queued again
+ * at the head of its lane with its checkpoint, no attempt counted. Kept
+ * in memory, by lease (job and token): a serve that restarts decides
+ * again at its next plan, and a lease that ended takes its entry along. */
+#ifndef EBB_PREEMPT_H
+#define EBB_PREEMPT_H
+
+#include <stdint.h>
+
+#include "common/config.h"
+
+#define PREEMPT_MAX 64
+
+struct preempts {
+	struct {
+		int64_t job, token;
+		char reason[400];
+	} at[PREEMPT_MAX];
+	int n;
+	/* Preemptions since serve started, per team (ebb_team_preemptions_total). */
+	struct {
+		char team[CONF_NAME_MAX + 1];
+		int64_t n;
+	} count[CONF_MAX_TEAMS + 1];
+	int nteams;
+};
+
+/* Asks the lease of team's job to stop, and counts it: 1 when new, 0 when
+ * asked before, -1 when full. */
+int preempt_add(struct preempts *p, int64_t job, int64_t token, const char *team, const char *reason);
+/* Why the lease is asked to stop, or NULL when it is not. */
+const char *preempt_reason(const struct preempts *p, int64_t job, int64_t token);
+/* Drops the entries of leases for which still(arg, job, token) is 0. */
+void preempt_prune(struct preempts *p, int (*still)(void *arg, int64_t job, int64_t token), void *arg);
+
+#endif

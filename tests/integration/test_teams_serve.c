@@ -1,0 +1,349 @@
+/* Teams end to end, with a real `ebb serve`, the local provider and its
+ * real `ebb worker` processes on a 4-GPU fleet (max_gpus = 4), teams a
+ * and b of quota 2 each: b alone borrows a's idle quota and runs on all
+ * 4; once a has work, what b's jobs free goes to a, not to b's older
+ * queued jobs, and b is held to its quota while a uses its own. Each job
+ * runs until the test creates its file, so the test decides when GPUs
+ * free up; every wait polls with a deadline. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "harness.h"
+
+#define WORKER_SECRET "worker-secret-0123456789"
+
+/* Jobs of team in state, from GET /v1/jobs. */
+static int jobs_in(struct harness_server *s, const char *team, const char *state)
+{
+	json_t *r = harness_get(s, harness_fmt("/v1/jobs?team=%s&state=%s&limit=1000", team, state));
+	int n = (int)json_array_size(harness_jget(r, "jobs"));
+
+	json_decref(r);
+	return n;
+}
+
+/* The team called name in a GET /v1/teams reply (borrowed). */
+static json_t *team_named(json_t *reply, const char *name)
+{
+	json_t *t;
+	size_t i;
+
+	json_array_foreach(harness_jget(reply, "teams"), i, t) {
+		if (strcmp(JSTR(t, "name"), name) == 0)
+			return t;
+	}
+	fail_msg("no team %s in GET /v1/teams", name);
+	return NULL;
+}
+
+/* A job of team that runs until the file DIR/go-NAME exists. */
+static int64_t submit_waiting(struct harness_server *s, const char *dir, const char *team, const char *name)
+{
+	return harness_submit(s, harness_fmt("{\"team\": \"%s\", \"command\": [\"sh\", \"-c\","
+					     " \"while [ ! -e \\\"$0\\\" ]; do sleep 0.05; done\", \"%s/go-%s\"]}",
+					     team, dir, name));
+}
+
+static void release(const char *dir, const char *name)
+{
+	harness_write_file(harness_fmt("%s/go-%s", dir, name), "");
+}
+
+/* The leased jobs of b among ids (the first n of them), by name. */
+static int leased_among(struct harness_server *s, const int64_t *ids, int n, int *which, int max)
+{
+	int found = 0;
+
+	for (int k = 0; k < n && found < max; k++) {
+		if (harness_job_is(s, ids[k], "leased"))
+			which[found++] = k;
+	}
+	return found;
+}
+
+static void test_team_held_to_quota_and_borrowing(void **state)
+{
+	const char *dir = harness_tmpdir();
+	struct harness_server *s;
+	int64_t b[6], a[2];
+	int running[4], st;
+	struct harness_run run;
+	json_t *r, *team;
+	char *text;
+
+	(void)state;
+	s = harness_serve(harness_fmt("[token.worker]\nsecret = " WORKER_SECRET "\nrole = worker\n"
+				      "[provider]\nkind = local\norphan_timeout = 20s\n"
+				      "[local]\ngpus = 0,1,2,3\n"
+				      "[lane.standard]\nwait_target = 1s\n"
+				      "[scaler]\ninterval = 200ms\nmax_gpus = 4\nidle_timeout = 1m\n"
+				      "[team.a]\nquota_gpus = 2\n"
+				      "[team.b]\nquota_gpus = 2\n"
+				      "[token.asub]\nsecret = team-a-secret-0123456789\nteam = a\n"),
+			  HARNESS_TOKENS);
+	harness_own_workers(s);
+
+	/* b alone: it borrows a's idle quota and runs on all 4 GPUs. */
+	for (int k = 0; k < 6; k++)
+		b[k] = submit_waiting(s, dir, "b", harness_fmt("b%d", k));
+	WAIT_FOR(s, 30000, jobs_in(s, "b", "leased") == 4, "team b did not run on 4 GPUs within 30 s (%d leased)",
+		 jobs_in(s, "b", "leased"));
+	assert_int(jobs_in(s, "b", "queued"), 2);
+	assert_true(harness_live_instances(s, NULL) <= 4);
+	r = harness_get(s, "/v1/teams");
+	assert_int(json_array_size(harness_jget(r, "teams")), 3);
+	team = team_named(r, "b");
+	assert_int(JINT(team, "used_gpus"), 4);
+	assert_int(JINT(team, "borrowed_gpus"), 2);
+	assert_int(JINT(team, "queued_gpus"), 2);
+	assert_int(JINT(team, "allowed_gpus"), 4);
+	json_decref(r);
+	/* A submit token sees its own team only. */
+	st = harness_call_as(s, "team-a-secret-0123456789", "GET", "/v1/teams", NULL, &r);
+	assert_int(st, 200);
+	assert_int(json_array_size(harness_jget(r, "teams")), 1);
+	assert_string_equal(JSTR(team_named(r, "a"), "name"), "a");
+	json_decref(r);
+
+	/* a submits 2: max_gpus binds, so a waits for b's jobs to end (no
+	 * preemption here); the 2 GPUs that two of b's jobs free go to a,
+	 * though b's queued jobs are older. */
+	a[0] = submit_waiting(s, dir, "a", "a0");
+	a[1] = submit_waiting(s, dir, "a", "a1");
+	assert_int(leased_among(s, b, 6, running, 4), 4);
+	release(dir, harness_fmt("b%d", running[0]));
+	release(dir, harness_fmt("b%d", running[1]));
+	WAIT_FOR(s, 30000, harness_job_is(s, a[0], "leased") && harness_job_is(s, a[1], "leased"),
+		 "team a's jobs were not leased within 30 s of b freeing 2 GPUs");
+	harness_ebb(&run, s, "teams", NULL);
+	assert_int(run.status, 0);
+	assert_contains(run.out, "BORROWED");
+	harness_run_free(&run);
+	assert_int(harness_get_text(s, NULL, "/metrics", &text, NULL, 0), 200);
+	assert_contains(text, "ebb_team_quota_gpus{team=\"a\"} 2");
+	assert_contains(text, "ebb_team_gpus_in_use{team=\"a\"} 2");
+	free(text);
+	assert_int(jobs_in(s, "b", "leased"), 2);
+	assert_int(jobs_in(s, "b", "queued"), 2);
+	assert_int(jobs_in(s, "b", "succeeded"), 2);
+	/* b's queued jobs say why they wait; a's leased ones say nothing. */
+	for (int k = 0; k < 6; k++) {
+		if (!harness_job_is(s, b[k], "queued"))
+			continue;
+		harness_ebb(&run, s, "job", harness_fmt("%lld", (long long)b[k]), NULL);
+		assert_int(run.status, 0);
+		assert_contains(run.out, "team b is at its share: its jobs use 2 GPUs of the 2 it may use now (quota 2)");
+		harness_run_free(&run);
+	}
+	r = harness_get_job(s, a[0]);
+	assert_null(harness_jget(r, "held"));
+	json_decref(r);
+
+	/* a's jobs end: b borrows again and the rest of its work runs. */
+	release(dir, "a0");
+	release(dir, "a1");
+	WAIT_FOR(s, 30000, jobs_in(s, "b", "queued") == 0 && jobs_in(s, "b", "leased") == 4,
+		 "team b did not borrow a's freed quota within 30 s");
+	for (int k = 0; k < 6; k++)
+		release(dir, harness_fmt("b%d", k));
+	WAIT_FOR(s, 30000, jobs_in(s, "b", "succeeded") == 6 && jobs_in(s, "a", "succeeded") == 2,
+		 "not every job succeeded within 30 s");
+}
+
+/* A job of team of `items` items that checkpoints every 10: it starts from
+ * $EBB_CHECKPOINT, and on SIGTERM checkpoints where it is and exits; it
+ * writes "start POS" into DIR/NAME.log at each start. */
+static int64_t submit_checkpointing(struct harness_server *s, const char *dir, const char *team, const char *name,
+				    int items)
+{
+	return harness_submit(s, harness_fmt(
+		"{\"team\": \"%s\", \"items\": %d, \"command\": [\"sh\", \"-c\", \"pos=${EBB_CHECKPOINT:-0};"
+		" echo start $pos >> $0; trap 'echo checkpoint $pos $pos >&$EBB_CONTROL_FD; exit 0' TERM;"
+		" while [ $pos -lt %d ]; do pos=$((pos + 1)); echo progress $pos >&$EBB_CONTROL_FD;"
+		" [ $((pos %% 10)) -eq 0 ] && echo checkpoint $pos $pos >&$EBB_CONTROL_FD; sleep 0.05; done\","
+		" \"%s/%s.log\"]}", team, items, items, dir, name));
+}
+
+/* The POS of the k-th (from 1) "start POS" line of DIR/NAME.log; -1: none. */
+static int64_t start_pos(const char *dir, const char *name, int k)
+{
+	char *text = harness_read_file(harness_fmt("%s/%s.log", dir, name), NULL), *line, *save = NULL;
+	int64_t pos = -1;
+
+	for (line = text ? strtok_r(text, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+		long long v;
+		if (sscanf(line, "start %lld", &v) == 1 && --k == 0) {
+			pos = v;
+			break;
+		}
+	}
+	free(text);
+	return pos;
+}
+
+static int64_t job_int(struct harness_server *s, int64_t id, const char *field)
+{
+	json_t *j = harness_get_job(s, id);
+	int64_t v = JINT(j, field);
+
+	json_decref(j);
+	return v;
+}
+
+/* b runs on all 4 GPUs, borrowing a's 2; a submits 2 jobs: max_gpus binds,
+ * so 2 of b's jobs are preempted at their checkpoint, a's jobs run, and
+ * b's resume from their checkpoints. Every job succeeds once, on its first
+ * attempt, with its items counted once; the preemptions are decisions. */
+static void test_borrowed_jobs_preempted_through_checkpoints(void **state)
+{
+	const char *dir = harness_tmpdir();
+	struct harness_server *s;
+	struct harness_run run;
+	int64_t b[4], a[2];
+	int preempted = 0;
+	char *text;
+
+	(void)state;
+	s = harness_serve(harness_fmt("[token.worker]\nsecret = " WORKER_SECRET "\nrole = worker\n"
+				      "[queue]\nlease_timeout = 3s\n"
+				      "[provider]\nkind = local\norphan_timeout = 20s\nreclaim_grace = 5s\n"
+				      "[local]\ngpus = 0,1,2,3\n"
+				      "[lane.standard]\nwait_target = 1s\n"
+				      "[scaler]\ninterval = 200ms\nmax_gpus = 4\nidle_timeout = 1m\n"
+				      "preempt_min_runtime = 1s\n"
+				      "[team.a]\nquota_gpus = 2\n"
+				      "[team.b]\nquota_gpus = 2\n"),
+			  HARNESS_TOKENS);
+	harness_own_workers(s);
+	for (int k = 0; k < 4; k++)
+		b[k] = submit_checkpointing(s, dir, "b", harness_fmt("b%d", k), 400);
+	WAIT_FOR(s, 30000, jobs_in(s, "b", "leased") == 4, "team b did not run on 4 GPUs within 30 s");
+	for (int k = 0; k < 4; k++)
+		WAIT_FOR(s, 30000, job_int(s, b[k], "items_done") >= 20, "b%d made no checkpoint within 30 s", k);
+
+	a[0] = submit_checkpointing(s, dir, "a", "a0", 20);
+	a[1] = submit_checkpointing(s, dir, "a", "a1", 20);
+	WAIT_FOR(s, 30000, harness_job_is(s, a[0], "succeeded") && harness_job_is(s, a[1], "succeeded"),
+		 "team a's jobs did not run within 30 s");
+	WAIT_FOR(s, 60000, jobs_in(s, "b", "succeeded") == 4, "team b's jobs did not all succeed within 60 s");
+
+	for (int k = 0; k < 4; k++) {
+		json_t *j = harness_get_job(s, b[k]);
+		const char *name = harness_fmt("b%d", k);
+		assert_int(JINT(j, "attempts"), 1);
+		assert_int(JINT(j, "items_done"), 400);
+		if (JINT(j, "interruptions") > 0) {
+			/* Resumed from where it stopped, not from the start. */
+			assert_true(start_pos(dir, name, 2) >= 10);
+			preempted++;
+		} else {
+			assert_int(start_pos(dir, name, 2), -1);
+		}
+		json_decref(j);
+	}
+	assert_int(preempted, 2);
+	for (int k = 0; k < 2; k++)
+		assert_int(job_int(s, a[k], "interruptions"), 0);
+
+	assert_int(harness_get_text(s, NULL, "/metrics", &text, NULL, 0), 200);
+	assert_contains(text, "ebb_team_preemptions_total{team=\"b\"} 2");
+	assert_contains(text, "ebb_team_preemptions_total{team=\"a\"} 0");
+	free(text);
+	harness_ebb(&run, s, "decisions", NULL);
+	assert_int(run.status, 0);
+	assert_contains(run.out, "preempt");
+	assert_contains(run.out, "team a is owed 2 GPUs of its quota");
+	harness_run_free(&run);
+}
+
+/* EbbTeamBudget alerts firing for team (one per mark: 80%, 100%). */
+static int budget_alerts(struct harness_server *s, const char *team)
+{
+	json_t *r = harness_get(s, "/v1/alerts"), *al;
+	size_t i;
+	int n = 0;
+
+	json_array_foreach(harness_jget(r, "alerts"), i, al) {
+		const char *th = JSTR(al, "labels.threshold");
+		n += strcmp(JSTR(al, "name"), "EbbTeamBudget") == 0 && strcmp(JSTR(al, "state"), "firing") == 0 &&
+		     strcmp(JSTR(al, "labels.team"), team) == 0 && (strcmp(th, "80%") == 0 || strcmp(th, "100%") == 0);
+	}
+	json_decref(r);
+	return n;
+}
+
+/* A team that spent its monthly budget gets no GPU for its queued work
+ * while another team's later job runs; the month's chargeback by team
+ * adds up to the fleet's total to the cent. */
+static void test_budget_stops_a_team_and_chargeback_adds_up(void **state)
+{
+	struct harness_server *s;
+	struct harness_run run;
+	int64_t a1, a2, b1, lines = 0;
+	json_t *r, *line;
+	time_t now = time(NULL);
+	char month[16];
+	size_t i;
+
+	(void)state;
+	s = harness_serve("[token.worker]\nsecret = " WORKER_SECRET "\nrole = worker\n"
+			  "[provider]\nkind = local\norphan_timeout = 20s\n"
+			  "[local]\ngpus = 0,1\n"
+			  "[lane.standard]\nwait_target = 1s\n"
+			  "[scaler]\ninterval = 200ms\nmax_gpus = 2\nidle_timeout = 1m\nmax_spend_per_hour = 0\n"
+			  "[offer.g]\nprice_ondemand = 360\nbilling_minimum = 0s\n"
+			  "[team.a]\nquota_gpus = 1\nmonthly_budget = 0.0001\n"
+			  "[team.b]\nquota_gpus = 1\n",
+			  HARNESS_TOKENS);
+	harness_own_workers(s);
+	a1 = harness_submit(s, "{\"team\": \"a\", \"command\": [\"sleep\", \"0.3\"]}");
+	WAIT_FOR(s, 30000, harness_job_is(s, a1, "succeeded"), "a's first job did not succeed within 30 s");
+	/* a1's run cost more than a's budget: a2 waits, b1 runs. */
+	a2 = harness_submit(s, "{\"team\": \"a\", \"command\": [\"true\"]}");
+	b1 = harness_submit(s, "{\"team\": \"b\", \"command\": [\"sleep\", \"0.3\"]}");
+	WAIT_FOR(s, 30000, harness_job_is(s, b1, "succeeded"), "b's job did not succeed within 30 s");
+	assert_true(harness_job_is(s, a2, "queued"));
+	/* Both marks told: 80% and 100% of a's budget; none for b. */
+	WAIT_FOR(s, 20000, budget_alerts(s, "a") == 2, "EbbTeamBudget did not fire twice for team a within 20 s");
+	assert_int(budget_alerts(s, "b"), 0);
+	r = harness_get_job(s, a2);
+	assert_contains(JSTR(r, "held"), "team a spent its monthly budget");
+	json_decref(r);
+
+	strftime(month, sizeof month, "%Y-%m", gmtime(&now));
+	harness_ebb(&run, s, "report", "--month", month, "--by", "team", "--json", NULL);
+	assert_int(run.status, 0);
+	r = harness_json(run.out);
+	json_array_foreach(harness_jget(r, "chargeback.teams"), i, line)
+		lines += JINT(line, "total_cents");
+	lines += JINT(r, "chargeback.unattributed_cents");
+	assert_int(lines, JINT(r, "chargeback.total_cents"));
+	assert_int(lines, llround(json_number_value(harness_jget(r, "total.cost_usd")) * 100));
+	assert_true(lines > 0);
+	assert_int(json_array_size(harness_jget(r, "chargeback.teams")), 2);
+	json_decref(r);
+	harness_run_free(&run);
+
+	harness_ebb(&run, s, "report", "--month", month, "--by", "team", NULL);
+	assert_int(run.status, 0);
+	assert_contains(run.out, "Chargeback");
+	assert_contains(run.out, "IDLE SHARE");
+	harness_run_free(&run);
+	harness_ebb(&run, s, "report", "--month", "2026-13", NULL);
+	assert_int(run.status, 2);
+	assert_contains(run.err, "--month: expected YYYY-MM");
+	harness_run_free(&run);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_team_held_to_quota_and_borrowing, harness_cleanup),
+		cmocka_unit_test_teardown(test_borrowed_jobs_preempted_through_checkpoints, harness_cleanup),
+		cmocka_unit_test_teardown(test_budget_stops_a_team_and_chargeback_adds_up, harness_cleanup),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
