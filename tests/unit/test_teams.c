@@ -335,9 +335,12 @@ static int64_t launched(const struct pfx *f)
 	return n;
 }
 
+/* The one offer's idle timeout. */
+static const int64_t idle_ms[1] = {600000};
+
 static void plan_it(struct pfx *f)
 {
-	struct plan_view v = {.now_ms = 1000000, .settings = &f->set, .idle_timeout_ms = 600000,
+	struct plan_view v = {.now_ms = 1000000, .settings = &f->set, .idle_timeout_ms = idle_ms,
 			      .classes = f->classes, .nclasses = f->nclasses, .fleet = f->fleet,
 			      .nfleet = f->nfleet, .offers = f->offers, .noffers = 1};
 
@@ -577,7 +580,7 @@ static void test_plan_no_launch_past_the_budget(void **state)
 	pfx_reset(&f, 4);
 	queue_for(&f, 1, 2);
 	queue_for(&f, 2, 1);
-	v = (struct plan_view){.now_ms = 1000000, .settings = &f.set, .idle_timeout_ms = 600000,
+	v = (struct plan_view){.now_ms = 1000000, .settings = &f.set, .idle_timeout_ms = idle_ms,
 			       .classes = f.classes, .nclasses = f.nclasses, .offers = f.offers, .noffers = 1,
 			       .over_budget = 1u << 1};
 	plan(&v, &f.r);
