@@ -1,8 +1,10 @@
 #!/bin/sh
 # Installs what is missing, builds, and runs every test three times: as
-# built, under AddressSanitizer and under UndefinedBehaviorSanitizer; then
-# checks the Debian package (scripts/test-package.sh). Ends with one line
-# "N passed, M failed" over all of it.
+# built, under AddressSanitizer and under UndefinedBehaviorSanitizer; the
+# store's and serve's tests once more against a throwaway PostgreSQL
+# (make test-pg, about 4.5 minutes); then checks the Debian package
+# (scripts/test-package.sh). Ends with one line "N passed, M failed" over
+# all of it.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 ./scripts/deps.sh || exit 1
@@ -37,6 +39,9 @@ for san in "" address undefined; do
 	make -s -j2 test ${san:+SANITIZER=$san} 2>&1 | tee "$log"
 	count "tests${san:+ under $san}"
 done
+echo "== tests against PostgreSQL"
+make -s -j2 test-pg 2>&1 | tee "$log"
+count "tests against PostgreSQL"
 echo "== the Debian package"
 ./scripts/test-package.sh 2>&1 | tee "$log"
 count "the package checks"

@@ -374,12 +374,15 @@ static void fleet_rules(void **state)
  * keep it, and resolves once the errors are a window old. */
 static void store_errors_fire(void **state)
 {
-	struct receiver *r = receiver_start();
-	struct harness_server *s = serve_to(r, "", HARNESS_TEST_CLOCK);
+	struct receiver *r;
+	struct harness_server *s;
 	sqlite3 *db;
 	json_t *p, *reply = NULL;
 
 	(void)state;
+	harness_sqlite_only("the test holds SQLite's write lock on the store's file");
+	r = receiver_start();
+	s = serve_to(r, "", HARNESS_TEST_CLOCK);
 	assert_int(sqlite3_open(harness_fmt("%s/ebb.db", s->data), &db), SQLITE_OK);
 	assert_int(sqlite3_exec(db, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
 	assert_int(harness_call(s, "POST", "/v1/jobs", "{\"command\": [\"true\"]}", &reply), 500);

@@ -1,0 +1,179 @@
+/* What the PostgreSQL engine adds to serve: one serve per database, held
+ * by an advisory lock that a crash gives up at once, so that a second
+ * serve can start on the same database, or a standby waiting for it take
+ * over (measured); the password read from [postgres] password_file, never
+ * written to the log. Every test skips itself with another engine
+ * (EBB_TEST_STORE). */
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static void postgres_only(void)
+{
+	if (strcmp(harness_store_kind(), "postgres") == 0)
+		return;
+	print_message("skipped: a test of the postgres engine (EBB_TEST_STORE=postgres)\n");
+	skip();
+}
+
+/* Runs sql on the test server's database dbname as its superuser. */
+static void psql(const char *dbname, const char *sql)
+{
+	PGconn *c = PQconnectdb(harness_fmt("%s dbname=%s", getenv("EBB_TEST_PG"), dbname));
+	PGresult *r;
+
+	if (PQstatus(c) != CONNECTION_OK)
+		fail_msg("connect: %s", PQerrorMessage(c));
+	r = PQexec(c, sql);
+	if (PQresultStatus(r) != PGRES_COMMAND_OK)
+		fail_msg("%s: %s", sql, PQresultErrorMessage(r));
+	PQclear(r);
+	PQfinish(c);
+}
+
+/* The value of key in a libpq connection string of key=value words. */
+static const char *conn_value(const char *conn, const char *key)
+{
+	const char *p = strstr(conn, harness_fmt("%s=", key));
+
+	if (!p)
+		fail_msg("no %s in '%s'", key, conn);
+	p += strlen(key) + 1;
+	return harness_fmt("%.*s", (int)strcspn(p, " "), p);
+}
+
+/* A second serve on the database of a first is refused, naming the
+ * database; once the first is killed with -9, the server drops its lock
+ * with its connection and the second starts, on the same jobs. */
+static void one_serve_per_database(void **state)
+{
+	struct harness_server *a, *b;
+	struct harness_run r;
+	char url[2048];
+	const char *dir;
+	int64_t id, t0;
+
+	(void)state;
+	postgres_only();
+	a = harness_serve(NULL, 0);
+	snprintf(url, sizeof url, "%s", harness_store_url(a->data));
+	id = harness_submit(a, "{\"command\": [\"true\"]}");
+	dir = harness_tmpdir();
+	harness_write_file(harness_fmt("%s/b.conf", dir),
+			   harness_fmt("[server]\nlisten = 127.0.0.1:0\ndata_dir = %s/data\n[store]\nkind = postgres\n"
+				       "[postgres]\nurl = %s\n", dir, url));
+	harness_ebb(&r, NULL, "serve", "-c", harness_fmt("%s/b.conf", dir), NULL);
+	assert_int(r.status, 1);
+	assert_contains(r.err, "is in use by another ebb serve");
+	assert_contains(r.err, conn_value(url, "dbname"));
+	harness_run_free(&r);
+	assert_int(harness_call(a, "GET", "/healthz", NULL, NULL), 200);
+
+	harness_server_kill(a);
+	t0 = harness_now_ms();
+	/* The same database under another data dir: the url given again
+	 * after the harness's own, the later one standing. */
+	b = harness_serve(harness_fmt("[postgres]\nurl = %s\n", url), 0);
+	print_message("second serve listening %lld ms after kill -9 of the first\n",
+		      (long long)(harness_now_ms() - t0));
+	assert_true(harness_job_is(b, id, "queued"));
+	assert_int(harness_server_stop(b), 0);
+}
+
+/* A standby (standby = on) started while another serve holds the
+ * database waits without listening; kill -9 of the first, and it takes
+ * over within a second or so (printed), with the first one's jobs. */
+static void standby_takes_over(void **state)
+{
+	struct harness_server *a, *b;
+	char url[2048], *log;
+	int64_t id, t0, until;
+
+	(void)state;
+	postgres_only();
+	a = harness_serve(NULL, 0);
+	snprintf(url, sizeof url, "%s", harness_store_url(a->data));
+	id = harness_submit(a, "{\"command\": [\"true\"]}");
+	b = harness_serve(harness_fmt("[postgres]\nurl = %s\nstandby = on\n", url), HARNESS_NO_WAIT);
+	until = harness_now_ms() + 15000;
+	while (!(log = harness_read_file(b->log, NULL)) || !strstr(log, "msg=\"standby: the database is in use")) {
+		free(log);
+		if (harness_now_ms() > until)
+			harness_fail_with_log(b, "the standby did not say it waits");
+		harness_sleep_ms(10);
+	}
+	assert_null(strstr(log, "msg=listening"));
+	free(log);
+	assert_int(harness_call(a, "GET", "/healthz", NULL, NULL), 200);
+
+	harness_server_kill(a);
+	t0 = harness_now_ms();
+	harness_server_wait(b, 15000);
+	print_message("standby listening %lld ms after kill -9 of the serve it stood by for\n",
+		      (long long)(harness_now_ms() - t0));
+	assert_true(harness_job_is(b, id, "queued"));
+	assert_int(harness_server_stop(b), 0);
+}
+
+/* A role that logs in with a password over TCP: serve reads it from
+ * password_file, and neither its log nor `ebb config` shows it; without
+ * the file, serve does not start and says why. */
+static void password_from_file(void **state)
+{
+	struct harness_server *s;
+	struct harness_run r;
+	char password[64], role[32], db[64], url[512], pwfile[4200], conf[4200], *log;
+	const char *dir;
+
+	(void)state;
+	postgres_only();
+	dir = harness_tmpdir();
+	snprintf(password, sizeof password, "pw-%lld-%d", (long long)harness_now_ms(), rand());
+	snprintf(role, sizeof role, "ebb_pw_%d", (int)getpid());
+	snprintf(db, sizeof db, "%s", conn_value(harness_store_url(harness_fmt("%s/pw", dir)), "dbname"));
+	psql("postgres", harness_fmt("CREATE ROLE %s LOGIN PASSWORD '%s'", role, password));
+	psql("postgres", harness_fmt("ALTER DATABASE %s OWNER TO %s", db, role));
+	snprintf(pwfile, sizeof pwfile, "%s/password", dir);
+	harness_write_file(pwfile, harness_fmt("%s\n", password));
+	snprintf(url, sizeof url, "host=127.0.0.1 port=%s user=%s dbname=%s",
+		 conn_value(getenv("EBB_TEST_PG"), "port"), role, db);
+
+	s = harness_serve(harness_fmt("[postgres]\nurl = %s\npassword_file = %s\n", url, pwfile), 0);
+	assert_true(harness_submit(s, "{\"command\": [\"true\"]}") > 0);
+	harness_ebb(&r, NULL, "config", "-c", s->conf, NULL);
+	assert_int(r.status, 0);
+	assert_null(strstr(r.out, password));
+	harness_run_free(&r);
+	assert_int(harness_server_stop(s), 0);
+	log = harness_read_file(s->log, NULL);
+	assert_non_null(log);
+	assert_null(strstr(log, password));
+	free(log);
+
+	/* No password: a clear refusal. */
+	snprintf(conf, sizeof conf, "%s/nopw.conf", dir);
+	harness_write_file(conf, harness_fmt("[server]\nlisten = 127.0.0.1:0\ndata_dir = %s/data2\n[store]\n"
+					     "kind = postgres\n[postgres]\nurl = %s\n", dir, url));
+	harness_ebb(&r, NULL, "serve", "-c", conf, NULL);
+	assert_int(r.status, 1);
+	assert_contains(r.err, "postgres: connect:");
+	assert_contains(r.err, "password");
+	harness_run_free(&r);
+}
+
+#define T(fn) cmocka_unit_test_teardown(fn, harness_cleanup)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(one_serve_per_database),
+		T(standby_takes_over),
+		T(password_from_file),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, harness_cleanup);
+}
