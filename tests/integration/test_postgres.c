@@ -29,7 +29,7 @@ static void psql(const char *dbname, const char *sql)
 	if (PQstatus(c) != CONNECTION_OK)
 		fail_msg("connect: %s", PQerrorMessage(c));
 	r = PQexec(c, sql);
-	if (PQresultStatus(r) != PGRES_COMMAND_OK)
+	if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK)
 		fail_msg("%s: %s", sql, PQresultErrorMessage(r));
 	PQclear(r);
 	PQfinish(c);
@@ -119,6 +119,40 @@ static void standby_takes_over(void **state)
 	assert_int(harness_server_stop(b), 0);
 }
 
+/* The database ends serve's connection (a restart, a failover): the
+ * batch that meets it fails with a JSON 500, the next one connects again,
+ * takes the lock again, and nothing acknowledged is lost. */
+static void connection_lost_and_made_again(void **state)
+{
+	struct harness_server *s;
+	char db[64];
+	int64_t first, second = 0;
+	int code = 0, tries;
+
+	(void)state;
+	postgres_only();
+	s = harness_serve(NULL, 0);
+	snprintf(db, sizeof db, "%s", conn_value(harness_store_url(s->data), "dbname"));
+	first = harness_submit(s, "{\"command\": [\"true\"]}");
+	psql("postgres", harness_fmt("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+				     " WHERE datname = '%s' AND application_name = 'ebb'", db));
+	for (tries = 0; tries < 3 && code != 201; tries++) {
+		json_t *reply = NULL;
+		code = harness_call(s, "POST", "/v1/jobs", "{\"command\": [\"true\"]}", &reply);
+		if (code == 201)
+			second = JINT(reply, "id");
+		else
+			assert_int(code, 500);
+		json_decref(reply);
+	}
+	print_message("submits after the connection was ended: %d (the last 201)\n", tries);
+	assert_int(code, 201);
+	assert_true(second > first);
+	assert_true(harness_job_is(s, first, "queued"));
+	assert_int(harness_stat(s, "states.queued"), 2);
+	assert_int(harness_server_stop(s), 0);
+}
+
 /* A role that logs in with a password over TCP: serve reads it from
  * password_file, and neither its log nor `ebb config` shows it; without
  * the file, serve does not start and says why. */
@@ -172,6 +206,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(one_serve_per_database),
 		T(standby_takes_over),
+		T(connection_lost_and_made_again),
 		T(password_from_file),
 	};
 
