@@ -516,6 +516,15 @@ int harness_server_stop(struct harness_server *s)
 	return st;
 }
 
+int harness_server_exited(struct harness_server *s)
+{
+	int st = s->pid ? wait_exit(s->pid, 0) : -1;
+
+	if (st >= 0)
+		s->pid = 0;
+	return st;
+}
+
 void harness_server_kill(struct harness_server *s)
 {
 	if (!s->pid)

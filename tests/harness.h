@@ -154,6 +154,9 @@ void harness_server_wait(struct harness_server *s, int timeout_ms);
 /* SIGTERM and wait; the exit status (0 for a clean exit), or -1 if it had
  * to be killed. A non-zero status prints the server's log. */
 int harness_server_stop(struct harness_server *s);
+/* The exit status of a serve that has exited by itself (reaped, pid set
+ * to 0), or -1 while it runs. */
+int harness_server_exited(struct harness_server *s);
 /* kill -9 and reap: a crash, with no chance to tidy up. */
 void harness_server_kill(struct harness_server *s);
 /* Stops (if running) and removes the temp dir. */

@@ -266,7 +266,8 @@ static const char *const stmt_sql[S_COUNT] = {
 struct pg_store {
 	struct store *st; /* the front end's, for its errmsg */
 	PGconn *conn;
-	int ready; /* start_session() done on this connection */
+	int ready;    /* start_session() done on this connection */
+	int in_batch; /* between BEGIN and COMMIT or ROLLBACK */
 };
 
 static struct pg_store *impl(struct store *st) { return st->db; }
@@ -343,6 +344,8 @@ static void a_limit(struct args *a, int64_t v)
 		a_int(a, v);
 }
 
+static int reconnect_if_lost(struct pg_store *s);
+
 /* Runs prepared statement id; its result when it has the status wanted,
  * else NULL with the reason in errmsg. */
 static PGresult *run(struct pg_store *s, enum stmt_id id, const struct args *a, const char *what)
@@ -351,6 +354,8 @@ static PGresult *run(struct pg_store *s, enum stmt_id id, const struct args *a, 
 	PGresult *r;
 	ExecStatusType want;
 
+	if (reconnect_if_lost(s) != 0)
+		return NULL;
 	snprintf(name, sizeof name, "s%d", (int)id);
 	r = PQexecPrepared(s->conn, name, a ? a->n : 0, a ? a->v : NULL, NULL, NULL, 0);
 	want = strncmp(stmt_sql[id], "SELECT", 6) == 0 || strstr(stmt_sql[id], "RETURNING") ? PGRES_TUPLES_OK
@@ -441,7 +446,8 @@ static int try_lock(struct pg_store *s)
 	return ret;
 }
 
-/* Takes SERVE_LOCK, or says who holds it; a standby waits for it. */
+/* Takes SERVE_LOCK (0), or says that another serve holds it (1, the
+ * reason in errmsg); a standby waits for it. -1: an error. */
 static int lock_database(struct pg_store *s, int standby)
 {
 	int rc = try_lock(s);
@@ -458,11 +464,12 @@ static int lock_database(struct pg_store *s, int standby)
 		snprintf(s->st->errmsg, sizeof s->st->errmsg,
 			 "postgres: database %.100s on %.200s is in use by another ebb serve (it holds advisory lock "
 			 SERVE_LOCK ")", PQdb(s->conn), PQhost(s->conn));
-	return rc == 1 ? 0 : -1;
+	return rc == 1 ? 0 : rc == 0 ? 1 : -1;
 }
 
 /* What a connection needs before its first batch, at open and after a
- * reconnect: its settings, the lock, the schema, the prepared statements. A commit
+ * reconnect: its settings, the lock, the schema, the prepared statements.
+ * 0, 1 when another serve holds the lock, -1 on an error. A commit
  * is durable when it returns (engine.h), whatever the server's or the
  * role's default. A lock another client holds is waited for 5 s, as
  * SQLite's busy_timeout, then fails the batch: serve's one thread never
@@ -471,9 +478,14 @@ static int migrate(struct pg_store *s);
 
 static int start_session(struct pg_store *s, int standby)
 {
+	int rc;
+
 	s->ready = 0;
-	if (exec(s, "SET synchronous_commit = on; SET lock_timeout = '5s'", "settings") != 0 ||
-	    lock_database(s, standby) != 0 || migrate(s) != 0)
+	if (exec(s, "SET synchronous_commit = on; SET lock_timeout = '5s'", "settings") != 0)
+		return -1;
+	if ((rc = lock_database(s, standby)) != 0)
+		return rc;
+	if (migrate(s) != 0)
 		return -1;
 	for (int i = 0; i < S_COUNT; i++) {
 		char name[16];
@@ -493,23 +505,42 @@ static int start_session(struct pg_store *s, int standby)
 
 /* ---- transactions ---- */
 
-/* A connection lost between batches is made again at the next one (a
- * server restarted, or a failover behind one address), with the lock
- * taken again: if another serve has it meanwhile, this one writes no
- * more. */
-static int op_begin(struct store *base)
+/* A connection lost is made again before the next statement outside a
+ * batch (a server restarted, or a failover behind one address), with
+ * the lock taken again; never inside a batch, whose transaction died
+ * with it: its statements would run outside it. If another serve has
+ * taken the lock meanwhile (a standby, when the connection was lost long
+ * enough for it to see the lock free), that one runs the queue and the
+ * fleet now: this one exits, the only way out that leaves no batch half
+ * done, and its supervisor may start it again, as a standby. */
+static int reconnect_if_lost(struct pg_store *s)
 {
-	struct pg_store *s = impl(base);
+	int rc;
 
+	if (s->in_batch || (s->ready && PQstatus(s->conn) == CONNECTION_OK))
+		return 0;
 	if (PQstatus(s->conn) != CONNECTION_OK) {
 		PQreset(s->conn);
 		s->ready = 0;
 		if (PQstatus(s->conn) != CONNECTION_OK)
 			return fail(s, "reconnect", NULL);
 	}
-	if (!s->ready && start_session(s, 0) != 0)
+	if ((rc = start_session(s, 0)) == 1) {
+		log_error("another ebb serve took over the database while the connection was lost: exiting",
+			  "database=%s host=%s", PQdb(s->conn), PQhost(s->conn));
+		exit(1);
+	}
+	return rc;
+}
+
+static int op_begin(struct store *base)
+{
+	struct pg_store *s = impl(base);
+
+	if (reconnect_if_lost(s) != 0 || exec(s, "BEGIN", "begin") != 0)
 		return -1;
-	return exec(s, "BEGIN", "begin");
+	s->in_batch = 1;
+	return 0;
 }
 
 /* A COMMIT of a transaction an error has aborted answers ROLLBACK, with
@@ -517,7 +548,10 @@ static int op_begin(struct store *base)
 static int op_commit(struct store *base)
 {
 	struct pg_store *s = impl(base);
-	PGresult *r = PQexec(s->conn, "COMMIT");
+	PGresult *r;
+
+	s->in_batch = 0;
+	r = PQexec(s->conn, "COMMIT");
 	int ok = PQresultStatus(r) == PGRES_COMMAND_OK && strcmp(PQcmdStatus(r), "COMMIT") == 0;
 
 	if (!ok) {
@@ -531,7 +565,11 @@ static int op_commit(struct store *base)
 	return ok ? 0 : -1;
 }
 
-static int op_rollback(struct store *base) { return exec(impl(base), "ROLLBACK", "rollback"); }
+static int op_rollback(struct store *base)
+{
+	impl(base)->in_batch = 0;
+	return exec(impl(base), "ROLLBACK", "rollback");
+}
 static int op_savepoint(struct store *base) { return exec(impl(base), "SAVEPOINT request", "savepoint"); }
 static int op_release(struct store *base) { return exec(impl(base), "RELEASE SAVEPOINT request", "release"); }
 
@@ -1483,9 +1521,9 @@ static int op_open(struct store *base, const struct config *cfg)
 			 "[postgres] url: required with [store] kind = postgres (a libpq connection string)");
 		return -1;
 	}
-	if (connect_db(s, conf) != 0)
+	if (connect_db(s, conf) != 0 || start_session(s, conf->standby != 0) != 0)
 		return -1;
-	return start_session(s, conf->standby != 0);
+	return 0;
 }
 
 const struct store_engine store_engine_postgres = {

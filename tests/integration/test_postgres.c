@@ -153,6 +153,57 @@ static void connection_lost_and_made_again(void **state)
 	assert_int(harness_server_stop(s), 0);
 }
 
+/* The serve that runs loses its connection and its standby takes the
+ * lock meanwhile: at its next batch it finds the database taken and
+ * exits, saying so, rather than answer 500 for ever; the standby has the
+ * queue. */
+static void serve_that_lost_the_lock_exits(void **state)
+{
+	struct harness_server *a, *b;
+	char url[2048], db[64], *log;
+	int64_t id, until;
+	int st;
+
+	(void)state;
+	postgres_only();
+	a = harness_serve(NULL, 0);
+	snprintf(url, sizeof url, "%s", harness_store_url(a->data));
+	snprintf(db, sizeof db, "%s", conn_value(url, "dbname"));
+	id = harness_submit(a, "{\"command\": [\"true\"]}");
+	b = harness_serve(harness_fmt("[postgres]\nurl = %s\nstandby = on\n", url), HARNESS_NO_WAIT);
+	until = harness_now_ms() + 15000;
+	while (!(log = harness_read_file(b->log, NULL)) || !strstr(log, "msg=\"standby: the database is in use")) {
+		free(log);
+		if (harness_now_ms() > until)
+			harness_fail_with_log(b, "the standby did not say it waits");
+		harness_sleep_ms(10);
+	}
+	free(log);
+	/* a's connection, not b's: b's application_name is ebb too, but it
+	 * does not hold the lock. */
+	psql("postgres", harness_fmt("SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN pg_database d"
+				     " ON d.oid = l.database WHERE l.locktype = 'advisory' AND l.objid = 7402"
+				     " AND l.granted AND d.datname = '%s'", db));
+	harness_server_wait(b, 15000);
+	/* The call that meets the lost connection answers 500; the next
+	 * connects again, finds the lock taken, and gets no reply. */
+	for (int tries = 0; tries < 3 && (st = harness_call(a, "GET", "/v1/jobs", NULL, NULL)) >= 0; tries++)
+		assert_int(st, 500);
+	assert_true(st < 0);
+	until = harness_now_ms() + 15000;
+	while ((st = harness_server_exited(a)) < 0) {
+		if (harness_now_ms() > until)
+			harness_fail_with_log(a, "the serve that lost the lock did not exit");
+		harness_sleep_ms(10);
+	}
+	assert_int(st, 1);
+	log = harness_read_file(a->log, NULL);
+	assert_non_null(strstr(log, "another ebb serve took over the database"));
+	free(log);
+	assert_true(harness_job_is(b, id, "queued"));
+	assert_int(harness_server_stop(b), 0);
+}
+
 /* A role that logs in with a password over TCP: serve reads it from
  * password_file, and neither its log nor `ebb config` shows it; without
  * the file, serve does not start and says why. */
@@ -207,6 +258,7 @@ int main(void)
 		T(one_serve_per_database),
 		T(standby_takes_over),
 		T(connection_lost_and_made_again),
+		T(serve_that_lost_the_lock_exits),
 		T(password_from_file),
 	};
 
