@@ -324,6 +324,7 @@ const char *harness_store_url(const char *dir)
 	const char *server = getenv("EBB_TEST_PG");
 	uint64_t h = 0xcbf29ce484222325ULL;
 	char name[32], sql[64];
+	const char *code;
 	PGconn *c;
 	PGresult *r;
 
@@ -339,8 +340,9 @@ const char *harness_store_url(const char *dir)
 		fail_msg("EBB_TEST_PG %s: %s", server, c ? PQerrorMessage(c) : "out of memory");
 	snprintf(sql, sizeof sql, "CREATE DATABASE %s", name);
 	r = PQexec(c, sql);
+	code = PQresultErrorField(r, PG_DIAG_SQLSTATE);
 	/* 42P04: made by an earlier open of the same dir */
-	if (PQresultStatus(r) != PGRES_COMMAND_OK && strcmp(PQresultErrorField(r, PG_DIAG_SQLSTATE), "42P04") != 0)
+	if (PQresultStatus(r) != PGRES_COMMAND_OK && !(code && strcmp(code, "42P04") == 0))
 		fail_msg("%s: %s", sql, PQresultErrorMessage(r));
 	PQclear(r);
 	PQfinish(c);

@@ -1,9 +1,10 @@
 /* What the PostgreSQL engine adds to serve: one serve per database, held
  * by an advisory lock that a crash gives up at once, so that a second
  * serve can start on the same database, or a standby waiting for it take
- * over (measured); the password read from [postgres] password_file, never
- * written to the log. Every test skips itself with another engine
- * (EBB_TEST_STORE). */
+ * over (measured); a lost connection made again, and a serve that lost
+ * its lock to a standby exiting; the password read from [postgres]
+ * password_file, never written to the log; ebb store copy from SQLite.
+ * Every test skips itself with another engine (EBB_TEST_STORE). */
 #include <libpq-fe.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,6 +205,79 @@ static void serve_that_lost_the_lock_exits(void **state)
 	assert_int(harness_server_stop(b), 0);
 }
 
+/* ebb store copy: a SQLite store that ran jobs on a local worker (jobs
+ * in several states, an instance, its ledger, the scaler's decisions)
+ * into an empty database. Refused while a serve runs on the source; a
+ * serve on the copy answers the same jobs and decisions as one on the
+ * source; a second copy into it is refused. */
+static void store_copy_from_sqlite(void **state)
+{
+	const char *quiet = "[provider]\nkind = none\n";
+	struct harness_server *a, *b;
+	struct harness_run r;
+	char url[2048], from[4300], to[2100];
+	json_t *jobs, *decisions, *copied;
+	int64_t id;
+
+	(void)state;
+	postgres_only();
+	snprintf(url, sizeof url, "%s", harness_store_url(harness_fmt("%s/pg", harness_tmpdir())));
+	setenv("EBB_TEST_STORE", "sqlite", 1);
+	a = harness_serve("[provider]\nkind = local\n[local]\ngpus = 0\n[scaler]\ninterval = 200ms\n"
+			  "[offer.one]\nprice_ondemand = 1.0\nmax_instances = 1\n",
+			  0);
+	setenv("EBB_TEST_STORE", "postgres", 1);
+	harness_own_workers(a);
+	snprintf(from, sizeof from, "sqlite:%s", a->data);
+	snprintf(to, sizeof to, "postgres:%s", url);
+	for (int k = 0; k < 3; k++)
+		harness_submit(a, "{\"command\": [\"true\"], \"items\": 4}");
+	WAIT_FOR(a, 60000, harness_stat(a, "states.succeeded") == 3, "the jobs did not run");
+	id = harness_submit(a, "{\"command\": [\"true\"], \"delay_s\": 86400}");
+	json_decref(harness_call_ok(a, "POST", harness_fmt("/v1/jobs/%lld/cancel", (long long)id), "{}", 200));
+	harness_submit(a, "{\"command\": [\"true\"], \"delay_s\": 86400}");
+
+	harness_ebb(&r, NULL, "store", "copy", "--from", from, "--to", to, NULL);
+	assert_int(r.status, 1);
+	assert_contains(r.err, "in use by a running ebb serve");
+	harness_run_free(&r);
+
+	/* The source again, with nothing that writes: what the copy must
+	 * answer the same. */
+	assert_int(harness_server_stop(a), 0);
+	harness_write_file(a->conf, harness_fmt("[server]\nlisten = 127.0.0.1:0\ndata_dir = %s\n%s", a->data, quiet));
+	harness_server_start(a);
+	jobs = harness_get(a, "/v1/jobs");
+	decisions = harness_get(a, "/v1/decisions");
+	assert_true(json_array_size(harness_jget(decisions, "decisions")) > 0);
+	assert_int(harness_server_stop(a), 0);
+
+	harness_ebb(&r, NULL, "store", "copy", "--from", from, "--to", to, NULL);
+	if (r.status != 0)
+		fail_msg("ebb store copy: %d: %s", r.status, r.err);
+	assert_contains(r.out, "jobs                      5 rows");
+	assert_contains(r.out, "instances                 1 rows");
+	harness_run_free(&r);
+
+	b = harness_serve(harness_fmt("[postgres]\nurl = %s\n%s", url, quiet), 0);
+	copied = harness_get(b, "/v1/jobs");
+	assert_true(json_equal(copied, jobs));
+	json_decref(copied);
+	copied = harness_get(b, "/v1/decisions");
+	assert_true(json_equal(copied, decisions));
+	json_decref(copied);
+	/* New ids follow the copied ones. */
+	assert_int(harness_submit(b, "{\"command\": [\"true\"]}"), 6);
+	assert_int(harness_server_stop(b), 0);
+
+	harness_ebb(&r, NULL, "store", "copy", "--from", from, "--to", to, NULL);
+	assert_int(r.status, 1);
+	assert_contains(r.err, "is not empty");
+	harness_run_free(&r);
+	json_decref(jobs);
+	json_decref(decisions);
+}
+
 /* A role that logs in with a password over TCP: serve reads it from
  * password_file, and neither its log nor `ebb config` shows it; without
  * the file, serve does not start and says why. */
@@ -259,6 +333,7 @@ int main(void)
 		T(standby_takes_over),
 		T(connection_lost_and_made_again),
 		T(serve_that_lost_the_lock_exits),
+		T(store_copy_from_sqlite),
 		T(password_from_file),
 	};
 
