@@ -6,13 +6,15 @@
 # for its dpkg -i (libcurl4 comes with libcurl4-openssl-dev). prometheus
 # gives promtool, which lints every scrape test_metrics.c makes and checks
 # contrib/prometheus, and the server test_prometheus.c scrapes serve with;
-# chromium, the headless browser test_dashboard.c shows the dashboard in.
+# chromium, the headless browser test_dashboard.c shows the dashboard in;
+# postgresql, whose initdb makes the throwaway server of scripts/pg.sh.
 set -eu
 
 PACKAGES="
 build-essential
 pkg-config
 libsqlite3-dev
+libpq-dev
 libevent-dev
 libmicrohttpd-dev
 libgnutls28-dev
@@ -28,6 +30,7 @@ systemd
 adduser
 prometheus
 chromium
+postgresql
 "
 
 missing=""
@@ -52,10 +55,12 @@ DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recomme
 # directory, and stop it. Where systemd runs, the package's maintainer
 # scripts start and enable its own server (and, on :9090, keep it
 # running): stop it and keep it from starting at boot.
-case " $missing " in
-*" prometheus "*)
-	if [ -d /run/systemd/system ]; then
-		$SUDO systemctl disable --now prometheus.service >/dev/null 2>&1 || true
-	fi
-	;;
-esac
+for server in prometheus postgresql; do
+	case " $missing " in
+	*" $server "*)
+		if [ -d /run/systemd/system ]; then
+			$SUDO systemctl disable --now "$server.service" >/dev/null 2>&1 || true
+		fi
+		;;
+	esac
+done

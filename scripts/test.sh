@@ -1,8 +1,10 @@
 #!/bin/sh
 # Installs what is missing, builds, and runs every test three times: as
-# built, under AddressSanitizer and under UndefinedBehaviorSanitizer; then
-# checks the Debian package (scripts/test-package.sh). Ends with one line
-# "N passed, M failed" over all of it.
+# built, under AddressSanitizer and under UndefinedBehaviorSanitizer; the
+# store's and serve's tests once more against a throwaway PostgreSQL
+# (make test-pg, about 4.5 minutes); then checks the Debian package
+# (scripts/test-package.sh). Ends with one line "N passed, M failed" over
+# all of it.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 ./scripts/deps.sh || exit 1
@@ -49,6 +51,7 @@ $name: $(($(date +%s) - started)) s"
 part "tests" make -s -j2 test
 part "tests under address sanitizer" make -s -j2 test SANITIZER=address
 part "tests under undefined sanitizer" make -s -j2 test SANITIZER=undefined
+part "tests against PostgreSQL" make -s -j2 test-pg
 part "the Debian package" ./scripts/test-package.sh
 echo "== times$times"
 echo "$passed passed, $failed failed"

@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <libpq-fe.h>
+
 #include "common/config.h"
 #include "store/store.h"
 
@@ -258,7 +260,6 @@ void harness_server_start(struct harness_server *s)
 {
 	const char *bin = harness_ebb_bin();
 	char out[4200];
-	int64_t until;
 	pid_t pid;
 
 	if (s->pid)
@@ -278,9 +279,19 @@ void harness_server_start(struct harness_server *s)
 		_exit(127);
 	}
 	s->pid = pid;
-	until = harness_now_ms() + START_TIMEOUT_MS;
+	if (s->no_wait) {
+		s->no_wait = 0;
+		return;
+	}
+	harness_server_wait(s, START_TIMEOUT_MS);
+}
+
+void harness_server_wait(struct harness_server *s, int timeout_ms)
+{
+	int64_t until = harness_now_ms() + timeout_ms;
+
 	while ((s->port = logged_port(s->log)) == 0) {
-		int st = wait_exit(pid, 0);
+		int st = wait_exit(s->pid, 0);
 		if (st >= 0) {
 			s->pid = 0;
 			harness_server_dump_log(s);
@@ -289,8 +300,7 @@ void harness_server_start(struct harness_server *s)
 		if (harness_now_ms() > until) {
 			harness_server_kill(s);
 			harness_server_dump_log(s);
-			fail_msg("ebb serve did not log 'msg=listening ... port=' within %d ms",
-				 START_TIMEOUT_MS);
+			fail_msg("ebb serve did not log 'msg=listening ... port=' within %d ms", timeout_ms);
 		}
 		harness_sleep_ms(5);
 	}
@@ -309,8 +319,49 @@ const char *harness_store_kind(void)
 	return kind && *kind ? kind : "sqlite";
 }
 
+const char *harness_store_url(const char *dir)
+{
+	static char url[2048];
+	const char *server = getenv("EBB_TEST_PG");
+	uint64_t h = 0xcbf29ce484222325ULL;
+	char name[32], sql[64];
+	const char *code;
+	PGconn *c;
+	PGresult *r;
+
+	if (strcmp(harness_store_kind(), "postgres") != 0)
+		return NULL;
+	if (!server || !*server)
+		fail_msg("EBB_TEST_STORE=postgres needs EBB_TEST_PG, a server's connection string "
+			 "(scripts/pg.sh start; scripts/pg.sh url DIR)");
+	for (const char *p = dir; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+	snprintf(name, sizeof name, "ebb_%016llx", (unsigned long long)h);
+	if (!(c = PQconnectdb(harness_fmt("%s dbname=postgres", server))) || PQstatus(c) != CONNECTION_OK)
+		fail_msg("EBB_TEST_PG %s: %s", server, c ? PQerrorMessage(c) : "out of memory");
+	snprintf(sql, sizeof sql, "CREATE DATABASE %s", name);
+	r = PQexec(c, sql);
+	code = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+	/* 42P04: made by an earlier open of the same dir */
+	if (PQresultStatus(r) != PGRES_COMMAND_OK && !(code && strcmp(code, "42P04") == 0))
+		fail_msg("%s: %s", sql, PQresultErrorMessage(r));
+	PQclear(r);
+	PQfinish(c);
+	snprintf(url, sizeof url, "%s dbname=%s", server, name);
+	return url;
+}
+
+void harness_sqlite_only(const char *why)
+{
+	if (strcmp(harness_store_kind(), "sqlite") == 0)
+		return;
+	print_message("skipped with EBB_TEST_STORE=%s: %s\n", harness_store_kind(), why);
+	skip();
+}
+
 struct store *harness_store_open(struct config *cfg, const char *dir)
 {
+	const char *url = harness_store_url(dir);
 	char err[1024];
 	struct store *st;
 
@@ -318,6 +369,9 @@ struct store *harness_store_open(struct config *cfg, const char *dir)
 	free(cfg->store_kind);
 	cfg->data_dir = strdup(dir);
 	cfg->store_kind = strdup(harness_store_kind());
+	if (url && config_set(cfg, "postgres", "url", url, err, sizeof err) != 0)
+		fail_msg("%s (the config needs the store engines' sections: config_defaults with store_plugins)",
+			 err);
 	if (!(st = store_open(cfg, err, sizeof err)))
 		fail_msg("store_open(%s, %s): %s", cfg->store_kind, dir, err);
 	return st;
@@ -328,7 +382,7 @@ int harness_store_setup(void **state)
 	struct harness_store *h = calloc(1, sizeof *h);
 
 	h->cfg = calloc(1, sizeof *h->cfg);
-	config_defaults(h->cfg, NULL);
+	config_defaults(h->cfg, &(struct conf_plugins){store_plugins, NULL});
 	h->dir = harness_tmpdir();
 	h->st = harness_store_open(h->cfg, h->dir);
 	*state = h;
@@ -420,6 +474,7 @@ struct harness_server *harness_serve(const char *conf_extra, int flags)
 struct harness_server *harness_serve_tls(const char *cacert, const char *conf_extra, int flags)
 {
 	struct harness_server *s = calloc(1, sizeof *s);
+	const char *url;
 	char conf[16384];
 
 	harness_ebb_bin();
@@ -427,13 +482,15 @@ struct harness_server *harness_serve_tls(const char *cacert, const char *conf_ex
 	snprintf(s->dir, sizeof s->dir, "%s", harness_tmpdir());
 	snprintf(s->conf, sizeof s->conf, "%s/ebb.conf", s->dir);
 	snprintf(s->data, sizeof s->data, "%s/data", s->dir);
+	url = harness_store_url(s->data);
 	s->test_clock = (flags & HARNESS_TEST_CLOCK) != 0;
+	s->no_wait = (flags & HARNESS_NO_WAIT) != 0;
 	if (flags & HARNESS_TOKENS)
 		snprintf(s->token, sizeof s->token, "%s", HARNESS_ADMIN);
 	snprintf(conf, sizeof conf,
 		 "# written by tests/harness.c\n"
-		 "[server]\nlisten = 127.0.0.1:0\ndata_dir = %s\n[store]\nkind = %s\n%s\n%s",
-		 s->data, harness_store_kind(),
+		 "[server]\nlisten = 127.0.0.1:0\ndata_dir = %s\n[store]\nkind = %s\n%s%s%s\n%s\n%s",
+		 s->data, harness_store_kind(), url ? "[postgres]\nurl = " : "", url ? url : "", url ? "\n" : "",
 		 flags & HARNESS_TOKENS ? "[token.admin]\nsecret = " HARNESS_ADMIN "\nrole = admin\n" : "",
 		 conf_extra ? conf_extra : "");
 	harness_write_file(s->conf, conf);
@@ -459,6 +516,15 @@ int harness_server_stop(struct harness_server *s)
 	s->pid = 0;
 	if (st != 0)
 		harness_server_dump_log(s);
+	return st;
+}
+
+int harness_server_exited(struct harness_server *s)
+{
+	int st = s->pid ? wait_exit(s->pid, 0) : -1;
+
+	if (st >= 0)
+		s->pid = 0;
 	return st;
 }
 

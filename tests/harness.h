@@ -11,7 +11,7 @@
  *
  * Environment: EBB_BIN (the ebb binary; make test sets it), EBB_SRC (the
  * source tree), EBB_TEST_STORE=NAME for the store engine (sqlite, the
- * default), EBB_TEST=PATTERN to run only the tests it matches,
+ * default; postgres also needs EBB_TEST_PG, scripts/pg.sh), EBB_TEST=PATTERN to run only the tests it matches,
  * EBB_KEEP_TMP=1 to keep the temp dirs (configs, serve logs) to look at. */
 #ifndef EBB_TESTS_HARNESS_H
 #define EBB_TESTS_HARNESS_H
@@ -35,6 +35,7 @@
 /* harness_serve() flags */
 #define HARNESS_TEST_CLOCK 1 /* serve --test-clock */
 #define HARNESS_TOKENS 2     /* add [token.admin] and use it for harness_call */
+#define HARNESS_NO_WAIT 4    /* return once serve runs, before it listens: harness_server_wait() */
 
 /* ---- files and directories ---- */
 
@@ -60,6 +61,14 @@ const char *harness_store_kind(void);
  * data_dir and [store] kind are set to them); fails the test if it
  * cannot. */
 struct store *harness_store_open(struct config *cfg, const char *dir);
+/* With EBB_TEST_STORE=postgres, the connection string of the database
+ * that stands for data directory dir, made on the server EBB_TEST_PG
+ * names (scripts/pg.sh) at the first call for it: every dir its own
+ * database, as every dir its own SQLite file. NULL with another engine. */
+const char *harness_store_url(const char *dir);
+/* Skips the running test, saying why, unless the store is SQLite: for a
+ * test of what only SQLite has (its file, its locks). */
+void harness_sqlite_only(const char *why);
 
 /* A store of its own for a test of the store itself: *state of
  * harness_store_setup and harness_store_teardown, cmocka's fixtures. */
@@ -118,6 +127,7 @@ struct harness_server {
 	int port;
 	pid_t pid; /* 0 when not running */
 	int test_clock;
+	int no_wait; /* the next start returns before serve listens */
 	int starts;
 	struct client client;
 	int client_ready;
@@ -138,9 +148,15 @@ struct harness_server *harness_serve_tls(const char *cacert, const char *conf_ex
 int harness_free_port(void);
 /* Starts serve again on the same config and data dir. */
 void harness_server_start(struct harness_server *s);
+/* Waits for a serve started with HARNESS_NO_WAIT to listen, for up to
+ * timeout_ms; fails the test if it exits first or does not. */
+void harness_server_wait(struct harness_server *s, int timeout_ms);
 /* SIGTERM and wait; the exit status (0 for a clean exit), or -1 if it had
  * to be killed. A non-zero status prints the server's log. */
 int harness_server_stop(struct harness_server *s);
+/* The exit status of a serve that has exited by itself (reaped, pid set
+ * to 0), or -1 while it runs. */
+int harness_server_exited(struct harness_server *s);
 /* kill -9 and reap: a crash, with no chance to tidy up. */
 void harness_server_kill(struct harness_server *s);
 /* Stops (if running) and removes the temp dir. */

@@ -21,6 +21,7 @@ int cmd_jobs(int argc, char **argv);
 int cmd_job(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 int cmd_config(int argc, char **argv);
+int cmd_store(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
 int cmd_tune(int argc, char **argv);

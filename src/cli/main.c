@@ -22,6 +22,7 @@ const struct command commands[] = {
 	{"sim", cmd_sim, "replay a job trace against ebb's policy and the usual ones"},
 	{"tune", cmd_tune, "sweep the policies' settings over a trace; recommend ebb's"},
 	{"config", cmd_config, "check a config file, or print the example config"},
+	{"store", cmd_store, "copy a SQLite store into an empty PostgreSQL database: store copy --from sqlite:DIR --to postgres:URL"},
 	{"version", cmd_version, "print the version"},
 	{"help", cmd_help, "list the commands"},
 	{NULL, NULL, NULL},

@@ -14,8 +14,9 @@
  *   batch; reads may happen inside or outside one and see the batch's own
  *   writes.
  *
- * - One writer. Today's engine assumes that one process writes (serve
- *   holds a lock on its data directory): the front end keeps the job
+ * - One writer. Today's engines assume that one process writes (serve
+ *   holds a lock on its data directory; the postgres engine an advisory
+ *   lock on its database): the front end keeps the job
  *   counts in memory, and a job returned by job_next_ready cannot be taken
  *   by anyone else before the same batch writes it back as leased. An
  *   engine shared by several processes must instead lock the row it

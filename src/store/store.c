@@ -29,8 +29,8 @@ static int counted(struct store *st, int rc)
 /* The registry: [store] kind = NAME opens the engine of that name. Each
  * entry is an engine's share of the configuration, the first member of
  * its struct store_engine, so the configuration reads the same list. */
-extern const struct store_engine store_engine_sqlite;
-const struct conf_plugin *const store_plugins[] = {&store_engine_sqlite.conf, NULL};
+extern const struct store_engine store_engine_sqlite, store_engine_postgres;
+const struct conf_plugin *const store_plugins[] = {&store_engine_sqlite.conf, &store_engine_postgres.conf, NULL};
 
 static int add_count_row(void *arg, enum job_state state, const char *lane, const char *type,
 			 const char *team, int64_t n)

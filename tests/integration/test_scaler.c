@@ -421,7 +421,10 @@ static void test_arrival_rate_holds_an_instance(void **state)
 	WAIT_FOR(s, 20000, harness_stat(s, "states.succeeded") == 3, "%lld of 3 jobs succeeded after 20 s",
 		 (long long)harness_stat(s, "states.succeeded"));
 	WAIT_FOR(s, 5000, idle_instances(s) >= 1, "no idle instance after the jobs");
-	assert_int(count_decisions(s, "launch", "3 expected"), 1);
+	/* The launch counted the arrivals: all three, or those committed by
+	 * its run (a commit that takes longer, on PostgreSQL or a busy disk,
+	 * lets the scaler run between two submits). */
+	assert_int(count_decisions(s, "launch", " expected,"), 1);
 	/* Ten scaler intervals, idle past the 0 s timeout: still there. */
 	for (int k = 0; k < 10; k++) {
 		if (harness_live_instances(s, NULL) < 1)

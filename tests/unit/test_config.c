@@ -534,11 +534,11 @@ static void local_gpus_each_once(void **state)
 static void kinds_are_the_registries(void **state)
 {
 	(void)state;
-	assert_load_error("[store]\nkind = postgres\n", "%s:2: [store] kind: expected one of sqlite, got 'postgres'");
+	assert_load_error("[store]\nkind = mysql\n", "%s:2: [store] kind: expected one of sqlite, postgres, got 'mysql'");
 	assert_load_error("\n[provider]\nkind = aws\n",
 			  "%s:3: [provider] kind: expected one of none, local, exec, got 'aws'");
 	assert_load_error("[aws]\ncommand = x\n",
-			  "%s:2: [aws]: unknown section (expected server, store, queue, scaler, provider, alerts, local,"
+			  "%s:2: [aws]: unknown section (expected server, store, queue, scaler, provider, alerts, postgres, local,"
 			  " exec, lane.NAME, offer.NAME, type.NAME, token.NAME, webhook.NAME or team.NAME)");
 }
 

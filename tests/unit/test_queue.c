@@ -24,7 +24,7 @@ static struct fx *open_fx(void)
 {
 	struct fx *f = calloc(1, sizeof *f);
 
-	config_defaults(&f->cfg, NULL);
+	config_defaults(&f->cfg, &(struct conf_plugins){store_plugins, NULL});
 	clock_init_virtual(&f->clock, T0);
 	f->dir = harness_tmpdir();
 	f->store = harness_store_open(&f->cfg, f->dir);

@@ -1,0 +1,1591 @@
+/* The PostgreSQL store engine: one connection (libpq) to the database
+ * [postgres] url names, its schema made and migrated at open under an
+ * advisory lock, every statement prepared once. A commit returns once
+ * the server says COMMIT with synchronous_commit on: durable on the
+ * server's disk. The next ready job is read FOR UPDATE SKIP LOCKED, so
+ * that a job another writer holds in its open batch is passed over, not
+ * waited for. Values travel as text, the protocol's plainest form. The
+ * contract it keeps is store/engine.h. */
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <time.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/config.h"
+#include "common/log.h"
+#include "common/textfile.h"
+#include "store/engine.h"
+
+struct pg_conf {
+	char *url;
+	char *password_file;
+	int64_t standby;
+};
+
+#define PGC(field) offsetof(struct pg_conf, field)
+static const struct conf_key pg_keys[] = {
+	{"url", CONF_STRING, PGC(url), 0, 4095, "", NULL,
+	 "The database: a libpq connection string (host=db.internal dbname=ebb user=ebb) or URI. Required with "
+	 "kind = postgres. Keep the password out of it (password_file).",
+	 .secret = 1},
+	{"password_file", CONF_STRING, PGC(password_file), 0, 4095, "", NULL,
+	 "A file whose first line is the database password, never logged. Empty: libpq's own (PGPASSWORD, "
+	 "~/.pgpass)."},
+	{"standby", CONF_BOOL, PGC(standby), 0, 1, "off", NULL,
+	 "on: a serve that finds the database in use by another waits, and takes over when that one is gone; "
+	 "off: it does not start."},
+	{0},
+};
+
+/* Each entry takes the schema one version further; never edit a shipped
+ * one, append a new one. The first is SQLite's eight migrations, whole:
+ * the same tables, columns and indexes, in PostgreSQL's types. */
+static const char *const migrations[] = {
+	"CREATE TABLE jobs ("
+	" id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+	" state TEXT NOT NULL, type TEXT NOT NULL, lane TEXT NOT NULL,"
+	" lane_rank INTEGER NOT NULL, priority INTEGER NOT NULL, team TEXT NOT NULL,"
+	" command TEXT, payload TEXT, labels TEXT,"
+	" gpus INTEGER NOT NULL, min_vram_gb INTEGER NOT NULL, items BIGINT NOT NULL,"
+	" timeout_s BIGINT NOT NULL, max_attempts INTEGER NOT NULL, attempts INTEGER NOT NULL,"
+	" run_at BIGINT NOT NULL, created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL,"
+	" finished_at BIGINT NOT NULL, idem_key TEXT, idem_hash BIGINT NOT NULL,"
+	" lease_token BIGINT NOT NULL, worker TEXT NOT NULL, lease_expires BIGINT NOT NULL,"
+	" lease_ms BIGINT NOT NULL, checkpoint TEXT, items_done BIGINT NOT NULL,"
+	" error TEXT, result TEXT, seq BIGINT NOT NULL, est_s BIGINT NOT NULL, started_at BIGINT NOT NULL,"
+	" cost DOUBLE PRECISION NOT NULL, items_start BIGINT NOT NULL, items_lost BIGINT NOT NULL,"
+	" interruptions INTEGER NOT NULL, instance_id BIGINT NOT NULL);"
+	"CREATE INDEX jobs_ready ON jobs(lane_rank, priority DESC, seq, id) WHERE state = 'queued';"
+	"CREATE INDEX jobs_delayed ON jobs(run_at) WHERE state = 'delayed';"
+	"CREATE INDEX jobs_leased ON jobs(lease_expires) WHERE state = 'leased';"
+	"CREATE UNIQUE INDEX jobs_idem ON jobs(team, idem_key) WHERE idem_key IS NOT NULL;"
+	"CREATE INDEX jobs_finished ON jobs(finished_at) WHERE state = 'succeeded';"
+	"CREATE INDEX jobs_dead ON jobs(finished_at) WHERE state = 'dead';"
+	"CREATE TABLE instances ("
+	" id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, offer TEXT NOT NULL, market TEXT NOT NULL,"
+	" state TEXT NOT NULL, gpus INTEGER NOT NULL, vram_gb INTEGER NOT NULL, gpu_ids TEXT NOT NULL,"
+	" provider_ref TEXT NOT NULL, launched_at BIGINT NOT NULL, registered_at BIGINT NOT NULL,"
+	" idle_since BIGINT NOT NULL, terminated_at BIGINT NOT NULL, updated_at BIGINT NOT NULL,"
+	" job_id BIGINT NOT NULL, reason TEXT NOT NULL, billed_ms BIGINT NOT NULL,"
+	" cost DOUBLE PRECISION NOT NULL, reclaim_at BIGINT NOT NULL, token TEXT NOT NULL,"
+	" provider_data TEXT NOT NULL DEFAULT '');"
+	"CREATE INDEX instances_live ON instances(id) WHERE state <> 'terminated';"
+	"CREATE INDEX instances_token ON instances(token) WHERE token <> '';"
+	"CREATE TABLE instance_events (instance_id BIGINT NOT NULL, at BIGINT NOT NULL,"
+	" state TEXT NOT NULL, reason TEXT NOT NULL);"
+	"CREATE FUNCTION instance_event() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+	" INSERT INTO instance_events VALUES (NEW.id, NEW.updated_at, NEW.state, NEW.reason);"
+	" RETURN NULL; END $$;"
+	"CREATE TRIGGER instances_history_insert AFTER INSERT ON instances"
+	" FOR EACH ROW EXECUTE FUNCTION instance_event();"
+	"CREATE TRIGGER instances_history_update AFTER UPDATE OF state ON instances"
+	" FOR EACH ROW WHEN (OLD.state IS DISTINCT FROM NEW.state) EXECUTE FUNCTION instance_event();"
+	"CREATE TABLE decisions (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, at BIGINT NOT NULL,"
+	" kind TEXT NOT NULL, offer TEXT NOT NULL, count INTEGER NOT NULL, instance_id BIGINT NOT NULL,"
+	" reason TEXT NOT NULL);"
+	"CREATE TABLE segments (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+	" instance_id BIGINT NOT NULL, kind TEXT NOT NULL, job_id BIGINT NOT NULL, start_at BIGINT NOT NULL,"
+	" end_at BIGINT NOT NULL, cost DOUBLE PRECISION NOT NULL);"
+	"CREATE INDEX segments_open ON segments(instance_id) WHERE end_at = 0;"
+	"CREATE INDEX segments_instance ON segments(instance_id);"
+	"CREATE TABLE offer_stats (offer TEXT NOT NULL, market TEXT NOT NULL,"
+	" runs BIGINT NOT NULL, speed_sum DOUBLE PRECISION NOT NULL, speed_n BIGINT NOT NULL,"
+	" items BIGINT NOT NULL, run_ms BIGINT NOT NULL, boots BIGINT NOT NULL, boot_ms BIGINT NOT NULL,"
+	" alive_ms BIGINT NOT NULL, reclaims BIGINT NOT NULL, launches BIGINT NOT NULL,"
+	" launch_failures BIGINT NOT NULL, last_failure_at BIGINT NOT NULL, last_launch_at BIGINT NOT NULL,"
+	" capacity_failures BIGINT NOT NULL, last_capacity_at BIGINT NOT NULL,"
+	" broken_streak BIGINT NOT NULL, last_broken_at BIGINT NOT NULL, failing_since BIGINT NOT NULL,"
+	" lost BIGINT NOT NULL, last_lost_at BIGINT NOT NULL, PRIMARY KEY (offer, market));"
+	"CREATE TABLE ledger_sums (day BIGINT NOT NULL, offer TEXT NOT NULL, market TEXT NOT NULL,"
+	" kind TEXT NOT NULL, team TEXT NOT NULL, ms BIGINT NOT NULL, gpu_ms DOUBLE PRECISION NOT NULL,"
+	" cost DOUBLE PRECISION NOT NULL, items BIGINT NOT NULL, PRIMARY KEY (day, offer, market, kind, team));"
+	"CREATE TABLE alerts (key TEXT PRIMARY KEY, name TEXT NOT NULL, labels TEXT NOT NULL,"
+	" firing INTEGER NOT NULL, since BIGINT NOT NULL, fired_at BIGINT NOT NULL,"
+	" value DOUBLE PRECISION NOT NULL, summary TEXT NOT NULL);",
+};
+
+#define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
+
+/* The lock a serve holds on its database for as long as its connection
+ * lives: the front end keeps the job counts in memory and the scaler
+ * assumes it is alone (engine.h: one writer), so a second serve on the
+ * same database is refused, or waits as a standby, as a second one on the
+ * same data directory is refused. The server drops it when the
+ * connection ends, a crash's too. It is taken before the schema is
+ * migrated: a new version's standby does not change the tables under a
+ * running serve. */
+#define SERVE_LOCK "7402"
+
+#define JOB_FIELDS                                                                           \
+	"state, type, lane, lane_rank, priority, team, command, payload, labels, gpus,"       \
+	" min_vram_gb, items, timeout_s, max_attempts, attempts, run_at, created_at,"        \
+	" updated_at, finished_at, idem_key, idem_hash, lease_token, worker, lease_expires," \
+	" lease_ms, checkpoint, items_done, error, result, seq, est_s, started_at, cost,"  \
+	" items_start, items_lost, interruptions, instance_id"
+#define JOB_COLUMNS "id, " JOB_FIELDS
+
+#define INST_FIELDS                                                                               \
+	"offer, market, state, gpus, vram_gb, gpu_ids, provider_ref, launched_at,"                \
+	" registered_at, idle_since, terminated_at, updated_at, job_id, reason, billed_ms, cost," \
+	" reclaim_at, token"
+#define INST_COLUMNS "id, " INST_FIELDS
+
+#define LEDGER_SELECT                                                                             \
+	"SELECT s.instance_id, s.kind, s.job_id, s.start_at, s.end_at, s.cost, i.offer, i.market," \
+	" i.gpus, j.team, j.type, j.items_done, j.items_lost, (i.reclaim_at > 0)::int"              \
+	" FROM segments s JOIN instances i ON i.id = s.instance_id"                                 \
+	" LEFT JOIN jobs j ON j.id = s.job_id AND s.kind = 'job'"
+
+/* Texts sort as bytes, as SQLite sorts them, whatever the database's
+ * locale. */
+#define C_ORDER(col) col " COLLATE \"C\""
+
+enum stmt_id {
+	S_INSERT, S_UPDATE, S_GET, S_GET_BY_KEY, S_NEXT_READY, S_LIST, S_DUE, S_NEXT_DEADLINE, S_COUNT_ROWS,
+	S_DEMAND, S_RECENT_SUBMITS, S_ARRIVALS, S_RECENT_DURATIONS, S_INST_INSERT, S_INST_UPDATE, S_INST_GET,
+	S_INST_LIVE, S_INST_ALL, S_DEC_INSERT, S_DEC_LIST, S_USAGE, S_SEG_OPEN, S_SEG_FIND, S_SEG_CLOSE,
+	S_JOB_COST, S_STAT_ADD, S_STATS, S_LEDGER, S_LEDGER_OPEN, S_SUM_ADD, S_SUMS, S_INST_BY_TOKEN,
+	S_DATA_SET, S_DATA_GET, S_DEAD, S_ALERT_PUT, S_ALERT_DELETE, S_ALERTS, S_COUNT
+};
+
+static const char *const stmt_sql[S_COUNT] = {
+	[S_INSERT] = "INSERT INTO jobs (" JOB_FIELDS ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,"
+		     " $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27,"
+		     " $28, $29, $30, $31, $32, $33, $34, $35, $36, $37) RETURNING id",
+	[S_UPDATE] = "UPDATE jobs SET state = $2, priority = $3, attempts = $4, run_at = $5,"
+		     " updated_at = $6, finished_at = $7, lease_token = $8, worker = $9,"
+		     " lease_expires = $10, lease_ms = $11, checkpoint = $12, items_done = $13,"
+		     " error = $14, result = $15, seq = $16, started_at = $17, cost = $18,"
+		     " items_start = $19, items_lost = $20, interruptions = $21, instance_id = $22 WHERE id = $1",
+	[S_GET] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id = $1",
+	[S_GET_BY_KEY] = "SELECT " JOB_COLUMNS " FROM jobs WHERE team = $1 AND idem_key = $2",
+	/* A job's labels must all be among the worker's: jsonb containment
+	 * of string arrays. SKIP LOCKED: a job another serve's open batch
+	 * holds is not waited for, and never leased twice. */
+	[S_NEXT_READY] = "SELECT " JOB_COLUMNS " FROM jobs WHERE state = 'queued'"
+			 " AND gpus <= $1::int AND min_vram_gb <= $2::int"
+			 " AND ($3::jsonb IS NULL OR NOT $3::jsonb ? type)"
+			 " AND (labels IS NULL OR labels::jsonb <@ COALESCE($4::jsonb, '[]'::jsonb))"
+			 " AND ($5::jsonb IS NULL OR NOT EXISTS (SELECT 1 FROM jsonb_each_text($5::jsonb) r"
+			 "  WHERE r.key = jobs.team AND r.value::bigint < GREATEST(jobs.gpus, 1)))"
+			 " ORDER BY lane_rank, priority DESC, seq, id LIMIT 1 FOR UPDATE SKIP LOCKED",
+	[S_LIST] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id > $5"
+		   " AND ($1::text IS NULL OR state = $1) AND ($2::text IS NULL OR lane = $2)"
+		   " AND ($3::text IS NULL OR team = $3) AND ($4::text IS NULL OR type = $4)"
+		   " ORDER BY id LIMIT $6",
+	[S_DUE] = "SELECT id FROM jobs WHERE state = 'delayed' AND run_at <= $1"
+		  " UNION ALL SELECT id FROM jobs WHERE state = 'leased' AND lease_expires <= $1"
+		  " LIMIT $2",
+	/* LEAST passes over a NULL: no job delayed, or none leased. */
+	[S_NEXT_DEADLINE] = "SELECT LEAST((SELECT MIN(run_at) FROM jobs WHERE state = 'delayed'),"
+			    " (SELECT MIN(lease_expires) FROM jobs WHERE state = 'leased'))",
+	[S_COUNT_ROWS] = "SELECT state, lane, type, team, COUNT(*) FROM jobs GROUP BY 1, 2, 3, 4",
+	[S_DEMAND] = "SELECT gpus, min_vram_gb, lane, type, COUNT(*), SUM((est_s = 0)::int), SUM(est_s),"
+		     " MIN(created_at), SUM(items), team FROM jobs WHERE state = 'queued'"
+		     " GROUP BY gpus, min_vram_gb, lane, type, team"
+		     " ORDER BY gpus, min_vram_gb, " C_ORDER("lane") ", " C_ORDER("type") ", " C_ORDER("team"),
+	[S_RECENT_SUBMITS] = "SELECT created_at FROM jobs ORDER BY id DESC LIMIT $1",
+	[S_ARRIVALS] = "SELECT gpus, min_vram_gb, lane, type, est_s, created_at, team FROM jobs"
+		       " ORDER BY id DESC LIMIT $1",
+	[S_RECENT_DURATIONS] = "SELECT type, finished_at - started_at FROM jobs"
+			       " WHERE state = 'succeeded' AND started_at > 0"
+			       " ORDER BY finished_at DESC, id DESC LIMIT $1",
+	[S_INST_INSERT] = "INSERT INTO instances (" INST_FIELDS ") VALUES"
+			  " ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)"
+			  " RETURNING id",
+	[S_INST_UPDATE] = "UPDATE instances SET offer = $2, market = $3, state = $4, gpus = $5,"
+			  " vram_gb = $6, gpu_ids = $7, provider_ref = $8, launched_at = $9,"
+			  " registered_at = $10, idle_since = $11, terminated_at = $12, updated_at = $13,"
+			  " job_id = $14, reason = $15, billed_ms = $16, cost = $17, reclaim_at = $18, token = $19"
+			  " WHERE id = $1",
+	[S_INST_GET] = "SELECT " INST_COLUMNS " FROM instances WHERE id = $1",
+	[S_INST_BY_TOKEN] = "SELECT " INST_COLUMNS " FROM instances WHERE token = $1 AND token <> ''",
+	[S_DATA_SET] = "UPDATE instances SET provider_data = $2 WHERE id = $1",
+	[S_DATA_GET] = "SELECT provider_data FROM instances WHERE id = $1",
+	[S_INST_LIVE] = "SELECT " INST_COLUMNS " FROM instances WHERE state <> 'terminated' ORDER BY id",
+	[S_INST_ALL] = "SELECT " INST_COLUMNS " FROM instances ORDER BY id",
+	[S_DEC_INSERT] = "INSERT INTO decisions (at, kind, offer, count, instance_id, reason)"
+			 " VALUES ($1, $2, $3, $4, $5, $6)",
+	[S_DEC_LIST] = "SELECT id, at, kind, offer, count, instance_id, reason FROM decisions"
+		       " ORDER BY id DESC LIMIT $1",
+	[S_USAGE] = "SELECT (SELECT COALESCE(SUM(CASE WHEN terminated_at > 0 THEN terminated_at ELSE $2::bigint END"
+		    " - launched_at), 0) FROM instances WHERE launched_at >= $1::bigint),"
+		    " (SELECT COALESCE(SUM(finished_at - started_at), 0) FROM jobs"
+		    "  WHERE finished_at >= $1::bigint AND started_at > 0"
+		    "  AND state IN ('succeeded', 'failed', 'dead'))",
+	[S_SEG_OPEN] = "INSERT INTO segments (instance_id, kind, job_id, start_at, end_at, cost)"
+		       " VALUES ($1, $2, $3, $4, $5, $6)",
+	[S_SEG_FIND] = "SELECT id, kind, job_id, start_at FROM segments WHERE instance_id = $1 AND end_at = 0",
+	[S_SEG_CLOSE] = "UPDATE segments SET end_at = $2, cost = $3 WHERE id = $1",
+	[S_JOB_COST] = "UPDATE jobs SET cost = cost + $2 WHERE id = $1",
+	[S_STAT_ADD] = "INSERT INTO offer_stats AS o (offer, market, runs, speed_sum, speed_n, items, run_ms,"
+		       " boots, boot_ms, alive_ms, reclaims, launches, launch_failures, last_failure_at,"
+		       " last_launch_at, capacity_failures, last_capacity_at, broken_streak, last_broken_at,"
+		       " failing_since, lost, last_lost_at)"
+		       " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,"
+		       " $16, $17, $18, $19, $21, $22, $23)"
+		       " ON CONFLICT (offer, market) DO UPDATE SET runs = o.runs + $3, speed_sum = o.speed_sum + $4,"
+		       " speed_n = o.speed_n + $5, items = o.items + $6, run_ms = o.run_ms + $7,"
+		       " boots = o.boots + $8, boot_ms = o.boot_ms + $9, alive_ms = o.alive_ms + $10,"
+		       " reclaims = o.reclaims + $11, launches = o.launches + $12,"
+		       " launch_failures = o.launch_failures + $13,"
+		       " last_failure_at = GREATEST(o.last_failure_at, $14),"
+		       " last_launch_at = GREATEST(o.last_launch_at, $15),"
+		       " capacity_failures = o.capacity_failures + $16,"
+		       " last_capacity_at = GREATEST(o.last_capacity_at, $17),"
+		       " broken_streak = CASE WHEN $20::int <> 0 THEN 0 ELSE o.broken_streak END + $18,"
+		       " last_broken_at = GREATEST(o.last_broken_at, $19),"
+		       " failing_since = CASE WHEN $20::int <> 0 OR o.failing_since = 0 THEN $21"
+		       "  ELSE o.failing_since END,"
+		       " lost = o.lost + $22, last_lost_at = GREATEST(o.last_lost_at, $23)",
+	[S_STATS] = "SELECT offer, market, runs, speed_sum, speed_n, items, run_ms, boots, boot_ms, alive_ms,"
+		    " reclaims, launches, launch_failures, last_failure_at, last_launch_at, capacity_failures,"
+		    " last_capacity_at, broken_streak, last_broken_at, failing_since, lost, last_lost_at"
+		    " FROM offer_stats ORDER BY " C_ORDER("offer") ", " C_ORDER("market"),
+	[S_LEDGER] = LEDGER_SELECT " WHERE s.end_at >= $1 OR s.end_at = 0 ORDER BY s.id",
+	[S_LEDGER_OPEN] = LEDGER_SELECT " WHERE s.end_at = 0 ORDER BY s.instance_id",
+	[S_SUM_ADD] = "INSERT INTO ledger_sums AS l VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+		      " ON CONFLICT (day, offer, market, kind, team) DO UPDATE SET ms = l.ms + $6,"
+		      " gpu_ms = l.gpu_ms + $7, cost = l.cost + $8, items = l.items + $9",
+	[S_SUMS] = "SELECT offer, market, kind, team, SUM(ms), SUM(gpu_ms), SUM(cost), SUM(items) FROM ledger_sums"
+		   " WHERE day BETWEEN $1 AND $2 GROUP BY offer, market, kind, team"
+		   " ORDER BY " C_ORDER("offer") ", " C_ORDER("market") ", " C_ORDER("kind") ", " C_ORDER("team"),
+	/* The last job of each lane: the one that died last (the highest id
+	 * among those of the same time). */
+	[S_DEAD] = "SELECT lane, COUNT(*), MIN(finished_at), MAX(finished_at),"
+		   " (array_agg(id ORDER BY finished_at DESC, id DESC))[1],"
+		   " (array_agg(error ORDER BY finished_at DESC, id DESC))[1], SUM(cost) FROM jobs"
+		   " WHERE state = 'dead' AND finished_at >= $1 GROUP BY lane ORDER BY " C_ORDER("lane"),
+	[S_ALERT_PUT] = "INSERT INTO alerts VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (key) DO UPDATE"
+			" SET name = $2, labels = $3, firing = $4, since = $5, fired_at = $6, value = $7,"
+			" summary = $8",
+	[S_ALERT_DELETE] = "DELETE FROM alerts WHERE key = $1",
+	[S_ALERTS] = "SELECT key, name, labels, firing, since, fired_at, value, summary FROM alerts"
+		     " ORDER BY " C_ORDER("key"),
+};
+
+struct pg_store {
+	struct store *st; /* the front end's, for its errmsg */
+	PGconn *conn;
+	int ready;    /* start_session() done on this connection */
+	int in_batch; /* between BEGIN and COMMIT or ROLLBACK */
+};
+
+static struct pg_store *impl(struct store *st) { return st->db; }
+
+/* libpq's messages end in a newline, and may run on several lines, the
+ * later ones indented with a tab: one line, for the log. */
+static void one_line(char *s)
+{
+	char *out = s;
+
+	for (const char *p = s; *p; p++) {
+		if (*p == '\n' || *p == '\t') {
+			if (out > s && out[-1] != ' ')
+				*out++ = ' ';
+		} else {
+			*out++ = *p;
+		}
+	}
+	while (out > s && out[-1] == ' ')
+		out--;
+	*out = '\0';
+}
+
+static int fail(struct pg_store *s, const char *what, const PGresult *r)
+{
+	const char *why = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+
+	snprintf(s->st->errmsg, sizeof s->st->errmsg, "postgres: %s: %s", what,
+		 why ? why : PQerrorMessage(s->conn));
+	one_line(s->st->errmsg);
+	return -1;
+}
+
+static int missing(struct pg_store *s, const char *what, int64_t id)
+{
+	snprintf(s->st->errmsg, sizeof s->st->errmsg, "postgres: update %s: no %s %lld", what, what, (long long)id);
+	return -1;
+}
+
+/* ---- a statement's parameters, as text ---- */
+
+#define MAX_ARGS 40
+
+struct args {
+	int n;
+	const char *v[MAX_ARGS];
+	char buf[MAX_ARGS][32];
+};
+
+static void a_int(struct args *a, int64_t v)
+{
+	snprintf(a->buf[a->n], sizeof a->buf[0], "%lld", (long long)v);
+	a->v[a->n] = a->buf[a->n];
+	a->n++;
+}
+
+/* %.17g: every double back as itself. */
+static void a_num(struct args *a, double v)
+{
+	snprintf(a->buf[a->n], sizeof a->buf[0], "%.17g", v);
+	a->v[a->n] = a->buf[a->n];
+	a->n++;
+}
+
+/* NULL is SQL's NULL. */
+static void a_text(struct args *a, const char *v) { a->v[a->n++] = v; }
+
+/* A limit; a negative one is none (LIMIT NULL). */
+static void a_limit(struct args *a, int64_t v)
+{
+	if (v < 0)
+		a_text(a, NULL);
+	else
+		a_int(a, v);
+}
+
+static int reconnect_if_lost(struct pg_store *s);
+
+/* Runs prepared statement id; its result when it has the status wanted,
+ * else NULL with the reason in errmsg. */
+static PGresult *run(struct pg_store *s, enum stmt_id id, const struct args *a, const char *what)
+{
+	char name[16];
+	PGresult *r;
+	ExecStatusType want;
+
+	if (reconnect_if_lost(s) != 0)
+		return NULL;
+	snprintf(name, sizeof name, "s%d", (int)id);
+	r = PQexecPrepared(s->conn, name, a ? a->n : 0, a ? a->v : NULL, NULL, NULL, 0);
+	want = strncmp(stmt_sql[id], "SELECT", 6) == 0 || strstr(stmt_sql[id], "RETURNING") ? PGRES_TUPLES_OK
+											     : PGRES_COMMAND_OK;
+	if (PQresultStatus(r) != want) {
+		fail(s, what, r);
+		PQclear(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* Runs a statement that returns no rows. */
+static int run_cmd(struct pg_store *s, enum stmt_id id, const struct args *a, const char *what)
+{
+	PGresult *r = run(s, id, a, what);
+
+	PQclear(r);
+	return r ? 0 : -1;
+}
+
+/* Runs an UPDATE of the row of id, which must be there. */
+static int run_update(struct pg_store *s, enum stmt_id id, const struct args *a, const char *what, int64_t row)
+{
+	PGresult *r = run(s, id, a, what);
+	int one;
+
+	if (!r)
+		return -1;
+	one = strcmp(PQcmdTuples(r), "1") == 0;
+	PQclear(r);
+	return one ? 0 : missing(s, what, row);
+}
+
+/* A plain SQL command, outside the prepared ones. */
+static int exec(struct pg_store *s, const char *sql, const char *what)
+{
+	PGresult *r = PQexec(s->conn, sql);
+	int ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
+
+	if (!ok)
+		fail(s, what, r);
+	PQclear(r);
+	return ok ? 0 : -1;
+}
+
+/* ---- columns ---- */
+
+static int64_t c_int(const PGresult *r, int row, int col) { return strtoll(PQgetvalue(r, row, col), NULL, 10); }
+static double c_num(const PGresult *r, int row, int col) { return strtod(PQgetvalue(r, row, col), NULL); }
+
+static const char *c_text(const PGresult *r, int row, int col)
+{
+	return PQgetisnull(r, row, col) ? NULL : PQgetvalue(r, row, col);
+}
+
+static char *c_dup(const PGresult *r, int row, int col)
+{
+	return PQgetisnull(r, row, col) ? NULL : strdup(PQgetvalue(r, row, col));
+}
+
+/* A name column into a CONF_NAME_MAX buffer. */
+static void c_name(const PGresult *r, int row, int col, char *dst)
+{
+	size_t n = (size_t)PQgetlength(r, row, col);
+
+	if (n > CONF_NAME_MAX)
+		n = CONF_NAME_MAX;
+	memcpy(dst, PQgetvalue(r, row, col), n);
+	dst[n] = '\0';
+}
+
+/* How often a standby asks for the lock: its takeover comes this long
+ * after the lock is free, at most. */
+#define STANDBY_POLL_MS 250
+
+/* Tries SERVE_LOCK once: 1 taken, 0 held by another, -1 error. */
+static int try_lock(struct pg_store *s)
+{
+	PGresult *r = PQexec(s->conn, "SELECT pg_try_advisory_lock(" SERVE_LOCK ")");
+	int ret = -1;
+
+	if (PQresultStatus(r) == PGRES_TUPLES_OK)
+		ret = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+	else
+		fail(s, "lock the database", r);
+	PQclear(r);
+	return ret;
+}
+
+/* Takes SERVE_LOCK (0), or says that another serve holds it (1, the
+ * reason in errmsg); a standby waits for it. -1: an error. */
+static int lock_database(struct pg_store *s, int standby)
+{
+	int rc = try_lock(s);
+
+	if (rc == 0 && standby) {
+		log_info("standby: the database is in use by another ebb serve; waiting to take over",
+			 "database=%s host=%s", PQdb(s->conn), PQhost(s->conn));
+		while ((rc = try_lock(s)) == 0)
+			nanosleep(&(struct timespec){0, STANDBY_POLL_MS * 1000000L}, NULL);
+		if (rc == 1)
+			log_info("standby: the database is free; taking over", "database=%s", PQdb(s->conn));
+	}
+	if (rc == 0)
+		snprintf(s->st->errmsg, sizeof s->st->errmsg,
+			 "postgres: database %.100s on %.200s is in use by another ebb serve (it holds advisory lock "
+			 SERVE_LOCK ")", PQdb(s->conn), PQhost(s->conn));
+	return rc == 1 ? 0 : rc == 0 ? 1 : -1;
+}
+
+/* What a connection needs before its first batch, at open and after a
+ * reconnect: its settings, the lock, the schema, the prepared statements.
+ * 0, 1 when another serve holds the lock, -1 on an error. A commit
+ * is durable when it returns (engine.h), whatever the server's or the
+ * role's default. A lock another client holds is waited for 5 s, as
+ * SQLite's busy_timeout, then fails the batch: serve's one thread never
+ * hangs on it. */
+static int migrate(struct pg_store *s);
+
+static int start_session(struct pg_store *s, int standby)
+{
+	int rc;
+
+	s->ready = 0;
+	if (exec(s, "SET synchronous_commit = on; SET lock_timeout = '5s'", "settings") != 0)
+		return -1;
+	if ((rc = lock_database(s, standby)) != 0)
+		return rc;
+	if (migrate(s) != 0)
+		return -1;
+	for (int i = 0; i < S_COUNT; i++) {
+		char name[16];
+		PGresult *r;
+		snprintf(name, sizeof name, "s%d", i);
+		r = PQprepare(s->conn, name, stmt_sql[i], 0, NULL);
+		if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+			fail(s, stmt_sql[i], r);
+			PQclear(r);
+			return -1;
+		}
+		PQclear(r);
+	}
+	s->ready = 1;
+	return 0;
+}
+
+/* ---- transactions ---- */
+
+/* A connection lost is made again before the next statement outside a
+ * batch (a server restarted, or a failover behind one address), with
+ * the lock taken again; never inside a batch, whose transaction died
+ * with it: its statements would run outside it. If another serve has
+ * taken the lock meanwhile (a standby, when the connection was lost long
+ * enough for it to see the lock free), that one runs the queue and the
+ * fleet now: this one exits, the only way out that leaves no batch half
+ * done, and its supervisor may start it again, as a standby. */
+static int reconnect_if_lost(struct pg_store *s)
+{
+	int rc;
+
+	if (s->in_batch || (s->ready && PQstatus(s->conn) == CONNECTION_OK))
+		return 0;
+	if (PQstatus(s->conn) != CONNECTION_OK) {
+		PQreset(s->conn);
+		s->ready = 0;
+		if (PQstatus(s->conn) != CONNECTION_OK)
+			return fail(s, "reconnect", NULL);
+	}
+	if ((rc = start_session(s, 0)) == 1) {
+		log_error("another ebb serve took over the database while the connection was lost: exiting",
+			  "database=%s host=%s", PQdb(s->conn), PQhost(s->conn));
+		exit(1);
+	}
+	return rc;
+}
+
+static int op_begin(struct store *base)
+{
+	struct pg_store *s = impl(base);
+
+	if (reconnect_if_lost(s) != 0 || exec(s, "BEGIN", "begin") != 0)
+		return -1;
+	s->in_batch = 1;
+	return 0;
+}
+
+/* A COMMIT of a transaction an error has aborted answers ROLLBACK, with
+ * no error: the status says which. */
+static int op_commit(struct store *base)
+{
+	struct pg_store *s = impl(base);
+	PGresult *r;
+
+	s->in_batch = 0;
+	r = PQexec(s->conn, "COMMIT");
+	int ok = PQresultStatus(r) == PGRES_COMMAND_OK && strcmp(PQcmdStatus(r), "COMMIT") == 0;
+
+	if (!ok) {
+		if (PQresultStatus(r) == PGRES_COMMAND_OK)
+			snprintf(s->st->errmsg, sizeof s->st->errmsg,
+				 "postgres: commit: the transaction was aborted by an earlier error");
+		else
+			fail(s, "commit", r);
+	}
+	PQclear(r);
+	return ok ? 0 : -1;
+}
+
+static int op_rollback(struct store *base)
+{
+	impl(base)->in_batch = 0;
+	return exec(impl(base), "ROLLBACK", "rollback");
+}
+static int op_savepoint(struct store *base) { return exec(impl(base), "SAVEPOINT request", "savepoint"); }
+static int op_release(struct store *base) { return exec(impl(base), "RELEASE SAVEPOINT request", "release"); }
+
+static int op_rollback_savepoint(struct store *base)
+{
+	return exec(impl(base), "ROLLBACK TO SAVEPOINT request; RELEASE SAVEPOINT request", "rollback to savepoint");
+}
+
+/* ---- jobs ---- */
+
+/* Fills a job from row `row` of JOB_COLUMNS. */
+static void read_job(const PGresult *r, int row, struct job *j)
+{
+	int state;
+
+	memset(j, 0, sizeof *j);
+	j->id = c_int(r, row, 0);
+	state = job_state_parse(PQgetvalue(r, row, 1));
+	j->state = state < 0 ? JOB_FAILED : (enum job_state)state;
+	c_name(r, row, 2, j->type);
+	c_name(r, row, 3, j->lane);
+	j->lane_rank = (int)c_int(r, row, 4);
+	j->priority = (int)c_int(r, row, 5);
+	c_name(r, row, 6, j->team);
+	j->command = c_dup(r, row, 7);
+	j->payload = c_dup(r, row, 8);
+	j->labels = c_dup(r, row, 9);
+	j->gpus = (int)c_int(r, row, 10);
+	j->min_vram_gb = (int)c_int(r, row, 11);
+	j->items = c_int(r, row, 12);
+	j->timeout_s = c_int(r, row, 13);
+	j->max_attempts = (int)c_int(r, row, 14);
+	j->attempts = (int)c_int(r, row, 15);
+	j->run_at_ms = c_int(r, row, 16);
+	j->created_ms = c_int(r, row, 17);
+	j->updated_ms = c_int(r, row, 18);
+	j->finished_ms = c_int(r, row, 19);
+	j->idem_key = c_dup(r, row, 20);
+	j->idem_hash = c_int(r, row, 21);
+	j->lease_token = c_int(r, row, 22);
+	c_name(r, row, 23, j->worker);
+	j->lease_expires_ms = c_int(r, row, 24);
+	j->lease_ms = c_int(r, row, 25);
+	j->checkpoint = c_dup(r, row, 26);
+	j->items_done = c_int(r, row, 27);
+	j->error = c_dup(r, row, 28);
+	j->result = c_dup(r, row, 29);
+	j->seq = c_int(r, row, 30);
+	j->est_s = c_int(r, row, 31);
+	j->started_ms = c_int(r, row, 32);
+	j->cost = c_num(r, row, 33);
+	j->items_start = c_int(r, row, 34);
+	j->items_lost = c_int(r, row, 35);
+	j->interruptions = (int)c_int(r, row, 36);
+	j->instance = c_int(r, row, 37);
+}
+
+static int op_job_insert(struct store *base, struct job *j)
+{
+	struct pg_store *s = impl(base);
+	struct args a = {0};
+	PGresult *r;
+
+	a_text(&a, job_state_name(j->state));
+	a_text(&a, j->type);
+	a_text(&a, j->lane);
+	a_int(&a, j->lane_rank);
+	a_int(&a, j->priority);
+	a_text(&a, j->team);
+	a_text(&a, j->command);
+	a_text(&a, j->payload);
+	a_text(&a, j->labels);
+	a_int(&a, j->gpus);
+	a_int(&a, j->min_vram_gb);
+	a_int(&a, j->items);
+	a_int(&a, j->timeout_s);
+	a_int(&a, j->max_attempts);
+	a_int(&a, j->attempts);
+	a_int(&a, j->run_at_ms);
+	a_int(&a, j->created_ms);
+	a_int(&a, j->updated_ms);
+	a_int(&a, j->finished_ms);
+	a_text(&a, j->idem_key);
+	a_int(&a, j->idem_hash);
+	a_int(&a, j->lease_token);
+	a_text(&a, j->worker);
+	a_int(&a, j->lease_expires_ms);
+	a_int(&a, j->lease_ms);
+	a_text(&a, j->checkpoint);
+	a_int(&a, j->items_done);
+	a_text(&a, j->error);
+	a_text(&a, j->result);
+	a_int(&a, j->seq);
+	a_int(&a, j->est_s);
+	a_int(&a, j->started_ms);
+	a_num(&a, j->cost);
+	a_int(&a, j->items_start);
+	a_int(&a, j->items_lost);
+	a_int(&a, j->interruptions);
+	a_int(&a, j->instance);
+	if (!(r = run(s, S_INSERT, &a, "insert job")))
+		return -1;
+	j->id = c_int(r, 0, 0);
+	PQclear(r);
+	return 0;
+}
+
+static int op_job_update(struct store *base, const struct job *j)
+{
+	struct args a = {0};
+
+	a_int(&a, j->id);
+	a_text(&a, job_state_name(j->state));
+	a_int(&a, j->priority);
+	a_int(&a, j->attempts);
+	a_int(&a, j->run_at_ms);
+	a_int(&a, j->updated_ms);
+	a_int(&a, j->finished_ms);
+	a_int(&a, j->lease_token);
+	a_text(&a, j->worker);
+	a_int(&a, j->lease_expires_ms);
+	a_int(&a, j->lease_ms);
+	a_text(&a, j->checkpoint);
+	a_int(&a, j->items_done);
+	a_text(&a, j->error);
+	a_text(&a, j->result);
+	a_int(&a, j->seq);
+	a_int(&a, j->started_ms);
+	a_num(&a, j->cost);
+	a_int(&a, j->items_start);
+	a_int(&a, j->items_lost);
+	a_int(&a, j->interruptions);
+	a_int(&a, j->instance);
+	return run_update(impl(base), S_UPDATE, &a, "job", j->id);
+}
+
+/* Runs a SELECT of JOB_COLUMNS and reads its one row. */
+static int fetch_job(struct pg_store *s, enum stmt_id id, const struct args *a, struct job *out)
+{
+	PGresult *r = run(s, id, a, "read job");
+	int ret = 0;
+
+	if (!r)
+		return -1;
+	if (PQntuples(r) > 0)
+		read_job(r, 0, out);
+	else
+		ret = STORE_NOT_FOUND;
+	PQclear(r);
+	return ret;
+}
+
+static int op_job_get(struct store *base, int64_t id, struct job *out)
+{
+	struct args a = {0};
+
+	a_int(&a, id);
+	return fetch_job(impl(base), S_GET, &a, out);
+}
+
+static int op_job_get_by_key(struct store *base, const char *team, const char *key, struct job *out)
+{
+	struct args a = {0};
+
+	a_text(&a, team);
+	a_text(&a, key);
+	return fetch_job(impl(base), S_GET_BY_KEY, &a, out);
+}
+
+static int op_job_next_ready(struct store *base, const struct lease_offer *o, struct job *out)
+{
+	char *full = NULL, *labels = NULL, *rooms = NULL;
+	struct args a = {0};
+	int rc;
+
+	if (o->nfull_types > 0) {
+		json_t *arr = json_array();
+		for (int i = 0; i < o->nfull_types; i++)
+			json_array_append_new(arr, json_string(o->full_types[i]));
+		full = json_dumps(arr, JSON_COMPACT);
+		json_decref(arr);
+	}
+	if (o->labels)
+		labels = json_dumps(o->labels, JSON_COMPACT);
+	if (o->nteams > 0) {
+		json_t *r = json_object();
+		for (int i = 0; i < o->nteams; i++)
+			json_object_set_new(r, o->teams[i], json_integer(o->team_rooms[i]));
+		rooms = json_dumps(r, JSON_COMPACT);
+		json_decref(r);
+	}
+	a_int(&a, o->gpus);
+	a_int(&a, o->vram_gb);
+	a_text(&a, full);
+	a_text(&a, labels);
+	a_text(&a, rooms);
+	rc = fetch_job(impl(base), S_NEXT_READY, &a, out);
+	free(full);
+	free(labels);
+	free(rooms);
+	return rc;
+}
+
+static int op_job_list(struct store *base, const struct job_filter *f, job_cb cb, void *arg)
+{
+	struct pg_store *s = impl(base);
+	struct args a = {0};
+	PGresult *r;
+	int ret = 0;
+
+	a_text(&a, f->state >= 0 ? job_state_name((enum job_state)f->state) : NULL);
+	a_text(&a, f->lane);
+	a_text(&a, f->team);
+	a_text(&a, f->type);
+	a_int(&a, f->after_id);
+	a_limit(&a, f->limit);
+	if (!(r = run(s, S_LIST, &a, "list jobs")))
+		return -1;
+	for (int i = 0; i < PQntuples(r) && ret == 0; i++) {
+		struct job j;
+		read_job(r, i, &j);
+		ret = cb(arg, &j);
+		job_free(&j);
+	}
+	PQclear(r);
+	return ret;
+}
+
+static int op_job_due(struct store *base, int64_t now_ms, int64_t *ids, int max, int *n)
+{
+	struct args a = {0};
+	PGresult *r;
+
+	*n = 0;
+	a_int(&a, now_ms);
+	a_int(&a, max);
+	if (!(r = run(impl(base), S_DUE, &a, "due jobs")))
+		return -1;
+	for (int i = 0; i < PQntuples(r) && i < max; i++)
+		ids[(*n)++] = c_int(r, i, 0);
+	PQclear(r);
+	return 0;
+}
+
+static int op_next_deadline(struct store *base, int64_t *out_ms)
+{
+	PGresult *r = run(impl(base), S_NEXT_DEADLINE, NULL, "next deadline");
+
+	if (!r)
+		return -1;
+	*out_ms = c_int(r, 0, 0); /* NULL reads as "": 0, none */
+	PQclear(r);
+	return 0;
+}
+
+static int op_job_count_rows(struct store *base, count_row_cb cb, void *arg)
+{
+	PGresult *r = run(impl(base), S_COUNT_ROWS, NULL, "count jobs");
+	int ret = 0;
+
+	if (!r)
+		return -1;
+	for (int i = 0; i < PQntuples(r) && ret == 0; i++) {
+		int state = job_state_parse(PQgetvalue(r, i, 0));
+		ret = cb(arg, state < 0 ? JOB_FAILED : (enum job_state)state, PQgetvalue(r, i, 1),
+			 PQgetvalue(r, i, 2), PQgetvalue(r, i, 3), c_int(r, i, 4));
+	}
+	PQclear(r);
+	return ret;
+}
+
+static int op_demand(struct store *base, demand_cb cb, void *arg)
+{
+	PGresult *r = run(impl(base), S_DEMAND, NULL, "demand");
+	int ret = 0;
+
+	if (!r)
+		return -1;
+	for (int i = 0; i < PQntuples(r) && ret == 0; i++) {
+		struct demand_row d = {
+			.gpus = (int)c_int(r, i, 0),
+			.min_vram_gb = (int)c_int(r, i, 1),
+			.lane = PQgetvalue(r, i, 2),
+			.type = PQgetvalue(r, i, 3),
+			.jobs = c_int(r, i, 4),
+			.jobs_without_est = c_int(r, i, 5),
+			.est_s = c_int(r, i, 6),
+			.oldest_ms = c_int(r, i, 7),
+			.items = c_int(r, i, 8),
+			.team = PQgetvalue(r, i, 9),
+		};
+		ret = cb(arg, &d);
+	}
+	PQclear(r);
+	return ret;
+}
+
+static int op_recent_submits(struct store *base, int limit, time_cb cb, void *arg)
+{
+	struct args a = {0};
+	PGresult *r;
+	int ret = 0;
+
+	a_limit(&a, limit);
+	if (!(r = run(impl(base), S_RECENT_SUBMITS, &a, "recent submits")))
+		return -1;
+	for (int i = 0; i < PQntuples(r) && ret == 0; i++)
+		ret = cb(arg, c_int(r, i, 0));
+	PQclear(r);
+	return ret;
+}
+
+static int op_arrivals(struct store *base, int64_t since_ms, int limit, arrival_cb cb, void *arg)
+{
+	struct args a = {0};
+	PGresult *r;
+	int ret = 0;
+
+	a_limit(&a, limit);
+	if (!(r = run(impl(base), S_ARRIVALS, &a, "arrivals")))
+		return -1;
+	for (int i = 0; i < PQntuples(r) && ret == 0; i++) {
+		struct arrival_row v = {
+			.gpus = (int)c_int(r, i, 0),
+			.min_vram_gb = (int)c_int(r, i, 1),
+			.lane = PQgetvalue(r, i, 2),
+			.type = PQgetvalue(r, i, 3),
+			.est_s = c_int(r, i, 4),
+			.created_ms = c_int(r, i, 5),
+			.team = PQgetvalue(r, i, 6),
+		};
+		if (v.created_ms < since_ms)
+			break;
+		ret = cb(arg, &v);
+	}
+	PQclear(r);
+	return ret;
+}
+
+static int op_recent_durations(struct store *base, int limit, duration_cb cb, void *arg)
+{
+	struct args a = {0};
+	PGresult *r;
+	int ret = 0;
+
+	a_limit(&a, limit);
+	if (!(r = run(impl(base), S_RECENT_DURATIONS, &a, "recent durations")))
+		return -1;
+	for (int i = 0; i < PQntuples(r) && ret == 0; i++)
+		ret = cb(arg, PQgetvalue(r, i, 0), c_int(r, i, 1));
+	PQclear(r);
+	return ret;
+}
+
+static int op_usage(struct store *base, int64_t since_ms, int64_t now_ms, int64_t *instance_ms, int64_t *job_ms)
+{
+	struct args a = {0};
+	PGresult *r;
+
+	a_int(&a, since_ms);
+	a_int(&a, now_ms);
+	if (!(r = run(impl(base), S_USAGE, &a, "usage")))
+		return -1;
+	*instance_ms = c_int(r, 0, 0);
+	*job_ms = c_int(r, 0, 1);
+	PQclear(r);
+	return 0;
+}
+
+static int op_dead_letters(struct store *base, int64_t since_ms, dead_letters_cb cb, void *arg)
+{
+	struct args a = {0};
+	PGresult *r;
+	int ret = 0;
+
+	a_int(&a, since_ms);
+	if (!(r = run(impl(base), S_DEAD, &a, "dead letters")))
+		return -1;
+	for (int i = 0; i < PQntuples(r) && ret == 0; i++) {
+		struct dead_letters d = {
+			.lane = PQgetvalue(r, i, 0),
+			.jobs = c_int(r, i, 1),
+			.first_ms = c_int(r, i, 2),
+			.last_ms = c_int(r, i, 3),
+			.last_job = c_int(r, i, 4),
+			.last_error = c_text(r, i, 5),
+			.cost = c_num(r, i, 6),
+		};
+		ret = cb(arg, &d);
+	}
+	PQclear(r);
+	return ret;
+}
+
+/* ---- the fleet and the decisions ---- */
+
+static void read_instance(const PGresult *r, int row, struct instance *i)
+{
+	int state;
+
+	memset(i, 0, sizeof *i);
+	i->id = c_int(r, row, 0);
+	c_name(r, row, 1, i->offer);
+	i->market = market_parse(PQgetvalue(r, row, 2)) == MARKET_SPOT ? MARKET_SPOT : MARKET_ONDEMAND;
+	state = instance_state_parse(PQgetvalue(r, row, 3));
+	i->state = state < 0 ? INST_TERMINATED : (enum instance_state)state;
+	i->gpus = (int)c_int(r, row, 4);
+	i->vram_gb = (int)c_int(r, row, 5);
+	snprintf(i->gpu_ids, sizeof i->gpu_ids, "%s", PQgetvalue(r, row, 6));
+	snprintf(i->provider_ref, sizeof i->provider_ref, "%s", PQgetvalue(r, row, 7));
+	i->launched_ms = c_int(r, row, 8);
+	i->registered_ms = c_int(r, row, 9);
+	i->idle_since_ms = c_int(r, row, 10);
+	i->terminated_ms = c_int(r, row, 11);
+	i->updated_ms = c_int(r, row, 12);
+	i->job_id = c_int(r, row, 13);
+	snprintf(i->reason, sizeof i->reason, "%s", PQgetvalue(r, row, 14));
+	i->billed_ms = c_int(r, row, 15);
+	i->cost = c_num(r, row, 16);
+	i->reclaim_at_ms = c_int(r, row, 17);
+	snprintf(i->token, sizeof i->token, "%s", PQgetvalue(r, row, 18));
+}
+
+/* INST_FIELDS' values, in order. */
+static void instance_args(struct args *a, const struct instance *i)
+{
+	a_text(a, i->offer);
+	a_text(a, market_name(i->market));
+	a_text(a, instance_state_name(i->state));
+	a_int(a, i->gpus);
+	a_int(a, i->vram_gb);
+	a_text(a, i->gpu_ids);
+	a_text(a, i->provider_ref);
+	a_int(a, i->launched_ms);
+	a_int(a, i->registered_ms);
+	a_int(a, i->idle_since_ms);
+	a_int(a, i->terminated_ms);
+	a_int(a, i->updated_ms);
+	a_int(a, i->job_id);
+	a_text(a, i->reason);
+	a_int(a, i->billed_ms);
+	a_num(a, i->cost);
+	a_int(a, i->reclaim_at_ms);
+	a_text(a, i->token);
+}
+
+static int op_instance_insert(struct store *base, struct instance *i)
+{
+	struct args a = {0};
+	PGresult *r;
+
+	instance_args(&a, i);
+	if (!(r = run(impl(base), S_INST_INSERT, &a, "insert instance")))
+		return -1;
+	i->id = c_int(r, 0, 0);
+	PQclear(r);
+	return 0;
+}
+
+static int op_instance_update(struct store *base, const struct instance *i)
+{
+	struct args a = {0};
+
+	a_int(&a, i->id);
+	instance_args(&a, i);
+	return run_update(impl(base), S_INST_UPDATE, &a, "instance", i->id);
+}
+
+static int fetch_instance(struct pg_store *s, enum stmt_id id, const struct args *a, struct instance *out)
+{
+	PGresult *r = run(s, id, a, "read instance");
+	int ret = 0;
+
+	if (!r)
+		return -1;
+	if (PQntuples(r) > 0)
+		read_instance(r, 0, out);
+	else
+		ret = STORE_NOT_FOUND;
+	PQclear(r);
+	return ret;
+}
+
+static int op_instance_get(struct store *base, int64_t id, struct instance *out)
+{
+	struct args a = {0};
+
+	a_int(&a, id);
+	return fetch_instance(impl(base), S_INST_GET, &a, out);
+}
+
+static int op_instance_by_token(struct store *base, const char *token, struct instance *out)
+{
+	struct args a = {0};
+
+	a_text(&a, token);
+	return fetch_instance(impl(base), S_INST_BY_TOKEN, &a, out);
+}
+
+static int op_instance_data_set(struct store *base, int64_t id, const char *data)
+{
+	struct args a = {0};
+
+	a_int(&a, id);
+	a_text(&a, data);
+	return run_update(impl(base), S_DATA_SET, &a, "instance", id);
+}
+
+static int op_instance_data(struct store *base, int64_t id, char *buf, size_t size)
+{
+	struct args a = {0};
+	PGresult *r;
+	int ret = 0;
+
+	a_int(&a, id);
+	if (!(r = run(impl(base), S_DATA_GET, &a, "instance data")))
+		return -1;
+	if (PQntuples(r) > 0)
+		snprintf(buf, size, "%s", PQgetvalue(r, 0, 0));
+	else
+		ret = STORE_NOT_FOUND;
+	PQclear(r);
+	return ret;
+}
+
+static int op_instance_list(struct store *base, int with_terminated, instance_cb cb, void *arg)
+{
+	PGresult *r = run(impl(base), with_terminated ? S_INST_ALL : S_INST_LIVE, NULL, "list instances");
+	int ret = 0;
+
+	if (!r)
+		return -1;
+	for (int k = 0; k < PQntuples(r) && ret == 0; k++) {
+		struct instance i;
+		read_instance(r, k, &i);
+		ret = cb(arg, &i);
+	}
+	PQclear(r);
+	return ret;
+}
+
+static int op_decision_insert(struct store *base, const struct decision *d)
+{
+	struct args a = {0};
+
+	a_int(&a, d->at_ms);
+	a_text(&a, d->kind);
+	a_text(&a, d->offer);
+	a_int(&a, d->count);
+	a_int(&a, d->instance);
+	a_text(&a, d->reason);
+	return run_cmd(impl(base), S_DEC_INSERT, &a, "insert decision");
+}
+
+static int op_decision_list(struct store *base, int limit, decision_cb cb, void *arg)
+{
+	struct args a = {0};
+	PGresult *r;
+	int ret = 0;
+
+	a_limit(&a, limit);
+	if (!(r = run(impl(base), S_DEC_LIST, &a, "list decisions")))
+		return -1;
+	for (int i = 0; i < PQntuples(r) && ret == 0; i++) {
+		struct decision d = {
+			.id = c_int(r, i, 0),
+			.at_ms = c_int(r, i, 1),
+			.kind = PQgetvalue(r, i, 2),
+			.offer = PQgetvalue(r, i, 3),
+			.count = (int)c_int(r, i, 4),
+			.instance = c_int(r, i, 5),
+			.reason = PQgetvalue(r, i, 6),
+		};
+		ret = cb(arg, &d);
+	}
+	PQclear(r);
+	return ret;
+}
+
+/* ---- the ledger and the offers' statistics ---- */
+
+static int op_segment_open(struct store *base, const struct segment *g)
+{
+	struct args a = {0};
+
+	a_int(&a, g->instance);
+	a_text(&a, g->kind);
+	a_int(&a, g->job);
+	a_int(&a, g->start_ms);
+	a_int(&a, g->end_ms);
+	a_num(&a, g->cost);
+	return run_cmd(impl(base), S_SEG_OPEN, &a, "open segment");
+}
+
+static int op_segment_close(struct store *base, int64_t instance, int64_t end_ms, double usd_per_ms,
+			    struct segment *closed)
+{
+	struct pg_store *s = impl(base);
+	struct args a = {0}, b = {0};
+	PGresult *r;
+	int64_t id;
+
+	a_int(&a, instance);
+	if (!(r = run(s, S_SEG_FIND, &a, "find segment")))
+		return -1;
+	if (PQntuples(r) == 0) {
+		PQclear(r);
+		return STORE_NOT_FOUND;
+	}
+	id = c_int(r, 0, 0);
+	*closed = (struct segment){
+		.instance = instance,
+		.job = c_int(r, 0, 2),
+		.start_ms = c_int(r, 0, 3),
+		.end_ms = end_ms,
+	};
+	snprintf(closed->kind, sizeof closed->kind, "%s", PQgetvalue(r, 0, 1));
+	PQclear(r);
+	closed->cost = (double)(end_ms - closed->start_ms) * usd_per_ms;
+	a_int(&b, id);
+	a_int(&b, end_ms);
+	a_num(&b, closed->cost);
+	return run_cmd(s, S_SEG_CLOSE, &b, "close segment");
+}
+
+static int op_job_add_cost(struct store *base, int64_t job, double usd)
+{
+	struct args a = {0};
+
+	a_int(&a, job);
+	a_num(&a, usd);
+	return run_cmd(impl(base), S_JOB_COST, &a, "job cost");
+}
+
+static int op_offer_stat_add(struct store *base, const struct offer_stat *d)
+{
+	struct args a = {0};
+
+	a_text(&a, d->offer);
+	a_text(&a, market_name(d->market));
+	a_int(&a, d->runs);
+	a_num(&a, d->speed_sum);
+	a_int(&a, d->speed_n);
+	a_int(&a, d->items);
+	a_int(&a, d->run_ms);
+	a_int(&a, d->boots);
+	a_int(&a, d->boot_ms);
+	a_int(&a, d->alive_ms);
+	a_int(&a, d->reclaims);
+	a_int(&a, d->launches);
+	a_int(&a, d->launch_failures);
+	a_int(&a, d->last_failure_ms);
+	a_int(&a, d->last_launch_ms);
+	a_int(&a, d->capacity_failures);
+	a_int(&a, d->last_capacity_ms);
+	a_int(&a, d->broken_streak);
+	a_int(&a, d->last_broken_ms);
+	a_int(&a, d->launched_ok);
+	a_int(&a, d->failing_since_ms);
+	a_int(&a, d->lost);
+	a_int(&a, d->last_lost_ms);
+	return run_cmd(impl(base), S_STAT_ADD, &a, "offer stats");
+}
+
+static int op_offer_stats(struct store *base, offer_stat_cb cb, void *arg)
+{
+	PGresult *r = run(impl(base), S_STATS, NULL, "offer stats");
+	int ret = 0;
+
+	if (!r)
+		return -1;
+	for (int i = 0; i < PQntuples(r) && ret == 0; i++) {
+		int m = market_parse(PQgetvalue(r, i, 1));
+		struct offer_stat o = {
+			.offer = PQgetvalue(r, i, 0),
+			.market = m < 0 ? MARKET_ONDEMAND : (enum market)m,
+			.runs = c_int(r, i, 2),
+			.speed_sum = c_num(r, i, 3),
+			.speed_n = c_int(r, i, 4),
+			.items = c_int(r, i, 5),
+			.run_ms = c_int(r, i, 6),
+			.boots = c_int(r, i, 7),
+			.boot_ms = c_int(r, i, 8),
+			.alive_ms = c_int(r, i, 9),
+			.reclaims = c_int(r, i, 10),
+			.launches = c_int(r, i, 11),
+			.launch_failures = c_int(r, i, 12),
+			.last_failure_ms = c_int(r, i, 13),
+			.last_launch_ms = c_int(r, i, 14),
+			.capacity_failures = c_int(r, i, 15),
+			.last_capacity_ms = c_int(r, i, 16),
+			.broken_streak = c_int(r, i, 17),
+			.last_broken_ms = c_int(r, i, 18),
+			.failing_since_ms = c_int(r, i, 19),
+			.lost = c_int(r, i, 20),
+			.last_lost_ms = c_int(r, i, 21),
+		};
+		ret = cb(arg, &o);
+	}
+	PQclear(r);
+	return ret;
+}
+
+/* Walks the rows of a statement of LEDGER_SELECT through cb. */
+static int walk_ledger(struct pg_store *s, enum stmt_id id, const struct args *a, ledger_cb cb, void *arg)
+{
+	PGresult *r = run(s, id, a, "ledger");
+	int ret = 0;
+
+	if (!r)
+		return -1;
+	for (int i = 0; i < PQntuples(r) && ret == 0; i++) {
+		int m = market_parse(PQgetvalue(r, i, 7));
+		struct segment g = {
+			.instance = c_int(r, i, 0),
+			.job = c_int(r, i, 2),
+			.start_ms = c_int(r, i, 3),
+			.end_ms = c_int(r, i, 4),
+			.cost = c_num(r, i, 5),
+		};
+		snprintf(g.kind, sizeof g.kind, "%s", PQgetvalue(r, i, 1));
+		struct ledger_row row = {
+			.seg = &g,
+			.offer = PQgetvalue(r, i, 6),
+			.market = m < 0 ? MARKET_ONDEMAND : (enum market)m,
+			.gpus = (int)c_int(r, i, 8),
+			.team = c_text(r, i, 9),
+			.type = c_text(r, i, 10),
+			.items_done = c_int(r, i, 11),
+			.items_lost = c_int(r, i, 12),
+			.reclaimed = (int)c_int(r, i, 13),
+		};
+		ret = cb(arg, &row);
+	}
+	PQclear(r);
+	return ret;
+}
+
+static int op_ledger(struct store *base, int64_t since_ms, ledger_cb cb, void *arg)
+{
+	struct args a = {0};
+
+	a_int(&a, since_ms);
+	return walk_ledger(impl(base), S_LEDGER, &a, cb, arg);
+}
+
+static int op_ledger_open(struct store *base, ledger_cb cb, void *arg)
+{
+	return walk_ledger(impl(base), S_LEDGER_OPEN, NULL, cb, arg);
+}
+
+static int op_ledger_add(struct store *base, int64_t day, const struct ledger_sum *d)
+{
+	struct args a = {0};
+
+	a_int(&a, day);
+	a_text(&a, d->offer);
+	a_text(&a, market_name(d->market));
+	a_text(&a, d->kind);
+	a_text(&a, d->team);
+	a_int(&a, d->ms);
+	a_num(&a, d->gpu_ms);
+	a_num(&a, d->cost);
+	a_int(&a, d->items);
+	return run_cmd(impl(base), S_SUM_ADD, &a, "ledger sums");
+}
+
+static int op_ledger_sums(struct store *base, int64_t first_day, int64_t last_day, ledger_sum_cb cb, void *arg)
+{
+	struct args a = {0};
+	PGresult *r;
+	int ret = 0;
+
+	a_int(&a, first_day);
+	a_int(&a, last_day);
+	if (!(r = run(impl(base), S_SUMS, &a, "ledger sums")))
+		return -1;
+	for (int i = 0; i < PQntuples(r) && ret == 0; i++) {
+		int m = market_parse(PQgetvalue(r, i, 1));
+		struct ledger_sum sum = {
+			.offer = PQgetvalue(r, i, 0),
+			.market = m < 0 ? MARKET_ONDEMAND : (enum market)m,
+			.kind = PQgetvalue(r, i, 2),
+			.team = PQgetvalue(r, i, 3),
+			.ms = c_int(r, i, 4),
+			.gpu_ms = c_num(r, i, 5),
+			.cost = c_num(r, i, 6),
+			.items = c_int(r, i, 7),
+		};
+		ret = cb(arg, &sum);
+	}
+	PQclear(r);
+	return ret;
+}
+
+/* ---- alerts ---- */
+
+static int op_alert_put(struct store *base, const struct alert_row *al)
+{
+	struct args a = {0};
+
+	a_text(&a, al->key);
+	a_text(&a, al->name);
+	a_text(&a, al->labels);
+	a_int(&a, al->firing);
+	a_int(&a, al->since_ms);
+	a_int(&a, al->fired_ms);
+	a_num(&a, al->value);
+	a_text(&a, al->summary);
+	return run_cmd(impl(base), S_ALERT_PUT, &a, "put alert");
+}
+
+static int op_alert_delete(struct store *base, const char *key)
+{
+	struct args a = {0};
+
+	a_text(&a, key);
+	return run_cmd(impl(base), S_ALERT_DELETE, &a, "delete alert");
+}
+
+static int op_alerts(struct store *base, alert_cb cb, void *arg)
+{
+	PGresult *r = run(impl(base), S_ALERTS, NULL, "alerts");
+	int ret = 0;
+
+	if (!r)
+		return -1;
+	for (int i = 0; i < PQntuples(r) && ret == 0; i++) {
+		struct alert_row al = {
+			.key = PQgetvalue(r, i, 0),
+			.name = PQgetvalue(r, i, 1),
+			.labels = PQgetvalue(r, i, 2),
+			.firing = (int)c_int(r, i, 3),
+			.since_ms = c_int(r, i, 4),
+			.fired_ms = c_int(r, i, 5),
+			.value = c_num(r, i, 6),
+			.summary = PQgetvalue(r, i, 7),
+		};
+		ret = cb(arg, &al);
+	}
+	PQclear(r);
+	return ret;
+}
+
+/* ---- open and close ---- */
+
+/* In one transaction, by the serve that holds SERVE_LOCK. */
+static int migrate(struct pg_store *s)
+{
+	PGresult *r;
+	int version;
+	char sql[128];
+
+	if (exec(s, "BEGIN", "migrate") != 0)
+		return -1;
+	if (exec(s, "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)", "schema version") != 0)
+		goto fail;
+	r = PQexec(s->conn, "SELECT COALESCE(MAX(version), 0) FROM schema_version");
+	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+		fail(s, "schema version", r);
+		PQclear(r);
+		goto fail;
+	}
+	version = (int)c_int(r, 0, 0);
+	PQclear(r);
+	if (version > NMIGRATIONS) {
+		snprintf(s->st->errmsg, sizeof s->st->errmsg,
+			 "postgres: database schema version %d is newer than this ebb knows (%d)", version,
+			 NMIGRATIONS);
+		goto fail;
+	}
+	for (; version < NMIGRATIONS; version++) {
+		char what[32];
+		snprintf(what, sizeof what, "migration %d", version + 1);
+		snprintf(sql, sizeof sql, "INSERT INTO schema_version VALUES (%d)", version + 1);
+		if (exec(s, migrations[version], what) != 0 || exec(s, sql, what) != 0)
+			goto fail;
+	}
+	return exec(s, "COMMIT", "migrate");
+fail: {
+	char why[sizeof s->st->errmsg];
+	snprintf(why, sizeof why, "%s", s->st->errmsg);
+	PQclear(PQexec(s->conn, "ROLLBACK"));
+	snprintf(s->st->errmsg, sizeof s->st->errmsg, "%s", why);
+	return -1;
+}
+}
+
+/* The password of password_file: its first line. */
+static int read_password(struct pg_store *s, const char *path, char *buf, size_t size)
+{
+	char *text = textfile_read(path, 4096, NULL, s->st->errmsg, sizeof s->st->errmsg);
+
+	if (!text)
+		return -1;
+	text[strcspn(text, "\r\n")] = '\0';
+	snprintf(buf, size, "%s", text);
+	memset(text, 0, strlen(text));
+	free(text);
+	return 0;
+}
+
+/* Notices (a CREATE ... IF NOT EXISTS that found it) are not errors:
+ * libpq would print them on stderr. */
+static void quiet(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;
+}
+
+static int connect_db(struct pg_store *s, const struct pg_conf *conf)
+{
+	/* Defaults before the url, whose keys override them: a connection
+	 * (and a reconnect, from the loop) waits 10 s at most. */
+	const char *keys[5] = {"connect_timeout", "application_name", "dbname"},
+		   *values[5] = {"10", "ebb", conf->url};
+	char password[1024] = "";
+
+	if (conf->password_file[0]) {
+		if (read_password(s, conf->password_file, password, sizeof password) != 0)
+			return -1;
+		keys[3] = "password";
+		values[3] = password;
+	}
+	/* expand_dbname: the url is a whole connection string or URI. */
+	s->conn = PQconnectdbParams(keys, values, 1);
+	memset(password, 0, sizeof password);
+	if (!s->conn) {
+		snprintf(s->st->errmsg, sizeof s->st->errmsg, "postgres: out of memory");
+		return -1;
+	}
+	if (PQstatus(s->conn) != CONNECTION_OK)
+		return fail(s, "connect", NULL);
+	PQsetNoticeProcessor(s->conn, quiet, NULL);
+	return 0;
+}
+
+static void op_close(struct store *base)
+{
+	struct pg_store *s = impl(base);
+
+	PQfinish(s->conn);
+	free(s);
+	base->db = NULL;
+}
+
+static int op_open(struct store *base, const struct config *cfg)
+{
+	const struct pg_conf *conf = config_plugin(cfg, "postgres");
+	struct pg_store *s = calloc(1, sizeof *s);
+
+	if (!s) {
+		snprintf(base->errmsg, sizeof base->errmsg, "postgres: out of memory");
+		return -1;
+	}
+	s->st = base;
+	base->db = s;
+	if (!conf || !conf->url[0]) {
+		snprintf(base->errmsg, sizeof base->errmsg,
+			 "[postgres] url: required with [store] kind = postgres (a libpq connection string)");
+		return -1;
+	}
+	if (connect_db(s, conf) != 0 || start_session(s, conf->standby != 0) != 0)
+		return -1;
+	return 0;
+}
+
+const struct store_engine store_engine_postgres = {
+	.conf = {.name = "postgres",
+		 .help = "The PostgreSQL store: one database, shared by every serve that names it (docs/DEPLOY.md).",
+		 .keys = pg_keys,
+		 .size = sizeof(struct pg_conf)},
+	.open = op_open,
+	.close = op_close,
+	.begin = op_begin,
+	.commit = op_commit,
+	.rollback = op_rollback,
+	.savepoint = op_savepoint,
+	.release = op_release,
+	.rollback_savepoint = op_rollback_savepoint,
+	.job_count_rows = op_job_count_rows,
+	.job_insert = op_job_insert,
+	.job_update = op_job_update,
+	.job_get = op_job_get,
+	.job_get_by_key = op_job_get_by_key,
+	.job_next_ready = op_job_next_ready,
+	.job_list = op_job_list,
+	.job_due = op_job_due,
+	.next_deadline = op_next_deadline,
+	.demand = op_demand,
+	.recent_submits = op_recent_submits,
+	.recent_durations = op_recent_durations,
+	.arrivals = op_arrivals,
+	.usage = op_usage,
+	.instance_insert = op_instance_insert,
+	.instance_update = op_instance_update,
+	.instance_get = op_instance_get,
+	.instance_by_token = op_instance_by_token,
+	.instance_data_set = op_instance_data_set,
+	.instance_data = op_instance_data,
+	.instance_list = op_instance_list,
+	.decision_insert = op_decision_insert,
+	.decision_list = op_decision_list,
+	.segment_open = op_segment_open,
+	.segment_close = op_segment_close,
+	.job_add_cost = op_job_add_cost,
+	.offer_stat_add = op_offer_stat_add,
+	.offer_stats = op_offer_stats,
+	.ledger = op_ledger,
+	.ledger_open = op_ledger_open,
+	.ledger_add = op_ledger_add,
+	.ledger_sums = op_ledger_sums,
+	.dead_letters = op_dead_letters,
+	.alert_put = op_alert_put,
+	.alert_delete = op_alert_delete,
+	.alerts = op_alerts,
+};
