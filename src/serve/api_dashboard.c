@@ -11,6 +11,7 @@
 #include "serve/api.h"
 #include "serve/history.h"
 #include "serve/snapshot.h"
+#include "serve/team_state.h"
 
 #define DECISIONS 10
 #define HOUR_MS 3600000.0
@@ -64,17 +65,33 @@ static json_t *fleet_json(const struct snapshot *x)
 			 "spend_per_hour", x->spend_per_hour);
 }
 
-static json_t *teams_json(const struct snapshot *x)
+/* A team's quota and budget, where it has a [team.NAME] section: the
+ * GPUs it holds of its quota, its month's chargeback against its budget
+ * (team_state.h); null where it has none. */
+static json_t *quota_json(const struct team_state *ts, const char *name)
+{
+	for (int t = 0; t < ts->n; t++) {
+		const struct plan_team *tm = &ts->teams[t];
+		if (strcmp(tm->name, name) != 0)
+			continue;
+		return json_pack("{s:I, s:I, s:f, s:o}", "quota_gpus", (json_int_t)tm->quota_gpus, "used_gpus",
+				 (json_int_t)ts->shares[t].used_gpus, "month_spend_usd", ts->spend[t],
+				 "monthly_budget_usd", tm->monthly_budget >= 0 ? json_real(tm->monthly_budget) : json_null());
+	}
+	return json_null();
+}
+
+static json_t *teams_json(const struct snapshot *x, const struct team_state *ts)
 {
 	json_t *teams = json_array();
 
 	for (int i = 0; i < x->nteams; i++) {
 		const struct snap_team *t = &x->teams[i];
-		json_array_append_new(teams, json_pack("{s:s, s:I, s:I, s:I, s:o, s:o}", "name", t->name, "queued",
+		json_array_append_new(teams, json_pack("{s:s, s:I, s:I, s:I, s:o, s:o, s:o}", "name", t->name, "queued",
 						       (json_int_t)t->jobs[JOB_QUEUED], "leased", (json_int_t)t->jobs[JOB_LEASED],
 						       "succeeded", (json_int_t)t->jobs[JOB_SUCCEEDED], "today",
 						       money_json(&t->money[SNAP_TODAY]), "month",
-						       money_json(&t->money[SNAP_MONTH])));
+						       money_json(&t->money[SNAP_MONTH]), "quota", quota_json(ts, t->name)));
 	}
 	return teams;
 }
@@ -105,14 +122,20 @@ int api_dashboard(struct api_call *c)
 	struct api *a = c->api;
 	struct snapshot *x = malloc(sizeof *x);
 	json_t *decisions = json_array();
+	struct team_state ts = {0};
 	struct ebb_error err;
+	int rc;
 
 	if (!x) {
 		json_decref(decisions);
 		error_set(&err, 500, "internal", NULL, "out of memory");
 		return api_fail(c, &err);
 	}
-	if (snapshot_take(x, &a->snap) != 0 || store_decision_list(a->store, DECISIONS, add_decision, decisions) != 0) {
+	if ((rc = snapshot_take(x, &a->snap)) == 0 &&
+	    (rc = store_decision_list(a->store, DECISIONS, add_decision, decisions)) == 0)
+		rc = team_state_read(&ts, a->store, a->cfg, x->now_ms);
+	if (rc != 0) {
+		team_state_free(&ts);
 		free(x);
 		json_decref(decisions);
 		return api_store_failed(c);
@@ -122,7 +145,8 @@ int api_dashboard(struct api_call *c)
 				"queue", queue_json(x), "fleet", fleet_json(x), "money", "today",
 				money_json(&x->money[SNAP_TODAY]), "month", money_json(&x->money[SNAP_MONTH]), "all",
 				money_json(&x->money[SNAP_ALL]), "alerts", firing(a), "decisions", decisions, "teams",
-				teams_json(x), "history", history_json(a->history)));
+				teams_json(x, &ts), "history", history_json(a->history)));
+	team_state_free(&ts);
 	free(x);
 	return 0;
 }

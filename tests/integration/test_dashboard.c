@@ -97,7 +97,8 @@ static void the_page_against_the_api(void **state)
 	struct harness_server *s = harness_serve(
 		"[provider]\nkind = local\norphan_timeout = 20s\n[local]\ngpus = 0\n"
 		"[offer.a10]\ngpus = 1\nprice_ondemand = 3.06\nbilling_minimum = 0s\n"
-		"[scaler]\ninterval = 200ms\nmax_instances = 1\nidle_timeout = 10m\n",
+		"[scaler]\ninterval = 200ms\nmax_instances = 1\nidle_timeout = 10m\n"
+		"[team.ml]\nquota_gpus = 1\nmonthly_budget = 100\n",
 		HARNESS_TOKENS);
 	struct cdp *c = &browser;
 	const char *shot = getenv("EBB_SCREENSHOT");
@@ -145,6 +146,12 @@ static void the_page_against_the_api(void **state)
 	json_decref(r);
 	wait_text(s, c, "#teams tr[data-team=\"ml\"] td:nth-child(2)", "2");
 	wait_text(s, c, "#teams tr[data-team=\"cv\"] td:nth-child(2)", "0");
+	/* ml has a section: its GPUs against its quota, its month against its
+	 * budget, as GET /v1/teams has them; cv has none. */
+	wait_text(s, c, "#teams tr[data-team=\"ml\"] td:nth-child(7)", "1 of 1");
+	assert_true(strncmp(text_of(c, "#teams tr[data-team=\"ml\"] td:nth-child(8)", buf, sizeof buf), "$", 1) == 0);
+	assert_contains(buf, " of $100.00");
+	wait_text(s, c, "#teams tr[data-team=\"cv\"] td:nth-child(7)", "-");
 	/* 35 items done today: the cost per item is the ledger's today. */
 	r = harness_get(s, "/v1/dashboard");
 	assert_int(JINT(r, "money.today.items"), 35);

@@ -90,7 +90,10 @@ function showTables(d) {
   set("fleet-sum", d.fleet.live + " live: " + d.fleet.busy + " busy, " + d.fleet.idle + " idle");
   $("teams-section").hidden = d.teams.length === 0;
   fill($("teams").tBodies[0], d.teams.map((t) =>
-    row([t.name, t.queued, t.leased, usd(t.today.cost_usd), usd(t.month.cost_usd), usd(t.month.cost_per_item)],
+    row([t.name, t.queued, t.leased, usd(t.today.cost_usd), usd(t.month.cost_usd), usd(t.month.cost_per_item),
+         t.quota ? t.quota.used_gpus + " of " + t.quota.quota_gpus : "-",
+         t.quota && t.quota.monthly_budget_usd !== null
+           ? usd(t.quota.month_spend_usd) + " of " + usd(t.quota.monthly_budget_usd) : "-"],
         {team: t.name})));
 }
 
