@@ -91,7 +91,7 @@ void httpd_flush(struct httpd *h)
 
 			for (struct request *r = list; r; r = r->next_ready) {
 				struct jsonout o = {0};
-				jsonout_json(&o, NULL, body);
+				jsonout_json(&o, NULL, json_incref(body)); /* it steals one */
 				free(r->reply);
 				r->reply = jsonout_finish(&o);
 				r->reply_len = strlen(r->reply);
