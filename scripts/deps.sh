@@ -6,7 +6,9 @@
 # for its dpkg -i (libcurl4 comes with libcurl4-openssl-dev). prometheus
 # gives promtool, which lints every scrape test_metrics.c makes and checks
 # contrib/prometheus, and the server test_prometheus.c scrapes serve with;
-# chromium, the headless browser test_dashboard.c shows the dashboard in.
+# chromium, the headless browser test_dashboard.c shows the dashboard in;
+# curl and procps (pgrep), what the chaos soak (scripts/soak.sh) drives
+# serve with and finds its workers by.
 set -eu
 
 PACKAGES="
@@ -22,6 +24,8 @@ libcurl4-openssl-dev
 libcmocka-dev
 openssl
 jq
+curl
+procps
 shellcheck
 lintian
 systemd

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Installs what is missing, builds, and runs every test three times: as
 # built, under AddressSanitizer and under UndefinedBehaviorSanitizer; then
-# checks the Debian package (scripts/test-package.sh). Ends with one line
-# "N passed, M failed" over all of it.
+# a 2-minute chaos soak (scripts/soak.sh, one test: every invariant held)
+# and the checks of the Debian package (scripts/test-package.sh). Ends
+# with one line "N passed, M failed" over all of it.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 ./scripts/deps.sh || exit 1
@@ -37,6 +38,14 @@ for san in "" address undefined; do
 	make -s -j2 test ${san:+SANITIZER=$san} 2>&1 | tee "$log"
 	count "tests${san:+ under $san}"
 done
+echo "== the chaos soak, 2 minutes (docs/RELIABILITY.md)"
+if ./scripts/soak.sh 120; then
+	passed=$((passed + 1))
+else
+	echo "the chaos soak: an invariant did not hold"
+	failed=$((failed + 1))
+	status=1
+fi
 echo "== the Debian package"
 ./scripts/test-package.sh 2>&1 | tee "$log"
 count "the package checks"
