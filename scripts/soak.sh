@@ -91,7 +91,7 @@ submitter() {
 	while [ ! -e "$W/stop-submitting" ]; do
 		n=$((n + 1)) key=$name-$n
 		mode=${modes[RANDOM % 10]}
-		body=$(printf '{"command":["sh","%s","%s","%d"],"items":%d,"timeout_s":%d,"est_s":2,"max_attempts":3,"idempotency_key":"%s"}' \
+		body=$(printf '{"command":["sh","%s","%s","%d"],"items":%d,"timeout_s":%d,"est_s":2,"max_attempts":2,"idempotency_key":"%s"}' \
 			"$W/job.sh" "$mode" $((n % 8 + 3)) $((n % 8 + 3)) 5 "$key")
 		while :; do
 			reply=$(api -w '\n%{http_code}' -X POST "$url/v1/jobs" -d "$body")
@@ -175,12 +175,13 @@ inject() {
 # After the faults: every acknowledged job final, once; items counted
 # once; the ledger to the cent; serve's processes and fds.
 check_end() {
-	local deadline=$1 pending keys fds
+	local deadline=$1 pending live keys fds
 	while :; do
 		pending=$(get /v1/stats | jq '.states.queued + .states.delayed + .states.leased')
-		[ "$pending" = 0 ] && [ "$(get /v1/fleet | jq '.instances | length')" = 0 ] && break
+		live=$(get /v1/fleet | jq '.instances | length')
+		[ "$pending" = 0 ] && [ "$live" = 0 ] && break
 		if [ "$(now)" -ge "$deadline" ]; then
-			violation "$kind: $pending jobs not final or instances left at the end"
+			violation "$kind: at the end, $pending jobs not final and $live instances not terminated"
 			break
 		fi
 		sleep 0.5
@@ -218,10 +219,12 @@ check_end() {
 			| select(($billed - (.billed_s * 1000 | round) | fabs) > 1) | .id)] | length == 0' >/dev/null ||
 		violation "$kind: an instance billed other than its lifetime under its offer's rule"
 	check
-	jq -e --slurpfile f "$P/fleet" -n --slurpfile r "$P/report" '
+	# (with instances still up, the report counts to its own now: moot)
+	if [ "$live" = 0 ] && ! jq -e --slurpfile f "$P/fleet" -n --slurpfile r "$P/report" '
 		([$f[0].instances[] | (.billed_s / 3600 * (if .offer == "g1" then (if .market == "spot" then 0.41 else 1.37 end) else 2.11 end))] | add // 0) as $want
-		| (($r[0].total.cost_usd - $want) | fabs) < 0.005' >/dev/null ||
+		| (($r[0].total.cost_usd - $want) | fabs) < 0.005' >/dev/null; then
 		violation "$kind: the ledger's total is not the sum of the instances' billed lifetimes to the cent"
+	fi
 	check
 	fds=$(fd_count "$spid")
 	[ "$fds" -le $((fds0 + 4)) ] || violation "$kind: serve holds $fds fds, $fds0 when it started"
@@ -262,6 +265,7 @@ list_interval = 2s"
 	max_instances = 3
 	max_gpus = 3
 	idle_timeout = 2s
+	boot_timeout = 15s
 	[provider]
 	kind = $kind
 	orphan_timeout = ${orphan_timeout}s
@@ -302,7 +306,7 @@ list_interval = 2s"
 
 write_job
 half=$((secs / 2))
-drain=$((half / 2 < 45 ? half / 2 : 45))
+drain=$((half * 3 / 5 < 45 ? half * 3 / 5 : 45))
 phase local $((start + half - drain)) $((start + half))
 phase exec $((start + secs - drain)) $((start + secs))
 violations=$(sort -u "$W/violations" | wc -l)
