@@ -265,7 +265,6 @@ list_interval = 2s"
 	max_instances = 3
 	max_gpus = 3
 	idle_timeout = 2s
-	boot_timeout = 15s
 	[provider]
 	kind = $kind
 	orphan_timeout = ${orphan_timeout}s
