@@ -22,7 +22,7 @@ struct scaler {
 	int listing;      /* a run waits for the provider's list */
 	int64_t listed_ms; /* when the last list was asked for; 0: never */
 	int launched;     /* a launch came back while the list was under way */
-	int64_t started_ms;
+	int64_t started_ms; /* when this serve started (reconcile.h) */
 	uint64_t changes; /* store_changes() when the last run ended */
 	/* What the last run found, for the workers' lease replies. */
 	int64_t idle_timeout_ms;

@@ -38,8 +38,8 @@
  *   and st->full set when it failed for want of space on disk (a client
  *   is told to retry later, not that the request was wrong). An engine
  *   that loses its batch to an error (SQLite rolls back on a full disk)
- *   refuses every call of that batch until rollback; rollback of a batch
- *   already lost succeeds.
+ *   refuses a savepoint in it, so that no request's writes commit on
+ *   their own, and a rollback of it succeeds.
  *   An update of a job or an instance that is not there is an error: the
  *   front end would count a change that was not made.
  *
