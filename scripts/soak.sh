@@ -215,7 +215,8 @@ check_end() {
 		def rule(o): {g1: [1000, 5000], m1: [60000, 0]}[o];
 		[$f[0].instances[] | select(.terminated_at != null) | (((.terminated_at - .launched_at) * 1000 | round) as $life
 			| rule(.offer) as $r
-			| (((($life + $r[0] - 1) / $r[0] | floor) * $r[0]) | if . < $r[1] then $r[1] else . end) as $billed
+			| (if (.reason | startswith("launch failed")) then $life
+			   else ((($life + $r[0] - 1) / $r[0] | floor) * $r[0]) | if . < $r[1] then $r[1] else . end end) as $billed
 			| select(($billed - (.billed_s * 1000 | round) | fabs) > 1) | .id)] | length == 0' >/dev/null ||
 		violation "$kind: an instance billed other than its lifetime under its offer's rule"
 	check
