@@ -7,7 +7,9 @@
 # gives promtool, which lints every scrape test_metrics.c makes and checks
 # contrib/prometheus, and the server test_prometheus.c scrapes serve with;
 # chromium, the headless browser test_dashboard.c shows the dashboard in;
-# postgresql, whose initdb makes the throwaway server of scripts/pg.sh.
+# postgresql, whose initdb makes the throwaway server of scripts/pg.sh;
+# curl and procps (pgrep), what the chaos soak (scripts/soak.sh) drives
+# serve with and finds its workers by.
 set -eu
 
 PACKAGES="
@@ -24,6 +26,8 @@ libcurl4-openssl-dev
 libcmocka-dev
 openssl
 jq
+curl
+procps
 shellcheck
 lintian
 systemd

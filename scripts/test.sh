@@ -2,9 +2,10 @@
 # Installs what is missing, builds, and runs every test three times: as
 # built, under AddressSanitizer and under UndefinedBehaviorSanitizer; the
 # store's and serve's tests once more against a throwaway PostgreSQL
-# (make test-pg, about 4.5 minutes); then checks the Debian package
+# (make test-pg); then a 2-minute chaos soak (scripts/soak.sh, one test:
+# every invariant held) and the checks of the Debian package
 # (scripts/test-package.sh). Ends with one line "N passed, M failed" over
-# all of it.
+# all of it, after the time each part took.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 ./scripts/deps.sh || exit 1
@@ -48,10 +49,22 @@ part() {
 $name: $(($(date +%s) - started)) s"
 }
 
+# The soak holds or not: one test.
+# shellcheck disable=SC2317 # called through part()
+soak() {
+	if ./scripts/soak.sh "$1"; then
+		echo "1 passed, 0 failed"
+	else
+		echo "the chaos soak: an invariant did not hold"
+		echo "0 passed, 1 failed"
+	fi
+}
+
 part "tests" make -s -j2 test
 part "tests under address sanitizer" make -s -j2 test SANITIZER=address
 part "tests under undefined sanitizer" make -s -j2 test SANITIZER=undefined
 part "tests against PostgreSQL" make -s -j2 test-pg
+part "the chaos soak, 2 minutes (docs/RELIABILITY.md)" soak 120
 part "the Debian package" ./scripts/test-package.sh
 echo "== times$times"
 echo "$passed passed, $failed failed"

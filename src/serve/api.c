@@ -81,7 +81,7 @@ int api_store_failed(struct api_call *c)
 {
 	struct ebb_error err;
 
-	error_set(&err, 500, "store", NULL, "store: %s", store_error(c->api->store));
+	store_failure(c->api->store, &err);
 	return api_fail(c, &err);
 }
 
@@ -162,7 +162,7 @@ static int instance_token(struct api_call *c, const struct route *r, const char 
 						    : STORE_NOT_FOUND;
 
 	if (rc < 0)
-		return error_set(err, 500, "store", NULL, "store: %s", store_error(c->api->store));
+		return store_failure(c->api->store, err);
 	if (rc == STORE_NOT_FOUND)
 		return error_set(err, 401, "unauthorized", NULL, "unknown token");
 	if (inst.state == INST_TERMINATED)

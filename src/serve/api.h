@@ -64,7 +64,7 @@ void api_handle(struct api *api, struct request *req);
 
 /* Replies with the error and returns -1, for `return api_fail(c, &err)`. */
 int api_fail(struct api_call *c, const struct ebb_error *e);
-/* Replies 500 with the store's last error and returns -1. */
+/* Replies with the store's last failure (store_failure()) and returns -1. */
 int api_store_failed(struct api_call *c);
 /* 200 with the job, and the member key: value when key is not NULL. */
 void api_reply_job(struct api_call *c, const struct job *job, const char *key, const char *value);

@@ -61,7 +61,7 @@ void batch_end(struct batch *b, int ok)
 
 void batch_flush(struct batch *b) { httpd_flush(b->httpd); }
 
-int batch_commit(void *arg)
+int batch_commit(void *arg, struct ebb_error *err)
 {
 	struct batch *b = arg;
 	int failed = 0;
@@ -69,7 +69,7 @@ int batch_commit(void *arg)
 	for (int i = 0; i < b->npre && !failed; i++)
 		failed = b->pre[i].fn.pre(b->pre[i].arg) != 0;
 	if (!b->open)
-		return failed;
+		return failed ? store_failure(b->st, err) : 0;
 	b->open = 0;
 	if (!failed && store_commit(b->st) == 0) {
 		int changed = store_changes(b->st) != b->changes_seen;
@@ -78,7 +78,8 @@ int batch_commit(void *arg)
 			b->post[i].fn.post(b->post[i].arg, changed);
 		return 0;
 	}
-	log_error("commit failed, batch rolled back", "error=\"%s\"", store_error(b->st));
+	store_failure(b->st, err); /* before the rollback, which may succeed */
+	log_error("commit failed, batch rolled back", "error=\"%s\"", err->message);
 	if (store_rollback(b->st) != 0)
 		log_error("rollback failed", "error=\"%s\"", store_error(b->st));
 	for (int i = 0; i < b->nfailed; i++)

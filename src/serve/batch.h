@@ -26,8 +26,9 @@ void batch_free(struct batch *b);
 /* Replies leave through h: batch_flush() flushes it. */
 void batch_set_httpd(struct batch *b, struct httpd *h);
 /* httpd's commit hook (ctx: the batch): precommit subscribers, then the
- * commit; nonzero when it failed and was rolled back. */
-int batch_commit(void *b);
+ * commit; nonzero when it failed and was rolled back, with what the
+ * replies say in err (store_failure(): 507 when the disk is full). */
+int batch_commit(void *b, struct ebb_error *err);
 
 /* Opens the batch if needed and a savepoint for one step: 0, or -1 with
  * the store's reason (store_error()). */

@@ -31,17 +31,12 @@ int fleet_set_state(struct fleet *f, struct instance *inst, enum instance_state 
 	return store_instance_update(f->store, inst);
 }
 
-static int store_failed(struct fleet *f, struct ebb_error *err)
-{
-	return error_set(err, 500, "store", NULL, "store: %s", store_error(f->store));
-}
-
 int fleet_get(struct fleet *f, int64_t id, struct instance *out, struct ebb_error *err)
 {
 	int rc = store_instance_get(f->store, id, out);
 
 	if (rc < 0)
-		return store_failed(f, err);
+		return store_failure(f->store, err);
 	if (rc == STORE_NOT_FOUND)
 		return error_set(err, 404, "not_found", NULL, "no instance %lld", (long long)id);
 	return 0;
@@ -62,7 +57,7 @@ int fleet_register(struct fleet *f, int64_t id, struct instance *out, struct ebb
 			.offer = out->offer, .market = out->market, .boots = 1,
 			.boot_ms = out->registered_ms - out->launched_ms}) != 0 ||
 	    fleet_set_state(f, out, INST_IDLE, "worker registered") != 0)
-		return store_failed(f, err);
+		return store_failure(f->store, err);
 	return 0;
 }
 
@@ -95,7 +90,7 @@ int fleet_worker_asks(struct fleet *f, int64_t id, int64_t *held, struct ebb_err
 	if (rc == 0 && inst.state != INST_TERMINATED)
 		*held = inst.job_id;
 	if (rc != 0 || (*held && run(f, &inst, 0) != 0))
-		return store_failed(f, err);
+		return store_failure(f->store, err);
 	return inst.state != INST_DRAINING && inst.state != INST_TERMINATED;
 }
 
@@ -119,7 +114,7 @@ int fleet_drain(struct fleet *f, int64_t id, const char *reason, struct instance
 	if (out->state == INST_TERMINATED)
 		return error_set(err, 409, "instance_gone", NULL, "instance %lld is already terminated",
 				 (long long)id);
-	return fleet_set_state(f, out, INST_DRAINING, reason) == 0 ? 0 : store_failed(f, err);
+	return fleet_set_state(f, out, INST_DRAINING, reason) == 0 ? 0 : store_failure(f->store, err);
 }
 
 int fleet_lost(struct fleet *f, struct instance *inst, const char *why)
@@ -144,7 +139,7 @@ int fleet_leave(struct fleet *f, int64_t id, const char *why, struct instance *o
 		return 0;
 	snprintf(reason, sizeof reason, "gone: the worker left (%.200s)", why);
 	rc = strcmp(why, WORKER_ORPHANED) == 0 ? fleet_lost(f, out, reason) : fleet_set_state(f, out, INST_TERMINATED, reason);
-	return rc == 0 ? 0 : store_failed(f, err);
+	return rc == 0 ? 0 : store_failure(f->store, err);
 }
 
 /* A run stopped from outside: the instance is going away, and takes no

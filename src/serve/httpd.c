@@ -78,7 +78,8 @@ void httpd_flush(struct httpd *h)
 	h->flushing = 1;
 	MHD_run(h->d);
 	for (;;) {
-		int failed = h->hooks.commit(h->hooks.ctx);
+		struct ebb_error e;
+		int failed = h->hooks.commit(h->hooks.ctx, &e);
 		struct request *list = h->ready_head;
 
 		if (!list)
@@ -86,17 +87,15 @@ void httpd_flush(struct httpd *h)
 		h->ready_head = NULL;
 		h->ready_tail = &h->ready_head;
 		if (failed) {
-			struct ebb_error e;
-			json_t *body;
-			error_set(&e, 500, "store", NULL, "the change could not be saved; nothing was done");
-			body = error_to_json(&e);
+			json_t *body = error_to_json(&e);
+
 			for (struct request *r = list; r; r = r->next_ready) {
 				struct jsonout o = {0};
-				jsonout_json(&o, NULL, body);
+				jsonout_json(&o, NULL, json_incref(body)); /* it steals one */
 				free(r->reply);
 				r->reply = jsonout_finish(&o);
 				r->reply_len = strlen(r->reply);
-				r->status = 500;
+				r->status = e.status;
 				r->content_type = "application/json";
 				r->page = 0;
 			}

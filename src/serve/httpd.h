@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/error.h"
+
 struct httpd;
 struct request;
 
@@ -27,8 +29,9 @@ struct httpd_hooks {
 	void (*handle)(void *ctx, struct request *req);
 	/* Called at every flush before pending replies go out (and once
 	 * more after the last of them): commit what the batch wrote. Nonzero
-	 * when it could not, and every pending reply becomes a 500. */
-	int (*commit)(void *ctx);
+	 * when it could not, and every pending reply becomes the error it
+	 * wrote into err. */
+	int (*commit)(void *ctx, struct ebb_error *err);
 	/* A request is gone: replied, or its client went away. sent is 1 when
 	 * its reply was written in full. */
 	void (*done)(void *ctx, struct request *req, int sent);
@@ -64,7 +67,7 @@ int request_body_too_large(const struct request *req);
 int request_peer_gone(const struct request *req);
 void request_set_data(struct request *req, void *data);
 void *request_data(const struct request *req);
-/* The status of the reply made (after a failed commit: 500); 0 if none. */
+/* The status of the reply made (after a failed commit: its error's); 0 if none. */
 int request_status(const struct request *req);
 
 /* Queues a JSON reply (steals body); it leaves at the next flush. */

@@ -30,7 +30,7 @@ void queue_subscribe(struct queue *q, job_hook fn, void *arg)
 static int failed(struct queue *q, struct ebb_error *err)
 {
 	log_error("store failed", "error=\"%s\"", store_error(q->store));
-	return error_set(err, 500, "store", NULL, "store: %s", store_error(q->store));
+	return store_failure(q->store, err);
 }
 
 /* Writes job and tells the subscribers when its state changed. */
@@ -45,7 +45,7 @@ static int write_job(struct queue *q, struct job *job, const struct job_change *
 		return failed(q, err);
 	for (int i = 0; c.from != job->state && i < q->nhooks; i++) {
 		if (q->hooks[i].fn(q->hooks[i].arg, &c) != 0)
-			return error_set(err, 500, "store", NULL, "store: %s", store_error(q->store));
+			return store_failure(q->store, err);
 	}
 	return 0;
 }

@@ -21,7 +21,7 @@ int reclaim_notice(struct fleet *f, int64_t id, struct instance *out, struct ebb
 	/* Draining: no new job, no longer capacity the scaler counts on, and
 	 * terminated once its worker has interrupted its job. */
 	if (fleet_set_state(f, out, INST_DRAINING, "spot reclaim notice: it is going away") != 0)
-		return error_set(err, 500, "store", NULL, "store: %s", store_error(f->store));
+		return store_failure(f->store, err);
 	return 0;
 }
 

@@ -48,6 +48,22 @@ static int end_instance(const struct reconcile *r, const struct instance *inst, 
 	return 0;
 }
 
+/* A launch asked for by a serve that was killed before the answer, which
+ * the provider does not list: it did not happen. Left requested, it would
+ * hold a place under the limits and be billed as booting until
+ * boot_timeout. */
+static int launch_lost(const struct reconcile *r, struct instance *inst)
+{
+	const char *why = "launch failed: serve stopped before its answer, and the provider does not list it";
+	struct decision d = {.at_ms = clock_now(r->clock), .kind = "launch_failed", .offer = inst->offer,
+			     .count = 1, .instance = inst->id, .reason = why};
+
+	log_warn("launch lost", "instance=%lld offer=%s", (long long)inst->id, inst->offer);
+	if (store_decision_insert(r->store, &d) != 0)
+		return -1;
+	return fleet_set_state(r->fleet, inst, INST_TERMINATED, why);
+}
+
 /* A live instance: gone when the list lacks it, or has it stopped (its
  * worker is gone, and a stopped machine still bills: it is ended);
  * adopted when ebb never learnt its name and the list names it by its
@@ -70,6 +86,8 @@ static int check_live(const struct reconcile *r, struct instance *inst, const st
 						       "launched: found in the provider's list, its launch's answer lost");
 			return store_instance_update(r->store, inst);
 		}
+		if (inst->state == INST_REQUESTED && inst->launched_ms < r->started_ms && !r->keep_all)
+			return launch_lost(r, inst);
 		return 0;
 	}
 	item = by_ref(items, n, inst->provider_ref);

@@ -1,7 +1,8 @@
 /* The fleet against the provider's list, at the start of each scaler run:
  * an instance ebb knows that the provider no longer has is gone (the job
  * it ran is queued again); one whose launch ebb asked for but whose answer
- * never came (serve was killed meanwhile) is adopted from the list; one
+ * never came (serve was killed meanwhile) is adopted from the list, or,
+ * when the list lacks it, ended as a launch that failed; one
  * the provider has that ebb does not know, or knows as terminated, is a
  * leak, and is terminated. docs/PROVIDERS.md says what a list holds. */
 #ifndef EBB_RECONCILE_H
@@ -20,6 +21,9 @@ struct reconcile {
 	struct queue *queue;
 	struct provider *provider;
 	const struct clock *clock;
+	/* When this serve started: no answer is coming to a launch asked
+	 * for before. */
+	int64_t started_ms;
 	/* Nothing is marked gone (a launch came back while the list was
 	 * under way: the list may miss it). */
 	int keep_all;

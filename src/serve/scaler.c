@@ -22,6 +22,7 @@ struct scaler {
 	int listing;      /* a run waits for the provider's list */
 	int64_t listed_ms; /* when the last list was asked for; 0: never */
 	int launched;     /* a launch came back while the list was under way */
+	int64_t started_ms; /* when this serve started (reconcile.h) */
 	uint64_t changes; /* store_changes() when the last run ended */
 	/* What the last run found, for the workers' lease replies. */
 	int64_t idle_timeout_ms;
@@ -301,7 +302,8 @@ static int reconcile(struct scaler *sc, const struct listed *l)
 {
 	struct reconcile r = {
 		.store = sc->env.store, .fleet = sc->env.fleet, .queue = sc->env.queue,
-		.provider = sc->env.provider, .clock = sc->env.clock, .keep_all = sc->launched,
+		.provider = sc->env.provider, .clock = sc->env.clock, .started_ms = sc->started_ms,
+		.keep_all = sc->launched,
 	};
 
 	if (l->none)
@@ -420,6 +422,7 @@ struct scaler *scaler_new(const struct scaler_env *env)
 	if (!sc)
 		return NULL;
 	sc->env = *env;
+	sc->started_ms = clock_now(env->clock);
 	plan_settings_from_config(env->cfg, &sc->settings);
 	memcpy(sc->offers, env->offers, (size_t)env->noffers * sizeof *env->offers);
 	sc->timer = evtimer_new(env->base, on_timer, sc);

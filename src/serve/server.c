@@ -72,10 +72,10 @@ static void on_request(void *ctx, struct request *req)
 	api_handle(&s->api, req);
 }
 
-static int on_commit(void *ctx)
+static int on_commit(void *ctx, struct ebb_error *err)
 {
 	struct server *s = ctx;
-	return batch_commit(s->batch);
+	return batch_commit(s->batch, err);
 }
 
 static void on_done(void *ctx, struct request *req, int sent)

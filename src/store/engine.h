@@ -35,7 +35,12 @@
  *   milliseconds given by the caller: an engine never reads a clock.
  *
  * - Errors. 0 on success; STORE_NOT_FOUND where store.h allows it; -1
- *   with the reason written into st->errmsg ("ENGINE: what failed: why").
+ *   with the reason written into st->errmsg ("ENGINE: what failed: why"),
+ *   and st->full set when it failed for want of space on disk (a client
+ *   is told to retry later, not that the request was wrong). An engine
+ *   that loses its batch to an error (SQLite rolls back on a full disk)
+ *   refuses a savepoint in it, so that no request's writes commit on
+ *   their own, and a rollback of it succeeds.
  *   An update of a job or an instance that is not there is an error: the
  *   front end would count a change that was not made.
  *
@@ -55,6 +60,7 @@ struct store {
 	struct counts *counts;
 	uint64_t changes;
 	uint64_t errors;    /* calls that failed */
+	int full;           /* one of this batch's calls failed for want of space */
 	char lasterr[512];  /* the reason of the last of them */
 	char errmsg[512];
 };

@@ -287,6 +287,10 @@ static struct sqlite_store *impl(struct store *st) { return st->db; }
 
 static int fail(struct sqlite_store *s, const char *what)
 {
+	/* SQLITE_FULL on a write that found no room; an I/O error whose
+	 * system call said ENOSPC (an fsync, a truncate) is the same want. */
+	if (sqlite3_errcode(s->db) == SQLITE_FULL || sqlite3_system_errno(s->db) == ENOSPC)
+		s->st->full = 1;
 	snprintf(s->st->errmsg, sizeof s->st->errmsg, "sqlite: %s: %s", what, sqlite3_errmsg(s->db));
 	return -1;
 }
@@ -313,8 +317,27 @@ static int run(struct sqlite_store *s, enum stmt_id id)
 
 static int op_begin(struct store *st) { return run(impl(st), S_BEGIN); }
 static int op_commit(struct store *st) { return run(impl(st), S_COMMIT); }
-static int op_rollback(struct store *st) { return run(impl(st), S_ROLLBACK); }
-static int op_savepoint(struct store *st) { return run(impl(st), S_SAVEPOINT); }
+
+/* SQLite may roll a batch back by itself (a full disk, in a statement or
+ * in COMMIT): there is then nothing left to roll back. */
+static int op_rollback(struct store *st)
+{
+	return sqlite3_get_autocommit(impl(st)->db) ? 0 : run(impl(st), S_ROLLBACK);
+}
+
+/* Inside a batch SQLite lost, a savepoint would open a transaction of its
+ * own, committed at its release: a request's writes would be kept while
+ * the batch, and so its reply, fails. */
+static int op_savepoint(struct store *st)
+{
+	struct sqlite_store *s = impl(st);
+
+	if (sqlite3_get_autocommit(s->db)) {
+		snprintf(st->errmsg, sizeof st->errmsg, "sqlite: the batch was rolled back by an earlier error");
+		return -1;
+	}
+	return run(s, S_SAVEPOINT);
+}
 static int op_release(struct store *st) { return run(impl(st), S_RELEASE); }
 
 static int op_rollback_savepoint(struct store *st)

@@ -81,8 +81,18 @@ const char *store_last_error(const struct store *st) { return st->lasterr; }
 
 /* ---- transactions: the counts follow every boundary ---- */
 
+int store_failure(const struct store *st, struct ebb_error *e)
+{
+	if (st->full)
+		return error_set(e, 507, "storage_full", NULL,
+				 "the data directory is out of space (%s): nothing was saved; retry once space is freed",
+				 st->errmsg[0] ? st->errmsg : st->lasterr);
+	return error_set(e, 500, "store", NULL, "store: %s", st->errmsg[0] ? st->errmsg : st->lasterr);
+}
+
 int store_begin(struct store *st)
 {
+	st->full = 0;
 	counts_begin(st->counts);
 	return ENGINE(st, begin(st));
 }

@@ -22,6 +22,7 @@
 #include <stddef.h>
 
 #include "common/config.h"
+#include "common/error.h"
 #include "common/instance.h"
 #include "common/job.h"
 #include "store/counts.h"
@@ -197,6 +198,11 @@ void store_close(struct store *st);
 const char *store_kind(const struct store *st);
 /* Why the last call failed. */
 const char *store_error(const struct store *st);
+/* What a client is told of the failure (returns -1): 507 storage_full
+ * when a call of this batch failed for want of space on disk (nothing
+ * was kept, and a retry works once space is freed), else 500 store with
+ * the reason. */
+int store_failure(const struct store *st, struct ebb_error *e);
 /* Grows with every call that failed: serve's alerts watch it. */
 uint64_t store_errors(const struct store *st);
 /* The reason of the last call that failed, whatever came after it. */

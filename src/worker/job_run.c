@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -215,14 +216,20 @@ static void set_env_int(const char *name, long long v)
 }
 
 /* The child: its own process group (so a stop reaches its children too),
- * the job's environment, and the write end of the control pipe. */
-static void exec_job(json_t *job, char **argv, int control_w)
+ * the job's environment, and the write end of the control pipe. It dies
+ * with its worker: a worker killed -9 could not stop it, and once the
+ * lease expired the job would run twice at once. (Only the job's own
+ * process: those it starts live on until they end.) */
+static void exec_job(json_t *job, char **argv, int control_w, pid_t worker)
 {
 	json_t *checkpoint = json_object_get(job, "checkpoint"), *payload = json_object_get(job, "payload");
 	struct sigaction dfl = {.sa_handler = SIG_DFL};
 	sigset_t none;
 
 	setpgid(0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != worker) /* gone before prctl */
+		_exit(128 + SIGKILL);
 	sigemptyset(&dfl.sa_mask);
 	sigaction(SIGTERM, &dfl, NULL);
 	sigaction(SIGINT, &dfl, NULL);
@@ -363,6 +370,7 @@ int job_run(struct worker *w, json_t *job)
 	};
 	int pipefd[2], status;
 	char **argv;
+	pid_t worker;
 
 	r.items_done = r.items;
 	if (!json_is_array(command)) {
@@ -380,9 +388,10 @@ int job_run(struct worker *w, json_t *job)
 	r.next_heartbeat_ms = r.started_ms + w->heartbeat_ms;
 	log_info("job started", "worker=%s job=%lld attempt=%lld", w->name, (long long)r.id,
 		 (long long)json_integer_value(json_object_get(job, "attempts")));
+	worker = getpid();
 	r.pid = fork();
 	if (r.pid == 0)
-		exec_job(job, argv, pipefd[1]);
+		exec_job(job, argv, pipefd[1], worker);
 	close(pipefd[1]);
 	free(argv);
 	r.control = pipefd[0];

@@ -459,6 +459,35 @@ static void test_kill_9_loses_and_leaks_nothing(void **state)
 	}
 }
 
+/* serve killed while a launch hangs: no answer will come. The provider
+ * does not list the instance, so the first list after the restart ends
+ * it as a failed launch, not boot_timeout (10 minutes) later, and the job
+ * runs on another. */
+static void test_launch_lost_with_serve_is_failed(void **state)
+{
+	struct harness_server *s = serve("list_interval = 1s\n", "max_instances = 1\nidle_timeout = 60s\n", 0);
+	char reason[512] = "", *text;
+	int64_t id;
+	pid_t hung;
+
+	(void)state;
+	steer("mode.launch", "hang");
+	id = submit(s, "true");
+	WAIT_FOR(s, 10000, (text = harness_read_file(pfile("hang.pid"), NULL)) != NULL, "no launch hangs");
+	hung = (pid_t)atoi(text);
+	free(text);
+	harness_server_kill(s);
+	kill(-hung, SIGKILL); /* the call's process group: the program and its sleep */
+	steer("mode.launch", "ok");
+	harness_server_start(s);
+	WAIT_FOR(s, 15000, instance_is(s, 1, "terminated", reason, sizeof reason),
+		 "the launch lost with serve was not ended by the list");
+	assert_contains(reason, "serve stopped before its answer");
+	assert_int(count_decisions(s, "launch_failed", "serve stopped"), 1);
+	WAIT_FOR(s, 30000, harness_job_is(s, id, "succeeded"), "job %lld did not run after the lost launch",
+		 (long long)id);
+}
+
 /* Is job id leased on an instance other than instance? */
 static int leased_elsewhere(struct harness_server *s, int64_t id, int64_t instance)
 {
@@ -536,6 +565,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_list_that_omits_an_instance, harness_cleanup),
 		cmocka_unit_test_teardown(test_list_with_leaks, harness_cleanup),
 		cmocka_unit_test_teardown(test_kill_9_loses_and_leaks_nothing, harness_cleanup),
+		cmocka_unit_test_teardown(test_launch_lost_with_serve_is_failed, harness_cleanup),
 		cmocka_unit_test_teardown(test_instance_tokens, harness_cleanup),
 	};
 	return cmocka_run_group_tests(tests, NULL, harness_cleanup);

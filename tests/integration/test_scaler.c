@@ -603,6 +603,36 @@ static void test_adopted_worker_that_dies_is_gone(void **state)
 	json_decref(f);
 }
 
+/* A worker killed -9 takes its job along: left running, the job would
+ * run again elsewhere once its lease expired, twice at once. */
+static void test_job_dies_with_its_worker(void **state)
+{
+	const char *exits = exits_file();
+	struct harness_server *s = serve(exits, "max_instances = 1\nidle_timeout = 60s\n", 0);
+	const char *pidfile = harness_fmt("%s/job.pid", harness_tmpdir());
+	char pidpath[4200], *text = NULL;
+	int64_t id;
+	pid_t worker = 0, job;
+	json_t *f, *i;
+	size_t k;
+
+	(void)state;
+	snprintf(pidpath, sizeof pidpath, "%s", pidfile);
+	id = submit(s, harness_fmt("echo $$ > %s; exec sleep 60", pidpath), 60);
+	WAIT_FOR(s, 15000, harness_job_is(s, id, "leased") && (text = harness_read_file(pidpath, NULL)) && *text,
+		 "job %lld did not start within 15 s", (long long)id);
+	job = atoi(text);
+	free(text);
+	f = fleet(s, 0);
+	json_array_foreach(harness_jget(f, "instances"), k, i)
+		sscanf(JSTR(i, "provider_ref"), "pid:%d", &worker);
+	json_decref(f);
+	assert_true(worker > 0 && job > 0 && harness_alive(job, NULL));
+	kill(worker, SIGKILL);
+	WAIT_FOR(s, 5000, !harness_alive(job, NULL), "job %d still runs 5 s after its worker %d was killed -9", job,
+		 worker);
+}
+
 /* A job longer than orphan_timeout on a worker that can reach serve runs to
  * its end: the worker's heartbeats are its contact, so they come often
  * enough, even with the 60 s lease's default heartbeat of 20 s. */
@@ -674,6 +704,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_auto_idle_timeout_from_gaps, harness_cleanup),
 		cmocka_unit_test_teardown(test_arrival_rate_holds_an_instance, harness_cleanup),
 		cmocka_unit_test_teardown(test_adopted_worker_that_dies_is_gone, harness_cleanup),
+		cmocka_unit_test_teardown(test_job_dies_with_its_worker, harness_cleanup),
 		cmocka_unit_test_teardown(test_long_job_is_not_an_orphan, harness_cleanup),
 		cmocka_unit_test_teardown(test_slow_launch_leaves_the_api_free, harness_cleanup),
 	};

@@ -1,0 +1,317 @@
+#!/bin/bash
+# scripts/soak.sh SECONDS: the chaos soak of docs/RELIABILITY.md. A real
+# `ebb serve` runs real `ebb worker`s, first with the local provider, then
+# with the exec provider (tests/exec/provider), half the time each; its
+# data directory is a small tmpfs the script mounts (as root; without it,
+# no full disk, and the report says so). Submitters send jobs with
+# idempotency keys, retrying each until it is acknowledged; the jobs
+# checkpoint, and some crash, hang past their timeout or write garbage to
+# the control fd. Faults come at random: serve killed -9 and restarted,
+# serve gone past orphan_timeout, spot reclaims (local provider), workers
+# killed -9, a full disk, serve's clock jumped forward. Invariants are
+# checked every round and at the end of each half; the run ends within
+# SECONDS and exits 0 only if every one held. Needs curl, jq, flock.
+# SOAK_KEEP=1 keeps the work directory (logs) to look at.
+set -u
+secs=${1:?usage: scripts/soak.sh SECONDS}
+cd "$(dirname "$0")/.." || exit 2
+src=$PWD
+export EBB_BIN=${EBB_BIN:-$src/build/ebb}
+W=$(mktemp -d /tmp/ebb-soak.XXXXXX)
+: >"$W/violations"
+start=$(date +%s)
+declare -A faults=()
+checks=0 acked_total=0 final_total=0 full_replies=0
+orphan_timeout=4 lease_timeout=6
+
+now() { date +%s; }
+note() { printf 'soak: %s\n' "$*"; }
+# Kept in a file: a violation found in a pipe's subshell counts too.
+violation() { note "VIOLATION: $*"; echo "$*" >>"$W/violations"; }
+check() { checks=$((checks + 1)); }
+fault() { faults[$1]=$((${faults[$1]:-0} + 1)); }
+
+cleanup() {
+	[ -n "${spid:-}" ] && kill -9 "$spid" 2>/dev/null
+	for p in $(workers); do kill -9 "$p" 2>/dev/null; done
+	jobs -p | xargs -r kill 2>/dev/null
+	wait 2>/dev/null
+	umount -l "$W"/*/data 2>/dev/null
+	[ "${SOAK_KEEP:-0}" = 1 ] || rm -rf "$W"
+}
+trap cleanup EXIT
+
+# The live `ebb worker` processes of this serve (not zombies).
+workers() {
+	local p
+	for p in $(pgrep -f "ebb worker --server ${url:-none}( |$)"); do
+		case $(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | cut -c1) in
+		R | S | D) echo "$p" ;;
+		esac
+	done
+}
+
+api() { curl -s -m 5 "$@"; }
+fd_count() {
+	local f=("/proc/$1/fd/"*)
+	echo ${#f[@]}
+}
+get() { api "$url$1"; }
+
+# The job every submitter sends: items run 0.2 s each from the last
+# checkpoint, under an exclusive lock on its job's lock file, which a
+# second run of the same job at once cannot take.
+write_job() {
+	cat >"$W/job.sh" <<-EOF
+	#!/bin/sh
+	mode=\$1 n=\$2 fd=\$EBB_CONTROL_FD pos=\${EBB_CHECKPOINT:-0}
+	exec 9>"$W/locks/\$EBB_JOB_ID"
+	if ! flock -n 9; then echo "job \$EBB_JOB_ID runs twice at once" >>"$W/violations.jobs"; exit 1; fi
+	case \$mode in
+	crash) kill -9 \$\$ ;;
+	hang) sleep 3600 9>&- ;;
+	garbage) head -c 300 /dev/urandom 9>&- >&\$fd; printf '\ncheckpoint\nprogress -4\nprogress x\n' >&\$fd ;;
+	esac
+	trap 'echo "checkpoint \$pos \$pos" >&\$fd; exit 0' TERM
+	while [ \$pos -lt \$n ]; do
+		sleep 0.2 9>&-
+		pos=\$((pos + 1))
+		echo "progress \$pos" >&\$fd
+		[ \$((pos % 3)) -eq 0 ] && echo "checkpoint \$pos \$pos" >&\$fd
+	done
+	exit 0
+	EOF
+	mkdir -p "$W/locks"
+}
+
+# Submits until told to stop: each job with its own key, sent again with
+# the same key until acknowledged; "KEY ID" of each in $1.
+submitter() {
+	local out=$1 name=$2 n=0 key body reply code modes=(ok ok ok ok ok ok ok crash hang garbage)
+	while [ ! -e "$W/stop-submitting" ]; do
+		n=$((n + 1)) key=$name-$n
+		mode=${modes[RANDOM % 10]}
+		body=$(printf '{"command":["sh","%s","%s","%d"],"items":%d,"timeout_s":%d,"est_s":2,"max_attempts":2,"idempotency_key":"%s"}' \
+			"$W/job.sh" "$mode" $((n % 8 + 3)) $((n % 8 + 3)) 5 "$key")
+		while :; do
+			reply=$(api -w '\n%{http_code}' -X POST "$url/v1/jobs" -d "$body")
+			code=${reply##*$'\n'}
+			case $code in
+			200 | 201) echo "$key $(printf '%s' "${reply%$'\n'*}" | jq .id)" >>"$out"; break ;;
+			507) echo 507 >>"$W/full-replies" ;;
+			esac
+			sleep 0.3
+		done
+		sleep 2
+	done
+}
+
+start_serve() {
+	"$EBB_BIN" serve -c "$P/ebb.conf" --test-clock 2>>"$P/serve.log" &
+	spid=$!
+	for _ in $(seq 100); do
+		api "$url/healthz" >/dev/null && fds0=$(fd_count "$spid") && return 0
+		sleep 0.1
+	done
+	violation "serve did not come back within 10 s"
+	return 1
+}
+
+# Every round: the fleet within its limits, final jobs final for good, no
+# job run twice at once.
+check_round() {
+	local f n g
+	f=$(get /v1/fleet) || return
+	n=$(jq '[.instances[]] | length' <<<"$f") g=$(jq '[.instances[].gpus] | add // 0' <<<"$f")
+	check
+	if [ "$n" -gt 3 ] || [ "$g" -gt 3 ]; then violation "fleet over its limits: $n instances, $g GPUs"; fi
+	check
+	[ "$(workers | wc -l)" -le 4 ] || violation "$(workers | wc -l) worker processes for 3 instances at most"
+	for f in succeeded dead; do
+		get "/v1/jobs?limit=1000&state=$f" | jq -r '.jobs[] | "\(.id) \(.state) \(.finished_at)"' >>"$P/final-seen"
+	done
+	sort -u -o "$P/final-seen" "$P/final-seen"
+	check
+	awk '{n[$1]++} END {for (i in n) if (n[i] > 1) print i}' "$P/final-seen" | while read -r id; do
+		echo "job $id changed after it was final" >>"$W/violations.final"
+	done
+	if [ -s "$W/violations.jobs" ] || [ -s "$W/violations.final" ]; then
+		cat "$W/violations.jobs" "$W/violations.final" 2>/dev/null | sort -u | while read -r l; do violation "$l"; done
+		: >"$W/violations.jobs"
+		: >"$W/violations.final"
+	fi
+}
+
+# kill -9 serve and wait past orphan_timeout: every worker must be gone.
+serve_gone() {
+	local t0
+	t0=$(now)
+	kill -9 "$spid"
+	wait "$spid" 2>/dev/null
+	while [ -n "$(workers)" ] && [ $(($(now) - t0)) -le $((orphan_timeout + 12)) ]; do sleep 0.5; done
+	check
+	[ -z "$(workers)" ] || violation "workers $(workers | tr '\n' ' ')outlived orphan_timeout ${orphan_timeout}s by 12 s"
+}
+
+inject() {
+	local f
+	case $((RANDOM % 6)) in
+	0) fault "serve killed -9 and restarted"; kill -9 "$spid"; wait "$spid" 2>/dev/null; start_serve ;;
+	1) fault "serve gone past orphan_timeout"; serve_gone; start_serve ;;
+	2) if [ "$kind" = local ] && f=$(get /v1/fleet | jq -r '[.instances[] | select(.state == "busy") | .id] | .[0] // empty') && [ -n "$f" ]; then
+		fault "spot reclaim"; api -X POST "$url/v1/fleet/$f/reclaim" >/dev/null
+	   fi ;;
+	3) f=$(workers | shuf -n 1); [ -n "$f" ] && { fault "worker killed -9"; kill -9 "$f"; } ;;
+	4) if [ "$tmpfs" = 1 ]; then
+		fault "data directory full"
+		dd if=/dev/zero of="$P/data/filler" bs=64k 2>/dev/null
+		sleep $((RANDOM % 3 + 1))
+		rm -f "$P/data/filler"
+	   fi ;;
+	5) fault "serve's clock jumped forward"; api -X POST "$url/v1/admin/clock" -d "{\"advance_ms\": $((RANDOM % 2000 + 500))}" >/dev/null ;;
+	esac
+}
+
+# After the faults: every acknowledged job final, once; items counted
+# once; the ledger to the cent; serve's processes and fds.
+check_end() {
+	local deadline=$1 pending live keys fds
+	while :; do
+		pending=$(get /v1/stats | jq '.states.queued + .states.delayed + .states.leased')
+		live=$(get /v1/fleet | jq '.instances | length')
+		[ "$pending" = 0 ] && [ "$live" = 0 ] && break
+		if [ "$(now)" -ge "$deadline" ]; then
+			violation "$kind: at the end, $pending jobs not final and $live instances not terminated"
+			break
+		fi
+		sleep 0.5
+	done
+	: >"$P/jobs"
+	local after=0
+	while [ "$after" != null ]; do
+		get "/v1/jobs?limit=1000&after=$after" >"$P/page"
+		jq -c '.jobs[]' "$P/page" >>"$P/jobs"
+		after=$(jq .next_after "$P/page")
+	done
+	cat "$P"/acked.* >"$P/acked"
+	acked_total=$((acked_total + $(wc -l <"$P/acked")))
+	final_total=$((final_total + $(jq -s '[.[] | select(.state | test("succeeded|dead|failed|cancelled"))] | length' "$P/jobs")))
+	check
+	keys=$(jq -s '[.[].idempotency_key] | length as $n | unique | length == $n' "$P/jobs")
+	[ "$keys" = true ] || violation "$kind: an idempotency key has two jobs"
+	check
+	jq -r -s --rawfile acked "$P/acked" '(map({key: .idempotency_key, value: .}) | from_entries) as $by
+		| $acked | split("\n")[] | select(length > 0) | split(" ") as [$k, $id] | $by[$k] as $j
+		| select($j == null or ($j.id | tostring) != $id or ($j.state | test("succeeded|dead|failed|cancelled") | not))
+		| "job \($id) (\($k)): \($j.state // "lost")"' "$P/jobs" >"$P/unfinished"
+	while read -r l; do violation "$kind: acknowledged $l, not final"; done <"$P/unfinished"
+	check
+	jq -s -e '[.[] | select(.state == "succeeded" and .items_done != .items)] | length == 0' "$P/jobs" >/dev/null ||
+		violation "$kind: a succeeded job counted items other than its own: $(jq -c 'select(.state == "succeeded" and .items_done != .items) | {id, items, items_done}' "$P/jobs" | head -3)"
+	check
+	get "/v1/fleet?all=1" >"$P/fleet"
+	get "/v1/report" >"$P/report"
+	jq -e --slurpfile f "$P/fleet" -n '
+		def rule(o): {g1: [1000, 5000], m1: [60000, 0]}[o];
+		[$f[0].instances[] | select(.terminated_at != null) | (((.terminated_at - .launched_at) * 1000 | round) as $life
+			| rule(.offer) as $r
+			| (if (.reason | startswith("launch failed")) then $life
+			   else ((($life + $r[0] - 1) / $r[0] | floor) * $r[0]) | if . < $r[1] then $r[1] else . end end) as $billed
+			| select(($billed - (.billed_s * 1000 | round) | fabs) > 1) | .id)] | length == 0' >/dev/null ||
+		violation "$kind: an instance billed other than its lifetime under its offer's rule"
+	check
+	# (with instances still up, the report counts to its own now: moot)
+	if [ "$live" = 0 ] && ! jq -e --slurpfile f "$P/fleet" -n --slurpfile r "$P/report" '
+		([$f[0].instances[] | (.billed_s / 3600 * (if .offer == "g1" then (if .market == "spot" then 0.41 else 1.37 end) else 2.11 end))] | add // 0) as $want
+		| (($r[0].total.cost_usd - $want) | fabs) < 0.005' >/dev/null; then
+		violation "$kind: the ledger's total is not the sum of the instances' billed lifetimes to the cent"
+	fi
+	check
+	fds=$(fd_count "$spid")
+	[ "$fds" -le $((fds0 + 4)) ] || violation "$kind: serve holds $fds fds, $fds0 when it started"
+	check
+	[ -z "$(ps -o pid= --ppid "$spid")" ] || violation "$kind: serve has children left: $(ps -o pid=,stat=,args= --ppid "$spid" | head -3)"
+	note "$kind: $(wc -l <"$P/acked") jobs acknowledged, $(jq -s 'group_by(.state) | map("\(.[0].state) \(length)") | join(", ")' "$P/jobs"), $(jq '.instances | length' "$P/fleet") instances, \$$(jq .total.cost_usd "$P/report")"
+}
+
+phase() {
+	kind=$1
+	local until=$2 drain_by=$3
+	P=$W/$kind
+	mkdir -p "$P/data" "$P/provider"
+	tmpfs=0
+	mount -t tmpfs -o size=24m ebb-soak "$P/data" 2>/dev/null && tmpfs=1
+	# a port no socket listens on (/proc/net/tcp lists them in hex)
+	port=$((RANDOM % 20000 + 30000))
+	while grep -qi ":$(printf %04X $port) 00000000:0000 0A" /proc/net/tcp; do port=$((RANDOM % 20000 + 30000)); done
+	url=http://127.0.0.1:$port
+	local provider="[local]
+gpus = 0,1,2,3
+reclaim_notice = 2s"
+	[ "$kind" = exec ] && provider="[exec]
+command = $src/tests/exec/provider
+list_interval = 2s"
+	cat >"$P/ebb.conf" <<-EOF
+	[server]
+	listen = 127.0.0.1:$port
+	data_dir = $P/data
+	[queue]
+	lease_timeout = ${lease_timeout}s
+	retry_base = 1s
+	retry_max = 2s
+	[lane.standard]
+	wait_target = 1s
+	[scaler]
+	interval = 200ms
+	max_instances = 3
+	max_gpus = 3
+	idle_timeout = 2s
+	[provider]
+	kind = $kind
+	orphan_timeout = ${orphan_timeout}s
+	reclaim_grace = 2s
+	$provider
+	[offer.g1]
+	price_ondemand = 1.37
+	price_spot = 0.41
+	billing_minimum = 5s
+	[offer.m1]
+	price_ondemand = 2.11
+	billing = per-minute
+	billing_minimum = 0s
+	EOF
+	export EBB_TEST_PROVIDER_DIR=$P/provider
+	start_serve || return
+	[ "$tmpfs" = 1 ] || note "$kind: cannot mount a tmpfs (not root?): no full-disk faults"
+	rm -f "$W/stop-submitting"
+	submitter "$P/acked.a" "$kind-a" &
+	subs=($!)
+	submitter "$P/acked.b" "$kind-b" &
+	subs+=($!)
+	while [ "$(now)" -lt "$until" ]; do
+		sleep $((RANDOM % 3 + 2))
+		check_round
+		[ "$(now)" -lt "$until" ] && inject
+		kill -0 "$spid" 2>/dev/null || start_serve
+	done
+	touch "$W/stop-submitting"
+	wait "${subs[@]}"
+	check_round
+	check_end "$drain_by"
+	kill "$spid"
+	wait "$spid" 2>/dev/null
+	spid=
+	[ -f "$W/full-replies" ] && full_replies=$(wc -l <"$W/full-replies")
+}
+
+write_job
+half=$((secs / 2))
+drain=$((half * 3 / 5 < 45 ? half * 3 / 5 : 45))
+phase local $((start + half - drain)) $((start + half))
+phase exec $((start + secs - drain)) $((start + secs))
+violations=$(sort -u "$W/violations" | wc -l)
+note "ran $(($(now) - start)) s of $secs"
+for f in "${!faults[@]}"; do note "fault: $f: ${faults[$f]}"; done
+note "jobs acknowledged: $acked_total, final: $final_total; 507 replies to submits: $full_replies"
+note "invariant checks: $checks, violations: $violations"
+[ "$violations" = 0 ]
