@@ -7,6 +7,8 @@
 # gives promtool, which lints every scrape test_metrics.c makes and checks
 # contrib/prometheus, and the server test_prometheus.c scrapes serve with;
 # chromium, the headless browser test_dashboard.c shows the dashboard in.
+# clang and libclang-rt-14-dev (libFuzzer and clang's sanitizer runtimes)
+# build the fuzz targets of tests/fuzz/ (make fuzz, make fuzz-check).
 set -eu
 
 PACKAGES="
@@ -28,6 +30,8 @@ systemd
 adduser
 prometheus
 chromium
+clang
+libclang-rt-14-dev
 "
 
 missing=""

@@ -1,8 +1,10 @@
 #!/bin/sh
 # Installs what is missing, builds, and runs every test three times: as
 # built, under AddressSanitizer and under UndefinedBehaviorSanitizer; then
-# checks the Debian package (scripts/test-package.sh). Ends with one line
-# "N passed, M failed" over all of it.
+# runs each fuzz target over its corpus and a few seconds more (make
+# fuzz-check, tests/fuzz/run.sh), and checks the Debian package
+# (scripts/test-package.sh). Ends with one line "N passed, M failed" over
+# all of it.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 ./scripts/deps.sh || exit 1
@@ -37,6 +39,9 @@ for san in "" address undefined; do
 	make -s -j2 test ${san:+SANITIZER=$san} 2>&1 | tee "$log"
 	count "tests${san:+ under $san}"
 done
+echo "== the fuzz targets over their corpora"
+make -s -j2 fuzz-check 2>&1 | tee "$log"
+count "the fuzz targets"
 echo "== the Debian package"
 ./scripts/test-package.sh 2>&1 | tee "$log"
 count "the package checks"

@@ -20,6 +20,7 @@
 #include "common/clock.h"
 #include "common/job.h"
 #include "common/log.h"
+#include "worker/control.h"
 #include "worker/worker.h"
 
 /* A checkpoint line holds up to 64 KiB of token. */
@@ -120,34 +121,20 @@ static void job_report(struct run *r, const char *what, json_t *body)
 
 static void on_line(struct run *r, char *line)
 {
-	char *token, *items, *end;
-	long long n;
+	struct control_line c;
 
-	if (strncmp(line, "progress ", 9) == 0) {
-		n = strtoll(line + 9, &end, 10);
-		if (*end == '\0' && n >= 0)
-			r->items_done = n;
+	if (control_parse(line, &c) != 0) {
+		log_warn("bad control line", "worker=%s job=%lld expected=\"progress N | checkpoint TOKEN N\"",
+			 r->w->name, (long long)r->id);
 		return;
 	}
-	if (strncmp(line, "checkpoint ", 11) == 0) {
-		token = line + 11;
-		items = strrchr(token, ' ');
-		if (items && items != token) {
-			*items++ = '\0';
-			n = strtoll(items, &end, 10);
-			if (*end == '\0' && n >= 0) {
-				r->items_done = n;
-				free(r->checkpoint);
-				r->checkpoint = strdup(token);
-				r->checkpoint_items = n;
-				job_call(r, "checkpoint",
-					 json_pack("{s:s, s:I}", "checkpoint", token, "items_done", (json_int_t)n));
-				return;
-			}
-		}
+	r->items_done = c.items;
+	if (c.kind == CONTROL_CHECKPOINT) {
+		free(r->checkpoint);
+		r->checkpoint = strdup(c.token);
+		r->checkpoint_items = c.items;
+		job_call(r, "checkpoint", json_pack("{s:s, s:I}", "checkpoint", c.token, "items_done", (json_int_t)c.items));
 	}
-	log_warn("bad control line", "worker=%s job=%lld expected=\"progress N | checkpoint TOKEN N\"",
-		 r->w->name, (long long)r->id);
 }
 
 /* Reads what the job wrote on its control fd; 0 at end of file. */
