@@ -2,8 +2,11 @@
 #include "worker/control.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "common/job.h"
 
 /* s as a count: digits only (strtoll would take spaces and a sign), and
  * no larger than int64_t holds (strtoll would clamp it). */
@@ -22,6 +25,20 @@ static int count(const char *s, int64_t *out)
 	return 0;
 }
 
+/* Whether serve can take token: a JSON string (UTF-8) of at most
+ * JOB_CHECKPOINT_MAX bytes. Else json_pack would make no body at all,
+ * and the checkpoint, and the interruption that carries it later, would
+ * reach serve without their lease token. */
+static int token_ok(const char *token)
+{
+	json_t *s;
+
+	if (strlen(token) > JOB_CHECKPOINT_MAX || !(s = json_string(token)))
+		return 0;
+	json_decref(s);
+	return 1;
+}
+
 int control_parse(char *line, struct control_line *out)
 {
 	char *items;
@@ -36,7 +53,7 @@ int control_parse(char *line, struct control_line *out)
 		if (!items || items == out->token || count(items + 1, &out->items) != 0)
 			return -1;
 		*items = '\0';
-		return 0;
+		return token_ok(out->token) ? 0 : -1;
 	}
 	return -1;
 }

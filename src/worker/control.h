@@ -2,7 +2,8 @@
  * time, each ended by '\n': "progress N" (items done so far) and
  * "checkpoint TOKEN N" (a token to resume from, with the items done up to
  * it; the token may hold spaces, N is after the last one). N is decimal
- * digits only, no sign, at most 2^63-1. */
+ * digits only, no sign, at most 2^63-1; the token is UTF-8 (serve takes
+ * it as a JSON string) of at most JOB_CHECKPOINT_MAX bytes. */
 #ifndef EBB_CONTROL_H
 #define EBB_CONTROL_H
 
