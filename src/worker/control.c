@@ -6,8 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/job.h"
-
 /* s as a count: digits only (strtoll would take spaces and a sign), and
  * no larger than int64_t holds (strtoll would clamp it). */
 static int count(const char *s, int64_t *out)
@@ -56,4 +54,21 @@ int control_parse(char *line, struct control_line *out)
 		return token_ok(out->token) ? 0 : -1;
 	}
 	return -1;
+}
+
+void control_feed(struct control_reader *cr, const char *buf, size_t n, void (*fn)(void *arg, char *line),
+		  void *arg)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (buf[i] == '\n') {
+			cr->line[cr->len] = '\0';
+			fn(arg, cr->bad ? NULL : cr->line);
+			cr->len = 0;
+			cr->bad = 0;
+		} else if (buf[i] == '\0' || cr->len == CONTROL_LINE_MAX) {
+			cr->bad = 1;
+		} else {
+			cr->line[cr->len++] = buf[i];
+		}
+	}
 }

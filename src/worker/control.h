@@ -7,7 +7,10 @@
 #ifndef EBB_CONTROL_H
 #define EBB_CONTROL_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "common/job.h"
 
 struct control_line {
 	enum { CONTROL_PROGRESS, CONTROL_CHECKPOINT } kind;
@@ -18,5 +21,24 @@ struct control_line {
 /* 0 with *out filled, or -1 for a line of neither form. A checkpoint's
  * token is cut from its count in place (line is written). */
 int control_parse(char *line, struct control_line *out);
+
+/* The longest line: "checkpoint ", a token of JOB_CHECKPOINT_MAX bytes
+ * and its count. */
+#define CONTROL_LINE_MAX (JOB_CHECKPOINT_MAX + 64)
+
+/* Cuts what is read from the control fd, in whatever pieces the reads
+ * give, into lines. A line longer than CONTROL_LINE_MAX, or with a NUL
+ * byte, is refused whole: cut short, it could read as another line. */
+struct control_reader {
+	char line[CONTROL_LINE_MAX + 1];
+	size_t len;
+	int bad; /* the line under way is too long or holds a NUL */
+};
+
+/* For each line that the n bytes of buf end, fn(arg, line): the line
+ * without its '\n', or NULL for one refused. The part of a line not yet
+ * ended waits for the next call. */
+void control_feed(struct control_reader *cr, const char *buf, size_t n, void (*fn)(void *arg, char *line),
+		  void *arg);
 
 #endif

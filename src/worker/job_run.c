@@ -23,8 +23,6 @@
 #include "worker/control.h"
 #include "worker/worker.h"
 
-/* A checkpoint line holds up to 64 KiB of token. */
-#define LINE_MAX_BYTES (JOB_CHECKPOINT_MAX + 64)
 #define KILL_AFTER_MS 5000 /* from SIGTERM to SIGKILL of a job that must stop */
 
 struct run {
@@ -33,8 +31,7 @@ struct run {
 	int64_t started_ms, timeout_ms, next_heartbeat_ms;
 	pid_t pid;
 	int control; /* read end of the job's control pipe */
-	char *line;
-	size_t len;
+	struct control_reader *reader; /* its lines */
 	int lost;             /* serve refused the lease: the job is not ours */
 	int64_t term_sent_ms; /* SIGTERM sent to the job, 0 if not */
 	int64_t kill_at_ms;   /* SIGKILL then, if it still runs; 0: none due */
@@ -119,13 +116,14 @@ static void job_report(struct run *r, const char *what, json_t *body)
 	json_decref(body);
 }
 
-static void on_line(struct run *r, char *line)
+static void on_line(void *arg, char *line)
 {
+	struct run *r = arg;
 	struct control_line c;
 
-	if (control_parse(line, &c) != 0) {
-		log_warn("bad control line", "worker=%s job=%lld expected=\"progress N | checkpoint TOKEN N\"",
-			 r->w->name, (long long)r->id);
+	if (!line || control_parse(line, &c) != 0) {
+		log_warn("bad control line", "worker=%s job=%lld expected=\"progress N | checkpoint TOKEN N\"%s",
+			 r->w->name, (long long)r->id, line ? "" : " detail=\"too long, or a NUL byte\"");
 		return;
 	}
 	r->items_done = c.items;
@@ -145,15 +143,7 @@ static int read_control(struct run *r)
 
 	if (n <= 0)
 		return n < 0 && errno == EAGAIN ? 1 : 0;
-	for (ssize_t i = 0; i < n; i++) {
-		if (buf[i] == '\n') {
-			r->line[r->len] = '\0';
-			on_line(r, r->line);
-			r->len = 0;
-		} else if (r->len < LINE_MAX_BYTES - 1) {
-			r->line[r->len++] = buf[i];
-		}
-	}
+	control_feed(r->reader, buf, (size_t)n, on_line, r);
 	return 1;
 }
 
@@ -336,7 +326,13 @@ int job_run(struct worker *w, json_t *job)
 		return 0;
 	}
 	argv = command_argv(command);
-	r.line = malloc(LINE_MAX_BYTES);
+	if (!(r.reader = calloc(1, sizeof *r.reader))) {
+		job_call(&r, "fail", json_pack("{s:s, s:b}", "error", "worker: out of memory", "retry", 1));
+		close(pipefd[0]);
+		close(pipefd[1]);
+		free(argv);
+		return 0;
+	}
 	r.started_ms = clock_monotonic_ms();
 	r.next_heartbeat_ms = r.started_ms + w->heartbeat_ms;
 	log_info("job started", "worker=%s job=%lld attempt=%lld", w->name, (long long)r.id,
@@ -362,7 +358,7 @@ int job_run(struct worker *w, json_t *job)
 	}
 	if (r.control >= 0)
 		close(r.control);
-	free(r.line);
+	free(r.reader);
 	free(r.checkpoint);
 	return status < 0 ? -1 : 0;
 }

@@ -1,6 +1,7 @@
-/* The lines a job writes on its control fd (worker/control.h): what
- * reads, to what, and what is refused, the fuzz target's finding (a
- * checkpoint token that is not UTF-8) among them. */
+/* The lines a job writes on its control fd (worker/control.h): how the
+ * bytes read are cut into lines, what reads, to what, and what is
+ * refused, the fuzz target's finding (a checkpoint token that is not
+ * UTF-8) among them. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,12 +94,66 @@ static void token_at_most_64_kib(void **state)
 	free(line);
 }
 
+/* The lines control_feed gives, as "line|" each, "!|" for one refused
+ * (cut to fit), and the length of the longest. */
+struct lines {
+	char text[256];
+	size_t longest;
+};
+
+static void on_line(void *arg, char *line)
+{
+	struct lines *l = arg;
+	size_t used = strlen(l->text);
+
+	snprintf(l->text + used, sizeof l->text - used, "%s|", line ? line : "!");
+	if (line && strlen(line) > l->longest)
+		l->longest = strlen(line);
+}
+
+static void lines_cut(void **state)
+{
+	struct control_reader *cr = calloc(1, sizeof *cr);
+	struct lines l = {{0}, 0};
+	char *big = malloc(CONTROL_LINE_MAX + 100);
+
+	(void)state;
+	assert_non_null(cr);
+	assert_non_null(big);
+	/* In pieces, as a pipe gives them: a line waits for its end. */
+	control_feed(cr, "progress 1\nprog", 15, on_line, &l);
+	assert_string_equal(l.text, "progress 1|");
+	control_feed(cr, "ress 2\n\n", 8, on_line, &l);
+	assert_string_equal(l.text, "progress 1|progress 2||");
+	/* A NUL byte: the line is refused, not read as "progress 5". */
+	control_feed(cr, "progress 5\0junk\nprogress 6\n", 27, on_line, &l);
+	assert_string_equal(l.text, "progress 1|progress 2||!|progress 6|");
+	/* Too long: refused whole, not cut to "progress 000...0". */
+	memcpy(big, "progress ", 9);
+	memset(big + 9, '0', CONTROL_LINE_MAX + 10);
+	memcpy(big + 9 + CONTROL_LINE_MAX + 10, "7\n", 2);
+	l.text[0] = '\0';
+	control_feed(cr, big, 9 + CONTROL_LINE_MAX + 12, on_line, &l);
+	control_feed(cr, "progress 8\n", 11, on_line, &l);
+	assert_string_equal(l.text, "!|progress 8|");
+	/* The longest line is read. */
+	memset(big + 9, '0', CONTROL_LINE_MAX - 10);
+	memcpy(big + CONTROL_LINE_MAX - 1, "9\n", 2);
+	l.text[0] = '\0';
+	control_feed(cr, big, CONTROL_LINE_MAX + 1, on_line, &l);
+	assert_int(l.longest, CONTROL_LINE_MAX);
+	assert_true(strncmp(l.text, "progress 000", 12) == 0);
+	free(big);
+	free(cr);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(lines_read),
 		cmocka_unit_test(lines_refused),
 		cmocka_unit_test(token_at_most_64_kib),
+		cmocka_unit_test(lines_cut),
 	};
 	return cmocka_run_group_tests(tests, NULL, harness_cleanup);
 }
