@@ -556,6 +556,15 @@ static int on_key(void *user, const char *section, const char *name, const char 
 
 	if (r->err_line)
 		return 1; /* keep the first error */
+	/* inih takes "key =;note" as the value ";note", but "key = ;note" as
+	 * an empty value and a comment: what `ebb config` writes of the first
+	 * would read as the second. A comment was surely meant. */
+	if (value[0] == ';') {
+		r->err_line = r->line;
+		snprintf(r->err, sizeof r->err, "[%s] %s: a value may not start with ';' (a comment needs a space before it)",
+			 section, name);
+		return 1;
+	}
 	if (config_set(r->cfg, section, name, value, why, sizeof why) != 0) {
 		r->err_line = r->line;
 		snprintf(r->err, sizeof r->err, "%s", why);
