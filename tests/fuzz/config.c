@@ -41,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	if (config_load(&again, &cmd_plugins, fuzz_file((const uint8_t *)text, len), err, sizeof err) != 0) {
-		fprintf(stderr, "written config does not load: %s\n%s", err, text);
+		fprintf(stderr, "promise broken: the written config does not load: %s\n%s", err, text);
 		abort();
 	}
 	text2 = written(&again, &len2);
