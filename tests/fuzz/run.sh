@@ -20,7 +20,8 @@ work=build-fuzz
 passed=0
 failed=0
 log=$(mktemp "${TMPDIR:-/tmp}/ebb-fuzz.XXXXXX") || exit 1
-trap 'rm -f "$log"' EXIT INT TERM
+trap 'rm -f "$log"' EXIT
+trap 'exit 130' INT TERM
 
 for name in $names; do
 	bin=$dir/$name
