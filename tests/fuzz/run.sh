@@ -34,14 +34,15 @@ for name in $names; do
 		>"$log" 2>&1
 	rc=$?
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+	took=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log")
 	units=$(find "$work/corpus/$name" -type f | wc -l)
 	seeds=$(find "tests/fuzz/corpus/$name" -type f | wc -l)
 	if [ "$rc" -eq 0 ]; then
-		echo "$name: ${runs:-?} executions, no finding (corpus: $seeds seeds, $units found)"
+		echo "$name: ${runs:-?} executions in ${took:-?} s, no finding (corpus: $seeds seeds, $units found)"
 		passed=$((passed + 1))
 	else
 		# The report: from the sanitizer's or the target's first word on.
-		first=$(grep -n -m1 -E '^==[0-9]+==|promise broken|runtime error' "$log" | cut -d: -f1)
+		first=$(grep -n -m1 -E 'promise broken|^==[0-9]+==|runtime error' "$log" | cut -d: -f1)
 		sed -n "${first:-1},\$p" "$log" | head -n 60
 		echo "$name: FAILED (exit $rc); the input is in $work/crashes/"
 		failed=$((failed + 1))
