@@ -8,6 +8,8 @@
 #   make test-pg              the store's tests and serve's against PostgreSQL
 #   make bench                benchmarks, figures into docs/BENCHMARKS.md
 #   make deb                  the Debian package, build/ebb_VERSION_ARCH.deb
+#   make fuzz                 each fuzz target for FUZZ_SECONDS (build-fuzz/)
+#   make fuzz-check           each fuzz target over its corpus, briefly
 
 CC      ?= cc
 PKGS    := sqlite3 libpq libevent libmicrohttpd gnutls jansson inih
@@ -23,6 +25,13 @@ CURLLIB := $(shell pkg-config --libs libcurl)
 
 ifeq ($(SANITIZER),)
 BUILD   ?= build
+else ifeq ($(SANITIZER),fuzzer)
+# The fuzz targets (tests/fuzz/): the library built by clang with
+# libFuzzer's coverage hooks, under ASan and UBSan, any finding fatal.
+BUILD   ?= build-fuzz
+CC      := clang
+CFLAGS  += -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=address,undefined
 else
 BUILD   ?= build-$(SANITIZER)
 CFLAGS  += -fsanitize=$(SANITIZER) -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -39,6 +48,8 @@ UNIT      := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/te
 INTEG     := $(patsubst tests/integration/%.c,$(BUILD)/tests/%,$(wildcard tests/integration/test_*.c))
 HARNESS   := $(BUILD)/tests/harness.o $(BUILD)/tests/receiver.o $(BUILD)/tests/cdp.o
 BENCH     := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
+FUZZ      := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/*.c))
+FUZZ_SECONDS ?= 60
 
 all: $(BUILD)/ebb
 
@@ -76,7 +87,10 @@ $(BUILD)/tests/%: tests/integration/%.c $(BUILD)/libebb.a $(HARNESS) | $(BUILD)/
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libebb.a | $(BUILD)/bench
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libebb.a $(LDLIBS) $(CURLLIB) -lpthread
 
-$(BUILD)/tests $(BUILD)/bench:
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/libebb.a | $(BUILD)/fuzz
+	$(CC) $(CFLAGS) $(LDFLAGS) -fsanitize=fuzzer -o $@ $< $(BUILD)/libebb.a $(LDLIBS)
+
+$(BUILD)/tests $(BUILD)/bench $(BUILD)/fuzz:
 	mkdir -p $@
 
 # The benchmarks are built with the tests, so that a change cannot break
@@ -108,10 +122,24 @@ deb:
 	$(MAKE) SANITIZER= BUILD=$(BUILD)/deb $(BUILD)/deb/ebb
 	./packaging/build-deb.sh $(BUILD)/deb/ebb $(BUILD)
 
-clean:
-	rm -rf build build-address build-undefined
+# The fuzz targets are built in their own make, with SANITIZER=fuzzer
+# (clang, libFuzzer, ASan and UBSan), whatever SANITIZER this one has.
+# fuzz: each target for FUZZ_SECONDS, new inputs kept in build-fuzz/;
+# fuzz-check: each over its committed corpus, then a few seconds more.
+fuzz-targets: $(FUZZ)
 
-.PHONY: all test test-pg bench deb clean
+fuzz:
+	$(MAKE) SANITIZER=fuzzer fuzz-targets
+	./tests/fuzz/run.sh build-fuzz/fuzz $(FUZZ_SECONDS)
+
+fuzz-check:
+	$(MAKE) SANITIZER=fuzzer fuzz-targets
+	./tests/fuzz/run.sh build-fuzz/fuzz 3
+
+clean:
+	rm -rf build build-address build-undefined build-fuzz
+
+.PHONY: all test test-pg bench deb clean fuzz fuzz-check fuzz-targets
 .SECONDARY:
 
--include $(LIB_OBJ:.o=.d) $(BUILD)/src/cli/main.d $(HARNESS:.o=.d) $(UNIT:=.d) $(INTEG:=.d) $(BENCH:=.d)
+-include $(LIB_OBJ:.o=.d) $(BUILD)/src/cli/main.d $(HARNESS:.o=.d) $(UNIT:=.d) $(INTEG:=.d) $(BENCH:=.d) $(FUZZ:=.d)

@@ -10,6 +10,8 @@
 # postgresql, whose initdb makes the throwaway server of scripts/pg.sh;
 # curl and procps (pgrep), what the chaos soak (scripts/soak.sh) drives
 # serve with and finds its workers by.
+# clang and libclang-rt-14-dev (libFuzzer and clang's sanitizer runtimes)
+# build the fuzz targets of tests/fuzz/ (make fuzz, make fuzz-check).
 set -eu
 
 PACKAGES="
@@ -35,6 +37,8 @@ adduser
 prometheus
 chromium
 postgresql
+clang
+libclang-rt-14-dev
 "
 
 missing=""

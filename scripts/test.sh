@@ -2,8 +2,9 @@
 # Installs what is missing, builds, and runs every test three times: as
 # built, under AddressSanitizer and under UndefinedBehaviorSanitizer; the
 # store's and serve's tests once more against a throwaway PostgreSQL
-# (make test-pg); then a 2-minute chaos soak (scripts/soak.sh, one test:
-# every invariant held) and the checks of the Debian package
+# (make test-pg); each fuzz target over its corpus and a few seconds more
+# (make fuzz-check); a 2-minute chaos soak (scripts/soak.sh, one test:
+# every invariant held); and the checks of the Debian package
 # (scripts/test-package.sh). Ends with one line "N passed, M failed" over
 # all of it, after the time each part took.
 set -u
@@ -64,6 +65,7 @@ part "tests" make -s -j2 test
 part "tests under address sanitizer" make -s -j2 test SANITIZER=address
 part "tests under undefined sanitizer" make -s -j2 test SANITIZER=undefined
 part "tests against PostgreSQL" make -s -j2 test-pg
+part "the fuzz targets over their corpora" make -s -j2 fuzz-check
 part "the chaos soak, 2 minutes (docs/RELIABILITY.md)" soak 120
 part "the Debian package" ./scripts/test-package.sh
 echo "== times$times"

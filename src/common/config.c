@@ -2,6 +2,7 @@
  * reader (see config.h). Each key is one row of a table (conftab.h). */
 #include "common/config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <ini.h>
 #include <stdarg.h>
@@ -576,13 +577,36 @@ static char *read_line(char *str, int num, void *stream)
 	return str;
 }
 
+/* Why value would not read back the same from what `ebb config` writes,
+ * "key = value", or NULL. inih takes "key =;x" as the value ";x", but
+ * "key = ;x" as an empty value and a comment; and it takes an indented
+ * line, which continues the key before it, whole, where on a key's line
+ * " ;" starts a comment. A comment was surely meant. */
+static const char *unwritable(const char *value)
+{
+	if (value[0] == ';')
+		return "a value may not start with ';' (a comment needs a space before it)";
+	for (const char *p = value; *p; p++) {
+		if (isspace((unsigned char)p[0]) && p[1] == ';')
+			return "a value may not hold ' ;', which starts a comment (is this an indented line? it continues"
+			       " the key before it)";
+	}
+	return NULL;
+}
+
 static int on_key(void *user, const char *section, const char *name, const char *value)
 {
 	struct reader *r = user;
+	const char *why_not;
 	char why[400];
 
 	if (r->err_line)
 		return 1; /* keep the first error */
+	if ((why_not = unwritable(value))) {
+		r->err_line = r->line;
+		snprintf(r->err, sizeof r->err, "[%s] %s: %s", section, name, why_not);
+		return 1;
+	}
 	if (config_set(r->cfg, section, name, value, why, sizeof why) != 0) {
 		r->err_line = r->line;
 		snprintf(r->err, sizeof r->err, "%s", why);

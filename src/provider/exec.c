@@ -10,10 +10,10 @@
 
 #include "common/jsonin.h"
 #include "common/log.h"
+#include "provider/exec_reply.h"
 #include "provider/exec_run.h"
 #include "provider/kind.h"
 
-#define CONTRACT_VERSION 1
 #define EX_TEMPFAIL 75
 
 /* [exec] */
@@ -91,35 +91,10 @@ static void describe(const struct call *c, const char *call, const struct exec_r
 		snprintf(out, size, "%.200s %s: exit %d", c->program, call, r->status);
 }
 
-/* Standard output as a message of this contract: the object, or NULL
- * with why. */
-static json_t *reply_of(const struct call *c, const char *call, const struct exec_result *r, char *why,
-			size_t size)
-{
-	struct ebb_error err;
-	json_t *o;
-
-	if (r->out_too_long) {
-		snprintf(why, size, "%.200s %s: more than %d bytes on standard output", c->program, call, EXEC_OUT_MAX);
-		return NULL;
-	}
-	if (json_parse_object(r->out ? r->out : "", r->out_len, &o, &err) != 0) {
-		snprintf(why, size, "%.200s %s: standard output is not a JSON object: %.200s", c->program, call,
-			 err.message);
-		return NULL;
-	}
-	if (json_integer_value(json_object_get(o, "version")) != CONTRACT_VERSION) {
-		snprintf(why, size, "%.200s %s: expected \"version\": %d", c->program, call, CONTRACT_VERSION);
-		json_decref(o);
-		return NULL;
-	}
-	return o;
-}
-
 /* The message every call starts from. */
 static json_t *message(const struct exec *x, const char *call, const struct instance *inst)
 {
-	json_t *m = json_pack("{s:i, s:s, s:s}", "version", CONTRACT_VERSION, "call", call, "tag", x->conf->tag);
+	json_t *m = json_pack("{s:i, s:s, s:s}", "version", EXEC_CONTRACT_VERSION, "call", call, "tag", x->conf->tag);
 
 	if (inst) {
 		json_t *offer = config_offer_json(x->p->env.cfg, inst->offer);
@@ -209,7 +184,7 @@ static void on_launched(void *arg, const struct exec_result *r)
 {
 	struct call *c = arg;
 	struct launch_result res = {0};
-	json_t *reply = NULL, *ref, *data;
+	json_t *reply;
 
 	if (r->cancelled) {
 		free(c);
@@ -221,28 +196,8 @@ static void on_launched(void *arg, const struct exec_result *r)
 	} else if (r->status != 0 || r->timed_out) {
 		describe(c, "launch", r, res.error, sizeof res.error);
 		end_unnamed(c);
-	} else if ((reply = reply_of(c, "launch", r, res.error, sizeof res.error))) {
-		ref = json_object_get(reply, "ref");
-		data = json_object_get(reply, "data");
-		if (!json_is_string(ref) || json_string_length(ref) == 0 || json_string_length(ref) >= sizeof res.ref)
-			snprintf(res.error, sizeof res.error, "%.200s launch: expected \"ref\": a string of 1 to %zu bytes",
-				 c->program, sizeof res.ref - 1);
-		else if (data && !json_is_object(data) && !json_is_null(data))
-			snprintf(res.error, sizeof res.error, "%.200s launch: \"data\" must be an object", c->program);
-		else
-			res.ok = 1;
-		if (res.ok) {
-			char *text = json_is_object(data) ? json_dumps(data, JSON_COMPACT) : NULL;
-			snprintf(res.ref, sizeof res.ref, "%s", json_string_value(ref));
-			if (text && strlen(text) > PROVIDER_DATA_MAX) {
-				res.ok = 0;
-				snprintf(res.error, sizeof res.error, "%.200s launch: \"data\" over %d bytes", c->program,
-					 PROVIDER_DATA_MAX);
-			} else if (text) {
-				snprintf(res.data, sizeof res.data, "%s", text);
-			}
-			free(text);
-		}
+	} else if ((reply = exec_reply(c->program, "launch", r, res.error, sizeof res.error))) {
+		exec_launch_reply(c->program, reply, &res);
 		json_decref(reply);
 		if (!res.ok)
 			end_unnamed(c);
@@ -313,34 +268,23 @@ struct listing {
 
 static int add_item(struct listing *l, json_t *item, const char *offer, const char *program)
 {
-	json_t *ref = json_object_get(item, "ref"), *id = json_object_get(item, "instance");
-	const char *state = json_string_value(json_object_get(item, "state"));
-	int terminating = state && strcmp(state, "terminating") == 0, stopped = state && strcmp(state, "stopped") == 0;
 	size_t room = (size_t)l->n + 1;
-	struct provider_item *items = realloc(l->items, room * sizeof *items);
-	char **refs = items ? realloc(l->refs, room * sizeof *refs) : NULL;
+	struct provider_item it, *items;
+	char **refs;
 
-	if (items)
+	if (exec_list_item(program, item, &it, l->error, sizeof l->error) != 0)
+		return -1;
+	if ((items = realloc(l->items, room * sizeof *items)))
 		l->items = items;
-	if (refs)
+	if ((refs = items ? realloc(l->refs, room * sizeof *refs) : NULL))
 		l->refs = refs;
-	if (!json_is_string(ref) || json_string_length(ref) == 0 || json_string_length(ref) > 255 ||
-	    (id && !json_is_null(id) && !json_is_integer(id))) {
-		snprintf(l->error, sizeof l->error, "%.200s list: each instance needs a \"ref\" (1 to 255 bytes) and"
-			 " an integer \"instance\"", program);
-		return -1;
-	}
-	if (!state || !(terminating || stopped || strcmp(state, "pending") == 0 || strcmp(state, "running") == 0)) {
-		snprintf(l->error, sizeof l->error, "%.200s list: each instance's \"state\" is pending, running,"
-			 " stopped or terminating", program);
-		return -1;
-	}
-	if (!items || !refs || !(l->refs[l->n] = strdup(json_string_value(ref)))) {
+	if (!items || !refs || !(l->refs[l->n] = strdup(it.ref))) {
 		snprintf(l->error, sizeof l->error, "exec list: out of memory");
 		return -1;
 	}
-	l->items[l->n] = (struct provider_item){l->refs[l->n], json_integer_value(id), offer, terminating, stopped};
-	l->n++;
+	it.ref = l->refs[l->n];
+	it.offer = offer;
+	l->items[l->n++] = it;
 	return 0;
 }
 
@@ -373,17 +317,13 @@ static void on_listed(void *arg, const struct exec_result *r)
 		/* One failed: the list fails, whatever the others say. */
 	} else if (r->status != 0 || r->timed_out) {
 		describe(&lc->c, "list", r, l->error, sizeof l->error);
-	} else if ((reply = reply_of(&lc->c, "list", r, l->error, sizeof l->error))) {
+	} else if ((reply = exec_reply(lc->c.program, "list", r, l->error, sizeof l->error))) {
 		instances = json_object_get(reply, "instances");
 		if (!json_is_array(instances))
 			snprintf(l->error, sizeof l->error, "%.200s list: expected \"instances\": an array", lc->c.program);
 		json_array_foreach(instances, k, item) {
-			if (!json_is_object(item) || add_item(l, item, lc->offer, lc->c.program) != 0) {
-				if (!l->error[0])
-					snprintf(l->error, sizeof l->error, "%.200s list: each instance is an object",
-						 lc->c.program);
+			if (add_item(l, item, lc->offer, lc->c.program) != 0)
 				break;
-			}
 		}
 		json_decref(reply);
 	}

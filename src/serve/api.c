@@ -200,23 +200,40 @@ static int authenticate(struct api_call *c, const struct route *r, struct ebb_er
 	return 0;
 }
 
+/* The route of method and path, with its {id} in *id; NULL when there
+ * is none, with *path_known set when the path has a route for another
+ * method. */
+static const struct route *find_route(const char *method, const char *path, int64_t *id, int *path_known)
+{
+	*path_known = 0;
+	for (const struct route *r = routes; r->method; r++) {
+		if (match(r->pattern, path, id)) {
+			*path_known = 1;
+			if (strcmp(r->method, method) == 0)
+				return r;
+		}
+	}
+	return NULL;
+}
+
+const char *api_route(const char *method, const char *path, int64_t *id, int *status)
+{
+	int path_known;
+	const struct route *r = find_route(method, path, id, &path_known);
+
+	*status = r ? 200 : path_known ? 405 : 404;
+	return r ? r->pattern : NULL;
+}
+
 static int route(struct api_call *c)
 {
 	const char *method = request_method(c->req), *path = request_path(c->req);
-	const struct route *found = NULL;
+	const struct route *found;
 	struct ebb_error err;
 	size_t len;
-	int path_known = 0;
+	int path_known;
 
-	for (const struct route *r = routes; r->method; r++) {
-		if (match(r->pattern, path, &c->id)) {
-			path_known = 1;
-			if (strcmp(r->method, method) == 0) {
-				found = r;
-				break;
-			}
-		}
-	}
+	found = find_route(method, path, &c->id, &path_known);
 	if (!found) {
 		if (path_known)
 			error_set(&err, 405, "method_not_allowed", NULL, "%s is not allowed on %s", method, path);
@@ -264,16 +281,17 @@ static int api_healthz(struct api_call *c)
 }
 
 /* Only with `ebb serve --test-clock`: tests move time instead of sleeping. */
+const struct field api_clock_fields[] = {{"advance_ms", F_INT, 0, 10LL * 365 * 86400 * 1000}, {0}};
+
 static int api_clock(struct api_call *c)
 {
-	static const struct field fields[] = {{"advance_ms", F_INT, 0, 10LL * 365 * 86400 * 1000}, {0}};
 	struct ebb_error err;
 
 	if (!c->api->test_clock) {
 		error_set(&err, 404, "not_found", NULL, "the clock is real (start serve with --test-clock)");
 		return api_fail(c, &err);
 	}
-	if (api_body(c, fields) != 0)
+	if (api_body(c, api_clock_fields) != 0)
 		return -1;
 	clock_advance(c->api->clock, json_get_int(c->body, "advance_ms", 0));
 	if (queue_process_due(c->api->queue, &err) != 0)

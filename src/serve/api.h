@@ -76,6 +76,14 @@ int api_own_instance(struct api_call *c, int64_t instance, const char *what);
 int api_body(struct api_call *c, const struct field *fields);
 /* The fields of the endpoints that take none: any field is unknown. */
 extern const struct field api_no_fields[];
+/* Each endpoint's body fields, which its handler checks with api_body. */
+extern const struct field api_submit_fields[], api_lease_fields[], api_heartbeat_fields[],
+	api_checkpoint_fields[], api_complete_fields[], api_fail_fields[], api_interrupt_fields[],
+	api_register_fields[], api_leave_fields[], api_clock_fields[];
+/* The route pattern ("/v1/jobs/{id}/cancel") for method and path, with
+ * its {id} in *id and *status 200; or NULL with *status 404 (no such
+ * path) or 405 (the path has routes, not for method). */
+const char *api_route(const char *method, const char *path, int64_t *id, int *status);
 /* The query parameter name as an integer in [min, max], def when absent;
  * on error replies and returns -1. */
 int api_query_int(struct api_call *c, const char *name, int64_t min, int64_t max, int64_t def,

@@ -10,15 +10,16 @@
 #include "serve/scaler.h"
 #include "store/store.h"
 
+const struct field api_register_fields[] = {{"instance", F_INT, 1, INT64_MAX}, {NULL, 0, 0, 0}};
+
 int api_register(struct api_call *c)
 {
-	static const struct field fields[] = {{"instance", F_INT, 1, INT64_MAX}, {NULL, 0, 0, 0}};
 	struct api *a = c->api;
 	const struct config *cfg = a->cfg;
 	struct instance inst;
 	struct ebb_error err;
 
-	if (api_body(c, fields) != 0)
+	if (api_body(c, api_register_fields) != 0)
 		return -1;
 	if (!json_get_int(c->body, "instance", 0)) {
 		error_set(&err, 400, "missing_field", "instance", "instance: required, the instance id");
@@ -38,18 +39,19 @@ int api_register(struct api_call *c)
 	return 0;
 }
 
+const struct field api_leave_fields[] = {
+	{"instance", F_INT, 1, INT64_MAX}, {"reason", F_STRING, 0, 200}, {NULL, 0, 0, 0}};
+
 /* The worker of an instance leaves by itself: see fleet_leave(). A lease
  * it still holds, as serve sees it, ends now and its job is queued again. */
 int api_leave(struct api_call *c)
 {
-	static const struct field fields[] = {
-		{"instance", F_INT, 1, INT64_MAX}, {"reason", F_STRING, 0, 200}, {NULL, 0, 0, 0}};
 	struct api *a = c->api;
 	struct instance inst;
 	struct ebb_error err;
 	int64_t id;
 
-	if (api_body(c, fields) != 0)
+	if (api_body(c, api_leave_fields) != 0)
 		return -1;
 	if (!(id = json_get_int(c->body, "instance", 0))) {
 		error_set(&err, 400, "missing_field", "instance", "instance: required, the instance id");

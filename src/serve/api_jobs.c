@@ -10,7 +10,7 @@
 
 #define DAY_S (86400LL)
 
-static const struct field submit_fields[] = {
+const struct field api_submit_fields[] = {
 	{"type", F_NAME, 0, 0},
 	{"lane", F_NAME, 0, 0},
 	{"priority", F_INT, -1000, 1000},
@@ -107,7 +107,7 @@ int api_submit(struct api_call *c)
 	struct job job = {0};
 	int existed, rc;
 
-	if (api_body(c, submit_fields) != 0)
+	if (api_body(c, api_submit_fields) != 0)
 		return -1;
 	if (c->team && team && strcmp(team, c->team) != 0) {
 		error_set(&err, 403, "forbidden", "team", "token '%s' submits for team '%s', not '%s'",

@@ -9,24 +9,25 @@
 
 #define ITEMS_MAX 1000000000000LL
 
+const struct field api_lease_fields[] = {
+	{"worker", F_NAME, 0, 0},
+	{"instance", F_INT, 1, INT64_MAX},
+	{"gpus", F_INT, 0, 64},
+	{"vram_gb", F_INT, 0, 4096},
+	{"labels", F_STRINGS, 0, 64},
+	{"wait_s", F_INT, 0, 600},
+	{"lease_s", F_INT, 1, 3600},
+	{NULL, 0, 0, 0},
+};
+
 int api_lease(struct api_call *c)
 {
-	static const struct field fields[] = {
-		{"worker", F_NAME, 0, 0},
-		{"instance", F_INT, 1, INT64_MAX},
-		{"gpus", F_INT, 0, 64},
-		{"vram_gb", F_INT, 0, 4096},
-		{"labels", F_STRINGS, 0, 64},
-		{"wait_s", F_INT, 0, 600},
-		{"lease_s", F_INT, 1, 3600},
-		{NULL, 0, 0, 0},
-	};
 	const struct config *cfg = c->api->cfg;
 	struct lease_request r = {0};
 	struct ebb_error err;
 	int64_t held;
 
-	if (api_body(c, fields) != 0)
+	if (api_body(c, api_lease_fields) != 0)
 		return -1;
 	if (!json_get_str(c->body, "worker", NULL)) {
 		error_set(&err, 400, "missing_field", "worker", "worker: required, the worker's name");
@@ -54,7 +55,7 @@ int api_lease(struct api_call *c)
 	return 0;
 }
 
-static const struct field token_only[] = {
+const struct field api_heartbeat_fields[] = {
 	{"lease_token", F_INT, 1, INT64_MAX},
 	{NULL, 0, 0, 0},
 };
@@ -98,10 +99,9 @@ int api_heartbeat(struct api_call *c)
 	struct ebb_error err;
 	struct job job;
 	int64_t token;
-
 	const char *preempt;
 
-	if (lease_token(c, token_only, &token) != 0)
+	if (lease_token(c, api_heartbeat_fields, &token) != 0)
 		return -1;
 	if (queue_heartbeat(c->api->queue, c->id, token, &job, &err) != 0)
 		return api_fail(c, &err);
@@ -113,19 +113,20 @@ int api_heartbeat(struct api_call *c)
 	return 0;
 }
 
+const struct field api_checkpoint_fields[] = {
+	{"lease_token", F_INT, 1, INT64_MAX},
+	{"checkpoint", F_STRING, 0, JOB_CHECKPOINT_MAX},
+	{"items_done", F_INT, 0, ITEMS_MAX},
+	{NULL, 0, 0, 0},
+};
+
 int api_checkpoint(struct api_call *c)
 {
-	static const struct field fields[] = {
-		{"lease_token", F_INT, 1, INT64_MAX},
-		{"checkpoint", F_STRING, 0, JOB_CHECKPOINT_MAX},
-		{"items_done", F_INT, 0, ITEMS_MAX},
-		{NULL, 0, 0, 0},
-	};
 	struct ebb_error err;
 	struct job job;
 	int64_t token;
 
-	if (lease_token(c, fields, &token) != 0)
+	if (lease_token(c, api_checkpoint_fields, &token) != 0)
 		return -1;
 	if (!json_get_str(c->body, "checkpoint", NULL)) {
 		error_set(&err, 400, "missing_field", "checkpoint", "checkpoint: required, up to 64 KiB");
@@ -136,21 +137,22 @@ int api_checkpoint(struct api_call *c)
 		     &job, &err);
 }
 
+const struct field api_complete_fields[] = {
+	{"lease_token", F_INT, 1, INT64_MAX},
+	{"items_done", F_INT, 0, ITEMS_MAX},
+	{"result", F_ANY, 0, 0},
+	{NULL, 0, 0, 0},
+};
+
 int api_complete(struct api_call *c)
 {
-	static const struct field fields[] = {
-		{"lease_token", F_INT, 1, INT64_MAX},
-		{"items_done", F_INT, 0, ITEMS_MAX},
-		{"result", F_ANY, 0, 0},
-		{NULL, 0, 0, 0},
-	};
 	char *text;
 	struct ebb_error err;
 	struct job job;
 	int64_t token;
 	int rc;
 
-	if (lease_token(c, fields, &token) != 0)
+	if (lease_token(c, api_complete_fields, &token) != 0)
 		return -1;
 	text = job_stored_json(json_object_get(c->body, "result"));
 	rc = queue_complete(c->api->queue, c->id, token, json_get_int(c->body, "items_done", -1), text,
@@ -159,19 +161,20 @@ int api_complete(struct api_call *c)
 	return reply(c, rc, &job, &err);
 }
 
+const struct field api_fail_fields[] = {
+	{"lease_token", F_INT, 1, INT64_MAX},
+	{"error", F_STRING, 0, 4096},
+	{"retry", F_BOOL, 0, 0},
+	{NULL, 0, 0, 0},
+};
+
 int api_fail_job(struct api_call *c)
 {
-	static const struct field fields[] = {
-		{"lease_token", F_INT, 1, INT64_MAX},
-		{"error", F_STRING, 0, 4096},
-		{"retry", F_BOOL, 0, 0},
-		{NULL, 0, 0, 0},
-	};
 	struct ebb_error err;
 	struct job job;
 	int64_t token;
 
-	if (lease_token(c, fields, &token) != 0)
+	if (lease_token(c, api_fail_fields, &token) != 0)
 		return -1;
 	return reply(c, queue_fail(c->api->queue, c->id, token, json_get_str(c->body, "error", "failed"),
 				   json_get_bool(c->body, "retry", 1), &job, &err),
@@ -182,24 +185,25 @@ int api_fail_job(struct api_call *c)
  * stopped. The job resumes from its checkpoint, at the head of its lane,
  * and the attempt is not counted. Its instance is going away: it takes no
  * new job. */
+const struct field api_interrupt_fields[] = {
+	{"lease_token", F_INT, 1, INT64_MAX},
+	{"checkpoint", F_STRING, 0, JOB_CHECKPOINT_MAX},
+	{"checkpoint_items", F_INT, 0, ITEMS_MAX},
+	{"items_done", F_INT, 0, ITEMS_MAX},
+	{"reason", F_STRING, 0, 4096},
+	{"reclaim", F_BOOL, 0, 0},
+	{NULL, 0, 0, 0},
+};
+
 int api_interrupt(struct api_call *c)
 {
-	static const struct field fields[] = {
-		{"lease_token", F_INT, 1, INT64_MAX},
-		{"checkpoint", F_STRING, 0, JOB_CHECKPOINT_MAX},
-		{"checkpoint_items", F_INT, 0, ITEMS_MAX},
-		{"items_done", F_INT, 0, ITEMS_MAX},
-		{"reason", F_STRING, 0, 4096},
-		{"reclaim", F_BOOL, 0, 0},
-		{NULL, 0, 0, 0},
-	};
 	struct ebb_error err;
 	struct job job;
 	int64_t token;
 	char why[4200];
 	int rc;
 
-	if (lease_token(c, fields, &token) != 0)
+	if (lease_token(c, api_interrupt_fields, &token) != 0)
 		return -1;
 	snprintf(why, sizeof why, "interrupted: %s", json_get_str(c->body, "reason", "no reason given"));
 	rc = queue_interrupt(c->api->queue, c->id, token, json_get_str(c->body, "checkpoint", NULL),

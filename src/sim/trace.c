@@ -4,6 +4,7 @@
 #include "sim/trace.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,8 +89,9 @@ static int rehash(struct names *ns)
 	return 0;
 }
 
-/* The index of s, appended if new; -1 when out of memory. */
-static int intern(struct names *ns, const char *s)
+/* The index of s, appended if new; -1 when out of memory, -2 when s is
+ * new and there are max names already. */
+static int intern(struct names *ns, const char *s, int max)
 {
 	size_t j;
 
@@ -99,6 +101,8 @@ static int intern(struct names *ns, const char *s)
 		if (strcmp((*ns->list)[ns->slot[j] - 1], s) == 0)
 			return ns->slot[j] - 1;
 	}
+	if (*ns->n == max)
+		return -2;
 	if (!((*ns->list)[*ns->n] = strdup(s)))
 		return -1;
 	ns->slot[j] = *ns->n + 1;
@@ -244,18 +248,22 @@ static int read_row(struct loader *l, char *line, const struct trace_filter *fil
 			return bad(l, l->index[C_EST], "expected whole seconds, as serve's est_s", fields[l->index[C_EST]]);
 		job->est_ms = (int64_t)v * 1000;
 	}
+	/* serve takes no more; the replay looks at every lane for each job.
+	 * Checked before the lane is kept: a row passed over with skip_bad
+	 * must not leave a 17th lane behind. */
 	job->lane = intern(&l->lanes,
-			   l->index[C_LANE] >= 0 && fields[l->index[C_LANE]][0] ? fields[l->index[C_LANE]] : "standard");
-	job->type = intern(&l->types,
-			   l->index[C_TYPE] >= 0 && fields[l->index[C_TYPE]][0] ? fields[l->index[C_TYPE]] : "default");
-	if (job->lane < 0 || job->type < 0)
-		return out_of_memory(l);
-	/* serve takes no more; the replay looks at every lane for each job. */
-	if (job->lane >= CONF_MAX_LANES) {
+			   l->index[C_LANE] >= 0 && fields[l->index[C_LANE]][0] ? fields[l->index[C_LANE]] : "standard",
+			   CONF_MAX_LANES);
+	if (job->lane == -2) {
 		char what[80];
 		snprintf(what, sizeof what, "a lane beyond the %d that [queue] lanes may list", CONF_MAX_LANES);
 		return bad(l, l->index[C_LANE], what, fields[l->index[C_LANE]]);
 	}
+	job->type = intern(&l->types,
+			   l->index[C_TYPE] >= 0 && fields[l->index[C_TYPE]][0] ? fields[l->index[C_TYPE]] : "default",
+			   INT_MAX);
+	if (job->lane < 0 || job->type < 0)
+		return out_of_memory(l);
 	return 0;
 }
 

@@ -21,10 +21,9 @@
 #include "common/clock.h"
 #include "common/job.h"
 #include "common/log.h"
+#include "worker/control.h"
 #include "worker/worker.h"
 
-/* A checkpoint line holds up to 64 KiB of token. */
-#define LINE_MAX_BYTES (JOB_CHECKPOINT_MAX + 64)
 #define KILL_AFTER_MS 5000 /* from SIGTERM to SIGKILL of a job that must stop */
 
 struct run {
@@ -33,8 +32,7 @@ struct run {
 	int64_t started_ms, timeout_ms, next_heartbeat_ms;
 	pid_t pid;
 	int control; /* read end of the job's control pipe */
-	char *line;
-	size_t len;
+	struct control_reader *reader; /* its lines */
 	int lost;             /* serve refused the lease: the job is not ours */
 	int64_t term_sent_ms; /* SIGTERM sent to the job, 0 if not */
 	int64_t kill_at_ms;   /* SIGKILL then, if it still runs; 0: none due */
@@ -145,36 +143,23 @@ static void job_report(struct run *r, const char *what, json_t *body)
 	json_decref(body);
 }
 
-static void on_line(struct run *r, char *line)
+static void on_line(void *arg, char *line)
 {
-	char *token, *items, *end;
-	long long n;
+	struct run *r = arg;
+	struct control_line c;
 
-	if (strncmp(line, "progress ", 9) == 0) {
-		n = strtoll(line + 9, &end, 10);
-		if (*end == '\0' && n >= 0)
-			r->items_done = n;
+	if (!line || control_parse(line, &c) != 0) {
+		log_warn("bad control line", "worker=%s job=%lld expected=\"progress N | checkpoint TOKEN N\"%s",
+			 r->w->name, (long long)r->id, line ? "" : " detail=\"too long, or a NUL byte\"");
 		return;
 	}
-	if (strncmp(line, "checkpoint ", 11) == 0) {
-		token = line + 11;
-		items = strrchr(token, ' ');
-		if (items && items != token) {
-			*items++ = '\0';
-			n = strtoll(items, &end, 10);
-			if (*end == '\0' && n >= 0) {
-				r->items_done = n;
-				free(r->checkpoint);
-				r->checkpoint = strdup(token);
-				r->checkpoint_items = n;
-				job_call(r, "checkpoint",
-					 json_pack("{s:s, s:I}", "checkpoint", token, "items_done", (json_int_t)n));
-				return;
-			}
-		}
+	r->items_done = c.items;
+	if (c.kind == CONTROL_CHECKPOINT) {
+		free(r->checkpoint);
+		r->checkpoint = strdup(c.token);
+		r->checkpoint_items = c.items;
+		job_call(r, "checkpoint", json_pack("{s:s, s:I}", "checkpoint", c.token, "items_done", (json_int_t)c.items));
 	}
-	log_warn("bad control line", "worker=%s job=%lld expected=\"progress N | checkpoint TOKEN N\"",
-		 r->w->name, (long long)r->id);
 }
 
 /* Reads what the job wrote on its control fd; 0 at end of file. */
@@ -185,15 +170,7 @@ static int read_control(struct run *r)
 
 	if (n <= 0)
 		return n < 0 && errno == EAGAIN ? 1 : 0;
-	for (ssize_t i = 0; i < n; i++) {
-		if (buf[i] == '\n') {
-			r->line[r->len] = '\0';
-			on_line(r, r->line);
-			r->len = 0;
-		} else if (r->len < LINE_MAX_BYTES - 1) {
-			r->line[r->len++] = buf[i];
-		}
-	}
+	control_feed(r->reader, buf, (size_t)n, on_line, r);
 	return 1;
 }
 
@@ -383,7 +360,13 @@ int job_run(struct worker *w, json_t *job)
 		return 0;
 	}
 	argv = command_argv(command);
-	r.line = malloc(LINE_MAX_BYTES);
+	if (!(r.reader = calloc(1, sizeof *r.reader))) {
+		job_call(&r, "fail", json_pack("{s:s, s:b}", "error", "worker: out of memory", "retry", 1));
+		close(pipefd[0]);
+		close(pipefd[1]);
+		free(argv);
+		return 0;
+	}
 	r.started_ms = clock_monotonic_ms();
 	r.next_heartbeat_ms = r.started_ms + w->heartbeat_ms;
 	log_info("job started", "worker=%s job=%lld attempt=%lld", w->name, (long long)r.id,
@@ -410,7 +393,7 @@ int job_run(struct worker *w, json_t *job)
 	}
 	if (r.control >= 0)
 		close(r.control);
-	free(r.line);
+	free(r.reader);
 	free(r.checkpoint);
 	return status < 0 ? -1 : 0;
 }

@@ -160,9 +160,7 @@ static void aws_token(struct notice *n, int64_t now_ms)
 	curl_slist_free_all(h);
 }
 
-/* "2026-11-21T23:40:00Z" (or with ".250" milliseconds, as serve says it)
- * in the body's "time": ms since the epoch, or 0. */
-static int64_t body_time(const char *text)
+int64_t notice_time(const char *text)
 {
 	json_t *v = json_loads(text, 0, NULL);
 	const char *s = json_string_value(json_object_get(v, "time"));
@@ -221,7 +219,7 @@ int notice_poll(struct notice *n, int64_t now_ms, int64_t *terminate_ms)
 	if (n->kind == KIND_GCP && strncmp(b.data + strspn(b.data, " \r\n\t"), "TRUE", 4) != 0)
 		return 0;
 	n->seen = 1;
-	n->terminate_ms = n->kind == KIND_GCP ? 0 : body_time(b.data);
+	n->terminate_ms = n->kind == KIND_GCP ? 0 : notice_time(b.data);
 	*terminate_ms = n->terminate_ms;
 	return 1;
 }

@@ -34,4 +34,9 @@ int64_t notice_wait_ms(const struct notice *n, int64_t now_ms);
  * does not say; 0 while there is none. */
 int notice_poll(struct notice *n, int64_t now_ms, int64_t *terminate_ms);
 
+/* When a notice's reply says the instance goes: "2026-11-21T23:40:00Z" (or
+ * with ".250" milliseconds, as serve says it) in the JSON body's "time",
+ * as ms since the epoch; 0 when the body does not say. */
+int64_t notice_time(const char *body);
+
 #endif

@@ -236,7 +236,10 @@ static void not_ini(void **state)
 /* What inih would read otherwise than written is refused at its line: a
  * long line (inih split it in two, and a rest starting with a space
  * became the key's new value), a NUL byte (it ended the line), a long
- * section name (cut, so that it named another item). */
+ * section name (cut, so that it named another item), a value that starts
+ * with ';' or holds " ;" (a comment on a key's line: the fuzz target
+ * found that what `ebb config` wrote of "listen =;note" read back as an
+ * empty listen, and of an indented line "  * * 1 ; note" as "* * 1"). */
 static void mangled_lines(void **state)
 {
 	char longest[300], over[300], type[100];
@@ -266,6 +269,19 @@ static void mangled_lines(void **state)
 	config_free(&cfg);
 	snprintf(type, sizeof type, "[queue]\n[type.%045d]\nmax_running = 2\n", 7);
 	assert_load_error(type, "%s:2: section name longer than 49 characters");
+
+	assert_load_error("[server]\nlog_level = info\nlisten =; A realistic\n",
+			  "%s:3: [server] listen: a value may not start with ';' (a comment needs a space before it)");
+	assert_load_error("[server]\nlisten:;x\n",
+			  "%s:2: [server] listen: a value may not start with ';' (a comment needs a space before it)");
+	assert_load_error("[scaler]\nwarm = * * 1\n  mon-fri 08-19 2 ; note\n",
+			  "%s:3: [scaler] warm: a value may not hold ' ;', which starts a comment (is this an indented"
+			  " line? it continues the key before it)");
+	/* After a space, ';' starts a comment, as inih has it. */
+	assert_int(config_load(&cfg, &cmd_plugins, conf_file("[server]\nlisten = 127.0.0.1:7000 ; or :7001\n"), err,
+			       sizeof err), 0);
+	assert_string_equal(cfg.listen, "127.0.0.1:7000");
+	config_free(&cfg);
 }
 
 static void directory(void **state)

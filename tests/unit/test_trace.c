@@ -477,6 +477,13 @@ static void test_lanes_at_most_16(void **state)
 	sprintf(p, "16,1,lane0\n17,1,lane16\n");
 	assert_load_fails(text, (const char *const[]){":19: column 3 (lane): a lane beyond the 16 that [queue] lanes"
 						       " may list, got 'lane16'", NULL});
+	/* Passed over, the row leaves no 17th lane behind (the fuzz target
+	 * found one: the lane was kept before it was refused). */
+	assert_int(load(text, 1, &t), 0);
+	assert_int(t.skipped, 1);
+	assert_int(t.n, 17);
+	assert_int(t.nlanes, 16);
+	trace_free(&t);
 }
 
 /* A read error is not the end of a shorter file: a directory, here. */

@@ -1,0 +1,44 @@
+/* The lines a job writes on its control fd (EBB_CONTROL_FD), one at a
+ * time, each ended by '\n': "progress N" (items done so far) and
+ * "checkpoint TOKEN N" (a token to resume from, with the items done up to
+ * it; the token may hold spaces, N is after the last one). N is decimal
+ * digits only, no sign, at most 2^63-1; the token is UTF-8 (serve takes
+ * it as a JSON string) of at most JOB_CHECKPOINT_MAX bytes. */
+#ifndef EBB_CONTROL_H
+#define EBB_CONTROL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/job.h"
+
+struct control_line {
+	enum { CONTROL_PROGRESS, CONTROL_CHECKPOINT } kind;
+	int64_t items;
+	const char *token; /* checkpoint: within the line; NULL for progress */
+};
+
+/* 0 with *out filled, or -1 for a line of neither form. A checkpoint's
+ * token is cut from its count in place (line is written). */
+int control_parse(char *line, struct control_line *out);
+
+/* The longest line: "checkpoint ", a token of JOB_CHECKPOINT_MAX bytes
+ * and its count. */
+#define CONTROL_LINE_MAX (JOB_CHECKPOINT_MAX + 64)
+
+/* Cuts what is read from the control fd, in whatever pieces the reads
+ * give, into lines. A line longer than CONTROL_LINE_MAX, or with a NUL
+ * byte, is refused whole: cut short, it could read as another line. */
+struct control_reader {
+	char line[CONTROL_LINE_MAX + 1];
+	size_t len;
+	int bad; /* the line under way is too long or holds a NUL */
+};
+
+/* For each line that the n bytes of buf end, fn(arg, line): the line
+ * without its '\n', or NULL for one refused. The part of a line not yet
+ * ended waits for the next call. */
+void control_feed(struct control_reader *cr, const char *buf, size_t n, void (*fn)(void *arg, char *line),
+		  void *arg);
+
+#endif
