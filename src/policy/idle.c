@@ -37,17 +37,17 @@ int64_t idle_timeout_auto(int64_t *gaps, size_t n, int64_t boot_ms, int64_t wait
 	int64_t best = min_ms;
 
 	/* Sorted whole, not filtered in place: one set of gaps serves each
-	 * offer in turn. */
-	qsort(gaps, n, sizeof *gaps, by_value);
+	 * offer in turn. No gaps may come as NULL, which qsort() must not see. */
+	if (n > 0)
+		qsort(gaps, n, sizeof *gaps, by_value);
 	while (first < n && gaps[first] < min_ms)
 		first++;
-	g = gaps + first;
-	m = n - first;
-	if (m == 0) {
+	if ((m = n - first) == 0) {
 		snprintf(why, why_size, "auto: no gap of %llds or more among the last %zu submissions;"
 			 " the minimum", (long long)(min_ms / 1000), n);
 		return min_ms;
 	}
+	g = gaps + first;
 	if (!(sum = malloc((m + 1) * sizeof *sum))) {
 		snprintf(why, why_size, "auto: no memory to weigh %zu gaps; the minimum", m);
 		return min_ms;
