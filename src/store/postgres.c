@@ -296,6 +296,13 @@ static void one_line(char *s)
 static int fail(struct pg_store *s, const char *what, const PGresult *r)
 {
 	const char *why = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+	const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+
+	/* Class 53, insufficient resources: 53100 disk_full, 53200
+	 * out_of_memory, 53300 too_many_connections. The database's disk is
+	 * full: the client is told to retry later, as with SQLite's. */
+	if (state && strcmp(state, "53100") == 0)
+		s->st->full = 1;
 
 	snprintf(s->st->errmsg, sizeof s->st->errmsg, "postgres: %s: %s", what,
 		 why ? why : PQerrorMessage(s->conn));

@@ -85,7 +85,7 @@ int store_failure(const struct store *st, struct ebb_error *e)
 {
 	if (st->full)
 		return error_set(e, 507, "storage_full", NULL,
-				 "the data directory is out of space (%s): nothing was saved; retry once space is freed",
+				 "the store is out of space (%s): nothing was saved; retry once space is freed",
 				 st->errmsg[0] ? st->errmsg : st->lasterr);
 	return error_set(e, 500, "store", NULL, "store: %s", st->errmsg[0] ? st->errmsg : st->lasterr);
 }
