@@ -50,7 +50,7 @@ static void rules_pass_promtool(void **state)
 	(void)state;
 	if (run(harness_fmt("promtool check rules '%s/contrib/prometheus/ebb-rules.yml'", src()), &out) != 0)
 		fail_msg("promtool check rules:\n%s", out);
-	assert_contains(out, "SUCCESS: 7 rules found");
+	assert_contains(out, "SUCCESS: 9 rules found");
 	free(out);
 	if (run(harness_fmt("cd '%s/contrib/prometheus' && promtool test rules ebb-rules.test.yml", src()), &out) != 0)
 		fail_msg("promtool test rules:\n%s", out);
@@ -276,7 +276,8 @@ static void board_and_rules_on_real_data(void **state)
 		"[token.prometheus]\nsecret = " PROM_TOKEN "\nrole = worker\n"
 		"[provider]\nkind = local\n[local]\ngpus = 0,1\n"
 		"[offer.a10]\ngpus = 1\nprice_ondemand = 3.06\nprice_spot = 1\nbilling_minimum = 0s\n"
-		"[scaler]\ninterval = 200ms\nidle_timeout = 10m\n",
+		"[scaler]\ninterval = 200ms\nidle_timeout = 10m\n"
+		"[team.ml]\nquota_gpus = 1\nmonthly_budget = 100\n",
 		HARNESS_TOKENS);
 	struct prometheus *p = &prom;
 	char exprs[16][600];
@@ -318,7 +319,7 @@ static void board_and_rules_on_real_data(void **state)
 	assert_true(checked >= 20);
 
 	n = rule_exprs(exprs, 16);
-	assert_int(n, 7);
+	assert_int(n, 9);
 	for (int r = 0; r < n; r++) {
 		json_decref(query(p, exprs[r])); /* parses */
 		check_measures(p, exprs[r]);
@@ -335,7 +336,7 @@ static void board_and_rules_on_real_data(void **state)
 			k++;
 		}
 	}
-	assert_int(k, 7);
+	assert_int(k, 9);
 	json_decref(rules);
 	/* The job that went dead fires EbbJobsDeadLettered in Prometheus too. */
 	WAIT_FOR(s, 20000, results(p, "ALERTS{alertname=\"EbbJobsDeadLettered\",alertstate=\"firing\"}") == 1,
