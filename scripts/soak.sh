@@ -35,6 +35,10 @@ cleanup() {
 	[ -n "${spid:-}" ] && kill -9 "$spid" 2>/dev/null
 	for p in $(workers); do kill -9 "$p" 2>/dev/null; done
 	jobs -p | xargs -r kill 2>/dev/null
+	# A job whose worker was killed may have left a child behind (a
+	# worker's death takes its job's first process only), which would hold
+	# this script's output open.
+	[ -f "$W/pgids" ] && while read -r g; do kill -9 -- "-$g" 2>/dev/null; done <"$W/pgids"
 	wait 2>/dev/null
 	umount -l "$W"/*/data 2>/dev/null
 	[ "${SOAK_KEEP:-0}" = 1 ] || rm -rf "$W"
@@ -82,10 +86,11 @@ write_job() {
 	#!/bin/sh
 	mode=\$1 n=\$2 fd=\$EBB_CONTROL_FD pos=\${EBB_CHECKPOINT:-0}
 	exec 9>"$W/locks/\$EBB_JOB_ID"
+	echo \$\$ >>"$W/pgids" # its process group, the worker's kill -9 or not
 	if ! flock -n 9; then echo "job \$EBB_JOB_ID runs twice at once" >>"$W/violations.jobs"; exit 1; fi
 	case \$mode in
 	crash) kill -9 \$\$ ;;
-	hang) sleep 3600 9>&- ;;
+	hang) exec sleep 3600 ;;
 	garbage) head -c 300 /dev/urandom 9>&- >&\$fd; printf '\ncheckpoint\nprogress -4\nprogress x\n' >&\$fd ;;
 	esac
 	trap 'echo "checkpoint \$pos \$pos" >&\$fd; exit 0' TERM
