@@ -12,16 +12,18 @@
 #   make fuzz-check           each fuzz target over its corpus, briefly
 
 CC      ?= cc
-PKGS    := sqlite3 libpq libevent libmicrohttpd gnutls jansson inih
+PKGS    := sqlite3 libevent libmicrohttpd gnutls jansson inih
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -Isrc -MMD -MP \
            -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers \
-           $(shell pkg-config --cflags $(PKGS) libcurl)
-# libcurl is loaded when a client first needs it (src/common/curl_lazy.h), so
-# serve does not map it: only its headers are used at build time.
+           $(shell pkg-config --cflags $(PKGS) libcurl libpq)
+# libcurl is loaded when a client first needs it (src/common/curl_lazy.h),
+# libpq when a PostgreSQL store is opened (src/store/pq_lazy.h), so that an
+# idle serve on the default store maps neither: only their headers are
+# used at build time.
 LDLIBS  += $(shell pkg-config --libs $(PKGS)) -lm -ldl
-# Tests and benchmarks may call libcurl directly.
-CURLLIB := $(shell pkg-config --libs libcurl)
+# Tests and benchmarks may call libcurl and libpq directly.
+CURLLIB := $(shell pkg-config --libs libcurl libpq)
 
 ifeq ($(SANITIZER),)
 BUILD   ?= build

@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libpq-fe.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -17,6 +16,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "store/pq_lazy.h"
 #include "store/store.h"
 
 /* Every table of the schema but its version, parents first, and what is
@@ -281,7 +281,8 @@ int store_copy(const struct config *from, const struct config *to, const char *t
 	}
 	rc = copy_all(&c, out);
 done:
-	PQfinish(c.dst);
+	if (c.dst) /* else libpq may not even be loaded */
+		PQfinish(c.dst);
 	sqlite3_close(c.src);
 	store_close(a);
 	store_close(b);

@@ -6,7 +6,6 @@
  * that a job another writer holds in its open batch is passed over, not
  * waited for. Values travel as text, the protocol's plainest form. The
  * contract it keeps is store/engine.h. */
-#include <libpq-fe.h>
 #include <stdio.h>
 #include <time.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include "common/log.h"
 #include "common/textfile.h"
 #include "store/engine.h"
+#include "store/pq_lazy.h"
 
 struct pg_conf {
 	char *url;
@@ -1497,6 +1497,8 @@ static int connect_db(struct pg_store *s, const struct pg_conf *conf)
 		   *values[5] = {"10", "ebb", conf->url};
 	char password[1024] = "";
 
+	if (pq_lib_ready(s->st->errmsg, sizeof s->st->errmsg) != 0)
+		return -1;
 	if (conf->password_file[0]) {
 		if (read_password(s, conf->password_file, password, sizeof password) != 0)
 			return -1;
@@ -1520,7 +1522,8 @@ static void op_close(struct store *base)
 {
 	struct pg_store *s = impl(base);
 
-	PQfinish(s->conn);
+	if (s->conn) /* else libpq may not even be loaded */
+		PQfinish(s->conn);
 	free(s);
 	base->db = NULL;
 }
