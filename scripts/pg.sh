@@ -4,6 +4,8 @@
 #
 #   scripts/pg.sh start        prints DIR, the server's directory
 #   scripts/pg.sh url DIR      prints its libpq connection string
+#   scripts/pg.sh restart DIR  stops it as a crash would (immediate: no
+#                              checkpoint, recovery at start) and starts it
 #   scripts/pg.sh stop DIR     stops it and removes DIR
 #
 # The cluster is made with initdb, owned by the `postgres` user when this
@@ -56,6 +58,13 @@ start() {
 	echo "$dir"
 }
 
+restart() {
+	dir=$1
+	[ -f "$dir/url" ] || { echo "pg.sh: $dir is not a server's directory" >&2; exit 1; }
+	# pg_ctl restart starts it with the options of the last start.
+	as_owner "$BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -m immediate -w -t 60 restart >/dev/null
+}
+
 stop() {
 	dir=$1
 	[ -f "$dir/url" ] || { echo "pg.sh: $dir is not a server's directory" >&2; exit 1; }
@@ -66,6 +75,7 @@ stop() {
 case "${1:-}" in
 start) start ;;
 url) cat "$2/url" ;;
+restart) restart "$2" ;;
 stop) stop "$2" ;;
-*) echo "usage: pg.sh start | url DIR | stop DIR" >&2; exit 2 ;;
+*) echo "usage: pg.sh start | url DIR | restart DIR | stop DIR" >&2; exit 2 ;;
 esac

@@ -1,14 +1,18 @@
 #!/bin/bash
 # scripts/soak.sh SECONDS: the chaos soak of docs/RELIABILITY.md. A real
-# `ebb serve` runs real `ebb worker`s, first with the local provider, then
-# with the exec provider (tests/exec/provider), half the time each; its
-# data directory is a small tmpfs the script mounts (as root; without it,
-# no full disk, and the report says so). Submitters send jobs with
+# `ebb serve` runs real `ebb worker`s, a third of the time each: with the
+# local provider, then the exec provider (tests/exec/provider), both on
+# the SQLite store, whose data directory is a small tmpfs the script
+# mounts (as root; without it, no full disk, and the report says so); then
+# the exec provider on the PostgreSQL store, a throwaway server of
+# scripts/pg.sh (without PostgreSQL 15 installed, that third is skipped
+# and the report says so). Submitters send jobs with
 # idempotency keys, retrying each until it is acknowledged; the jobs
 # checkpoint, and some crash, hang past their timeout or write garbage to
 # the control fd. Faults come at random: serve killed -9 and restarted,
 # serve gone past orphan_timeout, spot reclaims (local provider), workers
-# killed -9, a full disk, serve's clock jumped forward. Invariants are
+# killed -9, a full disk (SQLite), the database server crashed and
+# restarted (PostgreSQL), serve's clock jumped forward. Invariants are
 # checked every round and at the end of each half; the run ends within
 # SECONDS and exits 0 only if every one held. Needs curl, jq, flock.
 # SOAK_KEEP=1 keeps the work directory (logs) to look at.
@@ -41,6 +45,7 @@ cleanup() {
 	[ -f "$W/pgids" ] && while read -r g; do kill -9 -- "-$g" 2>/dev/null; done <"$W/pgids"
 	wait 2>/dev/null
 	umount -l "$W"/*/data 2>/dev/null
+	[ -n "${pgdir:-}" ] && scripts/pg.sh stop "$pgdir"
 	[ "${SOAK_KEEP:-0}" = 1 ] || rm -rf "$W"
 }
 trap cleanup EXIT
@@ -183,7 +188,10 @@ inject() {
 		fault "spot reclaim"; api -X POST "$url/v1/fleet/$f/reclaim" >/dev/null
 	   fi ;;
 	3) f=$(workers | shuf -n 1); [ -n "$f" ] && { fault "worker killed -9"; kill -9 "$f"; } ;;
-	4) if [ "$tmpfs" = 1 ]; then
+	4) if [ "$store" = postgres ]; then
+		# immediate: no shutdown checkpoint, recovery at start, as after a crash
+		fault "database server crashed and restarted"; scripts/pg.sh restart "$pgdir"
+	   elif [ "$tmpfs" = 1 ]; then
 		fault "data directory full"
 		dd if=/dev/zero of="$P/data/filler" bs=64k 2>/dev/null
 		sleep $((RANDOM % 3 + 1))
@@ -202,7 +210,7 @@ check_end() {
 		live=$(get /v1/fleet | jq '.instances | length')
 		[ "$pending" = 0 ] && [ "$live" = 0 ] && break
 		if [ "$(now)" -ge "$deadline" ]; then
-			violation "$kind: at the end, $pending jobs not final and $live instances not terminated"
+			violation "$name: at the end, $pending jobs not final and $live instances not terminated"
 			break
 		fi
 		sleep 0.5
@@ -219,16 +227,16 @@ check_end() {
 	final_total=$((final_total + $(jq -s '[.[] | select(.state | test("succeeded|dead|failed|cancelled"))] | length' "$P/jobs")))
 	check
 	keys=$(jq -s '[.[].idempotency_key] | length as $n | unique | length == $n' "$P/jobs")
-	[ "$keys" = true ] || violation "$kind: an idempotency key has two jobs"
+	[ "$keys" = true ] || violation "$name: an idempotency key has two jobs"
 	check
 	jq -r -s --rawfile acked "$P/acked" '(map({key: .idempotency_key, value: .}) | from_entries) as $by
 		| $acked | split("\n")[] | select(length > 0) | split(" ") as [$k, $id] | $by[$k] as $j
 		| select($j == null or ($j.id | tostring) != $id or ($j.state | test("succeeded|dead|failed|cancelled") | not))
 		| "job \($id) (\($k)): \($j.state // "lost")"' "$P/jobs" >"$P/unfinished"
-	while read -r l; do violation "$kind: acknowledged $l, not final"; done <"$P/unfinished"
+	while read -r l; do violation "$name: acknowledged $l, not final"; done <"$P/unfinished"
 	check
 	jq -s -e '[.[] | select(.state == "succeeded" and .items_done != .items)] | length == 0' "$P/jobs" >/dev/null ||
-		violation "$kind: a succeeded job counted items other than its own: $(jq -c 'select(.state == "succeeded" and .items_done != .items) | {id, items, items_done}' "$P/jobs" | head -3)"
+		violation "$name: a succeeded job counted items other than its own: $(jq -c 'select(.state == "succeeded" and .items_done != .items) | {id, items, items_done}' "$P/jobs" | head -3)"
 	check
 	get "/v1/fleet?all=1" >"$P/fleet"
 	get "/v1/report" >"$P/report"
@@ -239,28 +247,29 @@ check_end() {
 			| (if (.reason | startswith("launch failed")) then $life
 			   else ((($life + $r[0] - 1) / $r[0] | floor) * $r[0]) | if . < $r[1] then $r[1] else . end end) as $billed
 			| select(($billed - (.billed_s * 1000 | round) | fabs) > 1) | .id)] | length == 0' >/dev/null ||
-		violation "$kind: an instance billed other than its lifetime under its offer's rule"
+		violation "$name: an instance billed other than its lifetime under its offer's rule"
 	check
 	# (with instances still up, the report counts to its own now: moot)
 	if [ "$live" = 0 ] && ! jq -e --slurpfile f "$P/fleet" -n --slurpfile r "$P/report" '
 		([$f[0].instances[] | (.billed_s / 3600 * (if .offer == "g1" then (if .market == "spot" then 0.41 else 1.37 end) else 2.11 end))] | add // 0) as $want
 		| (($r[0].total.cost_usd - $want) | fabs) < 0.005' >/dev/null; then
-		violation "$kind: the ledger's total is not the sum of the instances' billed lifetimes to the cent"
+		violation "$name: the ledger's total is not the sum of the instances' billed lifetimes to the cent"
 	fi
 	check
 	fds=$(fd_count "$spid")
-	[ "$fds" -le $((fds0 + 4)) ] || violation "$kind: serve holds $fds fds, $fds0 when it started"
+	[ "$fds" -le $((fds0 + 4)) ] || violation "$name: serve holds $fds fds, $fds0 when it started"
 	check
 	if leaks_children "$spid"; then
-		violation "$kind: serve has children left: $(ps -o pid=,stat=,args= --ppid "$spid" | head -3)"
+		violation "$name: serve has children left: $(ps -o pid=,stat=,args= --ppid "$spid" | head -3)"
 	fi
-	note "$kind: $(wc -l <"$P/acked") jobs acknowledged, $(jq -s 'group_by(.state) | map("\(.[0].state) \(length)") | join(", ")' "$P/jobs"), $(jq '.instances | length' "$P/fleet") instances, \$$(jq .total.cost_usd "$P/report")"
+	note "$name: $(wc -l <"$P/acked") jobs acknowledged, $(jq -s 'group_by(.state) | map("\(.[0].state) \(length)") | join(", ")' "$P/jobs"), $(jq '.instances | length' "$P/fleet") instances, \$$(jq .total.cost_usd "$P/report")"
 }
 
+# phase NAME PROVIDER STORE UNTIL DRAIN_BY
 phase() {
-	kind=$1
-	local until=$2 drain_by=$3
-	P=$W/$kind
+	name=$1 kind=$2 store=$3
+	local until=$4 drain_by=$5 storeconf=
+	P=$W/$1
 	mkdir -p "$P/data" "$P/provider"
 	tmpfs=0
 	mount -t tmpfs -o size=24m ebb-soak "$P/data" 2>/dev/null && tmpfs=1
@@ -271,6 +280,10 @@ phase() {
 	local provider="[local]
 gpus = 0,1,2,3
 reclaim_notice = 2s"
+	[ "$store" = postgres ] && storeconf="[store]
+kind = postgres
+[postgres]
+url = $pgurl"
 	[ "$kind" = exec ] && provider="[exec]
 command = $src/tests/exec/provider
 timeout = 10s
@@ -303,14 +316,15 @@ list_interval = 2s"
 	price_ondemand = 2.11
 	billing = per-minute
 	billing_minimum = 0s
+	$storeconf
 	EOF
 	export EBB_TEST_PROVIDER_DIR=$P/provider
 	start_serve || return
-	[ "$tmpfs" = 1 ] || note "$kind: cannot mount a tmpfs (not root?): no full-disk faults"
+	[ "$tmpfs" = 1 ] || note "$name: cannot mount a tmpfs (not root?): no full-disk faults"
 	rm -f "$W/stop-submitting"
-	submitter "$P/acked.a" "$kind-a" &
+	submitter "$P/acked.a" "$name-a" &
 	subs=($!)
-	submitter "$P/acked.b" "$kind-b" &
+	submitter "$P/acked.b" "$name-b" &
 	subs+=($!)
 	while [ "$(now)" -lt "$until" ]; do
 		sleep $((RANDOM % 3 + 2))
@@ -328,11 +342,25 @@ list_interval = 2s"
 	[ -f "$W/full-replies" ] && full_replies=$(wc -l <"$W/full-replies")
 }
 
+# A database of its own on a throwaway server; pgurl, or 1 if none.
+start_postgres() {
+	local bin=${PG_BIN:-/usr/lib/postgresql/15/bin}
+	[ -x "$bin/initdb" ] || return 1
+	pgdir=$(scripts/pg.sh start) || return 1
+	pgurl="$(scripts/pg.sh url "$pgdir") dbname=soak"
+	"$bin/psql" -q "$(scripts/pg.sh url "$pgdir") dbname=postgres" -c "CREATE DATABASE soak" >/dev/null
+}
+
 write_job
-half=$((secs / 2))
-drain=$((half * 3 / 5 < 45 ? half * 3 / 5 : 45))
-phase local $((start + half - drain)) $((start + half))
-phase exec $((start + secs - drain)) $((start + secs))
+third=$((secs / 3))
+drain=$((third * 3 / 5 < 45 ? third * 3 / 5 : 45))
+phase local local sqlite $((start + third - drain)) $((start + third))
+phase exec exec sqlite $((start + 2 * third - drain)) $((start + 2 * third))
+if start_postgres; then
+	phase postgres exec postgres $((start + secs - drain)) $((start + secs))
+else
+	note "postgres: no PostgreSQL 15 to start (scripts/deps.sh installs it): that third skipped"
+fi
 violations=$(sort -u "$W/violations" | wc -l)
 note "ran $(($(now) - start)) s of $secs"
 for f in "${!faults[@]}"; do note "fault: $f: ${faults[$f]}"; done

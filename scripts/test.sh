@@ -3,7 +3,7 @@
 # built, under AddressSanitizer and under UndefinedBehaviorSanitizer; the
 # store's and serve's tests once more against a throwaway PostgreSQL
 # (make test-pg); each fuzz target over its corpus and a few seconds more
-# (make fuzz-check); a 2-minute chaos soak (scripts/soak.sh, one test:
+# (make fuzz-check); a 3-minute chaos soak (scripts/soak.sh, one test:
 # every invariant held); and the checks of the Debian package
 # (scripts/test-package.sh). Ends with one line "N passed, M failed" over
 # all of it, after the time each part took.
@@ -66,7 +66,7 @@ part "tests under address sanitizer" make -s -j2 test SANITIZER=address
 part "tests under undefined sanitizer" make -s -j2 test SANITIZER=undefined
 part "tests against PostgreSQL" make -s -j2 test-pg
 part "the fuzz targets over their corpora" make -s -j2 fuzz-check
-part "the chaos soak, 2 minutes (docs/RELIABILITY.md)" soak 120
+part "the chaos soak, 3 minutes (docs/RELIABILITY.md)" soak 180
 part "the Debian package" ./scripts/test-package.sh
 echo "== times$times"
 echo "$passed passed, $failed failed"

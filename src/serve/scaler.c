@@ -11,12 +11,14 @@
 #include "common/secret.h"
 #include "serve/decide.h"
 #include "serve/estimates.h"
+#include "serve/outbox.h"
 #include "serve/reconcile.h"
 
 struct scaler {
 	struct scaler_env env;
 	struct plan_settings settings; /* the config's, read once */
 	struct event *timer;
+	struct outbox *outbox; /* the provider calls of a run, sent once it commits */
 	int64_t last_run_ms;
 	int64_t next_ms;  /* the run that is scheduled, 0 if none */
 	int listing;      /* a run waits for the provider's list */
@@ -32,8 +34,14 @@ struct scaler {
 
 static void schedule(struct scaler *sc, int64_t at)
 {
-	if (sc->next_ms && sc->next_ms <= at)
-		return;
+	/* A run already set for earlier stands, unless its time has come
+	 * while its timer waits: the clock jumped forward (the test clock, or
+	 * the wall clock set), and it runs now. */
+	if (sc->next_ms && sc->next_ms <= at) {
+		if (sc->next_ms > clock_now(sc->env.clock))
+			return;
+		at = sc->next_ms;
+	}
 	sc->next_ms = at;
 	timer_add_ms(sc->timer, at - clock_now(sc->env.clock));
 }
@@ -177,9 +185,8 @@ static int record(struct scaler *sc, const struct decision_now *dn, const struct
 	return store_decision_insert(sc->env.store, &d);
 }
 
-/* The instance records are written before the provider is asked, so that
- * a crash in between leaves a record the boot timeout ends, never an
- * instance ebb does not know. */
+/* The instance records are written, and committed, before the provider
+ * is asked (outbox.h). */
 static int launch(struct scaler *sc, const struct decision_now *dn, const struct action *a)
 {
 	const struct offer *o = &dn->offers[a->offer];
@@ -208,7 +215,10 @@ static int launch(struct scaler *sc, const struct decision_now *dn, const struct
 			    .offer = o->name, .market = a->market, .launches = 1,
 			    .last_launch_ms = inst.launched_ms}) != 0)
 			return -1;
-		provider_launch(sc->env.provider, &inst, inst.token[0] ? inst.token : NULL, on_launched, sc);
+		if (outbox_launch(sc->outbox, &inst) != 0) {
+			log_error("launch: out of memory", "offer=%s", o->name);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -222,7 +232,10 @@ static int terminate(struct scaler *sc, const struct decision_now *dn, struct in
 	if (rc < 0 || record(sc, dn, a, "terminate") != 0 ||
 	    fleet_set_state(sc->env.fleet, inst, INST_TERMINATED, a->reason) != 0)
 		return -1;
-	provider_terminate(sc->env.provider, inst, rc == 0 && data[0] ? data : NULL, on_terminated, sc);
+	if (outbox_terminate(sc->outbox, inst, rc == 0 && data[0] ? data : NULL) != 0) {
+		log_error("terminate: out of memory", "instance=%lld", (long long)inst->id);
+		return -1;
+	}
 	return 0;
 }
 
@@ -371,10 +384,13 @@ static void run_batch(struct scaler *sc, const struct listed *l)
 		log_error("scaler: store failed, no decision this run", "error=\"%s\"", store_error(sc->env.store));
 		schedule(sc, clock_now(sc->env.clock) + sc->settings.interval_ms);
 	} else {
+		size_t mark = outbox_mark(sc->outbox);
 		int rc = run(sc, l);
 		/* What the run wrote is its own: only later changes wake it. */
 		sc->changes = store_changes(sc->env.store);
 		batch_end(sc->env.batch, rc == 0);
+		if (rc != 0)
+			outbox_drop(sc->outbox, mark);
 	}
 	batch_flush(sc->env.batch);
 }
@@ -426,6 +442,11 @@ struct scaler *scaler_new(const struct scaler_env *env)
 	plan_settings_from_config(env->cfg, &sc->settings);
 	memcpy(sc->offers, env->offers, (size_t)env->noffers * sizeof *env->offers);
 	sc->timer = evtimer_new(env->base, on_timer, sc);
+	if (!sc->timer ||
+	    !(sc->outbox = outbox_new(env->base, env->batch, env->provider, on_launched, on_terminated, sc))) {
+		scaler_free(sc);
+		return NULL;
+	}
 	if (store_instance_list(env->store, 0, adopt, sc) != 0)
 		log_error("scaler: the fleet could not be read to adopt it", "error=\"%s\"", store_error(env->store));
 	batch_on_commit(env->batch, on_commit, sc);
@@ -438,6 +459,8 @@ void scaler_free(struct scaler *sc)
 {
 	if (!sc)
 		return;
-	event_free(sc->timer);
+	if (sc->timer)
+		event_free(sc->timer);
+	outbox_free(sc->outbox);
 	free(sc);
 }

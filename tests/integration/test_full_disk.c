@@ -2,8 +2,9 @@
  * mounts and fills. Writes get 507 storage_full, naming the problem, and
  * nothing is kept of them; reads go on; what serve acknowledged before is
  * all there; once space is freed, serve takes writes again by itself, and
- * a kill -9 after it loses nothing. Mounting needs root (CAP_SYS_ADMIN):
- * without it the test skips, saying so. */
+ * a kill -9 after it loses nothing; and the scaler asks the provider for
+ * no launch whose record could not be saved. Mounting needs root
+ * (CAP_SYS_ADMIN): without it the test skips, saying so. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -56,6 +57,19 @@ static int submit(struct harness_server *s, int i, int64_t *id, json_t **reply)
 	return st;
 }
 
+/* A 4 MiB tmpfs at mnt, in the test's temp dir; skips without root. */
+static void mount_small(void)
+{
+	harness_sqlite_only("the store on the full file system is SQLite's file; PostgreSQL's disk is its server's");
+	snprintf(mnt, sizeof mnt, "%s/mnt", harness_tmpdir());
+	assert_int(mkdir(mnt, 0700), 0);
+	if (mount("ebb-test", mnt, "tmpfs", 0, "size=4m") != 0) {
+		print_message("cannot mount a tmpfs (%s): needs root; skipped\n", strerror(errno));
+		skip();
+	}
+	mounted = 1;
+}
+
 static void check_acked(struct harness_server *s, const int64_t *acked, int n)
 {
 	for (int i = 0; i < n; i++) {
@@ -74,14 +88,7 @@ static void writes_refused_until_space_returns(void **state)
 	int n = 0, st = 201;
 	int64_t id = 0, leased, token;
 
-	harness_sqlite_only("the store on the full file system is SQLite's file; PostgreSQL's disk is its server's");
-	snprintf(mnt, sizeof mnt, "%s/mnt", harness_tmpdir());
-	assert_int(mkdir(mnt, 0700), 0);
-	if (mount("ebb-test", mnt, "tmpfs", 0, "size=4m") != 0) {
-		print_message("cannot mount a tmpfs (%s): needs root; skipped\n", strerror(errno));
-		skip();
-	}
-	mounted = 1;
+	mount_small();
 	s = harness_serve(harness_fmt("[server]\ndata_dir = %s/data\n", mnt), 0);
 	for (; n < 20; n++)
 		assert_int(submit(s, n, &acked[n], &r), 201), json_decref(r);
@@ -128,10 +135,66 @@ static void writes_refused_until_space_returns(void **state)
 	unmount(state);
 }
 
+static int log_says(struct harness_server *s, const char *what)
+{
+	char *log = harness_read_file(s->log, NULL);
+	int found = log && strstr(log, what);
+
+	free(log);
+	return found;
+}
+
+/* The scaler's launch is decided while the disk is full: its record's
+ * commit fails, and no worker may start (one did, and the next launch took
+ * its instance id again: two workers as one instance ran a job twice at
+ * once, in the soak). Once space returns, the work is launched for and
+ * done. The scaler runs on the test clock's time (ten minutes apart), so that
+ * it decides only when the test moves the clock. */
+static void a_launch_waits_for_its_record(void **state)
+{
+	struct harness_server *s;
+	char filler[4300];
+	pid_t pids[8];
+	json_t *r = NULL;
+	int64_t job;
+
+	(void)state;
+	mount_small();
+	s = harness_serve(harness_fmt("[server]\ndata_dir = %s/data\n"
+				      "[provider]\nkind = local\n[local]\ngpus = 0,1\n"
+				      "[scaler]\ninterval = 10m\n",
+				      mnt),
+			  HARNESS_TEST_CLOCK);
+	harness_own_workers(s);
+	r = harness_call_ok(s, "POST", "/v1/jobs", "{\"command\": [\"true\"]}", 201);
+	job = JINT(r, "id");
+	json_decref(r);
+
+	snprintf(filler, sizeof filler, "%s/filler", mnt);
+	fill(filler);
+	/* SQLite may still have room in its log: fill it with submits. */
+	while (harness_call(s, "POST", "/v1/jobs", "{\"command\": [\"true\"], \"delay_s\": 86400}", &r) == 201)
+		json_decref(r);
+	json_decref(r);
+	harness_advance(s, 600 * 1000);
+	WAIT_FOR(s, 15000, log_says(s, "launch not made: its record was not saved"),
+		 "the scaler's launch on a full disk was not dropped");
+	assert_int(harness_worker_pids(s->url, 0, pids, 8), 0);
+	assert_true(harness_job_is(s, job, "queued"));
+
+	assert_int(unlink(filler), 0);
+	harness_advance(s, 600 * 1000);
+	WAIT_FOR(s, 30000, harness_job_is(s, job, "succeeded"), "job %lld not run once space returned",
+		 (long long)job);
+	assert_int(harness_server_stop(s), 0);
+	unmount(state);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(writes_refused_until_space_returns, unmount),
+		cmocka_unit_test_teardown(a_launch_waits_for_its_record, unmount),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
