@@ -22,7 +22,7 @@ main() {
 	export EBB_BIN
 
 	# In the order of the document's sections; others after them.
-	order="cycle idle longpoll replay provider scrape"
+	order="cycle idle longpoll replay provider scrape slowdb"
 	for p in "$dir"/*; do
 		[ -x "$p" ] || continue
 		case " $order " in *" $(basename "$p") "*) ;; *) order="$order $(basename "$p")" ;; esac
@@ -81,6 +81,10 @@ event loop share one commit).
 6. **A scrape against the length of history**: \`GET /metrics\` on stores
    holding 10, 10^4 and 10^6 ledger segments. Baseline: \`GET /v1/report\`,
    which walks every segment, on the same stores.
+7. **A slow database**: the job cycle and the wait for serve's thread
+   (\`GET /healthz\` timed under load) on the PostgreSQL store, with 0 to
+   100 ms added to every round trip to the database server. Baseline: the
+   same server on its unix socket.
 
 Every figure is the median of several runs (the count is given with each
 table), and each table has its baseline measured in the same run. The load
