@@ -1,0 +1,208 @@
+/* Several jobs per instance, end to end: a real `ebb serve` with the local
+ * provider launches one instance of 4 GPUs, whose real `ebb worker` runs
+ * 1-GPU jobs side by side, each on a GPU of its own (CUDA_VISIBLE_DEVICES).
+ *
+ * - Four 1-GPU jobs run at once on the one instance: each writes that it
+ *   started and then waits for a file the test writes only once all four
+ *   have started, so none can end before the four run together.
+ * - The ledger still adds up: the report's total is the instance's bill to
+ *   the cent, each job paid for its GPU's share of the instance while it
+ *   ran, and the rest is idle.
+ * - An instance with one job left of two is busy, not idle: it is not
+ *   released past its idle timeout while that job runs.
+ *
+ * Workers run in real time; every wait polls with a deadline. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static struct harness_server *serve(const char *extra, int flags)
+{
+	struct harness_server *s = harness_serve(harness_fmt("[provider]\n"
+							     "kind = local\n"
+							     "orphan_timeout = 20s\n"
+							     "[local]\n"
+							     "gpus = 0,1,2,3\n"
+							     "[lane.standard]\n"
+							     "wait_target = 1s\n"
+							     "[offer.quad]\n"
+							     "gpus = 4\n"
+							     "price_ondemand = 3.6\n"
+							     "billing = per-second\n"
+							     "billing_minimum = 1s\n"
+							     "[scaler]\n"
+							     "interval = 200ms\n"
+							     "max_instances = 1\n"
+							     "%s",
+							     extra),
+						 flags);
+	harness_own_workers(s);
+	return s;
+}
+
+/* A 1-GPU job that writes dir/started.ID with the GPUs it sees, then
+ * waits for dir/end.ID or dir/end (all). */
+static int64_t submit_waiting(struct harness_server *s, const char *dir)
+{
+	return harness_submit(s, harness_fmt("{\"command\": [\"sh\", \"-c\", \"echo $CUDA_VISIBLE_DEVICES >"
+					     " %s/started.$EBB_JOB_ID; until [ -e %s/end ] || [ -e %s/end.$EBB_JOB_ID ];"
+					     " do sleep 0.05; done\"], \"gpus\": 1, \"est_s\": 30}",
+					     dir, dir, dir));
+}
+
+static int started(const char *dir, int64_t id) { return access(harness_fmt("%s/started.%lld", dir, (long long)id), F_OK) == 0; }
+
+/* The one live instance's member at path, as a string. */
+static const char *instance_str(struct harness_server *s, const char *path, char *buf, size_t size)
+{
+	json_t *f = harness_get(s, "/v1/fleet");
+	json_t *i = json_array_get(harness_jget(f, "instances"), 0);
+
+	snprintf(buf, size, "%s", i ? JSTR(i, path) : "(no instance)");
+	json_decref(f);
+	return buf;
+}
+
+/* The job the one live instance is shown to run. */
+static int64_t instance_job(struct harness_server *s)
+{
+	json_t *f = harness_get(s, "/v1/fleet");
+	int64_t id = JINT(json_array_get(harness_jget(f, "instances"), 0), "job");
+
+	json_decref(f);
+	return id;
+}
+
+static double num(json_t *v, const char *path)
+{
+	json_t *n = harness_jget(v, path);
+
+	if (!json_is_number(n))
+		fail_msg("%s: not a number", path);
+	return json_number_value(n);
+}
+
+/* The cost of the report's (idle) row. */
+static double idle_cost(json_t *report)
+{
+	json_t *g;
+	size_t k;
+
+	json_array_foreach(harness_jget(report, "groups"), k, g) {
+		if (strcmp(JSTR(g, "name"), "(idle)") == 0)
+			return num(g, "cost_usd");
+	}
+	fail_msg("no (idle) row in the report");
+	return 0;
+}
+
+static void test_four_jobs_at_once_on_four_gpus(void **state)
+{
+	struct harness_server *s = serve("idle_timeout = 1s\n", 0);
+	const char *dir = harness_tmpdir();
+	int64_t ids[4];
+	int seen[4] = {0};
+	char buf[64];
+	json_t *f, *r, *i;
+	double jobs_cost = 0;
+
+	(void)state;
+	for (int k = 0; k < 4; k++)
+		ids[k] = submit_waiting(s, dir);
+	WAIT_FOR(s, 30000, started(dir, ids[0]) && started(dir, ids[1]) && started(dir, ids[2]) && started(dir, ids[3]),
+		 "the four jobs have not all started after 30 s");
+	/* None can have ended: all four run at once, on one instance. */
+	for (int k = 0; k < 4; k++) {
+		char *text = harness_read_file(harness_fmt("%s/started.%lld", dir, (long long)ids[k]), NULL);
+		int gpu = text ? atoi(text) : -1;
+		if (!text || strchr(text, ',') || gpu < 0 || gpu > 3 || seen[gpu]++)
+			harness_fail_with_log(s, "job %lld sees CUDA_VISIBLE_DEVICES=%s: not a GPU of its own",
+					      (long long)ids[k], text ? text : "(unread)");
+		free(text);
+		assert_true(harness_job_is(s, ids[k], "leased"));
+	}
+	assert_int(harness_live_instances(s, NULL), 1);
+	assert_string_equal(instance_str(s, "state", buf, sizeof buf), "busy");
+
+	harness_write_file(harness_fmt("%s/end", dir), "");
+	WAIT_FOR(s, 20000, harness_stat(s, "states.succeeded") == 4, "%lld of 4 jobs succeeded",
+		 (long long)harness_stat(s, "states.succeeded"));
+	WAIT_FOR(s, 20000, harness_live_instances(s, NULL) == 0, "the instance is still up after its jobs (idle_timeout 1s)");
+
+	/* The ledger: the report's total is the instance's bill, to the cent. */
+	f = harness_get(s, "/v1/fleet?all=1");
+	i = json_array_get(harness_jget(f, "instances"), 0);
+	assert_int(json_array_size(harness_jget(f, "instances")), 1);
+	r = harness_get(s, "/v1/report?by=team");
+	if (fabs(num(r, "total.cost_usd") - num(i, "cost_usd")) > 0.005 ||
+	    fabs(num(r, "total.seconds.billed") - num(i, "billed_s")) > 0.0005)
+		harness_fail_with_log(s, "report: $%.6f for %.3f s; the instance was billed $%.6f for %.3f s",
+				      num(r, "total.cost_usd"), num(r, "total.seconds.billed"), num(i, "cost_usd"),
+				      num(i, "billed_s"));
+	/* Each job paid for its one GPU of four while it ran, by hand:
+	 * $3.6/h is $0.00025 a GPU-second; what is left is the report's
+	 * (idle) row: boot, the GPUs no job held, the billing remainder. */
+	for (int k = 0; k < 4; k++) {
+		json_t *j = harness_get_job(s, ids[k]);
+		double ran_s = num(j, "finished_at") - num(j, "started_at"), want = ran_s * 3.6 / 3600 / 4;
+		jobs_cost += num(j, "cost_usd");
+		if (fabs(num(j, "cost_usd") - want) > 1e-5)
+			harness_fail_with_log(s, "job %lld ran %.3f s on 1 GPU of 4: cost $%.6f, expected $%.6f",
+					      (long long)ids[k], ran_s, num(j, "cost_usd"), want);
+		json_decref(j);
+	}
+	if (fabs(jobs_cost + idle_cost(r) - num(r, "total.cost_usd")) > 1e-6)
+		harness_fail_with_log(s, "the jobs' $%.6f and (idle)'s $%.6f are not the total $%.6f", jobs_cost,
+				      idle_cost(r), num(r, "total.cost_usd"));
+	json_decref(r);
+	json_decref(f);
+	assert_int(harness_server_stop(s), 0);
+}
+
+/* Two jobs on the instance; the first ends, the second runs on: the
+ * instance is busy with it, and an hour past the idle timeout (serve's
+ * test clock) it is still up and the job still leased. */
+static void test_one_busy_gpu_keeps_the_instance(void **state)
+{
+	struct harness_server *s = serve("idle_timeout = 1m\n", HARNESS_TEST_CLOCK);
+	const char *dir = harness_tmpdir();
+	int64_t first, second;
+	char buf[64];
+
+	(void)state;
+	first = submit_waiting(s, dir);
+	second = submit_waiting(s, dir);
+	WAIT_FOR(s, 30000, started(dir, first) && started(dir, second), "the two jobs have not both started after 30 s");
+	harness_write_file(harness_fmt("%s/end.%lld", dir, (long long)first), "");
+	WAIT_FOR(s, 10000, harness_job_is(s, first, "succeeded"), "job %lld did not succeed", (long long)first);
+	assert_true(harness_job_is(s, second, "leased"));
+	assert_string_equal(instance_str(s, "state", buf, sizeof buf), "busy");
+	assert_int(instance_job(s), second);
+
+	harness_advance(s, 60 * 60 * 1000);
+	/* Ten scaler intervals past the advance: still busy, still up. */
+	for (int k = 0; k < 10; k++) {
+		if (harness_live_instances(s, NULL) != 1 || strcmp(instance_str(s, "state", buf, sizeof buf), "busy") != 0)
+			harness_fail_with_log(s, "the instance is %s with job %lld still running on it", buf,
+					      (long long)second);
+		harness_sleep_ms(200);
+	}
+	assert_true(harness_job_is(s, second, "leased"));
+	harness_write_file(harness_fmt("%s/end", dir), "");
+	WAIT_FOR(s, 10000, harness_job_is(s, second, "succeeded"), "job %lld did not succeed", (long long)second);
+	assert_int(harness_server_stop(s), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_four_jobs_at_once_on_four_gpus, harness_cleanup),
+		cmocka_unit_test_teardown(test_one_busy_gpu_keeps_the_instance, harness_cleanup),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
