@@ -10,6 +10,8 @@
  *   ran, and the rest is idle.
  * - An instance with one job left of two is busy, not idle: it is not
  *   released past its idle timeout while that job runs.
+ * - A reclaim notice stops every job side by side: each is interrupted,
+ *   queued again and ends on the next instance.
  *
  * Workers run in real time; every wait polls with a deadline. */
 #include <math.h>
@@ -197,11 +199,63 @@ static void test_one_busy_gpu_keeps_the_instance(void **state)
 	assert_int(harness_server_stop(s), 0);
 }
 
+/* Is job id interrupted `times` times, and queued or leased again? */
+static int interrupted(struct harness_server *s, int64_t id, int times)
+{
+	json_t *j = harness_get_job(s, id);
+	int yes = JINT(j, "interruptions") == times &&
+		  (strcmp(JSTR(j, "state"), "queued") == 0 || strcmp(JSTR(j, "state"), "leased") == 0);
+
+	json_decref(j);
+	return yes;
+}
+
+/* A reclaim notice on an instance running two jobs side by side: its
+ * runners stop both, which are interrupted (no attempt spent) and queued
+ * again; the worker leaves once both are reported, and they run to their
+ * end on the next instance. */
+static void test_reclaim_interrupts_every_job_beside(void **state)
+{
+	struct harness_server *s = serve("idle_timeout = 1m\n[provider]\nreclaim_grace = 2s\n[local]\nreclaim_notice = 5s\n",
+					 0);
+	const char *dir = harness_tmpdir();
+	struct harness_run run;
+	int64_t first, second, inst = 0, next = 0;
+
+	(void)state;
+	first = submit_waiting(s, dir);
+	second = submit_waiting(s, dir);
+	WAIT_FOR(s, 30000, started(dir, first) && started(dir, second), "the two jobs have not both started after 30 s");
+	assert_int(harness_live_instances(s, &inst), 1);
+	unlink(harness_fmt("%s/started.%lld", dir, (long long)first));
+	unlink(harness_fmt("%s/started.%lld", dir, (long long)second));
+	if (harness_ebb(&run, s, "reclaim", harness_fmt("%lld", (long long)inst), (char *)NULL) != 0)
+		harness_fail_with_log(s, "ebb reclaim %lld: %s%s", (long long)inst, run.out, run.err);
+	harness_run_free(&run);
+	WAIT_FOR(s, 30000, interrupted(s, first, 1) && interrupted(s, second, 1),
+		 "the jobs of reclaimed instance %lld were not both interrupted", (long long)inst);
+	/* Both run again, on the next instance, and end there. */
+	WAIT_FOR(s, 30000, started(dir, first) && started(dir, second), "the two jobs did not start again after 30 s");
+	harness_live_instances(s, &next);
+	assert_true(next != inst);
+	harness_write_file(harness_fmt("%s/end", dir), "");
+	WAIT_FOR(s, 20000, harness_job_is(s, first, "succeeded") && harness_job_is(s, second, "succeeded"),
+		 "jobs %lld and %lld did not both succeed", (long long)first, (long long)second);
+	for (int k = 0; k < 2; k++) {
+		json_t *j = harness_get_job(s, k ? second : first);
+		assert_int(JINT(j, "attempts"), 1);
+		assert_int(JINT(j, "interruptions"), 1);
+		json_decref(j);
+	}
+	assert_int(harness_server_stop(s), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_four_jobs_at_once_on_four_gpus, harness_cleanup),
 		cmocka_unit_test_teardown(test_one_busy_gpu_keeps_the_instance, harness_cleanup),
+		cmocka_unit_test_teardown(test_reclaim_interrupts_every_job_beside, harness_cleanup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
