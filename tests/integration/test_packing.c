@@ -12,12 +12,19 @@
  *   released past its idle timeout while that job runs.
  * - A reclaim notice stops every job side by side: each is interrupted,
  *   queued again and ends on the next instance.
+ * - A worker started by hand packs too, on the GPUs its own
+ *   CUDA_VISIBLE_DEVICES names, and SIGTERM stops every job it runs.
  *
  * Workers run in real time; every wait polls with a deadline. */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -46,15 +53,17 @@ static struct harness_server *serve(const char *extra, int flags)
 	return s;
 }
 
-/* A 1-GPU job that writes dir/started.ID with the GPUs it sees, then
- * waits for dir/end.ID or dir/end (all). */
-static int64_t submit_waiting(struct harness_server *s, const char *dir)
+/* A job of `gpus` GPUs that writes dir/started.ID with the GPUs it sees,
+ * then waits for dir/end.ID or dir/end (all). */
+static int64_t submit_gpus(struct harness_server *s, const char *dir, int gpus)
 {
 	return harness_submit(s, harness_fmt("{\"command\": [\"sh\", \"-c\", \"echo $CUDA_VISIBLE_DEVICES >"
 					     " %s/started.$EBB_JOB_ID; until [ -e %s/end ] || [ -e %s/end.$EBB_JOB_ID ];"
-					     " do sleep 0.05; done\"], \"gpus\": 1, \"est_s\": 30}",
-					     dir, dir, dir));
+					     " do sleep 0.05; done\"], \"gpus\": %d, \"est_s\": 30}",
+					     dir, dir, dir, gpus));
 }
+
+static int64_t submit_waiting(struct harness_server *s, const char *dir) { return submit_gpus(s, dir, 1); }
 
 static int started(const char *dir, int64_t id) { return access(harness_fmt("%s/started.%lld", dir, (long long)id), F_OK) == 0; }
 
@@ -250,12 +259,81 @@ static void test_reclaim_interrupts_every_job_beside(void **state)
 	assert_int(harness_server_stop(s), 0);
 }
 
+/* The GPUs job id saw, sorted, in buf ("" when it has not written them). */
+static const char *seen_gpus(const char *dir, int64_t id, char *buf, size_t size)
+{
+	char *text = harness_read_file(harness_fmt("%s/started.%lld", dir, (long long)id), NULL);
+
+	snprintf(buf, size, "%s", text ? text : "");
+	buf[strcspn(buf, "\n")] = '\0';
+	free(text);
+	return buf;
+}
+
+/* A worker started by hand (no instance) with --gpus 3, on the GPUs its
+ * CUDA_VISIBLE_DEVICES names: a 2-GPU and a 1-GPU job run at once, each
+ * on GPUs of its own, the three between them; SIGTERM stops both, each
+ * reported interrupted (queued again, no attempt spent), and the worker
+ * exits once both are. */
+static void test_hand_started_worker_packs_and_stops_all(void **state)
+{
+	struct harness_server *s = harness_serve(NULL, 0);
+	const char *dir = harness_tmpdir();
+	char two[64], one[64], all[160];
+	int64_t pair, single, until;
+	pid_t pid;
+	int st = -1;
+
+	(void)state;
+	pair = submit_gpus(s, dir, 2);
+	single = submit_gpus(s, dir, 1);
+	pid = fork();
+	if (pid < 0)
+		fail_msg("fork: %s", strerror(errno));
+	if (pid == 0) {
+		int fd = open(harness_fmt("%s/worker.log", dir), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		setenv("CUDA_VISIBLE_DEVICES", "4,6,9", 1);
+		execl(harness_ebb_bin(), "ebb", "worker", "--server", s->url, "--name", "hand", "--gpus", "3", "--grace",
+		      "200ms", (char *)NULL);
+		_exit(127);
+	}
+	WAIT_FOR(s, 20000, started(dir, pair) && started(dir, single), "the two jobs have not both started after 20 s");
+	seen_gpus(dir, pair, two, sizeof two);
+	seen_gpus(dir, single, one, sizeof one);
+	snprintf(all, sizeof all, ",%s,%s,", two, one);
+	if (strlen(two) != 3 || strlen(one) != 1 || !strstr(all, ",4") || !strstr(all, ",6") || !strstr(all, ",9"))
+		harness_fail_with_log(s, "the 2-GPU job saw '%s', the 1-GPU job '%s': not 4, 6 and 9 between them", two,
+				      one);
+	kill(pid, SIGTERM);
+	until = harness_now_ms() + 15000;
+	while (waitpid(pid, &st, WNOHANG) != pid) {
+		if (harness_now_ms() > until) {
+			kill(pid, SIGKILL);
+			harness_fail_with_log(s, "the worker still runs 15 s after SIGTERM");
+		}
+		harness_sleep_ms(20);
+	}
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	for (int k = 0; k < 2; k++) {
+		json_t *j = harness_get_job(s, k ? single : pair);
+		assert_string_equal(JSTR(j, "state"), "queued");
+		assert_int(JINT(j, "attempts"), 0);
+		assert_int(JINT(j, "interruptions"), 1);
+		json_decref(j);
+	}
+	assert_int(harness_server_stop(s), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_four_jobs_at_once_on_four_gpus, harness_cleanup),
 		cmocka_unit_test_teardown(test_one_busy_gpu_keeps_the_instance, harness_cleanup),
 		cmocka_unit_test_teardown(test_reclaim_interrupts_every_job_beside, harness_cleanup),
+		cmocka_unit_test_teardown(test_hand_started_worker_packs_and_stops_all, harness_cleanup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
