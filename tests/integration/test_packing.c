@@ -14,6 +14,7 @@
  *   queued again and ends on the next instance.
  * - A worker started by hand packs too, on the GPUs its own
  *   CUDA_VISIBLE_DEVICES names, and SIGTERM stops every job it runs.
+ * - A worker killed -9 leaves none of its jobs running.
  *
  * Workers run in real time; every wait polls with a deadline. */
 #include <errno.h>
@@ -53,14 +54,27 @@ static struct harness_server *serve(const char *extra, int flags)
 	return s;
 }
 
-/* A job of `gpus` GPUs that writes dir/started.ID with the GPUs it sees,
- * then waits for dir/end.ID or dir/end (all). */
+/* A job of `gpus` GPUs that writes its pid to dir/pid.ID and the GPUs it
+ * sees to dir/started.ID, then waits for dir/end.ID or dir/end (all). */
 static int64_t submit_gpus(struct harness_server *s, const char *dir, int gpus)
 {
-	return harness_submit(s, harness_fmt("{\"command\": [\"sh\", \"-c\", \"echo $CUDA_VISIBLE_DEVICES >"
-					     " %s/started.$EBB_JOB_ID; until [ -e %s/end ] || [ -e %s/end.$EBB_JOB_ID ];"
-					     " do sleep 0.05; done\"], \"gpus\": %d, \"est_s\": 30}",
-					     dir, dir, dir, gpus));
+	return harness_submit(s, harness_fmt("{\"command\": [\"sh\", \"-c\", \"echo $$ > %s/pid.$EBB_JOB_ID;"
+					     " echo $CUDA_VISIBLE_DEVICES > %s/started.$EBB_JOB_ID;"
+					     " until [ -e %s/end ] || [ -e %s/end.$EBB_JOB_ID ]; do sleep 0.05; done\"],"
+					     " \"gpus\": %d, \"est_s\": 30}",
+					     dir, dir, dir, dir, gpus));
+}
+
+/* The pid job id wrote. */
+static pid_t job_pid(const char *dir, int64_t id)
+{
+	char *text = harness_read_file(harness_fmt("%s/pid.%lld", dir, (long long)id), NULL);
+	pid_t pid = text ? (pid_t)atoi(text) : 0;
+
+	free(text);
+	if (pid <= 0)
+		fail_msg("job %lld wrote no pid", (long long)id);
+	return pid;
 }
 
 static int64_t submit_waiting(struct harness_server *s, const char *dir) { return submit_gpus(s, dir, 1); }
@@ -327,6 +341,42 @@ static void test_hand_started_worker_packs_and_stops_all(void **state)
 	assert_int(harness_server_stop(s), 0);
 }
 
+/* The worker of an instance running two jobs side by side killed -9: its
+ * runners die with it and their jobs with them (nothing runs twice once
+ * the leases expire), the instance is gone, and both jobs run again on the
+ * next one. */
+static void test_kill_9_leaves_no_job_behind(void **state)
+{
+	struct harness_server *s = serve("idle_timeout = 1m\n", 0);
+	const char *dir = harness_tmpdir();
+	int64_t first, second, inst = 0;
+	pid_t worker = 0, jobs[2];
+	json_t *f;
+
+	(void)state;
+	first = submit_waiting(s, dir);
+	second = submit_waiting(s, dir);
+	WAIT_FOR(s, 30000, started(dir, first) && started(dir, second), "the two jobs have not both started after 30 s");
+	jobs[0] = job_pid(dir, first);
+	jobs[1] = job_pid(dir, second);
+	harness_live_instances(s, &inst);
+	f = harness_get(s, "/v1/fleet");
+	sscanf(JSTR(json_array_get(harness_jget(f, "instances"), 0), "provider_ref"), "pid:%d", &worker);
+	json_decref(f);
+	assert_true(worker > 0 && harness_alive(worker, NULL));
+	unlink(harness_fmt("%s/started.%lld", dir, (long long)first));
+	unlink(harness_fmt("%s/started.%lld", dir, (long long)second));
+	kill(worker, SIGKILL);
+	WAIT_FOR(s, 10000, !harness_alive(jobs[0], NULL) && !harness_alive(jobs[1], NULL),
+		 "a job of the worker killed -9 still runs (pids %d, %d)", (int)jobs[0], (int)jobs[1]);
+	WAIT_FOR(s, 30000, started(dir, first) && started(dir, second), "the two jobs did not start again after 30 s");
+	assert_true(harness_live_instances(s, NULL) == 1 && !harness_alive(worker, NULL));
+	harness_write_file(harness_fmt("%s/end", dir), "");
+	WAIT_FOR(s, 20000, harness_job_is(s, first, "succeeded") && harness_job_is(s, second, "succeeded"),
+		 "jobs %lld and %lld did not both succeed", (long long)first, (long long)second);
+	assert_int(harness_server_stop(s), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +384,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_one_busy_gpu_keeps_the_instance, harness_cleanup),
 		cmocka_unit_test_teardown(test_reclaim_interrupts_every_job_beside, harness_cleanup),
 		cmocka_unit_test_teardown(test_hand_started_worker_packs_and_stops_all, harness_cleanup),
+		cmocka_unit_test_teardown(test_kill_9_leaves_no_job_behind, harness_cleanup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
