@@ -25,6 +25,10 @@ enum instance_state {
  * it among its offer's workers lost. */
 #define WORKER_ORPHANED "orphaned: serve out of reach"
 
+/* The most GPUs of an instance (an offer's limit, and a lease's): so the
+ * most jobs it runs at once, one a GPU. */
+#define INSTANCE_GPUS_MAX 64
+
 struct instance {
 	int64_t id;
 	char offer[CONF_NAME_MAX + 1];

@@ -36,6 +36,7 @@ static const char *type_name(enum field_type t)
 	case F_INT: return "an integer";
 	case F_BOOL: return "true or false";
 	case F_STRINGS: return "an array of names";
+	case F_IDS: return "an array of ids";
 	case F_ANY: break;
 	}
 	return "a value";
@@ -77,6 +78,18 @@ static int check_one(const struct field *f, json_t *v, struct ebb_error *err)
 			if (!json_is_string(s) || !config_name_ok(json_string_value(s)))
 				return error_set(err, 400, "bad_value", f->name,
 						 "%s[%zu]: expected a name of letters, digits, '_', '.' or '-'",
+						 f->name, i);
+		}
+		return 0;
+	}
+	case F_IDS: {
+		size_t i;
+		json_t *id;
+		if (!json_is_array(v) || (int64_t)json_array_size(v) > f->max)
+			break;
+		json_array_foreach(v, i, id) {
+			if (!json_is_integer(id) || json_integer_value(id) < 1)
+				return error_set(err, 400, "bad_value", f->name, "%s[%zu]: expected an id (an integer from 1)",
 						 f->name, i);
 		}
 		return 0;

@@ -16,6 +16,7 @@ enum field_type {
 	F_INT,     /* integer from min to max */
 	F_BOOL,
 	F_STRINGS, /* array of at most max strings, each a name */
+	F_IDS,     /* array of at most max ids (integers from 1) */
 	F_ANY,     /* any JSON value */
 };
 

@@ -320,10 +320,20 @@ double plan_cost_per_work_s(const struct offer *o, enum market m, int64_t checkp
 	return price_of(o, m) / 3600.0 * (boot_s + run_s + lost_s) / run_ref_s;
 }
 
-static double cost_per_work_s(const struct planner *p, const struct offer *o, enum market m,
-			      double run_ref_s, double job_ref_s)
+/* How many jobs of class c an instance runs at once on `gpus` of its GPUs:
+ * one where the view does not pack. */
+static int64_t jobs_on(const struct planner *p, const struct plan_class *c, int gpus)
 {
-	return plan_cost_per_work_s(o, m, p->s->checkpoint_every_ms, run_ref_s, job_ref_s);
+	return p->v->packs ? gpus / (c->gpus > 1 ? c->gpus : 1) : 1;
+}
+
+/* An instance that runs n jobs side by side does n times the work in the
+ * same time, its boot and reclaims' losses shared: 1/n the price per work. */
+static double cost_per_work_s(const struct planner *p, const struct plan_class *c, const struct offer *o,
+			      enum market m, double run_ref_s, double job_ref_s)
+{
+	return plan_cost_per_work_s(o, m, p->s->checkpoint_every_ms, run_ref_s, job_ref_s) /
+	       (double)jobs_on(p, c, o->gpus);
 }
 
 static int by_cost(const void *a, const void *b)
@@ -366,7 +376,7 @@ static int candidates(const struct planner *p, const struct plan_class *c, int s
 				continue;
 			}
 			out[n++] = (struct candidate){k, (enum market)m,
-						      cost_per_work_s(p, o, (enum market)m, run_ref_s, job_ref_s), 0};
+						      cost_per_work_s(p, c, o, (enum market)m, run_ref_s, job_ref_s), 0};
 		}
 	}
 	*spot_failed = spot_fits > 0 && spot_failing == spot_fits;
@@ -467,8 +477,13 @@ static void compared(const struct planner *p, const struct candidate *all, int n
 	}
 }
 
-/* Launches `want` instances for class c, each on the cheapest way per item
- * that the limits and the spot spread allow. */
+/* What the warm pool launches for: any instance, counted by instances. */
+static const struct plan_class warm_class = {.lane = "", .gpus = 0, .min_vram_gb = 0};
+
+/* Launches instances for `want` jobs of class c (the warm pool: `want`
+ * instances), each on the cheapest way per item that the limits and the
+ * spot spread allow; an instance that runs jobs side by side takes as many
+ * of them as its GPUs hold. */
 static void launch(struct planner *p, const struct plan_class *c, int64_t want, int spot_ok,
 		   double run_ref_s, double job_ref_s, const char *why)
 {
@@ -497,6 +512,8 @@ static void launch(struct planner *p, const struct plan_class *c, int64_t want, 
 			if (pick < 0)
 				break;
 			count_launch(p, &all[pick]);
+			if (c != &warm_class)
+				placed += jobs_on(p, c, p->v->offers[all[pick].offer].gpus) - 1;
 		}
 		/* On demand passes a hard limit that spot may not: better a
 		 * spot instance than none. */
@@ -631,22 +648,29 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 	}
 	for (k = 0; k < p->v->nfleet && (capacity < work_s || matched == 0) && matched < jobs; k++) {
 		const struct plan_instance *i = &p->v->fleet[k];
+		int busy = i->state == INST_BUSY;
+		/* The jobs it takes at once: those its GPUs hold, or beside its
+		 * jobs those its free GPUs hold. */
+		int64_t beside = busy && p->v->packs ? jobs_on(p, c, i->free_gpus) : 0,
+			slots = busy ? beside : jobs_on(p, c, offer_of(p, i)->gpus);
 		double cap;
 		if (p->taken[k] || i->state == INST_DRAINING || !p->fits[i->offer])
 			continue;
+		cap = capacity_within(p, i, horizon_s);
 		/* A busy one whose job outlasts the horizon takes none of these
-		 * jobs within it: it must not stand in for a launch. */
-		if ((cap = capacity_within(p, i, horizon_s)) <= 0 && i->state == INST_BUSY)
+		 * jobs within it, but on its free GPUs: it must not stand in
+		 * for a launch. */
+		if (cap <= 0 && busy && beside == 0)
 			continue;
 		p->taken[k] = 1;
-		capacity += cap;
+		capacity += busy ? cap + (double)beside * horizon_s * offer_of(p, i)->speed : cap * (double)slots;
 		/* A free one takes one of these jobs: its GPUs come out of the
 		 * team's room as a launch's would. */
 		if (p->team >= 0 && i->state != INST_BUSY)
 			p->t->room[p->team] -= p->team_gpus;
 		/* Free before a launch would be: the oldest job is better off waiting for it. */
-		ready += i->state != INST_BUSY || busy_remaining_s(p, i) < boot_s;
-		matched++;
+		ready += !busy || beside > 0 || busy_remaining_s(p, i) < boot_s;
+		matched += busy ? (cap > 0) + beside : slots;
 	}
 	shortfall = work_s - capacity;
 	/* Queued jobs that no instance can take are a shortfall however
@@ -683,7 +707,6 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 
 static void keep_warm(struct planner *p)
 {
-	static const struct plan_class any = {.lane = "", .gpus = 0, .min_vram_gb = 0};
 	int floor_n = p->warm_floor;
 	char why[100];
 
@@ -696,7 +719,7 @@ static void keep_warm(struct planner *p)
 	if (!p->v->no_reasons)
 		snprintf(why, sizeof why, "warm pool floor of %d for this hour", floor_n);
 	/* Priced as an hour of work: a warm instance waits for whatever comes. */
-	launch(p, &any, floor_n - p->serving, 1, 3600, 60, why);
+	launch(p, &warm_class, floor_n - p->serving, 1, 3600, 60, why);
 }
 
 /* idle_left: idle instances not yet decided on, this one included. */

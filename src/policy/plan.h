@@ -46,6 +46,9 @@ struct plan_instance {
 	int team;
 	int team_gpus;
 	int priority; /* of its job: the lowest is preempted first */
+	/* While it runs jobs: the GPUs none of them holds, room for more
+	 * beside them when the view packs. */
+	int free_gpus;
 };
 
 /* A lane, for the classes plan()'s callers build: its rank and wait target. */
@@ -118,6 +121,11 @@ struct plan_view {
 	/* Bit t: team t has spent its monthly_budget this month; nothing is
 	 * launched for its work. */
 	uint64_t over_budget;
+	/* Workers run jobs side by side on an instance's GPUs (serve's do):
+	 * an instance is capacity for as many jobs of a class at once as its
+	 * GPUs hold, a launch too. 0: one job an instance (ebb sim does not
+	 * model packing). */
+	int packs;
 };
 
 /* ACTION_PREEMPT: the job the instance runs gives its GPUs back to a team

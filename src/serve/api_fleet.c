@@ -62,7 +62,7 @@ int api_leave(struct api_call *c)
 	if (fleet_get(a->fleet, id, &inst, &err) != 0)
 		return api_fail(c, &err);
 	if (inst.state != INST_TERMINATED && inst.job_id &&
-	    (queue_expire_lease(a->queue, inst.job_id, id, &err) != 0 || queue_process_due(a->queue, &err) != 0))
+	    (queue_expire_instance(a->queue, id, &err) != 0 || queue_process_due(a->queue, &err) != 0))
 		return api_fail(c, &err);
 	if (fleet_leave(a->fleet, id, json_get_str(c->body, "reason", "no reason given"), &inst, &err) != 0)
 		return api_fail(c, &err);

@@ -17,6 +17,7 @@ const struct field api_lease_fields[] = {
 	{"labels", F_STRINGS, 0, 64},
 	{"wait_s", F_INT, 0, 600},
 	{"lease_s", F_INT, 1, 3600},
+	{"running", F_IDS, 0, INSTANCE_GPUS_MAX},
 	{NULL, 0, 0, 0},
 };
 
@@ -25,7 +26,10 @@ int api_lease(struct api_call *c)
 	const struct config *cfg = c->api->cfg;
 	struct lease_request r = {0};
 	struct ebb_error err;
-	int64_t held;
+	int64_t held[INSTANCE_GPUS_MAX], running[INSTANCE_GPUS_MAX];
+	json_t *ids, *id;
+	size_t nrunning;
+	int nheld, rc = 0;
 
 	if (api_body(c, api_lease_fields) != 0)
 		return -1;
@@ -44,11 +48,19 @@ int api_lease(struct api_call *c)
 	r.wait_ms = json_get_int(c->body, "wait_s", 0) * 1000;
 	if (r.wait_ms > cfg->max_lease_wait_ms)
 		r.wait_ms = cfg->max_lease_wait_ms;
-	/* A worker that asks for work runs none: its instance is idle, or
-	 * drains and gets no job. A job still leased on it goes back to the
-	 * queue now, not when its lease expires. */
-	if ((r.may_lease = fleet_worker_asks(c->api->fleet, r.instance, &held, &err)) < 0 ||
-	    (held && queue_unlease_instance(c->api->queue, held, r.instance, &err) != 0))
+	/* A worker that asks for work runs only the jobs it names ("running",
+	 * beside which its free GPUs take more): without them its instance is
+	 * idle, or drains and gets no job. A job still leased on it that it
+	 * does not run goes back to the queue now, not when its lease expires. */
+	ids = json_object_get(c->body, "running");
+	json_array_foreach(ids, nrunning, id)
+		running[nrunning] = json_integer_value(id);
+	if ((r.may_lease = fleet_worker_asks(c->api->fleet, r.instance, running, (int)json_array_size(ids), held,
+					     &nheld, &err)) < 0)
+		return api_fail(c, &err);
+	for (int k = 0; k < nheld && rc == 0; k++)
+		rc = queue_unlease_instance(c->api->queue, held[k], r.instance, &err);
+	if (rc != 0)
 		return api_fail(c, &err);
 	r.offer.labels = json_incref(json_object_get(c->body, "labels"));
 	longpoll_lease(c->api->longpoll, c->req, &r);

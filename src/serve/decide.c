@@ -81,6 +81,7 @@ int decide_now(const struct decide_env *e, int64_t now_ms, struct decision_now *
 		.offers = d->offers,
 		.noffers = d->noffers,
 		.over_budget = d->view.over_budget,
+		.packs = 1,
 	};
 	plan(&pv, d->result);
 	if (d->result->nomem) {

@@ -77,19 +77,49 @@ static int run(struct fleet *f, struct instance *inst, int64_t job_id)
 	return fleet_set_state(f, inst, INST_IDLE, "no job");
 }
 
-int fleet_worker_asks(struct fleet *f, int64_t id, int64_t *held, struct ebb_error *err)
+static int among(int64_t id, const int64_t *ids, int n)
+{
+	for (int k = 0; k < n; k++)
+		if (ids[k] == id)
+			return 1;
+	return 0;
+}
+
+/* The newest job leased on the instance (what it is shown to run), 0
+ * when none is, or -1 on a store error. */
+static int64_t newest_leased(struct fleet *f, int64_t id)
+{
+	struct job_on on[INSTANCE_GPUS_MAX];
+	int n;
+
+	if (store_job_leased_on(f->store, id, on, INSTANCE_GPUS_MAX, &n) != 0)
+		return -1;
+	return n ? on[n - 1].id : 0;
+}
+
+int fleet_worker_asks(struct fleet *f, int64_t id, const int64_t *running, int nrunning, int64_t *held, int *nheld,
+		      struct ebb_error *err)
 {
 	struct instance inst;
-	int rc;
+	struct job_on leased[INSTANCE_GPUS_MAX];
+	int64_t runs = 0;
+	int rc, n = 0;
 
-	*held = 0;
+	*nheld = 0;
 	if (!id)
 		return 1;
 	if ((rc = store_instance_get(f->store, id, &inst)) == STORE_NOT_FOUND)
 		return 1;
-	if (rc == 0 && inst.state != INST_TERMINATED)
-		*held = inst.job_id;
-	if (rc != 0 || (*held && run(f, &inst, 0) != 0))
+	if (rc != 0 || (inst.state != INST_TERMINATED &&
+			store_job_leased_on(f->store, id, leased, INSTANCE_GPUS_MAX, &n) != 0))
+		return store_failure(f->store, err);
+	for (int k = 0; k < n; k++) {
+		if (among(leased[k].id, running, nrunning))
+			runs = leased[k].id;
+		else
+			held[(*nheld)++] = leased[k].id;
+	}
+	if (inst.state != INST_TERMINATED && runs != inst.job_id && run(f, &inst, runs) != 0)
 		return store_failure(f->store, err);
 	return inst.state != INST_DRAINING && inst.state != INST_TERMINATED;
 }
@@ -149,9 +179,22 @@ static int interrupted(struct fleet *f, struct instance *inst, int reclaimed)
 {
 	if (reclaimed && !inst->reclaim_at_ms)
 		inst->reclaim_at_ms = clock_now(f->clock);
-	inst->job_id = 0;
+	if ((inst->job_id = newest_leased(f, inst->id)) < 0)
+		return -1;
 	inst->idle_since_ms = clock_now(f->clock);
 	return fleet_set_state(f, inst, INST_DRAINING, "its job was interrupted: it is going away");
+}
+
+/* A job beside the one the instance is shown to run ended: the same
+ * state, its cost split anew among the jobs left (ledger.c). */
+static int beside_ended(struct fleet *f, struct instance *inst)
+{
+	char reason[sizeof inst->reason];
+
+	if (inst->state != INST_BUSY && inst->state != INST_DRAINING)
+		return 0;
+	snprintf(reason, sizeof reason, "%s", inst->reason);
+	return fleet_set_state(f, inst, inst->state, reason);
 }
 
 int fleet_on_job(void *arg, const struct job_change *c)
@@ -159,6 +202,7 @@ int fleet_on_job(void *arg, const struct job_change *c)
 	struct fleet *f = arg;
 	const struct job *job = c->job;
 	struct instance inst;
+	int64_t next;
 	int rc;
 
 	if (!job->instance || (job->state != JOB_LEASED && c->from != JOB_LEASED))
@@ -172,9 +216,12 @@ int fleet_on_job(void *arg, const struct job_change *c)
 	if (job->state == JOB_LEASED)
 		return inst.job_id == job->id ? 0 : run(f, &inst, job->id);
 	/* The lease ended. A run stopped from outside means the instance is
-	 * going away; otherwise it is idle, unless it had moved on already
-	 * (its worker asked for another job). */
+	 * going away; otherwise it runs the jobs still leased on it, or is
+	 * idle, unless it had moved on already (its worker asked for another
+	 * job). */
 	if (c->interrupted)
 		return interrupted(f, &inst, c->reclaimed);
-	return inst.job_id == job->id ? run(f, &inst, 0) : 0;
+	if (inst.job_id != job->id)
+		return inst.job_id ? beside_ended(f, &inst) : 0;
+	return (next = newest_leased(f, inst.id)) < 0 ? -1 : run(f, &inst, next);
 }

@@ -1,8 +1,9 @@
 /* The fleet: instance records and their transitions, each with a reason,
  * kept in the store (history by trigger in instance_events) and costed by
  * the ledger at every step. It follows the queue: a job leased on an
- * instance makes it busy, the end of that lease idle again, and a run
- * stopped from outside drains it (fleet_on_job, a queue subscriber).
+ * instance makes it busy, the end of the last lease on it idle again (an
+ * instance of several GPUs runs several jobs at once), and a run stopped
+ * from outside drains it (fleet_on_job, a queue subscriber).
  * Every call is made inside a batch. */
 #ifndef EBB_FLEET_H
 #define EBB_FLEET_H
@@ -29,12 +30,15 @@ int fleet_set_state(struct fleet *f, struct instance *inst, enum instance_state 
 int fleet_get(struct fleet *f, int64_t id, struct instance *out, struct ebb_error *err);
 /* A worker started on its instance: idle from now. */
 int fleet_register(struct fleet *f, int64_t id, struct instance *out, struct ebb_error *err);
-/* The worker on instance id asks for a job: it runs none now. 1 when it
- * may take one, 0 when its instance drains or is gone, -1 on a store
- * error (in err). Instance 0 (a worker ebb did not launch) may. *held
- * gets the job the instance was still taken to run (0: none): its lease
- * reply was lost. */
-int fleet_worker_asks(struct fleet *f, int64_t id, int64_t *held, struct ebb_error *err);
+/* The worker on instance id asks for a job: it runs those of running[0..
+ * nrunning) now (several at once on an instance of several GPUs), none
+ * else. 1 when it may take one, 0 when its instance drains or is gone, -1
+ * on a store error (in err). Instance 0 (a worker ebb did not launch)
+ * may. held[0..*nheld) gets the jobs still leased on the instance that
+ * it does not run (up to INSTANCE_GPUS_MAX): their lease replies were
+ * lost. */
+int fleet_worker_asks(struct fleet *f, int64_t id, const int64_t *running, int nrunning, int64_t *held, int *nheld,
+		      struct ebb_error *err);
 /* May the worker on instance id still take a job (it asked before, and
  * waits)? 1, 0 when its instance drains or is gone, -1 on a store error
  * (store_error()). Instance 0 may. */

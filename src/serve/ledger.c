@@ -1,6 +1,7 @@
 /* See ledger.h. */
 #include "serve/ledger.h"
 
+#include <math.h>
 #include <string.h>
 
 static const struct offer *offer_of(const struct ledger *l, const char *name)
@@ -49,13 +50,16 @@ static int add_up(struct ledger *l, const struct instance *inst, const struct se
 {
 	struct ledger_sum d = {.offer = inst->offer, .market = inst->market, .kind = g->kind, .team = team};
 	int64_t len = g->end_ms - g->start_ms, day = g->start_ms / DAY_MS;
+	double share = segment_share(g, inst->gpus);
 
 	do {
 		int64_t from = g->start_ms > day * DAY_MS ? g->start_ms : day * DAY_MS;
 		int64_t to = g->end_ms < (day + 1) * DAY_MS ? g->end_ms : (day + 1) * DAY_MS;
-		d.ms = to > from ? to - from : 0;
-		d.gpu_ms = (double)d.ms * (inst->gpus > 0 ? inst->gpus : 1);
-		d.cost = len > 0 ? g->cost * (double)d.ms / (double)len : 0;
+		int64_t part = to > from ? to - from : 0;
+		/* Instance time by the segment's share of it. */
+		d.ms = llround((double)part * share);
+		d.gpu_ms = (double)part * share * (inst->gpus > 0 ? inst->gpus : 1);
+		d.cost = len > 0 ? g->cost * (double)part / (double)len : 0;
 		d.items = to >= g->end_ms ? items : 0;
 		if ((d.ms || d.items) && store_ledger_add(l->store, day, &d) != 0)
 			return -1;
@@ -118,28 +122,64 @@ static int terminate(struct ledger *l, struct instance *inst, int64_t now)
 	return add_up(l, inst, &rest, "", 0);
 }
 
+/* A running instance's segments from now: one for each job leased on it,
+ * holding that job's GPUs, and an idle one holding the GPUs they leave
+ * (jobs side by side: each pays for its GPUs, the rest is idle). A job
+ * past the instance's GPUs holds none: no time is counted twice. */
+static int open_runs(struct ledger *l, const struct instance *inst, int64_t now)
+{
+	struct segment next = {.instance = inst->id, .start_ms = now};
+	struct job_on on[INSTANCE_GPUS_MAX];
+	int n, left = inst->gpus > 0 ? inst->gpus : 1;
+
+	if (store_job_leased_on(l->store, inst->id, on, INSTANCE_GPUS_MAX, &n) != 0)
+		return -1;
+	if (n == 0) /* the fleet's job, whose lease the store does not hold: all of it */
+		on[n++] = (struct job_on){inst->job_id, left};
+	strcpy(next.kind, "job");
+	for (int k = 0; k < n && left > 0; k++) {
+		next.gpus = on[k].gpus < left ? on[k].gpus : left;
+		next.job = on[k].id;
+		left -= next.gpus;
+		if (store_segment_open(l->store, &next) != 0)
+			return -1;
+	}
+	if (left == 0)
+		return 0;
+	strcpy(next.kind, "idle");
+	next.job = 0;
+	next.gpus = left;
+	return store_segment_open(l->store, &next);
+}
+
 int ledger_transition(struct ledger *l, struct instance *inst, enum instance_state to)
 {
 	/* A launch's first segment starts at its launch; the instance keeps the
 	 * instant of the change (fleet_set_state), so that its recorded life
 	 * and its segments are the same span to the millisecond. */
 	int64_t now = to == INST_REQUESTED && inst->launched_ms ? inst->launched_ms : clock_now(l->clock);
+	double usd_per_ms = ledger_usd_per_ms(l, inst->offer, inst->market);
 	const char *kind = kind_of(to, inst->job_id);
 	struct segment closed;
-	int rc = store_segment_close(l->store, inst->id, now, ledger_usd_per_ms(l, inst->offer, inst->market),
-				     &closed);
+	int rc = 0, n = 0;
 
+	/* Every open segment closes (a job's each and an idle one at most):
+	 * the jobs on the instance may have changed. */
+	while (n++ <= INSTANCE_GPUS_MAX &&
+	       (rc = store_segment_close(l->store, inst->id, now, usd_per_ms, inst->gpus, &closed)) == 0) {
+		if ((strcmp(closed.kind, "job") == 0 && closed.job ? job_run_ended(l, inst, &closed)
+								   : add_up(l, inst, &closed, "", 0)) != 0)
+			return -1;
+	}
 	if (rc < 0)
 		return -1;
 	inst->updated_ms = now;
-	if (rc == 0 && (strcmp(closed.kind, "job") == 0 && closed.job ? job_run_ended(l, inst, &closed)
-								     : add_up(l, inst, &closed, "", 0)) != 0)
-		return -1;
 	if (to == INST_TERMINATED)
 		return inst->state == INST_TERMINATED ? 0 : terminate(l, inst, now);
+	if (kind && strcmp(kind, "job") == 0)
+		return open_runs(l, inst, now);
 	if (kind) {
-		struct segment next = {.instance = inst->id, .job = strcmp(kind, "job") == 0 ? inst->job_id : 0,
-				       .start_ms = now};
+		struct segment next = {.instance = inst->id, .start_ms = now};
 		strcpy(next.kind, kind);
 		return store_segment_open(l->store, &next);
 	}

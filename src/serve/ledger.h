@@ -1,6 +1,8 @@
 /* The ledger: every instance-second billed at its offer's price and
- * market, and attributed to its boot, to the job it ran, or to idle. An
- * instance's life is a chain of segments, one per stretch; a job's cost is
+ * market, and attributed to its boot, to the jobs it ran (side by side on
+ * an instance of several GPUs, each its GPUs' share), or to idle. An
+ * instance's life is a chain of segments, one per stretch (several at
+ * once while jobs run side by side); a job's cost is
  * the sum of its segments; at termination the time billed past the
  * instance's life (rounding and minimum) is one more segment, so the
  * segments always add up to what the provider bills. Each closed segment
@@ -22,11 +24,14 @@ struct ledger {
 	int noffers;
 };
 
-/* The instance moves to `to` (running inst->job_id): its open segment is
- * closed and costed, and the next one opened; on termination its billed
- * time and cost are set and the offer's statistics updated. Called before
- * inst->state changes; sets inst->updated_ms to the instant of the change.
- * 0, or -1 on a store error. */
+/* The instance moves to `to` (running inst->job_id, and on an instance of
+ * several GPUs the other jobs leased on it): its open segments are closed
+ * and costed, and the next ones opened, a job's holding its GPUs and an
+ * idle one the rest; on termination its billed time and cost are set and
+ * the offer's statistics updated. Called before inst->state changes; sets
+ * inst->updated_ms to the instant of the change. Called again in the same
+ * state when the jobs beside inst->job_id change. 0, or -1 on a store
+ * error. */
 int ledger_transition(struct ledger *l, struct instance *inst, enum instance_state to);
 
 /* Price of an instance-hour of the offer on the market, USD; 0 when the

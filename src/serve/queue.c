@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/instance.h"
 #include "common/log.h"
 #include "common/rng.h"
 #include "serve/metrics.h"
@@ -410,18 +411,21 @@ int queue_unlease_instance(struct queue *q, int64_t id, int64_t instance, struct
 	return unlease(q, &job, err);
 }
 
-int queue_expire_lease(struct queue *q, int64_t id, int64_t instance, struct ebb_error *err)
+int queue_expire_instance(struct queue *q, int64_t instance, struct ebb_error *err)
 {
-	struct job job;
-	int rc = 0;
+	struct job_on on[INSTANCE_GPUS_MAX];
+	int n, rc = 0;
 
-	if (queue_get(q, id, NULL, &job, err) != 0)
-		return err->status == 404 ? 0 : -1;
-	if (job.state == JOB_LEASED && job.instance == instance) {
+	if (store_job_leased_on(q->store, instance, on, INSTANCE_GPUS_MAX, &n) != 0)
+		return store_failure(q->store, err);
+	for (int k = 0; k < n && rc == 0; k++) {
+		struct job job;
+		if (queue_get(q, on[k].id, NULL, &job, err) != 0)
+			return -1;
 		job.lease_expires_ms = clock_now(q->clock);
 		rc = write_job(q, &job, NULL, err);
+		job_free(&job);
 	}
-	job_free(&job);
 	return rc;
 }
 

@@ -103,9 +103,9 @@ int queue_unlease(struct queue *q, int64_t id, int64_t token, struct ebb_error *
  * commit and the reply). Nothing when the job is no longer leased there. */
 int queue_unlease_instance(struct queue *q, int64_t id, int64_t instance, struct ebb_error *err);
 
-/* The lease of job id held on instance ends now (the instance is gone);
- * the next queue_process_due puts the job back. */
-int queue_expire_lease(struct queue *q, int64_t id, int64_t instance, struct ebb_error *err);
+/* The leases of the jobs held on instance end now (the instance is gone);
+ * the next queue_process_due puts the jobs back. */
+int queue_expire_instance(struct queue *q, int64_t instance, struct ebb_error *err);
 
 /* Promotes delayed jobs that are due and expires overdue leases. */
 int queue_process_due(struct queue *q, struct ebb_error *err);

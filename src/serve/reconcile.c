@@ -93,7 +93,7 @@ static int check_live(const struct reconcile *r, struct instance *inst, const st
 	item = by_ref(items, n, inst->provider_ref);
 	if (r->keep_all || (item && !item->stopped))
 		return 0;
-	if (inst->job_id && queue_expire_lease(r->queue, inst->job_id, inst->id, &err) != 0)
+	if (inst->job_id && queue_expire_instance(r->queue, inst->id, &err) != 0)
 		return -1;
 	if (item)
 		return fleet_set_state(r->fleet, inst, INST_TERMINATED, "gone: stopped at the provider, so ended") == 0

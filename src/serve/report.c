@@ -157,12 +157,13 @@ static const char *group_name(const struct report *r, const struct ledger_row *r
 	return name ? name : "(unknown job)";
 }
 
+/* A segment of jobs side by side counts its share of the instance's time. */
 static void add_time(struct report_group *g, const struct ledger_row *row, int kind, int64_t ms, double cost)
 {
-	double gpu_ms = (double)ms * row->gpus;
+	double share = segment_share(row->seg, row->gpus), gpu_ms = (double)ms * share * row->gpus;
 
 	g->cost[kind] += cost;
-	g->ms[kind] += ms;
+	g->ms[kind] += (double)ms * share;
 	g->gpu_ms[kind] += gpu_ms;
 	if (row->market == MARKET_SPOT)
 		g->spot_gpu_ms += gpu_ms;
@@ -181,7 +182,7 @@ int report_add(struct report *r, const struct ledger_row *row, double usd_per_ms
 		return -1;
 	if (end == 0) { /* open: up to now, at its price */
 		end = r->now_ms > start ? r->now_ms : start;
-		cost = (double)(end - start) * usd_per_ms;
+		cost = (double)(end - start) * usd_per_ms * segment_share(seg, row->gpus);
 	} else {
 		cost = seg->cost;
 	}
@@ -289,7 +290,7 @@ static json_t *group_to_json(const struct report_group *g, const char *name)
 {
 	static const double H = 3600000.0;
 	double cost = total_cost(g), billed_gpu_ms = 0, not_busy_cost = 0, not_busy_gpu_ms = 0;
-	int64_t billed_ms = 0;
+	double billed_ms = 0;
 
 	for (int k = 0; k < RK_COUNT; k++) {
 		billed_gpu_ms += g->gpu_ms[k];
@@ -312,9 +313,9 @@ static json_t *group_to_json(const struct report_group *g, const char *name)
 		"not_busy", not_busy_gpu_ms / H,
 		"cost_usd_by_kind", "busy", g->cost[RK_BUSY], "boot", g->cost[RK_BOOT], "idle", g->cost[RK_IDLE],
 		"billing", g->cost[RK_BILLING], "not_busy", not_busy_cost,
-		"seconds", "billed", (double)billed_ms / 1000.0, "busy", (double)g->ms[RK_BUSY] / 1000.0, "boot",
-		(double)g->ms[RK_BOOT] / 1000.0, "idle", (double)g->ms[RK_IDLE] / 1000.0, "billing",
-		(double)g->ms[RK_BILLING] / 1000.0,
+		"seconds", "billed", billed_ms / 1000.0, "busy", g->ms[RK_BUSY] / 1000.0, "boot",
+		g->ms[RK_BOOT] / 1000.0, "idle", g->ms[RK_IDLE] / 1000.0, "billing",
+		g->ms[RK_BILLING] / 1000.0,
 		"spot_share", ratio(g->spot_gpu_ms, billed_gpu_ms), "efficiency",
 		ratio(g->gpu_ms[RK_BUSY], billed_gpu_ms), "reclaims", (json_int_t)g->reclaims, "items_lost",
 		(json_int_t)g->items_lost);

@@ -23,7 +23,7 @@ enum report_kind { RK_BUSY, RK_BOOT, RK_IDLE, RK_BILLING, RK_COUNT };
 struct report_group {
 	char *name;
 	double cost[RK_COUNT]; /* USD */
-	int64_t ms[RK_COUNT];  /* instance-milliseconds */
+	double ms[RK_COUNT];   /* instance-milliseconds, a segment's by its share */
 	double gpu_ms[RK_COUNT];
 	double spot_gpu_ms; /* of all kinds, on the spot market */
 	int64_t items, items_lost, jobs, instances, reclaims;

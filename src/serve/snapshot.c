@@ -149,7 +149,7 @@ static int add_open(void *arg, const struct ledger_row *lr)
 
 	for (int p = 0; p < SNAP_PERIODS; p++) {
 		int64_t from = lr->seg->start_ms > x->since_ms[p] ? lr->seg->start_ms : x->since_ms[p];
-		double ms = x->now_ms > from ? (double)(x->now_ms - from) : 0;
+		double ms = x->now_ms > from ? (double)(x->now_ms - from) * segment_share(lr->seg, lr->gpus) : 0;
 		double gpu_ms = ms * (lr->gpus > 0 ? lr->gpus : 1);
 		add_money(&x->money[p], lr->seg->kind, gpu_ms, ms * usd_per_ms, 0);
 		if (tm)

@@ -182,6 +182,24 @@ struct fleet_walk {
 	struct store *st;
 };
 
+/* The GPUs of a running instance that none of the jobs leased on it
+ * holds: room for more beside them. */
+static int free_gpus(struct store *st, const struct instance *inst, int *out)
+{
+	struct job_on on[INSTANCE_GPUS_MAX];
+	int n, rc = store_job_leased_on(st, inst->id, on, INSTANCE_GPUS_MAX, &n);
+
+	*out = 0;
+	if (rc != 0 || n == 0) /* its job's lease not in the store: all of it held */
+		return rc;
+	*out = inst->gpus;
+	for (int k = 0; k < n; k++)
+		*out -= on[k].gpus;
+	if (*out < 0)
+		*out = 0;
+	return 0;
+}
+
 static int add_instance(void *arg, const struct instance *inst)
 {
 	struct fleet_walk *w = arg;
@@ -210,7 +228,7 @@ static int add_instance(void *arg, const struct instance *inst)
 	p->launched_ms = inst->launched_ms;
 	p->idle_since_ms = inst->idle_since_ms;
 	if (inst->job_id) {
-		if ((rc = store_job_get(w->st, inst->job_id, &job)) < 0)
+		if ((rc = free_gpus(w->st, inst, &p->free_gpus)) != 0 || (rc = store_job_get(w->st, inst->job_id, &job)) < 0)
 			return rc;
 		if (rc == 0) {
 			double est = estimate_s(b->med, job.type, job.est_s, b->settings);

@@ -69,8 +69,10 @@ void ebb_policy(struct sim *s)
 	const struct plan_settings *st = &s->p->settings;
 	struct plan_class *classes;
 	struct plan_result *res = s->ebb.result;
+	/* packs 0: the engine runs one job an instance (serve's workers pack
+	 * jobs side by side; the replay does not model it yet). */
 	struct plan_view v = {.now_ms = s->now, .settings = st, .idle_timeout_ms = s->ebb.idle_timeout_ms,
-			      .offers = s->o->offers, .noffers = s->o->noffers, .no_reasons = 1};
+			      .offers = s->o->offers, .noffers = s->o->noffers, .no_reasons = 1, .packs = 0};
 	int nc = 0;
 
 	/* The view's arrays live as long as the replay: grown, never freed

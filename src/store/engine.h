@@ -95,6 +95,7 @@ struct store_engine {
 	int (*job_next_ready)(struct store *st, const struct lease_offer *offer, struct job *out);
 	int (*job_list)(struct store *st, const struct job_filter *filter, job_cb cb, void *arg);
 	int (*job_due)(struct store *st, int64_t now_ms, int64_t *ids, int max, int *n);
+	int (*job_leased_on)(struct store *st, int64_t instance, struct job_on *out, int max, int *n);
 	int (*next_deadline)(struct store *st, int64_t *out_ms);
 	int (*demand)(struct store *st, demand_cb cb, void *arg);
 	int (*recent_submits)(struct store *st, int limit, time_cb cb, void *arg);
@@ -116,7 +117,7 @@ struct store_engine {
 
 	int (*segment_open)(struct store *st, const struct segment *seg);
 	int (*segment_close)(struct store *st, int64_t instance, int64_t end_ms, double usd_per_ms,
-			     struct segment *closed);
+			     int instance_gpus, struct segment *closed);
 	int (*job_add_cost)(struct store *st, int64_t job, double usd);
 	int (*offer_stat_add)(struct store *st, const struct offer_stat *delta);
 	int (*offer_stats)(struct store *st, offer_stat_cb cb, void *arg);

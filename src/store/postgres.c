@@ -103,6 +103,9 @@ static const char *const migrations[] = {
 	"CREATE TABLE alerts (key TEXT PRIMARY KEY, name TEXT NOT NULL, labels TEXT NOT NULL,"
 	" firing INTEGER NOT NULL, since BIGINT NOT NULL, fired_at BIGINT NOT NULL,"
 	" value DOUBLE PRECISION NOT NULL, summary TEXT NOT NULL);",
+	/* 2: several jobs per instance, each segment the GPUs it holds (0:
+	 * all of them, as every segment before) */
+	"ALTER TABLE segments ADD COLUMN gpus INTEGER NOT NULL DEFAULT 0;",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -133,7 +136,7 @@ static const char *const migrations[] = {
 
 #define LEDGER_SELECT                                                                             \
 	"SELECT s.instance_id, s.kind, s.job_id, s.start_at, s.end_at, s.cost, i.offer, i.market," \
-	" i.gpus, j.team, j.type, j.items_done, j.items_lost, (i.reclaim_at > 0)::int"              \
+	" i.gpus, j.team, j.type, j.items_done, j.items_lost, (i.reclaim_at > 0)::int, s.gpus"      \
 	" FROM segments s JOIN instances i ON i.id = s.instance_id"                                 \
 	" LEFT JOIN jobs j ON j.id = s.job_id AND s.kind = 'job'"
 
@@ -142,7 +145,7 @@ static const char *const migrations[] = {
 #define C_ORDER(col) col " COLLATE \"C\""
 
 enum stmt_id {
-	S_INSERT, S_UPDATE, S_GET, S_GET_BY_KEY, S_NEXT_READY, S_LIST, S_DUE, S_NEXT_DEADLINE, S_COUNT_ROWS,
+	S_INSERT, S_UPDATE, S_GET, S_GET_BY_KEY, S_NEXT_READY, S_LIST, S_DUE, S_LEASED_ON, S_NEXT_DEADLINE, S_COUNT_ROWS,
 	S_DEMAND, S_RECENT_SUBMITS, S_ARRIVALS, S_RECENT_DURATIONS, S_INST_INSERT, S_INST_UPDATE, S_INST_GET,
 	S_INST_LIVE, S_INST_ALL, S_DEC_INSERT, S_DEC_LIST, S_USAGE, S_SEG_OPEN, S_SEG_FIND, S_SEG_CLOSE,
 	S_JOB_COST, S_STAT_ADD, S_STATS, S_LEDGER, S_LEDGER_OPEN, S_SUM_ADD, S_SUMS, S_INST_BY_TOKEN,
@@ -177,6 +180,8 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_DUE] = "SELECT id FROM jobs WHERE state = 'delayed' AND run_at <= $1"
 		  " UNION ALL SELECT id FROM jobs WHERE state = 'leased' AND lease_expires <= $1"
 		  " LIMIT $2",
+	[S_LEASED_ON] = "SELECT id, GREATEST(gpus, 1) FROM jobs WHERE state = 'leased' AND instance_id = $1"
+			" ORDER BY id LIMIT $2",
 	/* LEAST passes over a NULL: no job delayed, or none leased. */
 	[S_NEXT_DEADLINE] = "SELECT LEAST((SELECT MIN(run_at) FROM jobs WHERE state = 'delayed'),"
 			    " (SELECT MIN(lease_expires) FROM jobs WHERE state = 'leased'))",
@@ -214,9 +219,10 @@ static const char *const stmt_sql[S_COUNT] = {
 		    " (SELECT COALESCE(SUM(finished_at - started_at), 0) FROM jobs"
 		    "  WHERE finished_at >= $1::bigint AND started_at > 0"
 		    "  AND state IN ('succeeded', 'failed', 'dead'))",
-	[S_SEG_OPEN] = "INSERT INTO segments (instance_id, kind, job_id, start_at, end_at, cost)"
-		       " VALUES ($1, $2, $3, $4, $5, $6)",
-	[S_SEG_FIND] = "SELECT id, kind, job_id, start_at FROM segments WHERE instance_id = $1 AND end_at = 0",
+	[S_SEG_OPEN] = "INSERT INTO segments (instance_id, kind, job_id, start_at, end_at, cost, gpus)"
+		       " VALUES ($1, $2, $3, $4, $5, $6, $7)",
+	[S_SEG_FIND] = "SELECT id, kind, job_id, start_at, gpus FROM segments WHERE instance_id = $1 AND end_at = 0"
+		       " LIMIT 1",
 	[S_SEG_CLOSE] = "UPDATE segments SET end_at = $2, cost = $3 WHERE id = $1",
 	[S_JOB_COST] = "UPDATE jobs SET cost = cost + $2 WHERE id = $1",
 	[S_STAT_ADD] = "INSERT INTO offer_stats AS o (offer, market, runs, speed_sum, speed_n, items, run_ms,"
@@ -823,6 +829,22 @@ static int op_job_due(struct store *base, int64_t now_ms, int64_t *ids, int max,
 	return 0;
 }
 
+static int op_job_leased_on(struct store *base, int64_t instance, struct job_on *out, int max, int *n)
+{
+	struct args a = {0};
+	PGresult *r;
+
+	*n = 0;
+	a_int(&a, instance);
+	a_int(&a, max);
+	if (!(r = run(impl(base), S_LEASED_ON, &a, "jobs leased on an instance")))
+		return -1;
+	for (int i = 0; i < PQntuples(r) && i < max; i++)
+		out[(*n)++] = (struct job_on){c_int(r, i, 0), (int)c_int(r, i, 1)};
+	PQclear(r);
+	return 0;
+}
+
 static int op_next_deadline(struct store *base, int64_t *out_ms)
 {
 	PGresult *r = run(impl(base), S_NEXT_DEADLINE, NULL, "next deadline");
@@ -1170,11 +1192,12 @@ static int op_segment_open(struct store *base, const struct segment *g)
 	a_int(&a, g->start_ms);
 	a_int(&a, g->end_ms);
 	a_num(&a, g->cost);
+	a_int(&a, g->gpus);
 	return run_cmd(impl(base), S_SEG_OPEN, &a, "open segment");
 }
 
 static int op_segment_close(struct store *base, int64_t instance, int64_t end_ms, double usd_per_ms,
-			    struct segment *closed)
+			    int instance_gpus, struct segment *closed)
 {
 	struct pg_store *s = impl(base);
 	struct args a = {0}, b = {0};
@@ -1194,10 +1217,11 @@ static int op_segment_close(struct store *base, int64_t instance, int64_t end_ms
 		.job = c_int(r, 0, 2),
 		.start_ms = c_int(r, 0, 3),
 		.end_ms = end_ms,
+		.gpus = (int)c_int(r, 0, 4),
 	};
 	snprintf(closed->kind, sizeof closed->kind, "%s", PQgetvalue(r, 0, 1));
 	PQclear(r);
-	closed->cost = (double)(end_ms - closed->start_ms) * usd_per_ms;
+	closed->cost = (double)(end_ms - closed->start_ms) * usd_per_ms * segment_share(closed, instance_gpus);
 	a_int(&b, id);
 	a_int(&b, end_ms);
 	a_num(&b, closed->cost);
@@ -1298,6 +1322,7 @@ static int walk_ledger(struct pg_store *s, enum stmt_id id, const struct args *a
 			.start_ms = c_int(r, i, 3),
 			.end_ms = c_int(r, i, 4),
 			.cost = c_num(r, i, 5),
+			.gpus = (int)c_int(r, i, 14),
 		};
 		snprintf(g.kind, sizeof g.kind, "%s", PQgetvalue(r, i, 1));
 		struct ledger_row row = {
@@ -1570,6 +1595,7 @@ const struct store_engine store_engine_postgres = {
 	.job_next_ready = op_job_next_ready,
 	.job_list = op_job_list,
 	.job_due = op_job_due,
+	.job_leased_on = op_job_leased_on,
 	.next_deadline = op_next_deadline,
 	.demand = op_demand,
 	.recent_submits = op_recent_submits,

@@ -136,6 +136,9 @@ static const char *const migrations[] = {
 	"CREATE INDEX jobs_dead ON jobs(finished_at) WHERE state = 'dead';"
 	"CREATE TABLE alerts (key TEXT PRIMARY KEY, name TEXT NOT NULL, labels TEXT NOT NULL, firing INTEGER NOT NULL,"
 	" since INTEGER NOT NULL, fired_at INTEGER NOT NULL, value REAL NOT NULL, summary TEXT NOT NULL) WITHOUT ROWID;",
+	/* 9: several jobs per instance, each segment the GPUs it holds (0:
+	 * all of them, as every segment before) */
+	"ALTER TABLE segments ADD COLUMN gpus INTEGER NOT NULL DEFAULT 0;",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -155,13 +158,13 @@ static const char *const migrations[] = {
 /* A ledger row: the segment, its instance, and the job a run was of. */
 #define LEDGER_SELECT                                                                             \
 	"SELECT s.instance_id, s.kind, s.job_id, s.start_at, s.end_at, s.cost, i.offer, i.market," \
-	" i.gpus, j.team, j.type, j.items_done, j.items_lost, i.reclaim_at > 0"                     \
+	" i.gpus, j.team, j.type, j.items_done, j.items_lost, i.reclaim_at > 0, s.gpus"             \
 	" FROM segments s JOIN instances i ON i.id = s.instance_id"                                 \
 	" LEFT JOIN jobs j ON j.id = s.job_id AND s.kind = 'job'"
 
 enum stmt_id {
 	S_BEGIN, S_COMMIT, S_ROLLBACK, S_SAVEPOINT, S_RELEASE, S_ROLLBACK_TO,
-	S_INSERT, S_UPDATE, S_GET, S_GET_BY_KEY, S_NEXT_READY, S_LIST, S_DUE,
+	S_INSERT, S_UPDATE, S_GET, S_GET_BY_KEY, S_NEXT_READY, S_LIST, S_DUE, S_LEASED_ON,
 	S_NEXT_DEADLINE, S_DEMAND, S_RECENT_SUBMITS, S_ARRIVALS,
 	S_RECENT_DURATIONS, S_INST_INSERT, S_INST_UPDATE, S_INST_GET, S_INST_LIVE, S_INST_ALL, S_DEC_INSERT,
 	S_DEC_LIST, S_USAGE, S_SEG_OPEN, S_SEG_FIND, S_SEG_CLOSE, S_JOB_COST,
@@ -201,6 +204,8 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_DUE] = "SELECT id FROM jobs WHERE state = 'delayed' AND run_at <= ?1"
 		  " UNION ALL SELECT id FROM jobs WHERE state = 'leased' AND lease_expires <= ?1"
 		  " LIMIT ?2",
+	[S_LEASED_ON] = "SELECT id, MAX(gpus, 1) FROM jobs WHERE state = 'leased' AND instance_id = ?1 ORDER BY id"
+			" LIMIT ?2",
 	[S_NEXT_DEADLINE] = "SELECT MIN(t) FROM ("
 			    " SELECT MIN(run_at) AS t FROM jobs WHERE state = 'delayed'"
 			    " UNION ALL SELECT MIN(lease_expires) FROM jobs WHERE state = 'leased')",
@@ -236,9 +241,10 @@ static const char *const stmt_sql[S_COUNT] = {
 		    " - launched_at), 0) FROM instances WHERE launched_at >= ?1),"
 		    " (SELECT COALESCE(SUM(finished_at - started_at), 0) FROM jobs"
 		    "  WHERE finished_at >= ?1 AND started_at > 0 AND state IN ('succeeded', 'failed', 'dead'))",
-	[S_SEG_OPEN] = "INSERT INTO segments (instance_id, kind, job_id, start_at, end_at, cost)"
-		       " VALUES (?, ?, ?, ?, ?, ?)",
-	[S_SEG_FIND] = "SELECT id, kind, job_id, start_at FROM segments WHERE instance_id = ? AND end_at = 0",
+	[S_SEG_OPEN] = "INSERT INTO segments (instance_id, kind, job_id, start_at, end_at, cost, gpus)"
+		       " VALUES (?, ?, ?, ?, ?, ?, ?)",
+	[S_SEG_FIND] = "SELECT id, kind, job_id, start_at, gpus FROM segments WHERE instance_id = ? AND end_at = 0"
+		       " LIMIT 1",
 	[S_SEG_CLOSE] = "UPDATE segments SET end_at = ?2, cost = ?3 WHERE id = ?1",
 	[S_JOB_COST] = "UPDATE jobs SET cost = cost + ?2 WHERE id = ?1",
 	[S_STAT_ADD] = "INSERT INTO offer_stats VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
@@ -619,6 +625,23 @@ static int op_job_due(struct store *base, int64_t now_ms, int64_t *ids, int max,
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
 		return fail(s, "due jobs");
+	return 0;
+}
+
+static int op_job_leased_on(struct store *base, int64_t instance, struct job_on *out, int max, int *n)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_LEASED_ON];
+	int rc;
+
+	*n = 0;
+	sqlite3_bind_int64(st, 1, instance);
+	sqlite3_bind_int(st, 2, max);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		out[(*n)++] = (struct job_on){sqlite3_column_int64(st, 0), sqlite3_column_int(st, 1)};
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return fail(s, "jobs leased on an instance");
 	return 0;
 }
 
@@ -1060,6 +1083,7 @@ static int op_segment_open(struct store *base, const struct segment *g)
 	sqlite3_bind_int64(st, 4, g->start_ms);
 	sqlite3_bind_int64(st, 5, g->end_ms);
 	sqlite3_bind_double(st, 6, g->cost);
+	sqlite3_bind_int(st, 7, g->gpus);
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
@@ -1067,7 +1091,7 @@ static int op_segment_open(struct store *base, const struct segment *g)
 }
 
 static int op_segment_close(struct store *base, int64_t instance, int64_t end_ms, double usd_per_ms,
-			    struct segment *closed)
+			    int instance_gpus, struct segment *closed)
 {
 	struct sqlite_store *s = impl(base);
 	sqlite3_stmt *find = s->stmt[S_SEG_FIND], *upd = s->stmt[S_SEG_CLOSE];
@@ -1086,10 +1110,11 @@ static int op_segment_close(struct store *base, int64_t instance, int64_t end_ms
 		.job = sqlite3_column_int64(find, 2),
 		.start_ms = sqlite3_column_int64(find, 3),
 		.end_ms = end_ms,
+		.gpus = sqlite3_column_int(find, 4),
 	};
 	snprintf(closed->kind, sizeof closed->kind, "%s", (const char *)sqlite3_column_text(find, 1));
 	sqlite3_reset(find);
-	closed->cost = (double)(end_ms - closed->start_ms) * usd_per_ms;
+	closed->cost = (double)(end_ms - closed->start_ms) * usd_per_ms * segment_share(closed, instance_gpus);
 	sqlite3_bind_int64(upd, 1, id);
 	sqlite3_bind_int64(upd, 2, end_ms);
 	sqlite3_bind_double(upd, 3, closed->cost);
@@ -1201,6 +1226,7 @@ static int walk_ledger(struct sqlite_store *s, enum stmt_id id, ledger_cb cb, vo
 			.start_ms = sqlite3_column_int64(st, 3),
 			.end_ms = sqlite3_column_int64(st, 4),
 			.cost = sqlite3_column_double(st, 5),
+			.gpus = sqlite3_column_int(st, 14),
 		};
 		snprintf(g.kind, sizeof g.kind, "%s", (const char *)sqlite3_column_text(st, 1));
 		struct ledger_row r = {
@@ -1413,6 +1439,7 @@ const struct store_engine store_engine_sqlite = {
 	.job_next_ready = op_job_next_ready,
 	.job_list = op_job_list,
 	.job_due = op_job_due,
+	.job_leased_on = op_job_leased_on,
 	.next_deadline = op_next_deadline,
 	.demand = op_demand,
 	.recent_submits = op_recent_submits,

@@ -205,6 +205,11 @@ int store_job_due(struct store *st, int64_t now_ms, int64_t *ids, int max, int *
 	return ENGINE(st, job_due(st, now_ms, ids, max, n));
 }
 
+int store_job_leased_on(struct store *st, int64_t instance, struct job_on *out, int max, int *n)
+{
+	return ENGINE(st, job_leased_on(st, instance, out, max, n));
+}
+
 int store_next_deadline(struct store *st, int64_t *out_ms)
 {
 	return ENGINE(st, next_deadline(st, out_ms));
@@ -306,10 +311,15 @@ int store_segment_open(struct store *st, const struct segment *seg)
 	return ENGINE(st, segment_open(st, seg));
 }
 
-int store_segment_close(struct store *st, int64_t instance, int64_t end_ms, double usd_per_ms,
+int store_segment_close(struct store *st, int64_t instance, int64_t end_ms, double usd_per_ms, int instance_gpus,
 			struct segment *closed)
 {
-	return ENGINE(st, segment_close(st, instance, end_ms, usd_per_ms, closed));
+	return ENGINE(st, segment_close(st, instance, end_ms, usd_per_ms, instance_gpus, closed));
+}
+
+double segment_share(const struct segment *g, int instance_gpus)
+{
+	return g->gpus > 0 && g->gpus < instance_gpus ? (double)g->gpus / instance_gpus : 1.0;
 }
 
 /* A write of the job, so it moves the change counter. */

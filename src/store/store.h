@@ -92,7 +92,14 @@ struct segment {
 	int64_t job;
 	int64_t start_ms, end_ms;
 	double cost;
+	/* The instance's GPUs it holds, 0: all of them. Jobs side by side
+	 * on one instance each hold theirs, and idle the rest (ledger.c). */
+	int gpus;
 };
+
+/* The share of its instance's time a segment holds (its GPUs over the
+ * instance's): what it costs, and what it counts in instance time. */
+double segment_share(const struct segment *g, int instance_gpus);
 
 /* What ebb has observed of one offer on one market; added up in the store. */
 struct offer_stat {
@@ -149,7 +156,7 @@ struct ledger_row {
 	const struct segment *seg;
 	const char *offer;
 	enum market market;
-	int gpus;
+	int gpus; /* the instance's */
 	const char *team, *type; /* of the job; NULL for boot, idle, billing */
 	int64_t items_done, items_lost; /* of the job, when the segment ended it */
 	int reclaimed;         /* the instance ended by a reclaim */
@@ -237,6 +244,14 @@ int store_job_list(struct store *st, const struct job_filter *filter, job_cb cb,
 		   void *arg) STORE_CHECK;
 /* Ids of delayed jobs due and leases expired at now_ms, up to max. */
 int store_job_due(struct store *st, int64_t now_ms, int64_t *ids, int max, int *n) STORE_CHECK;
+/* A job leased on an instance, and the GPUs it holds there: what it
+ * asks, at least one. */
+struct job_on {
+	int64_t id;
+	int gpus;
+};
+/* The jobs leased on an instance, up to max, smallest id first. */
+int store_job_leased_on(struct store *st, int64_t instance, struct job_on *out, int max, int *n) STORE_CHECK;
 /* The earliest run_at of a delayed job or expiry of a lease; 0 if none. */
 int store_next_deadline(struct store *st, int64_t *out_ms) STORE_CHECK;
 /* The job counts per state, lane, type and team (kept in memory). */
@@ -279,9 +294,10 @@ int store_decision_list(struct store *st, int limit, decision_cb cb, void *arg) 
 
 /* ---- the ledger and what was measured of the offers ---- */
 int store_segment_open(struct store *st, const struct segment *seg) STORE_CHECK;
-/* Ends the instance's open segment at end_ms, costed at usd_per_ms;
- * *closed gets it. STORE_NOT_FOUND if none is open. */
-int store_segment_close(struct store *st, int64_t instance, int64_t end_ms, double usd_per_ms,
+/* Ends one of the instance's open segments at end_ms, costed at its
+ * share (segment_share) of usd_per_ms, the instance's price; *closed gets
+ * it. STORE_NOT_FOUND if none is open. */
+int store_segment_close(struct store *st, int64_t instance, int64_t end_ms, double usd_per_ms, int instance_gpus,
 			struct segment *closed) STORE_CHECK;
 int store_job_add_cost(struct store *st, int64_t job, double usd) STORE_CHECK;
 /* Adds delta's counts to the offer's; the last_* times are replaced when

@@ -24,6 +24,7 @@ static void on_signal(int sig)
 
 	if (sig == SIGTERM || sig == SIGINT)
 		signals_seen.stop = 1;
+	signals_seen.cut = 1;
 	if (write(signals_seen.wake[1], &c, 1) < 0) {
 		/* the pipe is full: a wake-up is pending anyway */
 	}
@@ -45,6 +46,35 @@ static void install_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+}
+
+/* serve's own notice wants the worker's token; a cloud's must not get it. */
+static struct notice *open_notice(struct worker *w, char *err, size_t errsize)
+{
+	const char *url = w->o->notice_url;
+	size_t n = strlen(w->client.server);
+	int ours = strncmp(url, w->client.server, n) == 0 && (url[n] == '/' || url[n] == '\0');
+
+	return notice_new(url, ours ? w->client.token : NULL, ours ? w->client.cacert : NULL, w->o->notice_interval_ms,
+			  err, errsize);
+}
+
+/* The worker's pipe, client and notice stay the worker's: a runner closes
+ * its copy of the pipe and leaves the rest alone (freeing a client would
+ * close the worker's connection to serve under it). */
+void worker_renew_after_fork(struct worker *w)
+{
+	char err[300];
+
+	close(w->sig->wake[0]);
+	close(w->sig->wake[1]);
+	install_signals();
+	w->sig->cut = 0;
+	if (client_init(&w->client, w->o->server, w->o->token, w->o->cacert) != 0)
+		log_warn("runner without a client", "worker=%s error=\"%s\"", w->name, w->client.err);
+	if (w->notice && !(w->notice = open_notice(w, err, sizeof err)))
+		log_warn("runner without a reclaim notice", "worker=%s error=\"%s\"", w->name, err);
+	w->last_contact_ms = clock_monotonic_ms();
 }
 
 void worker_wait(struct worker *w, int64_t ms)
@@ -160,14 +190,20 @@ static int register_instance(struct worker *w)
 	return 0;
 }
 
+/* What the worker offers: its GPUs free, and the jobs its runners run
+ * (serve takes back a lease on the instance that it does not name: its
+ * reply was lost). A worker that runs nothing sends what it always did. */
 static json_t *lease_body(const struct worker *w, int64_t wait_ms)
 {
-	json_t *b = json_pack("{s:s, s:i, s:i, s:I}", "worker", w->name, "gpus", w->o->gpus, "vram_gb",
-			      w->o->vram_gb, "wait_s", (json_int_t)(wait_ms / 1000));
+	json_t *b = json_pack("{s:s, s:i, s:i, s:I}", "worker", w->name, "gpus",
+			      w->nrunners ? runners_free_gpus(w) : w->o->gpus, "vram_gb", w->o->vram_gb, "wait_s",
+			      (json_int_t)(wait_ms / 1000));
 
 	/* The lease names the instance it runs on: serve's fleet follows it. */
 	if (w->o->instance)
 		json_object_set_new(b, "instance", json_integer(w->o->instance));
+	if (w->nrunners)
+		json_object_set_new(b, "running", runners_jobs(w));
 	if (w->o->labels && w->o->labels[0]) {
 		json_t *labels = json_array();
 		char *copy = strdup(w->o->labels), *save = NULL;
@@ -196,16 +232,36 @@ static void leave(struct worker *w, const char *why)
 	json_decref(reply);
 }
 
-/* Lease, run, repeat; returns the reason to exit. */
+/* Runs a leased job: in the worker itself when it takes every GPU, else
+ * in a runner beside the others. -1 when serve was out of reach. */
+static int run_job(struct worker *w, json_t *job)
+{
+	if (runners_wanted(w, job))
+		return runners_start(w, job);
+	return job_run(w, job);
+}
+
+/* Lease, run, repeat; returns the reason to exit. While runners run, the
+ * worker leases for the GPUs they leave free, and waits for one to end
+ * when none is. */
 static const char *serve_jobs(struct worker *w)
 {
 	int64_t idle_since = clock_monotonic_ms(), backoff = 500;
 
 	for (;;) {
-		int64_t now = clock_monotonic_ms(), wait_ms = 20000;
+		int64_t now, wait_ms = 20000;
 		json_t *body, *reply = NULL, *job;
 		int status;
 
+		w->sig->cut = 0;
+		if (runners_reap(w) > 0) {
+			idle_since = clock_monotonic_ms();
+			if (w->runner_orphaned)
+				return WORKER_ORPHANED;
+		}
+		now = clock_monotonic_ms();
+		if (w->nrunners)
+			idle_since = now;
 		if (w->sig->stop)
 			return "stopped by signal";
 		if (worker_notice(w))
@@ -223,14 +279,24 @@ static const char *serve_jobs(struct worker *w)
 			if (left < wait_ms)
 				wait_ms = left < 1000 ? 1000 : left;
 		}
+		if (w->nrunners && !runners_free_gpus(w)) {
+			worker_wait(w, wait_ms); /* a runner's end wakes it */
+			continue;
+		}
 		body = lease_body(w, wait_ms);
-		/* SIGTERM cuts a long-poll short; a lease it would have brought
-		 * is taken back by serve when the reply finds nobody. Only this
-		 * call: a job's last report must still go out after SIGTERM. */
-		w->client.abort_flag = &w->sig->stop;
+		/* A signal cuts a long-poll short: SIGTERM, or a runner's end
+		 * (its GPUs are offered again at once). A lease it would have
+		 * brought is taken back by serve when the reply finds nobody.
+		 * Only this call: a job's last report must still go out after
+		 * SIGTERM. */
+		w->client.abort_flag = &w->sig->cut;
 		status = worker_call(w, "POST", "/v1/lease", body, &reply);
 		w->client.abort_flag = NULL;
 		json_decref(body);
+		if (status < 0 && w->sig->cut && !w->sig->stop) {
+			json_decref(reply);
+			continue;
+		}
 		if (status != 200) {
 			char why[300];
 			/* A 4xx is about the request itself (a bad name or label, a
@@ -244,7 +310,8 @@ static const char *serve_jobs(struct worker *w)
 			}
 			log_failed(w, "lease failed", status, reply);
 			json_decref(reply);
-			if (orphaned(w))
+			/* Runners judge for themselves, by their own calls. */
+			if (!w->nrunners && orphaned(w))
 				return WORKER_ORPHANED;
 			worker_wait(w, backoff);
 			backoff = backoff < 5000 ? backoff * 2 : 5000;
@@ -255,7 +322,7 @@ static const char *serve_jobs(struct worker *w)
 			w->idle_timeout_ms = (int64_t)(json_number_value(json_object_get(reply, "idle_timeout_s")) * 1000);
 		job = json_object_get(reply, "job");
 		if (json_is_object(job)) {
-			int rc = job_run(w, job);
+			int rc = run_job(w, job);
 			idle_since = clock_monotonic_ms();
 			json_decref(reply);
 			if (rc < 0)
@@ -287,18 +354,14 @@ int worker_run(const struct worker_options *o)
 		snprintf(w.name, sizeof w.name, "%.40s-%d", host, (int)getpid());
 	w.reclaim_grace_ms = o->reclaim_grace_ms < 0 ? 25000 : o->reclaim_grace_ms;
 	if (o->notice_url && o->notice_url[0]) {
-		/* serve's own notice wants the worker's token; a cloud's must not get it. */
-		size_t n = strlen(w.client.server);
-		int ours = strncmp(o->notice_url, w.client.server, n) == 0 &&
-			   (o->notice_url[n] == '/' || o->notice_url[n] == '\0');
 		char err[300];
-		if (!(w.notice = notice_new(o->notice_url, ours ? w.client.token : NULL, ours ? w.client.cacert : NULL,
-					    o->notice_interval_ms, err, sizeof err))) {
+		if (!(w.notice = open_notice(&w, err, sizeof err))) {
 			fprintf(stderr, "ebb worker: --notice-url: %s\n", err);
 			client_free(&w.client);
 			return 2;
 		}
 	}
+	runners_init(&w);
 	w.idle_timeout_ms = o->idle_timeout_ms < 0 ? 0 : o->idle_timeout_ms;
 	w.orphan_timeout_ms = o->orphan_timeout_ms;
 	w.heartbeat_ms = 10000;
@@ -321,6 +384,7 @@ int worker_run(const struct worker_options *o)
 			w.heartbeat_ms = w.orphan_timeout_ms / 3 > 100 ? w.orphan_timeout_ms / 3 : 100;
 		log_info("worker ready", "worker=%s server=%s", w.name, w.client.server);
 		why = serve_jobs(&w);
+		runners_wait_all(&w);
 		if (o->instance && (strcmp(why, "idle") == 0 || strcmp(why, "spot reclaim notice") == 0))
 			leave(&w, why);
 	}

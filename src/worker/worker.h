@@ -1,18 +1,21 @@
 /* `ebb worker`: the agent on each instance. It registers, long-polls for
- * leases, runs each job as a child process, forwards its progress and
- * checkpoints, heartbeats, and exits by itself when idle too long or when
- * serve has been out of reach too long, running its on-exit command (a
- * cloud VM's power-off). It watches for a spot reclaim notice: on one it
- * takes no new job, stops the one it runs (SIGTERM, then reclaim_grace
- * for a last checkpoint), reports it interrupted so that it resumes
- * elsewhere from that checkpoint, and exits. */
+ * leases, runs each job as a child process (several side by side on an
+ * instance of several GPUs, each on GPUs of its own), forwards its
+ * progress and checkpoints, heartbeats, and exits by itself when idle too
+ * long or when serve has been out of reach too long, running its on-exit
+ * command (a cloud VM's power-off). It watches for a spot reclaim notice:
+ * on one it takes no new job, stops the jobs it runs (SIGTERM, then
+ * reclaim_grace for a last checkpoint), reports them interrupted so that
+ * they resume elsewhere from that checkpoint, and exits. */
 #ifndef EBB_WORKER_H
 #define EBB_WORKER_H
 
 #include <signal.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "common/client.h"
+#include "common/instance.h"
 #include "worker/notice.h"
 
 struct worker_options {
@@ -35,7 +38,17 @@ struct worker_options {
 /* Set by the signal handlers; the self-pipe wakes the waits. */
 struct worker_signals {
 	volatile sig_atomic_t stop;
+	/* Any signal (a stop, a runner's end) cuts a lease's long-poll short:
+	 * GPUs freed are offered at once. Cleared before each lease. */
+	volatile sig_atomic_t cut;
 	int wake[2];
+};
+
+
+/* A job run beside others, in a process of its own (runners.c). */
+struct runner {
+	pid_t pid;
+	int64_t job;
 };
 
 struct worker {
@@ -50,6 +63,15 @@ struct worker {
 	int reclaimed;           /* a reclaim notice was seen: the instance is going away */
 	int64_t terminate_ms;    /* when, by the wall clock, if the notice said; else 0 */
 	char refused[400];       /* why serve refused the lease request, if it did */
+	/* Several jobs at once (runners.c): with more than one GPU, a job
+	 * that leaves some free runs in a runner, and the worker leases more
+	 * for the GPUs left. */
+	int ngpus;
+	char gpu_names[INSTANCE_GPUS_MAX][16]; /* what CUDA_VISIBLE_DEVICES calls each */
+	int64_t gpu_job[INSTANCE_GPUS_MAX];    /* the job on each GPU; 0: free */
+	struct runner runners[INSTANCE_GPUS_MAX];
+	int nrunners;
+	int runner_orphaned; /* a runner ended because serve was out of reach */
 };
 
 int worker_run(const struct worker_options *o);
@@ -57,6 +79,30 @@ int worker_run(const struct worker_options *o);
 /* Runs one leased job to its end and reports it (job_run.c). Returns -1
  * when serve was out of reach for orphan_timeout. */
 int job_run(struct worker *w, json_t *job);
+
+/* The instance's GPUs: --gpus of them, named as CUDA_VISIBLE_DEVICES
+ * lists them when it lists that many, else 0, 1, ... */
+void runners_init(struct worker *w);
+/* GPUs no job runs on. */
+int runners_free_gpus(const struct worker *w);
+/* Whether the job must run beside others: it leaves GPUs free, or some
+ * already run. Otherwise the worker runs it itself (job_run), as on an
+ * instance of one GPU. */
+int runners_wanted(const struct worker *w, json_t *job);
+/* Runs the job in a runner on GPUs of its own (as many as it asks, at
+ * least one); 0, or -1 when no process could be started (the job ran in
+ * the worker itself then, and -1 means it ended orphaned). */
+int runners_start(struct worker *w, json_t *job);
+/* Reaps the runners that ended and frees their GPUs; how many ended. */
+int runners_reap(struct worker *w);
+/* The ids of the jobs the runners run: the lease's "running". */
+json_t *runners_jobs(const struct worker *w);
+/* Waits for every runner to end; a stop asked meanwhile is passed on. */
+void runners_wait_all(struct worker *w);
+
+/* A process of its own for a runner: a self-pipe and a client of its
+ * own (worker.c), so that nothing is shared with the worker. */
+void worker_renew_after_fork(struct worker *w);
 
 /* Waits up to ms, or until a signal arrives; drains the self-pipe. */
 void worker_wait(struct worker *w, int64_t ms);

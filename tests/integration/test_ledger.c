@@ -14,7 +14,7 @@
  *   offer contradicts its declared speed. The local provider runs every
  *   offer on the same machine, so the job itself is slow on the declared
  *   fast offer: that offer has two GPUs, and the job sleeps long when
- *   CUDA_VISIBLE_DEVICES holds two. The speed is measured for real from
+ *   its worker has two. The speed is measured for real from
  *   the runs (est_s over run time), not seeded.
  *
  * Workers run in real time; every wait polls with a deadline. */
@@ -394,15 +394,20 @@ static void test_ledger_adds_up_long_lives(void **state)
 /* The offer declared 4x fast is slow for real: after three timed runs on
  * it the speed in force is the measured one (about 1), GET /v1/offers says
  * so, and the next launch goes to the other offer, which now costs less
- * per item. */
+ * per item. (The fast one runs two of these 1-GPU jobs at once: $2.4/h
+ * for two is $1.2/h a job at speed 1, against $1/h, and $0.3 at the
+ * declared 4.) */
 static void test_measured_speed_changes_the_choice(void **state)
 {
 	struct harness_server *s = serve("max_instances = 1\nidle_timeout = 1s\n"
 					 "[local]\ngpus = 0,1,2\n"
-					 "[offer.fast]\ngpus = 2\nspeed = 4\nprice_ondemand = 2.0\n"
+					 "[offer.fast]\ngpus = 2\nspeed = 4\nprice_ondemand = 2.4\n"
 					 "[offer.slow]\ngpus = 1\nspeed = 1\nprice_ondemand = 1.0\n",
 					 0);
-	const char *job = "case $CUDA_VISIBLE_DEVICES in *,*) sleep 2;; *) sleep 0.2;; esac";
+	/* Slow on the worker of fast's two GPUs, whichever of them the job
+	 * runs on: its parent is that worker (or a runner of it, with the
+	 * same command line). */
+	const char *job = "case $(tr '\\\\0' ' ' < /proc/$PPID/cmdline) in *'--gpus 2 '*) sleep 2;; *) sleep 0.2;; esac";
 	json_t *r, *o, *d;
 	size_t k;
 	int64_t last;

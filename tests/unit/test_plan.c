@@ -32,6 +32,7 @@ struct fx {
 	int nfleet;
 	int64_t now;
 	int64_t idle_timeout_ms[MAX_OFFERS]; /* for each offer */
+	int packs; /* the view's: jobs side by side on an instance's GPUs */
 	struct plan_result r;
 };
 
@@ -302,6 +303,7 @@ static struct plan_view view_of(struct fx *f)
 		.nfleet = f->nfleet,
 		.offers = f->offers,
 		.noffers = f->noffers,
+		.packs = f->packs,
 	};
 }
 
@@ -572,6 +574,91 @@ static void test_busy_counts_for_target_minus_remaining(void **state)
 		}
 		EXPECT_INT(f, count_kind(&f->r, ACTION_TERMINATE) + count_kind(&f->r, ACTION_DRAIN), 0);
 	}
+}
+
+/* ---- several jobs per instance ---- */
+
+/* Four 1-GPU jobs of 50 s, a 60 s target, no boot (a horizon of 60 s),
+ * and an idle 4-GPU instance: one job at a time it covers 60 s of the
+ * 200, so ceil(140 / 60) = 3 more are launched; packing, it runs the
+ * four at once, 4 x 60 = 240 s: nothing. */
+static void test_packing_counts_an_idle_instance_by_its_gpus(void **state)
+{
+	struct fx *f = fx_reset();
+
+	(void)state;
+	offer(f, "quad", 4, 24, 4.0, 0);
+	demand(f, "standard", 1, 1, 4, 200, NOW - S_MS, 60 * S_MS);
+	idle(f, 1, 0, NOW - S_MS);
+	run(f);
+	EXPECT_ONE_LAUNCH(f, 0, 3);
+	f->packs = 1;
+	run(f);
+	EXPECT_INT(f, f->r.n, 0);
+}
+
+/* A 4-GPU instance busy past the horizon (100 s left of a 60 s one) with
+ * free GPUs, and 1-GPU jobs of 50 s: each free GPU covers 60 s beside its
+ * job. 3 free: 180 s for the 150 s of three jobs, nothing launched (one
+ * job at a time: the busy one covers nothing, ceil(150 / 60) = 3
+ * launched). 1 free: 60 s, 90 s short, two jobs left, and one 4-GPU
+ * launch takes both. 2-GPU jobs fit no single free GPU. */
+static void test_packing_counts_the_free_gpus_of_a_busy_one(void **state)
+{
+	struct fx *f = fx_reset();
+	struct plan_instance *b;
+
+	(void)state;
+	offer(f, "quad", 4, 24, 4.0, 0);
+	demand(f, "standard", 1, 1, 3, 150, NOW - S_MS, 60 * S_MS);
+	b = busy(f, 1, 0, 100);
+	b->free_gpus = 3;
+	run(f);
+	EXPECT_ONE_LAUNCH(f, 0, 3);
+	f->packs = 1;
+	run(f);
+	EXPECT_INT(f, f->r.n, 0);
+	b->free_gpus = 1;
+	run(f);
+	EXPECT_ONE_LAUNCH(f, 0, 1);
+	b->free_gpus = 2;
+	f->classes[0].gpus = 2;
+	f->classes[0].jobs = 1;
+	f->classes[0].work_s = 50;
+	run(f);
+	EXPECT_INT(f, f->r.n, 0); /* one 2-GPU job beside it: 60 s for 50 */
+	b->free_gpus = 1;
+	run(f);
+	EXPECT_ONE_LAUNCH(f, 0, 1);
+}
+
+/* Eight 1-GPU jobs of 60 s on an empty fleet, a 60 s target: eight
+ * launches' worth. Packing, a 4-GPU instance takes four: two launches
+ * (2-GPU jobs: four); and priced per job, the quad at $4/h for four jobs
+ * ($1/h a job) is cheaper than a 1-GPU offer at $1.2/h, which one job at
+ * a time wins. */
+static void test_packing_sizes_and_prices_launches_by_gpus(void **state)
+{
+	struct fx *f = fx_reset();
+
+	(void)state;
+	offer(f, "quad", 4, 24, 4.0, 0);
+	demand(f, "standard", 1, 1, 8, 480, NOW - S_MS, 60 * S_MS);
+	run(f);
+	EXPECT_ONE_LAUNCH(f, 0, 8);
+	f->packs = 1;
+	run(f);
+	EXPECT_ONE_LAUNCH(f, 0, 2);
+	f->classes[0].gpus = 2;
+	run(f);
+	EXPECT_ONE_LAUNCH(f, 0, 4);
+	f->classes[0].gpus = 1;
+	offer(f, "single", 1, 24, 1.2, 0);
+	run(f);
+	EXPECT_ONE_LAUNCH(f, 0, 2);
+	f->packs = 0;
+	run(f);
+	EXPECT_ONE_LAUNCH(f, 1, 8);
 }
 
 /* A busy instance whose job outlasts the wait target gives no capacity
@@ -1337,6 +1424,13 @@ static void random_view(struct fx *f, int64_t seq)
 		i->idle_since_ms = i->state == INST_IDLE || i->state == INST_DRAINING ? f->now - rnd(0, 2 * HOUR_MS) : 0;
 		i->busy_until_ms = i->running ? f->now + (int64_t)(rndf(0, 7200) * 1000) : 0;
 	}
+	/* Half the views pack jobs side by side, their running instances
+	 * with some GPUs free. */
+	f->packs = (int)(seq & 1);
+	for (int k = 0; f->packs && k < f->nfleet; k++) {
+		if (f->fleet[k].running)
+			f->fleet[k].free_gpus = (int)rnd(0, f->offers[f->fleet[k].offer].gpus - 1);
+	}
 }
 
 static void test_random_views_keep_the_invariants(void **state)
@@ -1412,6 +1506,9 @@ int main(void)
 		cmocka_unit_test(test_no_second_launch_while_booting),
 		cmocka_unit_test(test_busy_counts_for_target_minus_remaining),
 		cmocka_unit_test(test_busy_past_the_target_holds_no_job),
+		cmocka_unit_test(test_packing_counts_an_idle_instance_by_its_gpus),
+		cmocka_unit_test(test_packing_counts_the_free_gpus_of_a_busy_one),
+		cmocka_unit_test(test_packing_sizes_and_prices_launches_by_gpus),
 		cmocka_unit_test(test_boot_longer_than_target),
 		cmocka_unit_test(test_expected_arrivals),
 		cmocka_unit_test(test_oldest_past_target_launches_at_least_one),

@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include "harness.h"
@@ -440,6 +441,43 @@ static void decisions_newest_first(void **state)
 
 /* ---- the ledger and the offers ---- */
 
+/* Jobs side by side on a 4-GPU instance, $8/h (1/450000 USD per ms):
+ * each segment costs its GPUs' share, by hand: 1 GPU for 9 s is
+ * 9000 / 450000 / 4 = $0.005, 3 GPUs for 6 s 6000 / 450000 * 3 / 4 =
+ * $0.01, and one holding all of them (0) the whole price. Both close,
+ * one at a time. */
+static void segment_close_costs_its_gpus_share(void **state)
+{
+	struct harness_store *h = *state;
+	struct instance i = instance_of("a100", MARKET_SPOT, INST_BUSY, 100);
+	struct segment g, closed = {0};
+	double usd_per_ms = 8.0 / 3600000.0, cost[2] = {0};
+
+	i.gpus = 4;
+	begin(h);
+	STORE_OK(h, store_instance_insert(h->st, &i));
+	g = segment_of(i.id, "job", 77, 1000);
+	g.gpus = 1;
+	STORE_OK(h, store_segment_open(h->st, &g));
+	g = segment_of(i.id, "idle", 0, 4000);
+	g.gpus = 3;
+	STORE_OK(h, store_segment_open(h->st, &g));
+	for (int n = 0; n < 2; n++) {
+		STORE_OK(h, store_segment_close(h->st, i.id, 10000, usd_per_ms, i.gpus, &closed));
+		cost[strcmp(closed.kind, "job") != 0] = closed.cost;
+		assert_int(closed.gpus, strcmp(closed.kind, "job") == 0 ? 1 : 3);
+	}
+	assert_int(store_segment_close(h->st, i.id, 10000, usd_per_ms, i.gpus, &closed), STORE_NOT_FOUND);
+	assert_true(fabs(cost[0] - 0.005) < 1e-12);
+	assert_true(fabs(cost[1] - 0.01) < 1e-12);
+	g = segment_of(i.id, "idle", 0, 10000);
+	STORE_OK(h, store_segment_open(h->st, &g));
+	STORE_OK(h, store_segment_close(h->st, i.id, 19000, usd_per_ms, i.gpus, &closed));
+	assert_true(fabs(closed.cost - 0.02) < 1e-12);
+	commit(h);
+}
+
+
 static void segment_close_costs_the_open_one(void **state)
 {
 	struct harness_store *h = *state;
@@ -449,25 +487,25 @@ static void segment_close_costs_the_open_one(void **state)
 	begin(h);
 	STORE_OK(h, store_instance_insert(h->st, &i));
 	STORE_OK(h, store_instance_insert(h->st, &k));
-	assert_int(store_segment_close(h->st, i.id, 200, 1.0, &closed), STORE_NOT_FOUND);
+	assert_int(store_segment_close(h->st, i.id, 200, 1.0, 1, &closed), STORE_NOT_FOUND);
 	g = segment_of(i.id, "job", 77, 1000);
 	STORE_OK(h, store_segment_open(h->st, &g));
 	g = segment_of(k.id, "idle", 0, 1200); /* another instance's */
 	STORE_OK(h, store_segment_open(h->st, &g));
-	STORE_OK(h, store_segment_close(h->st, i.id, 4000, 0.25, &closed));
+	STORE_OK(h, store_segment_close(h->st, i.id, 4000, 0.25, 1, &closed));
 	assert_int(closed.instance, i.id);
 	assert_string_equal(closed.kind, "job");
 	assert_int(closed.job, 77);
 	assert_int(closed.start_ms, 1000);
 	assert_int(closed.end_ms, 4000);
 	assert_true(closed.cost == 3000 * 0.25);
-	assert_int(store_segment_close(h->st, i.id, 5000, 1.0, &closed), STORE_NOT_FOUND);
+	assert_int(store_segment_close(h->st, i.id, 5000, 1.0, 1, &closed), STORE_NOT_FOUND);
 	/* A segment opened with its end is closed already (a billing rest). */
 	g = segment_of(i.id, "billing", 0, 5000);
 	g.end_ms = 6000;
 	g.cost = 2.5;
 	STORE_OK(h, store_segment_open(h->st, &g));
-	assert_int(store_segment_close(h->st, i.id, 7000, 1.0, &closed), STORE_NOT_FOUND);
+	assert_int(store_segment_close(h->st, i.id, 7000, 1.0, 1, &closed), STORE_NOT_FOUND);
 	commit(h);
 	assert_string_equal(ledger(h, 0), "a100 spot 1g billing 5000-6000 $2.5 job=-/- done=0 lost=0"
 					  " | a100 spot 1g idle 1200-0 $0 job=-/- done=0 lost=0"
@@ -836,6 +874,7 @@ int main(void)
 		T(instance_list_by_id),
 		T(decisions_newest_first),
 		T(segment_close_costs_the_open_one),
+		T(segment_close_costs_its_gpus_share),
 		T(job_add_cost_accumulates),
 		T(offer_stat_add_accumulates),
 		T(offer_stat_failure_runs),

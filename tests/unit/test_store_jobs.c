@@ -640,6 +640,44 @@ static void job_list_filters_and_pages(void **state)
 
 /* Delayed jobs due at their run_at, leases expired at their expiry, both
  * at now inclusive; no other state is ever due. */
+/* The jobs leased on one instance, smallest id first, with the GPUs each
+ * holds (what it asks, at least one): not those leased elsewhere or by a
+ * hand-started worker (instance 0), nor those no longer leased there. */
+static void jobs_leased_on_an_instance(void **state)
+{
+	struct harness_store *h = *state;
+	static const struct {
+		const char *name;
+		enum job_state s;
+		int64_t instance;
+	} rows[] = {{"a", JOB_LEASED, 7}, {"b", JOB_LEASED, 8}, {"c", JOB_LEASED, 0}, {"d", JOB_SUCCEEDED, 7},
+		    {"e", JOB_LEASED, 7}, {"f", JOB_QUEUED, 7}};
+	struct job_on on[8];
+	int64_t ids[8];
+	int n = -1;
+
+	for (size_t k = 0; k < sizeof rows / sizeof *rows; k++) {
+		struct job j = named(rows[k].name);
+		j.state = rows[k].s;
+		j.instance = rows[k].instance;
+		j.gpus = (int)k; /* a asks 0 GPUs: it holds 1 */
+		put(h, &j);
+	}
+	STORE_OK(h, store_job_leased_on(h->st, 7, on, 8, &n));
+	assert_int(n, 2);
+	assert_true(on[0].id < on[1].id);
+	assert_int(on[0].gpus, 1);
+	assert_int(on[1].gpus, 4);
+	ids[0] = on[0].id;
+	ids[1] = on[1].id;
+	assert_string_equal(names(h, ids, n), "a | e");
+	STORE_OK(h, store_job_leased_on(h->st, 7, on, 1, &n)); /* up to max */
+	assert_int(n, 1);
+	assert_int(on[0].id, ids[0]);
+	STORE_OK(h, store_job_leased_on(h->st, 9, on, 8, &n));
+	assert_int(n, 0);
+}
+
 static void job_due_at_now(void **state)
 {
 	struct harness_store *h = *state;
@@ -859,6 +897,7 @@ int main(void)
 		T(next_ready_order),
 		T(next_ready_filters),
 		T(job_list_filters_and_pages),
+		T(jobs_leased_on_an_instance),
 		T(job_due_at_now),
 		T(next_deadline_of_delays_and_leases),
 		T(demand_groups_queued_work),
