@@ -1065,6 +1065,18 @@ int64_t harness_jint(json_t *v, const char *path, const char *file, int line)
 	return json_integer_value(x);
 }
 
+double harness_jnum(json_t *v, const char *path, const char *file, int line)
+{
+	json_t *x = harness_jget(v, path);
+
+	if (!json_is_number(x)) {
+		print_error("'%s' is %s, expected a number\n", path, x ? "not a number" : "missing");
+		show("in", v);
+		_fail(file, line);
+	}
+	return json_number_value(x);
+}
+
 const char *harness_jstr(json_t *v, const char *path)
 {
 	json_t *x = harness_jget(v, path);

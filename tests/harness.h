@@ -309,7 +309,11 @@ json_t *harness_jget(json_t *v, const char *path);
 #define JINT(v, path) harness_jint((v), (path), __FILE__, __LINE__)
 /* The string at path, or "(missing)" / "(null)" / "(not a string)". */
 #define JSTR(v, path) harness_jstr((v), (path))
+/* The number (integer or real) at path; fails the test if it is missing
+ * or not one. */
+#define JNUM(v, path) harness_jnum((v), (path), __FILE__, __LINE__)
 int64_t harness_jint(json_t *v, const char *path, const char *file, int line);
+double harness_jnum(json_t *v, const char *path, const char *file, int line);
 const char *harness_jstr(json_t *v, const char *path);
 
 /* Checks an error reply: the status, and the body

@@ -120,16 +120,7 @@ static int64_t count_jobs(struct harness_server *s, const char *state)
 	return v;
 }
 
-static double num(json_t *v, const char *path)
-{
-	json_t *n = harness_jget(v, path);
-
-	if (!json_is_number(n))
-		fail_msg("%s: not a number", path);
-	return json_number_value(n);
-}
-
-static int64_t ms_of(json_t *v, const char *path) { return llround(num(v, path) * 1000.0); }
+static int64_t ms_of(json_t *v, const char *path) { return llround(JNUM(v, path) * 1000.0); }
 
 #define assert_near(got, want, eps, what)                                                                   \
 	do {                                                                                                \
@@ -171,7 +162,7 @@ static void check_fleet(struct harness_server *s, int64_t since_ms, struct bille
 			harness_fail_with_log(s, "instance %lld (%s) lived %lld ms: billed %lld ms, expected %lld", (long long)JINT(i, "id"),
 				      r->offer, (long long)lifetime, (long long)ms_of(i, "billed_s"), (long long)want);
 		cost = r->price * (double)want / 3600000.0;
-		assert_near(num(i, "cost_usd"), cost, 1e-9, "cost_usd");
+		assert_near(JNUM(i, "cost_usd"), cost, 1e-9, "cost_usd");
 		if (since_ms == 0)
 			print_message("instance %lld: %s %s, lived %.3f s, billed %.0f s, $%.6f\n", (long long)JINT(i, "id"),
 			      r->offer, r->market, (double)lifetime / 1000.0, (double)want / 1000.0, cost);
@@ -202,39 +193,39 @@ static void check_report(struct harness_server *s, const char *by, const struct 
 
 	assert_string_equal(JSTR(r, "by"), by);
 	/* To the cent; in fact to rounding. */
-	assert_near(num(t, "cost_usd"), b->cost, 0.005, "report total cost_usd");
-	assert_near(num(t, "cost_usd"), b->cost, 1e-6, "report total cost_usd (to rounding)");
-	attributed = num(t, "seconds.busy") + num(t, "seconds.boot") + num(t, "seconds.idle") + num(t, "seconds.billing");
+	assert_near(JNUM(t, "cost_usd"), b->cost, 0.005, "report total cost_usd");
+	assert_near(JNUM(t, "cost_usd"), b->cost, 1e-6, "report total cost_usd (to rounding)");
+	attributed = JNUM(t, "seconds.busy") + JNUM(t, "seconds.boot") + JNUM(t, "seconds.idle") + JNUM(t, "seconds.billing");
 	assert_near(attributed, billed_s, 0.0005, "busy + boot + idle + billing seconds");
-	assert_near(num(t, "seconds.billed"), billed_s, 0.0005, "seconds.billed");
-	assert_near(num(t, "gpu_hours.billed"), billed_s / 3600.0, 1e-9, "gpu_hours.billed (1 GPU each)");
-	assert_near(num(t, "spot_share"), (double)b->spot_billed_ms / (double)b->billed_ms, 1e-9, "spot_share");
-	assert_near(num(t, "efficiency"), num(t, "seconds.busy") / billed_s, 1e-9, "efficiency");
-	assert_near(num(t, "cost_usd_by_kind.busy") + num(t, "cost_usd_by_kind.not_busy"), b->cost, 1e-6, "busy + not busy cost");
+	assert_near(JNUM(t, "seconds.billed"), billed_s, 0.0005, "seconds.billed");
+	assert_near(JNUM(t, "gpu_hours.billed"), billed_s / 3600.0, 1e-9, "gpu_hours.billed (1 GPU each)");
+	assert_near(JNUM(t, "spot_share"), (double)b->spot_billed_ms / (double)b->billed_ms, 1e-9, "spot_share");
+	assert_near(JNUM(t, "efficiency"), JNUM(t, "seconds.busy") / billed_s, 1e-9, "efficiency");
+	assert_near(JNUM(t, "cost_usd_by_kind.busy") + JNUM(t, "cost_usd_by_kind.not_busy"), b->cost, 1e-6, "busy + not busy cost");
 	assert_int(JINT(t, "items"), items);
-	assert_near(num(t, "cost_per_item"), b->cost / (double)items, 1e-6, "cost_per_item");
+	assert_near(JNUM(t, "cost_per_item"), b->cost / (double)items, 1e-6, "cost_per_item");
 	assert_int(JINT(t, "instances"), b->n);
 	assert_int(JINT(t, "reclaims"), 0);
 	assert_int(JINT(t, "items_lost"), 0);
 
 	json_array_foreach(harness_jget(r, "groups"), k, g) {
 		const char *name = JSTR(g, "name");
-		cost += num(g, "cost_usd");
+		cost += JNUM(g, "cost_usd");
 		if (strcmp(by, "offer") == 0) {
 			const struct rule *rl = rule_of(name);
-			assert_near(num(g, "cost_usd"), b->per_offer_cost[rl - rules], 1e-6, name);
+			assert_near(JNUM(g, "cost_usd"), b->per_offer_cost[rl - rules], 1e-6, name);
 			assert_int(JINT(g, "instances"), b->per_offer[rl - rules]);
 		} else if (strcmp(name, "(idle)") == 0) {
 			/* What no job used: boot, idle, billing; no items, no job. */
 			idle_row = 1;
 			assert_int(JINT(g, "items"), 0);
-			assert_near(num(g, "seconds.busy"), 0, 0, "(idle) busy seconds");
-			assert_near(num(g, "seconds.boot") + num(g, "seconds.idle") + num(g, "seconds.billing"),
-				    billed_s - num(t, "seconds.busy"), 0.0005, "(idle) seconds");
+			assert_near(JNUM(g, "seconds.busy"), 0, 0, "(idle) busy seconds");
+			assert_near(JNUM(g, "seconds.boot") + JNUM(g, "seconds.idle") + JNUM(g, "seconds.billing"),
+				    billed_s - JNUM(t, "seconds.busy"), 0.0005, "(idle) seconds");
 		} else {
 			/* A team's or type's row is its jobs' runs, nothing else. */
-			assert_near(num(g, "seconds.billed"), num(g, "seconds.busy"), 0.0005, name);
-			assert_near(num(g, "efficiency"), 1, 1e-9, name);
+			assert_near(JNUM(g, "seconds.billed"), JNUM(g, "seconds.busy"), 0.0005, name);
+			assert_near(JNUM(g, "efficiency"), 1, 1e-9, name);
 		}
 	}
 	assert_near(cost, b->cost, 1e-6, "sum of the rows' cost_usd");
@@ -250,7 +241,7 @@ static double group_num(json_t *r, const char *group, const char *path)
 
 	json_array_foreach(harness_jget(r, "groups"), k, g) {
 		if (strcmp(JSTR(g, "name"), group) == 0)
-			return num(g, path);
+			return JNUM(g, path);
 	}
 	fail_msg("no row '%s' in the report", group);
 	return 0;
@@ -319,7 +310,7 @@ static void test_ledger_adds_up_short_lives(void **state)
 		assert_int(harness_ebb(&run, s, "report", "--json", NULL), 0);
 		if (!(j = json_loads(run.out, 0, &je)))
 			fail_msg("ebb report --json: not JSON: %s", je.text);
-		assert_near(num(j, "total.cost_usd"), b.cost, 1e-6, "ebb report --json total");
+		assert_near(JNUM(j, "total.cost_usd"), b.cost, 1e-6, "ebb report --json total");
 		json_decref(j);
 		harness_run_free(&run);
 		assert_int(harness_ebb(&run, s, "report", "--since", "yesterday", NULL), 2);
@@ -383,10 +374,10 @@ static void test_ledger_adds_up_long_lives(void **state)
 	since_ms = first_end - 600000;
 	check_fleet(s, since_ms, &b);
 	r = harness_get(s, harness_fmt("/v1/report?since=%.3f", (double)since_ms / 1000.0));
-	assert_near(num(r, "total.seconds.billed"), (double)b.billed_since_ms / 1000.0, 0.0005, "billed seconds since");
-	assert_near(num(r, "total.cost_usd"), b.cost_since, 1e-6, "cost since");
-	assert_near(num(r, "total.seconds.busy"), 0, 0, "busy seconds since (the jobs ran an hour before)");
-	assert_near(num(r, "total.efficiency"), 0, 0, "efficiency since");
+	assert_near(JNUM(r, "total.seconds.billed"), (double)b.billed_since_ms / 1000.0, 0.0005, "billed seconds since");
+	assert_near(JNUM(r, "total.cost_usd"), b.cost_since, 1e-6, "cost since");
+	assert_near(JNUM(r, "total.seconds.busy"), 0, 0, "busy seconds since (the jobs ran an hour before)");
+	assert_near(JNUM(r, "total.efficiency"), 0, 0, "efficiency since");
 	json_decref(r);
 	assert_int(harness_server_stop(s), 0);
 }
@@ -432,13 +423,13 @@ static void test_measured_speed_changes_the_choice(void **state)
 		if (strcmp(JSTR(o, "name"), "fast") == 0) {
 			assert_int(JINT(o, "measured.speed_n"), 3);
 			assert_string_equal(JSTR(o, "in_force.speed_from"), "measured");
-			assert_near(num(o, "declared.speed"), 4, 0, "fast declared speed");
-			fast_speed = num(o, "in_force.speed");
-			fast_cost = num(o, "markets.on-demand.usd_per_work_hour");
-			assert_near(num(o, "measured.items_per_s"), 3.0 / num(o, "measured.run_s"), 1e-9, "items_per_s");
+			assert_near(JNUM(o, "declared.speed"), 4, 0, "fast declared speed");
+			fast_speed = JNUM(o, "in_force.speed");
+			fast_cost = JNUM(o, "markets.on-demand.usd_per_work_hour");
+			assert_near(JNUM(o, "measured.items_per_s"), 3.0 / JNUM(o, "measured.run_s"), 1e-9, "items_per_s");
 		} else {
 			assert_string_equal(JSTR(o, "in_force.speed_from"), "declared");
-			slow_cost = num(o, "markets.on-demand.usd_per_work_hour");
+			slow_cost = JNUM(o, "markets.on-demand.usd_per_work_hour");
 		}
 	}
 	json_decref(r);

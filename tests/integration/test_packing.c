@@ -102,15 +102,6 @@ static int64_t instance_job(struct harness_server *s)
 	return id;
 }
 
-static double num(json_t *v, const char *path)
-{
-	json_t *n = harness_jget(v, path);
-
-	if (!json_is_number(n))
-		fail_msg("%s: not a number", path);
-	return json_number_value(n);
-}
-
 /* The cost of the report's (idle) row. */
 static double idle_cost(json_t *report)
 {
@@ -119,7 +110,7 @@ static double idle_cost(json_t *report)
 
 	json_array_foreach(harness_jget(report, "groups"), k, g) {
 		if (strcmp(JSTR(g, "name"), "(idle)") == 0)
-			return num(g, "cost_usd");
+			return JNUM(g, "cost_usd");
 	}
 	fail_msg("no (idle) row in the report");
 	return 0;
@@ -163,26 +154,26 @@ static void test_four_jobs_at_once_on_four_gpus(void **state)
 	i = json_array_get(harness_jget(f, "instances"), 0);
 	assert_int(json_array_size(harness_jget(f, "instances")), 1);
 	r = harness_get(s, "/v1/report?by=team");
-	if (fabs(num(r, "total.cost_usd") - num(i, "cost_usd")) > 0.005 ||
-	    fabs(num(r, "total.seconds.billed") - num(i, "billed_s")) > 0.0005)
+	if (fabs(JNUM(r, "total.cost_usd") - JNUM(i, "cost_usd")) > 0.005 ||
+	    fabs(JNUM(r, "total.seconds.billed") - JNUM(i, "billed_s")) > 0.0005)
 		harness_fail_with_log(s, "report: $%.6f for %.3f s; the instance was billed $%.6f for %.3f s",
-				      num(r, "total.cost_usd"), num(r, "total.seconds.billed"), num(i, "cost_usd"),
-				      num(i, "billed_s"));
+				      JNUM(r, "total.cost_usd"), JNUM(r, "total.seconds.billed"), JNUM(i, "cost_usd"),
+				      JNUM(i, "billed_s"));
 	/* Each job paid for its one GPU of four while it ran, by hand:
 	 * $3.6/h is $0.00025 a GPU-second; what is left is the report's
 	 * (idle) row: boot, the GPUs no job held, the billing remainder. */
 	for (int k = 0; k < 4; k++) {
 		json_t *j = harness_get_job(s, ids[k]);
-		double ran_s = num(j, "finished_at") - num(j, "started_at"), want = ran_s * 3.6 / 3600 / 4;
-		jobs_cost += num(j, "cost_usd");
-		if (fabs(num(j, "cost_usd") - want) > 1e-5)
+		double ran_s = JNUM(j, "finished_at") - JNUM(j, "started_at"), want = ran_s * 3.6 / 3600 / 4;
+		jobs_cost += JNUM(j, "cost_usd");
+		if (fabs(JNUM(j, "cost_usd") - want) > 1e-5)
 			harness_fail_with_log(s, "job %lld ran %.3f s on 1 GPU of 4: cost $%.6f, expected $%.6f",
-					      (long long)ids[k], ran_s, num(j, "cost_usd"), want);
+					      (long long)ids[k], ran_s, JNUM(j, "cost_usd"), want);
 		json_decref(j);
 	}
-	if (fabs(jobs_cost + idle_cost(r) - num(r, "total.cost_usd")) > 1e-6)
+	if (fabs(jobs_cost + idle_cost(r) - JNUM(r, "total.cost_usd")) > 1e-6)
 		harness_fail_with_log(s, "the jobs' $%.6f and (idle)'s $%.6f are not the total $%.6f", jobs_cost,
-				      idle_cost(r), num(r, "total.cost_usd"));
+				      idle_cost(r), JNUM(r, "total.cost_usd"));
 	json_decref(r);
 	json_decref(f);
 	assert_int(harness_server_stop(s), 0);
