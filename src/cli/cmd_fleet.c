@@ -54,9 +54,13 @@ static int print_fleet(struct cli *cli, json_t *reply, void *arg)
 	if (rc != 0)
 		return cli_error(cli, "out of memory");
 	printf("\n");
-	json_array_foreach(json_object_get(reply, "idle_timeouts"), i, inst)
-		printf("idle timeout of %s: %.0fs (%s)\n", json_string_value(json_object_get(inst, "offer")),
-		       num(inst, "idle_timeout_s"), json_string_value(json_object_get(inst, "why")));
+	json_array_foreach(json_object_get(reply, "idle_timeouts"), i, inst) {
+		printf("idle timeout of %s: %.0fs", json_string_value(json_object_get(inst, "offer")),
+		       num(inst, "idle_timeout_s"));
+		if (num(inst, "idle_surplus_timeout_s") > 0)
+			printf(", %.0fs for the other idle ones", num(inst, "idle_surplus_timeout_s"));
+		printf(" (%s)\n", json_string_value(json_object_get(inst, "why")));
+	}
 	printf("limits: %lld instances, %lld GPUs, $%.2f/h\n",
 	       (long long)json_integer_value(json_object_get(limits, "max_instances")),
 	       (long long)json_integer_value(json_object_get(limits, "max_gpus")),

@@ -732,10 +732,11 @@ static int64_t idle_timeout_of(const struct planner *p, const struct plan_instan
 	/* Surplus: while more than one instance is idle, the longest idle go
 	 * after the shorter timeout; the last one waits the full one, to take
 	 * the next arrival warm. */
-	int64_t full = p->v->idle_timeout_ms[i->offer];
+	int64_t full = p->v->idle_timeout_ms[i->offer],
+		surplus = p->v->idle_surplus_ms ? p->v->idle_surplus_ms[i->offer] : p->s->idle_surplus_ms;
 
-	if (p->s->idle_surplus_ms && p->s->idle_surplus_ms < full && idle_left > 1)
-		return p->s->idle_surplus_ms;
+	if (surplus > 0 && surplus < full && idle_left > 1)
+		return surplus;
 	return full;
 }
 

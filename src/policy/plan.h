@@ -75,7 +75,7 @@ struct plan_settings {
 	int64_t max_gpus;
 	double max_spend_per_hour; /* 0: no limit */
 	struct plan_idle_timeout idle_timeout; /* callers: the view's idle_timeout_ms */
-	int64_t idle_surplus_ms;   /* idle instances beyond the last go after this; 0: off */
+	int64_t idle_surplus_ms;   /* idle instances beyond the last go after this; 0: off; CONF_AUTO: chosen */
 	int64_t arrival_window_ms; /* time constant of the classes' arrival rates; 0: off */
 	int idle_decay;
 	int64_t decay_t1_ms, decay_t2_ms;
@@ -109,6 +109,9 @@ struct plan_view {
 	 * one chosen from the gaps seen so far. What is observed is the
 	 * view's; what is configured, the settings'. */
 	const int64_t *idle_timeout_ms;
+	/* The same for idle_surplus_timeout; NULL: the settings' (a fixed
+	 * one). */
+	const int64_t *idle_surplus_ms;
 	const struct plan_class *classes;
 	int nclasses;
 	const struct plan_instance *fleet;

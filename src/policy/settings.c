@@ -2,6 +2,7 @@
 #include "policy/settings.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "policy/idle.h"
@@ -57,22 +58,45 @@ static int64_t strictest_wait_target_ms(const struct plan_settings *s)
 }
 
 void plan_idle_timeouts(const struct plan_settings *s, const struct offer *offers, int noffers, int64_t *gaps,
-			size_t n, int64_t *out_ms, char (*why)[PLAN_IDLE_WHY])
+			size_t n, int64_t *out_ms, int64_t *surplus_ms, char (*why)[PLAN_IDLE_WHY])
 {
 	const struct plan_idle_timeout *t = &s->idle_timeout;
-	char scratch[PLAN_IDLE_WHY];
+	int auto_surplus = surplus_ms && s->idle_surplus_ms == CONF_AUTO;
+	int64_t *pairs = NULL, wait_target_ms = strictest_wait_target_ms(s);
+	size_t npairs = 0;
+	char scratch[PLAN_IDLE_WHY], surplus_why[PLAN_IDLE_WHY];
 
+	/* Before the gaps are sorted: two in a row. With no memory, none,
+	 * and the surplus timeout is the least. */
+	if (auto_surplus && n > 1 && (pairs = malloc((n - 1) * sizeof *pairs))) {
+		for (size_t i = 0; i + 1 < n; i++)
+			pairs[npairs++] = gaps[i] + gaps[i + 1];
+	}
 	for (int k = 0; k < noffers; k++) {
 		char *line = why ? why[k] : scratch;
+		size_t used;
 
 		if (t->ms != CONF_AUTO) {
 			snprintf(line, PLAN_IDLE_WHY, "fixed: [scaler] idle_timeout");
 			out_ms[k] = t->ms;
+		} else {
+			out_ms[k] = idle_timeout_auto(gaps, n, offers[k].boot_ms, wait_target_ms, t->min_ms, t->max_ms,
+						      line, PLAN_IDLE_WHY);
+		}
+		if (!surplus_ms)
+			continue;
+		if (!auto_surplus) {
+			surplus_ms[k] = s->idle_surplus_ms;
 			continue;
 		}
-		out_ms[k] = idle_timeout_auto(gaps, n, offers[k].boot_ms, strictest_wait_target_ms(s), t->min_ms,
-					      t->max_ms, line, PLAN_IDLE_WHY);
+		surplus_ms[k] = idle_timeout_auto(pairs, npairs, offers[k].boot_ms, wait_target_ms,
+						  t->min_ms < out_ms[k] ? t->min_ms : out_ms[k], out_ms[k], surplus_why,
+						  sizeof surplus_why);
+		used = strlen(line);
+		snprintf(line + used, PLAN_IDLE_WHY - used, "; the other idle ones, wanted from the second next"
+			 " submission on (the gaps below are two in a row): %s", surplus_why);
 	}
+	free(pairs);
 }
 
 int64_t plan_idle_timeout_longest(const int64_t *ms, int noffers)

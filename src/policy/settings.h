@@ -18,11 +18,16 @@ void plan_settings_from_config(const struct config *cfg, struct plan_settings *o
  * fixed one, or auto's choice from the gaps between the latest
  * submissions, the offer's boot and the strictest wait target
  * (idle_timeout_auto(), policy/idle.h; with no gap, idle_timeout_min).
- * gaps is sorted. why, unless NULL, gets one line per offer for `ebb
- * fleet`. */
-#define PLAN_IDLE_WHY 400
+ * And the surplus timeout, into surplus_ms unless NULL: the fixed one
+ * (0: off), or auto's choice the same way over the time to the second
+ * next submission (the sum of two gaps in a row), between
+ * idle_timeout_min and the offer's idle timeout: while one idle instance
+ * waits for the next job, another is wanted only by the one after it.
+ * gaps, in the order they came, is reordered. why, unless NULL, gets one
+ * line per offer for `ebb fleet`. */
+#define PLAN_IDLE_WHY 800
 void plan_idle_timeouts(const struct plan_settings *s, const struct offer *offers, int noffers, int64_t *gaps,
-			size_t n, int64_t *out_ms, char (*why)[PLAN_IDLE_WHY]);
+			size_t n, int64_t *out_ms, int64_t *surplus_ms, char (*why)[PLAN_IDLE_WHY]);
 /* The longest of those: what a worker is told, as its own backstop (the
  * scaler releases each instance at its offer's). */
 int64_t plan_idle_timeout_longest(const int64_t *ms, int noffers);

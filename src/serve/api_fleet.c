@@ -86,18 +86,19 @@ static int add_instance(void *arg, const struct instance *inst)
  * error or without memory. */
 static json_t *idle_timeouts_json(struct scaler *sc)
 {
-	int64_t ms[64];
+	int64_t ms[64], surplus_ms[64];
 	char (*why)[PLAN_IDLE_WHY] = malloc(64 * sizeof *why), error[300];
 	const struct offer *offers;
 	json_t *list = NULL;
 	int n;
 
-	if (why && scaler_idle_timeouts(sc, &offers, &n, ms, why, error, sizeof error) == 0) {
+	if (why && scaler_idle_timeouts(sc, &offers, &n, ms, surplus_ms, why, error, sizeof error) == 0) {
 		list = json_array();
 		for (int k = 0; k < n; k++)
-			json_array_append_new(list, json_pack("{s:s, s:f, s:s}", "offer", offers[k].name,
-							      "idle_timeout_s", (double)ms[k] / 1000.0, "why",
-							      why[k]));
+			json_array_append_new(list, json_pack("{s:s, s:f, s:f, s:s}", "offer", offers[k].name,
+							      "idle_timeout_s", (double)ms[k] / 1000.0,
+							      "idle_surplus_timeout_s", (double)surplus_ms[k] / 1000.0,
+							      "why", why[k]));
 	}
 	free(why);
 	return list;

@@ -26,13 +26,14 @@ static int add_gap(void *arg, int64_t ms)
 }
 
 int decide_idle_timeouts(struct store *st, const struct plan_settings *s, const struct offer *offers, int noffers,
-			 int64_t *out_ms, char (*why)[PLAN_IDLE_WHY], char *error, size_t error_size)
+			 int64_t *out_ms, int64_t *surplus_ms, char (*why)[PLAN_IDLE_WHY], char *error,
+			 size_t error_size)
 {
 	struct gaps *g;
 
-	/* A fixed timeout needs no gaps: no read. */
-	if (s->idle_timeout.ms != CONF_AUTO) {
-		plan_idle_timeouts(s, offers, noffers, NULL, 0, out_ms, why);
+	/* Fixed timeouts need no gaps: no read. */
+	if (s->idle_timeout.ms != CONF_AUTO && s->idle_surplus_ms != CONF_AUTO) {
+		plan_idle_timeouts(s, offers, noffers, NULL, 0, out_ms, surplus_ms, why);
 		return 0;
 	}
 	if (!(g = calloc(1, sizeof *g)) || store_recent_submits(st, GAPS + 1, add_gap, g) != 0) {
@@ -40,7 +41,7 @@ int decide_idle_timeouts(struct store *st, const struct plan_settings *s, const 
 		free(g);
 		return -1;
 	}
-	plan_idle_timeouts(s, offers, noffers, g->v, g->n, out_ms, why);
+	plan_idle_timeouts(s, offers, noffers, g->v, g->n, out_ms, surplus_ms, why);
 	free(g);
 	return 0;
 }
@@ -59,8 +60,8 @@ int decide_now(const struct decide_env *e, int64_t now_ms, struct decision_now *
 	} else {
 		memcpy(d->offers, e->configured, (size_t)e->noffers * sizeof *d->offers);
 	}
-	if (decide_idle_timeouts(e->store, e->settings, d->offers, d->noffers, d->idle_timeout_ms, NULL, d->error,
-				 sizeof d->error) != 0)
+	if (decide_idle_timeouts(e->store, e->settings, d->offers, d->noffers, d->idle_timeout_ms, d->idle_surplus_ms,
+				 NULL, d->error, sizeof d->error) != 0)
 		return -1;
 	if (view_build(&d->view, e->store, e->settings, now_ms, d->offers, d->noffers) != 0) {
 		snprintf(d->error, sizeof d->error, "%s", d->view.error);
@@ -74,6 +75,7 @@ int decide_now(const struct decide_env *e, int64_t now_ms, struct decision_now *
 		.now_ms = now_ms,
 		.settings = e->settings,
 		.idle_timeout_ms = d->idle_timeout_ms,
+		.idle_surplus_ms = d->idle_surplus_ms,
 		.classes = d->view.classes,
 		.nclasses = d->view.nclasses,
 		.fleet = d->view.fleet,

@@ -26,15 +26,17 @@ struct decision_now {
 	struct offer offers[64]; /* in force */
 	int noffers;
 	int64_t idle_timeout_ms[64]; /* in force, for each offer */
+	int64_t idle_surplus_ms[64]; /* the same for idle_surplus_timeout */
 	struct plan_result *result;
 	char error[600]; /* why decide_now failed */
 };
 
-/* The idle timeout in force for each of the offers (in force: their boots
- * count) and, unless why is NULL, why: 0, or -1 on a store error (in
- * error). */
+/* The idle and surplus timeouts in force for each of the offers (in
+ * force: their boots count; plan_idle_timeouts()) and, unless why is
+ * NULL, why: 0, or -1 on a store error (in error). */
 int decide_idle_timeouts(struct store *st, const struct plan_settings *s, const struct offer *offers, int noffers,
-			 int64_t *out_ms, char (*why)[PLAN_IDLE_WHY], char *error, size_t error_size) STORE_CHECK;
+			 int64_t *out_ms, int64_t *surplus_ms, char (*why)[PLAN_IDLE_WHY], char *error,
+			 size_t error_size) STORE_CHECK;
 /* Plans at now_ms into d: 0, or -1 with the reason in d->error (a store
  * error, or memory). Free d with decision_now_free(), whatever it
  * returned. */

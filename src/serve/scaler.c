@@ -63,13 +63,14 @@ static void on_commit(void *arg, int changed)
 }
 
 int scaler_idle_timeouts(struct scaler *sc, const struct offer **offers, int *n, int64_t *out_ms,
-			 char (*why)[PLAN_IDLE_WHY], char *error, size_t error_size)
+			 int64_t *surplus_ms, char (*why)[PLAN_IDLE_WHY], char *error, size_t error_size)
 {
 	if (scaler_offers(sc, offers, n) != 0) {
 		snprintf(error, error_size, "%s", store_error(sc->env.store));
 		return -1;
 	}
-	return decide_idle_timeouts(sc->env.store, &sc->settings, *offers, *n, out_ms, why, error, error_size);
+	return decide_idle_timeouts(sc->env.store, &sc->settings, *offers, *n, out_ms, surplus_ms, why, error,
+				    error_size);
 }
 
 int64_t scaler_worker_idle_timeout(const struct scaler *sc)

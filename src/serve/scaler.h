@@ -39,11 +39,11 @@ void scaler_free(struct scaler *sc);
 /* Plan again soon: for what no store change shows (the test clock moved,
  * a worker process exited). */
 void scaler_wake(struct scaler *sc);
-/* The offers in force (scaler_offers()), and the idle timeout in force
- * for each and why (fixed, or auto from the gaps): 0, or -1 on a store
- * error (in error). */
+/* The offers in force (scaler_offers()), and the idle and surplus
+ * timeouts in force for each and why (fixed, or auto from the gaps): 0,
+ * or -1 on a store error (in error). */
 int scaler_idle_timeouts(struct scaler *sc, const struct offer **offers, int *n, int64_t *out_ms,
-			 char (*why)[PLAN_IDLE_WHY], char *error, size_t error_size);
+			 int64_t *surplus_ms, char (*why)[PLAN_IDLE_WHY], char *error, size_t error_size);
 /* The idle timeout a worker should hold itself to now, as of the last
  * decision: the longest of the offers' (the scaler releases each instance
  * at its own offer's; the worker's is the backstop), 0 (none) while the

@@ -28,7 +28,8 @@ int ebb_start(struct sim *s)
 	}
 	s->ebb.last_submit = -1;
 	/* Before any gap: the fixed timeout, or auto's least. */
-	plan_idle_timeouts(st, s->o->offers, s->o->noffers, NULL, 0, s->ebb.idle_timeout_ms, NULL);
+	plan_idle_timeouts(st, s->o->offers, s->o->noffers, NULL, 0, s->ebb.idle_timeout_ms, s->ebb.idle_surplus_ms,
+			   NULL);
 	/* The floor it keeps at all times is up when the replay starts, as
 	 * always-on's fleet is: the warm pool. Made here, not as one of the
 	 * engine's looks: the first arrival is looked at at once. */
@@ -54,13 +55,18 @@ void ebb_arrival(struct sim *s, int job)
 		s->ebb.ngaps++;
 	}
 	s->ebb.last_submit = at;
-	/* The auto idle timeout follows the gaps, as in serve; recomputed
-	 * every 100 arrivals to keep a million-job replay fast. */
-	if (st->idle_timeout.ms == CONF_AUTO && s->ebb.ngaps % 100 == 1) {
+	/* The auto timeouts follow the gaps, as in serve; recomputed every
+	 * 100 arrivals to keep a million-job replay fast. The gaps in the
+	 * order they came: the surplus timeout adds two in a row. */
+	if ((st->idle_timeout.ms == CONF_AUTO || st->idle_surplus_ms == CONF_AUTO) && s->ebb.ngaps % 100 == 1) {
 		int64_t gaps[EBB_GAPS];
-		size_t n = s->ebb.ngaps < EBB_GAPS ? s->ebb.ngaps : EBB_GAPS;
-		memcpy(gaps, s->ebb.gaps, n * sizeof *gaps);
-		plan_idle_timeouts(st, s->o->offers, s->o->noffers, gaps, n, s->ebb.idle_timeout_ms, NULL);
+		size_t n = s->ebb.ngaps < EBB_GAPS ? s->ebb.ngaps : EBB_GAPS, oldest = s->ebb.ngaps % EBB_GAPS;
+		if (n < EBB_GAPS)
+			oldest = 0;
+		memcpy(gaps, s->ebb.gaps + oldest, (n - oldest) * sizeof *gaps);
+		memcpy(gaps + (n - oldest), s->ebb.gaps, oldest * sizeof *gaps);
+		plan_idle_timeouts(st, s->o->offers, s->o->noffers, gaps, n, s->ebb.idle_timeout_ms,
+				   s->ebb.idle_surplus_ms, NULL);
 	}
 }
 
@@ -72,6 +78,7 @@ void ebb_policy(struct sim *s)
 	/* packs 0: the engine runs one job an instance (serve's workers pack
 	 * jobs side by side; the replay does not model it yet). */
 	struct plan_view v = {.now_ms = s->now, .settings = st, .idle_timeout_ms = s->ebb.idle_timeout_ms,
+			      .idle_surplus_ms = s->ebb.idle_surplus_ms,
 			      .offers = s->o->offers, .noffers = s->o->noffers, .no_reasons = 1, .packs = 0};
 	int nc = 0;
 

@@ -112,6 +112,7 @@ struct ebb_state {
 	size_t ngaps;
 	int64_t last_submit;
 	int64_t idle_timeout_ms[SIM_MAX_OFFERS]; /* in force, for each offer */
+	int64_t idle_surplus_ms[SIM_MAX_OFFERS]; /* the same for idle_surplus_timeout */
 };
 
 /* Timed values over a sliding window, oldest first (window.c). */

@@ -17,7 +17,7 @@ const char *const tune_families[TUNE_NFAMILIES] = {"ebb",	     "always-on", "min
  * back arrivals count as the work to expect. */
 static const int wait_targets_s[] = {10, 30, 60, 120, 240, 600, 1800};
 static const int idle_timeouts_s[] = {0, 60, 300, 600, 1800, TUNE_AUTO};
-static const int surplus_s[] = {0, 60};
+static const int surplus_s[] = {0, 60, TUNE_AUTO};
 static const int arrival_windows_s[] = {0, 60, 600};
 /* A warm floor all day reaches the shortest waits, as always-on does,
  * with launches above it for bursts, or none: a fixed pool (the floor
@@ -73,7 +73,7 @@ static int add_point(struct tune *t, const char *family, const char *spec, const
 	return 0;
 }
 
-/* An idle timeout of the sweep as the config writes it: "600s", "auto". */
+/* An idle or surplus timeout of the sweep as the config writes it: "600s", "auto". */
 static const char *idle_text(int s, char *buf, size_t size)
 {
 	if (s == TUNE_AUTO)
@@ -86,11 +86,11 @@ static const char *idle_text(int s, char *buf, size_t size)
 static int add_ebb(struct tune *t, struct tune_knobs k, const struct trace *tr, const struct sim_options *o,
 		   const char *config_path, char *err, size_t errsize)
 {
-	char spec[256], idle[16];
+	char spec[256], idle[16], surplus[16];
 	int n = snprintf(spec, sizeof spec,
-			 "ebb:lane.standard.wait_target=%ds,scaler.idle_timeout=%s,scaler.idle_surplus_timeout=%ds,"
+			 "ebb:lane.standard.wait_target=%ds,scaler.idle_timeout=%s,scaler.idle_surplus_timeout=%s,"
 			 "scaler.arrival_window=%ds", k.wait_target_s, idle_text(k.idle_timeout_s, idle, sizeof idle),
-			 k.surplus_s, k.arrival_window_s);
+			 idle_text(k.surplus_s, surplus, sizeof surplus), k.arrival_window_s);
 
 	if (k.warm)
 		n += snprintf(spec + n, sizeof spec - (size_t)n, ",scaler.warm=* * %d", k.warm);
@@ -150,7 +150,7 @@ static int add_baselines(struct tune *t, const struct trace *tr, const struct si
 static void recommend(struct tune *t, double wait_p95_s, size_t njobs)
 {
 	const struct tune_point *best = NULL;
-	char idle[16];
+	char idle[16], surplus[16];
 	int n;
 
 	for (size_t k = 0; k < t->n; k++) {
@@ -165,9 +165,9 @@ static void recommend(struct tune *t, double wait_p95_s, size_t njobs)
 	n = snprintf(t->fragment, sizeof t->fragment,
 		     "# ebb tune: the cheapest of ebb's settings with a p95 wait of at most %.0f s,\n"
 		     "# on a trace of %zu jobs. Paste into ebb.conf.\n"
-		     "[scaler]\nidle_timeout = %s\nidle_surplus_timeout = %ds\narrival_window = %ds\n",
-		     wait_p95_s, njobs, idle_text(best->ebb.idle_timeout_s, idle, sizeof idle), best->ebb.surplus_s,
-		     best->ebb.arrival_window_s);
+		     "[scaler]\nidle_timeout = %s\nidle_surplus_timeout = %s\narrival_window = %ds\n",
+		     wait_p95_s, njobs, idle_text(best->ebb.idle_timeout_s, idle, sizeof idle),
+		     idle_text(best->ebb.surplus_s, surplus, sizeof surplus), best->ebb.arrival_window_s);
 	if (best->ebb.warm)
 		n += snprintf(t->fragment + n, sizeof t->fragment - (size_t)n, "warm = * * %d\n", best->ebb.warm);
 	if (best->ebb.max_instances)

@@ -11,7 +11,7 @@
 /* The ebb settings the sweep varies, in seconds; warm: an all-day floor;
  * max_instances: 0 keeps the config's. */
 struct tune_knobs {
-	int wait_target_s, idle_timeout_s, surplus_s, arrival_window_s, warm, max_instances; /* idle: or TUNE_AUTO */
+	int wait_target_s, idle_timeout_s, surplus_s, arrival_window_s, warm, max_instances; /* idle, surplus: or TUNE_AUTO */
 };
 
 struct tune_point {

@@ -496,8 +496,9 @@ static void test_warm_pool_floor_by_the_hour(void **state)
 	assert_int(count_decisions(s, NULL, NULL), 2);
 }
 
-/* The idle timeout of an offer in the fleet's reply: its seconds and why. */
-static double idle_timeout_of(json_t *fleet, const char *offer, const char **why)
+/* The idle timeout of an offer in the fleet's reply (key: idle_timeout_s
+ * or idle_surplus_timeout_s): its seconds and why. */
+static double timeout_of(json_t *fleet, const char *offer, const char *key, const char **why)
 {
 	json_t *t;
 	size_t i;
@@ -505,7 +506,7 @@ static double idle_timeout_of(json_t *fleet, const char *offer, const char **why
 	json_array_foreach(json_object_get(fleet, "idle_timeouts"), i, t) {
 		if (strcmp(JSTR(t, "offer"), offer) == 0) {
 			*why = JSTR(t, "why");
-			return json_real_value(json_object_get(t, "idle_timeout_s"));
+			return JNUM(t, key);
 		}
 	}
 	fail_msg("no idle timeout for offer %s", offer);
@@ -518,12 +519,19 @@ static double idle_timeout_of(json_t *fleet, const char *offer, const char **why
  * boots at once is released at the minimum: a release costs nothing. The
  * one that boots in 20 minutes, for a lane with a 1 s wait target, costs
  * 2 x 1200 s a release, more than holding any of the gaps: it is held for
- * the longest, 21 minutes. */
+ * the longest, 21 minutes. With idle_surplus_timeout = auto, the other
+ * idle instances are held over two gaps in a row (a few ms and one of 2 to
+ * 21 minutes each), at most the offer's idle timeout: the quick one at the
+ * minimum; the slow one for 20 or 21 minutes and a few ms: the pairs of
+ * 21 minutes are at most its 21 (bridged) when the two submits came in the
+ * same millisecond, else just past it, and the pairs of 20 are the
+ * longest it may bridge. */
 static void test_auto_idle_timeout_from_gaps(void **state)
 {
 	const char *exits = exits_file(), *why;
 	struct harness_server *s = serve(exits,
-					  "max_instances = 0\nidle_timeout = auto\nidle_timeout_min = 1m\n"
+					  "max_instances = 0\nidle_timeout = auto\nidle_surplus_timeout = auto\n"
+					  "idle_timeout_min = 1m\n"
 					  "idle_timeout_max = 30m\n"
 					  "[offer.quick]\ngpus = 1\nboot = 0s\nprice_ondemand = 1\n"
 					  "[offer.slow]\ngpus = 1\nboot = 20m\nprice_ondemand = 1\n",
@@ -533,7 +541,7 @@ static void test_auto_idle_timeout_from_gaps(void **state)
 
 	(void)state;
 	f = fleet(s, 0);
-	assert_int((int64_t)(idle_timeout_of(f, "slow", &why) + 0.5), 60);
+	assert_int((int64_t)(timeout_of(f, "slow", "idle_timeout_s", &why) + 0.5), 60);
 	assert_contains(why, "auto");
 	assert_contains(why, "no gap"); /* nothing submitted yet: the minimum */
 	json_decref(f);
@@ -545,15 +553,18 @@ static void test_auto_idle_timeout_from_gaps(void **state)
 			harness_advance(s, (int64_t)gap * 60 * 1000);
 	}
 	f = fleet(s, 0);
-	assert_int((int64_t)(idle_timeout_of(f, "quick", &why) + 0.5), 60);
+	assert_int((int64_t)(timeout_of(f, "quick", "idle_timeout_s", &why) + 0.5), 60);
 	assert_contains(why, "bridges 0 of the 20 gaps");
-	got = idle_timeout_of(f, "slow", &why);
+	got = timeout_of(f, "slow", "idle_timeout_s", &why);
 	if (got < 1260 || got > 1262) {
 		char *text = json_dumps(f, JSON_COMPACT);
 		fail_msg("slow's idle_timeout_s is %.3f, expected 1260 (21 min) to 1262; fleet: %s", got, text);
 	}
 	assert_contains(why, "bridges 20 of the 20 gaps");
 	assert_contains(why, "a 1200s boot");
+	assert_contains(why, "the other idle ones");
+	assert_between((int64_t)timeout_of(f, "slow", "idle_surplus_timeout_s", &why), 1200, 1262);
+	assert_int((int64_t)(timeout_of(f, "quick", "idle_surplus_timeout_s", &why) + 0.5), 60);
 	json_decref(f);
 	assert_int(count_workers(s, 0), 0); /* max_instances = 0 */
 }

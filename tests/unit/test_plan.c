@@ -32,6 +32,8 @@ struct fx {
 	int nfleet;
 	int64_t now;
 	int64_t idle_timeout_ms[MAX_OFFERS]; /* for each offer */
+	int64_t idle_surplus_ms[MAX_OFFERS]; /* the same, when surplus_per_offer */
+	int surplus_per_offer;
 	int packs; /* the view's: jobs side by side on an instance's GPUs */
 	struct plan_result r;
 };
@@ -297,6 +299,7 @@ static struct plan_view view_of(struct fx *f)
 		.now_ms = f->now,
 		.settings = &f->set,
 		.idle_timeout_ms = f->idle_timeout_ms,
+		.idle_surplus_ms = f->surplus_per_offer ? f->idle_surplus_ms : NULL,
 		.classes = f->classes,
 		.nclasses = f->nclasses,
 		.fleet = f->fleet,
@@ -912,6 +915,32 @@ static void test_idle_timeout(void **state)
 	EXPECT_INT(f, f->r.n, 0);
 }
 
+/* idle_surplus_timeout = auto: the view carries each offer's choice.
+ * Two idle instances, 5 and 4 minutes: with 2 minutes chosen the longest
+ * idle goes and the last waits the full 10; with 0 (off), neither; with
+ * no choice in the view, auto is no surplus timeout either. */
+static void test_surplus_timeout_from_the_view(void **state)
+{
+	struct fx *f = fx_reset();
+
+	(void)state;
+	f->set.idle_surplus_ms = CONF_AUTO;
+	offer(f, "a", 1, 24, 1.0, 0);
+	idle(f, 7, 0, NOW - 5 * MIN_MS);
+	idle(f, 8, 0, NOW - 4 * MIN_MS);
+	f->surplus_per_offer = 1;
+	f->idle_surplus_ms[0] = 2 * MIN_MS;
+	run(f);
+	EXPECT_INT(f, f->r.n, 1);
+	EXPECT(f, action_on(&f->r, ACTION_TERMINATE, 7) != NULL);
+	f->idle_surplus_ms[0] = 0;
+	run(f);
+	EXPECT_INT(f, f->r.n, 0);
+	f->surplus_per_offer = 0;
+	run(f);
+	EXPECT_INT(f, f->r.n, 0);
+}
+
 /* Each offer's instances are held to its own idle timeout: idle 11
  * minutes, the one on an offer held 10 goes, the one held 20 stays and is
  * looked at again when its 20 run out. */
@@ -1517,6 +1546,7 @@ int main(void)
 		cmocka_unit_test(test_express_lane_takes_idle_instances_first),
 		cmocka_unit_test(test_idle_timeout),
 		cmocka_unit_test(test_idle_timeout_of_each_offer),
+		cmocka_unit_test(test_surplus_timeout_from_the_view),
 		cmocka_unit_test(test_actions_beyond_a_plan_come_next),
 		cmocka_unit_test(test_jobs_of_no_work_launch_one),
 		cmocka_unit_test(test_idle_decay_even_at_t1_odd_at_t2),

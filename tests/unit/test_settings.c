@@ -192,21 +192,60 @@ static void test_idle_timeout_in_force(void **state)
 	(void)state;
 	config_defaults(&cfg, NULL);
 	plan_settings_from_config(&cfg, &st);
-	plan_idle_timeouts(&st, offers, 2, gaps, 3, ms, why);
+	plan_idle_timeouts(&st, offers, 2, gaps, 3, ms, NULL, why);
 	assert_int(ms[0], 600000);
 	assert_int(ms[1], 600000);
 	assert_contains(why[1], "fixed");
 	assert_int(config_set(&cfg, "scaler", "idle_timeout", "auto", err, sizeof err), 0);
 	assert_int(config_set(&cfg, "lane.express", "wait_target", "1m", err, sizeof err), 0);
 	plan_settings_from_config(&cfg, &st);
-	plan_idle_timeouts(&st, offers, 2, gaps, 3, ms, why);
+	plan_idle_timeouts(&st, offers, 2, gaps, 3, ms, NULL, why);
 	assert_int(ms[0], 60000);
 	assert_int(ms[1], 180000);
 	assert_contains(why[1], "auto");
 	assert_contains(why[1], "against a 60s wait target");
 	assert_int(plan_idle_timeout_longest(ms, 2), 180000);
-	plan_idle_timeouts(&st, offers, 2, NULL, 0, ms, NULL);
+	plan_idle_timeouts(&st, offers, 2, NULL, 0, ms, NULL, NULL);
 	assert_int(ms[1], 60000);
+	config_free(&cfg);
+}
+
+/* idle_surplus_timeout = auto, idle_timeout fixed at 10 min: the other
+ * idle instances are wanted from the second next submission on, so the
+ * choice is made over two gaps in a row, in the order they came. Gaps of
+ * 30 and 500 s by turns make 530 s each two (sorted first, they would
+ * pair 30 with 30). The slow offer (a 300 s boot, against the express
+ * lane's 1 m target: a release costs 300 + 300 s) holds 530 s rather than
+ * pay 60 + 600 at the minimum; the quick one (no boot) holds the minimum,
+ * 60 s. A fixed surplus timeout is the same for every offer. */
+static void test_surplus_timeout_in_force(void **state)
+{
+	struct config cfg;
+	struct plan_settings st;
+	struct offer offers[2] = {{.name = "quick", .boot_ms = 0}, {.name = "slow", .boot_ms = 300000}};
+	int64_t gaps[] = {30000, 500000, 30000, 500000}, ms[2], surplus[2];
+	char err[400], why[2][PLAN_IDLE_WHY];
+
+	(void)state;
+	config_defaults(&cfg, NULL);
+	assert_int(config_set(&cfg, "scaler", "idle_surplus_timeout", "auto", err, sizeof err), 0);
+	assert_int(config_set(&cfg, "lane.express", "wait_target", "1m", err, sizeof err), 0);
+	plan_settings_from_config(&cfg, &st);
+	plan_idle_timeouts(&st, offers, 2, gaps, 4, ms, surplus, why);
+	assert_int(ms[0], 600000);
+	assert_int(ms[1], 600000);
+	assert_int(surplus[0], 60000);
+	assert_int(surplus[1], 530000);
+	assert_contains(why[1], "fixed: [scaler] idle_timeout; the other idle ones");
+	assert_contains(why[1], "holding 530s bridges 3 of the 3 gaps");
+	/* Before any gap: the least. */
+	plan_idle_timeouts(&st, offers, 2, NULL, 0, ms, surplus, NULL);
+	assert_int(surplus[1], 60000);
+	assert_int(config_set(&cfg, "scaler", "idle_surplus_timeout", "90s", err, sizeof err), 0);
+	plan_settings_from_config(&cfg, &st);
+	plan_idle_timeouts(&st, offers, 2, gaps, 4, ms, surplus, NULL);
+	assert_int(surplus[0], 90000);
+	assert_int(surplus[1], 90000);
 	config_free(&cfg);
 }
 
@@ -217,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_every_lane_key_reaches_the_settings),
 		cmocka_unit_test(test_wait_targets_and_ranks),
 		cmocka_unit_test(test_idle_timeout_in_force),
+		cmocka_unit_test(test_surplus_timeout_in_force),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
