@@ -55,8 +55,16 @@ struct worker {
 int worker_run(const struct worker_options *o);
 
 /* Runs one leased job to its end and reports it (job_run.c). Returns -1
- * when serve was out of reach for orphan_timeout. */
-int job_run(struct worker *w, json_t *job);
+ * when serve was out of reach for orphan_timeout. A complete or a fail
+ * asks for the next job at once (worker_next_request): *next is the lease
+ * reply that came back with it ({"job": ...}, to json_decref), or NULL. */
+int job_run(struct worker *w, json_t *job, json_t **next);
+
+/* The lease request a report carries as "next": NULL when the worker is
+ * to take no new job (stopping, or a reclaim notice was seen). It does
+ * not wait: with no job ready the worker long-polls as usual, a call that
+ * SIGTERM may cut short, which a report must never be. */
+json_t *worker_next_request(struct worker *w);
 
 /* Waits up to ms, or until a signal arrives; drains the self-pipe. */
 void worker_wait(struct worker *w, int64_t ms);
