@@ -68,11 +68,7 @@ static int lease(struct api_call *c, struct lease_request *r)
 	 * queue now, not when its lease expires. */
 	if ((r->may_lease = fleet_worker_asks(c->api->fleet, r->instance, &held, &err)) < 0 ||
 	    (held && queue_unlease_instance(c->api->queue, held, r->instance, &err) != 0)) {
-		json_decref(r->offer.labels);
-		if (r->done) {
-			job_free(r->done);
-			free(r->done);
-		}
+		lease_request_free(r);
 		return api_fail(c, &err);
 	}
 	longpoll_lease(c->api->longpoll, c->req, r);

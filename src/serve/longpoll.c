@@ -119,7 +119,7 @@ static int try_lease(struct waiter *w, struct job *jobs, struct ebb_error *err)
 	return rc < 0 && n == 0 ? -1 : n;
 }
 
-static void free_request(const struct lease_request *r)
+void lease_request_free(const struct lease_request *r)
 {
 	json_decref(r->offer.labels);
 	if (r->done) {
@@ -138,7 +138,7 @@ void longpoll_lease(struct longpoll *lp, struct request *req, const struct lease
 	if (!w || !jobs) {
 		error_set(&err, 500, "internal", NULL, "out of memory");
 		request_reply(req, err.status, error_to_json(&err));
-		free_request(r);
+		lease_request_free(r);
 		free(w);
 		free(jobs);
 		return;
@@ -242,7 +242,7 @@ void longpoll_done(struct longpoll *lp, struct request *req, int sent)
 	}
 	if (w->timer)
 		event_free(w->timer);
-	free_request(&w->r);
+	lease_request_free(&w->r);
 	free(w);
 }
 

@@ -37,6 +37,9 @@ struct lease_request {
 struct longpoll *longpoll_new(struct event_base *base, struct batch *b, struct queue *q,
 			      const struct scaler *sc, struct fleet *f);
 void longpoll_free(struct longpoll *lp);
+/* Releases what r holds (its labels and done), for a request that will
+ * not reach longpoll_lease. */
+void lease_request_free(const struct lease_request *r);
 /* Leases at once, or parks req for r->wait_ms if nothing fits; the reply
  * is req's. Takes r's labels and done. */
 void longpoll_lease(struct longpoll *lp, struct request *req, const struct lease_request *r);

@@ -203,10 +203,10 @@ static void leave(struct worker *w, const char *why)
 	json_decref(reply);
 }
 
-/* Long-polls for a job: 0 with the lease reply in *reply, 1 to ask again
- * (serve out of reach, after a backoff), or -1 with the reason to exit in
- * *why. */
-static int ask_lease(struct worker *w, int64_t idle_since, int64_t *backoff, json_t **reply, const char **why)
+/* Long-polls for a job: NULL with the lease reply in *reply, or with
+ * *reply NULL to ask again (serve out of reach, after a backoff); else the
+ * reason to exit. */
+static const char *ask_lease(struct worker *w, int64_t idle_since, int64_t *backoff, json_t **reply)
 {
 	int64_t now = clock_monotonic_ms(), wait_ms = 20000;
 	json_t *body;
@@ -214,9 +214,9 @@ static int ask_lease(struct worker *w, int64_t idle_since, int64_t *backoff, jso
 
 	*reply = NULL;
 	if (w->sig->stop)
-		return *why = "stopped by signal", -1;
+		return "stopped by signal";
 	if (worker_notice(w))
-		return *why = "spot reclaim notice", -1;
+		return "spot reclaim notice";
 	if (w->notice) {
 		/* Look again before the next poll is due; a lease request
 		 * waits at least a second. */
@@ -226,7 +226,7 @@ static int ask_lease(struct worker *w, int64_t idle_since, int64_t *backoff, jso
 	if (w->idle_timeout_ms > 0) {
 		int64_t left = w->idle_timeout_ms - (now - idle_since);
 		if (left <= 0)
-			return *why = "idle", -1;
+			return "idle";
 		if (left < wait_ms)
 			wait_ms = left < 1000 ? 1000 : left;
 	}
@@ -240,7 +240,7 @@ static int ask_lease(struct worker *w, int64_t idle_since, int64_t *backoff, jso
 	json_decref(body);
 	if (status == 200) {
 		*backoff = 500;
-		return 0;
+		return NULL;
 	}
 	/* A 4xx is about the request itself (a bad name or label, a
 	 * token that is not a worker's): asking again changes nothing,
@@ -249,17 +249,18 @@ static int ask_lease(struct worker *w, int64_t idle_since, int64_t *backoff, jso
 		char text[300];
 		client_error_text(status, *reply, text, sizeof text);
 		json_decref(*reply);
+		*reply = NULL;
 		snprintf(w->refused, sizeof w->refused, "lease refused: %s", text);
-		return *why = w->refused, -1;
+		return w->refused;
 	}
 	log_failed(w, "lease failed", status, *reply);
 	json_decref(*reply);
 	*reply = NULL;
 	if (orphaned(w))
-		return *why = WORKER_ORPHANED, -1;
+		return WORKER_ORPHANED;
 	worker_wait(w, *backoff);
 	*backoff = *backoff < 5000 ? *backoff * 2 : 5000;
-	return 1;
+	return NULL;
 }
 
 /* Lease, run, repeat; returns the reason to exit. A job that came with
@@ -277,9 +278,9 @@ static const char *serve_jobs(struct worker *w)
 		next = NULL;
 		if (!json_is_object(json_object_get(reply, "job"))) {
 			json_decref(reply);
-			if ((rc = ask_lease(w, idle_since, &backoff, &reply, &why)) < 0)
+			if ((why = ask_lease(w, idle_since, &backoff, &reply)))
 				return why;
-			if (rc > 0)
+			if (!reply)
 				continue;
 		}
 		if (w->o->idle_timeout_ms < 0 && json_is_number(json_object_get(reply, "idle_timeout_s")))

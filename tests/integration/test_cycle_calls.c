@@ -290,7 +290,7 @@ static void lease_max_jobs(void **state)
 	int st;
 
 	(void)state;
-	post(s, "/v1/jobs", "[{\"payload\": 1}, {\"payload\": 2}, {\"payload\": 3}]", 200);
+	json_decref(post(s, "/v1/jobs", "[{\"payload\": 1}, {\"payload\": 2}, {\"payload\": 3}]", 200));
 	r = post(s, "/v1/lease", "{\"worker\": \"w\", \"max_jobs\": 2}", 200);
 	jobs = harness_jget(r, "jobs");
 	assert_int(json_array_size(jobs), 2);
@@ -318,7 +318,7 @@ static void lease_max_jobs(void **state)
 	/* A parked request takes up to its max from one batch of submits. */
 	harness_async_start(&a, s, "POST", "/v1/lease", "{\"worker\": \"w\", \"wait_s\": 10, \"max_jobs\": 2}");
 	harness_wait_waiting(s, 1);
-	post(s, "/v1/jobs", "[{\"payload\": 4}, {\"payload\": 5}, {\"payload\": 6}]", 200);
+	json_decref(post(s, "/v1/jobs", "[{\"payload\": 4}, {\"payload\": 5}, {\"payload\": 6}]", 200));
 	assert_int(harness_async_join(&a, &r), 200);
 	assert_int(json_array_size(harness_jget(r, "jobs")), 2);
 	json_decref(r);
