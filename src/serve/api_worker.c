@@ -149,7 +149,7 @@ static int reply_next(struct api_call *c, int rc, struct job *job, const struct 
 		*r->done = *job; /* moved: the lease frees it */
 		return lease(c, r);
 	}
-	json_decref(r->offer.labels);
+	lease_request_free(r);
 	if (rc == 0) {
 		job_free(job);
 		return api_fail(c, &(struct ebb_error){500, "internal", "", "out of memory"});

@@ -106,12 +106,15 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
 	batch_flush(w->lp->batch);
 }
 
+/* The most jobs r may be given at once. */
+static int most_jobs(const struct lease_request *r) { return r->max_jobs ? r->max_jobs : 1; }
+
 /* Leases up to max_jobs (at least one) into jobs: how many, or -1 on an
  * error (in err) before the first. An error after it ends the batch of
  * leases early: those taken are the worker's. */
 static int try_lease(struct waiter *w, struct job *jobs, struct ebb_error *err)
 {
-	int n = 0, max = w->r.max_jobs ? w->r.max_jobs : 1, rc = 1;
+	int n = 0, max = most_jobs(&w->r), rc = 1;
 
 	while (n < max && (rc = queue_lease(w->lp->queue, &w->r.offer, w->r.worker, w->r.instance,
 					    w->r.lease_ms, &jobs[n], err)) == 1)
@@ -131,7 +134,7 @@ void lease_request_free(const struct lease_request *r)
 void longpoll_lease(struct longpoll *lp, struct request *req, const struct lease_request *r)
 {
 	struct waiter *w = calloc(1, sizeof *w);
-	struct job *jobs = calloc(r->max_jobs ? (size_t)r->max_jobs : 1, sizeof *jobs);
+	struct job *jobs = calloc((size_t)most_jobs(r), sizeof *jobs);
 	struct ebb_error err;
 	int n = 0;
 
@@ -204,7 +207,7 @@ static int dispatch(void *arg)
 				w->r.may_lease = 0;
 				continue;
 			}
-			if (!(jobs = calloc(w->r.max_jobs ? (size_t)w->r.max_jobs : 1, sizeof *jobs)))
+			if (!(jobs = calloc((size_t)most_jobs(&w->r), sizeof *jobs)))
 				return -1;
 			if (batch_begin(lp->batch) != 0) {
 				free(jobs);
