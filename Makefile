@@ -87,7 +87,14 @@ $(BUILD)/tests/%: tests/integration/%.c $(BUILD)/libebb.a $(HARNESS) | $(BUILD)/
 	$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(HARNESS) $(BUILD)/libebb.a $(LDLIBS) $(CURLLIB) -lcmocka
 
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libebb.a | $(BUILD)/bench
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libebb.a $(LDLIBS) $(CURLLIB) -lpthread
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libebb.a $(LDLIBS) $(CURLLIB) -lpthread $(BENCH_LIBS)
+
+# The cycle benchmark drives Redis beside ebb through hiredis, where it is
+# installed (scripts/deps.sh); without it, it measures ebb alone.
+HIREDIS := $(shell pkg-config --exists hiredis 2>/dev/null && echo yes)
+$(BUILD)/bench/cycle: CFLAGS += $(if $(HIREDIS),-DBENCH_HIREDIS)
+$(BUILD)/bench/cycle: BENCH_LIBS := $(if $(HIREDIS),$(shell pkg-config --libs hiredis))
+$(BUILD)/bench/cycle: bench/redis.h
 
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/libebb.a | $(BUILD)/fuzz
 	$(CC) $(CFLAGS) $(LDFLAGS) -fsanitize=fuzzer -o $@ $< $(BUILD)/libebb.a $(LDLIBS)

@@ -65,6 +65,10 @@ event loop share one commit).
    connection, loop submit → lease → complete over HTTP; jobs/s at several
    concurrency levels, the CPU each side used, and fsyncs per job. Baseline:
    the same cycle through the store without HTTP, one commit per cycle.
+   Then (1b) the same cycle beside Redis (Debian's \`redis-server\`,
+   \`appendfsync always\`, started by the benchmark; lists: LPUSH, BLMOVE,
+   LREM through hiredis), and ebb with its shorter calls: the next job
+   leased with each complete, and batches of jobs submitted and leased.
 2. **Idle footprint**: resident memory and wake-ups per second of serves
    left idle for ten minutes after a little traffic. Baseline: serves that
    never had any.

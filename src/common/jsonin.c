@@ -5,7 +5,7 @@
 
 #include "common/config.h"
 
-int json_parse_object(const char *body, size_t len, json_t **out, struct ebb_error *err)
+static int parse(const char *body, size_t len, int arrays, json_t **out, struct ebb_error *err)
 {
 	json_error_t je;
 	json_t *v;
@@ -20,12 +20,23 @@ int json_parse_object(const char *body, size_t len, json_t **out, struct ebb_err
 	if (!v)
 		return error_set(err, 400, "bad_json", NULL, "malformed JSON at line %d, column %d: %s",
 				 je.line, je.column, je.text);
-	if (!json_is_object(v)) {
+	/* Without JSON_DECODE_ANY, jansson reads an object or an array. */
+	if (!arrays && !json_is_object(v)) {
 		json_decref(v);
 		return error_set(err, 400, "bad_json", NULL, "expected a JSON object");
 	}
 	*out = v;
 	return 0;
+}
+
+int json_parse_object(const char *body, size_t len, json_t **out, struct ebb_error *err)
+{
+	return parse(body, len, 0, out, err);
+}
+
+int json_parse_object_or_array(const char *body, size_t len, json_t **out, struct ebb_error *err)
+{
+	return parse(body, len, 1, out, err);
 }
 
 static const char *type_name(enum field_type t)

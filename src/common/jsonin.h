@@ -28,6 +28,8 @@ struct field {
 
 /* Parses body as one JSON object. An empty body is an empty object. */
 int json_parse_object(const char *body, size_t len, json_t **out, struct ebb_error *err);
+/* The same, where an array is welcome too (a batch of objects). */
+int json_parse_object_or_array(const char *body, size_t len, json_t **out, struct ebb_error *err);
 /* Checks obj against fields (ended by a {NULL} entry). */
 int json_check_fields(json_t *obj, const struct field *fields, struct ebb_error *err);
 

@@ -69,6 +69,12 @@ void jsonout_open(struct jsonout *o, const char *key, char bracket)
 
 void jsonout_close(struct jsonout *o, char bracket) { append_char(o, bracket); }
 
+void jsonout_reopen(struct jsonout *o)
+{
+	if (o->len && o->text[o->len - 1] == '}')
+		o->len--;
+}
+
 void jsonout_null(struct jsonout *o, const char *key)
 {
 	member(o, key);

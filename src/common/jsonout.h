@@ -41,6 +41,10 @@ void jsonout_text(struct jsonout *o, const char *key, const char *json);
 /* Any jansson value, dumped by jansson (steals v; NULL: null). */
 void jsonout_json(struct jsonout *o, const char *key, json_t *v);
 
+/* Opens again the object o's text ends with, to add members to it (a
+ * reply that is a job and more). */
+void jsonout_reopen(struct jsonout *o);
+
 /* The text with a newline after it, for request_reply_text; o is empty
  * again. */
 char *jsonout_finish(struct jsonout *o);

@@ -23,6 +23,7 @@ struct route {
 	const char *pattern; /* "{id}" matches a job id */
 	int roles;           /* besides admin, who may call it; OPEN: anyone */
 	int (*fn)(struct api_call *);
+	int batch; /* the body may be an array of objects, one per item */
 };
 
 static const struct route routes[] = {
@@ -32,7 +33,7 @@ static const struct route routes[] = {
 	{"GET", "/dashboard.css", OPEN, api_page},
 	{"GET", "/favicon.svg", OPEN, api_page},
 	{"GET", "/metrics", SUBMIT | WORKER, api_metrics},
-	{"POST", "/v1/jobs", SUBMIT, api_submit},
+	{"POST", "/v1/jobs", SUBMIT, api_submit, 1},
 	{"GET", "/v1/jobs", SUBMIT, api_list},
 	{"GET", "/v1/jobs/{id}", SUBMIT | WORKER, api_get},
 	{"POST", "/v1/jobs/{id}/cancel", SUBMIT, api_cancel},
@@ -66,15 +67,19 @@ int api_fail(struct api_call *c, const struct ebb_error *e)
 	return -1;
 }
 
+int api_check_own_instance(const struct api_call *c, int64_t instance, const char *what, struct ebb_error *err)
+{
+	if (!c->instance || instance == c->instance)
+		return 0;
+	return error_set(err, 403, "forbidden", NULL, "the token of instance %lld may not %s %lld",
+			 (long long)c->instance, what, (long long)instance);
+}
+
 int api_own_instance(struct api_call *c, int64_t instance, const char *what)
 {
 	struct ebb_error err;
 
-	if (!c->instance || instance == c->instance)
-		return 0;
-	error_set(&err, 403, "forbidden", NULL, "the token of instance %lld may not %s %lld", (long long)c->instance,
-		  what, (long long)instance);
-	return api_fail(c, &err);
+	return api_check_own_instance(c, instance, what, &err) == 0 ? 0 : api_fail(c, &err);
 }
 
 int api_store_failed(struct api_call *c)
@@ -251,7 +256,8 @@ static int route(struct api_call *c)
 	/* Only a POST has fields; a body that comes with a GET is ignored. */
 	if (strcmp(method, "POST") == 0) {
 		const char *body = request_body(c->req, &len);
-		if (json_parse_object(body, len, &c->body, &err) != 0)
+		if ((found->batch ? json_parse_object_or_array(body, len, &c->body, &err)
+				  : json_parse_object(body, len, &c->body, &err)) != 0)
 			return api_fail(c, &err);
 	}
 	return found->fn(c);

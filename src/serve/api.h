@@ -72,6 +72,8 @@ void api_reply_job(struct api_call *c, const struct job *job, const char *key, c
  * 0 when instance is its own (or the caller holds no instance token),
  * else replies 403 and returns -1. what names the call for the message. */
 int api_own_instance(struct api_call *c, int64_t instance, const char *what);
+/* The same check, with the error in err instead of a reply. */
+int api_check_own_instance(const struct api_call *c, int64_t instance, const char *what, struct ebb_error *err);
 /* Checks the body against fields; on error replies and returns -1. */
 int api_body(struct api_call *c, const struct field *fields);
 /* The fields of the endpoints that take none: any field is unknown. */
@@ -90,6 +92,14 @@ int api_query_int(struct api_call *c, const char *name, int64_t min, int64_t max
 		  int64_t *out);
 
 int api_submit(struct api_call *c);
+/* Checks and queues the job body describes, for the caller's team: 0
+ * with the job (to job_free) and whether its idempotency key was seen
+ * before, or -1 with the error. No reply: the caller gives it. */
+int api_submit_job(struct api_call *c, json_t *body, struct job *job, int *existed, struct ebb_error *err);
+/* The most jobs one POST /v1/jobs may carry. */
+#define API_SUBMIT_BATCH_MAX 1000
+/* POST /v1/jobs with an array of jobs (api_submit_batch.c). */
+int api_submit_batch(struct api_call *c);
 int api_list(struct api_call *c);
 int api_get(struct api_call *c);
 int api_cancel(struct api_call *c);

@@ -63,11 +63,11 @@ static int64_t body_hash(json_t *body, const char *team)
 	return (int64_t)h;
 }
 
-/* The job a valid body describes, with the configured defaults filled in. */
-static int job_from_body(struct api_call *c, const char *team, struct job *job, struct ebb_error *err)
+/* The job a valid body b describes, with the configured defaults filled in. */
+static int job_from_body(struct api_call *c, json_t *b, const char *team, struct job *job, struct ebb_error *err)
 {
 	const struct config *cfg = c->api->cfg;
-	json_t *b = c->body, *cmd = json_object_get(b, "command"), *payload = json_object_get(b, "payload");
+	json_t *cmd = json_object_get(b, "command"), *payload = json_object_get(b, "payload");
 	const char *lane = json_get_str(b, "lane", cfg->default_lane);
 
 	if (json_has(b, "command") && check_command(cmd, err) != 0)
@@ -100,31 +100,37 @@ static int job_from_body(struct api_call *c, const char *team, struct job *job, 
 	return 0;
 }
 
+int api_submit_job(struct api_call *c, json_t *body, struct job *job, int *existed, struct ebb_error *err)
+{
+	const char *team = json_get_str(body, "team", NULL);
+
+	*job = (struct job){0};
+	if (json_check_fields(body, api_submit_fields, err) != 0)
+		return -1;
+	if (c->team && team && strcmp(team, c->team) != 0)
+		return error_set(err, 403, "forbidden", "team", "token '%s' submits for team '%s', not '%s'",
+				 c->token->name, c->team, team);
+	team = c->team ? c->team : team ? team : "default";
+	if (job_from_body(c, body, team, job, err) != 0 ||
+	    queue_submit(c->api->queue, job, json_get_int(body, "delay_s", 0) * 1000, existed, err) != 0) {
+		job_free(job);
+		return -1;
+	}
+	log_debug("job submitted", "job=%lld lane=%s team=%s existed=%d", (long long)job->id, job->lane,
+		  job->team, *existed);
+	return 0;
+}
+
 int api_submit(struct api_call *c)
 {
-	const char *team = json_get_str(c->body, "team", NULL);
 	struct ebb_error err;
-	struct job job = {0};
-	int existed, rc;
+	struct job job;
+	int existed;
 
-	if (api_body(c, api_submit_fields) != 0)
-		return -1;
-	if (c->team && team && strcmp(team, c->team) != 0) {
-		error_set(&err, 403, "forbidden", "team", "token '%s' submits for team '%s', not '%s'",
-			  c->token->name, c->team, team);
+	if (json_is_array(c->body))
+		return api_submit_batch(c);
+	if (api_submit_job(c, c->body, &job, &existed, &err) != 0)
 		return api_fail(c, &err);
-	}
-	team = c->team ? c->team : team ? team : "default";
-	rc = job_from_body(c, team, &job, &err);
-	if (rc == 0)
-		rc = queue_submit(c->api->queue, &job, json_get_int(c->body, "delay_s", 0) * 1000,
-				  &existed, &err);
-	if (rc != 0) {
-		job_free(&job);
-		return api_fail(c, &err);
-	}
-	log_debug("job submitted", "job=%lld lane=%s team=%s existed=%d", (long long)job.id, job.lane,
-		  job.team, existed);
 	request_reply_json(c->req, existed ? 200 : 201, job_json_text(&job));
 	job_free(&job);
 	return 0;

@@ -18,53 +18,85 @@ const struct field api_lease_fields[] = {
 	{"wait_s", F_INT, 0, 600},
 	{"lease_s", F_INT, 1, 3600},
 	{"running", F_IDS, 0, INSTANCE_GPUS_MAX},
+	{"max_jobs", F_INT, 1, LEASE_MAX_JOBS},
 	{NULL, 0, 0, 0},
 };
 
-int api_lease(struct api_call *c)
+/* Reads the lease request in body (a lease's, or the "next" of a complete
+ * or a fail) into r, which holds its labels when it succeeds: no write
+ * yet, so that a bad request changes nothing. what names the body in
+ * errors. */
+static int read_lease_request(struct api_call *c, json_t *body, const char *what, struct lease_request *r,
+			      struct ebb_error *err)
 {
 	const struct config *cfg = c->api->cfg;
-	struct lease_request r = {0};
-	struct ebb_error err;
-	int64_t held[INSTANCE_GPUS_MAX], running[INSTANCE_GPUS_MAX];
-	json_t *ids, *id;
-	size_t nrunning;
-	int nheld, rc = 0;
+	json_t *id;
+	size_t i;
 
-	if (api_body(c, api_lease_fields) != 0)
+	*r = (struct lease_request){0};
+	if (!json_is_object(body))
+		return error_set(err, 400, "bad_value", what, "%s: expected a lease request (an object)", what);
+	if (json_check_fields(body, api_lease_fields, err) != 0)
 		return -1;
-	if (!json_get_str(c->body, "worker", NULL)) {
-		error_set(&err, 400, "missing_field", "worker", "worker: required, the worker's name");
-		return api_fail(c, &err);
-	}
-	snprintf(r.worker, sizeof r.worker, "%s", json_get_str(c->body, "worker", ""));
+	if (!json_get_str(body, "worker", NULL))
+		return error_set(err, 400, "missing_field", "worker", "worker: required, the worker's name");
+	snprintf(r->worker, sizeof r->worker, "%s", json_get_str(body, "worker", ""));
 	/* An instance's own token leases for that instance, named or not. */
-	r.instance = json_get_int(c->body, "instance", c->instance);
-	if (api_own_instance(c, r.instance, "lease for instance") != 0)
+	r->instance = json_get_int(body, "instance", c->instance);
+	if (api_check_own_instance(c, r->instance, "lease for instance", err) != 0)
 		return -1;
-	r.offer.gpus = (int)json_get_int(c->body, "gpus", 1);
-	r.offer.vram_gb = (int)json_get_int(c->body, "vram_gb", 0);
-	r.lease_ms = json_get_int(c->body, "lease_s", cfg->lease_timeout_ms / 1000) * 1000;
-	r.wait_ms = json_get_int(c->body, "wait_s", 0) * 1000;
-	if (r.wait_ms > cfg->max_lease_wait_ms)
-		r.wait_ms = cfg->max_lease_wait_ms;
+	r->max_jobs = (int)json_get_int(body, "max_jobs", 0);
+	/* An instance's worker asks for one job at a time, with its free
+	 * GPUs and the jobs it runs (fleet.h). */
+	if (r->instance && r->max_jobs > 1)
+		return error_set(err, 400, "bad_value", "max_jobs",
+				 "max_jobs: an instance's worker asks for one job at a time, with its free GPUs; "
+				 "above 1 only for a worker without instance");
+	r->offer.gpus = (int)json_get_int(body, "gpus", 1);
+	r->offer.vram_gb = (int)json_get_int(body, "vram_gb", 0);
+	r->lease_ms = json_get_int(body, "lease_s", cfg->lease_timeout_ms / 1000) * 1000;
+	r->wait_ms = json_get_int(body, "wait_s", 0) * 1000;
+	if (r->wait_ms > cfg->max_lease_wait_ms)
+		r->wait_ms = cfg->max_lease_wait_ms;
+	json_array_foreach(json_object_get(body, "running"), i, id)
+		r->running[i] = json_integer_value(id);
+	r->nrunning = (int)json_array_size(json_object_get(body, "running"));
+	r->offer.labels = json_incref(json_object_get(body, "labels"));
+	return 0;
+}
+
+/* Leases for r, now or when a job comes: the reply is the lease's. */
+static int lease(struct api_call *c, struct lease_request *r)
+{
+	struct ebb_error err;
+	int64_t held[INSTANCE_GPUS_MAX];
+	int nheld = 0, rc = 0;
+
 	/* A worker that asks for work runs only the jobs it names ("running",
 	 * beside which its free GPUs take more): without them its instance is
 	 * idle, or drains and gets no job. A job still leased on it that it
 	 * does not run goes back to the queue now, not when its lease expires. */
-	ids = json_object_get(c->body, "running");
-	json_array_foreach(ids, nrunning, id)
-		running[nrunning] = json_integer_value(id);
-	if ((r.may_lease = fleet_worker_asks(c->api->fleet, r.instance, running, (int)json_array_size(ids), held,
-					     &nheld, &err)) < 0)
-		return api_fail(c, &err);
+	if ((r->may_lease = fleet_worker_asks(c->api->fleet, r->instance, r->running, r->nrunning, held, &nheld,
+					      &err)) < 0)
+		rc = -1;
 	for (int k = 0; k < nheld && rc == 0; k++)
-		rc = queue_unlease_instance(c->api->queue, held[k], r.instance, &err);
-	if (rc != 0)
+		rc = queue_unlease_instance(c->api->queue, held[k], r->instance, &err);
+	if (rc != 0) {
+		lease_request_free(r);
 		return api_fail(c, &err);
-	r.offer.labels = json_incref(json_object_get(c->body, "labels"));
-	longpoll_lease(c->api->longpoll, c->req, &r);
+	}
+	longpoll_lease(c->api->longpoll, c->req, r);
 	return 0;
+}
+
+int api_lease(struct api_call *c)
+{
+	struct lease_request r;
+	struct ebb_error err;
+
+	if (read_lease_request(c, c->body, "body", &r, &err) != 0)
+		return api_fail(c, &err);
+	return lease(c, &r);
 }
 
 const struct field api_heartbeat_fields[] = {
@@ -104,6 +136,39 @@ static int reply(struct api_call *c, int rc, struct job *job, const struct ebb_e
 	request_reply_json(c->req, 200, job_json_text(job));
 	job_free(job);
 	return 0;
+}
+
+/* The worker's lease request that may come with its complete or fail
+ * ("next"), read before the call writes anything: 0 with *next set when
+ * there is one, else replies with the error and returns -1. */
+static int read_next(struct api_call *c, struct lease_request *r, int *next)
+{
+	struct ebb_error err;
+
+	*r = (struct lease_request){0};
+	*next = json_has(c->body, "next");
+	if (*next && read_lease_request(c, json_object_get(c->body, "next"), "next", r, &err) != 0)
+		return api_fail(c, &err);
+	return 0;
+}
+
+/* After the call: its job alone, or with the next lease, the reply of
+ * which it becomes. A refused call (a stale token) leases nothing. */
+static int reply_next(struct api_call *c, int rc, struct job *job, const struct ebb_error *err, int next,
+		      struct lease_request *r)
+{
+	if (!next)
+		return reply(c, rc, job, err);
+	if (rc == 0 && (r->done = malloc(sizeof *r->done))) {
+		*r->done = *job; /* moved: the lease frees it */
+		return lease(c, r);
+	}
+	lease_request_free(r);
+	if (rc == 0) {
+		job_free(job);
+		return api_fail(c, &(struct ebb_error){500, "internal", "", "out of memory"});
+	}
+	return api_fail(c, err);
 }
 
 int api_heartbeat(struct api_call *c)
@@ -153,44 +218,49 @@ const struct field api_complete_fields[] = {
 	{"lease_token", F_INT, 1, INT64_MAX},
 	{"items_done", F_INT, 0, ITEMS_MAX},
 	{"result", F_ANY, 0, 0},
+	{"next", F_ANY, 0, 0},
 	{NULL, 0, 0, 0},
 };
 
 int api_complete(struct api_call *c)
 {
+	struct lease_request r;
 	char *text;
 	struct ebb_error err;
 	struct job job;
 	int64_t token;
-	int rc;
+	int rc, next;
 
-	if (lease_token(c, api_complete_fields, &token) != 0)
+	if (lease_token(c, api_complete_fields, &token) != 0 || read_next(c, &r, &next) != 0)
 		return -1;
 	text = job_stored_json(json_object_get(c->body, "result"));
 	rc = queue_complete(c->api->queue, c->id, token, json_get_int(c->body, "items_done", -1), text,
 			    &job, &err);
 	free(text);
-	return reply(c, rc, &job, &err);
+	return reply_next(c, rc, &job, &err, next, &r);
 }
 
 const struct field api_fail_fields[] = {
 	{"lease_token", F_INT, 1, INT64_MAX},
 	{"error", F_STRING, 0, 4096},
 	{"retry", F_BOOL, 0, 0},
+	{"next", F_ANY, 0, 0},
 	{NULL, 0, 0, 0},
 };
 
 int api_fail_job(struct api_call *c)
 {
+	struct lease_request r;
 	struct ebb_error err;
 	struct job job;
 	int64_t token;
+	int rc, next;
 
-	if (lease_token(c, api_fail_fields, &token) != 0)
+	if (lease_token(c, api_fail_fields, &token) != 0 || read_next(c, &r, &next) != 0)
 		return -1;
-	return reply(c, queue_fail(c->api->queue, c->id, token, json_get_str(c->body, "error", "failed"),
-				   json_get_bool(c->body, "retry", 1), &job, &err),
-		     &job, &err);
+	rc = queue_fail(c->api->queue, c->id, token, json_get_str(c->body, "error", "failed"),
+			json_get_bool(c->body, "retry", 1), &job, &err);
+	return reply_next(c, rc, &job, &err, next, &r);
 }
 
 /* The run was stopped from outside: a spot reclaim, or its worker was

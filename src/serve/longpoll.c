@@ -14,9 +14,10 @@ struct waiter {
 	struct event *timer;
 	int parked;
 	struct waiter *prev, *next;
-	/* The lease this request was answered with, taken back if the reply
+	/* The leases this request was answered with, taken back if the reply
 	 * never reaches the worker. */
-	int64_t granted_id, granted_token;
+	int64_t granted_id[LEASE_MAX_JOBS], granted_token[LEASE_MAX_JOBS];
+	int ngranted;
 };
 
 struct longpoll {
@@ -33,26 +34,47 @@ struct longpoll {
 	int stopping;
 };
 
-static void reply_job(struct waiter *w, const struct job *job)
+/* The lease reply: {"job": a job or null} or, with max_jobs, {"jobs":
+ * [...]}; after a complete or a fail, the job it reported with that as
+ * its "next". Frees the n jobs. */
+static void reply_jobs(struct waiter *w, struct job *jobs, int n)
 {
 	struct jsonout o = {0};
 
-	jsonout_open(&o, NULL, '{');
-	if (job)
-		job_write_json(&o, "job", job);
-	else
+	if (w->r.done) {
+		job_write_json(&o, NULL, w->r.done);
+		jsonout_reopen(&o);
+		jsonout_open(&o, "next", '{');
+	} else {
+		jsonout_open(&o, NULL, '{');
+	}
+	if (w->r.max_jobs) {
+		jsonout_open(&o, "jobs", '[');
+		for (int i = 0; i < n; i++)
+			job_write_json(&o, NULL, &jobs[i]);
+		jsonout_close(&o, ']');
+	} else if (n) {
+		job_write_json(&o, "job", &jobs[0]);
+	} else {
 		jsonout_null(&o, "job");
+	}
 	/* Instances follow the idle timeout in force, which moves with auto
 	 * and with the warm floor. */
 	if (w->lp->scaler && w->r.instance)
 		jsonout_real(&o, "idle_timeout_s", (double)scaler_worker_idle_timeout(w->lp->scaler) / 1000.0);
 	jsonout_close(&o, '}');
-	if (job) {
-		w->granted_id = job->id;
-		w->granted_token = job->lease_token;
+	if (w->r.done)
+		jsonout_close(&o, '}');
+	for (int i = 0; i < n; i++) {
+		w->granted_id[i] = jobs[i].id;
+		w->granted_token[i] = jobs[i].lease_token;
+		job_free(&jobs[i]);
 	}
+	w->ngranted = n;
 	request_reply_json(w->req, 200, jsonout_finish(&o));
 }
+
+static void reply_none(struct waiter *w) { reply_jobs(w, NULL, 0); }
 
 static void unpark(struct waiter *w)
 {
@@ -80,27 +102,48 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	unpark(w);
-	reply_job(w, NULL);
+	reply_none(w);
 	batch_flush(w->lp->batch);
 }
 
-/* 1 and a lease for w, 0 when nothing fits, -1 on error (in err). */
-static int try_lease(struct waiter *w, struct job *job, struct ebb_error *err)
+/* The most jobs r may be given at once. */
+static int most_jobs(const struct lease_request *r) { return r->max_jobs ? r->max_jobs : 1; }
+
+/* Leases up to max_jobs (at least one) into jobs: how many, or -1 on an
+ * error (in err) before the first. An error after it ends the batch of
+ * leases early: those taken are the worker's. */
+static int try_lease(struct waiter *w, struct job *jobs, struct ebb_error *err)
 {
-	return queue_lease(w->lp->queue, &w->r.offer, w->r.worker, w->r.instance, w->r.lease_ms, job, err);
+	int n = 0, max = most_jobs(&w->r), rc = 1;
+
+	while (n < max && (rc = queue_lease(w->lp->queue, &w->r.offer, w->r.worker, w->r.instance,
+					    w->r.lease_ms, &jobs[n], err)) == 1)
+		n++;
+	return rc < 0 && n == 0 ? -1 : n;
+}
+
+void lease_request_free(const struct lease_request *r)
+{
+	json_decref(r->offer.labels);
+	if (r->done) {
+		job_free(r->done);
+		free(r->done);
+	}
 }
 
 void longpoll_lease(struct longpoll *lp, struct request *req, const struct lease_request *r)
 {
 	struct waiter *w = calloc(1, sizeof *w);
+	struct job *jobs = calloc((size_t)most_jobs(r), sizeof *jobs);
 	struct ebb_error err;
-	struct job job;
-	int rc = 0;
+	int n = 0;
 
-	if (!w) {
+	if (!w || !jobs) {
 		error_set(&err, 500, "internal", NULL, "out of memory");
 		request_reply(req, err.status, error_to_json(&err));
-		json_decref(r->offer.labels);
+		lease_request_free(r);
+		free(w);
+		free(jobs);
 		return;
 	}
 	w->lp = lp;
@@ -108,28 +151,25 @@ void longpoll_lease(struct longpoll *lp, struct request *req, const struct lease
 	w->r = *r;
 	request_set_data(req, w);
 	if (r->may_lease && !lp->stopping)
-		rc = try_lease(w, &job, &err);
-	if (rc < 0) {
+		n = try_lease(w, jobs, &err);
+	if (n < 0) {
 		request_reply(req, err.status, error_to_json(&err));
-		return;
+	} else if (n > 0 || r->wait_ms <= 0 || lp->stopping) {
+		reply_jobs(w, jobs, n);
+	} else {
+		w->prev = lp->tail;
+		w->next = NULL;
+		if (lp->tail)
+			lp->tail->next = w;
+		else
+			lp->head = w;
+		lp->tail = w;
+		w->parked = 1;
+		lp->n++;
+		w->timer = evtimer_new(lp->base, on_timeout, w);
+		timer_add_ms(w->timer, r->wait_ms);
 	}
-	if (rc == 1 || r->wait_ms <= 0 || lp->stopping) {
-		reply_job(w, rc == 1 ? &job : NULL);
-		if (rc == 1)
-			job_free(&job);
-		return;
-	}
-	w->prev = lp->tail;
-	w->next = NULL;
-	if (lp->tail)
-		lp->tail->next = w;
-	else
-		lp->head = w;
-	lp->tail = w;
-	w->parked = 1;
-	lp->n++;
-	w->timer = evtimer_new(lp->base, on_timeout, w);
-	timer_add_ms(w->timer, r->wait_ms);
+	free(jobs);
 }
 
 /* The batch's precommit subscriber: offers the queued jobs to the parked
@@ -144,7 +184,7 @@ static int dispatch(void *arg)
 	while (q->ready_changed && lp->head) {
 		q->ready_changed = 0;
 		for (w = lp->head; w; w = next) {
-			struct job job;
+			struct job *jobs;
 			int rc;
 
 			next = w->next;
@@ -153,7 +193,7 @@ static int dispatch(void *arg)
 			if (request_peer_gone(w->req)) {
 				/* A job leased to it would wait out its lease for nothing. */
 				unpark(w);
-				reply_job(w, NULL);
+				reply_none(w);
 				continue;
 			}
 			if (store_count_in_state(q->store, JOB_QUEUED) == 0)
@@ -167,17 +207,21 @@ static int dispatch(void *arg)
 				w->r.may_lease = 0;
 				continue;
 			}
-			if (batch_begin(lp->batch) != 0)
+			if (!(jobs = calloc((size_t)most_jobs(&w->r), sizeof *jobs)))
 				return -1;
-			rc = try_lease(w, &job, &err);
+			if (batch_begin(lp->batch) != 0) {
+				free(jobs);
+				return -1;
+			}
+			rc = try_lease(w, jobs, &err);
 			batch_end(lp->batch, rc >= 0);
+			if (rc > 0) {
+				unpark(w);
+				reply_jobs(w, jobs, rc);
+			}
+			free(jobs);
 			if (rc < 0)
 				return -1;
-			if (rc == 1) {
-				unpark(w);
-				reply_job(w, &job);
-				job_free(&job);
-			}
 		}
 	}
 	q->ready_changed = 0;
@@ -192,16 +236,16 @@ void longpoll_done(struct longpoll *lp, struct request *req, int sent)
 	if (!w)
 		return;
 	unpark(w);
-	if (!sent && w->granted_id) {
+	for (int i = 0; !sent && i < w->ngranted; i++) {
 		if (batch_begin(lp->batch) != 0)
 			log_error("lease reply lost, and the store failed: the lease runs out instead",
-				  "job=%lld", (long long)w->granted_id);
+				  "job=%lld", (long long)w->granted_id[i]);
 		else
-			batch_end(lp->batch, queue_unlease(lp->queue, w->granted_id, w->granted_token, &err) == 0);
+			batch_end(lp->batch, queue_unlease(lp->queue, w->granted_id[i], w->granted_token[i], &err) == 0);
 	}
 	if (w->timer)
 		event_free(w->timer);
-	json_decref(w->r.offer.labels);
+	lease_request_free(&w->r);
 	free(w);
 }
 
@@ -211,7 +255,7 @@ void longpoll_release_all(struct longpoll *lp)
 	while (lp->head) {
 		struct waiter *w = lp->head;
 		unpark(w);
-		reply_job(w, NULL);
+		reply_none(w);
 	}
 }
 

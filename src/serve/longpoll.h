@@ -15,6 +15,9 @@
 struct longpoll;
 struct scaler;
 
+/* The most jobs one lease request may take (max_jobs). */
+#define LEASE_MAX_JOBS 100
+
 /* One lease request. */
 struct lease_request {
 	struct lease_offer offer; /* labels: owned, released with the request */
@@ -23,6 +26,14 @@ struct lease_request {
 	int64_t lease_ms;
 	int64_t wait_ms; /* how long it may wait for a job */
 	int may_lease;   /* 0: its instance drains: it waits, but gets no job */
+	int max_jobs;    /* up to this many jobs, replied as an array; 0: one, as an object */
+	/* The jobs the worker runs now, beside which its free GPUs (offer's
+	 * gpus) take more: several at once on an instance of several GPUs. */
+	int64_t running[INSTANCE_GPUS_MAX];
+	int nrunning;
+	/* The job a complete or fail just reported, owned: the reply is that
+	 * job with this lease as its member "next". NULL: a lease alone. */
+	struct job *done;
 };
 
 /* sc (NULL: none) tells workers of instances the idle timeout in force;
@@ -30,8 +41,11 @@ struct lease_request {
 struct longpoll *longpoll_new(struct event_base *base, struct batch *b, struct queue *q,
 			      const struct scaler *sc, struct fleet *f);
 void longpoll_free(struct longpoll *lp);
+/* Releases what r holds (its labels and done), for a request that will
+ * not reach longpoll_lease. */
+void lease_request_free(const struct lease_request *r);
 /* Leases at once, or parks req for r->wait_ms if nothing fits; the reply
- * is req's. */
+ * is req's. Takes r's labels and done. */
 void longpoll_lease(struct longpoll *lp, struct request *req, const struct lease_request *r);
 /* The request is gone (httpd's done): unparks it, and takes back a lease
  * its reply did not deliver. */

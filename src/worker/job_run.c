@@ -42,6 +42,7 @@ struct run {
 	char *checkpoint;     /* the last checkpoint of this run, or NULL */
 	int64_t checkpoint_items;
 	char preempted[440]; /* killed_why of a preemption */
+	json_t *next;         /* the lease reply that came with the report, or NULL */
 };
 
 /* SIGTERM to the job's process group, SIGKILL kill_after_ms later. */
@@ -125,13 +126,23 @@ static void heartbeat(struct run *r)
 }
 
 /* The end of a run must reach serve, or the job runs again once its lease
- * expires: while serve is out of reach, try again, until orphaned. */
-static void job_report(struct run *r, const char *what, json_t *body)
+ * expires: while serve is out of reach, try again, until orphaned. With
+ * ask_next, the report asks for the worker's next job too (one round trip
+ * less per job), unless the worker is stopping or its instance goes away;
+ * the lease reply goes to r->next. */
+static void job_report(struct run *r, const char *what, json_t *body, int ask_next)
 {
 	int64_t backoff = 250;
+	json_t *next = ask_next ? worker_next_request(r->w) : NULL;
 
+	if (next)
+		json_object_set_new(body, "next", next);
 	for (;;) {
-		int status = job_call(r, what, json_incref(body));
+		json_t *reply = NULL;
+		int status = job_call_reply(r, what, json_incref(body), &reply);
+		if (status == 200 && next)
+			r->next = json_incref(json_object_get(reply, "next"));
+		json_decref(reply);
 		if ((status > 0 && status < 500) ||
 		    clock_monotonic_ms() - r->w->last_contact_ms >= r->w->orphan_timeout_ms)
 			break;
@@ -315,13 +326,13 @@ static void report(struct run *r, int status)
 		}
 		log_info("job interrupted", "worker=%s job=%lld run_ms=%lld items_done=%lld reason=\"%s\"", r->w->name,
 			 (long long)r->id, (long long)run_ms, (long long)r->items_done, r->killed_why);
-		job_report(r, "interrupt", body);
+		job_report(r, "interrupt", body, 0);
 		return;
 	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !r->killed_why) {
 		log_info("job done", "worker=%s job=%lld run_ms=%lld items_done=%lld", r->w->name,
 			 (long long)r->id, (long long)run_ms, (long long)r->items_done);
-		job_report(r, "complete", json_pack("{s:I}", "items_done", (json_int_t)r->items_done));
+		job_report(r, "complete", json_pack("{s:I}", "items_done", (json_int_t)r->items_done), 1);
 		return;
 	}
 	if (r->killed_why)
@@ -332,10 +343,10 @@ static void report(struct run *r, int status)
 		snprintf(why, sizeof why, "killed by signal %d", WTERMSIG(status));
 	log_info("job failed", "worker=%s job=%lld run_ms=%lld error=\"%s\"", r->w->name, (long long)r->id,
 		 (long long)run_ms, why);
-	job_report(r, "fail", json_pack("{s:s, s:b}", "error", why, "retry", 1));
+	job_report(r, "fail", json_pack("{s:s, s:b}", "error", why, "retry", 1), 1);
 }
 
-int job_run(struct worker *w, json_t *job)
+int job_run(struct worker *w, json_t *job, json_t **next)
 {
 	json_t *command = json_object_get(job, "command");
 	struct run r = {
@@ -395,5 +406,6 @@ int job_run(struct worker *w, json_t *job)
 		close(r.control);
 	free(r.reader);
 	free(r.checkpoint);
+	*next = r.next;
 	return status < 0 ? -1 : 0;
 }

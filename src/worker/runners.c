@@ -68,13 +68,14 @@ static int run_alone(struct worker *w, json_t *job, const char *gpu_ids, pid_t w
 	worker_renew_after_fork(w);
 	w->nrunners = 0;
 	setenv("CUDA_VISIBLE_DEVICES", gpu_ids, 1);
-	return job_run(w, job) < 0 ? RUNNER_ORPHANED : 0;
+	w->no_next = 1;
+	return job_run(w, job, &(json_t *){NULL}) < 0 ? RUNNER_ORPHANED : 0;
 }
 
 int runners_start(struct worker *w, json_t *job)
 {
 	int64_t id = json_integer_value(json_object_get(job, "id"));
-	int want = gpus_of(job), taken = 0;
+	int want = gpus_of(job), taken = 0, rc;
 	char ids[INSTANCE_GPUS_MAX * 17] = "";
 	size_t len = 0;
 	pid_t pid, worker = getpid();
@@ -96,7 +97,10 @@ int runners_start(struct worker *w, json_t *job)
 		for (int g = 0; g < w->ngpus; g++)
 			if (w->gpu_job[g] == id)
 				w->gpu_job[g] = 0;
-		return job_run(w, job);
+		w->no_next = 1;
+		rc = job_run(w, job, &(json_t *){NULL});
+		w->no_next = 0;
+		return rc;
 	}
 	w->runners[w->nrunners++] = (struct runner){.pid = pid, .job = id};
 	log_info("runner started", "worker=%s job=%lld pid=%d gpus=%s", w->name, (long long)id, (int)pid, ids);

@@ -215,6 +215,13 @@ static json_t *lease_body(const struct worker *w, int64_t wait_ms)
 	return b;
 }
 
+json_t *worker_next_request(struct worker *w)
+{
+	if (w->no_next || w->sig->stop || worker_notice(w))
+		return NULL;
+	return lease_body(w, 0);
+}
+
 /* Tells serve the worker leaves by itself, so that its instance is gone
  * at once rather than at the provider's next list. Once: a serve out of
  * reach finds out from that list. */
@@ -233,102 +240,130 @@ static void leave(struct worker *w, const char *why)
 }
 
 /* Runs a leased job: in the worker itself when it takes every GPU, else
- * in a runner beside the others. -1 when serve was out of reach. */
-static int run_job(struct worker *w, json_t *job)
+ * in a runner beside the others. -1 when serve was out of reach. *next:
+ * the job that came back with its report (the worker's own run only: a
+ * runner takes none, the worker leases for the GPUs it frees), or NULL. */
+static int run_job(struct worker *w, json_t *job, json_t **next)
 {
+	*next = NULL;
 	if (runners_wanted(w, job))
 		return runners_start(w, job);
-	return job_run(w, job);
+	return job_run(w, job, next);
 }
 
-/* Lease, run, repeat; returns the reason to exit. While runners run, the
- * worker leases for the GPUs they leave free, and waits for one to end
- * when none is. */
+/* Long-polls for a job: NULL with the lease reply in *reply, or with
+ * *reply NULL to ask again (serve out of reach, after a backoff; a
+ * runner's end; no GPU free, until a runner's end); else the reason to
+ * exit. While runners run, the worker is not idle. */
+static const char *ask_lease(struct worker *w, int64_t *idle_since, int64_t *backoff, json_t **reply)
+{
+	int64_t now, wait_ms = 20000;
+	json_t *body;
+	int status;
+
+	*reply = NULL;
+	w->sig->cut = 0;
+	if (runners_reap(w) > 0) {
+		*idle_since = clock_monotonic_ms();
+		if (w->runner_orphaned)
+			return WORKER_ORPHANED;
+	}
+	now = clock_monotonic_ms();
+	if (w->nrunners)
+		*idle_since = now;
+	if (w->sig->stop)
+		return "stopped by signal";
+	if (worker_notice(w))
+		return "spot reclaim notice";
+	if (w->notice) {
+		/* Look again before the next poll is due; a lease request
+		 * waits at least a second. */
+		int64_t next = notice_wait_ms(w->notice, now);
+		wait_ms = next < 1000 ? 1000 : next < wait_ms ? next : wait_ms;
+	}
+	if (w->idle_timeout_ms > 0) {
+		int64_t left = w->idle_timeout_ms - (now - *idle_since);
+		if (left <= 0)
+			return "idle";
+		if (left < wait_ms)
+			wait_ms = left < 1000 ? 1000 : left;
+	}
+	if (w->nrunners && !runners_free_gpus(w)) {
+		worker_wait(w, wait_ms); /* a runner's end wakes it */
+		return NULL;
+	}
+	body = lease_body(w, wait_ms);
+	/* A signal cuts a long-poll short: SIGTERM, or a runner's end (its
+	 * GPUs are offered again at once). A lease it would have brought is
+	 * taken back by serve when the reply finds nobody. Only this call: a
+	 * job's last report must still go out after SIGTERM. */
+	w->client.abort_flag = &w->sig->cut;
+	status = worker_call(w, "POST", "/v1/lease", body, reply);
+	w->client.abort_flag = NULL;
+	json_decref(body);
+	if (status == 200) {
+		*backoff = 500;
+		return NULL;
+	}
+	if (status < 0 && w->sig->cut && !w->sig->stop) {
+		json_decref(*reply);
+		*reply = NULL;
+		return NULL;
+	}
+	/* A 4xx is about the request itself (a bad name or label, a token
+	 * that is not a worker's): asking again changes nothing, and the
+	 * instance would idle on forever. */
+	if (status >= 400 && status < 500) {
+		char text[300];
+		client_error_text(status, *reply, text, sizeof text);
+		json_decref(*reply);
+		*reply = NULL;
+		snprintf(w->refused, sizeof w->refused, "lease refused: %s", text);
+		return w->refused;
+	}
+	log_failed(w, "lease failed", status, *reply);
+	json_decref(*reply);
+	*reply = NULL;
+	/* Runners judge for themselves, by their own calls. */
+	if (!w->nrunners && orphaned(w))
+		return WORKER_ORPHANED;
+	worker_wait(w, *backoff);
+	*backoff = *backoff < 5000 ? *backoff * 2 : 5000;
+	return NULL;
+}
+
+/* Lease, run, repeat; returns the reason to exit. A job that came with
+ * the last one's report runs next, without a lease call. */
 static const char *serve_jobs(struct worker *w)
 {
 	int64_t idle_since = clock_monotonic_ms(), backoff = 500;
+	json_t *next = NULL;
 
 	for (;;) {
-		int64_t now, wait_ms = 20000;
-		json_t *body, *reply = NULL, *job;
-		int status;
+		json_t *reply = next, *job;
+		const char *why;
+		int rc;
 
-		w->sig->cut = 0;
-		if (runners_reap(w) > 0) {
-			idle_since = clock_monotonic_ms();
-			if (w->runner_orphaned)
-				return WORKER_ORPHANED;
-		}
-		now = clock_monotonic_ms();
-		if (w->nrunners)
-			idle_since = now;
-		if (w->sig->stop)
-			return "stopped by signal";
-		if (worker_notice(w))
-			return "spot reclaim notice";
-		if (w->notice) {
-			/* Look again before the next poll is due; a lease request
-			 * waits at least a second. */
-			int64_t next = notice_wait_ms(w->notice, now);
-			wait_ms = next < 1000 ? 1000 : next < wait_ms ? next : wait_ms;
-		}
-		if (w->idle_timeout_ms > 0) {
-			int64_t left = w->idle_timeout_ms - (now - idle_since);
-			if (left <= 0)
-				return "idle";
-			if (left < wait_ms)
-				wait_ms = left < 1000 ? 1000 : left;
-		}
-		if (w->nrunners && !runners_free_gpus(w)) {
-			worker_wait(w, wait_ms); /* a runner's end wakes it */
-			continue;
-		}
-		body = lease_body(w, wait_ms);
-		/* A signal cuts a long-poll short: SIGTERM, or a runner's end
-		 * (its GPUs are offered again at once). A lease it would have
-		 * brought is taken back by serve when the reply finds nobody.
-		 * Only this call: a job's last report must still go out after
-		 * SIGTERM. */
-		w->client.abort_flag = &w->sig->cut;
-		status = worker_call(w, "POST", "/v1/lease", body, &reply);
-		w->client.abort_flag = NULL;
-		json_decref(body);
-		if (status < 0 && w->sig->cut && !w->sig->stop) {
+		next = NULL;
+		if (!json_is_object(json_object_get(reply, "job"))) {
 			json_decref(reply);
-			continue;
+			if ((why = ask_lease(w, &idle_since, &backoff, &reply)))
+				return why;
+			if (!reply)
+				continue;
 		}
-		if (status != 200) {
-			char why[300];
-			/* A 4xx is about the request itself (a bad name or label, a
-			 * token that is not a worker's): asking again changes nothing,
-			 * and the instance would idle on forever. */
-			if (status >= 400 && status < 500) {
-				client_error_text(status, reply, why, sizeof why);
-				json_decref(reply);
-				snprintf(w->refused, sizeof w->refused, "lease refused: %s", why);
-				return w->refused;
-			}
-			log_failed(w, "lease failed", status, reply);
-			json_decref(reply);
-			/* Runners judge for themselves, by their own calls. */
-			if (!w->nrunners && orphaned(w))
-				return WORKER_ORPHANED;
-			worker_wait(w, backoff);
-			backoff = backoff < 5000 ? backoff * 2 : 5000;
-			continue;
-		}
-		backoff = 500;
 		if (w->o->idle_timeout_ms < 0 && json_is_number(json_object_get(reply, "idle_timeout_s")))
 			w->idle_timeout_ms = (int64_t)(json_number_value(json_object_get(reply, "idle_timeout_s")) * 1000);
 		job = json_object_get(reply, "job");
 		if (json_is_object(job)) {
-			int rc = run_job(w, job);
+			rc = run_job(w, job, &next);
 			idle_since = clock_monotonic_ms();
 			json_decref(reply);
-			if (rc < 0)
-				return WORKER_ORPHANED;
-			if (w->reclaimed)
-				return "spot reclaim notice";
+			if (rc < 0 || w->reclaimed) {
+				/* A next job would have been asked for only without a notice. */
+				json_decref(next);
+				return rc < 0 ? WORKER_ORPHANED : "spot reclaim notice";
+			}
 			continue;
 		}
 		json_decref(reply);

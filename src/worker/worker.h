@@ -72,13 +72,24 @@ struct worker {
 	struct runner runners[INSTANCE_GPUS_MAX];
 	int nrunners;
 	int runner_orphaned; /* a runner ended because serve was out of reach */
+	/* A report asks for no next job: in a runner (the worker leases for
+	 * the GPUs it frees), or a job the worker runs beside runners. */
+	int no_next;
 };
 
 int worker_run(const struct worker_options *o);
 
 /* Runs one leased job to its end and reports it (job_run.c). Returns -1
- * when serve was out of reach for orphan_timeout. */
-int job_run(struct worker *w, json_t *job);
+ * when serve was out of reach for orphan_timeout. A complete or a fail
+ * asks for the next job at once (worker_next_request): *next is the lease
+ * reply that came back with it ({"job": ...}, to json_decref), or NULL. */
+int job_run(struct worker *w, json_t *job, json_t **next);
+
+/* The lease request a report carries as "next": NULL when the worker is
+ * to take no new job (stopping, or a reclaim notice was seen). It does
+ * not wait: with no job ready the worker long-polls as usual, a call that
+ * SIGTERM may cut short, which a report must never be. */
+json_t *worker_next_request(struct worker *w);
 
 /* The instance's GPUs: --gpus of them, named as CUDA_VISIBLE_DEVICES
  * lists them when it lists that many, else 0, 1, ... */

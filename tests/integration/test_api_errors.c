@@ -64,8 +64,13 @@ static void malformed_json(void **state)
 	assert_error(st, r, 400, "bad_json", NULL);
 	assert_contains(JSTR(r, "error.message"), "line 2, column");
 	json_decref(r);
-	st = raw("/v1/jobs", "[\"not\", \"an object\"]", &r);
+	st = raw("/v1/lease", "[\"not\", \"an object\"]", &r);
 	assert_error(st, r, 400, "bad_json", NULL);
+	json_decref(r);
+	/* The submit takes an array of jobs too (test_cycle_calls.c), no other value. */
+	st = raw("/v1/jobs", "\"not an object\"", &r);
+	assert_error(st, r, 400, "bad_json", NULL);
+	assert_contains(JSTR(r, "error.message"), "'[' or '{' expected");
 	json_decref(r);
 	st = raw("/v1/jobs", "{\"command\": [\"a\"], \"command\": [\"b\"]}", &r);
 	assert_error(st, r, 400, "bad_json", NULL);
