@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1316,6 +1317,49 @@ static int is_worker_of(pid_t pid, const char *url)
 			return 1;
 	}
 	return 0;
+}
+
+pid_t harness_hand_worker(struct harness_server *s, const char *log_path, const char *cuda_visible, ...)
+{
+	const char *argv[32] = {"ebb", "worker", "--server", s->url, "--name", "hand", "--grace", "200ms"};
+	int argc = 8;
+	va_list ap;
+	pid_t pid;
+
+	va_start(ap, cuda_visible);
+	for (const char *a; argc < 31 && (a = va_arg(ap, const char *));)
+		argv[argc++] = a;
+	va_end(ap);
+	if ((pid = fork()) < 0)
+		fail_msg("fork: %s", strerror(errno));
+	if (pid == 0) {
+		int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		if (cuda_visible)
+			setenv("CUDA_VISIBLE_DEVICES", cuda_visible, 1);
+		execv(harness_ebb_bin(), (char *const *)argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+int harness_stop_hand_worker(struct harness_server *s, pid_t pid, int ms)
+{
+	int64_t until = harness_now_ms() + ms;
+	int st = -1;
+
+	kill(pid, SIGTERM);
+	while (waitpid(pid, &st, WNOHANG) != pid) {
+		if (harness_now_ms() > until) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			harness_fail_with_log(s, "the worker still runs %d ms after SIGTERM", ms);
+		}
+		harness_sleep_ms(20);
+	}
+	return st;
 }
 
 int harness_worker_pids(const char *url, pid_t parent, pid_t *out, int max)

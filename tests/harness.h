@@ -279,6 +279,16 @@ int harness_worker_pids(const char *url, pid_t parent, pid_t *out, int max);
 /* Makes s's workers the test's: harness_cleanup() kills them (SIGKILL)
  * before it stops the servers. */
 void harness_own_workers(const struct harness_server *s);
+/* A worker started by hand: `ebb worker --server URL --name hand --grace
+ * 200ms` and the further arguments (NULL-terminated), with
+ * CUDA_VISIBLE_DEVICES set to cuda_visible unless NULL, its output in
+ * log_path, killed with the test process. Its pid. */
+pid_t harness_hand_worker(struct harness_server *s, const char *log_path, const char *cuda_visible, ...)
+	__attribute__((sentinel));
+/* SIGTERM to a worker started by hand, and its exit status once it has
+ * exited; fails the test with s's log (and kills it) if it still runs
+ * after ms. */
+int harness_stop_hand_worker(struct harness_server *s, pid_t pid, int ms);
 
 /* ---- the CLI, and other programs ---- */
 

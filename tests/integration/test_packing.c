@@ -17,14 +17,11 @@
  * - A worker killed -9 leaves none of its jobs running.
  *
  * Workers run in real time; every wait polls with a deadline. */
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -285,26 +282,14 @@ static void test_hand_started_worker_packs_and_stops_all(void **state)
 	struct harness_server *s = harness_serve(NULL, 0);
 	const char *dir = harness_tmpdir();
 	char two[64], one[64], all[160];
-	int64_t pair, single, until;
+	int64_t pair, single;
 	pid_t pid;
 	int st = -1;
 
 	(void)state;
 	pair = submit_gpus(s, dir, 2);
 	single = submit_gpus(s, dir, 1);
-	pid = fork();
-	if (pid < 0)
-		fail_msg("fork: %s", strerror(errno));
-	if (pid == 0) {
-		int fd = open(harness_fmt("%s/worker.log", dir), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		dup2(fd, 1);
-		dup2(fd, 2);
-		setenv("CUDA_VISIBLE_DEVICES", "4,6,9", 1);
-		execl(harness_ebb_bin(), "ebb", "worker", "--server", s->url, "--name", "hand", "--gpus", "3", "--grace",
-		      "200ms", (char *)NULL);
-		_exit(127);
-	}
+	pid = harness_hand_worker(s, harness_fmt("%s/worker.log", dir), "4,6,9", "--gpus", "3", NULL);
 	WAIT_FOR(s, 20000, started(dir, pair) && started(dir, single), "the two jobs have not both started after 20 s");
 	seen_gpus(dir, pair, two, sizeof two);
 	seen_gpus(dir, single, one, sizeof one);
@@ -312,15 +297,7 @@ static void test_hand_started_worker_packs_and_stops_all(void **state)
 	if (strlen(two) != 3 || strlen(one) != 1 || !strstr(all, ",4") || !strstr(all, ",6") || !strstr(all, ",9"))
 		harness_fail_with_log(s, "the 2-GPU job saw '%s', the 1-GPU job '%s': not 4, 6 and 9 between them", two,
 				      one);
-	kill(pid, SIGTERM);
-	until = harness_now_ms() + 15000;
-	while (waitpid(pid, &st, WNOHANG) != pid) {
-		if (harness_now_ms() > until) {
-			kill(pid, SIGKILL);
-			harness_fail_with_log(s, "the worker still runs 15 s after SIGTERM");
-		}
-		harness_sleep_ms(20);
-	}
+	st = harness_stop_hand_worker(s, pid, 15000);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	for (int k = 0; k < 2; k++) {
 		json_t *j = harness_get_job(s, k ? single : pair);

@@ -8,13 +8,10 @@
  * and reclaims drawn at random from a fixed seed. Every wait polls with a
  * deadline; each test kills the workers it started when it ends. */
 #include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -226,7 +223,7 @@ static void test_worker_stopped_reports_interrupt(void **state)
 	struct harness_server *s = harness_serve(NULL, 0);
 	const char *dir = harness_tmpdir(), *script = job_script(dir, 1000, 100);
 	char log[4300];
-	int64_t id, until, stop_pos;
+	int64_t id, stop_pos;
 	pid_t pid;
 	int st = -1;
 	json_t *j;
@@ -234,28 +231,11 @@ static void test_worker_stopped_reports_interrupt(void **state)
 	(void)state;
 	snprintf(log, sizeof log, "%s/job.log", dir);
 	id = harness_submit(s, job_body(script, log, 1000, 7));
-	pid = fork();
-	if (pid < 0)
-		fail_msg("fork: %s", strerror(errno));
-	if (pid == 0) {
-		int fd = open(harness_fmt("%s/worker.log", dir), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		dup2(fd, 1);
-		dup2(fd, 2);
-		execl(harness_ebb_bin(), "ebb", "worker", "--server", s->url, "--name", "hand", "--grace", "200ms",
-		      (char *)NULL);
-		_exit(127);
-	}
+	pid = harness_hand_worker(s, harness_fmt("%s/worker.log", dir), NULL, NULL);
 	hand_workers[nhand++] = pid;
 	WAIT_FOR(s, 15000, job_int(s, id, "items_done") >= 100, "job %lld made no checkpoint within 15 s",
 		 (long long)id);
-	kill(pid, SIGTERM);
-	until = harness_now_ms() + 10000;
-	while (waitpid(pid, &st, WNOHANG) != pid) {
-		if (harness_now_ms() > until)
-			harness_fail_with_log(s, "the worker still runs 10 s after SIGTERM");
-		harness_sleep_ms(20);
-	}
+	st = harness_stop_hand_worker(s, pid, 10000);
 	nhand--;
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	j = harness_get_job(s, id);
