@@ -188,8 +188,8 @@ void clairvoyant_policy(struct sim *s)
 	}
 	cv->nrelaunch = kept;
 	/* An instance whose chain is done goes. */
-	for (int a = 0; a < s->nidle; a++) {
-		int k = s->idle[a];
+	for (int a = 0; a < s->nopen; a++) {
+		int k = s->open[a];
 		if (s->inst[k].state == S_IDLE && chain_next(s, cv->chain_of[k]) < 0)
 			sim_stop(s, k);
 	}

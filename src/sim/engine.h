@@ -13,11 +13,13 @@
 
 enum ev_kind { EV_READY, EV_FINISH, EV_RECLAIM };
 
+/* An event of an instance gone since is stale: a job leaves an instance
+ * up only by ending, and an instance gone never comes back. */
 struct event {
 	int64_t at;
 	enum ev_kind kind;
 	int inst;
-	int64_t gen; /* the instance's generation when scheduled: stale if it moved on */
+	int job; /* EV_FINISH: the job that ends */
 };
 
 /* Events, the earliest first (then by kind and instance). */
@@ -28,25 +30,35 @@ struct heap {
 
 enum sstate { S_BOOTING, S_IDLE, S_BUSY, S_GONE };
 
+/* An instance runs several jobs at once whose GPUs fit its own, as
+ * serve's workers do: S_BUSY while any runs, S_IDLE (from idle_since) once
+ * all its GPUs are free. */
 struct sinst {
 	int offer;
 	enum market market;
 	enum sstate state;
 	int draining;
-	int64_t launched, idle_since, run_start, run_end; /* run_end: when its job ends */
-	int job;
-	int64_t gen;
-	/* ebb's (known.c): the other instances running a job of the same
-	 * type, whose expected ends move together with its estimate */
+	int64_t launched, idle_since;
+	int free_gpus;    /* that none of its jobs holds */
+	int njobs, slots; /* jobs running on it, and the most it runs at once */
+	int newest;       /* the job it started last, -1: none; the others follow (sjob.next_on) */
+	char open;        /* in open[] */
+	/* ebb's (known.c): the other instances whose newest job (the one
+	 * serve shows) is of the same type, whose expected ends move together
+	 * with its estimate */
 	int type_next, type_prev;
 };
 
-/* A job of the trace (t->jobs, same index) as it replays: 32 bytes, a
+/* A job of the trace (t->jobs, same index) as it replays: 40 bytes, a
  * million of them. */
 struct sjob {
 	int64_t left_ms;   /* reference work still to do */
-	int64_t queued_at; /* when it last joined the queue: submitted, or put back */
+	/* Queued: when it last joined the queue (submitted, or put back);
+	 * running: when it started. */
+	int64_t since;
 	int64_t waited_ms; /* in the queue before its runs so far */
+	int inst;          /* running: its instance */
+	int next_on;       /* running: the job its instance started before it, -1: none */
 	int cls;
 	char ran;     /* it started once at least */
 	char queued;  /* in its class's queue now */
@@ -168,17 +180,22 @@ struct sim {
 	struct heap events;
 	struct sinst *inst;
 	int ninst, capinst;
-	int live, busy, booting, idling; /* instances not gone; running a job; booting; idle */
-	/* The instances not gone, in launch (index) order, and those in S_IDLE
-	 * for dispatch to look at, in index order: nalive and nidle of them,
-	 * with holes (instances since gone) that who walks them skips, until
-	 * sim_compact() (fleet.c) takes them out. */
+	int live, booting, idling; /* instances not gone; booting; idle */
+	int64_t running; /* jobs */
+	/* The GPUs of the instances not gone, those jobs hold, and the jobs
+	 * the instances not gone run at once at most (sinst.slots). */
+	int64_t gpus_live, gpus_busy, slots;
+	/* The instances not gone, in launch (index) order, and those up with
+	 * room for a job (sinst.open) for dispatch to look at, in index order:
+	 * nalive and nopen of them, with holes (instances since gone, or full)
+	 * that who walks them skips, until sim_compact() (fleet.c) or
+	 * dispatch takes them out. */
 	int *alive, nalive;
-	int *idle, nidle;
+	int *open, nopen;
 	struct sjob *jobs;
 	struct squeue *q;
 	int nq;
-	int64_t queued;
+	int64_t queued, queued_gpus;
 	double spend_per_ms, cost; /* running cost, for samples */
 	int64_t *waits; /* each job's time in the queue, once it ended */
 	size_t nwaits;
@@ -190,8 +207,8 @@ struct sim {
 	/* when the policy looks */
 	int64_t next_policy, last_policy;
 	int dirty;
-	/* Instance time and busy time since the replay's start, for util, and
-	 * its polls' (a: instance ms, b: busy ms, as of each). */
+	/* GPU time up and held by jobs since the replay's start, for util,
+	 * and its polls' (a: up, b: busy, in GPU-ms as of each). */
 	double util_alive_ms, util_busy_ms;
 	struct window util;
 	int64_t next_sample;
@@ -236,6 +253,8 @@ struct event heap_pop(struct heap *h);
 void sim_push(struct sim *s, struct event e);
 /* A job joins its class's queue, at its head when it was put back. */
 void sim_enqueue(struct sim *s, int job, int front);
+/* When a running job ends, at its instance's speed. */
+int64_t sim_run_end(const struct sim *s, int job);
 
 /* ---- the instances (fleet.c) ---- */
 
@@ -247,14 +266,23 @@ static inline const struct offer *sim_offer(const struct sim *s, const struct si
 /* A new instance of offer on market m, up at once if warm; its index, or
  * -1 when out of memory. */
 int sim_launch(struct sim *s, int offer, enum market m, int warm);
-/* Stops an instance; a job on it loses the work since its last
+/* Stops an instance; each job on it loses the work since its last
  * checkpoint and goes back to the head of its queue. */
 void sim_stop(struct sim *s, int k);
-/* Instance k becomes idle now, and joins the idle list. */
+/* Instance k, up, has room for a job: it joins open[] if not in it. */
+void sim_open(struct sim *s, int k);
+/* Instance k becomes idle now (all its GPUs free), and open. */
 void sim_make_idle(struct sim *s, int k);
+/* The most jobs an instance of the offer runs at once under the policy. */
+int sim_slots(const struct sim *s, int offer);
+/* The GPUs job holds while it runs: those it asks for, one at least. */
+static inline int sim_job_gpus(const struct sim *s, int job)
+{
+	return s->t->jobs[job].gpus > 1 ? s->t->jobs[job].gpus : 1;
+}
 /* ebb's view of the fleet follows every change of an instance. */
 void sim_changed(struct sim *s, int k);
-/* alive[] and idle[] without their holes. */
+/* alive[] and open[] without their holes. */
 void sim_compact(struct sim *s);
 /* The instance idle the longest (the first to have become idle of those
  * idle now), and the first launched of those booting; -1 if none. */
@@ -310,12 +338,14 @@ int known_start(struct sim *s);
 void known_free(struct sim *s);
 /* A job joins (+1) or leaves (-1) its class's queue. */
 void known_queued(struct sim *s, int job, int delta);
-/* Instance k starts (1) or stops (0) running its job. */
+/* Instance k's newest job starts (1) or stops (0) being the one whose
+ * end ebb expects (it started, ended, or one started after it). */
 void known_running(struct sim *s, int k, int running);
 /* A job succeeded after running run_ms: the estimates follow. */
 void known_finished(struct sim *s, int job, int64_t run_ms);
-/* When ebb expects the job of busy instance k to end: its start and its
- * est_s, else its type's estimate; with --oracle-durations, its end. */
+/* When ebb expects the newest job of busy instance k to end, as serve
+ * shows the newest: its start and its est_s, else its type's estimate;
+ * with --oracle-durations, its end. */
 int64_t known_end_ms(const struct sim *s, int k);
 /* The arrivals of class q aged to now (arrival_window). */
 void known_decay(const struct sim *s, struct squeue *q);
@@ -338,10 +368,9 @@ void window_free(struct window *w);
 
 /* The fleet always-on, min1 and util start the replay with. */
 void baseline_start(struct sim *s);
-/* Launches up to want instances on the policy's offer and market. */
-void baseline_scale_up(struct sim *s, int64_t want);
-/* Stops instances down to want: idle ones first (the longest idle),
- * then booting, then busy ones if allow_busy. */
+/* Stops instances while those left run want jobs at once (slots) at
+ * least: idle ones first (the longest idle), then booting, then busy ones
+ * if allow_busy. */
 void baseline_scale_down(struct sim *s, int64_t want, int allow_busy);
 void min1_policy(struct sim *s);
 void util_policy(struct sim *s);
@@ -350,6 +379,8 @@ void keda_policy(struct sim *s);
 void keda_start(struct sim *s);
 /* Instance k was reclaimed: Karpenter leaves its offering out a while. */
 void keda_reclaimed(struct sim *s, int k);
+/* The replicas a node of the offer holds. */
+int keda_replicas_on(const struct sim *s, const struct offer *o);
 /* ---- the clairvoyant (clairvoyant.c) ---- */
 
 /* Its plan, from the whole trace; -1 when out of memory. */

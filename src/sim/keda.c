@@ -6,12 +6,15 @@
  * `cooldown` after the last poll that saw work (KEDA's). Scale-in may
  * stop a busy worker, whose job goes back to the queue.
  *
- * Each replica goes on the offer and market given, or, with
- * placement=cheapest, where Karpenter would put it with every offer in
- * its NodePool: the replicas are one Deployment, each asking for the GPUs
- * of the largest job, and Karpenter launches the cheapest offer per hour
- * that fits that (it knows nothing of speed), on spot when spot is
- * allowed and available, on demand when it is not. An offering whose
+ * The replicas are one Deployment, each running one job at a time and
+ * asking for the GPUs of the largest job its offers fit; a node holds as
+ * many replicas as its GPUs hold of that, as Kubernetes packs pods. Nodes
+ * are of the offer and market given, or, with placement=cheapest, where
+ * Karpenter would put them with every offer in its NodePool: the
+ * cheapest offer per hour that fits a replica (it knows nothing of
+ * speed), on spot when spot is allowed and available, on demand when it
+ * is not. Nodes are launched until they hold the replicas desired, and
+ * stopped while those left still hold the replicas kept. An offering whose
  * spot instance was reclaimed is left out for KARPENTER_UNAVAILABLE_MS,
  * as Karpenter's interruption controller marks it in its cache of
  * unavailable offerings (karpenter-provider-aws,
@@ -27,10 +30,17 @@ void keda_start(struct sim *s)
 	for (size_t k = 0; k < s->t->n; k++) {
 		int gpus = s->t->jobs[k].gpus, fits = 0;
 		for (int o = 0; o < s->o->noffers; o++)
-			fits |= s->o->offers[o].gpus >= gpus;
+			fits |= (policy_any_offer(s->p) || o == s->p->offer) && s->o->offers[o].gpus >= gpus;
 		if (fits && gpus > s->keda.replica_gpus)
 			s->keda.replica_gpus = gpus;
 	}
+}
+
+int keda_replicas_on(const struct sim *s, const struct offer *o)
+{
+	int per = s->keda.replica_gpus > 1 ? s->keda.replica_gpus : 1;
+
+	return o->gpus >= per ? o->gpus / per : 1;
 }
 
 void keda_reclaimed(struct sim *s, int k)
@@ -67,14 +77,14 @@ static int karpenter_launch(struct sim *s)
 	return k < 0 ? -1 : sim_launch(s, k, MARKET_ONDEMAND, 0);
 }
 
-static void scale_up(struct sim *s, int64_t want)
+/* Nodes until they hold the replicas wanted. */
+static void scale_up(struct sim *s, int64_t replicas)
 {
-	if (s->p->placement == PLACE_OFFER) {
-		baseline_scale_up(s, want);
-		return;
+	while (s->slots < replicas) {
+		int k = s->p->placement == PLACE_OFFER ? sim_launch(s, s->p->offer, s->p->market, 0) : karpenter_launch(s);
+		if (k < 0)
+			return; /* no offer fits, or out of memory: the replay stops */
 	}
-	while (s->live < want && karpenter_launch(s) >= 0)
-		;
 }
 
 /* The largest desire of the window, this one's included: each desire
@@ -95,14 +105,14 @@ static int64_t stabilised(struct sim *s, int64_t desired)
 
 void keda_policy(struct sim *s)
 {
-	int64_t metric = s->queued + s->busy, desired = (int64_t)ceil((double)metric / s->p->target);
+	int64_t metric = s->queued + s->running, desired = (int64_t)ceil((double)metric / s->p->target);
 	int64_t keep = stabilised(s, desired);
 
 	if (metric > 0)
 		s->keda.last_active = s->now;
-	if (desired > s->live) {
+	if (desired > s->slots) {
 		scale_up(s, desired);
-	} else if (keep < s->live) {
+	} else if (keep < s->slots) {
 		/* KEDA owns 1 -> 0 after its cooldown; the HPA never goes below 1. */
 		int64_t floor_n = s->now - s->keda.last_active >= s->p->cooldown_ms ? 0 : 1;
 		baseline_scale_down(s, keep > floor_n ? keep : floor_n, 1);

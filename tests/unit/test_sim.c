@@ -315,6 +315,130 @@ static void test_burst_on_cold_fleet(void **state)
 	check(csv, "always-on", &on, 240);
 }
 
+/* ---- several jobs per instance ---- */
+
+/* Offer q: 4 GPUs at $14.40 an hour ($0.004 a second), on demand, a 100 s
+ * boot, by the second with a one-minute minimum. */
+#define OFFER_Q "[offer.q]\ngpus = 4\nprice_ondemand = 14.4\nboot = 100s\nbilling = " PER_SECOND
+
+/* Four 1-GPU jobs of 100 s arriving together run at once on one 4-GPU
+ * instance and end together, whatever the policy. */
+static void test_four_jobs_share_one_instance(void **state)
+{
+	const char *csv = "submit_time_s,duration_s\n10,100\n10,100\n10,100\n10,100\n";
+	static const char *const specs[] = {"always-on", "min1", "util", "keda", "ebb"};
+	struct sim_result r;
+
+	(void)state;
+	for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) {
+		sim(csv, OFFER_Q, specs[k], &r);
+		assert_int(r.jobs_done, 4);
+		assert_int(r.max_instances, 1);
+		/* All four waited alike: they started (and ended) together. */
+		assert_near(r.wait_p50_s, r.wait_p99_s);
+		assert_near(r.gpu_hours_busy, 4 * 100 / 3600.0);
+		sim_result_free(&r);
+	}
+	/* always-on's default is the instances that hold the peak's GPUs: one,
+	 * warm. The jobs run from 10 to 110 s; the replay ends then: 110 s. */
+	sim(csv, OFFER_Q, "always-on", &r);
+	assert_near(r.wait_p99_s, 0);
+	assert_int(r.end_ms, 110000);
+	assert_near(r.cost_usd, 110 * 0.004);
+	assert_near(r.gpu_hours_billed, 4 * 110 / 3600.0);
+	/* ebb: the four need 400 s of work, 300 s a launch: two jobs' worth,
+	 * and one instance takes four. Launched at 10, up at 110, the four
+	 * run to 210 and it goes 10 minutes later: 800 s. */
+	sim(csv, OFFER_Q, "ebb", &r);
+	assert_int(r.cold_starts, 1);
+	assert_near(r.wait_p99_s, 100);
+	assert_near(r.cost_usd, 800 * 0.004);
+	/* keda: one node holds four replicas of one GPU. */
+	sim(csv, OFFER_Q, "keda", &r);
+	assert_int(r.cold_starts, 1);
+}
+
+/* A 2-GPU job waits while 3 of the 4 GPUs are busy; a 1-GPU job that
+ * comes after it takes the free GPU at once, as serve's lease gives a
+ * worker the first job that fits the GPUs it has free. A, B, C (1 GPU) at
+ * 0 s for 100, 200 and 300 s; D (2 GPUs) at 10 s for 50 s; E (1 GPU) at
+ * 20 s for 10 s. always-on's one instance, warm: A, B, C start at 0; D
+ * waits; E starts at 20 and ends at 30; A's end at 100 frees two GPUs and
+ * D starts (a 90 s wait), ending at 150; C ends at 300. */
+static void test_job_waits_for_enough_free_gpus(void **state)
+{
+	const char *csv = "submit_time_s,duration_s,gpus\n0,100,1\n0,200,1\n0,300,1\n10,50,2\n20,10,1\n";
+	struct sim_result r;
+
+	(void)state;
+	sim(csv, OFFER_Q, "always-on:n=1", &r);
+	assert_int(r.jobs_done, 5);
+	assert_near(r.wait_p50_s, 0);
+	assert_near(r.wait_p95_s, 90);
+	assert_int(r.end_ms, 300000);
+	assert_near(r.cost_usd, 300 * 0.004);
+	assert_near(r.gpu_hours_busy, (100 + 200 + 300 + 10 + 2 * 50) / 3600.0);
+	assert_near(r.idle_gpu_hours, (4 * 300 - 710) / 3600.0);
+	sim_result_free(&r);
+}
+
+/* An instance is idle only when all its GPUs are: its idle timeout counts
+ * from its last job's end. ebb, 1 minute idle timeout: A (100 s) and B
+ * (300 s) at 0 s share the instance launched at 0, up at 100; A ends at
+ * 200, B at 400; the instance goes at 460, not 260. */
+static void test_idle_timer_starts_at_last_job_end(void **state)
+{
+	const char *csv = "submit_time_s,duration_s\n0,100\n0,300\n";
+	struct sim_result r;
+
+	(void)state;
+	sim(csv, OFFER_Q, "ebb:scaler.idle_timeout=1m", &r);
+	assert_int(r.max_instances, 1);
+	assert_int(r.end_ms, 460000);
+	assert_near(r.cost_usd, 460 * 0.004);
+	assert_near(r.tail_cost_usd, 60 * 0.004);
+	sim_result_free(&r);
+	/* min1 the same, on its second instance: the warm one runs A, B and
+	 * C (1 GPU, 0 s, 400 s); D and E (2 GPUs, 10 s, 50 s and 200 s) find
+	 * one GPU free, so one more instance is launched for their 3 GPUs
+	 * more, up at 110; it runs both, D to 160 and E to 310, and idles
+	 * from 310: with idle=60 it goes at 370, while the warm one runs on
+	 * to 400. 400 + 360 s. */
+	sim("submit_time_s,duration_s,gpus\n0,400,1\n0,400,1\n0,400,1\n10,50,2\n10,200,2\n", OFFER_Q,
+	    "min1:idle=60", &r);
+	assert_int(r.max_instances, 2);
+	assert_int(r.cold_starts, 1);
+	assert_int(r.end_ms, 400000);
+	assert_near(r.wait_p99_s, 100);
+	assert_near(r.cost_usd, (400 + 360) * 0.004);
+	sim_result_free(&r);
+}
+
+/* A spot reclaim stops every job on the instance: four 1-GPU jobs of an
+ * hour on always-on's one spot instance, reclaimed about every 13
+ * minutes (reliability 0.01 an hour): they run together, so each reclaim
+ * that finds them running puts all four back in the queue. */
+static void test_reclaim_interrupts_every_job(void **state)
+{
+	const char *csv = "submit_time_s,duration_s\n0,3600\n0,3600\n0,3600\n0,3600\n";
+	struct sim_result r;
+	struct setup s;
+
+	(void)state;
+	setup(&s, csv,
+	      "[offer.q]\ngpus = 4\nprice_spot = 14.4\nreliability = 0.01\nboot = 100s\n"
+	      "billing = " PER_SECOND);
+	s.o.checkpoint_every_ms = 60000;
+	run_policy(&s, "always-on:market=spot,n=1", &r);
+	assert_int(r.jobs_done, 4);
+	assert_true(r.reclaims >= 1);
+	assert_true(r.requeues >= 4);
+	assert_int(r.requeues % 4, 0);
+	assert_near(r.wait_p50_s, r.wait_p99_s);
+	sim_result_free(&r);
+	trace_free(&s.t);
+}
+
 /* ebb's idle timeout (10 min): a job ends at 160 s and the instance idles
  * from then on; plan() releases it at 760 s. */
 static void test_gap_around_idle_timeout(void **state)
@@ -664,7 +788,8 @@ static void test_clairvoyant_by_hand(void **state)
 }
 
 /* bound: each job at the lowest price per unit of reference work among the
- * offers (and markets) it fits: price / speed. */
+ * offers (and markets) it fits, paying its GPUs' share of the instance:
+ * price / speed * gpus / the offer's GPUs. */
 static void test_bound_cheapest_per_work(void **state)
 {
 	const char *conf = "[offer.a]\ngpus = 1\nprice_ondemand = 3.6\nprice_spot = 1.8\n"
@@ -675,22 +800,24 @@ static void test_bound_cheapest_per_work(void **state)
 
 	(void)state;
 	/* 1 GPU, 1 h: a on spot at $1.80/h beats b's $6/h at twice the speed
-	 * ($3 per reference hour): $1.80, 1 GPU-hour. 2 GPUs, 0.5 h: only c
-	 * fits: $5.00, 4 x 0.5 GPU-hours. 4 GPUs, 0.1 h: c, $1.00, 0.4
-	 * GPU-hours. 8 GPUs: nothing fits, left out. */
+	 * ($3 per reference hour) and a quarter of c ($2.50/h): $1.80, 1
+	 * GPU-hour. 2 GPUs, 0.5 h: only c fits, half of it: $2.50, 2 x 0.5
+	 * GPU-hours. 4 GPUs, 0.1 h: c, $1.00, 0.4 GPU-hours. 8 GPUs: nothing
+	 * fits, left out. */
 	sim(csv, conf, "bound", &r);
-	assert_near(r.cost_usd, 7.80);
-	assert_near(r.gpu_hours_billed, 3.4);
-	assert_near(r.gpu_hours_busy, 3.4);
+	assert_near(r.cost_usd, 5.30);
+	assert_near(r.gpu_hours_billed, 2.4);
+	assert_near(r.gpu_hours_busy, 2.4);
 	assert_int(r.jobs, 4);
 	assert_int(r.jobs_done, 3);
 	assert_int(r.unplaceable, 1);
-	/* With no spot price on a, b is the cheaper per work: 0.5 h at $6. */
+	/* With no spot price on a, a quarter of c is the cheapest for the
+	 * 1-GPU job ($2.50/h against b's $3 and a's $3.60). */
 	sim(csv, "[offer.a]\ngpus = 1\nprice_ondemand = 3.6\n[offer.b]\ngpus = 1\nprice_ondemand = 6\nspeed = 2\n"
 		 "[offer.c]\ngpus = 4\nprice_ondemand = 10\n",
 	    "bound", &r);
-	assert_near(r.cost_usd, 3.00 + 5.00 + 1.00);
-	assert_near(r.gpu_hours_billed, 0.5 + 2 + 0.4);
+	assert_near(r.cost_usd, 2.50 + 2.50 + 1.00);
+	assert_near(r.gpu_hours_billed, 1 + 1 + 0.4);
 }
 
 /* A job that fits no offer of a policy is left out, counted the same way
@@ -1242,6 +1369,10 @@ int main(void)
 		cmocka_unit_test(test_two_overlapping_jobs),
 		cmocka_unit_test(test_burst_on_cold_fleet),
 		cmocka_unit_test(test_gap_around_idle_timeout),
+		cmocka_unit_test(test_four_jobs_share_one_instance),
+		cmocka_unit_test(test_job_waits_for_enough_free_gpus),
+		cmocka_unit_test(test_idle_timer_starts_at_last_job_end),
+		cmocka_unit_test(test_reclaim_interrupts_every_job),
 		cmocka_unit_test(test_expected_arrivals),
 		cmocka_unit_test(test_ebb_told_what_serve_knows),
 		cmocka_unit_test(test_always_on_fixed_size),
