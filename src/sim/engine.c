@@ -280,7 +280,7 @@ static int job_for(struct sim *s, int k)
 	if (i->njobs >= i->slots)
 		return -1;
 	if (s->p->kind == POL_CLAIRVOYANT)
-		return clairvoyant_job_for(s, k);
+		return clairvoyant_take(s, k);
 	for (int c = 0; c < s->nq; c++) {
 		struct squeue *q = &s->q[c], *b = best >= 0 ? &s->q[best] : NULL;
 		if (!q->len || (q->gpus > 1 ? q->gpus : 1) > i->free_gpus)

@@ -149,12 +149,14 @@ struct keda_state {
 	int64_t spot_unavailable_until[SIM_MAX_OFFERS];
 };
 
-/* The clairvoyant's plan (clairvoyant.c): chains of jobs, each run back
- * to back by one instance of its offer and market, launched a boot before
- * its first job; and, as it replays, each instance's chain and the
- * chains whose instance was reclaimed, to launch again. */
+/* The clairvoyant's plan (clairvoyant.c): chains of jobs, each run by
+ * one instance of its offer and market, side by side as its GPUs hold
+ * them, launched a boot before its first job; and, as it replays, each
+ * instance's chain and the chains whose instance was reclaimed, to
+ * launch again. */
 struct chain {
-	int first, next; /* jobs: its first, and the next it will run (-1: done) */
+	int first, next; /* jobs: its first, and the first not started (-1: none) */
+	int retake;      /* the first of its jobs a reclaim put back (-1: none) */
 	int offer;
 	enum market market;
 	int64_t launch_at;
@@ -162,6 +164,7 @@ struct chain {
 
 struct clairvoyant_state {
 	int *next_job; /* per job: the next of its chain, -1 */
+	int *retake_next; /* per job put back: the next of its chain's retake */
 	struct chain *chains; /* by launch time */
 	int nchains, launched;
 	int *chain_of; /* per instance */
@@ -386,9 +389,10 @@ int keda_replicas_on(const struct sim *s, const struct offer *o);
 /* Its plan, from the whole trace; -1 when out of memory. */
 int clairvoyant_start(struct sim *s);
 void clairvoyant_policy(struct sim *s);
-/* The job idle instance k takes: the next of its chain, once queued; -1
- * if none. */
-int clairvoyant_job_for(struct sim *s, int k);
+/* The job instance k takes now (dispatch starts it): one of its chain's
+ * put back by a reclaim, else the next of its chain once queued, if it
+ * fits the instance's free GPUs; -1 if none. */
+int clairvoyant_take(struct sim *s, int k);
 /* Instance k was reclaimed: its chain is launched again. */
 void clairvoyant_reclaimed(struct sim *s, int k);
 void clairvoyant_free(struct sim *s);

@@ -126,9 +126,6 @@ int sim_slots(const struct sim *s, int offer)
 {
 	const struct offer *o = &s->o->offers[offer];
 
-	/* The clairvoyant's instance runs its chain, one job after another. */
-	if (s->p->kind == POL_CLAIRVOYANT)
-		return 1;
 	return s->p->kind == POL_KEDA ? keda_replicas_on(s, o) : o->gpus;
 }
 

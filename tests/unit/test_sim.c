@@ -414,6 +414,25 @@ static void test_idle_timer_starts_at_last_job_end(void **state)
 	sim_result_free(&r);
 }
 
+/* The clairvoyant packs too: on offer q (4 GPUs, 100 s boot), A and B (1
+ * GPU, 100 s) at 200 and 250 s share one instance launched at 100 s; C
+ * (4 GPUs, 50 s) at 260 s finds two GPUs free there, so it has its own,
+ * launched at 160 s. A's instance from 100 to 350 s, C's from 160 to 310:
+ * 400 s, no wait. */
+static void test_clairvoyant_packs(void **state)
+{
+	struct sim_result r;
+
+	(void)state;
+	sim("submit_time_s,duration_s,gpus\n200,100,1\n250,100,1\n260,50,4\n", OFFER_Q, "clairvoyant", &r);
+	assert_int(r.jobs_done, 3);
+	assert_int(r.max_instances, 2);
+	assert_int(r.cold_starts, 2);
+	assert_near(r.wait_p99_s, 0);
+	assert_near(r.cost_usd, 400 * 0.004);
+	sim_result_free(&r);
+}
+
 /* A spot reclaim stops every job on the instance: four 1-GPU jobs of an
  * hour on always-on's one spot instance, reclaimed about every 13
  * minutes (reliability 0.01 an hour): they run together, so each reclaim
@@ -1373,6 +1392,7 @@ int main(void)
 		cmocka_unit_test(test_job_waits_for_enough_free_gpus),
 		cmocka_unit_test(test_idle_timer_starts_at_last_job_end),
 		cmocka_unit_test(test_reclaim_interrupts_every_job),
+		cmocka_unit_test(test_clairvoyant_packs),
 		cmocka_unit_test(test_expected_arrivals),
 		cmocka_unit_test(test_ebb_told_what_serve_knows),
 		cmocka_unit_test(test_always_on_fixed_size),
