@@ -90,8 +90,8 @@ static int by_stop_order(const void *a, const void *b)
 
 /* Stops busy instances while those left run want jobs at once, those
  * idle the longest ago first. A walk and a sort of the fleet: only keda
- * with more than one job per replica comes here, when its desire falls
- * below the jobs running. */
+ * with more than one job per replica (target) comes here, when its
+ * desire falls below the jobs running. */
 static void stop_busy(struct sim *s, int64_t want)
 {
 	size_t n = 0;

@@ -2,10 +2,13 @@
  *
  * Events in one heap: job arrivals are read from the sorted trace, and
  * instance boots, job ends and spot reclaims are pushed as they are
- * scheduled. After each batch of events at one instant, idle instances
- * take queued jobs in serve's order (lane, priority, arrival), and the
- * policy looks when it is due: ebb's (ebb.c) or a baseline (baselines.c).
- * Instances are billed as they stop, under their offer's billing rule. */
+ * scheduled. After each batch of events at one instant, instances with
+ * GPUs free take queued jobs that fit them, as many as fit, in serve's
+ * order (lane, priority, arrival), and the policy looks when it is due:
+ * ebb's (ebb.c) or a baseline (baselines.c). An instance runs jobs side
+ * by side, as serve's workers do, and is idle only with all its GPUs
+ * free. Instances are billed as they stop, under their offer's billing
+ * rule. */
 #include "sim/engine.h"
 
 #include <math.h>
