@@ -88,11 +88,12 @@ static int by_stop_order(const void *a, const void *b)
 	return x->k - y->k;
 }
 
-/* Stops busy instances while those left run want jobs at once, those
- * idle the longest ago first. A walk and a sort of the fleet: only keda
- * with more than one job per replica (target) comes here, when its
- * desire falls below the jobs running. */
-static void stop_busy(struct sim *s, int64_t want)
+/* keda's HPA deletes replicas until its jobs running hold want GPUs at
+ * most: on the nodes idle the longest ago first, their newest jobs first,
+ * back to the queue; the nodes stay, to go once idle. A walk and a sort
+ * of the fleet: only keda with more than one job per replica (target)
+ * comes here, when its desire falls below the jobs running. */
+static void put_back_jobs(struct sim *s, int64_t want)
 {
 	size_t n = 0;
 
@@ -109,26 +110,27 @@ static void stop_busy(struct sim *s, int64_t want)
 			s->victims[n++] = (struct victim){i->idle_since, s->alive[a]};
 	}
 	qsort(s->victims, n, sizeof *s->victims, by_stop_order);
-	for (size_t v = 0; v < n && s->slots > want; v++) {
-		if (s->slots - s->inst[s->victims[v].k].slots >= want)
-			sim_stop(s, s->victims[v].k);
+	for (size_t v = 0; v < n && s->gpus_busy > want; v++) {
+		const struct sinst *i = &s->inst[s->victims[v].k];
+		while (s->gpus_busy > want && i->newest >= 0)
+			sim_put_back(s, i->newest);
 	}
 }
 
 void baseline_scale_down(struct sim *s, int64_t want, int allow_busy)
 {
+	if (allow_busy && s->gpus_busy > want)
+		put_back_jobs(s, want);
 	/* Each found at once: a walk of the fleet for each was quadratic in
 	 * a scale-in after a burst. */
 	for (;;) {
 		int k = sim_longest_idle(s);
 		if (k < 0 && (k = sim_first_booting(s)) < 0)
 			break;
-		if (s->slots - s->inst[k].slots < want)
+		if (s->gpus_live - sim_offer(s, &s->inst[k])->gpus < want)
 			return;
 		sim_stop(s, k);
 	}
-	if (s->slots > want && allow_busy)
-		stop_busy(s, want);
 }
 
 void min1_policy(struct sim *s)

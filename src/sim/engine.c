@@ -217,45 +217,28 @@ int64_t sim_run_end(const struct sim *s, int job)
 	return j->since + (int64_t)ceil((double)j->left_ms / sim_offer(s, &s->inst[j->inst])->speed);
 }
 
-/* Job leaves instance k's list of jobs. */
-static void unlink_job(struct sim *s, int k, int job)
+/* Whether the end e is still due: its job runs on its instance and ends
+ * then. */
+static int still_due(const struct sim *s, const struct event *e)
 {
-	int *at = &s->inst[k].newest;
+	const struct sjob *j = &s->jobs[e->job];
 
-	while (*at != job)
-		at = &s->jobs[*at].next_on;
-	*at = s->jobs[job].next_on;
+	return !j->queued && !j->counted && j->inst == e->inst && sim_run_end(s, e->job) == e->at;
 }
 
-/* A job ends: its GPUs are free, and its instance idle when they all are. */
+/* A job ends. */
 static void finish(struct sim *s, int job)
 {
 	struct sjob *j = &s->jobs[job];
-	int k = j->inst, gpus = sim_job_gpus(s, job), newest = s->inst[k].newest == job;
-	struct sinst *i = &s->inst[k];
+	int64_t ran = s->now - j->since;
 
-	s->r->gpu_hours_busy += (double)(s->now - j->since) * gpus / 3600000.0;
-	if (newest)
-		known_running(s, k, 0);
-	known_finished(s, job, s->now - j->since);
-	unlink_job(s, k, job);
+	sim_job_leaves(s, job);
+	known_finished(s, job, ran);
 	j->left_ms = 0;
 	s->waits[s->nwaits++] = j->waited_ms;
 	j->counted = 1;
 	s->done++;
-	s->running--;
-	s->gpus_busy -= gpus;
 	s->progress_ms = s->now;
-	i->free_gpus += gpus;
-	if (--i->njobs == 0) {
-		sim_make_idle(s, k);
-	} else {
-		if (newest)
-			known_running(s, k, 1);
-		sim_open(s, k);
-	}
-	s->dirty = 1;
-	sim_changed(s, k);
 }
 
 static void requeue_wait(struct sim *s, int64_t ms)
@@ -277,16 +260,16 @@ static void requeue_wait(struct sim *s, int64_t ms)
  * free; the clairvoyant's own choice. */
 static int job_for(struct sim *s, int k)
 {
-	const struct sinst *i = &s->inst[k];
-	int best = -1;
+	int best = -1, room = s->inst[k].free_gpus;
 
-	if (i->njobs >= i->slots)
-		return -1;
 	if (s->p->kind == POL_CLAIRVOYANT)
 		return clairvoyant_take(s, k);
+	/* keda's jobs run in its replicas, as many as the HPA keeps. */
+	if (s->p->kind == POL_KEDA && s->keda.replica_gpus - s->gpus_busy < room)
+		room = (int)(s->keda.replica_gpus - s->gpus_busy);
 	for (int c = 0; c < s->nq; c++) {
 		struct squeue *q = &s->q[c], *b = best >= 0 ? &s->q[best] : NULL;
-		if (!q->len || (q->gpus > 1 ? q->gpus : 1) > i->free_gpus)
+		if (!q->len || (q->gpus > 1 ? q->gpus : 1) > room)
 			continue;
 		if (!b || q->lane < b->lane ||
 		    (q->lane == b->lane &&
@@ -319,6 +302,7 @@ static void start_job(struct sim *s, int k, int job)
 	j->next_on = i->newest;
 	i->newest = job;
 	i->free_gpus -= gpus;
+	s->q[j->cls].running++;
 	s->running++;
 	s->gpus_busy += gpus;
 	sim_push(s, (struct event){sim_run_end(s, job), EV_FINISH, k, job});
@@ -344,7 +328,7 @@ static void dispatch(struct sim *s)
 			continue;
 		while (!i->draining && (job = job_for(s, k)) >= 0)
 			start_job(s, k, job);
-		if (i->free_gpus > 0 && i->njobs < i->slots)
+		if (i->free_gpus > 0)
 			s->open[kept++] = k;
 		else
 			i->open = 0;
@@ -380,8 +364,6 @@ static int start_policy(struct sim *s)
 		return clairvoyant_start(s);
 	} else {
 		baseline_start(s);
-		if (s->p->kind == POL_KEDA)
-			keda_start(s);
 		s->next_policy = s->p->kind == POL_UTIL || s->p->kind == POL_KEDA ? 1 : 0;
 	}
 	return 0;
@@ -698,7 +680,7 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 				sim_make_idle(&s, e.inst);
 				sim_changed(&s, e.inst);
 				s.dirty = 1;
-			} else {
+			} else if (still_due(&s, &e)) {
 				finish(&s, e.job);
 			}
 		}

@@ -13,8 +13,9 @@
 
 enum ev_kind { EV_READY, EV_FINISH, EV_RECLAIM };
 
-/* An event of an instance gone since is stale: a job leaves an instance
- * up only by ending, and an instance gone never comes back. */
+/* An event of an instance gone since is stale (an instance gone never
+ * comes back), and a job's end once the job was put back (sim_put_back:
+ * started again, it has an end of its own). */
 struct event {
 	int64_t at;
 	enum ev_kind kind;
@@ -40,7 +41,7 @@ struct sinst {
 	int draining;
 	int64_t launched, idle_since;
 	int free_gpus;    /* that none of its jobs holds */
-	int njobs, slots; /* jobs running on it, and the most it runs at once */
+	int njobs;        /* jobs running on it */
 	int newest;       /* the job it started last, -1: none; the others follow (sjob.next_on) */
 	char open;        /* in open[] */
 	/* ebb's (known.c): the other instances whose newest job (the one
@@ -70,6 +71,7 @@ struct squeue {
 	int gpus, lane;
 	int *items;
 	size_t head, len, cap;
+	int64_t running; /* its jobs running */
 	double work_ms; /* reference work of the queued jobs */
 	int64_t est_work_ms; /* their work as ebb expects it (known.c) */
 	/* ebb's (ebb.c). The lane's rank and wait target, looked up once:
@@ -142,10 +144,10 @@ struct window {
 struct keda_state {
 	int64_t last_active;
 	struct window recommendations;
-	/* placement=cheapest: the GPUs each replica asks for (those of the
-	 * largest job some offer fits), and until when Karpenter leaves each
-	 * offer's spot out after one of its instances was reclaimed. */
-	int replica_gpus;
+	/* The GPUs of the replicas the HPA keeps: its jobs run in them. */
+	int64_t replica_gpus;
+	/* placement=cheapest: until when Karpenter leaves each offer's spot
+	 * out after one of its instances was reclaimed. */
 	int64_t spot_unavailable_until[SIM_MAX_OFFERS];
 };
 
@@ -185,9 +187,8 @@ struct sim {
 	int ninst, capinst;
 	int live, booting, idling; /* instances not gone; booting; idle */
 	int64_t running; /* jobs */
-	/* The GPUs of the instances not gone, those jobs hold, and the jobs
-	 * the instances not gone run at once at most (sinst.slots). */
-	int64_t gpus_live, gpus_busy, slots;
+	/* The GPUs of the instances not gone, and those jobs hold. */
+	int64_t gpus_live, gpus_busy;
 	/* The instances not gone, in launch (index) order, and those up with
 	 * room for a job (sinst.open) for dispatch to look at, in index order:
 	 * nalive and nopen of them, with holes (instances since gone, or full)
@@ -269,15 +270,19 @@ static inline const struct offer *sim_offer(const struct sim *s, const struct si
 /* A new instance of offer on market m, up at once if warm; its index, or
  * -1 when out of memory. */
 int sim_launch(struct sim *s, int offer, enum market m, int warm);
-/* Stops an instance; each job on it loses the work since its last
- * checkpoint and goes back to the head of its queue. */
+/* Stops an instance; each job on it is put back (sim_put_back). */
 void sim_stop(struct sim *s, int k);
+/* A job stops running on its instance (it ended, or is put back): its GPUs
+ * are free, and busy for the time it ran; its instance is idle when all
+ * are free, else open. */
+void sim_job_leaves(struct sim *s, int job);
+/* A running job loses the work since its last checkpoint and goes back
+ * to the head of its queue; its instance stays. */
+void sim_put_back(struct sim *s, int job);
 /* Instance k, up, has room for a job: it joins open[] if not in it. */
 void sim_open(struct sim *s, int k);
 /* Instance k becomes idle now (all its GPUs free), and open. */
 void sim_make_idle(struct sim *s, int k);
-/* The most jobs an instance of the offer runs at once under the policy. */
-int sim_slots(const struct sim *s, int offer);
 /* The GPUs job holds while it runs: those it asks for, one at least. */
 static inline int sim_job_gpus(const struct sim *s, int job)
 {
@@ -371,19 +376,16 @@ void window_free(struct window *w);
 
 /* The fleet always-on, min1 and util start the replay with. */
 void baseline_start(struct sim *s);
-/* Stops instances while those left run want jobs at once (slots) at
- * least: idle ones first (the longest idle), then booting, then busy ones
- * if allow_busy. */
+/* Stops instances while those left have want GPUs at least: idle ones
+ * first (the longest idle), then booting; if allow_busy (keda's replicas
+ * deleted), first puts back running jobs until they hold want GPUs at
+ * most. */
 void baseline_scale_down(struct sim *s, int64_t want, int allow_busy);
 void min1_policy(struct sim *s);
 void util_policy(struct sim *s);
 void keda_policy(struct sim *s);
-/* The replicas' request, for placement=cheapest. */
-void keda_start(struct sim *s);
 /* Instance k was reclaimed: Karpenter leaves its offering out a while. */
 void keda_reclaimed(struct sim *s, int k);
-/* The replicas a node of the offer holds. */
-int keda_replicas_on(const struct sim *s, const struct offer *o);
 /* ---- the clairvoyant (clairvoyant.c) ---- */
 
 /* Its plan, from the whole trace; -1 when out of memory. */

@@ -122,13 +122,6 @@ static int grow_fleet(struct sim *s)
 	return 0;
 }
 
-int sim_slots(const struct sim *s, int offer)
-{
-	const struct offer *o = &s->o->offers[offer];
-
-	return s->p->kind == POL_KEDA ? keda_replicas_on(s, o) : o->gpus;
-}
-
 int sim_launch(struct sim *s, int offer, enum market m, int warm)
 {
 	const struct offer *o = &s->o->offers[offer];
@@ -145,12 +138,10 @@ int sim_launch(struct sim *s, int offer, enum market m, int warm)
 	i->launched = s->now;
 	i->newest = -1;
 	i->free_gpus = o->gpus;
-	i->slots = sim_slots(s, offer);
 	i->state = S_BOOTING;
 	s->alive[s->nalive++] = k;
 	s->live++;
 	s->gpus_live += i->free_gpus;
-	s->slots += i->slots;
 	s->spend_per_ms += price_per_ms(s, i);
 	if (s->live > s->r->max_instances)
 		s->r->max_instances = s->live;
@@ -188,20 +179,50 @@ void sim_bill(struct sim *s, int k)
 	s->r->gpu_hours_billed += (double)billed * o->gpus / 3600000.0;
 }
 
-/* Job, running on instance k, goes back to the head of its queue with
- * the work since its last checkpoint lost. */
-static void interrupt(struct sim *s, int k, int job)
+/* Job leaves instance k's list of jobs. */
+static void unlink_job(struct sim *s, int k, int job)
+{
+	int *at = &s->inst[k].newest;
+
+	while (*at != job)
+		at = &s->jobs[*at].next_on;
+	*at = s->jobs[job].next_on;
+}
+
+void sim_job_leaves(struct sim *s, int job)
 {
 	struct sjob *j = &s->jobs[job];
-	const struct offer *o = sim_offer(s, &s->inst[k]);
-	int64_t ran = s->now - j->since, ckpt = s->o->checkpoint_every_ms;
-	int64_t saved = ckpt > 0 ? (int64_t)((double)(ran / ckpt * ckpt) * o->speed) : 0;
-	int gpus = sim_job_gpus(s, job);
+	int k = j->inst, gpus = sim_job_gpus(s, job), newest = s->inst[k].newest == job;
+	struct sinst *i = &s->inst[k];
 
-	j->left_ms -= saved < j->left_ms ? saved : j->left_ms;
-	s->r->gpu_hours_busy += (double)ran * gpus / 3600000.0;
+	s->r->gpu_hours_busy += (double)(s->now - j->since) * gpus / 3600000.0;
+	if (newest)
+		known_running(s, k, 0);
+	unlink_job(s, k, job);
+	s->q[j->cls].running--;
 	s->running--;
 	s->gpus_busy -= gpus;
+	i->free_gpus += gpus;
+	if (--i->njobs == 0) {
+		sim_make_idle(s, k);
+	} else {
+		if (newest)
+			known_running(s, k, 1);
+		sim_open(s, k);
+	}
+	s->dirty = 1;
+	sim_changed(s, k);
+}
+
+void sim_put_back(struct sim *s, int job)
+{
+	struct sjob *j = &s->jobs[job];
+	const struct offer *o = sim_offer(s, &s->inst[j->inst]);
+	int64_t ran = s->now - j->since, ckpt = s->o->checkpoint_every_ms;
+	int64_t saved = ckpt > 0 ? (int64_t)((double)(ran / ckpt * ckpt) * o->speed) : 0;
+
+	sim_job_leaves(s, job);
+	j->left_ms -= saved < j->left_ms ? saved : j->left_ms;
 	sim_enqueue(s, job, 1);
 }
 
@@ -211,18 +232,13 @@ void sim_stop(struct sim *s, int k)
 
 	if (i->state == S_GONE)
 		return;
+	/* Newest first, each to the queue's head: the oldest ends up first. */
+	while (i->newest >= 0)
+		sim_put_back(s, i->newest);
 	s->idling -= i->state == S_IDLE;
 	s->booting -= i->state == S_BOOTING;
-	if (i->newest >= 0)
-		known_running(s, k, 0);
-	/* Newest first, each to the queue's head: the oldest ends up first. */
-	for (int job = i->newest; job >= 0; job = s->jobs[job].next_on)
-		interrupt(s, k, job);
-	i->newest = -1;
-	i->njobs = 0;
 	sim_bill(s, k);
 	s->gpus_live -= sim_offer(s, i)->gpus;
-	s->slots -= i->slots;
 	i->state = S_GONE;
 	s->live--;
 	s->dirty = 1;

@@ -27,6 +27,6 @@ void util_policy(struct sim *s)
 	if (s->queued > 0 && (busy > s->p->up || s->live == 0))
 		sim_launch(s, s->p->offer, s->p->market, 0);
 	else if (busy < s->p->down && s->live > 1)
-		baseline_scale_down(s, s->slots - sim_slots(s, s->p->offer), 0); /* one instance fewer */
+		baseline_scale_down(s, s->gpus_live - s->o->offers[s->p->offer].gpus, 0); /* one instance fewer */
 	s->next_policy = s->now + s->p->poll_ms;
 }

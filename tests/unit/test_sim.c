@@ -414,6 +414,29 @@ static void test_idle_timer_starts_at_last_job_end(void **state)
 	sim_result_free(&r);
 }
 
+/* keda with jobs of two sizes: a ScaledObject for each, whose replicas
+ * ask for their jobs' GPUs, packed onto nodes of offer q (4 GPUs). A
+ * 4-GPU job and two 1-GPU jobs of 100 s at 0 s: the poll at 0.001 wants
+ * 4 + 1 + 1 GPUs, two nodes, up at 100.001; the first takes the 4-GPU
+ * job, the second both others; all end at 200.001. The last poll with
+ * work (180.001) leaves the window, and the cooldown has passed, at
+ * 510.001: both go. 2 x 510 s. */
+static void test_keda_replicas_per_job_size(void **state)
+{
+	struct sim_result r;
+
+	(void)state;
+	sim("submit_time_s,duration_s,gpus\n0,100,4\n0,100,1\n0,100,1\n", OFFER_Q, "keda", &r);
+	assert_int(r.jobs_done, 3);
+	assert_int(r.max_instances, 2);
+	assert_int(r.cold_starts, 2);
+	assert_near(r.wait_p50_s, 100.001);
+	assert_near(r.wait_p99_s, 100.001);
+	assert_int(r.end_ms, 510001);
+	assert_near(r.cost_usd, 2 * 510 * 0.004);
+	sim_result_free(&r);
+}
+
 /* The clairvoyant packs too: on offer q (4 GPUs, 100 s boot), A and B (1
  * GPU, 100 s) at 200 and 250 s share one instance launched at 100 s; C
  * (4 GPUs, 50 s) at 260 s finds two GPUs free there, so it has its own,
@@ -704,9 +727,8 @@ static void test_requeue_waits_are_counted(void **state)
 	sim_result_free(&r);
 }
 
-/* keda:placement=cheapest puts each replica where Karpenter would: the
- * cheapest offer per hour that fits the replica (the GPUs of the largest
- * job), spot first, on demand when spot fails, the reclaimed offering
+/* keda:placement=cheapest puts its nodes where Karpenter would: the
+ * cheapest offer per hour that fits the largest pod waiting, spot first, on demand when spot fails, the reclaimed offering
  * left out for 3 minutes. Offers: cheap (1 GPU, $0.50 spot, $2 on demand,
  * reclaimed half the hours), other (1 GPU, $1.50 on demand only) and big
  * (8 GPUs, $9 on demand). A (3,600 s) at 0, B (600 s) at 1,900 s.
@@ -754,8 +776,8 @@ static void test_keda_karpenter_placement(void **state)
 	}
 	sim_result_free(&r);
 	trace_free(&s.t);
-	/* With an 8-GPU job in the trace each replica asks for 8: only big
-	 * fits, on demand: two replicas at 0.001, one for each job. */
+	/* With an 8-GPU job waiting Karpenter launches what fits it: only big
+	 * fits, on demand; the 1 + 8 GPUs desired at 0.001 need two. */
 	setup(&s, "submit_time_s,duration_s,gpus\n0,600,1\n0,600,8\n", conf);
 	s.o.sample_ms = 10000;
 	run_policy(&s, "keda:placement=cheapest", &r);
@@ -1392,6 +1414,7 @@ int main(void)
 		cmocka_unit_test(test_job_waits_for_enough_free_gpus),
 		cmocka_unit_test(test_idle_timer_starts_at_last_job_end),
 		cmocka_unit_test(test_reclaim_interrupts_every_job),
+		cmocka_unit_test(test_keda_replicas_per_job_size),
 		cmocka_unit_test(test_clairvoyant_packs),
 		cmocka_unit_test(test_expected_arrivals),
 		cmocka_unit_test(test_ebb_told_what_serve_knows),
