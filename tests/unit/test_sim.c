@@ -3,10 +3,11 @@
  * properties on random traces: the offline bound is never above what any
  * policy pays, and a seed replays byte for byte.
  *
- * The hand-worked cases all use one offer, "a": 1 GPU, $3.60 an hour
+ * The hand-worked cases use one offer, "a": 1 GPU, $3.60 an hour
  * ($0.001 a second, so a cost in dollars is the billed seconds / 1000),
- * on demand only, booting in 100 s. The rules the numbers follow, from
- * the code:
+ * on demand only, booting in 100 s; those of several jobs per instance,
+ * "q" (OFFER_Q): the same with 4 GPUs, at 4 times the price. The rules
+ * the numbers follow, from the code:
  *
  * - An instance is billed from its launch to its stop, rounded up to the
  *   billing unit (1 s, 1 min, 1 h) and at least billing_minimum
@@ -32,7 +33,8 @@
  * - keda polls at 1 ms, then every poll (30 s): the first poll is at t=1
  *   ms because 0 means "no poll due" in the simulator, so every keda time
  *   below ends in .001. It wants ceil((queued + running) / target)
- *   instances, scales down only to the largest want of the last
+ *   replicas of each job size, each of its jobs' GPUs (on offer a: as
+ *   many instances), scales down only to the largest want of the last
  *   stabilize (300 s), and from 1 to 0 only cooldown (300 s) after the
  *   last poll that saw work.
  * - A job's wait is its time in the queue: from submission to its first
