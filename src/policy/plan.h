@@ -124,10 +124,10 @@ struct plan_view {
 	/* Bit t: team t has spent its monthly_budget this month; nothing is
 	 * launched for its work. */
 	uint64_t over_budget;
-	/* Workers run jobs side by side on an instance's GPUs (serve's do):
-	 * an instance is capacity for as many jobs of a class at once as its
-	 * GPUs hold, a launch too. 0: one job an instance (ebb sim does not
-	 * model packing). */
+	/* Workers run jobs side by side on an instance's GPUs (serve's do,
+	 * and ebb sim's replay): an instance is capacity for as many jobs of
+	 * a class at once as its GPUs hold, a launch too. 0: one job an
+	 * instance. */
 	int packs;
 };
 

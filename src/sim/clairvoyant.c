@@ -1,23 +1,28 @@
 /* The clairvoyant: a reference that knows every future arrival and
  * duration, to show how far an online policy is from perfect foresight.
  * No job waits for it: each runs as it arrives, on an instance launched a
- * boot ahead. An instance is kept idle only until the next job it will
- * run, and only when that job comes before holding it has cost as much
- * as a boot, the price of a new one; else it stops, and another is
+ * boot ahead, beside other jobs while the instance's GPUs hold them. An
+ * instance is kept idle (all its GPUs free) only until the next job it
+ * will run, and only when that job comes before holding it has cost as
+ * much as a boot, the price of a new one; else it stops, and another is
  * launched a boot before that job.
  *
  * The plan is made from the whole trace before the replay: each job on
  * the offer and market with the least expected cost per unit of its work
- * (plan()'s own price, plan_cost_per_work_s, with the boot left out: an
- * instance runs many jobs); then, offer by offer, jobs in order of
- * arrival into chains, each job after the chain whose last job ended the
- * latest before it arrived, if that one idled no longer than a boot: the
- * latest end leaves the earlier ones for later jobs, which can wait on
- * them less. The replay carries the plan out: each chain's instance is
- * launched on time (ready at the start if its boot would begin before
- * it) and takes its chain's jobs, and goes when its chain is done. Spot
- * reclaims are not foreseen: a reclaimed chain is launched again at once
- * (or a boot before its next job), and its job waits for it. */
+ * for its GPUs' share of the instance (plan()'s own price,
+ * plan_cost_per_work_s, times its GPUs over the offer's, with the boot
+ * left out: an instance runs many jobs); then, offer by offer, jobs in
+ * order of arrival into chains, the jobs of one instance: each job beside
+ * the jobs of a busy chain whose free GPUs hold it, the one with the
+ * fewest (it costs nothing more); else after the idle chain whose last
+ * job ended the latest before it arrived, if that one idled no longer
+ * than a boot: the latest end leaves the earlier ones for later jobs,
+ * which can wait on them less; else on a chain of its own. The replay
+ * carries the plan out: each chain's instance is launched on time (ready
+ * at the start if its boot would begin before it) and takes its chain's
+ * jobs in order, and goes when its chain is done. Spot reclaims are not
+ * foreseen: a reclaimed chain is launched again at once (or a boot
+ * before its next job), and its jobs wait for it. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -28,7 +33,7 @@
 #define PRICED_OVER_S 1e9
 
 /* The pool (offer * MARKET_COUNT + market) cheapest per unit of job k's
- * work; -1 when no offer fits it. */
+ * work for its GPUs' share; -1 when no offer fits it. */
 static int pool_of(const struct sim *s, size_t k)
 {
 	const struct trace_job *j = &s->t->jobs[k];
@@ -42,7 +47,8 @@ static int pool_of(const struct sim *s, size_t k)
 			double c;
 			if (o->gpus < j->gpus || o->price[m] < 0)
 				continue;
-			c = plan_cost_per_work_s(o, (enum market)m, ckpt, PRICED_OVER_S, (double)j->duration_ms / 1000.0);
+			c = plan_cost_per_work_s(o, (enum market)m, ckpt, PRICED_OVER_S, (double)j->duration_ms / 1000.0) *
+			    sim_job_gpus(s, (int)k) / o->gpus;
 			if (c < best) {
 				best = c;
 				pool = f * MARKET_COUNT + m;
@@ -52,13 +58,19 @@ static int pool_of(const struct sim *s, size_t k)
 	return pool;
 }
 
+#define POOLS (SIM_MAX_OFFERS * MARKET_COUNT)
+
 /* The chains' scratch while they are made. */
 struct making {
-	int64_t *end;  /* per chain: when its last job ends */
+	int64_t *end;  /* per chain: when its jobs so far have all ended */
 	int *last;     /* per chain: its last job */
 	int *below;    /* per chain: the chain under it on its pool's stack */
-	int top[SIM_MAX_OFFERS * MARKET_COUNT]; /* per pool: chains ended, the latest on top */
-	struct heap running; /* chains by the end of their last job (inst: the chain) */
+	int *free;     /* per chain: its GPUs free now */
+	int *prev, *next; /* per chain: its neighbours among the busy ones of its pool as free */
+	int top[POOLS]; /* per pool: chains idle, the latest ended on top */
+	/* per pool and GPUs free: the busy chains with that many free */
+	int busy[POOLS][INSTANCE_GPUS_MAX + 1];
+	struct heap running; /* the ends of the jobs running (inst: the chain, job: the job) */
 };
 
 static int by_launch(const void *a, const void *b)
@@ -70,36 +82,94 @@ static int by_launch(const void *a, const void *b)
 	return x->first - y->first;
 }
 
+static int pool_gpus(const struct sim *s, int p)
+{
+	return s->o->offers[p / MARKET_COUNT].gpus;
+}
+
+/* Busy chain c, of pool p, joins (1) or leaves (0) its pool's list of
+ * those with as many GPUs free, if some of its GPUs are free and some not. */
+static void listed(struct sim *s, struct making *mk, int p, int c, int in)
+{
+	int f = mk->free[c], *head = &mk->busy[p][f];
+
+	if (f == 0 || f == pool_gpus(s, p))
+		return;
+	if (in) {
+		mk->prev[c] = -1;
+		mk->next[c] = *head;
+		if (*head >= 0)
+			mk->prev[*head] = c;
+		*head = c;
+		return;
+	}
+	if (mk->prev[c] >= 0)
+		mk->next[mk->prev[c]] = mk->next[c];
+	else
+		*head = mk->next[c];
+	if (mk->next[c] >= 0)
+		mk->prev[mk->next[c]] = mk->prev[c];
+}
+
+/* The jobs ended by `at` free their GPUs: a chain with all free is idle,
+ * the latest on top of its pool's stack (ends leave the heap in order,
+ * arrivals come in order). */
+static void ended_by(struct sim *s, struct making *mk, int64_t at)
+{
+	while (mk->running.n && mk->running.e[0].at <= at) {
+		struct event e = heap_pop(&mk->running);
+		int c = e.inst, q = s->cv.chains[c].offer * MARKET_COUNT + (int)s->cv.chains[c].market;
+		listed(s, mk, q, c, 0);
+		mk->free[c] += sim_job_gpus(s, e.job);
+		if (mk->free[c] == pool_gpus(s, q)) {
+			mk->below[c] = mk->top[q];
+			mk->top[q] = c;
+		}
+		listed(s, mk, q, c, 1);
+	}
+}
+
+/* The busy chain of pool p with the fewest GPUs free that hold gpus; -1
+ * if none. */
+static int busy_fitting(const struct sim *s, const struct making *mk, int p, int gpus)
+{
+	for (int f = gpus; f < pool_gpus(s, p); f++) {
+		if (mk->busy[p][f] >= 0)
+			return mk->busy[p][f];
+	}
+	return -1;
+}
+
 /* Job k, of pool p, joins a chain or starts one. */
 static void chain_job(struct sim *s, struct making *mk, size_t k, int p)
 {
 	struct clairvoyant_state *cv = &s->cv;
 	const struct offer *o = &s->o->offers[p / MARKET_COUNT];
-	int64_t at = s->t->jobs[k].submit_ms;
-	int c;
+	int64_t at = s->t->jobs[k].submit_ms, end;
+	int gpus = sim_job_gpus(s, (int)k), c;
 
-	/* The chains ended by now are free, the latest on top of their
-	 * pool's stack: ends leave the heap in order, arrivals come in order. */
-	while (mk->running.n && mk->running.e[0].at <= at) {
-		struct event e = heap_pop(&mk->running);
-		int q = cv->chains[e.inst].offer * MARKET_COUNT + (int)cv->chains[e.inst].market;
-		mk->below[e.inst] = mk->top[q];
-		mk->top[q] = e.inst;
-	}
-	c = mk->top[p];
-	if (c >= 0 && at - mk->end[c] <= o->boot_ms) {
+	ended_by(s, mk, at);
+	if ((c = busy_fitting(s, mk, p, gpus)) >= 0) {
+		listed(s, mk, p, c, 0);
+		cv->next_job[mk->last[c]] = (int)k;
+	} else if ((c = mk->top[p]) >= 0 && at - mk->end[c] <= o->boot_ms) {
 		mk->top[p] = mk->below[c];
 		cv->next_job[mk->last[c]] = (int)k;
 	} else {
 		/* The latest ended too long ago: the others before it too. */
 		mk->top[p] = -1;
 		c = cv->nchains++;
-		cv->chains[c] = (struct chain){.first = (int)k, .next = (int)k, .offer = p / MARKET_COUNT,
+		cv->chains[c] = (struct chain){.first = (int)k, .next = (int)k, .retake = -1, .offer = p / MARKET_COUNT,
 					       .market = (enum market)(p % MARKET_COUNT), .launch_at = at - o->boot_ms};
+		mk->free[c] = o->gpus;
+		mk->end[c] = at;
 	}
+	mk->free[c] -= gpus;
+	listed(s, mk, p, c, 1);
 	mk->last[c] = (int)k;
-	mk->end[c] = at + (int64_t)ceil((double)s->t->jobs[k].duration_ms / o->speed);
-	heap_push(s, &mk->running, (struct event){mk->end[c], EV_FINISH, c, 0});
+	end = at + (int64_t)ceil((double)s->t->jobs[k].duration_ms / o->speed);
+	mk->end[c] = end > mk->end[c] ? end : mk->end[c];
+	heap_push(s, &mk->running, (struct event){end, EV_FINISH, c, (int)k});
 }
 
 int clairvoyant_start(struct sim *s)
@@ -109,13 +179,20 @@ int clairvoyant_start(struct sim *s)
 	struct making mk = {0};
 
 	cv->next_job = sim_grown(s, NULL, n, sizeof *cv->next_job);
+	cv->retake_next = sim_grown(s, NULL, n, sizeof *cv->retake_next);
 	cv->chains = sim_grown(s, NULL, n, sizeof *cv->chains);
 	cv->relaunch = sim_grown(s, NULL, n, sizeof *cv->relaunch);
 	mk.end = sim_grown(s, NULL, n, sizeof *mk.end);
 	mk.last = sim_grown(s, NULL, n, sizeof *mk.last);
 	mk.below = sim_grown(s, NULL, n, sizeof *mk.below);
-	for (size_t p = 0; p < SIM_MAX_OFFERS * MARKET_COUNT; p++)
+	mk.free = sim_grown(s, NULL, n, sizeof *mk.free);
+	mk.prev = sim_grown(s, NULL, n, sizeof *mk.prev);
+	mk.next = sim_grown(s, NULL, n, sizeof *mk.next);
+	for (size_t p = 0; p < POOLS; p++) {
 		mk.top[p] = -1;
+		for (int f = 0; f <= INSTANCE_GPUS_MAX; f++)
+			mk.busy[p][f] = -1;
+	}
 	for (size_t k = 0; k < s->t->n && !s->nomem; k++) {
 		int p = pool_of(s, k);
 		cv->next_job[k] = -1;
@@ -125,6 +202,9 @@ int clairvoyant_start(struct sim *s)
 	free(mk.end);
 	free(mk.last);
 	free(mk.below);
+	free(mk.free);
+	free(mk.prev);
+	free(mk.next);
 	free(mk.running.e);
 	if (s->nomem)
 		return -1;
@@ -135,12 +215,13 @@ int clairvoyant_start(struct sim *s)
 	return s->nomem ? -1 : 0;
 }
 
-/* The next job chain c will run, -1 when it is done. */
+/* The first job of chain c not started yet, -1 when none is left. Its
+ * jobs start in order; those a reclaim put back are in ch->retake. */
 static int chain_next(struct sim *s, int c)
 {
 	struct chain *ch = &s->cv.chains[c];
 
-	while (ch->next >= 0 && s->jobs[ch->next].counted)
+	while (ch->next >= 0 && s->jobs[ch->next].ran)
 		ch->next = s->cv.next_job[ch->next];
 	return ch->next;
 }
@@ -173,12 +254,15 @@ void clairvoyant_policy(struct sim *s)
 		launch(s, cv->launched++);
 	if (cv->launched < cv->nchains)
 		s->next_policy = min_positive(s->next_policy, cv->chains[cv->launched].launch_at);
-	/* A reclaimed chain, again a boot before its next job, or at once. */
+	/* A reclaimed chain, at once for the jobs it put back, else again a
+	 * boot before its next job. */
 	for (int r = 0; r < cv->nrelaunch; r++) {
 		int c = cv->relaunch[r], j = chain_next(s, c);
-		int64_t at = j < 0 ? 0 : s->t->jobs[j].submit_ms - s->o->offers[cv->chains[c].offer].boot_ms;
-		if (j < 0)
+		int64_t at = s->now;
+		if (cv->chains[c].retake < 0 && j < 0)
 			continue;
+		if (cv->chains[c].retake < 0)
+			at = s->t->jobs[j].submit_ms - s->o->offers[cv->chains[c].offer].boot_ms;
 		if (at <= s->now) {
 			launch(s, c);
 			continue;
@@ -188,28 +272,46 @@ void clairvoyant_policy(struct sim *s)
 	}
 	cv->nrelaunch = kept;
 	/* An instance whose chain is done goes. */
-	for (int a = 0; a < s->nidle; a++) {
-		int k = s->idle[a];
-		if (s->inst[k].state == S_IDLE && chain_next(s, cv->chain_of[k]) < 0)
+	for (int a = 0; a < s->nopen; a++) {
+		int k = s->open[a], c = cv->chain_of[k];
+		if (s->inst[k].state == S_IDLE && chain_next(s, c) < 0 && cv->chains[c].retake < 0)
 			sim_stop(s, k);
 	}
 }
 
-int clairvoyant_job_for(struct sim *s, int k)
+int clairvoyant_take(struct sim *s, int k)
 {
-	int j = chain_next(s, s->cv.chain_of[k]);
+	struct chain *ch = &s->cv.chains[s->cv.chain_of[k]];
+	int free_gpus = s->inst[k].free_gpus, j;
 
-	return j >= 0 && s->jobs[j].queued ? j : -1;
+	/* Those a reclaim put back first: they came before the others. */
+	for (int *at = &ch->retake; *at >= 0; at = &s->cv.retake_next[*at]) {
+		if (sim_job_gpus(s, *at) <= free_gpus) {
+			j = *at;
+			*at = s->cv.retake_next[j];
+			return j;
+		}
+	}
+	j = chain_next(s, s->cv.chain_of[k]);
+	return j >= 0 && s->jobs[j].queued && sim_job_gpus(s, j) <= free_gpus ? j : -1;
 }
 
 void clairvoyant_reclaimed(struct sim *s, int k)
 {
+	struct chain *ch = &s->cv.chains[s->cv.chain_of[k]];
+
+	/* Newest first, each to the front: the oldest is taken first. */
+	for (int j = s->inst[k].newest; j >= 0; j = s->jobs[j].next_on) {
+		s->cv.retake_next[j] = ch->retake;
+		ch->retake = j;
+	}
 	s->cv.relaunch[s->cv.nrelaunch++] = s->cv.chain_of[k];
 }
 
 void clairvoyant_free(struct sim *s)
 {
 	free(s->cv.next_job);
+	free(s->cv.retake_next);
 	free(s->cv.chains);
 	free(s->cv.chain_of);
 	free(s->cv.relaunch);

@@ -75,11 +75,11 @@ void ebb_policy(struct sim *s)
 	const struct plan_settings *st = &s->p->settings;
 	struct plan_class *classes;
 	struct plan_result *res = s->ebb.result;
-	/* packs 0: the engine runs one job an instance (serve's workers pack
-	 * jobs side by side; the replay does not model it yet). */
+	/* The engine runs jobs side by side on an instance's GPUs, as serve's
+	 * workers do. */
 	struct plan_view v = {.now_ms = s->now, .settings = st, .idle_timeout_ms = s->ebb.idle_timeout_ms,
 			      .idle_surplus_ms = s->ebb.idle_surplus_ms,
-			      .offers = s->o->offers, .noffers = s->o->noffers, .no_reasons = 1, .packs = 0};
+			      .offers = s->o->offers, .noffers = s->o->noffers, .no_reasons = 1, .packs = 1};
 	int nc = 0;
 
 	/* The view's arrays live as long as the replay: grown, never freed
@@ -156,17 +156,20 @@ void ebb_fleet_sync(struct sim *s, int k)
 {
 	static const enum instance_state map[] = {INST_BOOTING, INST_IDLE, INST_BUSY, INST_TERMINATED};
 	const struct sinst *i = &s->inst[k];
+	int busy = i->state == S_BUSY;
 
 	/* Launch order is index order, and removals keep the order: alive[]
-	 * is sorted. */
+	 * is sorted. A busy one is shown by its newest job, as serve shows
+	 * it, with the GPUs none of its jobs holds. */
 	s->ebb.fleet[sim_position(s->alive, s->nalive, k)] = (struct plan_instance){
 		.id = k + 1, .offer = i->offer, .market = i->market,
-		.state = i->draining ? INST_DRAINING : map[i->state], .running = i->state == S_BUSY,
+		.state = i->draining ? INST_DRAINING : map[i->state], .running = busy,
 		.launched_ms = i->launched, .idle_since_ms = i->idle_since,
-		.busy_until_ms = i->state == S_BUSY ? known_end_ms(s, k) : 0,
-		.busy_since_ms = i->state == S_BUSY ? i->run_start : 0,
+		.busy_until_ms = busy ? known_end_ms(s, k) : 0,
+		.busy_since_ms = busy ? s->jobs[i->newest].since : 0,
 		/* A trace has no teams: every job is the default team's. */
-		.team_gpus = i->state == S_BUSY && s->t->jobs[i->job].gpus > 1 ? s->t->jobs[i->job].gpus : 1,
+		.team_gpus = busy ? sim_job_gpus(s, i->newest) : 1,
+		.free_gpus = busy ? i->free_gpus : 0,
 	};
 }
 

@@ -2,10 +2,13 @@
  *
  * Events in one heap: job arrivals are read from the sorted trace, and
  * instance boots, job ends and spot reclaims are pushed as they are
- * scheduled. After each batch of events at one instant, idle instances
- * take queued jobs in serve's order (lane, priority, arrival), and the
- * policy looks when it is due: ebb's (ebb.c) or a baseline (baselines.c).
- * Instances are billed as they stop, under their offer's billing rule. */
+ * scheduled. After each batch of events at one instant, instances with
+ * GPUs free take queued jobs that fit them, as many as fit, in serve's
+ * order (lane, priority, arrival), and the policy looks when it is due:
+ * ebb's (ebb.c) or a baseline (baselines.c). An instance runs jobs side
+ * by side, as serve's workers do, and is idle only with all its GPUs
+ * free. Instances are billed as they stop, under their offer's billing
+ * rule. */
 #include "sim/engine.h"
 
 #include <math.h>
@@ -47,7 +50,9 @@ static int before(const struct event *a, const struct event *b)
 		return a->at < b->at;
 	if (a->kind != b->kind)
 		return a->kind < b->kind;
-	return a->inst < b->inst;
+	if (a->inst != b->inst)
+		return a->inst < b->inst;
+	return a->job < b->job;
 }
 
 void heap_push(struct sim *s, struct heap *h, struct event e)
@@ -135,8 +140,9 @@ void sim_enqueue(struct sim *s, int job, int front)
 	q->len++;
 	q->work_ms += (double)s->jobs[job].left_ms;
 	s->queued++;
+	s->queued_gpus += sim_job_gpus(s, job);
 	s->jobs[job].queued = 1;
-	s->jobs[job].queued_at = s->now;
+	s->jobs[job].since = s->now;
 	s->r->requeues += front;
 	known_queued(s, job, 1);
 }
@@ -156,6 +162,7 @@ static void take(struct sim *s, int job)
 	q->len--;
 	q->work_ms -= (double)s->jobs[job].left_ms;
 	s->queued--;
+	s->queued_gpus -= sim_job_gpus(s, job);
 	s->jobs[job].queued = 0;
 	known_queued(s, job, -1);
 }
@@ -170,8 +177,8 @@ static void advance(struct sim *s, int64_t to)
 	if (dt <= 0)
 		return;
 	s->cost += s->spend_per_ms * dt;
-	s->util_alive_ms += dt * s->live;
-	s->util_busy_ms += dt * s->busy;
+	s->util_alive_ms += dt * (double)s->gpus_live;
+	s->util_busy_ms += dt * (double)s->gpus_busy;
 	s->now = to;
 }
 
@@ -203,25 +210,35 @@ static void sample(struct sim *s, int64_t to)
 	}
 }
 
-static void finish(struct sim *s, int k)
+int64_t sim_run_end(const struct sim *s, int job)
 {
-	struct sinst *i = &s->inst[k];
-	struct sjob *j = &s->jobs[i->job];
+	const struct sjob *j = &s->jobs[job];
 
-	s->r->gpu_hours_busy += (double)(s->now - i->run_start) * sim_offer(s, i)->gpus / 3600000.0;
-	known_running(s, k, 0);
-	known_finished(s, i->job, s->now - i->run_start);
+	return j->since + (int64_t)ceil((double)j->left_ms / sim_offer(s, &s->inst[j->inst])->speed);
+}
+
+/* Whether the end e is still due: its job runs on its instance and ends
+ * then. */
+static int still_due(const struct sim *s, const struct event *e)
+{
+	const struct sjob *j = &s->jobs[e->job];
+
+	return !j->queued && !j->counted && j->inst == e->inst && sim_run_end(s, e->job) == e->at;
+}
+
+/* A job ends. */
+static void finish(struct sim *s, int job)
+{
+	struct sjob *j = &s->jobs[job];
+	int64_t ran = s->now - j->since;
+
+	sim_job_leaves(s, job);
+	known_finished(s, job, ran);
 	j->left_ms = 0;
 	s->waits[s->nwaits++] = j->waited_ms;
 	j->counted = 1;
 	s->done++;
-	s->busy--;
 	s->progress_ms = s->now;
-	i->job = -1;
-	sim_make_idle(s, k);
-	i->gen++;
-	s->dirty = 1;
-	sim_changed(s, k);
 }
 
 static void requeue_wait(struct sim *s, int64_t ms)
@@ -237,19 +254,22 @@ static void requeue_wait(struct sim *s, int64_t ms)
 	s->requeue_waits[s->nrequeue_waits++] = ms;
 }
 
-/* The queued job idle instance k takes, -1 if none: the head of the
- * queues it fits, lanes in order, then priority and arrival, as serve's
- * lease query orders them; the clairvoyant's own choice. */
+/* The queued job instance k takes, -1 if none: the head of the queues
+ * whose jobs fit its free GPUs, lanes in order, then priority and
+ * arrival, as serve's lease query orders them for the GPUs a worker has
+ * free; the clairvoyant's own choice. */
 static int job_for(struct sim *s, int k)
 {
-	const struct offer *o = sim_offer(s, &s->inst[k]);
-	int best = -1;
+	int best = -1, room = s->inst[k].free_gpus;
 
 	if (s->p->kind == POL_CLAIRVOYANT)
-		return clairvoyant_job_for(s, k);
+		return clairvoyant_take(s, k);
+	/* keda's jobs run in its replicas, as many as the HPA keeps. */
+	if (s->p->kind == POL_KEDA && s->keda.replica_gpus - s->gpus_busy < room)
+		room = (int)(s->keda.replica_gpus - s->gpus_busy);
 	for (int c = 0; c < s->nq; c++) {
 		struct squeue *q = &s->q[c], *b = best >= 0 ? &s->q[best] : NULL;
-		if (!q->len || q->gpus > o->gpus)
+		if (!q->len || (q->gpus > 1 ? q->gpus : 1) > room)
 			continue;
 		if (!b || q->lane < b->lane ||
 		    (q->lane == b->lane &&
@@ -259,48 +279,63 @@ static int job_for(struct sim *s, int k)
 	return best < 0 ? -1 : s->q[best].items[s->q[best].head];
 }
 
-/* Idle instances take queued jobs. */
+/* Instance k starts a queued job beside those it runs. */
+static void start_job(struct sim *s, int k, int job)
+{
+	struct sinst *i = &s->inst[k];
+	struct sjob *j = &s->jobs[job];
+	int gpus = sim_job_gpus(s, job);
+
+	take(s, job);
+	j->waited_ms += s->now - j->since;
+	if (j->ran)
+		requeue_wait(s, s->now - j->since);
+	j->ran = 1;
+	j->since = s->now;
+	j->inst = k;
+	if (i->njobs++ == 0) {
+		i->state = S_BUSY;
+		s->idling--;
+	} else {
+		known_running(s, k, 0); /* no longer the newest */
+	}
+	j->next_on = i->newest;
+	i->newest = job;
+	i->free_gpus -= gpus;
+	s->q[j->cls].running++;
+	s->running++;
+	s->gpus_busy += gpus;
+	sim_push(s, (struct event){sim_run_end(s, job), EV_FINISH, k, job});
+	known_running(s, k, 1);
+	sim_changed(s, k);
+}
+
+/* Instances with room take queued jobs, as many as fit each. */
 static void dispatch(struct sim *s)
 {
 	int a, kept = 0;
 
-	/* Over the idle instances only, in index order: a long replay
+	/* Over the open instances only, in index order: a long replay
 	 * launches hundreds of thousands, and this runs after every event.
-	 * Those that take a job leave the list in one pass at the end (one
-	 * at a time from its head was quadratic when a burst of a million
-	 * jobs met as many instances). */
-	for (a = 0; a < s->nidle && s->queued > 0; a++) {
-		int k = s->idle[a], job;
+	 * Those left full leave the list in one pass at the end (one at a
+	 * time from its head was quadratic when a burst of a million jobs met
+	 * as many instances). */
+	for (a = 0; a < s->nopen && s->queued > 0; a++) {
+		int k = s->open[a], job;
 		struct sinst *i = &s->inst[k];
-		const struct offer *o = sim_offer(s, i);
-		struct sjob *j;
 
 		if (i->state == S_GONE)
 			continue;
-		s->idle[kept++] = k;
-		if (i->draining || (job = job_for(s, k)) < 0)
-			continue;
-		kept--;
-		take(s, job);
-		i->job = job;
-		j = &s->jobs[job];
-		j->waited_ms += s->now - j->queued_at;
-		if (j->ran)
-			requeue_wait(s, s->now - j->queued_at);
-		j->ran = 1;
-		i->state = S_BUSY;
-		s->idling--;
-		i->run_start = s->now;
-		i->run_end = s->now + (int64_t)ceil((double)j->left_ms / o->speed);
-		i->gen++;
-		s->busy++;
-		sim_push(s, (struct event){i->run_end, EV_FINISH, k, i->gen});
-		known_running(s, k, 1);
-		sim_changed(s, k);
+		while (!i->draining && (job = job_for(s, k)) >= 0)
+			start_job(s, k, job);
+		if (i->free_gpus > 0)
+			s->open[kept++] = k;
+		else
+			i->open = 0;
 	}
 	if (kept < a) {
-		memmove(&s->idle[kept], &s->idle[a], (size_t)(s->nidle - a) * sizeof *s->idle);
-		s->nidle -= a - kept;
+		memmove(&s->open[kept], &s->open[a], (size_t)(s->nopen - a) * sizeof *s->open);
+		s->nopen -= a - kept;
 	}
 }
 
@@ -329,8 +364,6 @@ static int start_policy(struct sim *s)
 		return clairvoyant_start(s);
 	} else {
 		baseline_start(s);
-		if (s->p->kind == POL_KEDA)
-			keda_start(s);
 		s->next_policy = s->p->kind == POL_UTIL || s->p->kind == POL_KEDA ? 1 : 0;
 	}
 	return 0;
@@ -460,7 +493,7 @@ static void summarise(struct sim *s)
 	for (size_t k = 0; k < s->t->n; k++) {
 		const struct sjob *j = &s->jobs[k];
 		if (j->ran && !j->counted)
-			s->waits[s->nwaits++] = j->waited_ms + (j->queued ? s->now - j->queued_at : 0);
+			s->waits[s->nwaits++] = j->waited_ms + (j->queued ? s->now - j->since : 0);
 	}
 	sort_waits(s, s->waits, s->nwaits);
 	sort_waits(s, s->requeue_waits, s->nrequeue_waits);
@@ -546,7 +579,7 @@ static void release(struct sim *s)
 	free(s->events.e);
 	free(s->inst);
 	free(s->alive);
-	free(s->idle);
+	free(s->open);
 	free(s->jobs);
 	free(s->waits);
 	free(s->requeue_waits);
@@ -608,7 +641,7 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 			break; /* nothing left can happen: jobs that no instance fits stay queued */
 		if (at < s.now)
 			at = s.now;
-		if (s.queued == 0 && s.busy == 0) {
+		if (s.queued == 0 && s.running == 0) {
 			s.progress_ms = at;
 		} else if (at - s.progress_ms > s.stall_ms) {
 			r->stalled = 1;
@@ -629,7 +662,9 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 		while (s.events.n && s.events.e[0].at <= s.now) {
 			struct event e = heap_pop(&s.events);
 			struct sinst *i = &s.inst[e.inst];
-			if (e.kind == EV_RECLAIM && i->state != S_GONE) {
+			if (i->state == S_GONE)
+				continue;
+			if (e.kind == EV_RECLAIM) {
 				s.r->reclaims++;
 				if (p->kind == POL_KEDA)
 					keda_reclaimed(&s, e.inst);
@@ -640,16 +675,13 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 				 * node group does; the others launch on demand. */
 				if (p->kind == POL_ALWAYS_ON || (p->kind == POL_MIN1 && s.live == 0))
 					sim_launch(&s, p->offer, p->market, 0);
-			} else if (e.gen != i->gen || i->state == S_GONE) {
-				continue;
 			} else if (e.kind == EV_READY) {
 				s.booting--;
 				sim_make_idle(&s, e.inst);
 				sim_changed(&s, e.inst);
-				i->gen++;
 				s.dirty = 1;
-			} else if (e.kind == EV_FINISH) {
-				finish(&s, e.inst);
+			} else if (still_due(&s, &e)) {
+				finish(&s, e.job);
 			}
 		}
 		dispatch(&s);

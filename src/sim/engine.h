@@ -13,11 +13,14 @@
 
 enum ev_kind { EV_READY, EV_FINISH, EV_RECLAIM };
 
+/* An event of an instance gone since is stale (an instance gone never
+ * comes back), and a job's end once the job was put back (sim_put_back:
+ * started again, it has an end of its own). */
 struct event {
 	int64_t at;
 	enum ev_kind kind;
 	int inst;
-	int64_t gen; /* the instance's generation when scheduled: stale if it moved on */
+	int job; /* EV_FINISH: the job that ends */
 };
 
 /* Events, the earliest first (then by kind and instance). */
@@ -28,25 +31,35 @@ struct heap {
 
 enum sstate { S_BOOTING, S_IDLE, S_BUSY, S_GONE };
 
+/* An instance runs several jobs at once whose GPUs fit its own, as
+ * serve's workers do: S_BUSY while any runs, S_IDLE (from idle_since) once
+ * all its GPUs are free. */
 struct sinst {
 	int offer;
 	enum market market;
 	enum sstate state;
 	int draining;
-	int64_t launched, idle_since, run_start, run_end; /* run_end: when its job ends */
-	int job;
-	int64_t gen;
-	/* ebb's (known.c): the other instances running a job of the same
-	 * type, whose expected ends move together with its estimate */
+	int64_t launched, idle_since;
+	int free_gpus;    /* that none of its jobs holds */
+	int njobs;        /* jobs running on it */
+	int newest;       /* the job it started last, -1: none; the others follow (sjob.next_on) */
+	char open;        /* in open[] */
+	/* ebb's (known.c): the other instances whose newest job (the one
+	 * serve shows) is of the same type, whose expected ends move together
+	 * with its estimate */
 	int type_next, type_prev;
 };
 
-/* A job of the trace (t->jobs, same index) as it replays: 32 bytes, a
+/* A job of the trace (t->jobs, same index) as it replays: 40 bytes, a
  * million of them. */
 struct sjob {
 	int64_t left_ms;   /* reference work still to do */
-	int64_t queued_at; /* when it last joined the queue: submitted, or put back */
+	/* Queued: when it last joined the queue (submitted, or put back);
+	 * running: when it started. */
+	int64_t since;
 	int64_t waited_ms; /* in the queue before its runs so far */
+	int inst;          /* running: its instance */
+	int next_on;       /* running: the job its instance started before it, -1: none */
 	int cls;
 	char ran;     /* it started once at least */
 	char queued;  /* in its class's queue now */
@@ -58,6 +71,7 @@ struct squeue {
 	int gpus, lane;
 	int *items;
 	size_t head, len, cap;
+	int64_t running; /* its jobs running */
 	double work_ms; /* reference work of the queued jobs */
 	int64_t est_work_ms; /* their work as ebb expects it (known.c) */
 	/* ebb's (ebb.c). The lane's rank and wait target, looked up once:
@@ -131,19 +145,21 @@ struct window {
 struct keda_state {
 	int64_t last_active;
 	struct window recommendations;
-	/* placement=cheapest: the GPUs each replica asks for (those of the
-	 * largest job some offer fits), and until when Karpenter leaves each
-	 * offer's spot out after one of its instances was reclaimed. */
-	int replica_gpus;
+	/* The GPUs of the replicas the HPA keeps: its jobs run in them. */
+	int64_t replica_gpus;
+	/* placement=cheapest: until when Karpenter leaves each offer's spot
+	 * out after one of its instances was reclaimed. */
 	int64_t spot_unavailable_until[SIM_MAX_OFFERS];
 };
 
-/* The clairvoyant's plan (clairvoyant.c): chains of jobs, each run back
- * to back by one instance of its offer and market, launched a boot before
- * its first job; and, as it replays, each instance's chain and the
- * chains whose instance was reclaimed, to launch again. */
+/* The clairvoyant's plan (clairvoyant.c): chains of jobs, each run by
+ * one instance of its offer and market, side by side as its GPUs hold
+ * them, launched a boot before its first job; and, as it replays, each
+ * instance's chain and the chains whose instance was reclaimed, to
+ * launch again. */
 struct chain {
-	int first, next; /* jobs: its first, and the next it will run (-1: done) */
+	int first, next; /* jobs: its first, and the first not started (-1: none) */
+	int retake;      /* the first of its jobs a reclaim put back (-1: none) */
 	int offer;
 	enum market market;
 	int64_t launch_at;
@@ -151,6 +167,7 @@ struct chain {
 
 struct clairvoyant_state {
 	int *next_job; /* per job: the next of its chain, -1 */
+	int *retake_next; /* per job put back: the next of its chain's retake */
 	struct chain *chains; /* by launch time */
 	int nchains, launched;
 	int *chain_of; /* per instance */
@@ -169,17 +186,21 @@ struct sim {
 	struct heap events;
 	struct sinst *inst;
 	int ninst, capinst;
-	int live, busy, booting, idling; /* instances not gone; running a job; booting; idle */
-	/* The instances not gone, in launch (index) order, and those in S_IDLE
-	 * for dispatch to look at, in index order: nalive and nidle of them,
-	 * with holes (instances since gone) that who walks them skips, until
-	 * sim_compact() (fleet.c) takes them out. */
+	int live, booting, idling; /* instances not gone; booting; idle */
+	int64_t running; /* jobs */
+	/* The GPUs of the instances not gone, and those jobs hold. */
+	int64_t gpus_live, gpus_busy;
+	/* The instances not gone, in launch (index) order, and those up with
+	 * room for a job (sinst.open) for dispatch to look at, in index order:
+	 * nalive and nopen of them, with holes (instances since gone, or full)
+	 * that who walks them skips, until sim_compact() (fleet.c) or
+	 * dispatch takes them out. */
 	int *alive, nalive;
-	int *idle, nidle;
+	int *open, nopen;
 	struct sjob *jobs;
 	struct squeue *q;
 	int nq;
-	int64_t queued;
+	int64_t queued, queued_gpus;
 	double spend_per_ms, cost; /* running cost, for samples */
 	int64_t *waits; /* each job's time in the queue, once it ended */
 	size_t nwaits;
@@ -191,8 +212,8 @@ struct sim {
 	/* when the policy looks */
 	int64_t next_policy, last_policy;
 	int dirty;
-	/* Instance time and busy time since the replay's start, for util, and
-	 * its polls' (a: instance ms, b: busy ms, as of each). */
+	/* GPU time up and held by jobs since the replay's start, for util,
+	 * and its polls' (a: up, b: busy, in GPU-ms as of each). */
 	double util_alive_ms, util_busy_ms;
 	struct window util;
 	int64_t next_sample;
@@ -237,6 +258,8 @@ struct event heap_pop(struct heap *h);
 void sim_push(struct sim *s, struct event e);
 /* A job joins its class's queue, at its head when it was put back. */
 void sim_enqueue(struct sim *s, int job, int front);
+/* When a running job ends, at its instance's speed. */
+int64_t sim_run_end(const struct sim *s, int job);
 
 /* ---- the instances (fleet.c) ---- */
 
@@ -248,14 +271,27 @@ static inline const struct offer *sim_offer(const struct sim *s, const struct si
 /* A new instance of offer on market m, up at once if warm; its index, or
  * -1 when out of memory. */
 int sim_launch(struct sim *s, int offer, enum market m, int warm);
-/* Stops an instance; a job on it loses the work since its last
- * checkpoint and goes back to the head of its queue. */
+/* Stops an instance; each job on it is put back (sim_put_back). */
 void sim_stop(struct sim *s, int k);
-/* Instance k becomes idle now, and joins the idle list. */
+/* A job stops running on its instance (it ended, or is put back): its GPUs
+ * are free, and busy for the time it ran; its instance is idle when all
+ * are free, else open. */
+void sim_job_leaves(struct sim *s, int job);
+/* A running job loses the work since its last checkpoint and goes back
+ * to the head of its queue; its instance stays. */
+void sim_put_back(struct sim *s, int job);
+/* Instance k, up, has room for a job: it joins open[] if not in it. */
+void sim_open(struct sim *s, int k);
+/* Instance k becomes idle now (all its GPUs free), and open. */
 void sim_make_idle(struct sim *s, int k);
+/* The GPUs job holds while it runs: those it asks for, one at least. */
+static inline int sim_job_gpus(const struct sim *s, int job)
+{
+	return s->t->jobs[job].gpus > 1 ? s->t->jobs[job].gpus : 1;
+}
 /* ebb's view of the fleet follows every change of an instance. */
 void sim_changed(struct sim *s, int k);
-/* alive[] and idle[] without their holes. */
+/* alive[] and open[] without their holes. */
 void sim_compact(struct sim *s);
 /* The instance idle the longest (the first to have become idle of those
  * idle now), and the first launched of those booting; -1 if none. */
@@ -311,12 +347,14 @@ int known_start(struct sim *s);
 void known_free(struct sim *s);
 /* A job joins (+1) or leaves (-1) its class's queue. */
 void known_queued(struct sim *s, int job, int delta);
-/* Instance k starts (1) or stops (0) running its job. */
+/* Instance k's newest job starts (1) or stops (0) being the one whose
+ * end ebb expects (it started, ended, or one started after it). */
 void known_running(struct sim *s, int k, int running);
 /* A job succeeded after running run_ms: the estimates follow. */
 void known_finished(struct sim *s, int job, int64_t run_ms);
-/* When ebb expects the job of busy instance k to end: its start and its
- * est_s, else its type's estimate; with --oracle-durations, its end. */
+/* When ebb expects the newest job of busy instance k to end, as serve
+ * shows the newest: its start and its est_s, else its type's estimate;
+ * with --oracle-durations, its end. */
 int64_t known_end_ms(const struct sim *s, int k);
 /* The arrivals of class q aged to now (arrival_window). */
 void known_decay(const struct sim *s, struct squeue *q);
@@ -339,16 +377,14 @@ void window_free(struct window *w);
 
 /* The fleet always-on, min1 and util start the replay with. */
 void baseline_start(struct sim *s);
-/* Launches up to want instances on the policy's offer and market. */
-void baseline_scale_up(struct sim *s, int64_t want);
-/* Stops instances down to want: idle ones first (the longest idle),
- * then booting, then busy ones if allow_busy. */
+/* Stops instances while those left have want GPUs at least: idle ones
+ * first (the longest idle), then booting; if allow_busy (keda's replicas
+ * deleted), first puts back running jobs until they hold want GPUs at
+ * most. */
 void baseline_scale_down(struct sim *s, int64_t want, int allow_busy);
 void min1_policy(struct sim *s);
 void util_policy(struct sim *s);
 void keda_policy(struct sim *s);
-/* The replicas' request, for placement=cheapest. */
-void keda_start(struct sim *s);
 /* Instance k was reclaimed: Karpenter leaves its offering out a while. */
 void keda_reclaimed(struct sim *s, int k);
 /* ---- the clairvoyant (clairvoyant.c) ---- */
@@ -356,9 +392,10 @@ void keda_reclaimed(struct sim *s, int k);
 /* Its plan, from the whole trace; -1 when out of memory. */
 int clairvoyant_start(struct sim *s);
 void clairvoyant_policy(struct sim *s);
-/* The job idle instance k takes: the next of its chain, once queued; -1
- * if none. */
-int clairvoyant_job_for(struct sim *s, int k);
+/* The job instance k takes now (dispatch starts it): one of its chain's
+ * put back by a reclaim, else the next of its chain once queued, if it
+ * fits the instance's free GPUs; -1 if none. */
+int clairvoyant_take(struct sim *s, int k);
 /* Instance k was reclaimed: its chain is launched again. */
 void clairvoyant_reclaimed(struct sim *s, int k);
 void clairvoyant_free(struct sim *s);

@@ -2,7 +2,7 @@
  * billed. A replay may launch hundreds of thousands, and a policy may
  * stop as many at one instant (keda's scale to zero after a burst), so a
  * stop costs nothing in the lists: a stopped instance stays in alive[]
- * and idle[] as a hole, skipped by those who walk them, until the holes
+ * and open[] as a hole, skipped by those who walk them, until the holes
  * outnumber the instances up and one pass takes them all out. */
 #include <math.h>
 #include <string.h>
@@ -30,13 +30,22 @@ static int still_idle(const struct window_entry *e, const void *inst)
 	return i->state == S_IDLE && i->idle_since == e->at;
 }
 
+void sim_open(struct sim *s, int k)
+{
+	int at;
+
+	if (s->inst[k].open)
+		return;
+	at = sim_position(s->open, s->nopen, k);
+	memmove(&s->open[at + 1], &s->open[at], (size_t)(s->nopen - at) * sizeof *s->open);
+	s->open[at] = k;
+	s->nopen++;
+	s->inst[k].open = 1;
+}
+
 void sim_make_idle(struct sim *s, int k)
 {
-	int at = sim_position(s->idle, s->nidle, k);
-
-	memmove(&s->idle[at + 1], &s->idle[at], (size_t)(s->nidle - at) * sizeof *s->idle);
-	s->idle[at] = k;
-	s->nidle++;
+	sim_open(s, k);
 	s->idling++;
 	s->inst[k].state = S_IDLE;
 	s->inst[k].idle_since = s->now;
@@ -83,11 +92,11 @@ void sim_compact(struct sim *s)
 	}
 	s->nalive = kept;
 	kept = 0;
-	for (int a = 0; a < s->nidle; a++) {
-		if (s->inst[s->idle[a]].state != S_GONE)
-			s->idle[kept++] = s->idle[a];
+	for (int a = 0; a < s->nopen; a++) {
+		if (s->inst[s->open[a]].state != S_GONE)
+			s->open[kept++] = s->open[a];
 	}
-	s->nidle = kept;
+	s->nopen = kept;
 }
 
 /* Room for twice the instances in each array kept per instance; -1 when
@@ -96,7 +105,7 @@ static int grow_fleet(struct sim *s)
 {
 	size_t cap = s->capinst ? (size_t)s->capinst * 2 : 64;
 	struct sinst *inst = sim_grown(s, s->inst, cap, sizeof *inst);
-	int *alive, *idle;
+	int *alive, *open;
 
 	if (!inst)
 		return -1;
@@ -104,9 +113,9 @@ static int grow_fleet(struct sim *s)
 	if (!(alive = sim_grown(s, s->alive, cap, sizeof *alive)))
 		return -1;
 	s->alive = alive;
-	if (!(idle = sim_grown(s, s->idle, cap, sizeof *idle)))
+	if (!(open = sim_grown(s, s->open, cap, sizeof *open)))
 		return -1;
-	s->idle = idle;
+	s->open = open;
 	if (s->p->kind == POL_EBB && ebb_fleet_grow(s, cap) != 0)
 		return -1;
 	s->capinst = (int)cap;
@@ -127,10 +136,12 @@ int sim_launch(struct sim *s, int offer, enum market m, int warm)
 	i->offer = offer;
 	i->market = m;
 	i->launched = s->now;
-	i->job = -1;
+	i->newest = -1;
+	i->free_gpus = o->gpus;
 	i->state = S_BOOTING;
 	s->alive[s->nalive++] = k;
 	s->live++;
+	s->gpus_live += i->free_gpus;
 	s->spend_per_ms += price_per_ms(s, i);
 	if (s->live > s->r->max_instances)
 		s->r->max_instances = s->live;
@@ -139,12 +150,12 @@ int sim_launch(struct sim *s, int offer, enum market m, int warm)
 	} else {
 		s->booting++;
 		s->r->cold_starts++;
-		sim_push(s, (struct event){s->now + o->boot_ms, EV_READY, k, i->gen});
+		sim_push(s, (struct event){s->now + o->boot_ms, EV_READY, k, -1});
 	}
 	sim_changed(s, k);
 	if (m == MARKET_SPOT && o->reclaims_per_hour > 0) {
 		double hours = -log(1.0 - rng_uniform(&s->rng)) / o->reclaims_per_hour;
-		sim_push(s, (struct event){s->now + (int64_t)(hours * 3600000.0), EV_RECLAIM, k, i->gen});
+		sim_push(s, (struct event){s->now + (int64_t)(hours * 3600000.0), EV_RECLAIM, k, -1});
 	}
 	return k;
 }
@@ -168,28 +179,67 @@ void sim_bill(struct sim *s, int k)
 	s->r->gpu_hours_billed += (double)billed * o->gpus / 3600000.0;
 }
 
+/* Job leaves instance k's list of jobs. */
+static void unlink_job(struct sim *s, int k, int job)
+{
+	int *at = &s->inst[k].newest;
+
+	while (*at != job)
+		at = &s->jobs[*at].next_on;
+	*at = s->jobs[job].next_on;
+}
+
+void sim_job_leaves(struct sim *s, int job)
+{
+	struct sjob *j = &s->jobs[job];
+	int k = j->inst, gpus = sim_job_gpus(s, job), newest = s->inst[k].newest == job;
+	struct sinst *i = &s->inst[k];
+
+	s->r->gpu_hours_busy += (double)(s->now - j->since) * gpus / 3600000.0;
+	if (newest)
+		known_running(s, k, 0);
+	unlink_job(s, k, job);
+	s->q[j->cls].running--;
+	s->running--;
+	s->gpus_busy -= gpus;
+	i->free_gpus += gpus;
+	if (--i->njobs == 0) {
+		sim_make_idle(s, k);
+	} else {
+		if (newest)
+			known_running(s, k, 1);
+		sim_open(s, k);
+	}
+	s->dirty = 1;
+	sim_changed(s, k);
+}
+
+void sim_put_back(struct sim *s, int job)
+{
+	struct sjob *j = &s->jobs[job];
+	const struct offer *o = sim_offer(s, &s->inst[j->inst]);
+	int64_t ran = s->now - j->since, ckpt = s->o->checkpoint_every_ms;
+	int64_t saved = ckpt > 0 ? (int64_t)((double)(ran / ckpt * ckpt) * o->speed) : 0;
+
+	sim_job_leaves(s, job);
+	j->left_ms -= saved < j->left_ms ? saved : j->left_ms;
+	sim_enqueue(s, job, 1);
+}
+
 void sim_stop(struct sim *s, int k)
 {
 	struct sinst *i = &s->inst[k];
-	const struct offer *o = sim_offer(s, i);
 
 	if (i->state == S_GONE)
 		return;
+	/* Newest first, each to the queue's head: the oldest ends up first. */
+	while (i->newest >= 0)
+		sim_put_back(s, i->newest);
 	s->idling -= i->state == S_IDLE;
 	s->booting -= i->state == S_BOOTING;
-	if (i->state == S_BUSY) {
-		struct sjob *j = &s->jobs[i->job];
-		int64_t ran = s->now - i->run_start, ckpt = s->o->checkpoint_every_ms;
-		int64_t saved = ckpt > 0 ? (int64_t)((double)(ran / ckpt * ckpt) * o->speed) : 0;
-		j->left_ms -= saved < j->left_ms ? saved : j->left_ms;
-		s->r->gpu_hours_busy += (double)ran * o->gpus / 3600000.0;
-		s->busy--;
-		known_running(s, k, 0);
-		sim_enqueue(s, i->job, 1);
-	}
 	sim_bill(s, k);
+	s->gpus_live -= sim_offer(s, i)->gpus;
 	i->state = S_GONE;
-	i->gen++;
 	s->live--;
 	s->dirty = 1;
 	if (s->nalive - s->live > s->live + 64)

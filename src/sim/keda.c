@@ -1,52 +1,45 @@
-/* The keda baseline: KEDA's ScaledObject with the HPA behind it. Every
- * poll the metric is the jobs queued and running, and the desire
- * ceil(metric / target) instances: up to it at once; down only to the
- * largest desire of the last `stabilize` seconds (the HPA's window, kept
- * whole however long against the poll), and from one to none only
+/* The keda baseline: KEDA's ScaledObjects with the HPA behind them, one
+ * per job size, as an operator with jobs of several sizes sets them up:
+ * the replicas of a size run its jobs one at a time and each asks for its
+ * GPUs, and Kubernetes packs the pods onto nodes. Every poll each size's
+ * metric is its jobs queued and running, and its desire ceil(metric /
+ * target) replicas; the desires' GPUs together are what the nodes must
+ * hold: up to it at once; down only to the largest desire of the last
+ * `stabilize` seconds (the HPA's window, kept whole however long against
+ * the poll, here over the sizes' sum), and from one GPU to none only
  * `cooldown` after the last poll that saw work (KEDA's). Scale-in may
- * stop a busy worker, whose job goes back to the queue.
+ * stop a busy node, whose jobs go back to the queue.
  *
- * Each replica goes on the offer and market given, or, with
- * placement=cheapest, where Karpenter would put it with every offer in
- * its NodePool: the replicas are one Deployment, each asking for the GPUs
- * of the largest job, and Karpenter launches the cheapest offer per hour
- * that fits that (it knows nothing of speed), on spot when spot is
- * allowed and available, on demand when it is not. An offering whose
- * spot instance was reclaimed is left out for KARPENTER_UNAVAILABLE_MS,
- * as Karpenter's interruption controller marks it in its cache of
- * unavailable offerings (karpenter-provider-aws,
- * pkg/controllers/interruption; shared/FACTS.md: 3 minutes). */
+ * Nodes are of the offer and market given, or, with placement=cheapest,
+ * where Karpenter would put them with every offer in its NodePool: the
+ * cheapest offer per hour that fits the largest pod waiting (it knows
+ * nothing of speed), on spot when spot is allowed and available, on
+ * demand when it is not. An offering whose spot instance was reclaimed
+ * is left out for KARPENTER_UNAVAILABLE_MS, as Karpenter's interruption
+ * controller marks it in its cache of unavailable offerings
+ * (karpenter-provider-aws, pkg/controllers/interruption;
+ * shared/FACTS.md: 3 minutes). */
 #include <math.h>
 
 #include "sim/engine.h"
 
 #define KARPENTER_UNAVAILABLE_MS (3 * 60 * 1000)
 
-void keda_start(struct sim *s)
-{
-	for (size_t k = 0; k < s->t->n; k++) {
-		int gpus = s->t->jobs[k].gpus, fits = 0;
-		for (int o = 0; o < s->o->noffers; o++)
-			fits |= s->o->offers[o].gpus >= gpus;
-		if (fits && gpus > s->keda.replica_gpus)
-			s->keda.replica_gpus = gpus;
-	}
-}
-
 void keda_reclaimed(struct sim *s, int k)
 {
 	s->keda.spot_unavailable_until[s->inst[k].offer] = s->now + KARPENTER_UNAVAILABLE_MS;
 }
 
-/* The offer Karpenter takes on market m for a replica: the cheapest per
- * hour that fits and is sold (and, on spot, not left out); -1 if none. */
-static int cheapest(const struct sim *s, enum market m)
+/* The offer Karpenter takes on market m for pods of `gpus` GPUs: the
+ * cheapest per hour that fits and is sold (and, on spot, not left out);
+ * -1 if none. */
+static int cheapest(const struct sim *s, enum market m, int gpus)
 {
 	int best = -1;
 
 	for (int k = 0; k < s->o->noffers; k++) {
 		const struct offer *o = &s->o->offers[k];
-		if (o->gpus < s->keda.replica_gpus || o->price[m] < 0 ||
+		if (o->gpus < gpus || o->price[m] < 0 ||
 		    (m == MARKET_SPOT && s->now < s->keda.spot_unavailable_until[k]))
 			continue;
 		if (best < 0 || o->price[m] < s->o->offers[best].price[m])
@@ -55,26 +48,50 @@ static int cheapest(const struct sim *s, enum market m)
 	return best;
 }
 
-/* Karpenter's launch of one replica, spot first: -1 when no offer fits
- * (or out of memory). */
-static int karpenter_launch(struct sim *s)
+/* Karpenter's launch of one node for pods of `gpus` GPUs, spot first: -1
+ * when no offer fits (or out of memory). */
+static int karpenter_launch(struct sim *s, int gpus)
 {
-	int k = cheapest(s, MARKET_SPOT);
+	int k = cheapest(s, MARKET_SPOT, gpus);
 
 	if (k >= 0)
 		return sim_launch(s, k, MARKET_SPOT, 0);
-	k = cheapest(s, MARKET_ONDEMAND);
+	k = cheapest(s, MARKET_ONDEMAND, gpus);
 	return k < 0 ? -1 : sim_launch(s, k, MARKET_ONDEMAND, 0);
 }
 
-static void scale_up(struct sim *s, int64_t want)
+/* Nodes until they hold the GPUs wanted. Only queued work makes the
+ * desire pass the GPUs up (those running hold their own). */
+static void scale_up(struct sim *s, int64_t gpus)
 {
-	if (s->p->placement == PLACE_OFFER) {
-		baseline_scale_up(s, want);
-		return;
+	int largest = 1;
+
+	for (int c = 0; c < s->nq; c++) {
+		if (s->q[c].len && s->q[c].gpus > largest)
+			largest = s->q[c].gpus;
 	}
-	while (s->live < want && karpenter_launch(s) >= 0)
-		;
+	while (s->gpus_live < gpus) {
+		int k = s->p->placement == PLACE_OFFER ? sim_launch(s, s->p->offer, s->p->market, 0)
+						       : karpenter_launch(s, largest);
+		if (k < 0)
+			return; /* no offer fits, or out of memory: the replay stops */
+	}
+}
+
+/* The GPUs of the replicas each size's ScaledObject desires now, and in
+ * *jobs its jobs queued and running, all sizes together. */
+static int64_t desired_gpus(const struct sim *s, int64_t *jobs)
+{
+	int64_t of_size[INSTANCE_GPUS_MAX + 1] = {0}, gpus = 0;
+
+	for (int c = 0; c < s->nq; c++)
+		of_size[s->q[c].gpus > 1 ? s->q[c].gpus : 1] += (int64_t)s->q[c].len + s->q[c].running;
+	*jobs = 0;
+	for (int g = 1; g <= INSTANCE_GPUS_MAX; g++) {
+		*jobs += of_size[g];
+		gpus += g * (int64_t)ceil((double)of_size[g] / s->p->target);
+	}
+	return gpus;
 }
 
 /* The largest desire of the window, this one's included: each desire
@@ -95,17 +112,16 @@ static int64_t stabilised(struct sim *s, int64_t desired)
 
 void keda_policy(struct sim *s)
 {
-	int64_t metric = s->queued + s->busy, desired = (int64_t)ceil((double)metric / s->p->target);
-	int64_t keep = stabilised(s, desired);
+	int64_t jobs, desired = desired_gpus(s, &jobs), keep = stabilised(s, desired), floor_n;
 
-	if (metric > 0)
+	if (jobs > 0)
 		s->keda.last_active = s->now;
-	if (desired > s->live) {
+	/* KEDA owns 1 -> 0 after its cooldown; the HPA never goes below 1. */
+	floor_n = s->now - s->keda.last_active >= s->p->cooldown_ms ? 0 : 1;
+	s->keda.replica_gpus = keep > floor_n ? keep : floor_n;
+	if (desired > s->gpus_live)
 		scale_up(s, desired);
-	} else if (keep < s->live) {
-		/* KEDA owns 1 -> 0 after its cooldown; the HPA never goes below 1. */
-		int64_t floor_n = s->now - s->keda.last_active >= s->p->cooldown_ms ? 0 : 1;
-		baseline_scale_down(s, keep > floor_n ? keep : floor_n, 1);
-	}
+	else if (s->keda.replica_gpus < s->gpus_live)
+		baseline_scale_down(s, s->keda.replica_gpus, 1);
 	s->next_policy = s->now + s->p->poll_ms;
 }

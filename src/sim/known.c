@@ -90,9 +90,9 @@ void known_running(struct sim *s, int k, int running)
 	struct sinst *i = &s->inst[k];
 	struct known_type *kt;
 
-	if (!by_type(s, i->job))
+	if (!by_type(s, i->newest))
 		return;
-	kt = &s->known.types[s->t->jobs[i->job].type];
+	kt = &s->known.types[s->t->jobs[i->newest].type];
 	if (running) {
 		i->type_prev = -1;
 		i->type_next = kt->running;
@@ -186,12 +186,12 @@ void known_finished(struct sim *s, int job, int64_t run_ms)
 
 int64_t known_end_ms(const struct sim *s, int k)
 {
-	const struct sinst *i = &s->inst[k];
-	const struct trace_job *j = &s->t->jobs[i->job];
+	int job = s->inst[k].newest;
+	const struct trace_job *j = &s->t->jobs[job];
 
 	if (!known_estimates(s))
-		return i->run_end;
+		return sim_run_end(s, job);
 	/* serve's: the lease's start and the reference run time expected,
 	 * whatever the offer's speed. */
-	return i->run_start + (j->est_ms ? j->est_ms : s->known.types[j->type].est_ms);
+	return s->jobs[job].since + (j->est_ms ? j->est_ms : s->known.types[j->type].est_ms);
 }

@@ -88,8 +88,8 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 void sim_result_free(struct sim_result *r);
 
 /* The most jobs of the trace running at once if each started when it
- * arrived (on the reference speed): always-on's default size. -1 when out
- * of memory. */
+ * arrived (on the reference speed): the largest fixed fleet `ebb tune`
+ * tries. -1 when out of memory. */
 int64_t sim_peak_concurrency(const struct trace *t);
 
 #endif

@@ -1,9 +1,11 @@
-/* The util baseline: every poll (30 s), the busy fraction of the
- * instance time over the last `window` (whole polls, at least one): above
- * `up` with work waiting, one instance more; below `down`, one fewer,
- * never below one. The instance and busy time are integrated over the
- * whole replay (engine.c); the window keeps them as of each poll within
- * it, so that each poll's fraction is a difference of two. */
+/* The util baseline: every poll (30 s), the busy fraction of the GPU
+ * time over the last `window` (whole polls, at least one): above `up`
+ * with work waiting, one instance more; below `down`, one fewer, never
+ * below one. Jobs pack onto its instances' GPUs (engine.c), so the
+ * fraction is of GPUs, as a GPU utilisation metric has it. The GPU time
+ * up and busy is integrated over the whole replay (engine.c); the window
+ * keeps them as of each poll within it, so that each poll's fraction is
+ * a difference of two. */
 #include "sim/engine.h"
 
 void util_policy(struct sim *s)
@@ -23,8 +25,8 @@ void util_policy(struct sim *s)
 	alive = s->util_alive_ms - from->a;
 	busy = alive > 0 ? (s->util_busy_ms - from->b) / alive : 0;
 	if (s->queued > 0 && (busy > s->p->up || s->live == 0))
-		baseline_scale_up(s, s->live + 1);
+		sim_launch(s, s->p->offer, s->p->market, 0);
 	else if (busy < s->p->down && s->live > 1)
-		baseline_scale_down(s, s->live - 1, 0);
+		baseline_scale_down(s, s->gpus_live - s->o->offers[s->p->offer].gpus, 0); /* one instance fewer */
 	s->next_policy = s->now + s->p->poll_ms;
 }

@@ -3,10 +3,11 @@
  * properties on random traces: the offline bound is never above what any
  * policy pays, and a seed replays byte for byte.
  *
- * The hand-worked cases all use one offer, "a": 1 GPU, $3.60 an hour
+ * The hand-worked cases use one offer, "a": 1 GPU, $3.60 an hour
  * ($0.001 a second, so a cost in dollars is the billed seconds / 1000),
- * on demand only, booting in 100 s. The rules the numbers follow, from
- * the code:
+ * on demand only, booting in 100 s; those of several jobs per instance,
+ * "q" (OFFER_Q): the same with 4 GPUs, at 4 times the price. The rules
+ * the numbers follow, from the code:
  *
  * - An instance is billed from its launch to its stop, rounded up to the
  *   billing unit (1 s, 1 min, 1 h) and at least billing_minimum
@@ -32,7 +33,8 @@
  * - keda polls at 1 ms, then every poll (30 s): the first poll is at t=1
  *   ms because 0 means "no poll due" in the simulator, so every keda time
  *   below ends in .001. It wants ceil((queued + running) / target)
- *   instances, scales down only to the largest want of the last
+ *   replicas of each job size, each of its jobs' GPUs (on offer a: as
+ *   many instances), scales down only to the largest want of the last
  *   stabilize (300 s), and from 1 to 0 only cooldown (300 s) after the
  *   last poll that saw work.
  * - A job's wait is its time in the queue: from submission to its first
@@ -315,6 +317,172 @@ static void test_burst_on_cold_fleet(void **state)
 	check(csv, "always-on", &on, 240);
 }
 
+/* ---- several jobs per instance ---- */
+
+/* Offer q: 4 GPUs at $14.40 an hour ($0.004 a second), on demand, a 100 s
+ * boot, by the second with a one-minute minimum. */
+#define OFFER_Q "[offer.q]\ngpus = 4\nprice_ondemand = 14.4\nboot = 100s\nbilling = " PER_SECOND
+
+/* Four 1-GPU jobs of 100 s arriving together run at once on one 4-GPU
+ * instance and end together, whatever the policy. */
+static void test_four_jobs_share_one_instance(void **state)
+{
+	const char *csv = "submit_time_s,duration_s\n10,100\n10,100\n10,100\n10,100\n";
+	static const char *const specs[] = {"always-on", "min1", "util", "keda", "ebb"};
+	struct sim_result r;
+
+	(void)state;
+	for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) {
+		sim(csv, OFFER_Q, specs[k], &r);
+		assert_int(r.jobs_done, 4);
+		assert_int(r.max_instances, 1);
+		/* All four waited alike: they started (and ended) together. */
+		assert_near(r.wait_p50_s, r.wait_p99_s);
+		assert_near(r.gpu_hours_busy, 4 * 100 / 3600.0);
+		sim_result_free(&r);
+	}
+	/* always-on's default is the instances that hold the peak's GPUs: one,
+	 * warm. The jobs run from 10 to 110 s; the replay ends then: 110 s. */
+	sim(csv, OFFER_Q, "always-on", &r);
+	assert_near(r.wait_p99_s, 0);
+	assert_int(r.end_ms, 110000);
+	assert_near(r.cost_usd, 110 * 0.004);
+	assert_near(r.gpu_hours_billed, 4 * 110 / 3600.0);
+	/* ebb: the four need 400 s of work, 300 s a launch: two jobs' worth,
+	 * and one instance takes four. Launched at 10, up at 110, the four
+	 * run to 210 and it goes 10 minutes later: 800 s. */
+	sim(csv, OFFER_Q, "ebb", &r);
+	assert_int(r.cold_starts, 1);
+	assert_near(r.wait_p99_s, 100);
+	assert_near(r.cost_usd, 800 * 0.004);
+	/* keda: one node holds four replicas of one GPU. */
+	sim(csv, OFFER_Q, "keda", &r);
+	assert_int(r.cold_starts, 1);
+}
+
+/* A 2-GPU job waits while 3 of the 4 GPUs are busy; a 1-GPU job that
+ * comes after it takes the free GPU at once, as serve's lease gives a
+ * worker the first job that fits the GPUs it has free. A, B, C (1 GPU) at
+ * 0 s for 100, 200 and 300 s; D (2 GPUs) at 10 s for 50 s; E (1 GPU) at
+ * 20 s for 10 s. always-on's one instance, warm: A, B, C start at 0; D
+ * waits; E starts at 20 and ends at 30; A's end at 100 frees two GPUs and
+ * D starts (a 90 s wait), ending at 150; C ends at 300. */
+static void test_job_waits_for_enough_free_gpus(void **state)
+{
+	const char *csv = "submit_time_s,duration_s,gpus\n0,100,1\n0,200,1\n0,300,1\n10,50,2\n20,10,1\n";
+	struct sim_result r;
+
+	(void)state;
+	sim(csv, OFFER_Q, "always-on:n=1", &r);
+	assert_int(r.jobs_done, 5);
+	assert_near(r.wait_p50_s, 0);
+	assert_near(r.wait_p95_s, 90);
+	assert_int(r.end_ms, 300000);
+	assert_near(r.cost_usd, 300 * 0.004);
+	assert_near(r.gpu_hours_busy, (100 + 200 + 300 + 10 + 2 * 50) / 3600.0);
+	assert_near(r.idle_gpu_hours, (4 * 300 - 710) / 3600.0);
+	sim_result_free(&r);
+}
+
+/* An instance is idle only when all its GPUs are: its idle timeout counts
+ * from its last job's end. ebb, 1 minute idle timeout: A (100 s) and B
+ * (300 s) at 0 s share the instance launched at 0, up at 100; A ends at
+ * 200, B at 400; the instance goes at 460, not 260. */
+static void test_idle_timer_starts_at_last_job_end(void **state)
+{
+	const char *csv = "submit_time_s,duration_s\n0,100\n0,300\n";
+	struct sim_result r;
+
+	(void)state;
+	sim(csv, OFFER_Q, "ebb:scaler.idle_timeout=1m", &r);
+	assert_int(r.max_instances, 1);
+	assert_int(r.end_ms, 460000);
+	assert_near(r.cost_usd, 460 * 0.004);
+	assert_near(r.tail_cost_usd, 60 * 0.004);
+	sim_result_free(&r);
+	/* min1 the same, on its second instance: the warm one runs A, B and
+	 * C (1 GPU, 0 s, 400 s); D and E (2 GPUs, 10 s, 50 s and 200 s) find
+	 * one GPU free, so one more instance is launched for their 3 GPUs
+	 * more, up at 110; it runs both, D to 160 and E to 310, and idles
+	 * from 310: with idle=60 it goes at 370, while the warm one runs on
+	 * to 400. 400 + 360 s. */
+	sim("submit_time_s,duration_s,gpus\n0,400,1\n0,400,1\n0,400,1\n10,50,2\n10,200,2\n", OFFER_Q,
+	    "min1:idle=60", &r);
+	assert_int(r.max_instances, 2);
+	assert_int(r.cold_starts, 1);
+	assert_int(r.end_ms, 400000);
+	assert_near(r.wait_p99_s, 100);
+	assert_near(r.cost_usd, (400 + 360) * 0.004);
+	sim_result_free(&r);
+}
+
+/* keda with jobs of two sizes: a ScaledObject for each, whose replicas
+ * ask for their jobs' GPUs, packed onto nodes of offer q (4 GPUs). A
+ * 4-GPU job and two 1-GPU jobs of 100 s at 0 s: the poll at 0.001 wants
+ * 4 + 1 + 1 GPUs, two nodes, up at 100.001; the first takes the 4-GPU
+ * job, the second both others; all end at 200.001. The last poll with
+ * work (180.001) leaves the window, and the cooldown has passed, at
+ * 510.001: both go. 2 x 510 s. */
+static void test_keda_replicas_per_job_size(void **state)
+{
+	struct sim_result r;
+
+	(void)state;
+	sim("submit_time_s,duration_s,gpus\n0,100,4\n0,100,1\n0,100,1\n", OFFER_Q, "keda", &r);
+	assert_int(r.jobs_done, 3);
+	assert_int(r.max_instances, 2);
+	assert_int(r.cold_starts, 2);
+	assert_near(r.wait_p50_s, 100.001);
+	assert_near(r.wait_p99_s, 100.001);
+	assert_int(r.end_ms, 510001);
+	assert_near(r.cost_usd, 2 * 510 * 0.004);
+	sim_result_free(&r);
+}
+
+/* The clairvoyant packs too: on offer q (4 GPUs, 100 s boot), A and B (1
+ * GPU, 100 s) at 200 and 250 s share one instance launched at 100 s; C
+ * (4 GPUs, 50 s) at 260 s finds two GPUs free there, so it has its own,
+ * launched at 160 s. A's instance from 100 to 350 s, C's from 160 to 310:
+ * 400 s, no wait. */
+static void test_clairvoyant_packs(void **state)
+{
+	struct sim_result r;
+
+	(void)state;
+	sim("submit_time_s,duration_s,gpus\n200,100,1\n250,100,1\n260,50,4\n", OFFER_Q, "clairvoyant", &r);
+	assert_int(r.jobs_done, 3);
+	assert_int(r.max_instances, 2);
+	assert_int(r.cold_starts, 2);
+	assert_near(r.wait_p99_s, 0);
+	assert_near(r.cost_usd, 400 * 0.004);
+	sim_result_free(&r);
+}
+
+/* A spot reclaim stops every job on the instance: four 1-GPU jobs of an
+ * hour on always-on's one spot instance, reclaimed about every 13
+ * minutes (reliability 0.01 an hour): they run together, so each reclaim
+ * that finds them running puts all four back in the queue. */
+static void test_reclaim_interrupts_every_job(void **state)
+{
+	const char *csv = "submit_time_s,duration_s\n0,3600\n0,3600\n0,3600\n0,3600\n";
+	struct sim_result r;
+	struct setup s;
+
+	(void)state;
+	setup(&s, csv,
+	      "[offer.q]\ngpus = 4\nprice_spot = 14.4\nreliability = 0.01\nboot = 100s\n"
+	      "billing = " PER_SECOND);
+	s.o.checkpoint_every_ms = 60000;
+	run_policy(&s, "always-on:market=spot,n=1", &r);
+	assert_int(r.jobs_done, 4);
+	assert_true(r.reclaims >= 1);
+	assert_true(r.requeues >= 4);
+	assert_int(r.requeues % 4, 0);
+	assert_near(r.wait_p50_s, r.wait_p99_s);
+	sim_result_free(&r);
+	trace_free(&s.t);
+}
+
 /* ebb's idle timeout (10 min): a job ends at 160 s and the instance idles
  * from then on; plan() releases it at 760 s. */
 static void test_gap_around_idle_timeout(void **state)
@@ -561,9 +729,8 @@ static void test_requeue_waits_are_counted(void **state)
 	sim_result_free(&r);
 }
 
-/* keda:placement=cheapest puts each replica where Karpenter would: the
- * cheapest offer per hour that fits the replica (the GPUs of the largest
- * job), spot first, on demand when spot fails, the reclaimed offering
+/* keda:placement=cheapest puts its nodes where Karpenter would: the
+ * cheapest offer per hour that fits the largest pod waiting, spot first, on demand when spot fails, the reclaimed offering
  * left out for 3 minutes. Offers: cheap (1 GPU, $0.50 spot, $2 on demand,
  * reclaimed half the hours), other (1 GPU, $1.50 on demand only) and big
  * (8 GPUs, $9 on demand). A (3,600 s) at 0, B (600 s) at 1,900 s.
@@ -611,8 +778,8 @@ static void test_keda_karpenter_placement(void **state)
 	}
 	sim_result_free(&r);
 	trace_free(&s.t);
-	/* With an 8-GPU job in the trace each replica asks for 8: only big
-	 * fits, on demand: two replicas at 0.001, one for each job. */
+	/* With an 8-GPU job waiting Karpenter launches what fits it: only big
+	 * fits, on demand; the 1 + 8 GPUs desired at 0.001 need two. */
 	setup(&s, "submit_time_s,duration_s,gpus\n0,600,1\n0,600,8\n", conf);
 	s.o.sample_ms = 10000;
 	run_policy(&s, "keda:placement=cheapest", &r);
@@ -664,7 +831,8 @@ static void test_clairvoyant_by_hand(void **state)
 }
 
 /* bound: each job at the lowest price per unit of reference work among the
- * offers (and markets) it fits: price / speed. */
+ * offers (and markets) it fits, paying its GPUs' share of the instance:
+ * price / speed * gpus / the offer's GPUs. */
 static void test_bound_cheapest_per_work(void **state)
 {
 	const char *conf = "[offer.a]\ngpus = 1\nprice_ondemand = 3.6\nprice_spot = 1.8\n"
@@ -675,22 +843,24 @@ static void test_bound_cheapest_per_work(void **state)
 
 	(void)state;
 	/* 1 GPU, 1 h: a on spot at $1.80/h beats b's $6/h at twice the speed
-	 * ($3 per reference hour): $1.80, 1 GPU-hour. 2 GPUs, 0.5 h: only c
-	 * fits: $5.00, 4 x 0.5 GPU-hours. 4 GPUs, 0.1 h: c, $1.00, 0.4
-	 * GPU-hours. 8 GPUs: nothing fits, left out. */
+	 * ($3 per reference hour) and a quarter of c ($2.50/h): $1.80, 1
+	 * GPU-hour. 2 GPUs, 0.5 h: only c fits, half of it: $2.50, 2 x 0.5
+	 * GPU-hours. 4 GPUs, 0.1 h: c, $1.00, 0.4 GPU-hours. 8 GPUs: nothing
+	 * fits, left out. */
 	sim(csv, conf, "bound", &r);
-	assert_near(r.cost_usd, 7.80);
-	assert_near(r.gpu_hours_billed, 3.4);
-	assert_near(r.gpu_hours_busy, 3.4);
+	assert_near(r.cost_usd, 5.30);
+	assert_near(r.gpu_hours_billed, 2.4);
+	assert_near(r.gpu_hours_busy, 2.4);
 	assert_int(r.jobs, 4);
 	assert_int(r.jobs_done, 3);
 	assert_int(r.unplaceable, 1);
-	/* With no spot price on a, b is the cheaper per work: 0.5 h at $6. */
+	/* With no spot price on a, a quarter of c is the cheapest for the
+	 * 1-GPU job ($2.50/h against b's $3 and a's $3.60). */
 	sim(csv, "[offer.a]\ngpus = 1\nprice_ondemand = 3.6\n[offer.b]\ngpus = 1\nprice_ondemand = 6\nspeed = 2\n"
 		 "[offer.c]\ngpus = 4\nprice_ondemand = 10\n",
 	    "bound", &r);
-	assert_near(r.cost_usd, 3.00 + 5.00 + 1.00);
-	assert_near(r.gpu_hours_billed, 0.5 + 2 + 0.4);
+	assert_near(r.cost_usd, 2.50 + 2.50 + 1.00);
+	assert_near(r.gpu_hours_billed, 1 + 1 + 0.4);
 }
 
 /* A job that fits no offer of a policy is left out, counted the same way
@@ -1242,6 +1412,12 @@ int main(void)
 		cmocka_unit_test(test_two_overlapping_jobs),
 		cmocka_unit_test(test_burst_on_cold_fleet),
 		cmocka_unit_test(test_gap_around_idle_timeout),
+		cmocka_unit_test(test_four_jobs_share_one_instance),
+		cmocka_unit_test(test_job_waits_for_enough_free_gpus),
+		cmocka_unit_test(test_idle_timer_starts_at_last_job_end),
+		cmocka_unit_test(test_reclaim_interrupts_every_job),
+		cmocka_unit_test(test_keda_replicas_per_job_size),
+		cmocka_unit_test(test_clairvoyant_packs),
 		cmocka_unit_test(test_expected_arrivals),
 		cmocka_unit_test(test_ebb_told_what_serve_knows),
 		cmocka_unit_test(test_always_on_fixed_size),
