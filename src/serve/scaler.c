@@ -319,7 +319,8 @@ static int reconcile(struct scaler *sc, const struct listed *l)
 static int run(struct scaler *sc, const struct listed *l)
 {
 	int64_t now = clock_now(sc->env.clock);
-	struct decide_env e = {sc->env.store, &sc->settings, sc->env.offers, sc->env.noffers, 1};
+	struct decide_env e = {sc->env.store, &sc->settings, sc->env.offers, sc->env.noffers, 1,
+			       &sc->env.queue->preempts};
 	struct decision_now *d = malloc(sizeof *d);
 	int rc = -1;
 

@@ -182,9 +182,9 @@ static const char *const stmt_sql[S_COUNT] = {
 			    " (SELECT MIN(lease_expires) FROM jobs WHERE state = 'leased'))",
 	[S_COUNT_ROWS] = "SELECT state, lane, type, team, COUNT(*) FROM jobs GROUP BY 1, 2, 3, 4",
 	[S_DEMAND] = "SELECT gpus, min_vram_gb, lane, type, COUNT(*), SUM((est_s = 0)::int), SUM(est_s),"
-		     " MIN(created_at), SUM(items), team FROM jobs WHERE state = 'queued'"
-		     " GROUP BY gpus, min_vram_gb, lane, type, team"
-		     " ORDER BY gpus, min_vram_gb, " C_ORDER("lane") ", " C_ORDER("type") ", " C_ORDER("team"),
+		     " MIN(created_at), SUM(items), team, priority FROM jobs WHERE state = 'queued'"
+		     " GROUP BY gpus, min_vram_gb, lane, type, team, priority"
+		     " ORDER BY gpus, min_vram_gb, " C_ORDER("lane") ", " C_ORDER("type") ", " C_ORDER("team") ", priority",
 	[S_RECENT_SUBMITS] = "SELECT created_at FROM jobs ORDER BY id DESC LIMIT $1",
 	[S_ARRIVALS] = "SELECT gpus, min_vram_gb, lane, type, est_s, created_at, team FROM jobs"
 		       " ORDER BY id DESC LIMIT $1",
@@ -869,6 +869,7 @@ static int op_demand(struct store *base, demand_cb cb, void *arg)
 			.oldest_ms = c_int(r, i, 7),
 			.items = c_int(r, i, 8),
 			.team = PQgetvalue(r, i, 9),
+			.priority = (int)c_int(r, i, 10),
 		};
 		ret = cb(arg, &d);
 	}

@@ -205,8 +205,8 @@ static const char *const stmt_sql[S_COUNT] = {
 			    " SELECT MIN(run_at) AS t FROM jobs WHERE state = 'delayed'"
 			    " UNION ALL SELECT MIN(lease_expires) FROM jobs WHERE state = 'leased')",
 	[S_DEMAND] = "SELECT gpus, min_vram_gb, lane, type, COUNT(*), SUM(est_s = 0), SUM(est_s),"
-		     " MIN(created_at), SUM(items), team FROM jobs WHERE state = 'queued'"
-		     " GROUP BY gpus, min_vram_gb, lane, type, team",
+		     " MIN(created_at), SUM(items), team, priority FROM jobs WHERE state = 'queued'"
+		     " GROUP BY gpus, min_vram_gb, lane, type, team, priority",
 	[S_RECENT_SUBMITS] = "SELECT created_at FROM jobs ORDER BY id DESC LIMIT ?",
 	/* Newest first by id, the submission order: a walk back from the end
 	 * of the table that stops at the window's start. */
@@ -677,6 +677,7 @@ static int op_demand(struct store *base, demand_cb cb, void *arg)
 			.oldest_ms = sqlite3_column_int64(st, 7),
 			.items = sqlite3_column_int64(st, 8),
 			.team = (const char *)sqlite3_column_text(st, 9),
+			.priority = sqlite3_column_int(st, 10),
 		};
 		if ((ret = cb(arg, &r)) != 0)
 			break;

@@ -59,6 +59,7 @@ struct job_filter {
 struct demand_row {
 	int gpus, min_vram_gb;
 	const char *lane, *type, *team;
+	int priority;
 	int64_t jobs;
 	int64_t items;
 	int64_t jobs_without_est;

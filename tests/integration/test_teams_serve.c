@@ -153,18 +153,18 @@ static void test_team_held_to_quota_and_borrowing(void **state)
 		 "not every job succeeded within 30 s");
 }
 
-/* A job of team of `items` items that checkpoints every 10: it starts from
- * $EBB_CHECKPOINT, and on SIGTERM checkpoints where it is and exits; it
- * writes "start POS" into DIR/NAME.log at each start. */
+/* A job of team and priority of `items` items that checkpoints every 10:
+ * it starts from $EBB_CHECKPOINT, and on SIGTERM checkpoints where it is
+ * and exits; it writes "start POS" into DIR/NAME.log at each start. */
 static int64_t submit_checkpointing(struct harness_server *s, const char *dir, const char *team, const char *name,
-				    int items)
+				    int items, int priority)
 {
 	return harness_submit(s, harness_fmt(
-		"{\"team\": \"%s\", \"items\": %d, \"command\": [\"sh\", \"-c\", \"pos=${EBB_CHECKPOINT:-0};"
+		"{\"team\": \"%s\", \"priority\": %d, \"items\": %d, \"command\": [\"sh\", \"-c\", \"pos=${EBB_CHECKPOINT:-0};"
 		" echo start $pos >> $0; trap 'echo checkpoint $pos $pos >&$EBB_CONTROL_FD; exit 0' TERM;"
 		" while [ $pos -lt %d ]; do pos=$((pos + 1)); echo progress $pos >&$EBB_CONTROL_FD;"
 		" [ $((pos %% 10)) -eq 0 ] && echo checkpoint $pos $pos >&$EBB_CONTROL_FD; sleep 0.05; done\","
-		" \"%s/%s.log\"]}", team, items, items, dir, name));
+		" \"%s/%s.log\"]}", team, priority, items, items, dir, name));
 }
 
 /* The POS of the k-th (from 1) "start POS" line of DIR/NAME.log; -1: none. */
@@ -219,13 +219,13 @@ static void test_borrowed_jobs_preempted_through_checkpoints(void **state)
 			  HARNESS_TOKENS);
 	harness_own_workers(s);
 	for (int k = 0; k < 4; k++)
-		b[k] = submit_checkpointing(s, dir, "b", harness_fmt("b%d", k), 400);
+		b[k] = submit_checkpointing(s, dir, "b", harness_fmt("b%d", k), 400, 0);
 	WAIT_FOR(s, 30000, jobs_in(s, "b", "leased") == 4, "team b did not run on 4 GPUs within 30 s");
 	for (int k = 0; k < 4; k++)
 		WAIT_FOR(s, 30000, job_int(s, b[k], "items_done") >= 20, "b%d made no checkpoint within 30 s", k);
 
-	a[0] = submit_checkpointing(s, dir, "a", "a0", 20);
-	a[1] = submit_checkpointing(s, dir, "a", "a1", 20);
+	a[0] = submit_checkpointing(s, dir, "a", "a0", 20, 0);
+	a[1] = submit_checkpointing(s, dir, "a", "a1", 20, 0);
 	WAIT_FOR(s, 30000, harness_job_is(s, a[0], "succeeded") && harness_job_is(s, a[1], "succeeded"),
 		 "team a's jobs did not run within 30 s");
 	WAIT_FOR(s, 60000, jobs_in(s, "b", "succeeded") == 4, "team b's jobs did not all succeed within 60 s");
@@ -256,6 +256,76 @@ static void test_borrowed_jobs_preempted_through_checkpoints(void **state)
 	assert_int(run.status, 0);
 	assert_contains(run.out, "preempt");
 	assert_contains(run.out, "team a is owed 2 GPUs of its quota");
+	harness_run_free(&run);
+}
+
+/* preempt_within and the thrash guard: team a runs two low-priority jobs
+ * on its 2 GPUs (max_gpus binds); a job of higher priority preempts the
+ * one started last at its checkpoint, runs, and the preempted one resumes
+ * from its checkpoint; a second high one preempts it again (it started
+ * last once more): preempted twice in a row, it now waits
+ * preempt_backoff, delayed, while the other jobs succeed. */
+static void test_preempt_within_a_team_and_backoff(void **state)
+{
+	const char *dir = harness_tmpdir();
+	struct harness_server *s;
+	struct harness_run run;
+	int64_t low[2], high[2], at;
+	int first = -1;
+	json_t *j;
+	char *text;
+
+	(void)state;
+	s = harness_serve(harness_fmt("[token.worker]\nsecret = " WORKER_SECRET "\nrole = worker\n"
+				      "[queue]\nlease_timeout = 3s\n"
+				      "[provider]\nkind = local\norphan_timeout = 20s\nreclaim_grace = 5s\n"
+				      "[local]\ngpus = 0,1\n"
+				      "[lane.standard]\nwait_target = 1s\n"
+				      "[scaler]\ninterval = 200ms\nmax_gpus = 2\nidle_timeout = 1m\n"
+				      "preempt_min_runtime = 1s\npreempt_backoff = 1h\n"
+				      "[team.a]\nquota_gpus = 2\npreempt_within = on\n"),
+			  HARNESS_TOKENS);
+	harness_own_workers(s);
+	for (int k = 0; k < 2; k++)
+		low[k] = submit_checkpointing(s, dir, "a", harness_fmt("low%d", k), 300, 0);
+	for (int k = 0; k < 2; k++)
+		WAIT_FOR(s, 30000, job_int(s, low[k], "items_done") >= 10, "low%d made no checkpoint within 30 s", k);
+
+	high[0] = submit_checkpointing(s, dir, "a", "high0", 10, 5);
+	WAIT_FOR(s, 30000, harness_job_is(s, high[0], "succeeded"), "the first high job did not run within 30 s");
+	for (int k = 0; k < 2; k++)
+		first = job_int(s, low[k], "interruptions") == 1 ? k : first;
+	assert_true(first >= 0);
+	assert_int(job_int(s, low[1 - first], "interruptions"), 0);
+	/* Preempted once: queued again at once, and resumed from its checkpoint. */
+	WAIT_FOR(s, 30000,
+		 harness_job_is(s, low[first], "leased") && start_pos(dir, harness_fmt("low%d", first), 2) >= 10,
+		 "the preempted job did not resume within 30 s");
+	/* 30 items of 50 ms: past preempt_min_runtime, so that it is the
+	 * one started last that the next high job takes. */
+	WAIT_FOR(s, 30000, job_int(s, low[first], "items_done") >= start_pos(dir, harness_fmt("low%d", first), 2) + 30,
+		 "the resumed job did not run 30 items within 30 s");
+
+	high[1] = submit_checkpointing(s, dir, "a", "high1", 10, 5);
+	WAIT_FOR(s, 30000, harness_job_is(s, high[1], "succeeded"), "the second high job did not run within 30 s");
+	j = harness_get_job(s, low[first]);
+	assert_string_equal(JSTR(j, "state"), "delayed");
+	assert_int(JINT(j, "interruptions"), 2);
+	assert_contains(JSTR(j, "error"), "interrupted: preempted: ");
+	assert_contains(JSTR(j, "error"), "(preempt_within)");
+	at = (int64_t)json_number_value(harness_jget(j, "run_at")) - (int64_t)time(NULL);
+	assert_true(at > 3500 && at <= 3600);
+	json_decref(j);
+	WAIT_FOR(s, 60000, harness_job_is(s, low[1 - first], "succeeded"), "the other low job did not succeed within 60 s");
+	assert_int(job_int(s, low[1 - first], "interruptions"), 0);
+	assert_true(harness_job_is(s, low[first], "delayed"));
+
+	assert_int(harness_get_text(s, NULL, "/metrics", &text, NULL, 0), 200);
+	assert_contains(text, "ebb_team_preemptions_total{team=\"a\"} 2");
+	free(text);
+	harness_ebb(&run, s, "decisions", NULL);
+	assert_int(run.status, 0);
+	assert_contains(run.out, "queued jobs of priority 5 outrank it (preempt_within)");
 	harness_run_free(&run);
 }
 
@@ -343,6 +413,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_team_held_to_quota_and_borrowing, harness_cleanup),
 		cmocka_unit_test_teardown(test_borrowed_jobs_preempted_through_checkpoints, harness_cleanup),
+		cmocka_unit_test_teardown(test_preempt_within_a_team_and_backoff, harness_cleanup),
 		cmocka_unit_test_teardown(test_budget_stops_a_team_and_chargeback_adds_up, harness_cleanup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

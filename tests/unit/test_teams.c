@@ -461,6 +461,13 @@ static void test_plan_preempts_only_when_a_limit_binds(void **state)
 	assert_contains(f.r.actions[0].reason, "(team b, priority -1): its team holds 2 GPUs beyond its share");
 	assert_contains(f.r.actions[0].reason, "team a is owed 2 GPUs of its quota");
 
+	/* One asked to stop already: one more. */
+	f.fleet[3].preempting = 1;
+	plan_it(&f);
+	assert_int(preempted(&f, ids), 1);
+	assert_int(ids[0], 1);
+	f.fleet[3].preempting = 0;
+
 	/* a wants 5: still only its quota's 2 are taken back. */
 	f.classes[1].jobs = 5;
 	plan_it(&f);
@@ -505,6 +512,96 @@ static void test_plan_preempts_only_when_a_limit_binds(void **state)
 	f.set.nteams = 0;
 	f.set.max_gpus = 4;
 	plan_it(&f);
+	assert_int(preempted(&f, ids), 0);
+}
+
+/* preempt_within: team a runs on its 2 at max_gpus; its queued job of a
+ * higher priority preempts a's lowest-priority job (the most recent of
+ * them), only when the team has it on; never one of another team, of the
+ * same priority, or of a lane served before the queued job's; none when a
+ * launch can serve it or a free GPU was given to it. */
+static void test_plan_preempts_within_a_team(void **state)
+{
+	struct pfx f;
+	int64_t ids[PLAN_MAX_ACTIONS];
+
+	(void)state;
+	pfx_reset(&f, 4);
+	f.set.preempt_min_runtime_ms = 60000;
+	for (int k = 0; k < 2; k++)
+		running_for(&f, 1)->busy_since_ms = 1000000 - 600000 + k * 1000; /* 2 started last */
+	for (int k = 0; k < 2; k++)
+		running_for(&f, 2)->priority = -5; /* b's, lower still: not a's to take */
+	queue_for(&f, 1, 3);
+	f.classes[0].top_priority = 5;
+	f.classes[0].top_jobs = 1;
+	plan_it(&f);
+	assert_int(preempted(&f, ids), 0); /* off by default */
+
+	f.set.teams[1].preempt_within = 1;
+	plan_it(&f);
+	assert_int(launched(&f), 0);
+	assert_int(preempted(&f, ids), 1);
+	assert_int(ids[0], 2);
+	assert_contains(f.r.actions[0].reason, "(team a, priority 0): the team is at its share and its 1 queued"
+					       " jobs of priority 5 outrank it (preempt_within)");
+
+	/* Asked to stop already (the worker has not heard it yet): its GPU is
+	 * on its way; the next plan takes no other job for it. */
+	f.fleet[1].preempting = 1;
+	plan_it(&f);
+	assert_int(preempted(&f, ids), 0);
+	f.classes[0].top_jobs = 2;
+	plan_it(&f);
+	assert_int(preempted(&f, ids), 1);
+	assert_int(ids[0], 1);
+	f.fleet[1].preempting = 0;
+
+	/* Two of them: both of a's jobs, the lower priority first. */
+	f.classes[0].top_jobs = 2;
+	f.fleet[1].priority = 1;
+	plan_it(&f);
+	assert_int(preempted(&f, ids), 2);
+	assert_int(ids[0], 1);
+	assert_int(ids[1], 2);
+
+	/* Of the same priority as the queued ones: nothing to take. */
+	f.classes[0].top_priority = 1;
+	f.fleet[0].priority = 1;
+	plan_it(&f);
+	assert_int(preempted(&f, ids), 0);
+	f.classes[0].top_priority = 5;
+	f.fleet[0].priority = f.fleet[1].priority = 0;
+
+	/* The running jobs' lane is served before the queued job's: a
+	 * preempted one would be leased back first. */
+	f.classes[0].lane_rank = 1;
+	plan_it(&f);
+	assert_int(preempted(&f, ids), 0);
+	f.classes[0].lane_rank = 0;
+
+	/* Within preempt_min_runtime: not yet. */
+	f.fleet[0].busy_since_ms = f.fleet[1].busy_since_ms = 1000000 - 1000;
+	plan_it(&f);
+	assert_int(preempted(&f, ids), 0);
+	assert_int(f.r.next_ms, 1000000 + 59000);
+	f.fleet[0].busy_since_ms = f.fleet[1].busy_since_ms = 1000000 - 600000;
+
+	/* b's job ended: b lends a its unused GPU, so a may use 3 and holds
+	 * 2: not at its share, the free instance serves its top job. */
+	f.fleet[2].running = 0;
+	f.fleet[2].state = INST_IDLE;
+	f.fleet[2].team = 0;
+	f.fleet[2].busy_since_ms = 0;
+	plan_it(&f);
+	assert_int(preempted(&f, ids), 0);
+
+	/* Room within max_gpus and a's share: a launch serves it. */
+	f.set.teams[1].quota_gpus = 3;
+	f.set.max_gpus = 6;
+	f.nfleet = 2;
+	plan_it(&f);
+	assert_true(launched(&f) >= 1);
 	assert_int(preempted(&f, ids), 0);
 }
 
@@ -668,6 +765,7 @@ int main(void)
 		cmocka_unit_test(test_plan_launches_within_the_team_share),
 		cmocka_unit_test(test_plan_team_over_its_share_waits),
 		cmocka_unit_test(test_plan_preempts_only_when_a_limit_binds),
+		cmocka_unit_test(test_plan_preempts_within_a_team),
 		cmocka_unit_test(test_random_views_keep_the_team_invariants),
 		cmocka_unit_test(test_plan_no_launch_past_the_budget),
 		cmocka_unit_test(test_chargeback_adds_up_to_the_cent),
