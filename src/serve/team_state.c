@@ -57,6 +57,30 @@ uint64_t team_over_budget(const struct plan_team *teams, int n, const double *sp
 	return over;
 }
 
+struct budgets {
+	struct plan_team *teams;
+	int n;
+};
+
+static int apply_budget(void *arg, const struct team_budget *b)
+{
+	struct budgets *bs = arg;
+
+	/* By its exact name: a team whose section is gone has no budget to set. */
+	for (int t = 0; t < bs->n; t++) {
+		if (strcmp(bs->teams[t].name, b->team) == 0)
+			bs->teams[t].monthly_budget = b->budget < 0 ? -1 : b->budget;
+	}
+	return 0;
+}
+
+int team_budgets_apply(struct store *st, struct plan_team *teams, int n)
+{
+	struct budgets bs = {.teams = teams, .n = n};
+
+	return n == 0 ? 0 : store_team_budgets(st, apply_budget, &bs);
+}
+
 static int64_t job_gpus(int gpus) { return gpus > 1 ? gpus : 1; }
 
 static int add_leased(void *arg, const struct job *job)
@@ -98,6 +122,8 @@ int team_state_read(struct team_state *ts, struct store *st, const struct config
 	memset(ts, 0, sizeof *ts);
 	if ((ts->n = teams_from_config(cfg, ts->teams)) == 0)
 		return 0;
+	if (team_budgets_apply(st, ts->teams, ts->n) != 0)
+		return -1;
 	if ((rc = store_job_list(st, &leased, add_leased, ts)) != 0 || (rc = store_demand(st, add_queued, ts)) != 0)
 		return rc == TEAM_STATE_NOMEM ? rc : -1;
 	if (team_month_spend(st, ts->teams, ts->n, now_ms, ts->spend) != 0)

@@ -261,10 +261,14 @@ int view_build(struct view *v, struct store *st, const struct plan_settings *set
 	    walked(v, st, add_arrivals(v, st, now_ms, settings->arrival_window_ms)) != 0)
 		return -1;
 	if (settings->nteams) {
+		/* The budgets in force: the config's, or an admin's since. */
+		struct plan_team teams[CONF_MAX_TEAMS + 1];
 		double spend[CONF_MAX_TEAMS + 1];
-		if (walked(v, st, team_month_spend(st, settings->teams, settings->nteams, now_ms, spend)) != 0)
+		memcpy(teams, settings->teams, sizeof teams);
+		if (walked(v, st, team_budgets_apply(st, teams, settings->nteams)) != 0 ||
+		    walked(v, st, team_month_spend(st, teams, settings->nteams, now_ms, spend)) != 0)
 			return -1;
-		v->over_budget = team_over_budget(settings->teams, settings->nteams, spend);
+		v->over_budget = team_over_budget(teams, settings->nteams, spend);
 	}
 	return 0;
 }

@@ -103,6 +103,9 @@ static const char *const migrations[] = {
 	"CREATE TABLE alerts (key TEXT PRIMARY KEY, name TEXT NOT NULL, labels TEXT NOT NULL,"
 	" firing INTEGER NOT NULL, since BIGINT NOT NULL, fired_at BIGINT NOT NULL,"
 	" value DOUBLE PRECISION NOT NULL, summary TEXT NOT NULL);",
+	/* 2: SQLite's 9: the monthly budgets an admin set at run time */
+	"CREATE TABLE team_budgets (team TEXT PRIMARY KEY, budget DOUBLE PRECISION NOT NULL,"
+	" set_at BIGINT NOT NULL);",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -146,7 +149,7 @@ enum stmt_id {
 	S_DEMAND, S_RECENT_SUBMITS, S_ARRIVALS, S_RECENT_DURATIONS, S_INST_INSERT, S_INST_UPDATE, S_INST_GET,
 	S_INST_LIVE, S_INST_ALL, S_DEC_INSERT, S_DEC_LIST, S_USAGE, S_SEG_OPEN, S_SEG_FIND, S_SEG_CLOSE,
 	S_JOB_COST, S_STAT_ADD, S_STATS, S_LEDGER, S_LEDGER_OPEN, S_SUM_ADD, S_SUMS, S_INST_BY_TOKEN,
-	S_DATA_SET, S_DATA_GET, S_DEAD, S_ALERT_PUT, S_ALERT_DELETE, S_ALERTS, S_COUNT
+	S_DATA_SET, S_DATA_GET, S_DEAD, S_ALERT_PUT, S_ALERT_DELETE, S_ALERTS, S_BUDGET_SET, S_BUDGETS, S_COUNT
 };
 
 static const char *const stmt_sql[S_COUNT] = {
@@ -263,6 +266,9 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_ALERT_DELETE] = "DELETE FROM alerts WHERE key = $1",
 	[S_ALERTS] = "SELECT key, name, labels, firing, since, fired_at, value, summary FROM alerts"
 		     " ORDER BY " C_ORDER("key"),
+	[S_BUDGET_SET] = "INSERT INTO team_budgets VALUES ($1, $2, $3) ON CONFLICT (team) DO UPDATE"
+			 " SET budget = $2, set_at = $3",
+	[S_BUDGETS] = "SELECT team, budget, set_at FROM team_budgets ORDER BY " C_ORDER("team"),
 };
 
 struct pg_store {
@@ -1375,6 +1381,37 @@ static int op_ledger_sums(struct store *base, int64_t first_day, int64_t last_da
 	return ret;
 }
 
+/* ---- team budgets ---- */
+
+static int op_team_budget_set(struct store *base, const struct team_budget *b)
+{
+	struct args a = {0};
+
+	a_text(&a, b->team);
+	a_num(&a, b->budget);
+	a_int(&a, b->set_ms);
+	return run_cmd(impl(base), S_BUDGET_SET, &a, "set team budget");
+}
+
+static int op_team_budgets(struct store *base, team_budget_cb cb, void *arg)
+{
+	PGresult *r = run(impl(base), S_BUDGETS, NULL, "team budgets");
+	int ret = 0;
+
+	if (!r)
+		return -1;
+	for (int i = 0; i < PQntuples(r) && ret == 0; i++) {
+		struct team_budget b = {
+			.team = PQgetvalue(r, i, 0),
+			.budget = c_num(r, i, 1),
+			.set_ms = c_int(r, i, 2),
+		};
+		ret = cb(arg, &b);
+	}
+	PQclear(r);
+	return ret;
+}
+
 /* ---- alerts ---- */
 
 static int op_alert_put(struct store *base, const struct alert_row *al)
@@ -1596,4 +1633,6 @@ const struct store_engine store_engine_postgres = {
 	.alert_put = op_alert_put,
 	.alert_delete = op_alert_delete,
 	.alerts = op_alerts,
+	.team_budget_set = op_team_budget_set,
+	.team_budgets = op_team_budgets,
 };

@@ -136,6 +136,9 @@ static const char *const migrations[] = {
 	"CREATE INDEX jobs_dead ON jobs(finished_at) WHERE state = 'dead';"
 	"CREATE TABLE alerts (key TEXT PRIMARY KEY, name TEXT NOT NULL, labels TEXT NOT NULL, firing INTEGER NOT NULL,"
 	" since INTEGER NOT NULL, fired_at INTEGER NOT NULL, value REAL NOT NULL, summary TEXT NOT NULL) WITHOUT ROWID;",
+	/* 9: the monthly budgets an admin set at run time, over the config's */
+	"CREATE TABLE team_budgets (team TEXT PRIMARY KEY, budget REAL NOT NULL, set_at INTEGER NOT NULL)"
+	" WITHOUT ROWID;",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -166,7 +169,7 @@ enum stmt_id {
 	S_RECENT_DURATIONS, S_INST_INSERT, S_INST_UPDATE, S_INST_GET, S_INST_LIVE, S_INST_ALL, S_DEC_INSERT,
 	S_DEC_LIST, S_USAGE, S_SEG_OPEN, S_SEG_FIND, S_SEG_CLOSE, S_JOB_COST,
 	S_STAT_ADD, S_STATS, S_LEDGER, S_LEDGER_OPEN, S_SUM_ADD, S_SUMS, S_INST_BY_TOKEN, S_DATA_SET,
-	S_DATA_GET, S_DEAD, S_ALERT_PUT, S_ALERT_DELETE, S_ALERTS, S_COUNT
+	S_DATA_GET, S_DEAD, S_ALERT_PUT, S_ALERT_DELETE, S_ALERTS, S_BUDGET_SET, S_BUDGETS, S_COUNT
 };
 
 static const char *const stmt_sql[S_COUNT] = {
@@ -275,6 +278,8 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_ALERTS] = "SELECT key, name, labels, firing, since, fired_at, value, summary FROM alerts ORDER BY key",
 	[S_DEC_LIST] = "SELECT id, at, kind, offer, count, instance_id, reason FROM decisions"
 		       " ORDER BY id DESC LIMIT ?",
+	[S_BUDGET_SET] = "INSERT OR REPLACE INTO team_budgets VALUES (?1, ?2, ?3)",
+	[S_BUDGETS] = "SELECT team, budget, set_at FROM team_budgets ORDER BY team",
 };
 
 struct sqlite_store {
@@ -1049,6 +1054,38 @@ static int op_alerts(struct store *base, alert_cb cb, void *arg)
 	return ret;
 }
 
+static int op_team_budget_set(struct store *base, const struct team_budget *b)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_BUDGET_SET];
+
+	bind_text(st, 1, b->team);
+	sqlite3_bind_double(st, 2, b->budget);
+	sqlite3_bind_int64(st, 3, b->set_ms);
+	return run(s, S_BUDGET_SET);
+}
+
+static int op_team_budgets(struct store *base, team_budget_cb cb, void *arg)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_BUDGETS];
+	int rc, ret = 0;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct team_budget b = {
+			.team = (const char *)sqlite3_column_text(st, 0),
+			.budget = sqlite3_column_double(st, 1),
+			.set_ms = sqlite3_column_int64(st, 2),
+		};
+		if ((ret = cb(arg, &b)) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = fail(s, "team budgets");
+	sqlite3_reset(st);
+	return ret;
+}
+
 static int op_segment_open(struct store *base, const struct segment *g)
 {
 	struct sqlite_store *s = impl(base);
@@ -1442,4 +1479,6 @@ const struct store_engine store_engine_sqlite = {
 	.alert_put = op_alert_put,
 	.alert_delete = op_alert_delete,
 	.alerts = op_alerts,
+	.team_budget_set = op_team_budget_set,
+	.team_budgets = op_team_budgets,
 };

@@ -133,6 +133,14 @@ struct dead_letters {
 	double cost; /* USD their runs cost */
 };
 
+/* A team's monthly budget as an admin set it at run time, over its
+ * [team.NAME] monthly_budget (docs/TEAMS.md). */
+struct team_budget {
+	const char *team;
+	double budget; /* USD; < 0: none (lifted) */
+	int64_t set_ms;
+};
+
 /* An alert that is pending or firing (serve/alerts.c), kept so that it
  * outlives a restart of serve. */
 struct alert_row {
@@ -187,6 +195,7 @@ typedef int (*ledger_cb)(void *arg, const struct ledger_row *row);
 typedef int (*ledger_sum_cb)(void *arg, const struct ledger_sum *sum);
 typedef int (*dead_letters_cb)(void *arg, const struct dead_letters *d);
 typedef int (*alert_cb)(void *arg, const struct alert_row *a);
+typedef int (*team_budget_cb)(void *arg, const struct team_budget *b);
 
 /* The engines' shares of the configuration, for struct conf_plugins. */
 extern const struct conf_plugin *const store_plugins[];
@@ -208,8 +217,9 @@ int store_failure(const struct store *st, struct ebb_error *e);
 uint64_t store_errors(const struct store *st);
 /* The reason of the last call that failed, whatever came after it. */
 const char *store_last_error(const struct store *st);
-/* Grows with every write of a job or an instance, committed or not: a
- * reader that saw the same value has seen every change since. */
+/* Grows with every write of a job, an instance or a team's budget,
+ * committed or not: a reader that saw the same value has seen every
+ * change since. */
 uint64_t store_changes(const struct store *st);
 
 /* ---- transactions ---- */
@@ -307,5 +317,11 @@ int store_alert_put(struct store *st, const struct alert_row *a) STORE_CHECK;
 int store_alert_delete(struct store *st, const char *key) STORE_CHECK;
 /* Every alert kept, by key. */
 int store_alerts(struct store *st, alert_cb cb, void *arg) STORE_CHECK;
+
+/* ---- team budgets set at run time ---- */
+/* Writes the team's, made if new. */
+int store_team_budget_set(struct store *st, const struct team_budget *b) STORE_CHECK;
+/* Every team's, by name. */
+int store_team_budgets(struct store *st, team_budget_cb cb, void *arg) STORE_CHECK;
 
 #endif

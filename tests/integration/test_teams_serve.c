@@ -138,6 +138,13 @@ static void test_team_held_to_quota_and_borrowing(void **state)
 		assert_contains(run.out, "team b is at its share: its jobs use 2 GPUs of the 2 it may use now (quota 2)");
 		harness_run_free(&run);
 	}
+	/* The list says so too: each held job, and the reason once. */
+	harness_ebb(&run, s, "jobs", "--team", "b", "--state", "queued", NULL);
+	assert_int(run.status, 0);
+	assert_contains(run.out, "queued (held)");
+	assert_contains(run.err, "held: team b is at its share: its jobs use 2 GPUs of the 2 it may use now");
+	assert_null(strstr(strstr(run.err, "held: ") + 1, "held: "));
+	harness_run_free(&run);
 	r = harness_get_job(s, a[0]);
 	assert_null(harness_jget(r, "held"));
 	json_decref(r);
@@ -408,6 +415,98 @@ static void test_budget_stops_a_team_and_chargeback_adds_up(void **state)
 	harness_run_free(&run);
 }
 
+/* A team's monthly budget set at run time: team a starts with a budget of
+ * 0 (spent at once), so its job waits, held; `ebb team set a --budget
+ * none` lifts it and the job runs; a budget of 0 again holds the next
+ * one, and still does after a restart (the store keeps it). Each change
+ * is a decision. Bad input is refused with the reason; a submit token
+ * may not set a budget. */
+static void test_budget_set_at_run_time(void **state)
+{
+	struct harness_server *s;
+	struct harness_run run;
+	int64_t a1, a2;
+	json_t *r;
+	int st;
+
+	(void)state;
+	s = harness_serve("[token.worker]\nsecret = " WORKER_SECRET "\nrole = worker\n"
+			  "[provider]\nkind = local\norphan_timeout = 20s\n"
+			  "[local]\ngpus = 0,1\n"
+			  "[lane.standard]\nwait_target = 1s\n"
+			  "[scaler]\ninterval = 200ms\nmax_gpus = 2\nidle_timeout = 1m\n"
+			  "[team.a]\nquota_gpus = 1\nmonthly_budget = 0\n"
+			  "[team.b]\nquota_gpus = 1\n"
+			  "[token.asub]\nsecret = team-a-secret-0123456789\nteam = a\n",
+			  HARNESS_TOKENS);
+	harness_own_workers(s);
+	a1 = harness_submit(s, "{\"team\": \"a\", \"command\": [\"true\"]}");
+	r = harness_get_job(s, a1);
+	assert_contains(JSTR(r, "held"), "team a spent its monthly budget ($0.00 of $0.00 this month)");
+	json_decref(r);
+	r = harness_get(s, "/v1/jobs?state=queued");
+	assert_contains(JSTR(json_array_get(harness_jget(r, "jobs"), 0), "held"), "team a spent its monthly budget");
+	json_decref(r);
+	harness_ebb(&run, s, "jobs", NULL);
+	assert_int(run.status, 0);
+	assert_contains(run.out, "queued (held)");
+	assert_contains(run.err, "held: team a spent its monthly budget ($0.00 of $0.00 this month)");
+	harness_run_free(&run);
+
+	harness_ebb(&run, s, "team", "set", "a", "--budget", "none", NULL);
+	assert_int(run.status, 0);
+	assert_contains(run.out, "team a: no monthly budget");
+	harness_run_free(&run);
+	WAIT_FOR(s, 30000, harness_job_is(s, a1, "succeeded"), "a's job did not run within 30 s of lifting the budget");
+
+	harness_ebb(&run, s, "team", "set", "a", "--budget", "0", "--json", NULL);
+	assert_int(run.status, 0);
+	r = harness_json(run.out);
+	assert_true(json_number_value(harness_jget(team_named(r, "a"), "monthly_budget_usd")) == 0);
+	assert_true(json_is_true(harness_jget(team_named(r, "a"), "over_budget")));
+	json_decref(r);
+	harness_run_free(&run);
+	a2 = harness_submit(s, "{\"team\": \"a\", \"command\": [\"true\"]}");
+	r = harness_get_job(s, a2);
+	assert_contains(JSTR(r, "held"), "team a spent its monthly budget");
+	json_decref(r);
+
+	harness_ebb(&run, s, "decisions", NULL);
+	assert_int(run.status, 0);
+	assert_contains(run.out, "team a: monthly budget none (was $0.00), set by admin");
+	assert_contains(run.out, "team a: monthly budget $0.00 (was none), set by admin");
+	harness_run_free(&run);
+
+	/* Refused: a team with no section, a bad budget, a submit token. */
+	harness_ebb(&run, s, "team", "set", "c", "--budget", "10", NULL);
+	assert_int(run.status, 1);
+	assert_contains(run.err, "no team c: the config has no [team.c] section");
+	harness_run_free(&run);
+	st = harness_call(s, "POST", "/v1/teams/budget", "{\"team\": \"a\", \"monthly_budget\": -1}", &r);
+	assert_int(st, 400);
+	assert_contains(JSTR(r, "error.message"), "monthly_budget: expected 0 to 1000000000 USD, got -1");
+	json_decref(r);
+	st = harness_call(s, "POST", "/v1/teams/budget", "{\"team\": \"a\"}", &r);
+	assert_int(st, 400);
+	assert_string_equal(JSTR(r, "error.code"), "missing_field");
+	json_decref(r);
+	st = harness_call_as(s, "team-a-secret-0123456789", "POST", "/v1/teams/budget",
+			     "{\"team\": \"a\", \"monthly_budget\": null}", &r);
+	assert_int(st, 403);
+	json_decref(r);
+
+	/* A restart keeps the budget set: a2 is still held. */
+	assert_int(harness_server_stop(s), 0);
+	harness_server_start(s);
+	r = harness_get(s, "/v1/teams");
+	assert_true(json_number_value(harness_jget(team_named(r, "a"), "monthly_budget_usd")) == 0);
+	json_decref(r);
+	r = harness_get_job(s, a2);
+	assert_string_equal(JSTR(r, "state"), "queued");
+	assert_contains(JSTR(r, "held"), "team a spent its monthly budget");
+	json_decref(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -415,6 +514,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_borrowed_jobs_preempted_through_checkpoints, harness_cleanup),
 		cmocka_unit_test_teardown(test_preempt_within_a_team_and_backoff, harness_cleanup),
 		cmocka_unit_test_teardown(test_budget_stops_a_team_and_chargeback_adds_up, harness_cleanup),
+		cmocka_unit_test_teardown(test_budget_set_at_run_time, harness_cleanup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

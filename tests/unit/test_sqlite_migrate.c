@@ -19,9 +19,9 @@
 #define D0 (20000 * DAY) /* a day in 2024, 00:00 UTC */
 
 
-/* What migration 8 made, dropped. */
+/* What migrations 8 and later made, dropped. */
 #define UNDO_8                                                                                            \
-	"DROP TABLE alerts; DROP INDEX jobs_dead; ALTER TABLE offer_stats DROP COLUMN failing_since;"     \
+	"DROP TABLE team_budgets; DROP TABLE alerts; DROP INDEX jobs_dead; ALTER TABLE offer_stats DROP COLUMN failing_since;"     \
 	" ALTER TABLE offer_stats DROP COLUMN lost; ALTER TABLE offer_stats DROP COLUMN last_lost_at;"
 
 /* Takes the database back to version `to`, dropping what came after. */
