@@ -121,7 +121,7 @@ static const char *dollars(json_t *cents)
 /* By team: the lines finance gets (chargeback.h). */
 static int print_chargeback(json_t *cb)
 {
-	static const char *const headers[] = {"TEAM", "BUSY", "IDLE SHARE", "TOTAL", NULL};
+	static const char *const headers[] = {"TEAM", "BUSY", "IDLE", "TOTAL", NULL};
 	struct table t;
 	json_t *line;
 	size_t i;
@@ -131,21 +131,22 @@ static int print_chargeback(json_t *cb)
 	json_array_foreach(json_object_get(cb, "teams"), i, line) {
 		table_add(&t, "%s", json_string_value(json_object_get(line, "team")));
 		table_add(&t, "%s", dollars(json_object_get(line, "busy_cents")));
-		table_add(&t, "%s", dollars(json_object_get(line, "idle_share_cents")));
+		table_add(&t, "%s", dollars(json_object_get(line, "idle_cents")));
 		table_add(&t, "%s", dollars(json_object_get(line, "total_cents")));
 	}
-	if (json_integer_value(json_object_get(cb, "unattributed_cents"))) {
-		table_add(&t, "(unattributed)");
+	if (json_integer_value(json_object_get(cb, "shared_cents"))) {
+		table_add(&t, "shared");
 		table_add(&t, "$0.00");
-		table_add(&t, "%s", dollars(json_object_get(cb, "unattributed_cents")));
-		table_add(&t, "%s", dollars(json_object_get(cb, "unattributed_cents")));
+		table_add(&t, "%s", dollars(json_object_get(cb, "shared_cents")));
+		table_add(&t, "%s", dollars(json_object_get(cb, "shared_cents")));
 	}
 	table_add(&t, "total");
 	table_add(&t, "%s", "");
 	table_add(&t, "%s", "");
 	table_add(&t, "%s", dollars(json_object_get(cb, "total_cents")));
-	printf("\nChargeback: each team pays its jobs' runs and a share of the not-busy cost\n"
-	       "in proportion to them (docs/TEAMS.md).\n");
+	printf("\nChargeback: each team pays its jobs' runs (BUSY) and the boot, idle and billing\n"
+	       "remainder of the instances launched for its work (IDLE); the warm pool's are shared\n"
+	       "(docs/TEAMS.md).\n");
 	rc = table_print(&t, stdout);
 	table_free(&t);
 	return rc;

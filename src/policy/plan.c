@@ -130,6 +130,7 @@ static struct action *add(struct planner *p, enum action_kind kind, int offer, i
 	a->market = MARKET_ONDEMAND;
 	a->count = count;
 	a->lane = NULL;
+	a->team = kind == ACTION_LAUNCH ? p->team : -1;
 	a->instance = instance;
 	/* Whole, so that two plans of one view are the same byte for byte. */
 	memset(a->reason, 0, sizeof a->reason);

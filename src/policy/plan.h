@@ -139,6 +139,10 @@ struct action {
 	enum market market;
 	int count;        /* launch */
 	const char *lane; /* launch: the lane of the work it is for ("" for the warm pool); the view's */
+	/* launch: the team (index into the settings' teams) whose work it is
+	 * for, whose its boot and idle time are; -1: none (the warm pool, or
+	 * teams off). */
+	int team;
 	int64_t instance; /* drain, terminate, preempt */
 	char reason[400];
 };

@@ -115,7 +115,7 @@ static int terminate(struct ledger *l, struct instance *inst, int64_t now)
 	d.reclaims = inst->reclaim_at_ms != 0;
 	if (store_offer_stat_add(l->store, &d) != 0 || store_segment_open(l->store, &rest) != 0)
 		return -1;
-	return add_up(l, inst, &rest, "", 0);
+	return add_up(l, inst, &rest, inst->team, 0);
 }
 
 int ledger_transition(struct ledger *l, struct instance *inst, enum instance_state to)
@@ -133,7 +133,7 @@ int ledger_transition(struct ledger *l, struct instance *inst, enum instance_sta
 		return -1;
 	inst->updated_ms = now;
 	if (rc == 0 && (strcmp(closed.kind, "job") == 0 && closed.job ? job_run_ended(l, inst, &closed)
-								     : add_up(l, inst, &closed, "", 0)) != 0)
+								     : add_up(l, inst, &closed, inst->team, 0)) != 0)
 		return -1;
 	if (to == INST_TERMINATED)
 		return inst->state == INST_TERMINATED ? 0 : terminate(l, inst, now);

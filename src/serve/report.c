@@ -151,6 +151,10 @@ static const char *group_name(const struct report *r, const struct ledger_row *r
 
 	if (r->by == REPORT_BY_OFFER)
 		return row->offer;
+	/* By team, the time no job used is the team's whose work the
+	 * instance was launched for. */
+	if (kind != RK_BUSY && r->by == REPORT_BY_TEAM)
+		return row->launch_team && row->launch_team[0] ? row->launch_team : REPORT_SHARED;
 	if (kind != RK_BUSY)
 		return REPORT_NOT_A_JOB;
 	name = r->by == REPORT_BY_TEAM ? row->team : row->type;
@@ -320,36 +324,35 @@ static json_t *group_to_json(const struct report_group *g, const char *name)
 		(json_int_t)g->items_lost);
 }
 
-/* The teams' lines, in the groups' order, the not-busy row left out. */
+/* The teams' lines, in the groups' order, and the shared line. */
 static json_t *chargeback_json(const struct report *r)
 {
 	struct charge *c = calloc((size_t)r->ngroups + 1, sizeof *c);
 	json_t *teams = json_array(), *out;
-	double busy = 0;
-	int64_t unattributed, sum = 0;
-	int n = 0;
+	int64_t total;
+	int shared = -1;
 
-	if (!c)
+	if (!c) {
+		json_decref(teams);
 		return json_null();
-	for (int k = 0; k < r->ngroups; k++) {
-		if (strcmp(r->groups[k].name, REPORT_NOT_A_JOB) != 0) {
-			c[n++].busy_usd = r->groups[k].cost[RK_BUSY];
-			busy += r->groups[k].cost[RK_BUSY];
-		}
 	}
-	unattributed = chargeback(c, n, total_cost(&r->total) - busy);
-	n = 0;
 	for (int k = 0; k < r->ngroups; k++) {
-		if (strcmp(r->groups[k].name, REPORT_NOT_A_JOB) == 0)
+		c[k].busy_usd = r->groups[k].cost[RK_BUSY];
+		c[k].not_busy_usd = total_cost(&r->groups[k]) - c[k].busy_usd;
+		if (strcmp(r->groups[k].name, REPORT_SHARED) == 0)
+			shared = k;
+	}
+	total = chargeback(c, r->ngroups);
+	for (int k = 0; k < r->ngroups; k++) {
+		if (k == shared)
 			continue;
 		json_array_append_new(teams, json_pack("{s:s, s:I, s:I, s:I}", "team", r->groups[k].name,
-						       "busy_cents", (json_int_t)c[n].busy_cents, "idle_share_cents",
-						       (json_int_t)c[n].idle_share_cents, "total_cents",
-						       (json_int_t)c[n].total_cents));
-		sum += c[n++].total_cents;
+						       "busy_cents", (json_int_t)c[k].busy_cents, "idle_cents",
+						       (json_int_t)c[k].not_busy_cents, "total_cents",
+						       (json_int_t)c[k].total_cents));
 	}
-	out = json_pack("{s:o, s:I, s:I}", "teams", teams, "unattributed_cents", (json_int_t)unattributed,
-			"total_cents", (json_int_t)(sum + unattributed));
+	out = json_pack("{s:o, s:I, s:I}", "teams", teams, "shared_cents",
+				(json_int_t)(shared >= 0 ? c[shared].total_cents : 0), "total_cents", (json_int_t)total);
 	free(c);
 	return out;
 }

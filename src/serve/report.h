@@ -12,8 +12,12 @@
 
 enum report_by { REPORT_BY_OFFER, REPORT_BY_TEAM, REPORT_BY_TYPE };
 
-/* The row of instance time no job used, in a report by team or type. */
+/* The row of instance time no job used, in a report by type. */
 #define REPORT_NOT_A_JOB "(idle)"
+/* In a report by team, the row of the time no job used of instances
+ * launched for no team's work (the warm pool, workers started by hand):
+ * the chargeback's shared line. */
+#define REPORT_SHARED "(shared)"
 
 /* Where instance time went. BUSY is a job's run; the others are "not
  * busy": boot (launch to registration), idle, and the billing remainder
@@ -56,8 +60,8 @@ int report_add(struct report *r, const struct ledger_row *row, double usd_per_ms
  * groups sorted, dearest first. Call once, after the last report_add. */
 void report_finish(struct report *r);
 /* The report; by team, with its chargeback (chargeback.h): each team's
- * busy cost, share of the not-busy cost and total, in cents, adding up to
- * the fleet's total. */
+ * busy cost, the not-busy cost of the instances launched for it and
+ * total, and the shared line, in cents, adding up to the fleet's total. */
 json_t *report_to_json(const struct report *r);
 void report_free(struct report *r);
 

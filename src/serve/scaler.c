@@ -193,6 +193,8 @@ static int launch(struct scaler *sc, const struct decision_now *dn, const struct
 		inst.state = INST_REQUESTED;
 		inst.gpus = o->gpus;
 		inst.vram_gb = o->vram_gb;
+		if (a->team >= 0)
+			snprintf(inst.team, sizeof inst.team, "%s", dn->view.settings->teams[a->team].name);
 		inst.launched_ms = inst.updated_ms = clock_now(sc->env.clock);
 		/* Cut to the record's room, as the decision keeps it whole. */
 		snprintf(inst.reason, sizeof inst.reason, "%.*s", (int)sizeof inst.reason - 1, a->reason);

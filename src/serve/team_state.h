@@ -28,8 +28,9 @@ struct team_state {
 #define TEAM_STATE_NOMEM (-2)
 
 /* Each team's spend this calendar month (UTC) up to now, in USD, from the
- * ledger's closed segments: its jobs' runs and its chargeback share of
- * the time no job used (chargeback.h). 0, or -1 on a store error. */
+ * ledger's closed segments: its chargeback (chargeback.h), its jobs' runs
+ * and the time no job used of the instances launched for its work. 0,
+ * or -1 on a store error. */
 int team_month_spend(struct store *st, const struct plan_team *teams, int n, int64_t now_ms, double *spend);
 /* Bit t: team t has a monthly_budget and spent it (spend from above). */
 uint64_t team_over_budget(const struct plan_team *teams, int n, const double *spend);

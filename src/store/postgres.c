@@ -103,9 +103,11 @@ static const char *const migrations[] = {
 	"CREATE TABLE alerts (key TEXT PRIMARY KEY, name TEXT NOT NULL, labels TEXT NOT NULL,"
 	" firing INTEGER NOT NULL, since BIGINT NOT NULL, fired_at BIGINT NOT NULL,"
 	" value DOUBLE PRECISION NOT NULL, summary TEXT NOT NULL);",
-	/* 2: SQLite's 9: the monthly budgets an admin set at run time */
+	/* 2: SQLite's 9: the monthly budgets an admin set at run time; the
+	 * team whose work an instance was launched for */
 	"CREATE TABLE team_budgets (team TEXT PRIMARY KEY, budget DOUBLE PRECISION NOT NULL,"
-	" set_at BIGINT NOT NULL);",
+	" set_at BIGINT NOT NULL);"
+	"ALTER TABLE instances ADD COLUMN team TEXT NOT NULL DEFAULT '';",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -131,12 +133,12 @@ static const char *const migrations[] = {
 #define INST_FIELDS                                                                               \
 	"offer, market, state, gpus, vram_gb, gpu_ids, provider_ref, launched_at,"                \
 	" registered_at, idle_since, terminated_at, updated_at, job_id, reason, billed_ms, cost," \
-	" reclaim_at, token"
+	" reclaim_at, token, team"
 #define INST_COLUMNS "id, " INST_FIELDS
 
 #define LEDGER_SELECT                                                                             \
 	"SELECT s.instance_id, s.kind, s.job_id, s.start_at, s.end_at, s.cost, i.offer, i.market," \
-	" i.gpus, j.team, j.type, j.items_done, j.items_lost, (i.reclaim_at > 0)::int"              \
+	" i.gpus, j.team, j.type, j.items_done, j.items_lost, (i.reclaim_at > 0)::int, i.team"      \
 	" FROM segments s JOIN instances i ON i.id = s.instance_id"                                 \
 	" LEFT JOIN jobs j ON j.id = s.job_id AND s.kind = 'job'"
 
@@ -195,13 +197,13 @@ static const char *const stmt_sql[S_COUNT] = {
 			       " WHERE state = 'succeeded' AND started_at > 0"
 			       " ORDER BY finished_at DESC, id DESC LIMIT $1",
 	[S_INST_INSERT] = "INSERT INTO instances (" INST_FIELDS ") VALUES"
-			  " ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)"
+			  " ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)"
 			  " RETURNING id",
 	[S_INST_UPDATE] = "UPDATE instances SET offer = $2, market = $3, state = $4, gpus = $5,"
 			  " vram_gb = $6, gpu_ids = $7, provider_ref = $8, launched_at = $9,"
 			  " registered_at = $10, idle_since = $11, terminated_at = $12, updated_at = $13,"
-			  " job_id = $14, reason = $15, billed_ms = $16, cost = $17, reclaim_at = $18, token = $19"
-			  " WHERE id = $1",
+			  " job_id = $14, reason = $15, billed_ms = $16, cost = $17, reclaim_at = $18, token = $19,"
+			  " team = $20 WHERE id = $1",
 	[S_INST_GET] = "SELECT " INST_COLUMNS " FROM instances WHERE id = $1",
 	[S_INST_BY_TOKEN] = "SELECT " INST_COLUMNS " FROM instances WHERE token = $1 AND token <> ''",
 	[S_DATA_SET] = "UPDATE instances SET provider_data = $2 WHERE id = $1",
@@ -1007,6 +1009,7 @@ static void read_instance(const PGresult *r, int row, struct instance *i)
 	i->cost = c_num(r, row, 16);
 	i->reclaim_at_ms = c_int(r, row, 17);
 	snprintf(i->token, sizeof i->token, "%s", PQgetvalue(r, row, 18));
+	snprintf(i->team, sizeof i->team, "%s", PQgetvalue(r, row, 19));
 }
 
 /* INST_FIELDS' values, in order. */
@@ -1030,6 +1033,7 @@ static void instance_args(struct args *a, const struct instance *i)
 	a_num(a, i->cost);
 	a_int(a, i->reclaim_at_ms);
 	a_text(a, i->token);
+	a_text(a, i->team);
 }
 
 static int op_instance_insert(struct store *base, struct instance *i)
@@ -1317,6 +1321,7 @@ static int walk_ledger(struct pg_store *s, enum stmt_id id, const struct args *a
 			.items_done = c_int(r, i, 11),
 			.items_lost = c_int(r, i, 12),
 			.reclaimed = (int)c_int(r, i, 13),
+			.launch_team = PQgetvalue(r, i, 14),
 		};
 		ret = cb(arg, &row);
 	}

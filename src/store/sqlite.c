@@ -136,9 +136,11 @@ static const char *const migrations[] = {
 	"CREATE INDEX jobs_dead ON jobs(finished_at) WHERE state = 'dead';"
 	"CREATE TABLE alerts (key TEXT PRIMARY KEY, name TEXT NOT NULL, labels TEXT NOT NULL, firing INTEGER NOT NULL,"
 	" since INTEGER NOT NULL, fired_at INTEGER NOT NULL, value REAL NOT NULL, summary TEXT NOT NULL) WITHOUT ROWID;",
-	/* 9: the monthly budgets an admin set at run time, over the config's */
+	/* 9: the monthly budgets an admin set at run time, over the config's;
+	 * the team whose work an instance was launched for */
 	"CREATE TABLE team_budgets (team TEXT PRIMARY KEY, budget REAL NOT NULL, set_at INTEGER NOT NULL)"
-	" WITHOUT ROWID;",
+	" WITHOUT ROWID;"
+	"ALTER TABLE instances ADD COLUMN team TEXT NOT NULL DEFAULT '';",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -153,12 +155,12 @@ static const char *const migrations[] = {
 #define INST_COLUMNS                                                                      \
 	"id, offer, market, state, gpus, vram_gb, gpu_ids, provider_ref, launched_at,"    \
 	" registered_at, idle_since, terminated_at, updated_at, job_id, reason, billed_ms, cost,"  \
-	" reclaim_at, token"
+	" reclaim_at, token, team"
 
 /* A ledger row: the segment, its instance, and the job a run was of. */
 #define LEDGER_SELECT                                                                             \
 	"SELECT s.instance_id, s.kind, s.job_id, s.start_at, s.end_at, s.cost, i.offer, i.market," \
-	" i.gpus, j.team, j.type, j.items_done, j.items_lost, i.reclaim_at > 0"                     \
+	" i.gpus, j.team, j.type, j.items_done, j.items_lost, i.reclaim_at > 0, i.team"             \
 	" FROM segments s JOIN instances i ON i.id = s.instance_id"                                 \
 	" LEFT JOIN jobs j ON j.id = s.job_id AND s.kind = 'job'"
 
@@ -219,12 +221,12 @@ static const char *const stmt_sql[S_COUNT] = {
 			       " WHERE state = 'succeeded' AND started_at > 0"
 			       " ORDER BY finished_at DESC LIMIT ?",
 	[S_INST_INSERT] = "INSERT INTO instances (" INST_COLUMNS ") VALUES"
-			  " (NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+			  " (NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
 	[S_INST_UPDATE] = "UPDATE instances SET offer = ?2, market = ?3, state = ?4, gpus = ?5,"
 			  " vram_gb = ?6, gpu_ids = ?7, provider_ref = ?8, launched_at = ?9,"
 			  " registered_at = ?10, idle_since = ?11, terminated_at = ?12, updated_at = ?13,"
-			  " job_id = ?14, reason = ?15, billed_ms = ?16, cost = ?17, reclaim_at = ?18, token = ?19"
-			  " WHERE id = ?1",
+			  " job_id = ?14, reason = ?15, billed_ms = ?16, cost = ?17, reclaim_at = ?18, token = ?19,"
+			  " team = ?20 WHERE id = ?1",
 	[S_INST_GET] = "SELECT " INST_COLUMNS " FROM instances WHERE id = ?",
 	[S_INST_BY_TOKEN] = "SELECT " INST_COLUMNS " FROM instances WHERE token = ?1 AND token <> ''",
 	[S_DATA_SET] = "UPDATE instances SET provider_data = ?2 WHERE id = ?1",
@@ -782,6 +784,7 @@ static void read_instance(sqlite3_stmt *st, struct instance *i)
 	i->cost = sqlite3_column_double(st, 16);
 	i->reclaim_at_ms = sqlite3_column_int64(st, 17);
 	snprintf(i->token, sizeof i->token, "%s", (const char *)sqlite3_column_text(st, 18));
+	column_name(st, 19, i->team);
 }
 
 static int write_instance(struct sqlite_store *s, enum stmt_id id, const struct instance *i)
@@ -809,6 +812,7 @@ static int write_instance(struct sqlite_store *s, enum stmt_id id, const struct 
 	sqlite3_bind_double(st, 17, i->cost);
 	sqlite3_bind_int64(st, 18, i->reclaim_at_ms);
 	bind_text(st, 19, i->token);
+	bind_text(st, 20, i->team);
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
@@ -1251,6 +1255,7 @@ static int walk_ledger(struct sqlite_store *s, enum stmt_id id, ledger_cb cb, vo
 			.items_done = sqlite3_column_int64(st, 11),
 			.items_lost = sqlite3_column_int64(st, 12),
 			.reclaimed = sqlite3_column_int(st, 13),
+			.launch_team = (const char *)sqlite3_column_text(st, 14),
 		};
 		if ((ret = cb(arg, &r)) != 0)
 			break;

@@ -162,6 +162,7 @@ struct ledger_row {
 	const char *team, *type; /* of the job; NULL for boot, idle, billing */
 	int64_t items_done, items_lost; /* of the job, when the segment ended it */
 	int reclaimed;         /* the instance ended by a reclaim */
+	const char *launch_team; /* its instance's (struct instance team): "" for none */
 };
 
 /* What the ledger adds up as its segments close, for the figures that
@@ -172,7 +173,9 @@ struct ledger_sum {
 	const char *offer;
 	enum market market;
 	const char *kind; /* boot, idle, job, billing */
-	const char *team; /* of the job a "job" segment ran; "" for the others */
+	/* Of the job a "job" segment ran; for the others, the team whose
+	 * work the instance was launched for, "" for none (shared). */
+	const char *team;
 	int64_t ms;
 	double gpu_ms;
 	double cost;

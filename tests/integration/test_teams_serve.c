@@ -372,13 +372,16 @@ static void test_budget_stops_a_team_and_chargeback_adds_up(void **state)
 			  "[lane.standard]\nwait_target = 1s\n"
 			  "[scaler]\ninterval = 200ms\nmax_gpus = 2\nidle_timeout = 1m\nmax_spend_per_hour = 0\n"
 			  "[offer.g]\nprice_ondemand = 360\nbilling_minimum = 0s\n"
-			  "[team.a]\nquota_gpus = 1\nmonthly_budget = 0.0001\n"
+			  "[team.a]\nquota_gpus = 1\n"
 			  "[team.b]\nquota_gpus = 1\n",
 			  HARNESS_TOKENS);
 	harness_own_workers(s);
 	a1 = harness_submit(s, "{\"team\": \"a\", \"command\": [\"sleep\", \"0.3\"]}");
 	WAIT_FOR(s, 30000, harness_job_is(s, a1, "succeeded"), "a's first job did not succeed within 30 s");
-	/* a1's run cost more than a's budget: a2 waits, b1 runs. */
+	/* a1's run (and the boot of the instance launched for it) cost more
+	 * than the budget a gets now: a2 waits, b1 runs. */
+	json_decref(harness_call_ok(s, "POST", "/v1/teams/budget", "{\"team\": \"a\", \"monthly_budget\": 0.0001}",
+				    200));
 	a2 = harness_submit(s, "{\"team\": \"a\", \"command\": [\"true\"]}");
 	b1 = harness_submit(s, "{\"team\": \"b\", \"command\": [\"sleep\", \"0.3\"]}");
 	WAIT_FOR(s, 30000, harness_job_is(s, b1, "succeeded"), "b's job did not succeed within 30 s");
@@ -396,7 +399,7 @@ static void test_budget_stops_a_team_and_chargeback_adds_up(void **state)
 	r = harness_json(run.out);
 	json_array_foreach(harness_jget(r, "chargeback.teams"), i, line)
 		lines += JINT(line, "total_cents");
-	lines += JINT(r, "chargeback.unattributed_cents");
+	lines += JINT(r, "chargeback.shared_cents");
 	assert_int(lines, JINT(r, "chargeback.total_cents"));
 	assert_int(lines, llround(json_number_value(harness_jget(r, "total.cost_usd")) * 100));
 	assert_true(lines > 0);
@@ -407,7 +410,8 @@ static void test_budget_stops_a_team_and_chargeback_adds_up(void **state)
 	harness_ebb(&run, s, "report", "--month", month, "--by", "team", NULL);
 	assert_int(run.status, 0);
 	assert_contains(run.out, "Chargeback");
-	assert_contains(run.out, "IDLE SHARE");
+	assert_contains(run.out, "Chargeback: each team pays its jobs' runs (BUSY) and the boot, idle");
+	assert_contains(run.out, "IDLE   TOTAL");
 	harness_run_free(&run);
 	harness_ebb(&run, s, "report", "--month", "2026-13", NULL);
 	assert_int(run.status, 2);
@@ -507,6 +511,107 @@ static void test_budget_set_at_run_time(void **state)
 	json_decref(r);
 }
 
+/* Instances of GET /v1/fleet in state. */
+static int instances_in(struct harness_server *s, const char *state)
+{
+	json_t *r = harness_get(s, "/v1/fleet"), *inst;
+	size_t i;
+	int n = 0;
+
+	json_array_foreach(harness_jget(r, "instances"), i, inst)
+		n += strcmp(JSTR(inst, "state"), state) == 0;
+	json_decref(r);
+	return n;
+}
+
+/* A report group by name from a report's JSON (borrowed), NULL if none. */
+static json_t *group_named(json_t *report, const char *name)
+{
+	json_t *g;
+	size_t i;
+
+	json_array_foreach(harness_jget(report, "groups"), i, g) {
+		if (strcmp(JSTR(g, "name"), name) == 0)
+			return g;
+	}
+	return NULL;
+}
+
+/* Attribution: the warm pool's instance (launched for no team) runs a's
+ * first job; b's job and a's second need launches, each recorded with the
+ * team it was for. By team, a and b pay their runs and the boot and idle
+ * time of the instances launched for them; the warm instance's time no job
+ * used is the shared line; the lines add up to the fleet's total to the
+ * cent. */
+static void test_idle_goes_to_the_launching_team_or_shared(void **state)
+{
+	const char *dir = harness_tmpdir();
+	struct harness_server *s;
+	struct harness_run run;
+	int64_t a0, b0, a1, lines = 0;
+	json_t *r, *inst, *line;
+	int teams_seen[3] = {0};
+	time_t now = time(NULL);
+	char month[16];
+	size_t i;
+
+	(void)state;
+	s = harness_serve("[token.worker]\nsecret = " WORKER_SECRET "\nrole = worker\n"
+			  "[provider]\nkind = local\norphan_timeout = 20s\n"
+			  "[local]\ngpus = 0,1,2\n"
+			  "[lane.standard]\nwait_target = 1s\n"
+			  "[scaler]\ninterval = 200ms\nmax_gpus = 3\nidle_timeout = 1m\nwarm = * * 1\n"
+			  "max_spend_per_hour = 0\n"
+			  "[offer.g]\nprice_ondemand = 3600\nbilling_minimum = 0s\n"
+			  "[team.a]\nquota_gpus = 1\n"
+			  "[team.b]\nquota_gpus = 1\n",
+			  HARNESS_TOKENS);
+	harness_own_workers(s);
+	WAIT_FOR(s, 30000, instances_in(s, "idle") == 1, "the warm instance did not come up within 30 s");
+	a0 = submit_waiting(s, dir, "a", "a0");
+	WAIT_FOR(s, 30000, harness_job_is(s, a0, "leased"), "a0 was not leased within 30 s");
+	b0 = submit_waiting(s, dir, "b", "b0");
+	WAIT_FOR(s, 30000, harness_job_is(s, b0, "leased"), "b0 was not leased within 30 s");
+	a1 = submit_waiting(s, dir, "a", "a1");
+	WAIT_FOR(s, 30000, harness_job_is(s, a1, "leased"), "a1 was not leased within 30 s");
+	release(dir, "a0");
+	release(dir, "b0");
+	release(dir, "a1");
+	WAIT_FOR(s, 30000, jobs_in(s, "a", "succeeded") == 2 && jobs_in(s, "b", "succeeded") == 1,
+		 "the jobs did not succeed within 30 s");
+
+	r = harness_get(s, "/v1/fleet");
+	json_array_foreach(harness_jget(r, "instances"), i, inst) {
+		json_t *team = harness_jget(inst, "team");
+		teams_seen[json_is_null(team) ? 0 : strcmp(json_string_value(team), "a") == 0 ? 1 : 2]++;
+	}
+	json_decref(r);
+	assert_int(teams_seen[0], 1); /* the warm one */
+	assert_int(teams_seen[1], 1);
+	assert_int(teams_seen[2], 1);
+
+	strftime(month, sizeof month, "%Y-%m", gmtime(&now));
+	harness_ebb(&run, s, "report", "--month", month, "--by", "team", "--json", NULL);
+	assert_int(run.status, 0);
+	r = harness_json(run.out);
+	/* Each launching team has the boot of its instance; the warm one's is shared. */
+	assert_true(json_number_value(harness_jget(group_named(r, "a"), "seconds.boot")) > 0);
+	assert_true(json_number_value(harness_jget(group_named(r, "b"), "seconds.boot")) > 0);
+	assert_true(json_number_value(harness_jget(group_named(r, "(shared)"), "seconds.boot")) > 0);
+	assert_true(json_number_value(harness_jget(group_named(r, "(shared)"), "seconds.busy")) == 0);
+	json_array_foreach(harness_jget(r, "chargeback.teams"), i, line) {
+		assert_int(JINT(line, "busy_cents") + JINT(line, "idle_cents"), JINT(line, "total_cents"));
+		lines += JINT(line, "total_cents");
+	}
+	assert_int(json_array_size(harness_jget(r, "chargeback.teams")), 2);
+	assert_true(JINT(r, "chargeback.shared_cents") > 0);
+	lines += JINT(r, "chargeback.shared_cents");
+	assert_int(lines, JINT(r, "chargeback.total_cents"));
+	assert_int(lines, llround(json_number_value(harness_jget(r, "total.cost_usd")) * 100));
+	json_decref(r);
+	harness_run_free(&run);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -515,6 +620,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_preempt_within_a_team_and_backoff, harness_cleanup),
 		cmocka_unit_test_teardown(test_budget_stops_a_team_and_chargeback_adds_up, harness_cleanup),
 		cmocka_unit_test_teardown(test_budget_set_at_run_time, harness_cleanup),
+		cmocka_unit_test_teardown(test_idle_goes_to_the_launching_team_or_shared, harness_cleanup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

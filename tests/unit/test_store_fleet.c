@@ -305,6 +305,7 @@ static void assert_same_instance(const struct instance *got, const struct instan
 	assert_string_equal(got->provider_ref, want->provider_ref);
 	assert_string_equal(got->reason, want->reason);
 	assert_string_equal(got->token, want->token);
+	assert_string_equal(got->team, want->team);
 	if (got->cost != want->cost)
 		fail_msg("cost is %.17g, expected %.17g", got->cost, want->cost);
 }
@@ -325,6 +326,7 @@ static void instance_round_trips_every_field(void **state)
 	memset(i.provider_ref, 'p', sizeof i.provider_ref - 1);
 	memset(i.reason, 'r', sizeof i.reason - 1);
 	memset(i.token, 'a', sizeof i.token - 1);
+	memset(i.team, 't', CONF_NAME_MAX);
 	begin(h);
 	STORE_OK(h, store_instance_insert(h->st, &i));
 	commit(h);
@@ -349,6 +351,7 @@ static void instance_round_trips_every_field(void **state)
 	i.billed_ms = INT64_MAX;
 	i.cost = 12.75;
 	i.reclaim_at_ms = INT64_MIN;
+	i.team[0] = '\0';
 	begin(h);
 	STORE_OK(h, store_instance_update(h->st, &i));
 	commit(h);

@@ -687,9 +687,10 @@ static void test_plan_no_launch_past_the_budget(void **state)
 	assert_int(launched(&f), 3);
 }
 
-/* The chargeback: teams pay their busy cost and a share of the not-busy
- * cost by it; the lines add up to the fleet's total to the cent, on
- * random bills; with no busy cost, all is unattributed. */
+/* The chargeback: each line (a team, or shared) pays its busy and its
+ * not-busy cost; the lines' totals, in whole cents, add up to the fleet's
+ * total to the cent, on random bills, and each is its busy and not-busy
+ * cents. */
 static void test_chargeback_adds_up_to_the_cent(void **state)
 {
 	struct charge c[5];
@@ -698,43 +699,101 @@ static void test_chargeback_adds_up_to_the_cent(void **state)
 	(void)state;
 	memset(c, 0, sizeof c);
 	c[0].busy_usd = 30;
+	c[0].not_busy_usd = 5;
 	c[1].busy_usd = 10;
-	assert_int(chargeback(c, 2, 20), 0);
-	assert_int(c[0].total_cents, 4500);
+	c[2].not_busy_usd = 2.5; /* shared: the warm pool's */
+	assert_int(chargeback(c, 3), 4750);
+	assert_int(c[0].total_cents, 3500);
 	assert_int(c[0].busy_cents, 3000);
-	assert_int(c[0].idle_share_cents, 1500);
-	assert_int(c[1].total_cents, 1500);
+	assert_int(c[0].not_busy_cents, 500);
+	assert_int(c[1].total_cents, 1000);
+	assert_int(c[2].total_cents, 250);
+	assert_int(c[2].busy_cents, 0);
 
-	/* Thirds: 1 cent over three teams goes to the first listed. */
-	for (int k = 0; k < 3; k++)
-		c[k].busy_usd = 1;
-	assert_int(chargeback(c, 3, 0.01), 0);
-	assert_int(c[0].total_cents, 101);
-	assert_int(c[1].total_cents, 100);
-	assert_int(c[2].total_cents, 100);
-
-	c[0].busy_usd = c[1].busy_usd = c[2].busy_usd = 0;
-	assert_int(chargeback(c, 3, 12.345), 1235);
-	assert_int(c[0].total_cents, 0);
+	/* Thirds of a cent: the cent the floors leave goes to the largest
+	 * fraction, the first listed on a tie. */
+	for (int k = 0; k < 3; k++) {
+		c[k].busy_usd = 1.0 / 300;
+		c[k].not_busy_usd = 0;
+	}
+	assert_int(chargeback(c, 3), 1);
+	assert_int(c[0].total_cents, 1);
+	assert_int(c[1].total_cents, 0);
+	assert_int(c[2].total_cents, 0);
 
 	for (int round = 0; round < 20000; round++) {
 		int n = 1 + (int)(rng_next(&rng) % 5);
-		double not_busy = (double)(rng_next(&rng) % 100000) / 997.0, all = not_busy;
-		int64_t sum = 0;
+		double all = 0;
+		int64_t sum = 0, fleet;
 		for (int k = 0; k < n; k++) {
-			c[k].busy_usd = (double)(rng_next(&rng) % 100000) / 991.0;
-			all += c[k].busy_usd;
+			c[k].busy_usd = rng_next(&rng) % 3 ? (double)(rng_next(&rng) % 100000) / 991.0 : 0;
+			c[k].not_busy_usd = (double)(rng_next(&rng) % 100000) / 997.0;
+			all += c[k].busy_usd + c[k].not_busy_usd;
 		}
-		sum = chargeback(c, n, not_busy);
+		fleet = chargeback(c, n);
 		for (int k = 0; k < n; k++) {
 			sum += c[k].total_cents;
-			if (c[k].busy_cents + c[k].idle_share_cents != c[k].total_cents || c[k].idle_share_cents < 0)
-				fail_msg("round %d team %d: %lld + %lld != %lld", round, k, (long long)c[k].busy_cents,
-					 (long long)c[k].idle_share_cents, (long long)c[k].total_cents);
+			if (c[k].busy_cents + c[k].not_busy_cents != c[k].total_cents || c[k].not_busy_cents < 0 ||
+			    llabs(c[k].total_cents - llround((c[k].busy_usd + c[k].not_busy_usd) * 100)) > 1)
+				fail_msg("round %d line %d: %lld + %lld != %lld", round, k, (long long)c[k].busy_cents,
+					 (long long)c[k].not_busy_cents, (long long)c[k].total_cents);
 		}
-		if (sum != llround(all * 100))
+		if (sum != fleet || sum != llround(all * 100))
 			fail_msg("round %d: lines add up to %lld cents, the fleet's total is %.4f USD", round,
 				 (long long)sum, all);
+	}
+}
+
+/* One closed segment of an instance launched for launch_team ("": none),
+ * of a job of job_team (NULL: not a job's run), into the report. */
+static void add_segment(struct report *r, int64_t instance, const char *kind, const char *job_team,
+			const char *launch_team, double cost)
+{
+	struct segment g = {.instance = instance, .job = job_team ? instance * 10 : 0, .start_ms = 1000,
+			    .end_ms = 2000, .cost = cost};
+	struct ledger_row row = {.seg = &g, .offer = "one", .gpus = 1, .team = job_team, .type = job_team ? "t" : NULL,
+				 .launch_team = launch_team};
+
+	snprintf(g.kind, sizeof g.kind, "%s", kind);
+	assert_int(report_add(r, &row, 0), 0);
+}
+
+/* By team, a job's run is its team's and the time no job used is the
+ * team's the instance was launched for, or (shared); the chargeback's
+ * lines are those rows, to the cent. By type, that time is (idle). */
+static void test_report_attributes_idle_to_the_launching_team(void **state)
+{
+	struct report r;
+	json_t *j;
+
+	(void)state;
+	for (int by = REPORT_BY_TEAM; by <= REPORT_BY_TYPE; by++) {
+		report_init(&r, (enum report_by)by, 0, 10000);
+		add_segment(&r, 1, "boot", NULL, "a", 0.10);
+		add_segment(&r, 1, "job", "a", "a", 3);
+		add_segment(&r, 1, "idle", NULL, "a", 1);
+		add_segment(&r, 2, "boot", NULL, "", 0.5); /* the warm pool's */
+		add_segment(&r, 2, "job", "b", "", 2);      /* b's run on it is b's */
+		add_segment(&r, 3, "idle", NULL, "b", 0.255);
+		add_segment(&r, 3, "billing", NULL, "b", 0.001);
+		report_finish(&r);
+		j = report_to_json(&r);
+		if (by == REPORT_BY_TYPE) {
+			assert_int(json_array_size(harness_jget(j, "groups")), 2); /* t, (idle) */
+			assert_null(harness_jget(j, "chargeback"));
+		} else {
+			assert_string_equal(JSTR(j, "chargeback.teams.0.team"), "a");
+			assert_int(JINT(j, "chargeback.teams.0.busy_cents"), 300);
+			assert_int(JINT(j, "chargeback.teams.0.idle_cents"), 110);
+			assert_string_equal(JSTR(j, "chargeback.teams.1.team"), "b");
+			assert_int(JINT(j, "chargeback.teams.1.busy_cents"), 200);
+			/* 25.6 cents: the leftover cent of the floors goes here. */
+			assert_int(JINT(j, "chargeback.teams.1.idle_cents"), 26);
+			assert_int(JINT(j, "chargeback.shared_cents"), 50);
+			assert_int(JINT(j, "chargeback.total_cents"), 686);
+		}
+		json_decref(j);
+		report_free(&r);
 	}
 }
 
@@ -769,6 +828,7 @@ int main(void)
 		cmocka_unit_test(test_random_views_keep_the_team_invariants),
 		cmocka_unit_test(test_plan_no_launch_past_the_budget),
 		cmocka_unit_test(test_chargeback_adds_up_to_the_cent),
+		cmocka_unit_test(test_report_attributes_idle_to_the_launching_team),
 		cmocka_unit_test(test_report_month),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
