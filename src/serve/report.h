@@ -10,7 +10,8 @@
 
 #include "store/store.h"
 
-enum report_by { REPORT_BY_OFFER, REPORT_BY_TEAM, REPORT_BY_TYPE };
+/* MARKET: by offer and market (an offer's on-demand and spot time apart). */
+enum report_by { REPORT_BY_OFFER, REPORT_BY_TEAM, REPORT_BY_TYPE, REPORT_BY_MARKET, REPORT_BY_COUNT };
 
 /* The row of instance time no job used, in a report by type. */
 #define REPORT_NOT_A_JOB "(idle)"
@@ -26,6 +27,7 @@ enum report_kind { RK_BUSY, RK_BOOT, RK_IDLE, RK_BILLING, RK_COUNT };
 
 struct report_group {
 	char *name;
+	enum market market; /* by market: the group's */
 	double cost[RK_COUNT]; /* USD */
 	int64_t ms[RK_COUNT];  /* instance-milliseconds */
 	double gpu_ms[RK_COUNT];
@@ -39,6 +41,9 @@ struct report {
 	enum report_by by;
 	int64_t since_ms, now_ms;
 	int64_t until_ms; /* segments count up to here; 0: now (report_init) */
+	/* Only this team's rows (NULL: all): its jobs' runs, and the time no
+	 * job used of the instances launched for its work (chargeback.h). */
+	const char *team;
 	struct report_group *groups;
 	int ngroups;
 	struct report_group total;

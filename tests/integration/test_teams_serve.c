@@ -511,10 +511,10 @@ static void test_budget_set_at_run_time(void **state)
 	json_decref(r);
 }
 
-/* Instances of GET /v1/fleet in state. */
+/* Instances of GET /v1/fleet?all=1 in state. */
 static int instances_in(struct harness_server *s, const char *state)
 {
-	json_t *r = harness_get(s, "/v1/fleet"), *inst;
+	json_t *r = harness_get(s, "/v1/fleet?all=1"), *inst;
 	size_t i;
 	int n = 0;
 
@@ -542,13 +542,15 @@ static json_t *group_named(json_t *report, const char *name)
  * team it was for. By team, a and b pay their runs and the boot and idle
  * time of the instances launched for them; the warm instance's time no job
  * used is the shared line; the lines add up to the fleet's total to the
- * cent. */
+ * cent. Once a's and b's instances are gone (their lines no longer grow),
+ * a's monthly report (ebb report --team a, table, JSON and CSV) adds up to
+ * a's chargeback line. */
 static void test_idle_goes_to_the_launching_team_or_shared(void **state)
 {
 	const char *dir = harness_tmpdir();
 	struct harness_server *s;
 	struct harness_run run;
-	int64_t a0, b0, a1, lines = 0;
+	int64_t a0, b0, a1, lines = 0, a_cents;
 	json_t *r, *inst, *line;
 	int teams_seen[3] = {0};
 	time_t now = time(NULL);
@@ -560,7 +562,7 @@ static void test_idle_goes_to_the_launching_team_or_shared(void **state)
 			  "[provider]\nkind = local\norphan_timeout = 20s\n"
 			  "[local]\ngpus = 0,1,2\n"
 			  "[lane.standard]\nwait_target = 1s\n"
-			  "[scaler]\ninterval = 200ms\nmax_gpus = 3\nidle_timeout = 1m\nwarm = * * 1\n"
+			  "[scaler]\ninterval = 200ms\nmax_gpus = 3\nidle_timeout = 2s\nwarm = * * 1\n"
 			  "max_spend_per_hour = 0\n"
 			  "[offer.g]\nprice_ondemand = 3600\nbilling_minimum = 0s\n"
 			  "[team.a]\nquota_gpus = 1\n"
@@ -574,19 +576,22 @@ static void test_idle_goes_to_the_launching_team_or_shared(void **state)
 	WAIT_FOR(s, 30000, harness_job_is(s, b0, "leased"), "b0 was not leased within 30 s");
 	a1 = submit_waiting(s, dir, "a", "a1");
 	WAIT_FOR(s, 30000, harness_job_is(s, a1, "leased"), "a1 was not leased within 30 s");
-	release(dir, "a0");
+	/* b0 and a1 end first: their instances idle out (the warm one, busy,
+	 * holds the floor); a0 ends last, and the warm one stays. */
 	release(dir, "b0");
 	release(dir, "a1");
+	WAIT_FOR(s, 30000, instances_in(s, "terminated") == 2, "a's and b's instances were not released within 30 s");
+	release(dir, "a0");
 	WAIT_FOR(s, 30000, jobs_in(s, "a", "succeeded") == 2 && jobs_in(s, "b", "succeeded") == 1,
 		 "the jobs did not succeed within 30 s");
 
-	r = harness_get(s, "/v1/fleet");
+	r = harness_get(s, "/v1/fleet?all=1");
 	json_array_foreach(harness_jget(r, "instances"), i, inst) {
 		json_t *team = harness_jget(inst, "team");
 		teams_seen[json_is_null(team) ? 0 : strcmp(json_string_value(team), "a") == 0 ? 1 : 2]++;
 	}
 	json_decref(r);
-	assert_int(teams_seen[0], 1); /* the warm one */
+	assert_int(teams_seen[0], 1); /* the warm one, still up */
 	assert_int(teams_seen[1], 1);
 	assert_int(teams_seen[2], 1);
 
@@ -608,8 +613,51 @@ static void test_idle_goes_to_the_launching_team_or_shared(void **state)
 	lines += JINT(r, "chargeback.shared_cents");
 	assert_int(lines, JINT(r, "chargeback.total_cents"));
 	assert_int(lines, llround(json_number_value(harness_jget(r, "total.cost_usd")) * 100));
+	a_cents = JINT(r, "chargeback.teams.0.total_cents");
+	if (strcmp(JSTR(r, "chargeback.teams.0.team"), "a") != 0)
+		a_cents = JINT(r, "chargeback.teams.1.total_cents");
 	json_decref(r);
 	harness_run_free(&run);
+
+	/* a's monthly report: its line, by offer and market and by type. */
+	harness_ebb(&run, s, "report", "--team", "a", "--month", month, "--json", NULL);
+	assert_int(run.status, 0);
+	r = harness_json(run.out);
+	assert_string_equal(JSTR(r, "by_market.team"), "a");
+	assert_int(json_array_size(harness_jget(r, "by_market.groups")), 1);
+	assert_string_equal(JSTR(r, "by_market.groups.0.name"), "g");
+	assert_string_equal(JSTR(r, "by_market.groups.0.market"), "on-demand");
+	assert_true(json_number_value(harness_jget(r, "by_market.groups.0.price_usd_per_hour")) == 3600);
+	assert_int(llround(json_number_value(harness_jget(r, "by_market.total.cost_usd")) * 100), a_cents);
+	assert_true(json_number_value(harness_jget(r, "by_market.total.gpu_hours.not_busy")) > 0);
+	assert_true(json_number_value(harness_jget(r, "by_market.total.efficiency")) < 1);
+	assert_int(JINT(r, "by_market.total.jobs"), 2);
+	/* The jobs' type, and the time no job used of a's instance. */
+	assert_int(JINT(group_named(harness_jget(r, "by_type"), "default"), "jobs"), 2);
+	assert_true(json_number_value(harness_jget(group_named(harness_jget(r, "by_type"), "(idle)"), "cost_usd")) > 0);
+	json_decref(r);
+	harness_run_free(&run);
+	harness_ebb(&run, s, "report", "--team", "a", "--month", month, "--csv", NULL);
+	assert_int(run.status, 0);
+	assert_contains(run.out, "section,name,market,price_usd_per_hour,gpu_hours,busy_gpu_hours,idle_gpu_hours,"
+				 "cost_usd,idle_cost_usd,jobs,items\noffer,g,on-demand,3600.0000,");
+	assert_contains(run.out, "\ntotal,a,,,");
+	assert_contains(run.out, "\ntype,default,,,");
+	harness_run_free(&run);
+	harness_ebb(&run, s, "report", "--team", "a", "--month", month, NULL);
+	assert_int(run.status, 0);
+	assert_contains(run.out, harness_fmt("Team a, %s (UTC)", month));
+	assert_contains(run.out, "OFFER  MARKET");
+	assert_contains(run.out, "efficiency (busy over billed)");
+	assert_contains(run.out, "Top consumers by job type:");
+	harness_run_free(&run);
+	harness_ebb(&run, s, "report", "--team", "a", "--by", "type", NULL);
+	assert_int(run.status, 2);
+	assert_contains(run.err, "--by: not with --team");
+	harness_run_free(&run);
+	assert_int(harness_call(s, "GET", "/v1/report?by=market&team=a%20b", NULL, &r), 400);
+	assert_string_equal(JSTR(r, "error.field"), "team");
+	json_decref(r);
 }
 
 int main(void)
