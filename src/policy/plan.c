@@ -125,6 +125,9 @@ static struct action *add(struct planner *p, enum action_kind kind, int offer, i
 		return NULL;
 	}
 	a = &p->out->actions[p->out->n++];
+	/* Whole, padding and reason included, so that two plans of one view
+	 * are the same byte for byte. */
+	memset(a, 0, sizeof *a);
 	a->kind = kind;
 	a->offer = offer;
 	a->market = MARKET_ONDEMAND;
@@ -132,8 +135,6 @@ static struct action *add(struct planner *p, enum action_kind kind, int offer, i
 	a->lane = NULL;
 	a->team = kind == ACTION_LAUNCH ? p->team : -1;
 	a->instance = instance;
-	/* Whole, so that two plans of one view are the same byte for byte. */
-	memset(a->reason, 0, sizeof a->reason);
 	if (p->v->no_reasons)
 		return a;
 	va_start(ap, fmt);

@@ -21,7 +21,8 @@
 
 /* What migrations 8 and later made, dropped. */
 #define UNDO_8                                                                                            \
-	"DROP TABLE team_budgets; DROP TABLE alerts; DROP INDEX jobs_dead; ALTER TABLE offer_stats DROP COLUMN failing_since;"     \
+	"DROP TABLE team_budgets; ALTER TABLE instances DROP COLUMN team;"                                 \
+	" DROP TABLE alerts; DROP INDEX jobs_dead; ALTER TABLE offer_stats DROP COLUMN failing_since;"    \
 	" ALTER TABLE offer_stats DROP COLUMN lost; ALTER TABLE offer_stats DROP COLUMN last_lost_at;"
 
 /* Takes the database back to version `to`, dropping what came after. */
