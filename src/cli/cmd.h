@@ -28,6 +28,7 @@ int cmd_tune(int argc, char **argv);
 int cmd_fleet(int argc, char **argv);
 int cmd_decisions(int argc, char **argv);
 int cmd_teams(int argc, char **argv);
+int cmd_team(int argc, char **argv);
 int cmd_alerts(int argc, char **argv);
 int cmd_drain(int argc, char **argv);
 int cmd_reclaim(int argc, char **argv);

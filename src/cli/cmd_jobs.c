@@ -10,7 +10,9 @@
 
 static const char usage[] =
 	"usage: ebb jobs [--state S] [--lane L] [--team T] [--type T] [--limit N] [--after ID]\n"
-	"Lists jobs, oldest first.\n"
+	"Lists jobs, oldest first. A queued job its team holds back (its team's monthly\n"
+	"budget spent, or the team at its share of the GPUs) is `queued (held)`, and why\n"
+	"is said once per reason on stderr.\n"
 	"  --state S             queued, delayed, leased, succeeded, failed, dead or cancelled\n"
 	"  --lane L              only this lane\n"
 	"  --team T              only this team (a submit token sees its own team only)\n"
@@ -47,7 +49,10 @@ static void add_row(struct table *t, json_t *job)
 		snprintf(command, sizeof command, "payload");
 	cli_truncate(command, COMMAND_WIDTH);
 	table_add(t, "%lld", (long long)json_integer_value(json_object_get(job, "id")));
-	table_add(t, "%s", str(job, "state"));
+	if (json_is_string(json_object_get(job, "held")))
+		table_add(t, "%s (held)", str(job, "state"));
+	else
+		table_add(t, "%s", str(job, "state"));
 	table_add(t, "%s", str(job, "lane"));
 	table_add(t, "%lld", (long long)json_integer_value(json_object_get(job, "priority")));
 	table_add(t, "%s", str(job, "type"));
@@ -64,6 +69,7 @@ static int print_table(struct cli *cli, json_t *reply, void *arg)
 	static const char *const headers[] = {"ID", "STATE", "LANE", "PRI", "TYPE", "TEAM",
 					      "GPUS", "ATTEMPTS", "AGE", "COMMAND", NULL};
 	json_t *jobs = json_object_get(reply, "jobs"), *job, *next = json_object_get(reply, "next_after");
+	json_t *said = json_object();
 	struct table t;
 	size_t i;
 	int rc;
@@ -74,9 +80,20 @@ static int print_table(struct cli *cli, json_t *reply, void *arg)
 		add_row(&t, job);
 	rc = table_print(&t, stdout);
 	table_free(&t);
-	if (rc != 0)
+	if (rc != 0) {
+		json_decref(said);
 		return cli_error(cli, "out of memory");
-	/* On stderr, so that the table stays a table. */
+	}
+	/* On stderr, so that the table stays a table: why the held jobs
+	 * wait, each reason once (one per team). */
+	json_array_foreach(jobs, i, job) {
+		const char *held = json_string_value(json_object_get(job, "held"));
+		if (held && !json_object_get(said, held)) {
+			fprintf(stderr, "held: %s\n", held);
+			json_object_set_new(said, held, json_true());
+		}
+	}
+	json_decref(said);
 	if (json_is_integer(next))
 		fprintf(stderr, "(more jobs: add --after %lld)\n", (long long)json_integer_value(next));
 	return 0;

@@ -8,23 +8,32 @@
 
 #include "cli/cli.h"
 #include "cli/cmd.h"
+#include "cli/report_team.h"
+#include "common/config.h"
 #include "common/units.h"
 
 static const char usage[] =
-	"usage: ebb report [--since DURATION|TIME | --month YYYY-MM] [--by team|offer|type]\n"
+	"usage: ebb report [--since DURATION|TIME | --month YYYY-MM] [--by team|offer|market|type]\n"
+	"       ebb report --team T [--since DURATION|TIME | --month YYYY-MM] [--json | --csv]\n"
 	"Adds up the cost ledger: per group and in total, cost, items, cost per item,\n"
 	"GPU-hours billed, busy, booting, idle and billed past termination, spot share,\n"
 	"efficiency (busy over billed), reclaims and items lost.\n"
 	"  --since DURATION|TIME  from 24h (ago) or 7d, or a time: Unix seconds,\n"
 	"                         2024-05-01 or 2024-05-01T12:00[:00][Z] (UTC); default: all\n"
 	"  --month YYYY-MM        one calendar month (UTC), e.g. 2026-11\n"
-	"  --by team|offer|type   group rows (default offer); by team or type, instance\n"
-	"                         time no job used is the row " "\"(idle)\"; by team, the\n"
-	"                         chargeback follows: each team's busy cost, its share of the\n"
-	"                         not-busy cost and its total, adding up to the fleet's to the cent\n"
+	"  --by team|offer|market|type  group rows (default offer; market: by offer and\n"
+	"                         market); by type, instance time no job used is the row\n"
+	"                         \"(idle)\"; by team, it is the team's whose work launched the\n"
+	"                         instance, else \"(shared)\" (the warm pool), and the chargeback\n"
+	"                         follows: each team's busy and idle cost and total, and the\n"
+	"                         shared line, adding up to the fleet's total to the cent\n"
+	"  --team T               team T's report (its chargeback): GPU-hours by offer and\n"
+	"                         market with prices and cost, the total, idle GPU-hours and\n"
+	"                         cost, efficiency, spot share, top consumers by job type\n"
+	"  --csv                  with --team: the same as CSV, for finance\n"
 	CLI_USAGE_COMMON;
 
-enum { OPT_SINCE = CLI_OPT_OWN, OPT_BY, OPT_MONTH };
+enum { OPT_SINCE = CLI_OPT_OWN, OPT_BY, OPT_MONTH, OPT_TEAM, OPT_CSV };
 
 static double num(json_t *o, const char *path) { return json_number_value(cli_jpath(o, path)); }
 
@@ -121,7 +130,7 @@ static const char *dollars(json_t *cents)
 /* By team: the lines finance gets (chargeback.h). */
 static int print_chargeback(json_t *cb)
 {
-	static const char *const headers[] = {"TEAM", "BUSY", "IDLE SHARE", "TOTAL", NULL};
+	static const char *const headers[] = {"TEAM", "BUSY", "IDLE", "TOTAL", NULL};
 	struct table t;
 	json_t *line;
 	size_t i;
@@ -131,21 +140,22 @@ static int print_chargeback(json_t *cb)
 	json_array_foreach(json_object_get(cb, "teams"), i, line) {
 		table_add(&t, "%s", json_string_value(json_object_get(line, "team")));
 		table_add(&t, "%s", dollars(json_object_get(line, "busy_cents")));
-		table_add(&t, "%s", dollars(json_object_get(line, "idle_share_cents")));
+		table_add(&t, "%s", dollars(json_object_get(line, "idle_cents")));
 		table_add(&t, "%s", dollars(json_object_get(line, "total_cents")));
 	}
-	if (json_integer_value(json_object_get(cb, "unattributed_cents"))) {
-		table_add(&t, "(unattributed)");
+	if (json_integer_value(json_object_get(cb, "shared_cents"))) {
+		table_add(&t, "shared");
 		table_add(&t, "$0.00");
-		table_add(&t, "%s", dollars(json_object_get(cb, "unattributed_cents")));
-		table_add(&t, "%s", dollars(json_object_get(cb, "unattributed_cents")));
+		table_add(&t, "%s", dollars(json_object_get(cb, "shared_cents")));
+		table_add(&t, "%s", dollars(json_object_get(cb, "shared_cents")));
 	}
 	table_add(&t, "total");
 	table_add(&t, "%s", "");
 	table_add(&t, "%s", "");
 	table_add(&t, "%s", dollars(json_object_get(cb, "total_cents")));
-	printf("\nChargeback: each team pays its jobs' runs and a share of the not-busy cost\n"
-	       "in proportion to them (docs/TEAMS.md).\n");
+	printf("\nChargeback: each team pays its jobs' runs (BUSY) and the boot, idle and billing\n"
+	       "remainder of the instances launched for its work (IDLE); the warm pool's are shared\n"
+	       "(docs/TEAMS.md).\n");
 	rc = table_print(&t, stdout);
 	table_free(&t);
 	return rc;
@@ -191,12 +201,15 @@ int cmd_report(int argc, char **argv)
 		{"since", required_argument, NULL, OPT_SINCE},
 		{"by", required_argument, NULL, OPT_BY},
 		{"month", required_argument, NULL, OPT_MONTH},
+		{"team", required_argument, NULL, OPT_TEAM},
+		{"csv", no_argument, NULL, OPT_CSV},
 		CLI_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
 	struct cli cli = {.name = "report", .usage = usage};
 	char path[256] = "/v1/report", since[64];
-	int c, rc;
+	const char *team = NULL, *by = NULL;
+	int c, rc, csv = 0;
 
 	while ((c = getopt_long(argc, argv, CLI_SHORTOPTS, longopts, NULL)) != -1) {
 		if (c == OPT_SINCE) {
@@ -210,14 +223,34 @@ int cmd_report(int argc, char **argv)
 				return cli_usage_error(&cli, "--month: expected YYYY-MM, e.g. 2026-11, got '%s'", optarg);
 			cli_query_add(path, sizeof path, "month", optarg);
 		} else if (c == OPT_BY) {
-			if (strcmp(optarg, "team") != 0 && strcmp(optarg, "offer") != 0 && strcmp(optarg, "type") != 0)
-				return cli_usage_error(&cli, "--by: expected team, offer or type, got '%s'", optarg);
-			cli_query_add(path, sizeof path, "by", optarg);
+			if (strcmp(optarg, "team") != 0 && strcmp(optarg, "offer") != 0 && strcmp(optarg, "market") != 0 &&
+			    strcmp(optarg, "type") != 0)
+				return cli_usage_error(&cli, "--by: expected team, offer, market or type, got '%s'", optarg);
+			by = optarg;
+		} else if (c == OPT_TEAM) {
+			if (!config_name_ok(optarg))
+				return cli_usage_error(&cli, "--team: expected a team name ([A-Za-z0-9_.-], 1 to 64), got '%s'",
+						       optarg);
+			team = optarg;
+		} else if (c == OPT_CSV) {
+			csv = 1;
 		} else if ((rc = cli_option(&cli, c, argv)) != CLI_NEXT) {
 			return rc;
 		}
 	}
 	if (optind < argc)
 		return cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
+	if (team) {
+		if (by)
+			return cli_usage_error(&cli, "--by: not with --team (its report is by offer and market, and by type)");
+		if (csv && cli.json)
+			return cli_usage_error(&cli, "--csv and --json: one or the other");
+		return report_team(&cli, team, strchr(path, '?') ? strchr(path, '?') + 1 : "",
+				   csv ? REPORT_CSV : cli.json ? REPORT_JSON : REPORT_TABLE);
+	}
+	if (csv)
+		return cli_usage_error(&cli, "--csv: with --team only");
+	if (by)
+		cli_query_add(path, sizeof path, "by", by);
 	return cli_show(&cli, "GET", path, print_report, NULL);
 }

@@ -16,6 +16,7 @@ const struct command commands[] = {
 	{"drain", cmd_drain, "stop giving jobs to an instance; it is terminated once idle"},
 	{"reclaim", cmd_reclaim, "reclaim a local instance as the spot market would (tests, demos)"},
 	{"teams", cmd_teams, "each team's GPU quota, use, borrowing, queued work and spend against its budget"},
+	{"team", cmd_team, "set a team's monthly budget at run time: team set NAME --budget USD|none"},
 	{"report", cmd_report, "what the fleet cost per team, offer or job type: cost per item, idle, spot share"},
 	{"offers", cmd_offers, "list the offers: prices, cost per unit of work, the estimates in force"},
 	{"worker", cmd_worker, "run the agent that leases and runs jobs on an instance"},

@@ -171,6 +171,8 @@ static const struct conf_key scaler_keys[] = {
 	 "Checkpoint interval assumed when pricing reclaims: a reclaim loses half of it, or half a job if shorter."},
 	{"preempt_min_runtime", CONF_DURATION, CFG(preempt_min_runtime_ms), 0, DAY_MS, "1m", NULL,
 	 "With teams: a job runs this long at least before it is preempted for a team owed its GPUs, so that no job is admitted only to be taken back at once."},
+	{"preempt_backoff", CONF_DURATION, CFG(preempt_backoff_ms), 0, DAY_MS, "10m", NULL,
+	 "With teams: a job preempted twice in a row waits this long before it is leased again, so that no job is taken back over and over."},
 	{0},
 };
 
@@ -324,6 +326,8 @@ static const struct conf_key team_keys[] = {
 	{"monthly_budget", CONF_DOUBLE, TEAM(monthly_budget), 0, 0, "", NULL,
 	 "USD the team may spend in a calendar month (UTC); empty: no budget.", .fmin = 0, .fmax = 1e9,
 	 .optional = 1},
+	{"preempt_within", CONF_BOOL, TEAM(preempt_within), 0, 1, "off", NULL,
+	 "When the team is at its share and no launch can serve it, a queued job of higher priority preempts a running one of lower priority of the same team, through its checkpoint."},
 	{0},
 };
 

@@ -104,6 +104,7 @@ struct team_conf {
 	double lending_limit_gpus;   /* whole GPUs; CONF_ABSENT: all its unused quota */
 	double weight;
 	double monthly_budget; /* USD; CONF_ABSENT: none */
+	int preempt_within;    /* at its share, a higher priority preempts a lower one of its own */
 };
 
 /* The team of jobs whose team has no [team.NAME] section. */
@@ -163,6 +164,7 @@ struct config {
 	int64_t checkpoint_every_ms;
 	int64_t capacity_rest_ms;
 	int64_t preempt_min_runtime_ms;
+	int64_t preempt_backoff_ms;
 	/* [provider] */
 	char *provider_kind; /* "none" or a provider kind's name */
 	int64_t orphan_timeout_ms;

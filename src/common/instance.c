@@ -43,5 +43,6 @@ json_t *instance_to_json(const struct instance *i, int64_t now_ms)
 	json_object_set_new(o, "billed_s", json_real((double)i->billed_ms / 1000.0));
 	json_object_set_new(o, "cost_usd", json_real(i->cost));
 	json_object_set_new(o, "reclaim_notice", json_boolean(i->reclaim_at_ms != 0));
+	json_object_set_new(o, "team", i->team[0] ? json_string(i->team) : json_null());
 	return o;
 }

@@ -52,6 +52,10 @@ struct instance {
 	 * instance's calls while it lives. "" when the API is open. Never
 	 * shown. */
 	char token[65];
+	/* The team whose queued work its launch was for (docs/TEAMS.md): its
+	 * boot and idle time are that team's. "": shared (the warm pool, a
+	 * worker started by hand, teams off). */
+	char team[CONF_NAME_MAX + 1];
 };
 
 const char *instance_state_name(enum instance_state s);

@@ -51,6 +51,11 @@ char *job_stored_json(json_t *v)
  * stored in (job_stored_json), without parsing them again. */
 void job_write_json(struct jsonout *o, const char *key, const struct job *j)
 {
+	job_write_json_held(o, key, j, NULL);
+}
+
+void job_write_json_held(struct jsonout *o, const char *key, const struct job *j, const char *held)
+{
 	jsonout_open(o, key, '{');
 	jsonout_int(o, "id", j->id);
 	jsonout_string(o, "state", state_names[j->state]);
@@ -104,6 +109,8 @@ void job_write_json(struct jsonout *o, const char *key, const struct job *j)
 		jsonout_string(o, "error", j->error);
 	if (j->result)
 		jsonout_text(o, "result", j->result);
+	if (held)
+		jsonout_string(o, "held", held);
 	jsonout_close(o, '}');
 }
 

@@ -87,6 +87,9 @@ char *job_stored_json(json_t *v);
 /* The API's view of a job: always has "id" and "state". Written as the
  * member key of o (NULL: an element or the whole text). */
 void job_write_json(struct jsonout *o, const char *key, const struct job *job);
+/* The same with one more string member, held: why a queued job waits for
+ * its team (serve/team_state.h); NULL for none. */
+void job_write_json_held(struct jsonout *o, const char *key, const struct job *job, const char *held);
 /* The job alone as a reply's text (jsonout_finish). */
 char *job_json_text(const struct job *job);
 

@@ -10,6 +10,7 @@
  * Every launch is clamped by the hard limits, whatever the demand. */
 #include "policy/plan.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -124,14 +125,16 @@ static struct action *add(struct planner *p, enum action_kind kind, int offer, i
 		return NULL;
 	}
 	a = &p->out->actions[p->out->n++];
+	/* Whole, padding and reason included, so that two plans of one view
+	 * are the same byte for byte. */
+	memset(a, 0, sizeof *a);
 	a->kind = kind;
 	a->offer = offer;
 	a->market = MARKET_ONDEMAND;
 	a->count = count;
 	a->lane = NULL;
+	a->team = kind == ACTION_LAUNCH ? p->team : -1;
 	a->instance = instance;
-	/* Whole, so that two plans of one view are the same byte for byte. */
-	memset(a->reason, 0, sizeof a->reason);
 	if (p->v->no_reasons)
 		return a;
 	va_start(ap, fmt);
@@ -841,25 +844,46 @@ static int launch_would_pass_a_limit(const struct planner *p)
 	       (p->s->max_spend_per_hour > 0 && p->spend > p->s->max_spend_per_hour - 1e-9);
 }
 
-/* The next job to preempt: of a team holding more than its share now,
- * run past preempt_min_runtime, lowest priority first, then the most
- * recently started; -1 if none. chosen: the ones already picked. */
-static int pick_preempted(struct planner *p, const int64_t *over, const int *chosen, int nchosen)
+/* Whose job may be preempted: with over, one of a team holding more
+ * than its share now; with within, one of that team's jobs that the
+ * class's top jobs outrank and that frees an instance they fit. */
+struct victims {
+	const int64_t *over;
+	const struct plan_class *within;
+	int chosen[PLAN_MAX_ACTIONS]; /* the ones already picked */
+	int nchosen;
+};
+
+static int may_preempt(const struct planner *p, const struct plan_instance *i, const struct victims *v)
+{
+	const struct plan_class *c = v->within;
+
+	if (v->over)
+		return v->over[team_of(p, i->team)] > 0;
+	/* Of a lane served before the class's, it would be leased back first. */
+	return team_of(p, i->team) == team_of(p, c->team) && i->priority < c->top_priority &&
+	       i->lane_rank >= c->lane_rank && fits(&p->v->offers[i->offer], c);
+}
+
+/* The next job to preempt: one may_preempt() allows, run past
+ * preempt_min_runtime, lowest priority first, then the most recently
+ * started; -1 if none. */
+static int pick_preempted(struct planner *p, const struct victims *v)
 {
 	int best = -1;
 
 	for (int k = 0; k < p->v->nfleet; k++) {
 		const struct plan_instance *i = &p->v->fleet[k], *b = best >= 0 ? &p->v->fleet[best] : NULL;
-		int t = team_of(p, i->team), dup = 0;
-		if (!i->running || i->state != INST_BUSY || over[t] <= 0)
+		int dup = 0;
+		if (!i->running || i->state != INST_BUSY || i->preempting || !may_preempt(p, i, v))
 			continue;
 		if (p->v->now_ms - i->busy_since_ms < p->s->preempt_min_runtime_ms) {
 			/* Look again when it may be. */
 			wake_at(p, i->busy_since_ms + p->s->preempt_min_runtime_ms);
 			continue;
 		}
-		for (int j = 0; j < nchosen; j++)
-			dup |= chosen[j] == k;
+		for (int j = 0; j < v->nchosen; j++)
+			dup |= v->chosen[j] == k;
 		if (dup)
 			continue;
 		if (!b || i->priority < b->priority ||
@@ -869,25 +893,62 @@ static int pick_preempted(struct planner *p, const int64_t *over, const int *cho
 	return best;
 }
 
-/* Preemption, when a limit really binds: a team with queued work within
- * its quota that this plan could give no GPU to (no free instance, no
- * launch within the hard limits), while other teams hold GPUs beyond
- * their share now, gets them back: their jobs are asked to stop at a
- * checkpoint and go back to the queue. */
-static void preempt(struct planner *p)
+/* The instance of the next job to preempt, counted as chosen; NULL if none. */
+static const struct plan_instance *choose_preempted(struct planner *p, struct victims *v)
+{
+	int k;
+
+	if (v->nchosen == PLAN_MAX_ACTIONS || (k = pick_preempted(p, v)) < 0)
+		return NULL;
+	v->chosen[v->nchosen++] = k;
+	return &p->v->fleet[k];
+}
+
+/* GPUs of team t's jobs asked to stop already, of a priority below
+ * `below`: they come back without another preemption. */
+static int64_t preempting_gpus(const struct planner *p, int t, int below)
+{
+	int64_t gpus = 0;
+
+	for (int k = 0; k < p->v->nfleet; k++) {
+		const struct plan_instance *i = &p->v->fleet[k];
+		if (i->running && i->preempting && team_of(p, i->team) == t && i->priority < below)
+			gpus += i->team_gpus;
+	}
+	return gpus;
+}
+
+/* What this plan gave team t: the room it had less the room left. */
+static int64_t given_to(const struct planner *p, int t)
+{
+	const struct team_share *sh = &p->t->shares[t];
+
+	return sh->allowed_gpus - sh->used_gpus - p->t->room[t];
+}
+
+/* Reclaim, when a limit really binds: a team with queued work within its
+ * quota that this plan could give no GPU to (no free instance, no launch
+ * within the hard limits), while other teams hold GPUs beyond their share
+ * now, gets them back: their jobs are asked to stop at a checkpoint and go
+ * back to the queue. */
+static void reclaim_borrowed(struct planner *p, struct victims *v)
 {
 	int64_t owed = 0, over[CONF_MAX_TEAMS + 1];
-	int chosen[PLAN_MAX_ACTIONS], nchosen = 0;
+	const struct plan_instance *i;
 	char short_of[120] = "";
 
 	for (int t = 0; t < p->s->nteams; t++) {
 		const struct team_share *sh = &p->t->shares[t];
 		int64_t want = sh->used_gpus + sh->queued_gpus;
 		int64_t quota = want < p->s->teams[t].quota_gpus ? want : p->s->teams[t].quota_gpus;
-		/* What this plan gave it: the room it had less the room left. */
-		int64_t given = sh->allowed_gpus - sh->used_gpus - p->t->room[t];
-		int64_t lacking = quota - sh->used_gpus - given;
+		int64_t lacking = quota - sh->used_gpus - given_to(p, t);
 		over[t] = sh->used_gpus - sh->allowed_gpus;
+		if (over[t] > 0) {
+			int64_t coming = preempting_gpus(p, t, INT_MAX);
+			coming = coming < over[t] ? coming : over[t];
+			over[t] -= coming;
+			owed -= coming;
+		}
 		if (sh->queued_gpus > 0 && lacking > 0) {
 			owed += lacking;
 			if (!short_of[0] && !p->v->no_reasons)
@@ -897,14 +958,9 @@ static void preempt(struct planner *p)
 	}
 	if (owed <= 0 || !launch_would_pass_a_limit(p))
 		return;
-	while (owed > 0 && nchosen < PLAN_MAX_ACTIONS) {
-		int k = pick_preempted(p, over, chosen, nchosen), t;
-		const struct plan_instance *i;
-		if (k < 0)
-			break;
-		i = &p->v->fleet[k];
-		t = team_of(p, i->team);
-		chosen[nchosen++] = k;
+	v->over = over;
+	while (owed > 0 && (i = choose_preempted(p, v))) {
+		int t = team_of(p, i->team);
 		over[t] -= i->team_gpus;
 		owed -= i->team_gpus;
 		add(p, ACTION_PREEMPT, i->offer, 1, i->id,
@@ -912,6 +968,64 @@ static void preempt(struct planner *p)
 		    " now and %s, with no launch within the hard limits", (long long)i->id, p->s->teams[t].name,
 		    i->priority, (long long)(over[t] + i->team_gpus), short_of);
 	}
+	v->over = NULL;
+}
+
+/* The class of team t whose top jobs come first: the highest priority,
+ * then the lane served first; NULL when t has none queued. */
+static const struct plan_class *top_class(const struct planner *p, int t)
+{
+	const struct plan_class *top = NULL;
+
+	for (int k = 0; k < p->v->nclasses; k++) {
+		const struct plan_class *c = &p->v->classes[k];
+		if (team_of(p, c->team) != t || c->top_jobs <= 0)
+			continue;
+		if (!top || c->top_priority > top->top_priority ||
+		    (c->top_priority == top->top_priority && c->lane_rank < top->lane_rank))
+			top = c;
+	}
+	return top;
+}
+
+/* [team.NAME] preempt_within: a team at its share (its running jobs hold
+ * all it may use now, so no launch and no free instance may serve it)
+ * whose queued jobs of the highest priority have no GPU coming takes
+ * them from its own running jobs of lower priority, lowest first. A team
+ * below its share is not: what it may still use is on its way (a launch,
+ * a free instance, an instance released once its preempted job left, or
+ * a reclaim from another team). */
+static void preempt_within_teams(struct planner *p, struct victims *v)
+{
+	const struct plan_instance *i;
+
+	for (int t = 0; t < p->s->nteams; t++) {
+		const struct plan_class *c = top_class(p, t);
+		int64_t gpus = c && c->gpus > 1 ? c->gpus : 1, lacking;
+		if (!p->s->teams[t].preempt_within || !c)
+			continue;
+		if (p->t->shares[t].allowed_gpus - p->t->shares[t].used_gpus >= gpus)
+			continue;
+		lacking = c->top_jobs * gpus - preempting_gpus(p, t, c->top_priority);
+		v->within = c;
+		while (lacking > 0 && (i = choose_preempted(p, v))) {
+			lacking -= gpus;
+			add(p, ACTION_PREEMPT, i->offer, 1, i->id,
+			    "preempt the job on %lld (team %s, priority %d): the team is at its share and its"
+			    " %lld queued jobs of priority %d outrank it (preempt_within), with no launch within"
+			    " its share and the hard limits", (long long)i->id, p->s->teams[t].name, i->priority,
+			    (long long)c->top_jobs, c->top_priority);
+		}
+		v->within = NULL;
+	}
+}
+
+static void preempt(struct planner *p)
+{
+	struct victims v = {0};
+
+	reclaim_borrowed(p, &v);
+	preempt_within_teams(p, &v);
 }
 
 void plan(const struct plan_view *v, struct plan_result *out)

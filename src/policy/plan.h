@@ -20,6 +20,10 @@ struct plan_class {
 	int lane_rank; /* smaller is served first */
 	int team;      /* index into the settings' teams; read only when there are teams */
 	int64_t jobs;
+	/* The highest priority among its jobs, and how many have it: what
+	 * [team.NAME] preempt_within weighs against the team's running jobs. */
+	int top_priority;
+	int64_t top_jobs;
 	int64_t items;          /* units of work of those jobs, summed */
 	double work_s;          /* estimated run time on the reference GPU, summed */
 	int64_t oldest_ms;      /* submit time of the oldest of them */
@@ -49,6 +53,8 @@ struct plan_instance {
 	/* While it runs jobs: the GPUs none of them holds, room for more
 	 * beside them when the view packs. */
 	int free_gpus;
+	int lane_rank; /* of its job: a job preempted within its team must not come back first */
+	int preempting; /* its job was asked to stop for a preemption already: its GPUs are on their way */
 };
 
 /* A lane, for the classes plan()'s callers build: its rank and wait target. */
@@ -100,6 +106,9 @@ struct plan_settings {
 	int nteams;
 	/* A job runs this long at least before it is preempted. */
 	int64_t preempt_min_runtime_ms;
+	/* callers: a job preempted twice in a row waits this long before its
+	 * next lease (serve's queue; a replay preempts nothing yet). */
+	int64_t preempt_backoff_ms;
 };
 
 struct plan_view {
@@ -141,6 +150,10 @@ struct action {
 	enum market market;
 	int count;        /* launch */
 	const char *lane; /* launch: the lane of the work it is for ("" for the warm pool); the view's */
+	/* launch: the team (index into the settings' teams) whose work it is
+	 * for, whose its boot and idle time are; -1: none (the warm pool, or
+	 * teams off). */
+	int team;
 	int64_t instance; /* drain, terminate, preempt */
 	char reason[400];
 };

@@ -32,6 +32,7 @@ int teams_from_config(const struct config *cfg, struct plan_team *out)
 		p->lending_limit_gpus = whole_or(t->lending_limit_gpus, -1);
 		p->weight = t->weight;
 		p->monthly_budget = t->monthly_budget == CONF_ABSENT ? -1 : t->monthly_budget;
+		p->preempt_within = t->preempt_within;
 	}
 	return n;
 }

@@ -24,6 +24,7 @@ struct plan_team {
 	int64_t lending_limit_gpus;   /* -1: all its unused quota */
 	double weight;
 	double monthly_budget; /* USD; -1: none */
+	int preempt_within;    /* at its share, its higher priority preempts its lower */
 };
 
 /* What one team holds and wants, and what it may hold. */

@@ -319,7 +319,8 @@ static int team_budget(struct ctx *c)
 
 	if (n == 0)
 		return 0;
-	if (team_month_spend(c->env->store, teams, n, c->now_ms, spend) != 0)
+	if (team_budgets_apply(c->env->store, teams, n) != 0 ||
+	    team_month_spend(c->env->store, teams, n, c->now_ms, spend) != 0)
 		return -1;
 	for (int t = 0; t < n; t++) {
 		if (teams[t].monthly_budget >= 0 && team_budget_marks(c, &teams[t], spend[t]) != 0)

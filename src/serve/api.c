@@ -50,6 +50,7 @@ static const struct route routes[] = {
 	{"GET", "/v1/decisions", SUBMIT, api_decisions},
 	{"GET", "/v1/report", SUBMIT, api_report},
 	{"GET", "/v1/teams", SUBMIT, api_teams},
+	{"POST", "/v1/teams/budget", ADMIN, api_team_budget},
 	{"GET", "/v1/offers", SUBMIT, api_offers},
 	{"GET", "/v1/alerts", SUBMIT | WORKER, api_alerts},
 	{"GET", "/v1/scale", SUBMIT | WORKER, api_scale},

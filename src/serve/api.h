@@ -81,7 +81,7 @@ extern const struct field api_no_fields[];
 /* Each endpoint's body fields, which its handler checks with api_body. */
 extern const struct field api_submit_fields[], api_lease_fields[], api_heartbeat_fields[],
 	api_checkpoint_fields[], api_complete_fields[], api_fail_fields[], api_interrupt_fields[],
-	api_register_fields[], api_leave_fields[], api_clock_fields[];
+	api_register_fields[], api_leave_fields[], api_clock_fields[], api_team_budget_fields[];
 /* The route pattern ("/v1/jobs/{id}/cancel") for method and path, with
  * its {id} in *id and *status 200; or NULL with *status 404 (no such
  * path) or 405 (the path has routes, not for method). */
@@ -105,6 +105,7 @@ int api_get(struct api_call *c);
 int api_cancel(struct api_call *c);
 int api_stats(struct api_call *c);
 int api_teams(struct api_call *c);
+int api_team_budget(struct api_call *c);
 
 int api_lease(struct api_call *c);
 int api_heartbeat(struct api_call *c);

@@ -140,13 +140,16 @@ struct list_ctx {
 	struct jsonout out;
 	int n;
 	int64_t last_id;
+	const struct team_state *teams; /* NULL: teams are off */
 };
 
 static int add_job(void *arg, const struct job *job)
 {
 	struct list_ctx *l = arg;
+	char why[400];
+	int held = l->teams && job->state == JOB_QUEUED && team_state_held(l->teams, job->team, job->gpus, why, sizeof why);
 
-	job_write_json(&l->out, NULL, job);
+	job_write_json_held(&l->out, NULL, job, held ? why : NULL);
 	l->n++;
 	l->last_id = job->id;
 	return 0;
@@ -157,8 +160,10 @@ int api_list(struct api_call *c)
 	const char *state = request_query(c->req, "state");
 	struct job_filter f = {.state = -1};
 	struct list_ctx l = {0};
+	struct team_state ts;
 	struct ebb_error err;
 	int64_t limit;
+	int rc;
 
 	f.lane = request_query(c->req, "lane");
 	f.type = request_query(c->req, "type");
@@ -172,9 +177,20 @@ int api_list(struct api_call *c)
 	    api_query_int(c, "limit", 1, 1000, 100, &limit) != 0)
 		return -1;
 	f.limit = (int)limit;
+	/* Read once for the page: why its queued jobs wait for their team. */
+	if ((rc = team_state_read(&ts, c->api->store, c->api->cfg, clock_now(c->api->clock))) != 0) {
+		team_state_free(&ts);
+		if (rc != TEAM_STATE_NOMEM)
+			return api_store_failed(c);
+		error_set(&err, 500, "memory", NULL, "out of memory");
+		return api_fail(c, &err);
+	}
+	l.teams = ts.n ? &ts : NULL;
 	jsonout_open(&l.out, NULL, '{');
 	jsonout_open(&l.out, "jobs", '[');
-	if (store_job_list(c->api->store, &f, add_job, &l) != 0) {
+	rc = store_job_list(c->api->store, &f, add_job, &l);
+	team_state_free(&ts);
+	if (rc != 0) {
 		free(l.out.text);
 		return api_store_failed(c);
 	}

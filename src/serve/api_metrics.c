@@ -210,10 +210,10 @@ static int write_team_shares(struct prom *p, struct api *a)
 		prom_family(p, "ebb_team_gpus_allowed", "gauge", "GPUs the team may use now: its quota as far as it has work, and what it may borrow.");
 		for (int t = 0; t < ts.n; t++)
 			prom_sample(p, "", (double)ts.shares[t].allowed_gpus, "team", ts.teams[t].name, NULL);
-		prom_family(p, "ebb_team_month_spend_dollars", "gauge", "The team's chargeback this calendar month (UTC): its jobs' runs and its share of the time no job used.");
+		prom_family(p, "ebb_team_month_spend_dollars", "gauge", "The team's chargeback this calendar month (UTC): its jobs' runs and the time no job used of the instances launched for its work.");
 		for (int t = 0; t < ts.n; t++)
 			prom_sample(p, "", ts.spend[t], "team", ts.teams[t].name, NULL);
-		prom_family(p, "ebb_team_monthly_budget_dollars", "gauge", "The team's [team.NAME] monthly_budget, for the teams that have one.");
+		prom_family(p, "ebb_team_monthly_budget_dollars", "gauge", "The team's monthly budget in force ([team.NAME] monthly_budget, or as an admin set it since), for the teams that have one.");
 		for (int t = 0; t < ts.n; t++) {
 			if (ts.teams[t].monthly_budget >= 0)
 				prom_sample(p, "", ts.teams[t].monthly_budget, "team", ts.teams[t].name, NULL);

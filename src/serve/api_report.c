@@ -1,5 +1,6 @@
-/* Cost calls: GET /v1/report adds the ledger up by team, offer or job
- * type; GET /v1/offers shows each offer's prices, declared and measured
+/* Cost calls: GET /v1/report adds the ledger up by team, offer (and
+ * market) or job type, for the whole fleet or for one team's chargeback
+ * (its monthly report, docs/TEAMS.md); GET /v1/offers shows each offer's prices, declared and measured
  * figures, the estimates in force and what a unit of work is expected to
  * cost on each market (docs/COST.md). */
 #include <errno.h>
@@ -63,11 +64,27 @@ static int add_row(void *arg, const struct ledger_row *row)
 	return 0;
 }
 
+/* By market, each line's price now, USD per hour. */
+static void add_prices(const struct report_call *rc, json_t *reply)
+{
+	json_t *g;
+	size_t i;
+
+	json_array_foreach(json_object_get(reply, "groups"), i, g) {
+		int m = market_parse(json_string_value(json_object_get(g, "market")));
+		const char *offer = json_string_value(json_object_get(g, "name"));
+		json_object_set_new(g, "price_usd_per_hour",
+				    json_real(ledger_usd_per_hour(rc->api->fleet->ledger, offer,
+								  m == MARKET_SPOT ? MARKET_SPOT : MARKET_ONDEMAND)));
+	}
+}
+
 int api_report(struct api_call *c)
 {
 	struct api *a = c->api;
 	struct report_call rc = {.api = a};
 	const char *by_s = request_query(c->req, "by"), *month = request_query(c->req, "month");
+	const char *team = request_query(c->req, "team");
 	int64_t now = clock_now(a->clock), since_ms, until_ms = 0;
 	int by = by_s ? report_by_parse(by_s) : REPORT_BY_OFFER;
 	double since;
@@ -75,7 +92,16 @@ int api_report(struct api_call *c)
 	json_t *reply;
 
 	if (by < 0)
-		return bad_query(c, "by", "expected team, offer or type");
+		return bad_query(c, "by", "expected team, offer, market or type");
+	if (team && !config_name_ok(team)) {
+		error_set(&err, 400, "bad_value", "team", "team: expected a team name ([A-Za-z0-9_.-], 1 to 64)");
+		return api_fail(c, &err);
+	}
+	if (team && c->team && strcmp(team, c->team) != 0) {
+		error_set(&err, 403, "forbidden", "team", "team: a submit token of team %s reads its own team's report only",
+			  c->team);
+		return api_fail(c, &err);
+	}
 	/* Negative: that many seconds before the server's now (ebb report --since 24h). */
 	if (query_number(c, "since", -MAX_SPAN_S, 1e11, 0, &since) != 0)
 		return -1;
@@ -85,6 +111,7 @@ int api_report(struct api_call *c)
 		return bad_query(c, "month", "expected a month YYYY-MM, e.g. 2026-11");
 	report_init(&rc.r, (enum report_by)by, since_ms, now);
 	rc.r.until_ms = until_ms;
+	rc.r.team = team;
 	if (store_ledger(a->store, since_ms, add_row, &rc) != 0) {
 		report_free(&rc.r);
 		if (!rc.oom)
@@ -94,6 +121,8 @@ int api_report(struct api_call *c)
 	}
 	report_finish(&rc.r);
 	reply = report_to_json(&rc.r);
+	if (by == REPORT_BY_MARKET)
+		add_prices(&rc, reply);
 	report_free(&rc.r);
 	request_reply(c->req, 200, reply);
 	return 0;

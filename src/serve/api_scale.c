@@ -97,7 +97,8 @@ static json_t *reply(const struct decision_now *d, const struct desired *w, cons
 int api_scale(struct api_call *c)
 {
 	struct api *a = c->api;
-	struct decide_env e = {a->store, a->settings, a->offers, a->noffers, a->provider != NULL};
+	struct decide_env e = {a->store, a->settings, a->offers, a->noffers, a->provider != NULL,
+			       &a->queue->preempts};
 	struct decision_now *d = calloc(1, sizeof *d);
 	struct snapshot *x = malloc(sizeof *x);
 	struct desired *w = calloc(1, sizeof *w);

@@ -1,28 +1,24 @@
 /* Chargeback: a fleet's bill split among teams, to the cent. Each team
- * pays for its jobs' runs (busy), and for a share of the time no job used
- * (boot, idle, the billing remainder) in proportion to its busy cost: the
- * idle capacity was kept for the teams that use the fleet. The teams'
- * totals add up to the fleet's total in whole cents (largest remainder),
- * so the lines a finance team gets sum to the bill. With no busy cost at
- * all, the not-busy cost stays unattributed. Pure arithmetic: the report
- * and the budgets (docs/TEAMS.md) both call it. */
+ * pays for its jobs' runs (busy) and for the time no job used (boot,
+ * idle, the billing remainder) of the instances launched for its work;
+ * the instances launched for no team's work (the warm pool, workers
+ * started by hand, teams off) make the `shared` line. Each line's total
+ * is rounded to whole cents so that the lines add up to the fleet's total
+ * to the cent (largest remainder): the lines a finance team gets sum to
+ * the bill. Pure arithmetic: the report calls it (docs/TEAMS.md). */
 #ifndef EBB_CHARGEBACK_H
 #define EBB_CHARGEBACK_H
 
 #include <stdint.h>
 
 struct charge {
-	double busy_usd; /* in: its jobs' runs */
-	/* out, in cents: */
-	int64_t busy_cents, idle_share_cents, total_cents;
+	double busy_usd, not_busy_usd; /* in: its jobs' runs; its instances' time no job used */
+	/* out, in cents: busy_cents + not_busy_cents = total_cents */
+	int64_t busy_cents, not_busy_cents, total_cents;
 };
 
-/* Splits not_busy_usd among n teams by busy cost. The cents of the
- * fleet's total (sum of busy, plus not busy) that go to no team, when no
- * team ran anything, are returned. */
-int64_t chargeback(struct charge *teams, int n, double not_busy_usd);
-
-/* The exact share in USD of one team (for budgets, no rounding). */
-double chargeback_usd(double busy_usd, double all_busy_usd, double not_busy_usd);
+/* Fills the cents of n lines; returns the fleet's total in cents, the
+ * rounded sum of every line's USD, which their total_cents add up to. */
+int64_t chargeback(struct charge *lines, int n);
 
 #endif

@@ -63,7 +63,7 @@ int decide_now(const struct decide_env *e, int64_t now_ms, struct decision_now *
 	if (decide_idle_timeouts(e->store, e->settings, d->offers, d->noffers, d->idle_timeout_ms, d->idle_surplus_ms,
 				 NULL, d->error, sizeof d->error) != 0)
 		return -1;
-	if (view_build(&d->view, e->store, e->settings, now_ms, d->offers, d->noffers) != 0) {
+	if (view_build(&d->view, e->store, e->settings, now_ms, d->offers, d->noffers, e->preempts) != 0) {
 		snprintf(d->error, sizeof d->error, "%s", d->view.error);
 		return -1;
 	}

@@ -18,6 +18,7 @@ struct decide_env {
 	const struct offer *configured; /* the catalogue as configured */
 	int noffers;
 	int measured; /* a provider launches the offers: what was measured of them counts */
+	const struct preempts *preempts; /* the jobs asked to stop already */
 };
 
 /* What plan() decided, and what it decided on. */

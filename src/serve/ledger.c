@@ -119,7 +119,7 @@ static int terminate(struct ledger *l, struct instance *inst, int64_t now)
 	d.reclaims = inst->reclaim_at_ms != 0;
 	if (store_offer_stat_add(l->store, &d) != 0 || store_segment_open(l->store, &rest) != 0)
 		return -1;
-	return add_up(l, inst, &rest, "", 0);
+	return add_up(l, inst, &rest, inst->team, 0);
 }
 
 /* A running instance's segments from now: one for each job leased on it,
@@ -168,7 +168,7 @@ int ledger_transition(struct ledger *l, struct instance *inst, enum instance_sta
 	while (n++ <= INSTANCE_GPUS_MAX &&
 	       (rc = store_segment_close(l->store, inst->id, now, usd_per_ms, inst->gpus, &closed)) == 0) {
 		if ((strcmp(closed.kind, "job") == 0 && closed.job ? job_run_ended(l, inst, &closed)
-								   : add_up(l, inst, &closed, "", 0)) != 0)
+								   : add_up(l, inst, &closed, inst->team, 0)) != 0)
 			return -1;
 	}
 	if (rc < 0)

@@ -14,6 +14,10 @@
 #include "common/config.h"
 
 #define PREEMPT_MAX 64
+/* The error of a job whose run ended by a preemption, before the reason:
+ * a job whose run is preempted with this error from its last run was
+ * preempted twice in a row (the thrash guard, queue_interrupt()). */
+#define PREEMPTED_ERROR "interrupted: preempted: "
 
 struct preempts {
 	struct {

@@ -330,11 +330,20 @@ int queue_interrupt(struct queue *q, int64_t id, int64_t token, const char *chec
 		    struct job *out, struct ebb_error *err)
 {
 	struct job_change how = {.interrupted = 1, .reclaimed = reclaimed};
-	char quoted[600];
+	const char *preempted = preempt_reason(&q->preempts, id, token);
+	char quoted[600], why[sizeof PREEMPTED_ERROR + sizeof q->preempts.at[0].reason];
 	int64_t lost = 0;
+	int again;
 
 	if (get_leased(q, id, token, out, err) != 0)
 		return -1;
+	/* Its last run ended by a preemption too: the error says so until
+	 * this one sets its own. */
+	again = preempted && out->error && strncmp(out->error, PREEMPTED_ERROR, strlen(PREEMPTED_ERROR)) == 0;
+	if (preempted) {
+		snprintf(why, sizeof why, PREEMPTED_ERROR "%s", preempted);
+		reason = why;
+	}
 	if (checkpoint) {
 		job_set_str(&out->checkpoint, checkpoint);
 		if (checkpoint_items >= 0)
@@ -349,6 +358,13 @@ int queue_interrupt(struct queue *q, int64_t id, int64_t token, const char *chec
 	if (out->attempts > 0)
 		out->attempts--;
 	out->state = JOB_QUEUED;
+	/* Preempted twice in a row: it waits [scaler] preempt_backoff before
+	 * it is leased (and so preempted) again, lest a loop of admissions
+	 * and reclaims take all its time. */
+	if (again && q->cfg->preempt_backoff_ms > 0) {
+		out->state = JOB_DELAYED;
+		out->run_at_ms = clock_now(q->clock) + q->cfg->preempt_backoff_ms;
+	}
 	out->seq = SEQ_RESUMED + out->id;
 	job_set_str(&out->error, reason);
 	q->ready_changed = 1;

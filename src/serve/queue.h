@@ -88,7 +88,10 @@ int queue_fail(struct queue *q, int64_t id, int64_t token, const char *reason, i
  * counted, and it resumes from its checkpoint. checkpoint: a last one
  * covering checkpoint_items (< 0: keep the count), or NULL to keep the
  * stored one. items_done: items the run had done when it stopped (-1:
- * unknown); those past the checkpoint are added to items_lost. */
+ * unknown); those past the checkpoint are added to items_lost. A lease
+ * the scaler preempted (q->preempts) gets the preemption's reason as its
+ * error, and when its last run was preempted too, waits [scaler]
+ * preempt_backoff (delayed) before its next lease. */
 int queue_interrupt(struct queue *q, int64_t id, int64_t token, const char *checkpoint,
 		    int64_t checkpoint_items, int64_t items_done, const char *reason, int reclaimed,
 		    struct job *out, struct ebb_error *err);

@@ -75,11 +75,11 @@ static struct slot *lookup(struct table *t, int64_t k1, int64_t k2, int *fresh)
 
 /* ---- the report ---- */
 
-static const char *const by_names[] = {"offer", "team", "type"};
+static const char *const by_names[REPORT_BY_COUNT] = {"offer", "team", "type", "market"};
 
 int report_by_parse(const char *name)
 {
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < REPORT_BY_COUNT; k++) {
 		if (strcmp(name, by_names[k]) == 0)
 			return k;
 	}
@@ -126,13 +126,14 @@ static int kind_of(const char *kind)
 	return RK_IDLE;
 }
 
-/* The index of the group named name, made if new; -1 when out of memory. */
-static int group_of(struct report *r, const char *name)
+/* The index of the group named name (and of market m, by market), made
+ * if new; -1 when out of memory. */
+static int group_of(struct report *r, const char *name, enum market m)
 {
 	struct report_group *g;
 
 	for (int k = 0; k < r->ngroups; k++) {
-		if (strcmp(r->groups[k].name, name) == 0)
+		if (strcmp(r->groups[k].name, name) == 0 && (r->by != REPORT_BY_MARKET || r->groups[k].market == m))
 			return k;
 	}
 	if (!(g = realloc(r->groups, (size_t)(r->ngroups + 1) * sizeof *g)))
@@ -142,6 +143,7 @@ static int group_of(struct report *r, const char *name)
 	memset(g, 0, sizeof *g);
 	if (!(g->name = strdup(name)))
 		return -1;
+	g->market = m;
 	return r->ngroups++;
 }
 
@@ -149,12 +151,25 @@ static const char *group_name(const struct report *r, const struct ledger_row *r
 {
 	const char *name;
 
-	if (r->by == REPORT_BY_OFFER)
+	if (r->by == REPORT_BY_OFFER || r->by == REPORT_BY_MARKET)
 		return row->offer;
+	/* By team, the time no job used is the team's whose work the
+	 * instance was launched for. */
+	if (kind != RK_BUSY && r->by == REPORT_BY_TEAM)
+		return row->launch_team && row->launch_team[0] ? row->launch_team : REPORT_SHARED;
 	if (kind != RK_BUSY)
 		return REPORT_NOT_A_JOB;
 	name = r->by == REPORT_BY_TEAM ? row->team : row->type;
 	return name ? name : "(unknown job)";
+}
+
+/* Whose a row is: a job's run, its job's team; the time no job used, the
+ * team's whose work its instance was launched for ("": none). */
+static const char *row_team(const struct ledger_row *row, int kind)
+{
+	const char *team = kind == RK_BUSY ? row->team : row->launch_team;
+
+	return team ? team : "";
 }
 
 /* A segment of jobs side by side counts its share of the instance's time. */
@@ -180,6 +195,8 @@ int report_add(struct report *r, const struct ledger_row *row, double usd_per_ms
 
 	if (!r->map)
 		return -1;
+	if (r->team && strcmp(r->team, row_team(row, kind)) != 0)
+		return 0;
 	if (end == 0) { /* open: up to now, at its price */
 		end = r->now_ms > start ? r->now_ms : start;
 		cost = (double)(end - start) * usd_per_ms * segment_share(seg, row->gpus);
@@ -199,7 +216,7 @@ int report_add(struct report *r, const struct ledger_row *row, double usd_per_ms
 		end = r->until_ms;
 	}
 	ms = end - start;
-	if ((gi = group_of(r, group_name(r, row, kind))) < 0)
+	if ((gi = group_of(r, group_name(r, row, kind), row->market)) < 0)
 		return -1;
 	g = &r->groups[gi];
 	add_time(g, row, kind, ms, cost);
@@ -228,7 +245,7 @@ int report_add(struct report *r, const struct ledger_row *row, double usd_per_ms
 	} else if (row->reclaimed) {
 		/* The reclaim hit what the instance was doing when it ended. */
 		int where = gi;
-		if (r->by != REPORT_BY_OFFER) {
+		if (r->by != REPORT_BY_OFFER && r->by != REPORT_BY_MARKET) {
 			if (!(sl = lookup(&r->map->instances, seg->instance, 0, &fresh)))
 				return -1;
 			where = sl->v[0] > 0 ? (int)sl->v[0] - 1 : gi;
@@ -255,7 +272,7 @@ static int dearest_first(const void *a, const void *b)
 
 	if (cx != cy)
 		return cx > cy ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return strcmp(x->name, y->name) ? strcmp(x->name, y->name) : (int)x->market - (int)y->market;
 }
 
 void report_finish(struct report *r)
@@ -321,36 +338,35 @@ static json_t *group_to_json(const struct report_group *g, const char *name)
 		(json_int_t)g->items_lost);
 }
 
-/* The teams' lines, in the groups' order, the not-busy row left out. */
+/* The teams' lines, in the groups' order, and the shared line. */
 static json_t *chargeback_json(const struct report *r)
 {
 	struct charge *c = calloc((size_t)r->ngroups + 1, sizeof *c);
 	json_t *teams = json_array(), *out;
-	double busy = 0;
-	int64_t unattributed, sum = 0;
-	int n = 0;
+	int64_t total;
+	int shared = -1;
 
-	if (!c)
+	if (!c) {
+		json_decref(teams);
 		return json_null();
-	for (int k = 0; k < r->ngroups; k++) {
-		if (strcmp(r->groups[k].name, REPORT_NOT_A_JOB) != 0) {
-			c[n++].busy_usd = r->groups[k].cost[RK_BUSY];
-			busy += r->groups[k].cost[RK_BUSY];
-		}
 	}
-	unattributed = chargeback(c, n, total_cost(&r->total) - busy);
-	n = 0;
 	for (int k = 0; k < r->ngroups; k++) {
-		if (strcmp(r->groups[k].name, REPORT_NOT_A_JOB) == 0)
+		c[k].busy_usd = r->groups[k].cost[RK_BUSY];
+		c[k].not_busy_usd = total_cost(&r->groups[k]) - c[k].busy_usd;
+		if (strcmp(r->groups[k].name, REPORT_SHARED) == 0)
+			shared = k;
+	}
+	total = chargeback(c, r->ngroups);
+	for (int k = 0; k < r->ngroups; k++) {
+		if (k == shared)
 			continue;
 		json_array_append_new(teams, json_pack("{s:s, s:I, s:I, s:I}", "team", r->groups[k].name,
-						       "busy_cents", (json_int_t)c[n].busy_cents, "idle_share_cents",
-						       (json_int_t)c[n].idle_share_cents, "total_cents",
-						       (json_int_t)c[n].total_cents));
-		sum += c[n++].total_cents;
+						       "busy_cents", (json_int_t)c[k].busy_cents, "idle_cents",
+						       (json_int_t)c[k].not_busy_cents, "total_cents",
+						       (json_int_t)c[k].total_cents));
 	}
-	out = json_pack("{s:o, s:I, s:I}", "teams", teams, "unattributed_cents", (json_int_t)unattributed,
-			"total_cents", (json_int_t)(sum + unattributed));
+	out = json_pack("{s:o, s:I, s:I}", "teams", teams, "shared_cents",
+				(json_int_t)(shared >= 0 ? c[shared].total_cents : 0), "total_cents", (json_int_t)total);
 	free(c);
 	return out;
 }
@@ -359,13 +375,19 @@ json_t *report_to_json(const struct report *r)
 {
 	json_t *groups = json_array(), *out;
 
-	for (int k = 0; k < r->ngroups; k++)
-		json_array_append_new(groups, group_to_json(&r->groups[k], r->groups[k].name));
+	for (int k = 0; k < r->ngroups; k++) {
+		json_t *g = group_to_json(&r->groups[k], r->groups[k].name);
+		if (r->by == REPORT_BY_MARKET)
+			json_object_set_new(g, "market", json_string(market_name(r->groups[k].market)));
+		json_array_append_new(groups, g);
+	}
 	out = json_pack("{s:s, s:f, s:f, s:o, s:o}", "by", report_by_name(r->by), "since",
 			(double)r->since_ms / 1000.0, "now", (double)r->now_ms / 1000.0, "groups", groups,
 			"total", group_to_json(&r->total, "total"));
 	if (r->until_ms)
 		json_object_set_new(out, "until", json_real((double)r->until_ms / 1000.0));
+	if (r->team)
+		json_object_set_new(out, "team", json_string(r->team));
 	if (r->by == REPORT_BY_TEAM)
 		json_object_set_new(out, "chargeback", chargeback_json(r));
 	return out;

@@ -10,10 +10,15 @@
 
 #include "store/store.h"
 
-enum report_by { REPORT_BY_OFFER, REPORT_BY_TEAM, REPORT_BY_TYPE };
+/* MARKET: by offer and market (an offer's on-demand and spot time apart). */
+enum report_by { REPORT_BY_OFFER, REPORT_BY_TEAM, REPORT_BY_TYPE, REPORT_BY_MARKET, REPORT_BY_COUNT };
 
-/* The row of instance time no job used, in a report by team or type. */
+/* The row of instance time no job used, in a report by type. */
 #define REPORT_NOT_A_JOB "(idle)"
+/* In a report by team, the row of the time no job used of instances
+ * launched for no team's work (the warm pool, workers started by hand):
+ * the chargeback's shared line. */
+#define REPORT_SHARED "(shared)"
 
 /* Where instance time went. BUSY is a job's run; the others are "not
  * busy": boot (launch to registration), idle, and the billing remainder
@@ -22,6 +27,7 @@ enum report_kind { RK_BUSY, RK_BOOT, RK_IDLE, RK_BILLING, RK_COUNT };
 
 struct report_group {
 	char *name;
+	enum market market; /* by market: the group's */
 	double cost[RK_COUNT]; /* USD */
 	double ms[RK_COUNT];   /* instance-milliseconds, a segment's by its share */
 	double gpu_ms[RK_COUNT];
@@ -35,6 +41,9 @@ struct report {
 	enum report_by by;
 	int64_t since_ms, now_ms;
 	int64_t until_ms; /* segments count up to here; 0: now (report_init) */
+	/* Only this team's rows (NULL: all): its jobs' runs, and the time no
+	 * job used of the instances launched for its work (chargeback.h). */
+	const char *team;
 	struct report_group *groups;
 	int ngroups;
 	struct report_group total;
@@ -56,8 +65,8 @@ int report_add(struct report *r, const struct ledger_row *row, double usd_per_ms
  * groups sorted, dearest first. Call once, after the last report_add. */
 void report_finish(struct report *r);
 /* The report; by team, with its chargeback (chargeback.h): each team's
- * busy cost, share of the not-busy cost and total, in cents, adding up to
- * the fleet's total. */
+ * busy cost, the not-busy cost of the instances launched for it and
+ * total, and the shared line, in cents, adding up to the fleet's total. */
 json_t *report_to_json(const struct report *r);
 void report_free(struct report *r);
 

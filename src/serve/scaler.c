@@ -201,6 +201,8 @@ static int launch(struct scaler *sc, const struct decision_now *dn, const struct
 		inst.state = INST_REQUESTED;
 		inst.gpus = o->gpus;
 		inst.vram_gb = o->vram_gb;
+		if (a->team >= 0)
+			snprintf(inst.team, sizeof inst.team, "%s", dn->view.settings->teams[a->team].name);
 		inst.launched_ms = inst.updated_ms = clock_now(sc->env.clock);
 		/* Cut to the record's room, as the decision keeps it whole. */
 		snprintf(inst.reason, sizeof inst.reason, "%.*s", (int)sizeof inst.reason - 1, a->reason);
@@ -333,7 +335,8 @@ static int reconcile(struct scaler *sc, const struct listed *l)
 static int run(struct scaler *sc, const struct listed *l)
 {
 	int64_t now = clock_now(sc->env.clock);
-	struct decide_env e = {sc->env.store, &sc->settings, sc->env.offers, sc->env.noffers, 1};
+	struct decide_env e = {sc->env.store, &sc->settings, sc->env.offers, sc->env.noffers, 1,
+			       &sc->env.queue->preempts};
 	struct decision_now *d = malloc(sizeof *d);
 	int rc = -1;
 

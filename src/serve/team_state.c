@@ -7,43 +7,38 @@
 #include <string.h>
 #include <time.h>
 
-#include "serve/chargeback.h"
-
 #define DAY_MS 86400000LL
 
 struct month_sums {
 	const struct plan_team *teams;
 	int n;
-	double busy[CONF_MAX_TEAMS + 1], all_busy, not_busy;
+	double *spend;
 };
 
+/* A job's run is its team's; the time no job used, the team's whose work
+ * the instance was launched for, and no team's (shared) when "". */
 static int add_sum(void *arg, const struct ledger_sum *s)
 {
 	struct month_sums *m = arg;
+	const char *team = s->team ? s->team : "";
 
-	if (strcmp(s->kind, "job") == 0) {
-		m->busy[teams_index(m->teams, m->n, s->team ? s->team : "")] += s->cost;
-		m->all_busy += s->cost;
-	} else {
-		m->not_busy += s->cost;
-	}
+	if (strcmp(s->kind, "job") == 0 || team[0])
+		m->spend[teams_index(m->teams, m->n, team)] += s->cost;
 	return 0;
 }
 
 int team_month_spend(struct store *st, const struct plan_team *teams, int n, int64_t now_ms, double *spend)
 {
-	struct month_sums m = {.teams = teams, .n = n};
+	struct month_sums m = {.teams = teams, .n = n, .spend = spend};
 	time_t now = (time_t)(now_ms / 1000);
 	struct tm tm;
 
 	gmtime_r(&now, &tm);
 	tm.tm_mday = 1;
 	tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
-	if (store_ledger_sums(st, (int64_t)timegm(&tm) * 1000 / DAY_MS, add_sum, &m) != 0)
-		return -1;
 	for (int t = 0; t < n; t++)
-		spend[t] = chargeback_usd(m.busy[t], m.all_busy, m.not_busy);
-	return 0;
+		spend[t] = 0;
+	return store_ledger_sums(st, (int64_t)timegm(&tm) * 1000 / DAY_MS, add_sum, &m) != 0 ? -1 : 0;
 }
 
 uint64_t team_over_budget(const struct plan_team *teams, int n, const double *spend)
@@ -55,6 +50,30 @@ uint64_t team_over_budget(const struct plan_team *teams, int n, const double *sp
 			over |= (uint64_t)1 << t;
 	}
 	return over;
+}
+
+struct budgets {
+	struct plan_team *teams;
+	int n;
+};
+
+static int apply_budget(void *arg, const struct team_budget *b)
+{
+	struct budgets *bs = arg;
+
+	/* By its exact name: a team whose section is gone has no budget to set. */
+	for (int t = 0; t < bs->n; t++) {
+		if (strcmp(bs->teams[t].name, b->team) == 0)
+			bs->teams[t].monthly_budget = b->budget < 0 ? -1 : b->budget;
+	}
+	return 0;
+}
+
+int team_budgets_apply(struct store *st, struct plan_team *teams, int n)
+{
+	struct budgets bs = {.teams = teams, .n = n};
+
+	return n == 0 ? 0 : store_team_budgets(st, apply_budget, &bs);
 }
 
 static int64_t job_gpus(int gpus) { return gpus > 1 ? gpus : 1; }
@@ -98,6 +117,8 @@ int team_state_read(struct team_state *ts, struct store *st, const struct config
 	memset(ts, 0, sizeof *ts);
 	if ((ts->n = teams_from_config(cfg, ts->teams)) == 0)
 		return 0;
+	if (team_budgets_apply(st, ts->teams, ts->n) != 0)
+		return -1;
 	if ((rc = store_job_list(st, &leased, add_leased, ts)) != 0 || (rc = store_demand(st, add_queued, ts)) != 0)
 		return rc == TEAM_STATE_NOMEM ? rc : -1;
 	if (team_month_spend(st, ts->teams, ts->n, now_ms, ts->spend) != 0)

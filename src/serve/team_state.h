@@ -28,11 +28,18 @@ struct team_state {
 #define TEAM_STATE_NOMEM (-2)
 
 /* Each team's spend this calendar month (UTC) up to now, in USD, from the
- * ledger's closed segments: its jobs' runs and its chargeback share of
- * the time no job used (chargeback.h). 0, or -1 on a store error. */
+ * ledger's closed segments: its chargeback (chargeback.h), its jobs' runs
+ * and the time no job used of the instances launched for its work. 0,
+ * or -1 on a store error. */
 int team_month_spend(struct store *st, const struct plan_team *teams, int n, int64_t now_ms, double *spend);
 /* Bit t: team t has a monthly_budget and spent it (spend from above). */
 uint64_t team_over_budget(const struct plan_team *teams, int n, const double *spend);
+
+/* Puts the monthly budgets an admin set at run time (store_team_budgets,
+ * POST /v1/teams/budget) over the config's in teams: 0, or -1 on a store
+ * error. Every reader of the budgets (plan()'s view, the lease, the
+ * alerts, the API) calls it, so that a change holds at once. */
+int team_budgets_apply(struct store *st, struct plan_team *teams, int n);
 
 /* 0; -1: the store failed (store_error()); TEAM_STATE_NOMEM. */
 int team_state_read(struct team_state *ts, struct store *st, const struct config *cfg, int64_t now_ms);

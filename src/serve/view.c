@@ -115,6 +115,12 @@ static int add_demand(void *arg, const struct demand_row *r)
 
 	if (!c)
 		return VIEW_NOMEM;
+	if (c->top_jobs == 0 || r->priority > c->top_priority) {
+		c->top_priority = r->priority;
+		c->top_jobs = 0;
+	}
+	if (r->priority == c->top_priority)
+		c->top_jobs += r->jobs;
 	c->jobs += r->jobs;
 	c->items += r->items;
 	c->work_s += (double)r->est_s + (double)r->jobs_without_est * estimate_s(b->med, r->type, 0, b->settings);
@@ -180,6 +186,7 @@ static int add_arrivals(struct view *b, struct store *st, int64_t now_ms, int64_
 struct fleet_walk {
 	struct view *b;
 	struct store *st;
+	const struct preempts *preempts;
 };
 
 /* The GPUs of a running instance that none of the jobs leased on it
@@ -237,6 +244,8 @@ static int add_instance(void *arg, const struct instance *inst)
 			p->team = teams_index(b->settings->teams, b->settings->nteams, job.team);
 			p->team_gpus = job.gpus > 1 ? job.gpus : 1;
 			p->priority = job.priority;
+			p->lane_rank = plan_lane_rank(b->settings, job.lane);
+			p->preempting = w->preempts && preempt_reason(w->preempts, job.id, job.lease_token);
 			job_free(&job);
 		}
 	}
@@ -253,9 +262,9 @@ static int walked(struct view *v, struct store *st, int rc)
 }
 
 int view_build(struct view *v, struct store *st, const struct plan_settings *settings, int64_t now_ms,
-	       const struct offer *offers, int noffers)
+	       const struct offer *offers, int noffers, const struct preempts *preempts)
 {
-	struct fleet_walk fw = {.b = v, .st = st};
+	struct fleet_walk fw = {.b = v, .st = st, .preempts = preempts};
 
 	memset(v, 0, sizeof *v);
 	v->settings = settings;
@@ -270,10 +279,14 @@ int view_build(struct view *v, struct store *st, const struct plan_settings *set
 	    walked(v, st, add_arrivals(v, st, now_ms, settings->arrival_window_ms)) != 0)
 		return -1;
 	if (settings->nteams) {
+		/* The budgets in force: the config's, or an admin's since. */
+		struct plan_team teams[CONF_MAX_TEAMS + 1];
 		double spend[CONF_MAX_TEAMS + 1];
-		if (walked(v, st, team_month_spend(st, settings->teams, settings->nteams, now_ms, spend)) != 0)
+		memcpy(teams, settings->teams, sizeof teams);
+		if (walked(v, st, team_budgets_apply(st, teams, settings->nteams)) != 0 ||
+		    walked(v, st, team_month_spend(st, teams, settings->nteams, now_ms, spend)) != 0)
 			return -1;
-		v->over_budget = team_over_budget(settings->teams, settings->nteams, spend);
+		v->over_budget = team_over_budget(teams, settings->nteams, spend);
 	}
 	return 0;
 }

@@ -10,6 +10,7 @@
 #define EBB_VIEW_H
 
 #include "policy/plan.h"
+#include "serve/preempt.h"
 #include "store/store.h"
 
 struct medians;
@@ -31,8 +32,9 @@ struct view {
 /* Reads everything plan() looks at (but the offers and the settings) from
  * the store: 0, or -1 with the reason in v->error (a store error, or
  * memory). Free it with view_free(), whatever it returned. */
+/* preempts: the jobs asked to stop already (NULL: none). */
 int view_build(struct view *v, struct store *st, const struct plan_settings *settings, int64_t now_ms,
-	       const struct offer *offers, int noffers) STORE_CHECK;
+	       const struct offer *offers, int noffers, const struct preempts *preempts) STORE_CHECK;
 void view_free(struct view *v);
 
 #endif

@@ -36,6 +36,7 @@ static const struct table {
 	{"offer_stats", 0, "COUNT(*), COALESCE(SUM(runs), 0), COALESCE(SUM(launches), 0), COALESCE(SUM(alive_ms), 0)"},
 	{"ledger_sums", 0, "COUNT(*), COALESCE(SUM(ms), 0), COALESCE(SUM(cost), 0), COALESCE(SUM(items), 0)"},
 	{"alerts", 0, "COUNT(*)"},
+	{"team_budgets", 0, "COUNT(*), COALESCE(SUM(budget), 0)"},
 };
 
 #define NTABLES (sizeof tables / sizeof *tables)

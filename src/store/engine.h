@@ -134,6 +134,9 @@ struct store_engine {
 	int (*alert_put)(struct store *st, const struct alert_row *a);
 	int (*alert_delete)(struct store *st, const char *key);
 	int (*alerts)(struct store *st, alert_cb cb, void *arg);
+
+	int (*team_budget_set)(struct store *st, const struct team_budget *b);
+	int (*team_budgets)(struct store *st, team_budget_cb cb, void *arg);
 };
 
 #endif

@@ -106,6 +106,11 @@ static const char *const migrations[] = {
 	/* 2: several jobs per instance, each segment the GPUs it holds (0:
 	 * all of them, as every segment before) */
 	"ALTER TABLE segments ADD COLUMN gpus INTEGER NOT NULL DEFAULT 0;",
+	/* 3: SQLite's 10: the monthly budgets an admin set at run time; the
+	 * team whose work an instance was launched for */
+	"CREATE TABLE team_budgets (team TEXT PRIMARY KEY, budget DOUBLE PRECISION NOT NULL,"
+	" set_at BIGINT NOT NULL);"
+	"ALTER TABLE instances ADD COLUMN team TEXT NOT NULL DEFAULT '';",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -131,12 +136,13 @@ static const char *const migrations[] = {
 #define INST_FIELDS                                                                               \
 	"offer, market, state, gpus, vram_gb, gpu_ids, provider_ref, launched_at,"                \
 	" registered_at, idle_since, terminated_at, updated_at, job_id, reason, billed_ms, cost," \
-	" reclaim_at, token"
+	" reclaim_at, token, team"
 #define INST_COLUMNS "id, " INST_FIELDS
 
 #define LEDGER_SELECT                                                                             \
 	"SELECT s.instance_id, s.kind, s.job_id, s.start_at, s.end_at, s.cost, i.offer, i.market," \
-	" i.gpus, j.team, j.type, j.items_done, j.items_lost, (i.reclaim_at > 0)::int, s.gpus"      \
+	" i.gpus, j.team, j.type, j.items_done, j.items_lost, (i.reclaim_at > 0)::int, s.gpus,"     \
+	" i.team"                                                                                   \
 	" FROM segments s JOIN instances i ON i.id = s.instance_id"                                 \
 	" LEFT JOIN jobs j ON j.id = s.job_id AND s.kind = 'job'"
 
@@ -149,7 +155,7 @@ enum stmt_id {
 	S_DEMAND, S_RECENT_SUBMITS, S_ARRIVALS, S_RECENT_DURATIONS, S_INST_INSERT, S_INST_UPDATE, S_INST_GET,
 	S_INST_LIVE, S_INST_ALL, S_DEC_INSERT, S_DEC_LIST, S_USAGE, S_SEG_OPEN, S_SEG_FIND, S_SEG_CLOSE,
 	S_JOB_COST, S_STAT_ADD, S_STATS, S_LEDGER, S_LEDGER_OPEN, S_SUM_ADD, S_SUMS, S_INST_BY_TOKEN,
-	S_DATA_SET, S_DATA_GET, S_DEAD, S_ALERT_PUT, S_ALERT_DELETE, S_ALERTS, S_COUNT
+	S_DATA_SET, S_DATA_GET, S_DEAD, S_ALERT_PUT, S_ALERT_DELETE, S_ALERTS, S_BUDGET_SET, S_BUDGETS, S_COUNT
 };
 
 static const char *const stmt_sql[S_COUNT] = {
@@ -187,9 +193,9 @@ static const char *const stmt_sql[S_COUNT] = {
 			    " (SELECT MIN(lease_expires) FROM jobs WHERE state = 'leased'))",
 	[S_COUNT_ROWS] = "SELECT state, lane, type, team, COUNT(*) FROM jobs GROUP BY 1, 2, 3, 4",
 	[S_DEMAND] = "SELECT gpus, min_vram_gb, lane, type, COUNT(*), SUM((est_s = 0)::int), SUM(est_s),"
-		     " MIN(created_at), SUM(items), team FROM jobs WHERE state = 'queued'"
-		     " GROUP BY gpus, min_vram_gb, lane, type, team"
-		     " ORDER BY gpus, min_vram_gb, " C_ORDER("lane") ", " C_ORDER("type") ", " C_ORDER("team"),
+		     " MIN(created_at), SUM(items), team, priority FROM jobs WHERE state = 'queued'"
+		     " GROUP BY gpus, min_vram_gb, lane, type, team, priority"
+		     " ORDER BY gpus, min_vram_gb, " C_ORDER("lane") ", " C_ORDER("type") ", " C_ORDER("team") ", priority",
 	[S_RECENT_SUBMITS] = "SELECT created_at FROM jobs ORDER BY id DESC LIMIT $1",
 	[S_ARRIVALS] = "SELECT gpus, min_vram_gb, lane, type, est_s, created_at, team FROM jobs"
 		       " ORDER BY id DESC LIMIT $1",
@@ -197,13 +203,13 @@ static const char *const stmt_sql[S_COUNT] = {
 			       " WHERE state = 'succeeded' AND started_at > 0"
 			       " ORDER BY finished_at DESC, id DESC LIMIT $1",
 	[S_INST_INSERT] = "INSERT INTO instances (" INST_FIELDS ") VALUES"
-			  " ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)"
+			  " ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)"
 			  " RETURNING id",
 	[S_INST_UPDATE] = "UPDATE instances SET offer = $2, market = $3, state = $4, gpus = $5,"
 			  " vram_gb = $6, gpu_ids = $7, provider_ref = $8, launched_at = $9,"
 			  " registered_at = $10, idle_since = $11, terminated_at = $12, updated_at = $13,"
-			  " job_id = $14, reason = $15, billed_ms = $16, cost = $17, reclaim_at = $18, token = $19"
-			  " WHERE id = $1",
+			  " job_id = $14, reason = $15, billed_ms = $16, cost = $17, reclaim_at = $18, token = $19,"
+			  " team = $20 WHERE id = $1",
 	[S_INST_GET] = "SELECT " INST_COLUMNS " FROM instances WHERE id = $1",
 	[S_INST_BY_TOKEN] = "SELECT " INST_COLUMNS " FROM instances WHERE token = $1 AND token <> ''",
 	[S_DATA_SET] = "UPDATE instances SET provider_data = $2 WHERE id = $1",
@@ -269,6 +275,9 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_ALERT_DELETE] = "DELETE FROM alerts WHERE key = $1",
 	[S_ALERTS] = "SELECT key, name, labels, firing, since, fired_at, value, summary FROM alerts"
 		     " ORDER BY " C_ORDER("key"),
+	[S_BUDGET_SET] = "INSERT INTO team_budgets VALUES ($1, $2, $3) ON CONFLICT (team) DO UPDATE"
+			 " SET budget = $2, set_at = $3",
+	[S_BUDGETS] = "SELECT team, budget, set_at FROM team_budgets ORDER BY " C_ORDER("team"),
 };
 
 struct pg_store {
@@ -891,6 +900,7 @@ static int op_demand(struct store *base, demand_cb cb, void *arg)
 			.oldest_ms = c_int(r, i, 7),
 			.items = c_int(r, i, 8),
 			.team = PQgetvalue(r, i, 9),
+			.priority = (int)c_int(r, i, 10),
 		};
 		ret = cb(arg, &d);
 	}
@@ -1022,6 +1032,7 @@ static void read_instance(const PGresult *r, int row, struct instance *i)
 	i->cost = c_num(r, row, 16);
 	i->reclaim_at_ms = c_int(r, row, 17);
 	snprintf(i->token, sizeof i->token, "%s", PQgetvalue(r, row, 18));
+	snprintf(i->team, sizeof i->team, "%s", PQgetvalue(r, row, 19));
 }
 
 /* INST_FIELDS' values, in order. */
@@ -1045,6 +1056,7 @@ static void instance_args(struct args *a, const struct instance *i)
 	a_num(a, i->cost);
 	a_int(a, i->reclaim_at_ms);
 	a_text(a, i->token);
+	a_text(a, i->team);
 }
 
 static int op_instance_insert(struct store *base, struct instance *i)
@@ -1335,6 +1347,7 @@ static int walk_ledger(struct pg_store *s, enum stmt_id id, const struct args *a
 			.items_done = c_int(r, i, 11),
 			.items_lost = c_int(r, i, 12),
 			.reclaimed = (int)c_int(r, i, 13),
+			.launch_team = PQgetvalue(r, i, 15),
 		};
 		ret = cb(arg, &row);
 	}
@@ -1394,6 +1407,37 @@ static int op_ledger_sums(struct store *base, int64_t first_day, int64_t last_da
 			.items = c_int(r, i, 7),
 		};
 		ret = cb(arg, &sum);
+	}
+	PQclear(r);
+	return ret;
+}
+
+/* ---- team budgets ---- */
+
+static int op_team_budget_set(struct store *base, const struct team_budget *b)
+{
+	struct args a = {0};
+
+	a_text(&a, b->team);
+	a_num(&a, b->budget);
+	a_int(&a, b->set_ms);
+	return run_cmd(impl(base), S_BUDGET_SET, &a, "set team budget");
+}
+
+static int op_team_budgets(struct store *base, team_budget_cb cb, void *arg)
+{
+	PGresult *r = run(impl(base), S_BUDGETS, NULL, "team budgets");
+	int ret = 0;
+
+	if (!r)
+		return -1;
+	for (int i = 0; i < PQntuples(r) && ret == 0; i++) {
+		struct team_budget b = {
+			.team = PQgetvalue(r, i, 0),
+			.budget = c_num(r, i, 1),
+			.set_ms = c_int(r, i, 2),
+		};
+		ret = cb(arg, &b);
 	}
 	PQclear(r);
 	return ret;
@@ -1624,4 +1668,6 @@ const struct store_engine store_engine_postgres = {
 	.alert_put = op_alert_put,
 	.alert_delete = op_alert_delete,
 	.alerts = op_alerts,
+	.team_budget_set = op_team_budget_set,
+	.team_budgets = op_team_budgets,
 };

@@ -139,6 +139,11 @@ static const char *const migrations[] = {
 	/* 9: several jobs per instance, each segment the GPUs it holds (0:
 	 * all of them, as every segment before) */
 	"ALTER TABLE segments ADD COLUMN gpus INTEGER NOT NULL DEFAULT 0;",
+	/* 10: the monthly budgets an admin set at run time, over the config's;
+	 * the team whose work an instance was launched for */
+	"CREATE TABLE team_budgets (team TEXT PRIMARY KEY, budget REAL NOT NULL, set_at INTEGER NOT NULL)"
+	" WITHOUT ROWID;"
+	"ALTER TABLE instances ADD COLUMN team TEXT NOT NULL DEFAULT '';",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -153,12 +158,12 @@ static const char *const migrations[] = {
 #define INST_COLUMNS                                                                      \
 	"id, offer, market, state, gpus, vram_gb, gpu_ids, provider_ref, launched_at,"    \
 	" registered_at, idle_since, terminated_at, updated_at, job_id, reason, billed_ms, cost,"  \
-	" reclaim_at, token"
+	" reclaim_at, token, team"
 
 /* A ledger row: the segment, its instance, and the job a run was of. */
 #define LEDGER_SELECT                                                                             \
 	"SELECT s.instance_id, s.kind, s.job_id, s.start_at, s.end_at, s.cost, i.offer, i.market," \
-	" i.gpus, j.team, j.type, j.items_done, j.items_lost, i.reclaim_at > 0, s.gpus"             \
+	" i.gpus, j.team, j.type, j.items_done, j.items_lost, i.reclaim_at > 0, s.gpus, i.team"     \
 	" FROM segments s JOIN instances i ON i.id = s.instance_id"                                 \
 	" LEFT JOIN jobs j ON j.id = s.job_id AND s.kind = 'job'"
 
@@ -169,7 +174,7 @@ enum stmt_id {
 	S_RECENT_DURATIONS, S_INST_INSERT, S_INST_UPDATE, S_INST_GET, S_INST_LIVE, S_INST_ALL, S_DEC_INSERT,
 	S_DEC_LIST, S_USAGE, S_SEG_OPEN, S_SEG_FIND, S_SEG_CLOSE, S_JOB_COST,
 	S_STAT_ADD, S_STATS, S_LEDGER, S_LEDGER_OPEN, S_SUM_ADD, S_SUMS, S_INST_BY_TOKEN, S_DATA_SET,
-	S_DATA_GET, S_DEAD, S_ALERT_PUT, S_ALERT_DELETE, S_ALERTS, S_COUNT
+	S_DATA_GET, S_DEAD, S_ALERT_PUT, S_ALERT_DELETE, S_ALERTS, S_BUDGET_SET, S_BUDGETS, S_COUNT
 };
 
 static const char *const stmt_sql[S_COUNT] = {
@@ -210,8 +215,8 @@ static const char *const stmt_sql[S_COUNT] = {
 			    " SELECT MIN(run_at) AS t FROM jobs WHERE state = 'delayed'"
 			    " UNION ALL SELECT MIN(lease_expires) FROM jobs WHERE state = 'leased')",
 	[S_DEMAND] = "SELECT gpus, min_vram_gb, lane, type, COUNT(*), SUM(est_s = 0), SUM(est_s),"
-		     " MIN(created_at), SUM(items), team FROM jobs WHERE state = 'queued'"
-		     " GROUP BY gpus, min_vram_gb, lane, type, team",
+		     " MIN(created_at), SUM(items), team, priority FROM jobs WHERE state = 'queued'"
+		     " GROUP BY gpus, min_vram_gb, lane, type, team, priority",
 	[S_RECENT_SUBMITS] = "SELECT created_at FROM jobs ORDER BY id DESC LIMIT ?",
 	/* Newest first by id, the submission order: a walk back from the end
 	 * of the table that stops at the window's start. */
@@ -221,12 +226,12 @@ static const char *const stmt_sql[S_COUNT] = {
 			       " WHERE state = 'succeeded' AND started_at > 0"
 			       " ORDER BY finished_at DESC LIMIT ?",
 	[S_INST_INSERT] = "INSERT INTO instances (" INST_COLUMNS ") VALUES"
-			  " (NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+			  " (NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
 	[S_INST_UPDATE] = "UPDATE instances SET offer = ?2, market = ?3, state = ?4, gpus = ?5,"
 			  " vram_gb = ?6, gpu_ids = ?7, provider_ref = ?8, launched_at = ?9,"
 			  " registered_at = ?10, idle_since = ?11, terminated_at = ?12, updated_at = ?13,"
-			  " job_id = ?14, reason = ?15, billed_ms = ?16, cost = ?17, reclaim_at = ?18, token = ?19"
-			  " WHERE id = ?1",
+			  " job_id = ?14, reason = ?15, billed_ms = ?16, cost = ?17, reclaim_at = ?18, token = ?19,"
+			  " team = ?20 WHERE id = ?1",
 	[S_INST_GET] = "SELECT " INST_COLUMNS " FROM instances WHERE id = ?",
 	[S_INST_BY_TOKEN] = "SELECT " INST_COLUMNS " FROM instances WHERE token = ?1 AND token <> ''",
 	[S_DATA_SET] = "UPDATE instances SET provider_data = ?2 WHERE id = ?1",
@@ -281,6 +286,8 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_ALERTS] = "SELECT key, name, labels, firing, since, fired_at, value, summary FROM alerts ORDER BY key",
 	[S_DEC_LIST] = "SELECT id, at, kind, offer, count, instance_id, reason FROM decisions"
 		       " ORDER BY id DESC LIMIT ?",
+	[S_BUDGET_SET] = "INSERT OR REPLACE INTO team_budgets VALUES (?1, ?2, ?3)",
+	[S_BUDGETS] = "SELECT team, budget, set_at FROM team_budgets ORDER BY team",
 };
 
 struct sqlite_store {
@@ -700,6 +707,7 @@ static int op_demand(struct store *base, demand_cb cb, void *arg)
 			.oldest_ms = sqlite3_column_int64(st, 7),
 			.items = sqlite3_column_int64(st, 8),
 			.team = (const char *)sqlite3_column_text(st, 9),
+			.priority = sqlite3_column_int(st, 10),
 		};
 		if ((ret = cb(arg, &r)) != 0)
 			break;
@@ -799,6 +807,7 @@ static void read_instance(sqlite3_stmt *st, struct instance *i)
 	i->cost = sqlite3_column_double(st, 16);
 	i->reclaim_at_ms = sqlite3_column_int64(st, 17);
 	snprintf(i->token, sizeof i->token, "%s", (const char *)sqlite3_column_text(st, 18));
+	column_name(st, 19, i->team);
 }
 
 static int write_instance(struct sqlite_store *s, enum stmt_id id, const struct instance *i)
@@ -826,6 +835,7 @@ static int write_instance(struct sqlite_store *s, enum stmt_id id, const struct 
 	sqlite3_bind_double(st, 17, i->cost);
 	sqlite3_bind_int64(st, 18, i->reclaim_at_ms);
 	bind_text(st, 19, i->token);
+	bind_text(st, 20, i->team);
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
@@ -1071,6 +1081,38 @@ static int op_alerts(struct store *base, alert_cb cb, void *arg)
 	return ret;
 }
 
+static int op_team_budget_set(struct store *base, const struct team_budget *b)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_BUDGET_SET];
+
+	bind_text(st, 1, b->team);
+	sqlite3_bind_double(st, 2, b->budget);
+	sqlite3_bind_int64(st, 3, b->set_ms);
+	return run(s, S_BUDGET_SET);
+}
+
+static int op_team_budgets(struct store *base, team_budget_cb cb, void *arg)
+{
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_BUDGETS];
+	int rc, ret = 0;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct team_budget b = {
+			.team = (const char *)sqlite3_column_text(st, 0),
+			.budget = sqlite3_column_double(st, 1),
+			.set_ms = sqlite3_column_int64(st, 2),
+		};
+		if ((ret = cb(arg, &b)) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = fail(s, "team budgets");
+	sqlite3_reset(st);
+	return ret;
+}
+
 static int op_segment_open(struct store *base, const struct segment *g)
 {
 	struct sqlite_store *s = impl(base);
@@ -1239,6 +1281,7 @@ static int walk_ledger(struct sqlite_store *s, enum stmt_id id, ledger_cb cb, vo
 			.items_done = sqlite3_column_int64(st, 11),
 			.items_lost = sqlite3_column_int64(st, 12),
 			.reclaimed = sqlite3_column_int(st, 13),
+			.launch_team = (const char *)sqlite3_column_text(st, 15),
 		};
 		if ((ret = cb(arg, &r)) != 0)
 			break;
@@ -1468,4 +1511,6 @@ const struct store_engine store_engine_sqlite = {
 	.alert_put = op_alert_put,
 	.alert_delete = op_alert_delete,
 	.alerts = op_alerts,
+	.team_budget_set = op_team_budget_set,
+	.team_budgets = op_team_budgets,
 };

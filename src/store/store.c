@@ -388,3 +388,19 @@ int store_alerts(struct store *st, alert_cb cb, void *arg)
 {
 	return ENGINE(st, alerts(st, cb, arg));
 }
+
+/* ---- team budgets set at run time ---- */
+
+int store_team_budget_set(struct store *st, const struct team_budget *b)
+{
+	if (ENGINE(st, team_budget_set(st, b)) != 0)
+		return -1;
+	/* The plan reads it: a scaler that waits for a change wakes. */
+	st->changes++;
+	return 0;
+}
+
+int store_team_budgets(struct store *st, team_budget_cb cb, void *arg)
+{
+	return ENGINE(st, team_budgets(st, cb, arg));
+}

@@ -59,6 +59,7 @@ struct job_filter {
 struct demand_row {
 	int gpus, min_vram_gb;
 	const char *lane, *type, *team;
+	int priority;
 	int64_t jobs;
 	int64_t items;
 	int64_t jobs_without_est;
@@ -139,6 +140,14 @@ struct dead_letters {
 	double cost; /* USD their runs cost */
 };
 
+/* A team's monthly budget as an admin set it at run time, over its
+ * [team.NAME] monthly_budget (docs/TEAMS.md). */
+struct team_budget {
+	const char *team;
+	double budget; /* USD; < 0: none (lifted) */
+	int64_t set_ms;
+};
+
 /* An alert that is pending or firing (serve/alerts.c), kept so that it
  * outlives a restart of serve. */
 struct alert_row {
@@ -160,6 +169,7 @@ struct ledger_row {
 	const char *team, *type; /* of the job; NULL for boot, idle, billing */
 	int64_t items_done, items_lost; /* of the job, when the segment ended it */
 	int reclaimed;         /* the instance ended by a reclaim */
+	const char *launch_team; /* its instance's (struct instance team): "" for none */
 };
 
 /* What the ledger adds up as its segments close, for the figures that
@@ -170,7 +180,9 @@ struct ledger_sum {
 	const char *offer;
 	enum market market;
 	const char *kind; /* boot, idle, job, billing */
-	const char *team; /* of the job a "job" segment ran; "" for the others */
+	/* Of the job a "job" segment ran; for the others, the team whose
+	 * work the instance was launched for, "" for none (shared). */
+	const char *team;
 	int64_t ms;
 	double gpu_ms;
 	double cost;
@@ -193,6 +205,7 @@ typedef int (*ledger_cb)(void *arg, const struct ledger_row *row);
 typedef int (*ledger_sum_cb)(void *arg, const struct ledger_sum *sum);
 typedef int (*dead_letters_cb)(void *arg, const struct dead_letters *d);
 typedef int (*alert_cb)(void *arg, const struct alert_row *a);
+typedef int (*team_budget_cb)(void *arg, const struct team_budget *b);
 
 /* The engines' shares of the configuration, for struct conf_plugins. */
 extern const struct conf_plugin *const store_plugins[];
@@ -214,8 +227,9 @@ int store_failure(const struct store *st, struct ebb_error *e);
 uint64_t store_errors(const struct store *st);
 /* The reason of the last call that failed, whatever came after it. */
 const char *store_last_error(const struct store *st);
-/* Grows with every write of a job or an instance, committed or not: a
- * reader that saw the same value has seen every change since. */
+/* Grows with every write of a job, an instance or a team's budget,
+ * committed or not: a reader that saw the same value has seen every
+ * change since. */
 uint64_t store_changes(const struct store *st);
 
 /* ---- transactions ---- */
@@ -322,5 +336,11 @@ int store_alert_put(struct store *st, const struct alert_row *a) STORE_CHECK;
 int store_alert_delete(struct store *st, const char *key) STORE_CHECK;
 /* Every alert kept, by key. */
 int store_alerts(struct store *st, alert_cb cb, void *arg) STORE_CHECK;
+
+/* ---- team budgets set at run time ---- */
+/* Writes the team's, made if new. */
+int store_team_budget_set(struct store *st, const struct team_budget *b) STORE_CHECK;
+/* Every team's, by name. */
+int store_team_budgets(struct store *st, team_budget_cb cb, void *arg) STORE_CHECK;
 
 #endif

@@ -62,6 +62,11 @@ static int see_alert(void *arg, const struct alert_row *a)
 			   a->summary);
 }
 
+static int see_budget(void *arg, const struct team_budget *b)
+{
+	return harness_row(arg, "%s %g at=%lld", b->team, b->budget, (long long)b->set_ms);
+}
+
 /* Ids differ by engine: a row names its instance by the offer. */
 static int see_ledger(void *arg, const struct ledger_row *r)
 {
@@ -301,6 +306,7 @@ static void assert_same_instance(const struct instance *got, const struct instan
 	assert_string_equal(got->provider_ref, want->provider_ref);
 	assert_string_equal(got->reason, want->reason);
 	assert_string_equal(got->token, want->token);
+	assert_string_equal(got->team, want->team);
 	if (got->cost != want->cost)
 		fail_msg("cost is %.17g, expected %.17g", got->cost, want->cost);
 }
@@ -321,6 +327,7 @@ static void instance_round_trips_every_field(void **state)
 	memset(i.provider_ref, 'p', sizeof i.provider_ref - 1);
 	memset(i.reason, 'r', sizeof i.reason - 1);
 	memset(i.token, 'a', sizeof i.token - 1);
+	memset(i.team, 't', CONF_NAME_MAX);
 	begin(h);
 	STORE_OK(h, store_instance_insert(h->st, &i));
 	commit(h);
@@ -345,6 +352,7 @@ static void instance_round_trips_every_field(void **state)
 	i.billed_ms = INT64_MAX;
 	i.cost = 12.75;
 	i.reclaim_at_ms = INT64_MIN;
+	i.team[0] = '\0';
 	begin(h);
 	STORE_OK(h, store_instance_update(h->st, &i));
 	commit(h);
@@ -786,6 +794,27 @@ static void alerts_put_delete_and_walk(void **state)
 	assert_int(r.n, 1);
 }
 
+/* ---- team budgets ---- */
+
+/* A team's budget set at run time is kept by team: a set replaces, the
+ * walk is by name, a lifted one (-1) is kept as such, and they outlive a
+ * reopen. */
+static void team_budgets_set_and_walk(void **state)
+{
+	struct harness_store *h = *state;
+	struct harness_rows r = {0};
+
+	begin(h);
+	STORE_OK(h, store_team_budget_set(h->st, &(struct team_budget){.team = "ml", .budget = 500, .set_ms = 1}));
+	STORE_OK(h, store_team_budget_set(h->st, &(struct team_budget){.team = "cv", .budget = -1, .set_ms = 2}));
+	STORE_OK(h, store_team_budget_set(h->st, &(struct team_budget){.team = "ml", .budget = 0.5, .set_ms = 3}));
+	commit(h);
+	harness_store_reopen(h);
+	STORE_OK(h, store_team_budgets(h->st, see_budget, &r));
+	assert_string_equal(harness_rows_text(&r, 0), "cv -1 at=2 | ml 0.5 at=3");
+	assert_walk_stops(r, store_team_budgets(h->st, see_budget, &r));
+}
+
 /* ---- errors ---- */
 
 /* Every call the engine fails counts, whatever it was; a walk stopped by
@@ -880,6 +909,7 @@ int main(void)
 		T(offer_stat_failure_runs),
 		T(offer_stat_failing_since_and_lost),
 		T(alerts_put_delete_and_walk),
+		T(team_budgets_set_and_walk),
 		T(errors_count_failed_calls),
 		T(instance_by_token_and_provider_data),
 		T(ledger_rows_since),

@@ -461,6 +461,13 @@ static void test_plan_preempts_only_when_a_limit_binds(void **state)
 	assert_contains(f.r.actions[0].reason, "(team b, priority -1): its team holds 2 GPUs beyond its share");
 	assert_contains(f.r.actions[0].reason, "team a is owed 2 GPUs of its quota");
 
+	/* One asked to stop already: one more. */
+	f.fleet[3].preempting = 1;
+	plan_it(&f);
+	assert_int(preempted(&f, ids), 1);
+	assert_int(ids[0], 1);
+	f.fleet[3].preempting = 0;
+
 	/* a wants 5: still only its quota's 2 are taken back. */
 	f.classes[1].jobs = 5;
 	plan_it(&f);
@@ -505,6 +512,96 @@ static void test_plan_preempts_only_when_a_limit_binds(void **state)
 	f.set.nteams = 0;
 	f.set.max_gpus = 4;
 	plan_it(&f);
+	assert_int(preempted(&f, ids), 0);
+}
+
+/* preempt_within: team a runs on its 2 at max_gpus; its queued job of a
+ * higher priority preempts a's lowest-priority job (the most recent of
+ * them), only when the team has it on; never one of another team, of the
+ * same priority, or of a lane served before the queued job's; none when a
+ * launch can serve it or a free GPU was given to it. */
+static void test_plan_preempts_within_a_team(void **state)
+{
+	struct pfx f;
+	int64_t ids[PLAN_MAX_ACTIONS];
+
+	(void)state;
+	pfx_reset(&f, 4);
+	f.set.preempt_min_runtime_ms = 60000;
+	for (int k = 0; k < 2; k++)
+		running_for(&f, 1)->busy_since_ms = 1000000 - 600000 + k * 1000; /* 2 started last */
+	for (int k = 0; k < 2; k++)
+		running_for(&f, 2)->priority = -5; /* b's, lower still: not a's to take */
+	queue_for(&f, 1, 3);
+	f.classes[0].top_priority = 5;
+	f.classes[0].top_jobs = 1;
+	plan_it(&f);
+	assert_int(preempted(&f, ids), 0); /* off by default */
+
+	f.set.teams[1].preempt_within = 1;
+	plan_it(&f);
+	assert_int(launched(&f), 0);
+	assert_int(preempted(&f, ids), 1);
+	assert_int(ids[0], 2);
+	assert_contains(f.r.actions[0].reason, "(team a, priority 0): the team is at its share and its 1 queued"
+					       " jobs of priority 5 outrank it (preempt_within)");
+
+	/* Asked to stop already (the worker has not heard it yet): its GPU is
+	 * on its way; the next plan takes no other job for it. */
+	f.fleet[1].preempting = 1;
+	plan_it(&f);
+	assert_int(preempted(&f, ids), 0);
+	f.classes[0].top_jobs = 2;
+	plan_it(&f);
+	assert_int(preempted(&f, ids), 1);
+	assert_int(ids[0], 1);
+	f.fleet[1].preempting = 0;
+
+	/* Two of them: both of a's jobs, the lower priority first. */
+	f.classes[0].top_jobs = 2;
+	f.fleet[1].priority = 1;
+	plan_it(&f);
+	assert_int(preempted(&f, ids), 2);
+	assert_int(ids[0], 1);
+	assert_int(ids[1], 2);
+
+	/* Of the same priority as the queued ones: nothing to take. */
+	f.classes[0].top_priority = 1;
+	f.fleet[0].priority = 1;
+	plan_it(&f);
+	assert_int(preempted(&f, ids), 0);
+	f.classes[0].top_priority = 5;
+	f.fleet[0].priority = f.fleet[1].priority = 0;
+
+	/* The running jobs' lane is served before the queued job's: a
+	 * preempted one would be leased back first. */
+	f.classes[0].lane_rank = 1;
+	plan_it(&f);
+	assert_int(preempted(&f, ids), 0);
+	f.classes[0].lane_rank = 0;
+
+	/* Within preempt_min_runtime: not yet. */
+	f.fleet[0].busy_since_ms = f.fleet[1].busy_since_ms = 1000000 - 1000;
+	plan_it(&f);
+	assert_int(preempted(&f, ids), 0);
+	assert_int(f.r.next_ms, 1000000 + 59000);
+	f.fleet[0].busy_since_ms = f.fleet[1].busy_since_ms = 1000000 - 600000;
+
+	/* b's job ended: b lends a its unused GPU, so a may use 3 and holds
+	 * 2: not at its share, the free instance serves its top job. */
+	f.fleet[2].running = 0;
+	f.fleet[2].state = INST_IDLE;
+	f.fleet[2].team = 0;
+	f.fleet[2].busy_since_ms = 0;
+	plan_it(&f);
+	assert_int(preempted(&f, ids), 0);
+
+	/* Room within max_gpus and a's share: a launch serves it. */
+	f.set.teams[1].quota_gpus = 3;
+	f.set.max_gpus = 6;
+	f.nfleet = 2;
+	plan_it(&f);
+	assert_true(launched(&f) >= 1);
 	assert_int(preempted(&f, ids), 0);
 }
 
@@ -590,9 +687,10 @@ static void test_plan_no_launch_past_the_budget(void **state)
 	assert_int(launched(&f), 3);
 }
 
-/* The chargeback: teams pay their busy cost and a share of the not-busy
- * cost by it; the lines add up to the fleet's total to the cent, on
- * random bills; with no busy cost, all is unattributed. */
+/* The chargeback: each line (a team, or shared) pays its busy and its
+ * not-busy cost; the lines' totals, in whole cents, add up to the fleet's
+ * total to the cent, on random bills, and each is its busy and not-busy
+ * cents. */
 static void test_chargeback_adds_up_to_the_cent(void **state)
 {
 	struct charge c[5];
@@ -601,43 +699,101 @@ static void test_chargeback_adds_up_to_the_cent(void **state)
 	(void)state;
 	memset(c, 0, sizeof c);
 	c[0].busy_usd = 30;
+	c[0].not_busy_usd = 5;
 	c[1].busy_usd = 10;
-	assert_int(chargeback(c, 2, 20), 0);
-	assert_int(c[0].total_cents, 4500);
+	c[2].not_busy_usd = 2.5; /* shared: the warm pool's */
+	assert_int(chargeback(c, 3), 4750);
+	assert_int(c[0].total_cents, 3500);
 	assert_int(c[0].busy_cents, 3000);
-	assert_int(c[0].idle_share_cents, 1500);
-	assert_int(c[1].total_cents, 1500);
+	assert_int(c[0].not_busy_cents, 500);
+	assert_int(c[1].total_cents, 1000);
+	assert_int(c[2].total_cents, 250);
+	assert_int(c[2].busy_cents, 0);
 
-	/* Thirds: 1 cent over three teams goes to the first listed. */
-	for (int k = 0; k < 3; k++)
-		c[k].busy_usd = 1;
-	assert_int(chargeback(c, 3, 0.01), 0);
-	assert_int(c[0].total_cents, 101);
-	assert_int(c[1].total_cents, 100);
-	assert_int(c[2].total_cents, 100);
-
-	c[0].busy_usd = c[1].busy_usd = c[2].busy_usd = 0;
-	assert_int(chargeback(c, 3, 12.345), 1235);
-	assert_int(c[0].total_cents, 0);
+	/* Thirds of a cent: the cent the floors leave goes to the largest
+	 * fraction, the first listed on a tie. */
+	for (int k = 0; k < 3; k++) {
+		c[k].busy_usd = 1.0 / 300;
+		c[k].not_busy_usd = 0;
+	}
+	assert_int(chargeback(c, 3), 1);
+	assert_int(c[0].total_cents, 1);
+	assert_int(c[1].total_cents, 0);
+	assert_int(c[2].total_cents, 0);
 
 	for (int round = 0; round < 20000; round++) {
 		int n = 1 + (int)(rng_next(&rng) % 5);
-		double not_busy = (double)(rng_next(&rng) % 100000) / 997.0, all = not_busy;
-		int64_t sum = 0;
+		double all = 0;
+		int64_t sum = 0, fleet;
 		for (int k = 0; k < n; k++) {
-			c[k].busy_usd = (double)(rng_next(&rng) % 100000) / 991.0;
-			all += c[k].busy_usd;
+			c[k].busy_usd = rng_next(&rng) % 3 ? (double)(rng_next(&rng) % 100000) / 991.0 : 0;
+			c[k].not_busy_usd = (double)(rng_next(&rng) % 100000) / 997.0;
+			all += c[k].busy_usd + c[k].not_busy_usd;
 		}
-		sum = chargeback(c, n, not_busy);
+		fleet = chargeback(c, n);
 		for (int k = 0; k < n; k++) {
 			sum += c[k].total_cents;
-			if (c[k].busy_cents + c[k].idle_share_cents != c[k].total_cents || c[k].idle_share_cents < 0)
-				fail_msg("round %d team %d: %lld + %lld != %lld", round, k, (long long)c[k].busy_cents,
-					 (long long)c[k].idle_share_cents, (long long)c[k].total_cents);
+			if (c[k].busy_cents + c[k].not_busy_cents != c[k].total_cents || c[k].not_busy_cents < 0 ||
+			    llabs(c[k].total_cents - llround((c[k].busy_usd + c[k].not_busy_usd) * 100)) > 1)
+				fail_msg("round %d line %d: %lld + %lld != %lld", round, k, (long long)c[k].busy_cents,
+					 (long long)c[k].not_busy_cents, (long long)c[k].total_cents);
 		}
-		if (sum != llround(all * 100))
+		if (sum != fleet || sum != llround(all * 100))
 			fail_msg("round %d: lines add up to %lld cents, the fleet's total is %.4f USD", round,
 				 (long long)sum, all);
+	}
+}
+
+/* One closed segment of an instance launched for launch_team ("": none),
+ * of a job of job_team (NULL: not a job's run), into the report. */
+static void add_segment(struct report *r, int64_t instance, const char *kind, const char *job_team,
+			const char *launch_team, double cost)
+{
+	struct segment g = {.instance = instance, .job = job_team ? instance * 10 : 0, .start_ms = 1000,
+			    .end_ms = 2000, .cost = cost};
+	struct ledger_row row = {.seg = &g, .offer = "one", .gpus = 1, .team = job_team, .type = job_team ? "t" : NULL,
+				 .launch_team = launch_team};
+
+	snprintf(g.kind, sizeof g.kind, "%s", kind);
+	assert_int(report_add(r, &row, 0), 0);
+}
+
+/* By team, a job's run is its team's and the time no job used is the
+ * team's the instance was launched for, or (shared); the chargeback's
+ * lines are those rows, to the cent. By type, that time is (idle). */
+static void test_report_attributes_idle_to_the_launching_team(void **state)
+{
+	struct report r;
+	json_t *j;
+
+	(void)state;
+	for (int by = REPORT_BY_TEAM; by <= REPORT_BY_TYPE; by++) {
+		report_init(&r, (enum report_by)by, 0, 10000);
+		add_segment(&r, 1, "boot", NULL, "a", 0.10);
+		add_segment(&r, 1, "job", "a", "a", 3);
+		add_segment(&r, 1, "idle", NULL, "a", 1);
+		add_segment(&r, 2, "boot", NULL, "", 0.5); /* the warm pool's */
+		add_segment(&r, 2, "job", "b", "", 2);      /* b's run on it is b's */
+		add_segment(&r, 3, "idle", NULL, "b", 0.255);
+		add_segment(&r, 3, "billing", NULL, "b", 0.001);
+		report_finish(&r);
+		j = report_to_json(&r);
+		if (by == REPORT_BY_TYPE) {
+			assert_int(json_array_size(harness_jget(j, "groups")), 2); /* t, (idle) */
+			assert_null(harness_jget(j, "chargeback"));
+		} else {
+			assert_string_equal(JSTR(j, "chargeback.teams.0.team"), "a");
+			assert_int(JINT(j, "chargeback.teams.0.busy_cents"), 300);
+			assert_int(JINT(j, "chargeback.teams.0.idle_cents"), 110);
+			assert_string_equal(JSTR(j, "chargeback.teams.1.team"), "b");
+			assert_int(JINT(j, "chargeback.teams.1.busy_cents"), 200);
+			/* 25.6 cents: the leftover cent of the floors goes here. */
+			assert_int(JINT(j, "chargeback.teams.1.idle_cents"), 26);
+			assert_int(JINT(j, "chargeback.shared_cents"), 50);
+			assert_int(JINT(j, "chargeback.total_cents"), 686);
+		}
+		json_decref(j);
+		report_free(&r);
 	}
 }
 
@@ -668,9 +824,11 @@ int main(void)
 		cmocka_unit_test(test_plan_launches_within_the_team_share),
 		cmocka_unit_test(test_plan_team_over_its_share_waits),
 		cmocka_unit_test(test_plan_preempts_only_when_a_limit_binds),
+		cmocka_unit_test(test_plan_preempts_within_a_team),
 		cmocka_unit_test(test_random_views_keep_the_team_invariants),
 		cmocka_unit_test(test_plan_no_launch_past_the_budget),
 		cmocka_unit_test(test_chargeback_adds_up_to_the_cent),
+		cmocka_unit_test(test_report_attributes_idle_to_the_launching_team),
 		cmocka_unit_test(test_report_month),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
