@@ -11,6 +11,7 @@
  * rule. */
 #include "sim/engine.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -311,9 +312,23 @@ static void start_job(struct sim *s, int k, int job)
 }
 
 /* Instances with room take queued jobs, as many as fit each. */
+/* The fewest GPUs a queued job asks for: an instance with less free can
+ * take none. Taking jobs only raises it, so it holds for a whole pass. */
+static int least_gpus_queued(const struct sim *s)
+{
+	int least = INT_MAX;
+
+	for (int c = 0; c < s->nq; c++) {
+		int g = s->q[c].gpus > 1 ? s->q[c].gpus : 1;
+		if (s->q[c].len && g < least)
+			least = g;
+	}
+	return least;
+}
+
 static void dispatch(struct sim *s)
 {
-	int a, kept = 0;
+	int a, kept = 0, need = s->queued > 0 ? least_gpus_queued(s) : 0;
 
 	/* Over the open instances only, in index order: a long replay
 	 * launches hundreds of thousands, and this runs after every event.
@@ -326,7 +341,7 @@ static void dispatch(struct sim *s)
 
 		if (i->state == S_GONE)
 			continue;
-		while (!i->draining && (job = job_for(s, k)) >= 0)
+		while (!i->draining && i->free_gpus >= need && (job = job_for(s, k)) >= 0)
 			start_job(s, k, job);
 		if (i->free_gpus > 0)
 			s->open[kept++] = k;
