@@ -1066,6 +1066,18 @@ int64_t harness_jint(json_t *v, const char *path, const char *file, int line)
 	return json_integer_value(x);
 }
 
+json_t *harness_find(json_t *v, const char *path, const char *key, const char *value)
+{
+	json_t *e;
+	size_t i;
+
+	json_array_foreach(harness_jget(v, path), i, e) {
+		if (strcmp(JSTR(e, key), value) == 0)
+			return e;
+	}
+	return NULL;
+}
+
 double harness_jnum(json_t *v, const char *path, const char *file, int line)
 {
 	json_t *x = harness_jget(v, path);

@@ -315,6 +315,9 @@ const char *harness_ebb_bin(void);
 json_t *harness_json(const char *text);
 /* A member by dotted path ("job.lease.token"); NULL when missing. */
 json_t *harness_jget(json_t *v, const char *path);
+/* The member of the array at path whose key is value (borrowed), or
+ * NULL: a team, a report's row, an offer's timeouts by name. */
+json_t *harness_find(json_t *v, const char *path, const char *key, const char *value);
 /* The integer at path; fails the test if it is missing or not one. */
 #define JINT(v, path) harness_jint((v), (path), __FILE__, __LINE__)
 /* The string at path, or "(missing)" / "(null)" / "(not a string)". */

@@ -239,15 +239,11 @@ static void check_report(struct harness_server *s, const char *by, const struct 
 
 static double group_num(json_t *r, const char *group, const char *path)
 {
-	json_t *g;
-	size_t k;
+	json_t *g = harness_find(r, "groups", "name", group);
 
-	json_array_foreach(harness_jget(r, "groups"), k, g) {
-		if (strcmp(JSTR(g, "name"), group) == 0)
-			return JNUM(g, path);
-	}
-	fail_msg("no row '%s' in the report", group);
-	return 0;
+	if (!g)
+		fail_msg("no row '%s' in the report", group);
+	return JNUM(g, path);
 }
 
 /* Three jobs at once, two teams, two types: 5, 7 and 9 items. Their

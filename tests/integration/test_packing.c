@@ -102,15 +102,11 @@ static int64_t instance_job(struct harness_server *s)
 /* The cost of the report's (idle) row. */
 static double idle_cost(json_t *report)
 {
-	json_t *g;
-	size_t k;
+	json_t *g = harness_find(report, "groups", "name", "(idle)");
 
-	json_array_foreach(harness_jget(report, "groups"), k, g) {
-		if (strcmp(JSTR(g, "name"), "(idle)") == 0)
-			return JNUM(g, "cost_usd");
-	}
-	fail_msg("no (idle) row in the report");
-	return 0;
+	if (!g)
+		fail_msg("no (idle) row in the report");
+	return JNUM(g, "cost_usd");
 }
 
 static void test_four_jobs_at_once_on_four_gpus(void **state)

@@ -500,17 +500,12 @@ static void test_warm_pool_floor_by_the_hour(void **state)
  * or idle_surplus_timeout_s): its seconds and why. */
 static double timeout_of(json_t *fleet, const char *offer, const char *key, const char **why)
 {
-	json_t *t;
-	size_t i;
+	json_t *t = harness_find(fleet, "idle_timeouts", "offer", offer);
 
-	json_array_foreach(json_object_get(fleet, "idle_timeouts"), i, t) {
-		if (strcmp(JSTR(t, "offer"), offer) == 0) {
-			*why = JSTR(t, "why");
-			return JNUM(t, key);
-		}
-	}
-	fail_msg("no idle timeout for offer %s", offer);
-	return 0;
+	if (!t)
+		fail_msg("no idle timeout for offer %s", offer);
+	*why = JSTR(t, "why");
+	return JNUM(t, key);
 }
 
 /* idle_timeout = auto: submissions with known gaps (2, 3, ..., 21 minutes

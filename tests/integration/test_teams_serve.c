@@ -28,15 +28,11 @@ static int jobs_in(struct harness_server *s, const char *team, const char *state
 /* The team called name in a GET /v1/teams reply (borrowed). */
 static json_t *team_named(json_t *reply, const char *name)
 {
-	json_t *t;
-	size_t i;
+	json_t *t = harness_find(reply, "teams", "name", name);
 
-	json_array_foreach(harness_jget(reply, "teams"), i, t) {
-		if (strcmp(JSTR(t, "name"), name) == 0)
-			return t;
-	}
-	fail_msg("no team %s in GET /v1/teams", name);
-	return NULL;
+	if (!t)
+		fail_msg("no team %s in GET /v1/teams", name);
+	return t;
 }
 
 /* A job of team that runs until the file DIR/go-NAME exists. */
@@ -527,14 +523,7 @@ static int instances_in(struct harness_server *s, const char *state)
 /* A report group by name from a report's JSON (borrowed), NULL if none. */
 static json_t *group_named(json_t *report, const char *name)
 {
-	json_t *g;
-	size_t i;
-
-	json_array_foreach(harness_jget(report, "groups"), i, g) {
-		if (strcmp(JSTR(g, "name"), name) == 0)
-			return g;
-	}
-	return NULL;
+	return harness_find(report, "groups", "name", name);
 }
 
 /* Attribution: the warm pool's instance (launched for no team) runs a's
