@@ -267,9 +267,13 @@ static int read_row(struct loader *l, char *line, const struct trace_filter *fil
 	if (l->index[C_TEAM] >= 0 && fields[l->index[C_TEAM]][0] && !config_name_ok(fields[l->index[C_TEAM]]))
 		return bad(l, l->index[C_TEAM], "expected a team name ([A-Za-z0-9_.-], 1 to 64 characters)",
 			   fields[l->index[C_TEAM]]);
-	job->team = intern(&l->teams,
-			   l->index[C_TEAM] >= 0 && fields[l->index[C_TEAM]][0] ? fields[l->index[C_TEAM]] : "default",
-			   INT_MAX);
+	/* No column: every job is `default`'s, looked up once, not per row. */
+	job->team = l->index[C_TEAM] < 0 && *l->teams.n
+			    ? 0
+			    : intern(&l->teams,
+				     l->index[C_TEAM] >= 0 && fields[l->index[C_TEAM]][0] ? fields[l->index[C_TEAM]]
+											   : "default",
+				     INT_MAX);
 	if (job->lane < 0 || job->type < 0 || job->team < 0)
 		return out_of_memory(l);
 	return 0;
