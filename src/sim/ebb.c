@@ -108,7 +108,7 @@ void ebb_policy(struct sim *s)
 			.oldest_ms = q->len ? s->t->jobs[q->items[q->head]].submit_ms : s->now,
 			.arrival_jobs_per_s = window_s > 0 ? q->arrived_jobs / window_s : 0,
 			.arrival_work_per_s = window_s > 0 ? q->arrived_work_ms / 1000.0 / window_s : 0,
-			.wait_target_ms = q->wait_target_ms,
+			.wait_target_ms = q->wait_target_ms, .team = q->team,
 		};
 	}
 	v.classes = classes;
@@ -129,7 +129,7 @@ void ebb_policy(struct sim *s)
 			for (int n = 0; n < x->count; n++)
 				sim_launch(s, x->offer, x->market, s->ebb.starting);
 		} else if (x->kind == ACTION_PREEMPT) {
-			continue; /* a trace has no teams: nothing to take back */
+			continue; /* the replay does not preempt (docs/SIMULATION.md) */
 		} else if (x->instance >= 1 && x->instance <= s->ninst) {
 			int k = (int)x->instance - 1;
 			if (x->kind == ACTION_DRAIN) {
@@ -167,7 +167,7 @@ void ebb_fleet_sync(struct sim *s, int k)
 		.launched_ms = i->launched, .idle_since_ms = i->idle_since,
 		.busy_until_ms = busy ? known_end_ms(s, k) : 0,
 		.busy_since_ms = busy ? s->jobs[i->newest].since : 0,
-		/* A trace has no teams: every job is the default team's. */
+		.team = busy ? s->q[s->jobs[i->newest].cls].team : 0,
 		.team_gpus = busy ? sim_job_gpus(s, i->newest) : 1,
 		.free_gpus = busy ? i->free_gpus : 0,
 	};

@@ -104,13 +104,13 @@ void sim_push(struct sim *s, struct event e)
 
 /* ---- the queue ---- */
 
-/* The class of (gpus, lane), made if new; -1 when out of memory. */
-static int class_of(struct sim *s, int gpus, int lane)
+/* The class of (gpus, lane, team), made if new; -1 when out of memory. */
+static int class_of(struct sim *s, int gpus, int lane, int team)
 {
 	struct squeue *q;
 
 	for (int k = 0; k < s->nq; k++) {
-		if (s->q[k].gpus == gpus && s->q[k].lane == lane)
+		if (s->q[k].gpus == gpus && s->q[k].lane == lane && s->q[k].team == team)
 			return k;
 	}
 	if (!(q = sim_grown(s, s->q, (size_t)s->nq + 1, sizeof *q)))
@@ -119,6 +119,7 @@ static int class_of(struct sim *s, int gpus, int lane)
 	memset(&s->q[s->nq], 0, sizeof *s->q);
 	s->q[s->nq].gpus = gpus;
 	s->q[s->nq].lane = lane;
+	s->q[s->nq].team = team;
 	return s->nq++;
 }
 
@@ -270,7 +271,8 @@ static int job_for(struct sim *s, int k)
 		room = (int)(s->keda.replica_gpus - s->gpus_busy);
 	for (int c = 0; c < s->nq; c++) {
 		struct squeue *q = &s->q[c], *b = best >= 0 ? &s->q[best] : NULL;
-		if (!q->len || (q->gpus > 1 ? q->gpus : 1) > room)
+		int gpus = q->gpus > 1 ? q->gpus : 1;
+		if (!q->len || gpus > room || (s->nteams && gpus > s->team_room[q->team]))
 			continue;
 		if (!b || q->lane < b->lane ||
 		    (q->lane == b->lane &&
@@ -304,6 +306,7 @@ static void start_job(struct sim *s, int k, int job)
 	i->newest = job;
 	i->free_gpus -= gpus;
 	s->q[j->cls].running++;
+	s->team_room[s->q[j->cls].team] -= gpus;
 	s->running++;
 	s->gpus_busy += gpus;
 	sim_push(s, (struct event){sim_run_end(s, job), EV_FINISH, k, job});
@@ -326,9 +329,30 @@ static int least_gpus_queued(const struct sim *s)
 	return least;
 }
 
+/* What each team may still take in this dispatch: teams_share() on what
+ * its jobs hold and ask for, as serve's lease reads it (team_state.c).
+ * Starting a job moves its GPUs from asked to held, which leaves the
+ * shares as they were: one call holds for the whole pass. */
+static void share_teams(struct sim *s)
+{
+	struct team_share sh[CONF_MAX_TEAMS + 1] = {{0}};
+
+	for (int c = 0; c < s->nq; c++) {
+		int64_t gpus = s->q[c].gpus > 1 ? s->q[c].gpus : 1;
+		sh[s->q[c].team].used_gpus += s->q[c].running * gpus;
+		sh[s->q[c].team].queued_gpus += (int64_t)s->q[c].len * gpus;
+	}
+	teams_share(s->p->settings.teams, s->nteams, s->p->settings.max_gpus, sh);
+	for (int t = 0; t < s->nteams; t++)
+		s->team_room[t] = sh[t].allowed_gpus - sh[t].used_gpus;
+}
+
 static void dispatch(struct sim *s)
 {
 	int a, kept = 0, need = s->queued > 0 ? least_gpus_queued(s) : 0;
+
+	if (s->nteams && s->queued > 0)
+		share_teams(s);
 
 	/* Over the open instances only, in index order: a long replay
 	 * launches hundreds of thousands, and this runs after every event.
@@ -462,7 +486,7 @@ static int tail_over(struct sim *s)
 /* Waits (non-negative milliseconds) in ascending order: a radix sort on
  * 11-bit digits, as many as the longest wait needs. On a million waits it
  * is several times quicker than qsort with its comparison callback. */
-static void sort_waits(struct sim *s, int64_t *w, size_t n)
+void sim_sort_waits(struct sim *s, int64_t *w, size_t n)
 {
 	int64_t *tmp = sim_grown(s, NULL, n + 1, sizeof *tmp), *from = w, *to = tmp, longest = 0;
 
@@ -488,7 +512,7 @@ static void sort_waits(struct sim *s, int64_t *w, size_t n)
 	free(tmp);
 }
 
-static double quantile_s(const int64_t *sorted, size_t n, double q)
+double sim_quantile_s(const int64_t *sorted, size_t n, double q)
 {
 	size_t rank;
 
@@ -510,19 +534,20 @@ static void summarise(struct sim *s)
 		if (j->ran && !j->counted)
 			s->waits[s->nwaits++] = j->waited_ms + (j->queued ? s->now - j->since : 0);
 	}
-	sort_waits(s, s->waits, s->nwaits);
-	sort_waits(s, s->requeue_waits, s->nrequeue_waits);
-	s->r->requeue_wait_p95_s = quantile_s(s->requeue_waits, s->nrequeue_waits, 0.95);
+	sim_sort_waits(s, s->waits, s->nwaits);
+	sim_sort_waits(s, s->requeue_waits, s->nrequeue_waits);
+	s->r->requeue_wait_p95_s = sim_quantile_s(s->requeue_waits, s->nrequeue_waits, 0.95);
 	for (size_t k = 0; k < s->nwaits; k++)
 		sum += (double)s->waits[k];
-	s->r->wait_p50_s = quantile_s(s->waits, s->nwaits, 0.50);
-	s->r->wait_p95_s = quantile_s(s->waits, s->nwaits, 0.95);
-	s->r->wait_p99_s = quantile_s(s->waits, s->nwaits, 0.99);
+	s->r->wait_p50_s = sim_quantile_s(s->waits, s->nwaits, 0.50);
+	s->r->wait_p95_s = sim_quantile_s(s->waits, s->nwaits, 0.95);
+	s->r->wait_p99_s = sim_quantile_s(s->waits, s->nwaits, 0.99);
 	s->r->wait_mean_s = s->nwaits ? sum / (double)s->nwaits / 1000.0 : 0;
 	/* done counts the left-out jobs too, so that the replay can end. */
 	s->r->jobs_done = (int64_t)s->done - s->r->unplaceable;
 	s->r->idle_gpu_hours = s->r->gpu_hours_billed - s->r->gpu_hours_busy;
 	s->r->end_ms = s->now;
+	sim_teams_summarise(s);
 	if (s->tail_from >= 0) {
 		s->r->tail_ms = s->now - s->tail_from;
 		s->r->tail_cost_usd = s->r->cost_usd - s->cost_at_tail;
@@ -568,8 +593,17 @@ static int start(struct sim *s)
 		return -1;
 	for (int k = 0; k < s->o->noffers; k++)
 		slowest = fmin(slowest, s->o->offers[k].speed);
+	/* Teams are ebb's: a job of a team with no [team.NAME] is the
+	 * default team's, as in serve. */
+	if (s->p->kind == POL_EBB && s->p->settings.nteams > 0) {
+		if (!(s->team_index = sim_grown(s, NULL, (size_t)t->nteams + 1, sizeof *s->team_index)))
+			return -1;
+		for (int k = 0; k < t->nteams; k++)
+			s->team_index[k] = teams_index(s->p->settings.teams, s->p->settings.nteams, t->teams[k]);
+		s->nteams = s->p->settings.nteams;
+	}
 	for (size_t k = 0; k < t->n; k++) {
-		int cls = class_of(s, t->jobs[k].gpus, t->jobs[k].lane);
+		int cls = class_of(s, t->jobs[k].gpus, t->jobs[k].lane, s->nteams ? s->team_index[t->jobs[k].team] : 0);
 		if (cls < 0)
 			return -1;
 		s->jobs[k] = (struct sjob){.left_ms = t->jobs[k].duration_ms, .cls = cls};
@@ -596,6 +630,7 @@ static void release(struct sim *s)
 	free(s->alive);
 	free(s->open);
 	free(s->jobs);
+	free(s->team_index);
 	free(s->waits);
 	free(s->requeue_waits);
 	free(s->ebb.classes);
@@ -632,7 +667,7 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 		bound_run(t, o, r);
 		return 0;
 	}
-	if (start(&s) != 0 || start_policy(&s) != 0) {
+	if (start(&s) != 0 || sim_teams_start(&s) != 0 || start_policy(&s) != 0) {
 		release(&s);
 		return -1;
 	}
@@ -725,4 +760,7 @@ void sim_result_free(struct sim_result *r)
 	free(r->samples);
 	r->samples = NULL;
 	r->nsamples = 0;
+	free(r->teams);
+	r->teams = NULL;
+	r->nteams = 0;
 }

@@ -66,9 +66,10 @@ struct sjob {
 	char counted; /* its wait is in waits[] (it ended), or it was left out */
 };
 
-/* Queued jobs of one class (GPUs, lane), oldest first. */
+/* Queued jobs of one class (GPUs, lane, team), oldest first. */
 struct squeue {
 	int gpus, lane;
+	int team; /* its [team.NAME] index (teams_index), 0 without teams */
 	int *items;
 	size_t head, len, cap;
 	int64_t running; /* its jobs running */
@@ -227,6 +228,13 @@ struct sim {
 	int64_t floor;
 	int64_t tail_from;
 	double cost_at_tail;
+	/* ebb with [team.NAME] sections (0: none, or another policy): each of
+	 * the trace's teams' index among them (teams_index), and at each
+	 * dispatch the GPUs each team may still take, from teams_share() as
+	 * serve's lease has them. */
+	int nteams;
+	int *team_index;
+	int64_t team_room[CONF_MAX_TEAMS + 1];
 	struct ebb_state ebb;
 	struct known_state known;
 	/* The instances as they became idle (a: the instance), oldest first;
@@ -260,6 +268,20 @@ void sim_push(struct sim *s, struct event e);
 void sim_enqueue(struct sim *s, int job, int front);
 /* When a running job ends, at its instance's speed. */
 int64_t sim_run_end(const struct sim *s, int job);
+
+/* Waits (non-negative milliseconds) in ascending order. */
+void sim_sort_waits(struct sim *s, int64_t *w, size_t n);
+/* The q-quantile of n sorted waits, in seconds; 0 when n is 0. */
+double sim_quantile_s(const int64_t *sorted, size_t n, double q);
+
+/* ---- per-team results (teams.c) ---- */
+
+/* r->teams for a trace of more than one team; -1 when out of memory. */
+int sim_teams_start(struct sim *s);
+/* What a job's run cost, to its team. */
+void sim_teams_ran(struct sim *s, int job, double usd);
+/* Each team's jobs done and waits, at the replay's end. */
+void sim_teams_summarise(struct sim *s);
 
 /* ---- the instances (fleet.c) ---- */
 

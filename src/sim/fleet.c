@@ -196,6 +196,8 @@ void sim_job_leaves(struct sim *s, int job)
 	struct sinst *i = &s->inst[k];
 
 	s->r->gpu_hours_busy += (double)(s->now - j->since) * gpus / 3600000.0;
+	if (s->r->teams) /* its share of the instance by the GPUs it held */
+		sim_teams_ran(s, job, price_per_ms(s, i) * (double)(s->now - j->since) * gpus / sim_offer(s, i)->gpus);
 	if (newest)
 		known_running(s, k, 0);
 	unlink_job(s, k, job);

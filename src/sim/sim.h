@@ -46,6 +46,17 @@ struct sim_sample {
 #define SIM_STALL_MS (30LL * 24 * 3600 * 1000)
 #define SIM_STALL_JOBS 10
 
+/* One team of the trace (its `team` column; a name with no [team.NAME]
+ * is still reported by its own name). Its jobs' run cost is each run's
+ * share of its instance's price by the GPUs it held; what no job used
+ * (boots, idle, warm floors) is the fleet's, in no team's line. */
+struct sim_team_result {
+	char name[CONF_NAME_MAX + 1];
+	int64_t jobs, jobs_done;
+	double busy_cost_usd;
+	double wait_p50_s, wait_p95_s;
+};
+
 struct sim_result {
 	char policy[512];
 	/* What the policy knew of durations: "estimated" (ebb, as serve
@@ -74,6 +85,10 @@ struct sim_result {
 	int64_t end_ms;
 	struct sim_sample *samples;
 	size_t nsamples;
+	/* Per team, when the trace has more than one (NULL otherwise), in
+	 * the trace's order of first appearance. */
+	struct sim_team_result *teams;
+	int nteams;
 };
 
 /* The trace, and the offers of the config at offers_path (NULL: the
@@ -85,6 +100,7 @@ int sim_load(const char *trace_path, const char *offers_path, const struct trace
 /* 0, or -1 when out of memory (r then holds no result, but may be freed). */
 int sim_run(const struct trace *t, const struct policy *p, const struct sim_options *o,
 	    struct sim_result *r);
+/* Its samples and teams; the figures stay. */
 void sim_result_free(struct sim_result *r);
 
 /* The most jobs of the trace running at once if each started when it

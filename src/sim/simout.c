@@ -45,6 +45,7 @@ void simout_table(const struct sim_result *r, int n, FILE *out)
 			(long long)x->reclaims, (long long)x->requeues, x->wait_p50_s, x->wait_p95_s, x->wait_p99_s,
 			x->requeue_wait_p95_s, (long long)x->max_instances);
 	}
+	simout_teams_table(r, n, out);
 	for (int k = 0; k < n; k++) {
 		if (r[k].stalled)
 			fprintf(out, "note: %s stopped: no job ended from %.1f h on while work waited (spot reclaimed"
@@ -66,7 +67,7 @@ void simout_table(const struct sim_result *r, int n, FILE *out)
 
 json_t *simout_result_json(const struct sim_result *x)
 {
-	return json_pack("{s:s, s:s, s:I, s:I, s:f, s:f, s:f, s:b, s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:f, s:f, s:f, s:f,"
+	json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:f, s:f, s:f, s:b, s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:f, s:f, s:f, s:f,"
 			 " s:f, s:I, s:I, s:b}",
 			 "policy", x->policy, "durations", x->durations, "jobs", (json_int_t)x->jobs_done, "jobs_left_out",
 			 (json_int_t)x->unplaceable, "cost_usd", x->cost_usd, "tail_cost_usd", x->tail_cost_usd, "tail_s",
@@ -78,6 +79,12 @@ json_t *simout_result_json(const struct sim_result *x)
 			 "wait_p95_s", x->wait_p95_s, "wait_p99_s", x->wait_p99_s, "wait_mean_s", x->wait_mean_s,
 			 "requeue_wait_p95_s", x->requeue_wait_p95_s, "max_instances", (json_int_t)x->max_instances,
 			 "end_s", (json_int_t)(x->end_ms / 1000), "stalled", x->stalled);
+
+	if (o && simout_teams_json(x, o) != 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 }
 
 void simout_json(const struct sim_result *r, int n, FILE *out)

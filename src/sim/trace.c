@@ -15,11 +15,11 @@
 
 #define MAX_COLUMNS 64
 
-enum column { C_SUBMIT, C_DURATION, C_GPUS, C_PRIORITY, C_LANE, C_TYPE, C_EST, C_KNOWN };
+enum column { C_SUBMIT, C_DURATION, C_GPUS, C_PRIORITY, C_LANE, C_TYPE, C_EST, C_TEAM, C_KNOWN };
 static const char *const known[C_KNOWN] = {"submit_time_s", "duration_s", "gpus", "priority", "lane",
-					   "job_class", "est_s"};
+					   "job_class", "est_s", "team"};
 
-/* The names of one column (lanes or types) and an open-addressing table
+/* The names of one column (lanes, types or teams) and an open-addressing table
  * of them: a trace of a million job classes loads in linear time. */
 struct names {
 	char ***list; /* the trace's array, room for cap / 2 */
@@ -35,7 +35,7 @@ struct loader {
 	char *names[MAX_COLUMNS];
 	int ncols;
 	int filter_col[8];
-	struct names lanes, types;
+	struct names lanes, types, teams;
 	char *err;
 	size_t errsize;
 };
@@ -262,7 +262,19 @@ static int read_row(struct loader *l, char *line, const struct trace_filter *fil
 	job->type = intern(&l->types,
 			   l->index[C_TYPE] >= 0 && fields[l->index[C_TYPE]][0] ? fields[l->index[C_TYPE]] : "default",
 			   INT_MAX);
-	if (job->lane < 0 || job->type < 0)
+	/* A name as serve takes a job's team; which of them has a [team.NAME]
+	 * section is the replay's to say (teams_index), as it is serve's. */
+	if (l->index[C_TEAM] >= 0 && fields[l->index[C_TEAM]][0] && !config_name_ok(fields[l->index[C_TEAM]]))
+		return bad(l, l->index[C_TEAM], "expected a team name ([A-Za-z0-9_.-], 1 to 64 characters)",
+			   fields[l->index[C_TEAM]]);
+	/* No column: every job is `default`'s, looked up once, not per row. */
+	job->team = l->index[C_TEAM] < 0 && *l->teams.n
+			    ? 0
+			    : intern(&l->teams,
+				     l->index[C_TEAM] >= 0 && fields[l->index[C_TEAM]][0] ? fields[l->index[C_TEAM]]
+											   : "default",
+				     INT_MAX);
+	if (job->lane < 0 || job->type < 0 || job->team < 0)
 		return out_of_memory(l);
 	return 0;
 }
@@ -329,7 +341,8 @@ int trace_load(const char *path, const struct trace_filter *filters, int nfilter
 {
 	struct loader l = {.path = path, .err = err, .errsize = errsize,
 			   .lanes = {.list = &out->lanes, .n = &out->nlanes},
-			   .types = {.list = &out->types, .n = &out->ntypes}};
+			   .types = {.list = &out->types, .n = &out->ntypes},
+			   .teams = {.list = &out->teams, .n = &out->nteams}};
 	FILE *f;
 	char *line = NULL;
 	size_t cap = 0, alloc = 0;
@@ -389,6 +402,7 @@ int trace_load(const char *path, const struct trace_filter *filters, int nfilter
 		free(l.names[i]);
 	free(l.lanes.slot);
 	free(l.types.slot);
+	free(l.teams.slot);
 	if (rc != 0) {
 		trace_free(out);
 		return -1;
@@ -404,6 +418,9 @@ void trace_free(struct trace *t)
 		free(t->lanes[i]);
 	for (int i = 0; i < t->ntypes; i++)
 		free(t->types[i]);
+	for (int i = 0; i < t->nteams; i++)
+		free(t->teams[i]);
+	free(t->teams);
 	free(t->lanes);
 	free(t->types);
 	free(t->jobs);

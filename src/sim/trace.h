@@ -2,7 +2,8 @@
  * submit_time_s and duration_s; optional gpus, team, job_class (the job
  * type), priority, lane (16 lanes at most, as serve takes) and est_s (the
  * estimate a submitter gave, whole seconds from 1 to JOB_EST_MAX_S as serve's
- * API takes them; empty: none); any other column is ignored. A bad row
+ * API takes them; empty: none) and team (a name, as serve takes a job's
+ * team; empty: `default`); any other column is ignored. A bad row
  * stops the load with the file, line and column, unless skip_bad, which
  * counts it. */
 #ifndef EBB_TRACE_H
@@ -19,6 +20,7 @@ struct trace_job {
 	int priority;
 	int lane; /* index into the trace's lanes */
 	int type; /* index into the trace's types */
+	int team; /* index into the trace's teams */
 };
 
 struct trace {
@@ -28,6 +30,8 @@ struct trace {
 	int nlanes;
 	char **types;
 	int ntypes;
+	char **teams; /* names, in the order first seen */
+	int nteams;
 	size_t skipped; /* bad rows passed over with skip_bad */
 	size_t filtered; /* rows a filter left out */
 };

@@ -2,6 +2,7 @@
  * file written here. Its JSON, its errors (one line on stderr naming the
  * file, line and column, or the policy and knob), --skip-bad, --plot and
  * --seed. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +151,66 @@ static void table_by_default(void **state)
 	assert_contains(r.out, "COST $");
 	assert_contains(r.out, "\nmin1 ");
 	assert_contains(r.out, "\nbound ");
+	harness_run_free(&r);
+}
+
+/* A trace with a team column, replayed with the config's [team.NAME]: a
+ * section per team after the table (each team's jobs, run cost and
+ * waits, then the fleet's boots and idle time), and in --json each
+ * policy's "teams" and "fleet_cost_usd", adding up to its cost. A trace
+ * of one team has neither. */
+static void teams_table_and_json(void **state)
+{
+	static const char csv[] = "submit_time_s,duration_s,est_s,team\n0,1000,1000,research\n0,1000,1000,research\n"
+				  "0,1000,1000,research\n10,100,100,product\n20,100,100,intern\n";
+	struct harness_run r;
+	struct files f;
+	json_t *v, *teams;
+	double sum;
+
+	(void)state;
+	files(&f, csv);
+	harness_write_file(f.conf, "[scaler]\nmax_gpus = 2\n[offer.a]\ngpus = 1\nprice_ondemand = 3.6\nboot = 100s\n"
+				   "[team.research]\nquota_gpus = 1\n[team.product]\nquota_gpus = 1\n");
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--policy", "ebb", NULL);
+	assert_int(r.status, 0);
+	assert_contains(r.out, "\nper team");
+	assert_contains(r.out, "TEAM");
+	assert_contains(r.out, "RUN $");
+	assert_contains(r.out, " research ");
+	assert_contains(r.out, " product ");
+	assert_contains(r.out, " intern "); /* no [team.intern]: replayed as default's, reported by its name */
+	assert_contains(r.out, "(fleet: boot, idle)");
+	harness_run_free(&r);
+
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--policy", "ebb", "--json", NULL);
+	assert_int(r.status, 0);
+	v = harness_json(r.out);
+	teams = json_object_get(json_array_get(v, 0), "teams");
+	assert_int(json_array_size(teams), 3);
+	assert_string_equal(JSTR(json_array_get(teams, 0), "team"), "research");
+	assert_int(JINT(json_array_get(teams, 0), "jobs"), 3);
+	assert_string_equal(JSTR(json_array_get(teams, 1), "team"), "product");
+	assert_int(JINT(json_array_get(teams, 1), "jobs"), 1);
+	/* 3000 GPU-seconds at $0.001 */
+	assert_true(fabs(json_number_value(json_object_get(json_array_get(teams, 0), "run_cost_usd")) - 3.0) < 1e-9);
+	sum = json_number_value(json_object_get(json_array_get(v, 0), "fleet_cost_usd"));
+	for (size_t k = 0; k < json_array_size(teams); k++)
+		sum += json_number_value(json_object_get(json_array_get(teams, k), "run_cost_usd"));
+	assert_true(fabs(sum - json_number_value(json_object_get(json_array_get(v, 0), "cost_usd"))) < 1e-6);
+	json_decref(v);
+	harness_run_free(&r);
+
+	harness_write_file(f.trace, "submit_time_s,duration_s\n0,60\n30,60\n");
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--policy", "ebb", NULL);
+	assert_int(r.status, 0);
+	assert_true(strstr(r.out, "per team") == NULL);
+	harness_run_free(&r);
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--policy", "ebb", "--json", NULL);
+	assert_int(r.status, 0);
+	v = harness_json(r.out);
+	assert_null(json_object_get(json_array_get(v, 0), "teams"));
+	json_decref(v);
 	harness_run_free(&r);
 }
 
@@ -481,6 +542,7 @@ int main(void)
 		cmocka_unit_test(plot_writes_svg_with_three_panels),
 		cmocka_unit_test(same_seed_same_output),
 		cmocka_unit_test(oracle_durations_are_labelled),
+		cmocka_unit_test(teams_table_and_json),
 	};
 	return cmocka_run_group_tests(tests, NULL, harness_cleanup);
 }

@@ -1190,6 +1190,65 @@ static char *burst_trace(size_t rows)
 	return csv;
 }
 
+/* Teams (docs/TEAMS.md): max_gpus 2, quota 1 each. a floods at t=0 with
+ * four 1000 s jobs; b's one 100 s job comes at t=10. At t=0 only a has
+ * work: its quota and b's unused one, lent, let it launch 2 instances
+ * (up at 100). At t=10 b is owed its quota and max_gpus is reached: no
+ * launch, and at 100 the lease rule lets a take 1 GPU and b the other:
+ * b waits 90 s. At 200 b is done and lends again: a's second job starts
+ * (waited 200); its third and fourth as the first two end, at 1100 and
+ * 1200. a's waits 100, 200, 1100, 1200: p50 200, p95 1200. Each team's
+ * run cost is its GPU-seconds at $0.001: a 4000 s, b 100 s. Without the
+ * teams, b's job waits behind all of a's (oldest first): until 2100.
+ * The jobs say their durations (est_s): plan() launches both at t=0. */
+static void test_teams_share_the_replay(void **state)
+{
+	const char *csv = "submit_time_s,duration_s,est_s,team\n0,1000,1000,a\n0,1000,1000,a\n0,1000,1000,a\n"
+			  "0,1000,1000,a\n10,100,100,b\n";
+	const char *limits = OFFER_A(PER_SECOND) "[scaler]\nmax_gpus = 2\n";
+	char conf[1024];
+	struct sim_result r;
+
+	(void)state;
+	snprintf(conf, sizeof conf, "%s[team.a]\nquota_gpus = 1\n[team.b]\nquota_gpus = 1\n", limits);
+	sim(csv, conf, "ebb", &r);
+	assert_int(r.jobs_done, 5);
+	assert_int(r.max_instances, 2);
+	assert_int(r.nteams, 2);
+	assert_string_equal(r.teams[0].name, "a");
+	assert_int(r.teams[0].jobs, 4);
+	assert_int(r.teams[0].jobs_done, 4);
+	assert_near(r.teams[0].wait_p50_s, 200);
+	assert_near(r.teams[0].wait_p95_s, 1200);
+	assert_near(r.teams[0].busy_cost_usd, 4.0);
+	assert_string_equal(r.teams[1].name, "b");
+	assert_int(r.teams[1].jobs, 1);
+	assert_near(r.teams[1].wait_p50_s, 90);
+	assert_near(r.teams[1].wait_p95_s, 90);
+	assert_near(r.teams[1].busy_cost_usd, 0.1);
+	assert_true(r.cost_usd > 4.1);
+	sim_result_free(&r);
+
+	/* The same trace with no [team.NAME]: one pool, oldest first. */
+	sim(csv, limits, "ebb", &r);
+	assert_int(r.nteams, 2); /* still reported per team of the trace */
+	assert_near(r.teams[1].wait_p50_s, 2090);
+	sim_result_free(&r);
+}
+
+/* A trace of one team (or none) has no per-team results: the replay's
+ * own are its. */
+static void test_one_team_reports_none(void **state)
+{
+	struct sim_result r;
+
+	(void)state;
+	sim("submit_time_s,duration_s,team\n0,100,a\n5,100,a\n", OFFER_A(PER_SECOND), "ebb", &r);
+	assert_int(r.nteams, 0);
+	assert_null(r.teams);
+	sim_result_free(&r);
+}
+
 static void test_burst_meets_big_fleet(void **state)
 {
 	char *csv = burst_trace(400000);
@@ -1435,6 +1494,8 @@ int main(void)
 		cmocka_unit_test(test_exact_estimates_are_the_oracle),
 		cmocka_unit_test(test_same_seed_same_output),
 		cmocka_unit_test(test_burst_meets_big_fleet),
+		cmocka_unit_test(test_teams_share_the_replay),
+		cmocka_unit_test(test_one_team_reports_none),
 		cmocka_unit_test(test_replay_out_of_memory),
 		cmocka_unit_test(test_seventeen_offers),
 		cmocka_unit_test(test_replay_stops_when_no_job_can_end),

@@ -132,6 +132,28 @@ static void test_estimate_column(void **state)
 			  (const char *const[]){":2: column 3 (est_s)", "'2592001'", NULL});
 }
 
+/* team: a name as serve takes a job's team, interned in the order first
+ * seen; empty, or no column, is `default`; a bad name stops the load. */
+static void test_team_column(void **state)
+{
+	struct trace t;
+
+	(void)state;
+	assert_int(load("submit_time_s,duration_s,team\n0,60,ml\n1,30,\n2,5,vision\n3,5,ml\n", 0, &t), 0);
+	assert_int(t.nteams, 3);
+	assert_string_equal(t.teams[t.jobs[0].team], "ml");
+	assert_string_equal(t.teams[t.jobs[1].team], "default");
+	assert_string_equal(t.teams[t.jobs[2].team], "vision");
+	assert_int(t.jobs[3].team, t.jobs[0].team);
+	trace_free(&t);
+	assert_int(load("submit_time_s,duration_s\n0,60\n", 0, &t), 0);
+	assert_int(t.nteams, 1);
+	assert_string_equal(t.teams[t.jobs[0].team], "default");
+	trace_free(&t);
+	assert_load_fails("submit_time_s,duration_s,team\n0,60,ml team\n",
+			  (const char *const[]){":2: column 3 (team)", "expected a team name", "'ml team'", NULL});
+}
+
 /* Columns it does not know are skipped, in any position; the known ones
  * are found by name, not by place. */
 static void test_extra_columns_ignored(void **state)
@@ -572,6 +594,7 @@ int main(void)
 		cmocka_unit_test(test_required_columns_only),
 		cmocka_unit_test(test_optional_columns),
 		cmocka_unit_test(test_estimate_column),
+		cmocka_unit_test(test_team_column),
 		cmocka_unit_test(test_extra_columns_ignored),
 		cmocka_unit_test(test_missing_required_column),
 		cmocka_unit_test(test_malformed_row_names_file_line_column),
