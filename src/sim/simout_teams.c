@@ -3,6 +3,7 @@
  * the fleet's, on a line of its own. */
 #include "sim/simout.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* What no team's jobs used: the cost less their runs'. */
@@ -13,6 +14,50 @@ static double fleet_cost(const struct sim_result *x)
 	for (int t = 0; t < x->nteams; t++)
 		runs += x->teams[t].busy_cost_usd;
 	return x->cost_usd - runs;
+}
+
+/* The table shows each policy's teams that cost most, at most this many,
+ * and the others on one line: a trace may name hundreds. --json has all. */
+#define TEAMS_SHOWN 10
+
+static const struct sim_result *sorting; /* by_cost()'s, for qsort() */
+
+static int by_cost(const void *a, const void *b)
+{
+	double x = sorting->teams[*(const int *)a].busy_cost_usd, y = sorting->teams[*(const int *)b].busy_cost_usd;
+
+	return (x < y) - (x > y);
+}
+
+static void team_rows(const struct sim_result *x, int width, FILE *out)
+{
+	int *order = malloc((size_t)x->nteams * sizeof *order);
+	int shown = x->nteams < TEAMS_SHOWN ? x->nteams : TEAMS_SHOWN;
+	int64_t rest_jobs = 0;
+	double rest_cost = 0;
+	char rest[40];
+
+	if (!order) {
+		fprintf(out, "%-*s (no memory to sort %d teams)\n", width, x->policy, x->nteams);
+		return;
+	}
+	for (int t = 0; t < x->nteams; t++)
+		order[t] = t;
+	sorting = x;
+	qsort(order, (size_t)x->nteams, sizeof *order, by_cost);
+	for (int k = 0; k < x->nteams; k++) {
+		const struct sim_team_result *y = &x->teams[order[k]];
+		if (k < shown)
+			fprintf(out, "%-*s %-20s %8lld %10.2f %7.1fs %7.1fs\n", width, x->policy, y->name,
+				(long long)y->jobs_done, y->busy_cost_usd, y->wait_p50_s, y->wait_p95_s);
+		rest_jobs += k < shown ? 0 : y->jobs_done;
+		rest_cost += k < shown ? 0 : y->busy_cost_usd;
+	}
+	if (x->nteams > shown) {
+		snprintf(rest, sizeof rest, "(%d other teams)", x->nteams - shown);
+		fprintf(out, "%-*s %-20s %8lld %10.2f\n", width, x->policy, rest, (long long)rest_jobs, rest_cost);
+	}
+	free(order);
 }
 
 void simout_teams_table(const struct sim_result *r, int n, FILE *out)
@@ -26,19 +71,15 @@ void simout_teams_table(const struct sim_result *r, int n, FILE *out)
 	}
 	if (!any)
 		return;
-	fprintf(out, "\nper team (run cost: each job's share of its instance by the GPUs it held; boots and idle time"
-		" are the fleet's)\n");
+	fprintf(out, "\nper team, the %d that cost most (run cost: each job's share of its instance by the GPUs it"
+		" held; boots and idle time are the fleet's; --json lists every team)\n", TEAMS_SHOWN);
 	fprintf(out, "%-*s %-20s %8s %10s %8s %8s\n", width, "POLICY", "TEAM", "JOBS", "RUN $", "WAIT P50", "P95");
 	for (int k = 0; k < n; k++) {
 		const struct sim_result *x = &r[k];
-		for (int t = 0; t < x->nteams; t++) {
-			const struct sim_team_result *y = &x->teams[t];
-			fprintf(out, "%-*s %-20s %8lld %10.2f %7.1fs %7.1fs\n", width, x->policy, y->name,
-				(long long)y->jobs_done, y->busy_cost_usd, y->wait_p50_s, y->wait_p95_s);
-		}
-		if (x->nteams)
-			fprintf(out, "%-*s %-20s %8s %10.2f\n", width, x->policy, "(fleet: boot, idle)", "",
-				fleet_cost(x));
+		if (!x->nteams)
+			continue;
+		team_rows(x, width, out);
+		fprintf(out, "%-*s %-20s %8s %10.2f\n", width, x->policy, "(fleet: boot, idle)", "", fleet_cost(x));
 	}
 }
 

@@ -201,6 +201,29 @@ static void teams_table_and_json(void **state)
 	json_decref(v);
 	harness_run_free(&r);
 
+	/* Twelve teams, t00 running 1 s up to t11 running 12 s: the table
+	 * shows the ten that cost most and the other two on one line;
+	 * --json lists all. */
+	{
+		char many[1024] = "submit_time_s,duration_s,team\n";
+		for (int t = 0; t < 12; t++)
+			snprintf(many + strlen(many), sizeof many - strlen(many), "%d,%d,t%02d\n", t * 100, t + 1, t);
+		harness_write_file(f.trace, many);
+	}
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--policy", "ebb", NULL);
+	assert_int(r.status, 0);
+	assert_contains(r.out, " t11 ");
+	assert_contains(r.out, " t02 ");
+	assert_true(strstr(r.out, " t01 ") == NULL && strstr(r.out, " t00 ") == NULL);
+	assert_contains(r.out, "(2 other teams)");
+	harness_run_free(&r);
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--policy", "ebb", "--json", NULL);
+	assert_int(r.status, 0);
+	v = harness_json(r.out);
+	assert_int(json_array_size(json_object_get(json_array_get(v, 0), "teams")), 12);
+	json_decref(v);
+	harness_run_free(&r);
+
 	harness_write_file(f.trace, "submit_time_s,duration_s\n0,60\n30,60\n");
 	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--policy", "ebb", NULL);
 	assert_int(r.status, 0);
