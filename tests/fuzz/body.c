@@ -45,6 +45,15 @@ static void check_accepted(json_t *body, const struct field *fields)
 		case F_STRINGS:
 			FUZZ_ASSERT(json_is_array(v) && (int64_t)json_array_size(v) <= f->max);
 			break;
+		case F_IDS: {
+			/* A lease's running jobs fill an array of that many. */
+			json_t *id;
+			size_t i;
+			FUZZ_ASSERT(json_is_array(v) && (int64_t)json_array_size(v) <= f->max);
+			json_array_foreach(v, i, id)
+				FUZZ_ASSERT(json_is_integer(id) && json_integer_value(id) >= 1);
+			break;
+		}
 		case F_ANY:
 			break;
 		}
