@@ -470,11 +470,23 @@ static int try_lock(struct pg_store *s)
 	return ret;
 }
 
+/* A serve killed a moment ago may hold the lock still: its server process
+ * drops it once it sees the connection closed, a moment after the kill
+ * on a busy server. So a serve that is no standby asks again for this
+ * long before it says another one runs (a restart right after a crash,
+ * by hand or by systemd, would fail otherwise). */
+#define RESTART_GRACE_MS 3000
+
 /* Takes SERVE_LOCK (0), or says that another serve holds it (1, the
  * reason in errmsg); a standby waits for it. -1: an error. */
 static int lock_database(struct pg_store *s, int standby)
 {
 	int rc = try_lock(s);
+
+	for (int waited = 0; rc == 0 && !standby && waited < RESTART_GRACE_MS; waited += STANDBY_POLL_MS) {
+		nanosleep(&(struct timespec){0, STANDBY_POLL_MS * 1000000L}, NULL);
+		rc = try_lock(s);
+	}
 
 	if (rc == 0 && standby) {
 		log_info("standby: the database is in use by another ebb serve; waiting to take over",
