@@ -167,6 +167,8 @@ json_t *cli_jpath(json_t *v, const char *path)
 	return v;
 }
 
+double cli_num(json_t *v, const char *path) { return json_number_value(cli_jpath(v, path)); }
+
 int cli_query_add(char *path, size_t size, const char *name, const char *value)
 {
 	static const char hex[] = "0123456789ABCDEF";

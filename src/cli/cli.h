@@ -82,6 +82,8 @@ int cli_query_add(char *path, size_t size, const char *name, const char *value);
 
 /* The member at a dotted path ("markets.spot.price"), or NULL. */
 json_t *cli_jpath(json_t *v, const char *path);
+/* The number there, 0 when it is missing or not a number. */
+double cli_num(json_t *v, const char *path);
 void cli_print_json(json_t *v);
 /* "5s", "3m", "2h", "4d": the largest unit that fits, as people glance. */
 void cli_span_text(double seconds, char *buf, size_t size);

@@ -14,8 +14,6 @@ static const char usage[] =
 
 enum { OPT_ALL = CLI_OPT_OWN };
 
-static double num(json_t *o, const char *name) { return json_number_value(json_object_get(o, name)); }
-
 static void add_row(struct table *t, json_t *inst)
 {
 	json_t *job = json_object_get(inst, "job"), *idle = json_object_get(inst, "idle_s");
@@ -56,17 +54,17 @@ static int print_fleet(struct cli *cli, json_t *reply, void *arg)
 	printf("\n");
 	json_array_foreach(json_object_get(reply, "idle_timeouts"), i, inst) {
 		printf("idle timeout of %s: %.0fs", json_string_value(json_object_get(inst, "offer")),
-		       num(inst, "idle_timeout_s"));
-		if (num(inst, "idle_surplus_timeout_s") > 0)
-			printf(", %.0fs for the other idle ones", num(inst, "idle_surplus_timeout_s"));
+		       cli_num(inst, "idle_timeout_s"));
+		if (cli_num(inst, "idle_surplus_timeout_s") > 0)
+			printf(", %.0fs for the other idle ones", cli_num(inst, "idle_surplus_timeout_s"));
 		printf(" (%s)\n", json_string_value(json_object_get(inst, "why")));
 	}
 	printf("limits: %lld instances, %lld GPUs, $%.2f/h\n",
 	       (long long)json_integer_value(json_object_get(limits, "max_instances")),
 	       (long long)json_integer_value(json_object_get(limits, "max_gpus")),
-	       num(limits, "max_spend_per_hour"));
-	printf("%.0f instance-seconds used for %.0f job-seconds\n", num(reply, "instance_seconds"),
-	       num(reply, "job_seconds"));
+	       cli_num(limits, "max_spend_per_hour"));
+	printf("%.0f instance-seconds used for %.0f job-seconds\n", cli_num(reply, "instance_seconds"),
+	       cli_num(reply, "job_seconds"));
 	return 0;
 }
 

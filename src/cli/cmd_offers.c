@@ -16,8 +16,6 @@ static const char usage[] =
 
 enum { OPT_WORK = CLI_OPT_OWN, OPT_JOB };
 
-static double num(json_t *o, const char *path) { return json_number_value(cli_jpath(o, path)); }
-
 static void money(char *buf, size_t size, json_t *v, const char *unit)
 {
 	if (json_is_number(v))
@@ -55,7 +53,7 @@ static int print_offers(struct cli *cli, json_t *reply, void *arg)
 	json_array_foreach(list, i, o) {
 		json_t *od = cli_jpath(o, "markets.on-demand"), *sp = cli_jpath(o, "markets.spot");
 		char a[32], b[32], c[160], d[160], min[16];
-		cli_span_text(num(o, "billing_minimum_s"), min, sizeof min);
+		cli_span_text(cli_num(o, "billing_minimum_s"), min, sizeof min);
 		table_add(&t1, "%s", json_string_value(json_object_get(o, "name")));
 		table_add(&t1, "%lld", (long long)json_integer_value(json_object_get(o, "gpus")));
 		table_add(&t1, "%lldGB", (long long)json_integer_value(json_object_get(o, "vram_gb")));
@@ -70,17 +68,17 @@ static int print_offers(struct cli *cli, json_t *reply, void *arg)
 		table_add(&t1, "%s", d);
 
 		table_add(&t2, "%s", json_string_value(json_object_get(o, "name")));
-		table_add(&t2, "%.2f %s (%lld timed runs; declared %.2f)", num(o, "in_force.speed"),
+		table_add(&t2, "%.2f %s (%lld timed runs; declared %.2f)", cli_num(o, "in_force.speed"),
 			  json_string_value(cli_jpath(o, "in_force.speed_from")),
-			  (long long)json_integer_value(cli_jpath(o, "measured.speed_n")), num(o, "declared.speed"));
-		table_add(&t2, "%.0fs %s (%lld boots; declared %.0fs)", num(o, "in_force.boot_s"),
+			  (long long)json_integer_value(cli_jpath(o, "measured.speed_n")), cli_num(o, "declared.speed"));
+		table_add(&t2, "%.0fs %s (%lld boots; declared %.0fs)", cli_num(o, "in_force.boot_s"),
 			  json_string_value(cli_jpath(o, "in_force.boot_from")),
-			  (long long)json_integer_value(cli_jpath(o, "measured.boots")), num(o, "declared.boot_s"));
-		table_add(&t2, "%.3f (%.1f spot h, %lld reclaims; declared %.3f)", num(o, "in_force.reliability"),
-			  num(o, "measured.spot_hours"), (long long)json_integer_value(cli_jpath(o, "measured.spot_reclaims")),
-			  num(o, "declared.reliability"));
+			  (long long)json_integer_value(cli_jpath(o, "measured.boots")), cli_num(o, "declared.boot_s"));
+		table_add(&t2, "%.3f (%.1f spot h, %lld reclaims; declared %.3f)", cli_num(o, "in_force.reliability"),
+			  cli_num(o, "measured.spot_hours"), (long long)json_integer_value(cli_jpath(o, "measured.spot_reclaims")),
+			  cli_num(o, "declared.reliability"));
 		if (json_is_number(cli_jpath(o, "measured.items_per_s")))
-			table_add(&t2, "%.3g (%lld runs)", num(o, "measured.items_per_s"),
+			table_add(&t2, "%.3g (%lld runs)", cli_num(o, "measured.items_per_s"),
 				  (long long)json_integer_value(cli_jpath(o, "measured.runs")));
 		else
 			table_add(&t2, "-");
@@ -94,7 +92,7 @@ static int print_offers(struct cli *cli, json_t *reply, void *arg)
 	printf("\n$/WORK-H: expected USD for one hour of work on the reference GPU (speed 1), in %.0f s of work\n"
 	       "per instance and jobs of %.0f s: boot billed, spot reclaims priced (docs/COST.md).\n"
 	       "Estimates replace the declared figures after %lld samples.\n\n",
-	       num(reply, "work_s"), num(reply, "job_s"), (long long)json_integer_value(json_object_get(reply, "min_samples")));
+	       cli_num(reply, "work_s"), cli_num(reply, "job_s"), (long long)json_integer_value(json_object_get(reply, "min_samples")));
 	if (rc == 0)
 		rc = table_print(&t2, stdout);
 	table_free(&t1);

@@ -35,8 +35,6 @@ static const char usage[] =
 
 enum { OPT_SINCE = CLI_OPT_OWN, OPT_BY, OPT_MONTH, OPT_TEAM, OPT_CSV };
 
-static double num(json_t *o, const char *path) { return json_number_value(cli_jpath(o, path)); }
-
 /* The query value of --since: "-SECONDS" (before the server's now) or
  * Unix seconds. 0, or -1 when arg is neither a duration nor a time. */
 static int since_value(const char *arg, char *out, size_t size)
@@ -100,15 +98,15 @@ static void cell_share(struct table *t, json_t *v)
 static void add_row(struct table *t, json_t *g)
 {
 	table_add(t, "%s", json_string_value(json_object_get(g, "name")));
-	table_add(t, "$%.2f", num(g, "cost_usd"));
+	table_add(t, "$%.2f", cli_num(g, "cost_usd"));
 	table_add(t, "%lld", (long long)json_integer_value(json_object_get(g, "items")));
 	cell_money(t, json_object_get(g, "cost_per_item"));
-	table_add(t, "%.2f", num(g, "gpu_hours.billed"));
-	table_add(t, "%.2f", num(g, "gpu_hours.busy"));
-	table_add(t, "%.2f", num(g, "gpu_hours.boot"));
-	table_add(t, "%.2f", num(g, "gpu_hours.idle"));
-	table_add(t, "%.2f", num(g, "gpu_hours.billing"));
-	table_add(t, "$%.2f", num(g, "cost_usd_by_kind.not_busy"));
+	table_add(t, "%.2f", cli_num(g, "gpu_hours.billed"));
+	table_add(t, "%.2f", cli_num(g, "gpu_hours.busy"));
+	table_add(t, "%.2f", cli_num(g, "gpu_hours.boot"));
+	table_add(t, "%.2f", cli_num(g, "gpu_hours.idle"));
+	table_add(t, "%.2f", cli_num(g, "gpu_hours.billing"));
+	table_add(t, "$%.2f", cli_num(g, "cost_usd_by_kind.not_busy"));
 	cell_share(t, json_object_get(g, "spot_share"));
 	cell_share(t, json_object_get(g, "efficiency"));
 	table_add(t, "%lld", (long long)json_integer_value(json_object_get(g, "reclaims")));
@@ -167,7 +165,7 @@ static int print_report(struct cli *cli, json_t *reply, void *arg)
 					      "BILL-REM", "NOT-BUSY $", "SPOT", "EFFIC", "RECLAIMS", "LOST", NULL};
 	json_t *g;
 	struct table t;
-	time_t since = (time_t)num(reply, "since");
+	time_t since = (time_t)cli_num(reply, "since");
 	char stamp[32] = "the start";
 	size_t i;
 	int rc;

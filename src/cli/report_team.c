@@ -7,9 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-static double num(json_t *o, const char *path) { return json_number_value(cli_jpath(o, path)); }
-
-static double not_busy_gpu_h(json_t *g) { return num(g, "gpu_hours.not_busy"); }
+static double not_busy_gpu_h(json_t *g) { return cli_num(g, "gpu_hours.not_busy"); }
 
 /* GET /v1/report?by=BY&team=TEAM&QUERY into *reply: 0, or -1 after the
  * error was said. */
@@ -44,17 +42,17 @@ static void print_csv(json_t *markets, json_t *types)
 	       "idle_cost_usd,jobs,items\n");
 	json_array_foreach(json_object_get(markets, "groups"), i, g)
 		printf("offer,%s,%s,%.4f,%.4f,%.4f,%.4f,%.2f,%.2f,%lld,%lld\n", json_string_value(json_object_get(g, "name")),
-		       json_string_value(json_object_get(g, "market")), num(g, "price_usd_per_hour"),
-		       num(g, "gpu_hours.billed"), num(g, "gpu_hours.busy"), not_busy_gpu_h(g), num(g, "cost_usd"),
-		       num(g, "cost_usd_by_kind.not_busy"), (long long)num(g, "jobs"), (long long)num(g, "items"));
+		       json_string_value(json_object_get(g, "market")), cli_num(g, "price_usd_per_hour"),
+		       cli_num(g, "gpu_hours.billed"), cli_num(g, "gpu_hours.busy"), not_busy_gpu_h(g), cli_num(g, "cost_usd"),
+		       cli_num(g, "cost_usd_by_kind.not_busy"), (long long)cli_num(g, "jobs"), (long long)cli_num(g, "items"));
 	g = json_object_get(markets, "total");
 	printf("total,%s,,,%.4f,%.4f,%.4f,%.2f,%.2f,%lld,%lld\n", json_string_value(json_object_get(markets, "team")),
-	       num(g, "gpu_hours.billed"), num(g, "gpu_hours.busy"), not_busy_gpu_h(g), num(g, "cost_usd"),
-	       num(g, "cost_usd_by_kind.not_busy"), (long long)num(g, "jobs"), (long long)num(g, "items"));
+	       cli_num(g, "gpu_hours.billed"), cli_num(g, "gpu_hours.busy"), not_busy_gpu_h(g), cli_num(g, "cost_usd"),
+	       cli_num(g, "cost_usd_by_kind.not_busy"), (long long)cli_num(g, "jobs"), (long long)cli_num(g, "items"));
 	json_array_foreach(json_object_get(types, "groups"), i, g)
 		printf("type,%s,,,%.4f,%.4f,%.4f,%.2f,%.2f,%lld,%lld\n", json_string_value(json_object_get(g, "name")),
-		       num(g, "gpu_hours.billed"), num(g, "gpu_hours.busy"), not_busy_gpu_h(g), num(g, "cost_usd"),
-		       num(g, "cost_usd_by_kind.not_busy"), (long long)num(g, "jobs"), (long long)num(g, "items"));
+		       cli_num(g, "gpu_hours.billed"), cli_num(g, "gpu_hours.busy"), not_busy_gpu_h(g), cli_num(g, "cost_usd"),
+		       cli_num(g, "cost_usd_by_kind.not_busy"), (long long)cli_num(g, "jobs"), (long long)cli_num(g, "items"));
 }
 
 static int print_table(json_t *markets, json_t *types)
@@ -72,21 +70,21 @@ static int print_table(json_t *markets, json_t *types)
 	json_array_foreach(json_object_get(markets, "groups"), i, g) {
 		table_add(&t, "%s", json_string_value(json_object_get(g, "name")));
 		table_add(&t, "%s", json_string_value(json_object_get(g, "market")));
-		table_add(&t, "$%.4f", num(g, "price_usd_per_hour"));
-		table_add(&t, "%.2f", num(g, "gpu_hours.billed"));
-		table_add(&t, "%.2f", num(g, "gpu_hours.busy"));
+		table_add(&t, "$%.4f", cli_num(g, "price_usd_per_hour"));
+		table_add(&t, "%.2f", cli_num(g, "gpu_hours.billed"));
+		table_add(&t, "%.2f", cli_num(g, "gpu_hours.busy"));
 		table_add(&t, "%.2f", not_busy_gpu_h(g));
-		table_add(&t, "$%.2f", num(g, "cost_usd"));
-		table_add(&t, "$%.2f", num(g, "cost_usd_by_kind.not_busy"));
+		table_add(&t, "$%.2f", cli_num(g, "cost_usd"));
+		table_add(&t, "$%.2f", cli_num(g, "cost_usd_by_kind.not_busy"));
 	}
 	table_add(&t, "total");
 	table_add(&t, "%s", "");
 	table_add(&t, "%s", "");
-	table_add(&t, "%.2f", num(total, "gpu_hours.billed"));
-	table_add(&t, "%.2f", num(total, "gpu_hours.busy"));
+	table_add(&t, "%.2f", cli_num(total, "gpu_hours.billed"));
+	table_add(&t, "%.2f", cli_num(total, "gpu_hours.busy"));
 	table_add(&t, "%.2f", not_busy_gpu_h(total));
-	table_add(&t, "$%.2f", num(total, "cost_usd"));
-	table_add(&t, "$%.2f", num(total, "cost_usd_by_kind.not_busy"));
+	table_add(&t, "$%.2f", cli_num(total, "cost_usd"));
+	table_add(&t, "$%.2f", cli_num(total, "cost_usd_by_kind.not_busy"));
 	if ((rc = table_print(&t, stdout)) != 0) {
 		table_free(&t);
 		return rc;
@@ -95,16 +93,16 @@ static int print_table(json_t *markets, json_t *types)
 	share(effic, sizeof effic, json_object_get(total, "efficiency"));
 	share(spot, sizeof spot, json_object_get(total, "spot_share"));
 	printf("\nidle %.2f GPU-hours, $%.2f; efficiency (busy over billed) %s; spot share %s\n",
-	       not_busy_gpu_h(total), num(total, "cost_usd_by_kind.not_busy"), effic, spot);
+	       not_busy_gpu_h(total), cli_num(total, "cost_usd_by_kind.not_busy"), effic, spot);
 	printf("IDLE: boot, idle and billing remainder of the instances launched for the team's work.\n\n"
 	       "Top consumers by job type:\n");
 	table_init(&t, type_headers);
 	json_array_foreach(json_object_get(types, "groups"), i, g) {
 		table_add(&t, "%s", json_string_value(json_object_get(g, "name")));
-		table_add(&t, "%lld", (long long)num(g, "jobs"));
-		table_add(&t, "%lld", (long long)num(g, "items"));
-		table_add(&t, "%.2f", num(g, "gpu_hours.billed"));
-		table_add(&t, "$%.2f", num(g, "cost_usd"));
+		table_add(&t, "%lld", (long long)cli_num(g, "jobs"));
+		table_add(&t, "%lld", (long long)cli_num(g, "items"));
+		table_add(&t, "%.2f", cli_num(g, "gpu_hours.billed"));
+		table_add(&t, "$%.2f", cli_num(g, "cost_usd"));
 	}
 	rc = table_print(&t, stdout);
 	table_free(&t);
@@ -125,7 +123,7 @@ int report_team(struct cli *cli, const char *team, const char *query, enum repor
 		} else if (format == REPORT_CSV) {
 			print_csv(markets, types);
 		} else {
-			time_t since = (time_t)num(markets, "since");
+			time_t since = (time_t)cli_num(markets, "since");
 			char stamp[32] = "the start";
 			if (since > 0)
 				strftime(stamp, sizeof stamp, json_is_number(json_object_get(markets, "until")) ? "%Y-%m"
