@@ -17,8 +17,9 @@ struct charge {
 	int64_t busy_cents, not_busy_cents, total_cents;
 };
 
-/* Fills the cents of n lines; returns the fleet's total in cents, the
- * rounded sum of every line's USD, which their total_cents add up to. */
-int64_t chargeback(struct charge *lines, int n);
+/* Fills the cents of n lines; returns the fleet's total in cents,
+ * fleet_usd rounded (the report's total, which is every line's USD summed
+ * in another order), which their total_cents add up to. */
+int64_t chargeback(struct charge *lines, int n, double fleet_usd);
 
 #endif

@@ -356,7 +356,7 @@ static json_t *chargeback_json(const struct report *r)
 		if (strcmp(r->groups[k].name, REPORT_SHARED) == 0)
 			shared = k;
 	}
-	total = chargeback(c, r->ngroups);
+	total = chargeback(c, r->ngroups, total_cost(&r->total));
 	for (int k = 0; k < r->ngroups; k++) {
 		if (k == shared)
 			continue;

@@ -702,7 +702,7 @@ static void test_chargeback_adds_up_to_the_cent(void **state)
 	c[0].not_busy_usd = 5;
 	c[1].busy_usd = 10;
 	c[2].not_busy_usd = 2.5; /* shared: the warm pool's */
-	assert_int(chargeback(c, 3), 4750);
+	assert_int(chargeback(c, 3, 47.5), 4750);
 	assert_int(c[0].total_cents, 3500);
 	assert_int(c[0].busy_cents, 3000);
 	assert_int(c[0].not_busy_cents, 500);
@@ -716,10 +716,18 @@ static void test_chargeback_adds_up_to_the_cent(void **state)
 		c[k].busy_usd = 1.0 / 300;
 		c[k].not_busy_usd = 0;
 	}
-	assert_int(chargeback(c, 3), 1);
+	assert_int(chargeback(c, 3, 0.01), 1);
 	assert_int(c[0].total_cents, 1);
 	assert_int(c[1].total_cents, 0);
 	assert_int(c[2].total_cents, 0);
+
+	/* The fleet's total, summed in another order, a hair under the
+	 * half-cent its lines reach: the lines give a cent back. */
+	c[0].busy_usd = 0.01;
+	c[1].busy_usd = 0.01;
+	c[2].busy_usd = 0.005;
+	assert_int(chargeback(c, 3, 0.0249999999), 2);
+	assert_int(c[0].total_cents + c[1].total_cents + c[2].total_cents, 2);
 
 	for (int round = 0; round < 20000; round++) {
 		int n = 1 + (int)(rng_next(&rng) % 5);
@@ -730,7 +738,7 @@ static void test_chargeback_adds_up_to_the_cent(void **state)
 			c[k].not_busy_usd = (double)(rng_next(&rng) % 100000) / 997.0;
 			all += c[k].busy_usd + c[k].not_busy_usd;
 		}
-		fleet = chargeback(c, n);
+		fleet = chargeback(c, n, all);
 		for (int k = 0; k < n; k++) {
 			sum += c[k].total_cents;
 			if (c[k].busy_cents + c[k].not_busy_cents != c[k].total_cents || c[k].not_busy_cents < 0 ||
