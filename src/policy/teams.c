@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 static int64_t whole_or(double v, int64_t absent)
 {
@@ -104,4 +105,27 @@ void teams_share(const struct plan_team *teams, int n, int64_t max_gpus, struct 
 	}
 	for (int k = 0; k < n; k++)
 		s[k].allowed_gpus += s[k].borrowed_gpus;
+}
+
+uint64_t teams_over_budget(const struct plan_team *teams, int n, const double *spend)
+{
+	uint64_t over = 0;
+
+	for (int t = 0; t < n; t++) {
+		if (teams[t].monthly_budget >= 0 && spend[t] >= teams[t].monthly_budget)
+			over |= (uint64_t)1 << t;
+	}
+	return over;
+}
+
+int64_t teams_month_start_ms(int64_t now_ms, int ahead)
+{
+	time_t now = (time_t)(now_ms / 1000);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	tm.tm_mon += ahead; /* timegm() carries it into the year */
+	tm.tm_mday = 1;
+	tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+	return (int64_t)timegm(&tm) * 1000;
 }

@@ -55,4 +55,13 @@ int teams_index(const struct plan_team *teams, int n, const char *name);
  * another team is now owed. */
 void teams_share(const struct plan_team *teams, int n, int64_t max_gpus, struct team_share *shares);
 
+/* Bit t: team t has a monthly_budget and spent it, spend[t] in USD this
+ * month (serve's from its ledger, a replay's as it goes). */
+uint64_t teams_over_budget(const struct plan_team *teams, int n, const double *spend);
+
+/* The start of the calendar month (UTC) of now_ms, `ahead` months on
+ * (1: the next month's), in milliseconds since the epoch: the month a
+ * budget counts. */
+int64_t teams_month_start_ms(int64_t now_ms, int ahead);
+
 #endif

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define DAY_MS 86400000LL
 
@@ -30,27 +29,12 @@ static int add_sum(void *arg, const struct ledger_sum *s)
 int team_month_spend(struct store *st, const struct plan_team *teams, int n, int64_t now_ms, double *spend)
 {
 	struct month_sums m = {.teams = teams, .n = n, .spend = spend};
-	time_t now = (time_t)(now_ms / 1000);
-	struct tm tm;
 
-	gmtime_r(&now, &tm);
-	tm.tm_mday = 1;
-	tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
 	for (int t = 0; t < n; t++)
 		spend[t] = 0;
-	return store_ledger_sums(st, (int64_t)timegm(&tm) * 1000 / DAY_MS, add_sum, &m) != 0 ? -1 : 0;
+	return store_ledger_sums(st, teams_month_start_ms(now_ms, 0) / DAY_MS, add_sum, &m) != 0 ? -1 : 0;
 }
 
-uint64_t team_over_budget(const struct plan_team *teams, int n, const double *spend)
-{
-	uint64_t over = 0;
-
-	for (int t = 0; t < n; t++) {
-		if (teams[t].monthly_budget >= 0 && spend[t] >= teams[t].monthly_budget)
-			over |= (uint64_t)1 << t;
-	}
-	return over;
-}
 
 struct budgets {
 	struct plan_team *teams;
@@ -123,7 +107,7 @@ int team_state_read(struct team_state *ts, struct store *st, const struct config
 		return rc == TEAM_STATE_NOMEM ? rc : -1;
 	if (team_month_spend(st, ts->teams, ts->n, now_ms, ts->spend) != 0)
 		return -1;
-	ts->over_budget = team_over_budget(ts->teams, ts->n, ts->spend);
+	ts->over_budget = teams_over_budget(ts->teams, ts->n, ts->spend);
 	teams_share(ts->teams, ts->n, cfg->max_gpus, ts->shares);
 	for (int k = 0; k < ts->nnames; k++) {
 		int t = teams_index(ts->teams, ts->n, ts->names[k]);

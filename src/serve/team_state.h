@@ -32,8 +32,6 @@ struct team_state {
  * and the time no job used of the instances launched for its work. 0,
  * or -1 on a store error. */
 int team_month_spend(struct store *st, const struct plan_team *teams, int n, int64_t now_ms, double *spend);
-/* Bit t: team t has a monthly_budget and spent it (spend from above). */
-uint64_t team_over_budget(const struct plan_team *teams, int n, const double *spend);
 
 /* Puts the monthly budgets an admin set at run time (store_team_budgets,
  * POST /v1/teams/budget) over the config's in teams: 0, or -1 on a store

@@ -286,7 +286,7 @@ int view_build(struct view *v, struct store *st, const struct plan_settings *set
 		if (walked(v, st, team_budgets_apply(st, teams, settings->nteams)) != 0 ||
 		    walked(v, st, team_month_spend(st, teams, settings->nteams, now_ms, spend)) != 0)
 			return -1;
-		v->over_budget = team_over_budget(teams, settings->nteams, spend);
+		v->over_budget = teams_over_budget(teams, settings->nteams, spend);
 	}
 	return 0;
 }

@@ -3,7 +3,9 @@
  * and its actions carried out on the engine's instances (engine.h). What
  * serve reads from its store, the arrival rates and the gaps behind the
  * auto idle timeout, is kept here as jobs arrive; what it knows of
- * durations, in known.c. */
+ * durations, in known.c. With teams, plan()'s preemptions are carried out
+ * as serve's worker carries them out, through the checkpoint path, and a
+ * team past its monthly budget gets no launch (teams.c). */
 #include <string.h>
 
 #include "policy/plan.h"
@@ -70,6 +72,29 @@ void ebb_arrival(struct sim *s, int job)
 	}
 }
 
+/* The job plan() saw on instance k (its newest) stops at its last
+ * checkpoint, at once: the replay has no grace period. Back at the head
+ * of its queue, as serve requeues it, or, preempted twice in a row,
+ * after [scaler] preempt_backoff (serve's delayed job). */
+static void preempt(struct sim *s, int k)
+{
+	int job = k >= 0 && k < s->ninst && s->inst[k].state == S_BUSY ? s->inst[k].newest : -1;
+	int again;
+
+	if (job < 0)
+		return;
+	again = s->jobs[job].preempted;
+	sim_interrupt(s, job);
+	s->jobs[job].preempted = 1;
+	s->r->preemptions++;
+	if (s->r->teams)
+		s->r->teams[s->t->jobs[job].team].preempted++;
+	if (again && s->p->settings.preempt_backoff_ms > 0)
+		sim_push(s, (struct event){s->now + s->p->settings.preempt_backoff_ms, EV_RESUME, -1, job});
+	else
+		sim_enqueue(s, job, 1);
+}
+
 void ebb_policy(struct sim *s)
 {
 	const struct plan_settings *st = &s->p->settings;
@@ -113,6 +138,10 @@ void ebb_policy(struct sim *s)
 	}
 	v.classes = classes;
 	v.nclasses = nc;
+	if (s->nteams) {
+		sim_teams_month(s);
+		v.over_budget = s->over_budget;
+	}
 	/* plan() takes the fleet whole: without the holes of instances gone. */
 	if (s->nalive != s->live)
 		sim_compact(s);
@@ -126,10 +155,13 @@ void ebb_policy(struct sim *s)
 	for (int a = 0; a < res->n; a++) {
 		const struct action *x = &res->actions[a];
 		if (x->kind == ACTION_LAUNCH) {
-			for (int n = 0; n < x->count; n++)
-				sim_launch(s, x->offer, x->market, s->ebb.starting);
+			for (int n = 0; n < x->count; n++) {
+				int k = sim_launch(s, x->offer, x->market, s->ebb.starting);
+				if (k >= 0 && s->nteams)
+					s->inst[k].launch_team = x->team;
+			}
 		} else if (x->kind == ACTION_PREEMPT) {
-			continue; /* the replay does not preempt (docs/SIMULATION.md) */
+			preempt(s, (int)x->instance - 1);
 		} else if (x->instance >= 1 && x->instance <= s->ninst) {
 			int k = (int)x->instance - 1;
 			if (x->kind == ACTION_DRAIN) {
@@ -140,6 +172,10 @@ void ebb_policy(struct sim *s)
 		}
 	}
 	s->next_policy = min_positive(res->next_ms, s->next_policy);
+	/* A new month lifts the budgets: serve's scaler sees it at its next
+	 * run; the replay looks then. */
+	if (s->over_budget)
+		s->next_policy = min_positive(s->month_end_ms, s->next_policy);
 }
 
 int ebb_fleet_grow(struct sim *s, size_t cap)
@@ -168,6 +204,7 @@ void ebb_fleet_sync(struct sim *s, int k)
 		.busy_until_ms = busy ? known_end_ms(s, k) : 0,
 		.busy_since_ms = busy ? s->jobs[i->newest].since : 0,
 		.team = busy ? s->q[s->jobs[i->newest].cls].team : 0,
+		.lane_rank = busy ? s->q[s->jobs[i->newest].cls].lane_rank : 0,
 		.team_gpus = busy ? sim_job_gpus(s, i->newest) : 1,
 		.free_gpus = busy ? i->free_gpus : 0,
 	};

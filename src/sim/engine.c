@@ -343,8 +343,9 @@ static void share_teams(struct sim *s)
 		sh[s->q[c].team].queued_gpus += (int64_t)s->q[c].len * gpus;
 	}
 	teams_share(s->p->settings.teams, s->nteams, s->p->settings.max_gpus, sh);
+	/* A team past its budget takes no job, as serve's lease gives it none. */
 	for (int t = 0; t < s->nteams; t++)
-		s->team_room[t] = sh[t].allowed_gpus - sh[t].used_gpus;
+		s->team_room[t] = s->over_budget >> t & 1 ? 0 : sh[t].allowed_gpus - sh[t].used_gpus;
 }
 
 static void dispatch(struct sim *s)
@@ -711,8 +712,14 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 		}
 		while (s.events.n && s.events.e[0].at <= s.now) {
 			struct event e = heap_pop(&s.events);
-			struct sinst *i = &s.inst[e.inst];
-			if (i->state == S_GONE)
+			if (e.kind == EV_RESUME) {
+				sim_enqueue(&s, e.job, 1);
+				/* It has waited since its preemption. */
+				s.jobs[e.job].since -= p->settings.preempt_backoff_ms;
+				s.dirty = 1;
+				continue;
+			}
+			if (s.inst[e.inst].state == S_GONE)
 				continue;
 			if (e.kind == EV_RECLAIM) {
 				s.r->reclaims++;

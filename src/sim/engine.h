@@ -11,7 +11,9 @@
 #include "policy/plan.h"
 #include "sim/sim.h"
 
-enum ev_kind { EV_READY, EV_FINISH, EV_RECLAIM };
+/* EV_RESUME: a job preempted twice in a row back in the queue once its
+ * [scaler] preempt_backoff is over (inst: -1). */
+enum ev_kind { EV_READY, EV_FINISH, EV_RECLAIM, EV_RESUME };
 
 /* An event of an instance gone since is stale (an instance gone never
  * comes back), and a job's end once the job was put back (sim_put_back:
@@ -20,7 +22,7 @@ struct event {
 	int64_t at;
 	enum ev_kind kind;
 	int inst;
-	int job; /* EV_FINISH: the job that ends */
+	int job; /* EV_FINISH: the job that ends; EV_RESUME: the job back */
 };
 
 /* Events, the earliest first (then by kind and instance). */
@@ -48,6 +50,11 @@ struct sinst {
 	 * serve shows) is of the same type, whose expected ends move together
 	 * with its estimate */
 	int type_next, type_prev;
+	/* ebb with teams: the team (index of [team.NAME]) whose work it was
+	 * launched for, -1: none; and its jobs' runs so far, in USD, so that
+	 * what no job used is known as it is billed. */
+	int launch_team;
+	double busy_usd;
 };
 
 /* A job of the trace (t->jobs, same index) as it replays: 40 bytes, a
@@ -64,6 +71,7 @@ struct sjob {
 	char ran;     /* it started once at least */
 	char queued;  /* in its class's queue now */
 	char counted; /* its wait is in waits[] (it ended), or it was left out */
+	char preempted; /* its last run ended by a preemption */
 };
 
 /* Queued jobs of one class (GPUs, lane, team), oldest first. */
@@ -235,6 +243,14 @@ struct sim {
 	int nteams;
 	int *team_index;
 	int64_t team_room[CONF_MAX_TEAMS + 1];
+	/* Each team's spend this calendar month of the trace's clock (UTC),
+	 * runs as they end and what no job used as instances stop, and when
+	 * the month ends; the teams over budget (teams_over_budget()). And
+	 * the line of r->teams each team's launches go to (-1: none). */
+	double month_spend[CONF_MAX_TEAMS + 1];
+	int64_t month_end_ms;
+	uint64_t over_budget;
+	int launch_line[CONF_MAX_TEAMS + 1];
 	struct ebb_state ebb;
 	struct known_state known;
 	/* The instances as they became idle (a: the instance), oldest first;
@@ -278,8 +294,13 @@ double sim_quantile_s(const int64_t *sorted, size_t n, double q);
 
 /* r->teams for a trace of more than one team; -1 when out of memory. */
 int sim_teams_start(struct sim *s);
-/* What a job's run cost, to its team. */
+/* What a job's run cost, to its team; what no job used of instance k
+ * as it is billed, to the team it was launched for. */
 void sim_teams_ran(struct sim *s, int job, double usd);
+void sim_teams_billed(struct sim *s, int k, double usd);
+/* A new month of the trace's clock: spends from zero. The teams over
+ * their budget. */
+void sim_teams_month(struct sim *s);
 /* Each team's jobs done and waits, at the replay's end. */
 void sim_teams_summarise(struct sim *s);
 
@@ -299,8 +320,10 @@ void sim_stop(struct sim *s, int k);
  * are free, and busy for the time it ran; its instance is idle when all
  * are free, else open. */
 void sim_job_leaves(struct sim *s, int job);
-/* A running job loses the work since its last checkpoint and goes back
- * to the head of its queue; its instance stays. */
+/* A running job loses the work since its last checkpoint and leaves its
+ * instance, which stays; sim_put_back() puts it at the head of its
+ * queue too. */
+void sim_interrupt(struct sim *s, int job);
 void sim_put_back(struct sim *s, int job);
 /* Instance k, up, has room for a job: it joins open[] if not in it. */
 void sim_open(struct sim *s, int k);

@@ -137,6 +137,7 @@ int sim_launch(struct sim *s, int offer, enum market m, int warm)
 	i->market = m;
 	i->launched = s->now;
 	i->newest = -1;
+	i->launch_team = -1;
 	i->free_gpus = o->gpus;
 	i->state = S_BOOTING;
 	s->alive[s->nalive++] = k;
@@ -172,10 +173,12 @@ void sim_bill(struct sim *s, int k)
 	const struct sinst *i = &s->inst[k];
 	const struct offer *o = sim_offer(s, i);
 	int64_t lifetime = s->now - i->launched, billed = offer_billed_ms(o, lifetime);
+	double usd = sim_billed_usd(s, k);
 
 	s->spend_per_ms -= price_per_ms(s, i);
 	s->cost += (double)(billed - lifetime) * price_per_ms(s, i);
-	s->r->cost_usd += sim_billed_usd(s, k);
+	s->r->cost_usd += usd;
+	sim_teams_billed(s, k, usd - i->busy_usd);
 	s->r->gpu_hours_billed += (double)billed * o->gpus / 3600000.0;
 }
 
@@ -194,10 +197,12 @@ void sim_job_leaves(struct sim *s, int job)
 	struct sjob *j = &s->jobs[job];
 	int k = j->inst, gpus = sim_job_gpus(s, job), newest = s->inst[k].newest == job;
 	struct sinst *i = &s->inst[k];
+	/* its share of the instance by the GPUs it held */
+	double usd = price_per_ms(s, i) * (double)(s->now - j->since) * gpus / sim_offer(s, i)->gpus;
 
 	s->r->gpu_hours_busy += (double)(s->now - j->since) * gpus / 3600000.0;
-	if (s->r->teams) /* its share of the instance by the GPUs it held */
-		sim_teams_ran(s, job, price_per_ms(s, i) * (double)(s->now - j->since) * gpus / sim_offer(s, i)->gpus);
+	i->busy_usd += usd;
+	sim_teams_ran(s, job, usd);
 	if (newest)
 		known_running(s, k, 0);
 	unlink_job(s, k, job);
@@ -216,7 +221,7 @@ void sim_job_leaves(struct sim *s, int job)
 	sim_changed(s, k);
 }
 
-void sim_put_back(struct sim *s, int job)
+void sim_interrupt(struct sim *s, int job)
 {
 	struct sjob *j = &s->jobs[job];
 	const struct offer *o = sim_offer(s, &s->inst[j->inst]);
@@ -225,6 +230,12 @@ void sim_put_back(struct sim *s, int job)
 
 	sim_job_leaves(s, job);
 	j->left_ms -= saved < j->left_ms ? saved : j->left_ms;
+	j->preempted = 0; /* ebb.c's preemption sets it after */
+}
+
+void sim_put_back(struct sim *s, int job)
+{
+	sim_interrupt(s, job);
 	sim_enqueue(s, job, 1);
 }
 

@@ -47,13 +47,19 @@ struct sim_sample {
 #define SIM_STALL_JOBS 10
 
 /* One team of the trace (its `team` column; a name with no [team.NAME]
- * is still reported by its own name). Its jobs' run cost is each run's
- * share of its instance's price by the GPUs it held; what no job used
- * (boots, idle, warm floors) is the fleet's, in no team's line. */
+ * is still reported by its own name), as serve's chargeback has it
+ * (docs/TEAMS.md): its jobs' run cost is each run's share of its
+ * instance's price by the GPUs it held; what no job used of an instance
+ * (its boot, idle time, billing remainder) is the team's whose work ebb
+ * launched it for. A team ebb launched for that the trace does not name
+ * (`default`, for the trace's teams with no section) has a line of its
+ * own, with no jobs; what no job used of the instances launched for no
+ * team (the warm floor; every baseline's) is the shared line. */
 struct sim_team_result {
 	char name[CONF_NAME_MAX + 1];
 	int64_t jobs, jobs_done;
-	double busy_cost_usd;
+	double busy_cost_usd, idle_cost_usd;
+	int64_t preempted; /* its jobs' runs ended by a preemption */
 	double wait_p50_s, wait_p95_s;
 };
 
@@ -76,6 +82,7 @@ struct sim_result {
 	double cost_usd;
 	double gpu_hours_billed, gpu_hours_busy, idle_gpu_hours;
 	int64_t cold_starts, reclaims, max_instances;
+	int64_t preemptions; /* ebb with teams: runs plan() preempted */
 	/* A job's wait is all its time in the queue: before it first ran and
 	 * after each time it was put back (a reclaim, a scale-in that
 	 * stopped it), until it ran again; those waits alone, requeue_*. */

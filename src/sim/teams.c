@@ -1,30 +1,82 @@
-/* The replay's results per team of the trace (sim.h): jobs, their run
- * cost and their waits, counted as the whole replay's are (engine.c). */
+/* The replay's teams (sim.h): per team of the trace, its jobs, their
+ * cost (serve's chargeback, chargeback.h) and their waits, counted as the
+ * whole replay's are (engine.c); and for ebb with [team.NAME] sections,
+ * each team's spend this month against its monthly_budget, as serve's
+ * view reads it from the ledger (team_state.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim/engine.h"
 
+/* The line of r->teams named name, made if none (with no jobs); -1 when
+ * out of memory. */
+static int line_named(struct sim *s, const char *name)
+{
+	struct sim_team_result *r;
+
+	for (int k = 0; k < s->r->nteams; k++) {
+		if (strcmp(s->r->teams[k].name, name) == 0)
+			return k;
+	}
+	if (!(r = sim_grown(s, s->r->teams, (size_t)s->r->nteams + 1, sizeof *r)))
+		return -1;
+	s->r->teams = r;
+	memset(&r[s->r->nteams], 0, sizeof *r);
+	snprintf(r[s->r->nteams].name, sizeof r->name, "%s", name);
+	return s->r->nteams++;
+}
+
 int sim_teams_start(struct sim *s)
 {
+	for (int t = 0; t <= CONF_MAX_TEAMS; t++)
+		s->launch_line[t] = -1;
 	/* One team is the whole replay: nothing more to say, nor to count. */
 	if (s->t->nteams < 2)
 		return 0;
-	if (!(s->r->teams = sim_grown(s, NULL, (size_t)s->t->nteams, sizeof *s->r->teams)))
-		return -1;
-	memset(s->r->teams, 0, (size_t)s->t->nteams * sizeof *s->r->teams);
-	s->r->nteams = s->t->nteams;
-	for (int k = 0; k < s->t->nteams; k++)
-		snprintf(s->r->teams[k].name, sizeof s->r->teams[k].name, "%s", s->t->teams[k]);
+	for (int k = 0; k < s->t->nteams; k++) {
+		if (line_named(s, s->t->teams[k]) < 0)
+			return -1;
+	}
 	for (size_t k = 0; k < s->t->n; k++)
 		s->r->teams[s->t->jobs[k].team].jobs++;
+	/* The teams ebb may launch for: those of the trace's teams. */
+	for (int k = 0; k < s->t->nteams && s->nteams; k++) {
+		int t = s->team_index[k];
+		if ((s->launch_line[t] = line_named(s, s->p->settings.teams[t].name)) < 0)
+			return -1;
+	}
 	return 0;
 }
 
 void sim_teams_ran(struct sim *s, int job, double usd)
 {
-	s->r->teams[s->t->jobs[job].team].busy_cost_usd += usd;
+	if (s->r->teams)
+		s->r->teams[s->t->jobs[job].team].busy_cost_usd += usd;
+	if (s->nteams)
+		s->month_spend[s->team_index[s->t->jobs[job].team]] += usd;
+}
+
+void sim_teams_billed(struct sim *s, int k, double usd)
+{
+	int t = s->inst[k].launch_team;
+
+	if (t < 0 || usd <= 0)
+		return; /* the shared line's: what is left of the cost */
+	s->month_spend[t] += usd;
+	if (s->launch_line[t] >= 0)
+		s->r->teams[s->launch_line[t]].idle_cost_usd += usd;
+}
+
+void sim_teams_month(struct sim *s)
+{
+	const struct plan_settings *st = &s->p->settings;
+
+	if (s->now >= s->month_end_ms) {
+		memset(s->month_spend, 0, sizeof s->month_spend);
+		s->month_end_ms = teams_month_start_ms(s->now, 1);
+	}
+	s->over_budget = teams_over_budget(st->teams, st->nteams, s->month_spend);
 }
 
 /* The waits of the jobs that ran, as summarise() counts them, grouped by

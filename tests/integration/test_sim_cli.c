@@ -155,10 +155,11 @@ static void table_by_default(void **state)
 }
 
 /* A trace with a team column, replayed with the config's [team.NAME]: a
- * section per team after the table (each team's jobs, run cost and
- * waits, then the fleet's boots and idle time), and in --json each
- * policy's "teams" and "fleet_cost_usd", adding up to its cost. A trace
- * of one team has neither. */
+ * section per team after the table (each team's jobs, run and idle cost,
+ * preemptions and waits, then the shared line), and in --json each
+ * policy's "teams" and "shared_cost_usd", adding up to its cost; the
+ * `default` team ebb launched for intern's job has a line of its own. A
+ * trace of one team has neither. */
 static void teams_table_and_json(void **state)
 {
 	static const char csv[] = "submit_time_s,duration_s,est_s,team\n0,1000,1000,research\n0,1000,1000,research\n"
@@ -180,30 +181,43 @@ static void teams_table_and_json(void **state)
 	assert_contains(r.out, " research ");
 	assert_contains(r.out, " product ");
 	assert_contains(r.out, " intern "); /* no [team.intern]: replayed as default's, reported by its name */
-	assert_contains(r.out, "(fleet: boot, idle)");
+	assert_contains(r.out, "IDLE $");
+	assert_contains(r.out, "PREEMPTED");
+	assert_contains(r.out, "(shared)");
 	harness_run_free(&r);
 
 	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--policy", "ebb", "--json", NULL);
 	assert_int(r.status, 0);
 	v = harness_json(r.out);
 	teams = json_object_get(json_array_get(v, 0), "teams");
-	assert_int(json_array_size(teams), 3);
+	assert_int(json_array_size(teams), 4);
 	assert_string_equal(JSTR(json_array_get(teams, 0), "team"), "research");
 	assert_int(JINT(json_array_get(teams, 0), "jobs"), 3);
 	assert_string_equal(JSTR(json_array_get(teams, 1), "team"), "product");
 	assert_int(JINT(json_array_get(teams, 1), "jobs"), 1);
 	/* 3000 GPU-seconds at $0.001 */
 	assert_true(fabs(json_number_value(json_object_get(json_array_get(teams, 0), "run_cost_usd")) - 3.0) < 1e-9);
-	sum = json_number_value(json_object_get(json_array_get(v, 0), "fleet_cost_usd"));
-	for (size_t k = 0; k < json_array_size(teams); k++)
-		sum += json_number_value(json_object_get(json_array_get(teams, k), "run_cost_usd"));
+	assert_string_equal(JSTR(json_array_get(teams, 3), "team"), "default");
+	assert_int(JINT(json_array_get(teams, 3), "jobs"), 0);
+	/* research's work launched both instances (product's quota lent):
+	 * their boots, 100 s each at $0.001, are research's at least */
+	assert_true(json_number_value(json_object_get(json_array_get(teams, 0), "idle_cost_usd")) >= 0.2 - 1e-9);
+	sum = json_number_value(json_object_get(json_array_get(v, 0), "shared_cost_usd"));
+	for (size_t k = 0; k < json_array_size(teams); k++) {
+		json_t *team = json_array_get(teams, k);
+		double run = json_number_value(json_object_get(team, "run_cost_usd"));
+		double idle = json_number_value(json_object_get(team, "idle_cost_usd"));
+		assert_true(fabs(run + idle - json_number_value(json_object_get(team, "cost_usd"))) < 1e-9);
+		sum += run + idle;
+	}
 	assert_true(fabs(sum - json_number_value(json_object_get(json_array_get(v, 0), "cost_usd"))) < 1e-6);
 	json_decref(v);
 	harness_run_free(&r);
 
-	/* Twelve teams, t00 running 1 s up to t11 running 12 s: the table
-	 * shows the ten that cost most and the other two on one line;
-	 * --json lists all. */
+	/* Twelve teams, t00 running 1 s up to t11 running 12 s, none with a
+	 * section: their launches are the default team's, which costs most
+	 * (the boots and idle time). The table shows the ten lines that cost
+	 * most and the other three on one line; --json lists all 13. */
 	{
 		char many[1024] = "submit_time_s,duration_s,team\n";
 		for (int t = 0; t < 12; t++)
@@ -212,15 +226,16 @@ static void teams_table_and_json(void **state)
 	}
 	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--policy", "ebb", NULL);
 	assert_int(r.status, 0);
+	assert_contains(r.out, " default ");
 	assert_contains(r.out, " t11 ");
-	assert_contains(r.out, " t02 ");
-	assert_true(strstr(r.out, " t01 ") == NULL && strstr(r.out, " t00 ") == NULL);
-	assert_contains(r.out, "(2 other teams)");
+	assert_contains(r.out, " t03 ");
+	assert_true(strstr(r.out, " t02 ") == NULL && strstr(r.out, " t00 ") == NULL);
+	assert_contains(r.out, "(3 other teams)");
 	harness_run_free(&r);
 	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--policy", "ebb", "--json", NULL);
 	assert_int(r.status, 0);
 	v = harness_json(r.out);
-	assert_int(json_array_size(json_object_get(json_array_get(v, 0), "teams")), 12);
+	assert_int(json_array_size(json_object_get(json_array_get(v, 0), "teams")), 13);
 	json_decref(v);
 	harness_run_free(&r);
 

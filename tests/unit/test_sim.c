@@ -1236,6 +1236,102 @@ static void test_teams_share_the_replay(void **state)
 	sim_result_free(&r);
 }
 
+/* Preemption, replayed as serve carries it out (docs/TEAMS.md): max_gpus
+ * 2, quota 1 each. a's two 2000 s jobs at 0 run from 100 on two
+ * instances launched for a (b's quota lent). b's 100 s job at 500 is owed
+ * b's quota; no launch passes max_gpus, and a's jobs have run 400 s,
+ * past preempt_min_runtime: a's job on the first instance goes back to
+ * the head of its queue (no checkpoints: its 400 s are lost) and b's
+ * starts at once (wait 0). a's takes the GPU back when b's ends at 600:
+ * its waits 100 and 100 + 100. a pays its runs, 4400 GPU-seconds with the
+ * lost ones, and what no job used of both instances; b its run; nothing
+ * is shared. With preempt_min_runtime past 2000 s, b waits for a's first
+ * end, at 2100. */
+static void test_teams_preempt_in_the_replay(void **state)
+{
+	const char *csv = "submit_time_s,duration_s,est_s,team\n0,2000,2000,a\n0,2000,2000,a\n500,100,100,b\n";
+	const char *teams = OFFER_A(PER_SECOND) "[scaler]\nmax_gpus = 2\n[team.a]\nquota_gpus = 1\n"
+						"[team.b]\nquota_gpus = 1\n";
+	char conf[1024];
+	struct sim_result r;
+
+	(void)state;
+	sim(csv, teams, "ebb", &r);
+	assert_int(r.jobs_done, 3);
+	assert_int(r.preemptions, 1);
+	assert_int(r.nteams, 2);
+	assert_int(r.teams[0].preempted, 1);
+	assert_int(r.teams[1].preempted, 0);
+	assert_near(r.teams[1].wait_p95_s, 0);
+	assert_near(r.teams[0].wait_p50_s, 100);
+	assert_near(r.teams[0].wait_p95_s, 200);
+	assert_near(r.teams[0].busy_cost_usd, 4.4);
+	assert_near(r.teams[1].busy_cost_usd, 0.1);
+	assert_near(r.teams[1].idle_cost_usd, 0);
+	assert_true(r.teams[0].idle_cost_usd >= 0.2 - 1e-9); /* the two boots at least */
+	assert_near(r.cost_usd - r.teams[0].busy_cost_usd - r.teams[0].idle_cost_usd - r.teams[1].busy_cost_usd, 0);
+	sim_result_free(&r);
+
+	snprintf(conf, sizeof conf, "%s[scaler]\npreempt_min_runtime = 1h\n", teams);
+	sim(csv, conf, "ebb", &r);
+	assert_int(r.preemptions, 0);
+	assert_near(r.teams[1].wait_p95_s, 1600);
+	sim_result_free(&r);
+}
+
+/* A job preempted twice in a row waits [scaler] preempt_backoff (10 min
+ * by default) before it runs again, as serve delays it. max_gpus 1, all
+ * of it b's quota, lent to a while b has no work: a's 5000 s job runs
+ * from 100; b's 100 s jobs at 500 and 1000 each preempt it. After the
+ * first it is back at 600 (waits 100 + 100); after the second, at 1000 +
+ * 600: it waited 100 + 100 + 600. With no backoff, 100 + 100 + 100. */
+static void test_teams_preempt_backoff_in_the_replay(void **state)
+{
+	const char *csv = "submit_time_s,duration_s,est_s,team\n0,5000,5000,a\n500,100,100,b\n1000,100,100,b\n";
+	const char *teams = OFFER_A(PER_SECOND) "[scaler]\nmax_gpus = 1\n[team.a]\nquota_gpus = 0\n"
+						"[team.b]\nquota_gpus = 1\n";
+	char conf[1024];
+	struct sim_result r;
+
+	(void)state;
+	sim(csv, teams, "ebb", &r);
+	assert_int(r.jobs_done, 3);
+	assert_int(r.preemptions, 2);
+	assert_near(r.teams[0].wait_p95_s, 800);
+	assert_near(r.teams[1].wait_p95_s, 0);
+	sim_result_free(&r);
+
+	snprintf(conf, sizeof conf, "%s[scaler]\npreempt_backoff = 0s\n", teams);
+	sim(csv, conf, "ebb", &r);
+	assert_int(r.preemptions, 2);
+	assert_near(r.teams[0].wait_p95_s, 300);
+	sim_result_free(&r);
+}
+
+/* A monthly budget in the replay, by the trace's clock (UTC; a trace from
+ * 0 starts on 1 January 1970). a's budget is $1; its 1500 s job at
+ * 2,670,000 s (31 January, 21:40) runs from +100 to +1600 and spends
+ * $1.50. Its next job, at +1700, gets no instance, not even the idle one
+ * launched for a: b's job at +1800 takes that at once. On 1 February
+ * (2,678,400 s) the month's spend starts from zero, and a's job runs: it
+ * waited 6,700 s, a boot more if its instance was released meanwhile. */
+static void test_teams_budget_in_the_replay(void **state)
+{
+	const char *csv = "submit_time_s,duration_s,est_s,team\n2670000,1500,1500,a\n2671700,100,100,a\n"
+			  "2671800,100,100,b\n";
+	const char *conf = OFFER_A(PER_SECOND) "[scaler]\nmax_gpus = 2\n[team.a]\nquota_gpus = 1\n"
+					       "monthly_budget = 1\n[team.b]\nquota_gpus = 1\n";
+	struct sim_result r;
+
+	(void)state;
+	sim(csv, conf, "ebb", &r);
+	assert_int(r.jobs_done, 3);
+	assert_near(r.teams[1].wait_p95_s, 0);
+	assert_true(r.teams[0].wait_p95_s >= 6700 - 1e-9);
+	assert_true(r.teams[0].wait_p95_s <= 6700 + 100 + 2 + 1e-9); /* a boot, a scaler interval */
+	sim_result_free(&r);
+}
+
 /* A trace of one team (or none) has no per-team results: the replay's
  * own are its. */
 static void test_one_team_reports_none(void **state)
@@ -1495,6 +1591,9 @@ int main(void)
 		cmocka_unit_test(test_same_seed_same_output),
 		cmocka_unit_test(test_burst_meets_big_fleet),
 		cmocka_unit_test(test_teams_share_the_replay),
+		cmocka_unit_test(test_teams_preempt_in_the_replay),
+		cmocka_unit_test(test_teams_preempt_backoff_in_the_replay),
+		cmocka_unit_test(test_teams_budget_in_the_replay),
 		cmocka_unit_test(test_one_team_reports_none),
 		cmocka_unit_test(test_replay_out_of_memory),
 		cmocka_unit_test(test_seventeen_offers),
