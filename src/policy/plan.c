@@ -426,7 +426,7 @@ static void launch(struct planner *p, const struct plan_class *c, int64_t want, 
 	struct candidate all[MAX_CANDIDATES];
 	double work_per_item = c->items > 0 ? c->work_s / (double)c->items : 1;
 	const char *capped = NULL, *market_note = NULL;
-	char costs[300];
+	char costs[300], over[80] = "";
 	int spot_failed, n = candidates(p, c, spot_ok, run_ref_s, job_ref_s, all, &spot_failed);
 	int64_t placed = 0;
 
@@ -466,16 +466,20 @@ static void launch(struct planner *p, const struct plan_class *c, int64_t want, 
 	else if (!market_note)
 		market_note = "";
 	costs[0] = '\0';
-	if (!p->v->no_reasons)
+	if (!p->v->no_reasons) {
 		compared(p, all, n, work_per_item, costs, sizeof costs);
+		if (p->v->work_per_launch_s > 0 && run_ref_s <= p->v->work_per_launch_s)
+			snprintf(over, sizeof over, " (a boot shared by the %.0f s of work a launch did so far)",
+				 p->v->work_per_launch_s);
+	}
 	for (int k = 0; k < n; k++) {
 		const struct offer *o = &p->v->offers[all[k].offer];
 		struct action *a;
 		if (!all[k].count)
 			continue;
 		a = plan_add(p, ACTION_LAUNCH, all[k].offer, (int)all[k].count, 0,
-			"launch %lld x %s (%s, $%.2f/h): %s; cheapest per item: %s%s%s%s", (long long)all[k].count,
-			o->name, market_name(all[k].market), price_of(o, all[k].market), why, costs, market_note,
+			"launch %lld x %s (%s, $%.2f/h): %s; cheapest per item%s: %s%s%s%s", (long long)all[k].count,
+			o->name, market_name(all[k].market), price_of(o, all[k].market), why, over, costs, market_note,
 			placed < want && capped ? "; capped by " : "", placed < want && capped ? capped : "");
 		if (a) {
 			a->market = all[k].market;
@@ -637,7 +641,9 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 		 * on-demand instance is not reclaimed while it catches up. */
 		int spot_ok = waiting_ms < c->wait_target_ms * 8 / 10;
 		double run_ref_s = shortfall > 0 ? shortfall / (double)need : job_ref_s;
-		launch(p, c, need, spot_ok, run_ref_s > job_ref_s ? run_ref_s : job_ref_s, job_ref_s, why);
+		run_ref_s = run_ref_s > job_ref_s ? run_ref_s : job_ref_s;
+		launch(p, c, need, spot_ok, run_ref_s > p->v->work_per_launch_s ? run_ref_s : p->v->work_per_launch_s,
+		       job_ref_s, why);
 	}
 }
 

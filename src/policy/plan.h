@@ -138,6 +138,14 @@ struct plan_view {
 	 * a class at once as its GPUs hold, a launch too. 0: one job an
 	 * instance. */
 	int packs;
+	/* Reference seconds of work the instances launched so far did in
+	 * their lives, per launch (serve: its offers' statistics; a replay:
+	 * its own so far; 0: none yet). A launch is priced over this much
+	 * work at least: an instance up takes the work that comes after the
+	 * queue it was launched for, so its boot is shared by all of it, and
+	 * the offer cheapest per unit of work wins where one cheap per hour
+	 * but slow would win for the queue alone. */
+	double work_per_launch_s;
 };
 
 /* ACTION_PREEMPT: the job the instance runs gives its GPUs back to a team

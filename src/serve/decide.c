@@ -83,6 +83,7 @@ int decide_now(const struct decide_env *e, int64_t now_ms, struct decision_now *
 		.offers = d->offers,
 		.noffers = d->noffers,
 		.over_budget = d->view.over_budget,
+		.work_per_launch_s = d->view.work_per_launch_s,
 		.packs = 1,
 	};
 	plan(&pv, d->result);

@@ -261,10 +261,32 @@ static int walked(struct view *v, struct store *st, int rc)
 	return -1;
 }
 
+/* The reference work the finished runs on an offer did, at the offer's
+ * speed in force, and the launches of every offer. */
+struct launch_work {
+	const struct offer *offers;
+	int noffers;
+	double work_s;
+	int64_t launches;
+};
+
+static int add_launch_work(void *arg, const struct offer_stat *stat)
+{
+	struct launch_work *w = arg;
+
+	for (int k = 0; k < w->noffers; k++) {
+		if (strcmp(w->offers[k].name, stat->offer) == 0)
+			w->work_s += (double)stat->run_ms / 1000.0 * (w->offers[k].speed > 0 ? w->offers[k].speed : 1);
+	}
+	w->launches += stat->launches;
+	return 0;
+}
+
 int view_build(struct view *v, struct store *st, const struct plan_settings *settings, int64_t now_ms,
 	       const struct offer *offers, int noffers, const struct preempts *preempts)
 {
 	struct fleet_walk fw = {.b = v, .st = st, .preempts = preempts};
+	struct launch_work lw = {.offers = offers, .noffers = noffers};
 
 	memset(v, 0, sizeof *v);
 	v->settings = settings;
@@ -276,8 +298,10 @@ int view_build(struct view *v, struct store *st, const struct plan_settings *set
 	    walked(v, st, medians_fill(v->med)) != 0 ||
 	    walked(v, st, store_instance_list(st, 0, add_instance, &fw)) != 0 ||
 	    walked(v, st, store_demand(st, add_demand, v)) != 0 ||
-	    walked(v, st, add_arrivals(v, st, now_ms, settings->arrival_window_ms)) != 0)
+	    walked(v, st, add_arrivals(v, st, now_ms, settings->arrival_window_ms)) != 0 ||
+	    walked(v, st, store_offer_stats(st, add_launch_work, &lw)) != 0)
 		return -1;
+	v->work_per_launch_s = lw.launches > 0 ? lw.work_s / (double)lw.launches : 0;
 	if (settings->nteams) {
 		/* The budgets in force: the config's, or an admin's since. */
 		struct plan_team teams[CONF_MAX_TEAMS + 1];

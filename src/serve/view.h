@@ -26,6 +26,7 @@ struct view {
 	const struct offer *offers; /* the offers in force */
 	int noffers;
 	uint64_t over_budget; /* bit t: team t spent its monthly budget */
+	double work_per_launch_s; /* plan_view's: from the offers' statistics */
 	char error[600]; /* why view_build failed */
 };
 

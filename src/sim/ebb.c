@@ -104,7 +104,8 @@ void ebb_policy(struct sim *s)
 	 * workers do. */
 	struct plan_view v = {.now_ms = s->now, .settings = st, .idle_timeout_ms = s->ebb.idle_timeout_ms,
 			      .idle_surplus_ms = s->ebb.idle_surplus_ms,
-			      .offers = s->o->offers, .noffers = s->o->noffers, .no_reasons = 1, .packs = 1};
+			      .offers = s->o->offers, .noffers = s->o->noffers, .no_reasons = 1, .packs = 1,
+			      .work_per_launch_s = s->ebb.launches ? s->ebb.work_done_s / (double)s->ebb.launches : 0};
 	int nc = 0;
 
 	/* The view's arrays live as long as the replay: grown, never freed
@@ -157,6 +158,7 @@ void ebb_policy(struct sim *s)
 		if (x->kind == ACTION_LAUNCH) {
 			for (int n = 0; n < x->count; n++) {
 				int k = sim_launch(s, x->offer, x->market, s->ebb.starting);
+				s->ebb.launches++;
 				if (k >= 0 && s->nteams)
 					s->inst[k].launch_team = x->team;
 			}

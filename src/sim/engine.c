@@ -234,6 +234,8 @@ static void finish(struct sim *s, int job)
 	struct sjob *j = &s->jobs[job];
 	int64_t ran = s->now - j->since;
 
+	if (s->p->kind == POL_EBB)
+		s->ebb.work_done_s += (double)ran / 1000.0 * sim_offer(s, &s->inst[j->inst])->speed;
 	sim_job_leaves(s, job);
 	known_finished(s, job, ran);
 	j->left_ms = 0;

@@ -136,6 +136,10 @@ struct ebb_state {
 	int64_t last_submit;
 	int64_t idle_timeout_ms[SIM_MAX_OFFERS]; /* in force, for each offer */
 	int64_t idle_surplus_ms[SIM_MAX_OFFERS]; /* the same for idle_surplus_timeout */
+	/* As serve's offer statistics count them: the reference work of the
+	 * finished runs, and the launches. */
+	double work_done_s;
+	int64_t launches;
 };
 
 /* Timed values over a sliding window, oldest first (window.c). */

@@ -35,6 +35,7 @@ struct fx {
 	int64_t idle_surplus_ms[MAX_OFFERS]; /* the same, when surplus_per_offer */
 	int surplus_per_offer;
 	int packs; /* the view's: jobs side by side on an instance's GPUs */
+	double work_per_launch_s; /* the view's */
 	struct plan_result r;
 };
 
@@ -307,6 +308,7 @@ static struct plan_view view_of(struct fx *f)
 		.offers = f->offers,
 		.noffers = f->noffers,
 		.packs = f->packs,
+		.work_per_launch_s = f->work_per_launch_s,
 	};
 }
 
@@ -846,6 +848,23 @@ static void test_cheapest_fitting_offer(void **state)
 
 	/* Unless it is over max_price. */
 	f->set.max_price = 1.5;
+	run(f);
+	EXPECT_ONE_LAUNCH(f, 1, 1);
+
+	/* A 10 s job alone: the boot is most of the bill, and the offer
+	 * cheapest per hour wins though it is 4.9 times slower ($0.16/h:
+	 * $0.0063 for 120 s + 22 s; $0.35/h: $0.0150 for 150 s + 4.5 s). Once
+	 * launches did 3000 s of work each, the boot is shared by that much:
+	 * $0.16/h costs $0.30 and $0.35/h $0.15, the fast one wins. */
+	fx_reset();
+	offer(f, "slow", 1, 24, 0.16, 120 * S_MS);
+	f->offers[0].speed = 0.45;
+	offer(f, "fast", 1, 24, 0.35, 150 * S_MS);
+	f->offers[1].speed = 2.2;
+	demand(f, "standard", 1, 1, 1, 10, NOW - S_MS, 60 * S_MS);
+	run(f);
+	EXPECT_ONE_LAUNCH(f, 0, 1);
+	f->work_per_launch_s = 3000;
 	run(f);
 	EXPECT_ONE_LAUNCH(f, 1, 1);
 
