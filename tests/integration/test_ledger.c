@@ -445,8 +445,10 @@ static void test_measured_speed_changes_the_choice(void **state)
 	d = json_array_get(harness_jget(r, "decisions"), 0);
 	if (!d || strcmp(JSTR(d, "kind"), "launch") != 0 || strcmp(JSTR(d, "offer"), "slow") != 0)
 		harness_fail_with_log(s, "the last decision is not a launch of slow: %s", d ? JSTR(d, "reason") : "(none)");
-	/* slow first in the list of costs per item, fast after it */
-	assert_contains(JSTR(d, "reason"), "cheapest per item");
+	/* slow first in the list of costs per item, fast after it; priced
+	 * over the work the launches before did (serve's offer statistics) */
+	assert_contains(JSTR(d, "reason"), "cheapest per item (a boot shared by the ");
+	assert_contains(JSTR(d, "reason"), " s of work a launch did so far)");
 	assert_true(strstr(JSTR(d, "reason"), ": slow on-demand $") &&
 		    strstr(JSTR(d, "reason"), ": slow on-demand $") < strstr(JSTR(d, "reason"), ", fast on-demand $"));
 	json_decref(r);
