@@ -218,54 +218,39 @@ static void *client_main(void *arg)
 	return NULL;
 }
 
-static void *beanstalk_client_main(void *arg)
-{
-	struct client_thread *t = arg;
-	struct beanstalk_client bc;
-
-	if (beanstalk_client_open(&bc, t->port, t->n) != 0) {
-		if (atomic_fetch_add(&errors, 1) == 0)
-			fprintf(stderr, "cycle: beanstalkd: %s\n", bc.error);
-		return NULL;
-	}
-	while (!atomic_load(&stop)) {
-		int r = beanstalk_cycle(&bc);
-		if (r < 0) {
-			if (atomic_fetch_add(&errors, 1) == 0)
-				fprintf(stderr, "cycle: beanstalkd: %s\n", bc.error);
-			break;
-		}
-		atomic_fetch_add(&cycles, r);
-	}
-	beanstalk_client_close(&bc);
-	return NULL;
-}
+/* A load thread's client of a peer: Redis through hiredis, or beanstalkd
+ * over a plain socket. PEER(p, r, b) is r for Redis, b for beanstalkd;
+ * built without hiredis, Redis' side is not compiled at all. */
+struct peer_client {
+	int redis;
+	struct beanstalk_client b;
+#ifdef BENCH_HIREDIS
+	struct redis_client r;
+#endif
+};
 
 #ifdef BENCH_HIREDIS
-static void *redis_client_main(void *arg)
+#define PEER(p, redis_expr, beanstalk_expr) ((p)->redis ? (redis_expr) : (beanstalk_expr))
+#else
+#define PEER(p, redis_expr, beanstalk_expr) (beanstalk_expr)
+#endif
+
+static void *peer_client_main(void *arg)
 {
 	struct client_thread *t = arg;
-	struct redis_client rc;
+	struct peer_client p = {.redis = t->mode == REDIS};
+	int r = PEER(&p, redis_client_open(&p.r, t->port, t->n), beanstalk_client_open(&p.b, t->port, t->n));
 
-	if (redis_client_open(&rc, t->port, t->n) != 0) {
-		if (atomic_fetch_add(&errors, 1) == 0)
-			fprintf(stderr, "cycle: redis: %s\n", rc.error);
-		redis_client_close(&rc);
-		return NULL;
+	while (r == 0 && !atomic_load(&stop)) {
+		if ((r = PEER(&p, redis_cycle(&p.r), beanstalk_cycle(&p.b))) > 0)
+			atomic_fetch_add(&cycles, r);
+		r = r < 0 ? r : 0;
 	}
-	while (!atomic_load(&stop)) {
-		int r = redis_cycle(&rc);
-		if (r < 0) {
-			if (atomic_fetch_add(&errors, 1) == 0)
-				fprintf(stderr, "cycle: redis: %s\n", rc.error);
-			break;
-		}
-		atomic_fetch_add(&cycles, r);
-	}
-	redis_client_close(&rc);
+	if (r < 0 && atomic_fetch_add(&errors, 1) == 0)
+		fprintf(stderr, "cycle: %s: %s\n", short_names[t->mode], PEER(&p, p.r.error, p.b.error));
+	PEER(&p, redis_client_close(&p.r), beanstalk_client_close(&p.b));
 	return NULL;
 }
-#endif
 
 struct result {
 	double jobs_s, serve_cpu, client_cpu, other_cpu, fsyncs_s;
@@ -387,7 +372,7 @@ static int run_load(enum mode m, int c, double secs, struct result *r)
 	struct client_thread *t;
 	struct fsync_count fc;
 	struct server sv;
-	void *(*fn)(void *) = m == BEANSTALK ? beanstalk_client_main : client_main;
+	void *(*fn)(void *) = m == REDIS || m == BEANSTALK ? peer_client_main : client_main;
 	double t0, t1, s, db, c0, c1, m0, m1, run0 = 0, run1 = 0, wait0 = 0, wait1 = 0;
 	double s0[MAX_PIDS], s1[MAX_PIDS];
 	long n0, n1, fsyncs;
@@ -396,10 +381,6 @@ static int run_load(enum mode m, int c, double secs, struct result *r)
 		server_stop(&sv);
 		return -1;
 	}
-#ifdef BENCH_HIREDIS
-	if (m == REDIS)
-		fn = redis_client_main;
-#endif
 	t = calloc((size_t)c, sizeof *t);
 	atomic_store(&cycles, 0);
 	atomic_store(&errors, 0);
