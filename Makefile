@@ -90,7 +90,9 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libebb.a | $(BUILD)/bench
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libebb.a $(LDLIBS) $(CURLLIB) -lpthread $(BENCH_LIBS)
 
 # The cycle benchmark drives Redis beside ebb through hiredis, where it is
-# installed (scripts/deps.sh); without it, it measures ebb alone.
+# installed (scripts/deps.sh); without it, it measures ebb alone. beanstalkd
+# and PostgreSQL it looks for when it runs, and leaves out, saying so, where
+# they are not installed.
 HIREDIS := $(shell pkg-config --exists hiredis 2>/dev/null && echo yes)
 $(BUILD)/bench/cycle: CFLAGS += $(if $(HIREDIS),-DBENCH_HIREDIS)
 $(BUILD)/bench/cycle: BENCH_LIBS := $(if $(HIREDIS),$(shell pkg-config --libs hiredis))

@@ -391,23 +391,24 @@ struct fsync_count {
 	char out[96];
 };
 
-/* Starts counting the fsync and fdatasync calls of pid. perf needs some
- * milliseconds to attach, so a count taken over a few seconds is short by
- * well under 1%. */
-static inline void fsync_count_start(struct fsync_count *c, pid_t pid)
+/* Starts counting the fsync and fdatasync calls of the n processes in
+ * pids. perf needs some milliseconds to attach, so a count taken over a
+ * few seconds is short by well under 1%. */
+static inline void fsync_count_start(struct fsync_count *c, const pid_t *pids, int n)
 {
 	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	char pidstr[16];
+	char list[1024] = "";
 
 	snprintf(c->out, sizeof c->out, "%s/ebb-bench-perf.%d", tmp, (int)getpid());
-	snprintf(pidstr, sizeof pidstr, "%d", (int)pid);
+	for (int i = 0, len = 0; i < n && len < (int)sizeof list - 16; i++)
+		len += snprintf(list + len, sizeof list - (size_t)len, "%s%d", i ? "," : "", (int)pids[i]);
 	c->perf = fork();
 	if (c->perf == 0) {
 		int null = open("/dev/null", O_WRONLY);
 		dup2(null, 1);
 		dup2(null, 2);
 		execlp("perf", "perf", "stat", "-x", ",", "-o", c->out, "-e",
-		       "syscalls:sys_enter_fsync,syscalls:sys_enter_fdatasync", "-p", pidstr, (char *)NULL);
+		       "syscalls:sys_enter_fsync,syscalls:sys_enter_fdatasync", "-p", list, (char *)NULL);
 		_exit(127);
 	}
 }

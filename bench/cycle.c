@@ -6,11 +6,15 @@
  * which is what serve would cost without group commit.
  *
  * Then the same cycle side by side with Redis (bench/redis.h: lists,
- * `appendfsync always`), and ebb with the calls that shorten it
+ * `appendfsync always`) and beanstalkd (bench/beanstalk.h: `-f 0`, an
+ * fsync on every write), and ebb with the calls that shorten it
  * (docs/API.md): "next" completes each job with the worker's next lease
  * request (submit, complete+next: two calls a job); "batch" submits
  * BENCH_BATCH jobs in one call, leases as many at once (max_jobs) and
- * completes each, the last with next (about one call a job).
+ * completes each, the last with next (about one call a job). ebb's three
+ * ways again on the PostgreSQL store (one serve on a throwaway server,
+ * bench/pg.h), in the same run. A peer that cannot be run here (not
+ * installed) is left out, with a message.
  *
  * Environment: BENCH_RUNS (5), BENCH_CYCLE_S (5: seconds measured per run,
  * after 1 s of warm-up), BENCH_LEVELS ("1,8,32,64,128"), BENCH_COMPARE_LEVELS
@@ -19,15 +23,18 @@
  * skips it, e.g. while profiling serve), BENCH_CLIENT ("wire": plain
  * sockets; "curl": libcurl easy handles), BENCH_MAX_OTHER_CPU (25: a run
  * during which other processes used more than this percentage of a core is
- * done again, up to twice the runs asked for), EBB_BIN. */
+ * done again, up to twice the runs asked for), EBB_BIN, EBB_SRC (the
+ * source tree, for scripts/pg.sh; default: the working directory). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "beanstalk.h"
 #include "bench.h"
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/log.h"
+#include "pg.h"
 #include "serve/queue.h"
 #include "store/store.h"
 #ifdef BENCH_HIREDIS
@@ -39,15 +46,26 @@
 #define MAX_BATCH 20 /* a lease of that many jobs fits struct wire's buffer */
 #define GOAL_JOBS_S 5000.0
 
-/* What the client threads drive. */
-enum mode { PLAIN, NEXT, BATCH, REDIS };
+/* What the client threads drive: ebb's three ways on SQLite, the same
+ * on PostgreSQL, and the peers. */
+enum mode { PLAIN, NEXT, BATCH, PG_PLAIN, PG_NEXT, PG_BATCH, REDIS, BEANSTALK, NMODES };
 static const char *const mode_names[] = {
 	"ebb, submit + lease + complete (3 calls a job)",
 	"ebb, submit + complete with next (2 calls a job)",
 	"ebb, batch submit + max_jobs lease + complete, the last with next",
+	"ebb on PostgreSQL, submit + lease + complete (3 calls a job)",
+	"ebb on PostgreSQL, submit + complete with next (2 calls a job)",
+	"ebb on PostgreSQL, batch submit + max_jobs lease + complete, the last with next",
 	"Redis, LPUSH + BLMOVE + LREM",
+	"beanstalkd, put + reserve + delete",
 };
-static const char *const short_names[] = {"ebb plain", "ebb next", "ebb batch", "Redis"};
+static const char *const short_names[] = {"ebb plain", "ebb next",  "ebb batch", "ebb/pg plain",
+					  "ebb/pg next", "ebb/pg batch", "Redis", "beanstalkd"};
+
+static int on_pg(enum mode m) { return m >= PG_PLAIN && m <= PG_BATCH; }
+
+/* The calls an ebb mode makes, whatever its store: PLAIN, NEXT or BATCH. */
+static enum mode calls_of(enum mode m) { return on_pg(m) ? (enum mode)(m - PG_PLAIN) : m; }
 
 static atomic_long cycles, errors;
 static atomic_int stop;
@@ -200,36 +218,45 @@ static void *client_main(void *arg)
 	return NULL;
 }
 
+/* A load thread's client of a peer: Redis through hiredis, or beanstalkd
+ * over a plain socket. PEER(p, r, b) is r for Redis, b for beanstalkd;
+ * built without hiredis, Redis' side is not compiled at all. */
+struct peer_client {
+	int redis;
+	struct beanstalk_client b;
 #ifdef BENCH_HIREDIS
-static void *redis_client_main(void *arg)
+	struct redis_client r;
+#endif
+};
+
+#ifdef BENCH_HIREDIS
+#define PEER(p, redis_expr, beanstalk_expr) ((p)->redis ? (redis_expr) : (beanstalk_expr))
+#else
+#define PEER(p, redis_expr, beanstalk_expr) (beanstalk_expr)
+#endif
+
+static void *peer_client_main(void *arg)
 {
 	struct client_thread *t = arg;
-	struct redis_client rc;
+	struct peer_client p = {.redis = t->mode == REDIS};
+	int r = PEER(&p, redis_client_open(&p.r, t->port, t->n), beanstalk_client_open(&p.b, t->port, t->n));
 
-	if (redis_client_open(&rc, t->port, t->n) != 0) {
-		if (atomic_fetch_add(&errors, 1) == 0)
-			fprintf(stderr, "cycle: redis: %s\n", rc.error);
-		redis_client_close(&rc);
-		return NULL;
+	while (r == 0 && !atomic_load(&stop)) {
+		if ((r = PEER(&p, redis_cycle(&p.r), beanstalk_cycle(&p.b))) > 0)
+			atomic_fetch_add(&cycles, r);
+		r = r < 0 ? r : 0;
 	}
-	while (!atomic_load(&stop)) {
-		int r = redis_cycle(&rc);
-		if (r < 0) {
-			if (atomic_fetch_add(&errors, 1) == 0)
-				fprintf(stderr, "cycle: redis: %s\n", rc.error);
-			break;
-		}
-		atomic_fetch_add(&cycles, r);
-	}
-	redis_client_close(&rc);
+	if (r < 0 && atomic_fetch_add(&errors, 1) == 0)
+		fprintf(stderr, "cycle: %s: %s\n", short_names[t->mode], PEER(&p, p.r.error, p.b.error));
+	PEER(&p, redis_client_close(&p.r), beanstalk_client_close(&p.b));
 	return NULL;
 }
-#endif
 
 struct result {
 	double jobs_s, serve_cpu, client_cpu, other_cpu, fsyncs_s;
 	double serve_wait; /* % of the time serve was runnable but had no CPU */
-	double cpu_us_job; /* serve's (or the store loop's) CPU time per job */
+	double cpu_us_job; /* the server's (or the store loop's) CPU time per job */
+	double db_us_job;  /* of which PostgreSQL's processes' */
 	double total;      /* cycles over the whole run, warm-up included */
 };
 
@@ -240,38 +267,72 @@ static int use_curl(void)
 	return c && strcmp(c, "curl") == 0;
 }
 
-/* The server a run measures: a fresh `ebb serve`, or Redis. */
+#define MAX_PIDS 64
+
+/* The server a run measures: a fresh `ebb serve` (on SQLite, or on a
+ * database of its own in the PostgreSQL server), Redis or beanstalkd.
+ * pids[0] is the process the clients talk to; on PostgreSQL the others
+ * are the database server's, whose CPU and fsyncs count as the server's
+ * too. */
 struct server {
 	enum mode mode;
 	struct serve s;
+	struct beanstalk b;
 #ifdef BENCH_HIREDIS
 	struct redis r;
 #endif
-	pid_t pid;
+	pid_t pids[MAX_PIDS];
+	int npids;
 	int port;
 };
 
 static int server_start(struct server *sv, enum mode m)
 {
+	static int databases;
+	char extra[800] = "", db[32];
+	int n;
+
+	memset(sv, 0, sizeof *sv);
 	sv->mode = m;
+	sv->npids = 1;
+	if (m == BEANSTALK) {
+		if (beanstalk_start(&sv->b) != 0)
+			return -1;
+		sv->pids[0] = sv->b.pid;
+		sv->port = sv->b.port;
+		return 0;
+	}
 #ifdef BENCH_HIREDIS
 	if (m == REDIS) {
 		if (redis_start(&sv->r) != 0)
 			return -1;
-		sv->pid = sv->r.pid;
+		sv->pids[0] = sv->r.pid;
 		sv->port = sv->r.port;
 		return 0;
 	}
 #endif
-	if (m == REDIS || serve_start(&sv->s, "") != 0)
+	if (on_pg(m)) {
+		snprintf(db, sizeof db, "cycle_%d", ++databases);
+		if (pg_create(db) != 0)
+			return -1;
+		snprintf(extra, sizeof extra, "[store]\nkind = postgres\n[postgres]\nurl = %s dbname=%s\n", pg_url, db);
+	}
+	if (m == REDIS || serve_start(&sv->s, extra) != 0)
 		return -1;
-	sv->pid = sv->s.pid;
+	sv->pids[0] = sv->s.pid;
 	sv->port = sv->s.port;
+	/* serve has connected by now: its backend is among them. */
+	if (on_pg(m) && (n = pg_pids(sv->pids + 1, MAX_PIDS - 1)) > 0)
+		sv->npids += n;
 	return 0;
 }
 
 static void server_stop(struct server *sv)
 {
+	if (sv->mode == BEANSTALK) {
+		beanstalk_stop(&sv->b);
+		return;
+	}
 #ifdef BENCH_HIREDIS
 	if (sv->mode == REDIS) {
 		redis_stop(&sv->r);
@@ -281,6 +342,29 @@ static void server_stop(struct server *sv)
 	serve_stop(&sv->s);
 }
 
+/* The CPU seconds of each of the server's processes now (-1: gone). */
+static void server_cpu(const struct server *sv, double *cpu)
+{
+	for (int i = 0; i < sv->npids; i++)
+		cpu[i] = proc_cpu_s(sv->pids[i]);
+}
+
+/* What the server's processes used between two readings, all of them and
+ * (into *db) those of the database server. A process gone meanwhile (a
+ * PostgreSQL worker that ended) is left out of both. */
+static double server_cpu_used(const struct server *sv, const double *before, const double *after, double *db)
+{
+	double all = 0;
+
+	*db = 0;
+	for (int i = 0; i < sv->npids; i++) {
+		double d = before[i] >= 0 && after[i] >= 0 ? after[i] - before[i] : 0;
+		all += d;
+		*db += i > 0 ? d : 0;
+	}
+	return all;
+}
+
 /* One run of mode at concurrency c: a fresh server, 1 s warm-up, secs
  * measured. */
 static int run_load(enum mode m, int c, double secs, struct result *r)
@@ -288,23 +372,22 @@ static int run_load(enum mode m, int c, double secs, struct result *r)
 	struct client_thread *t;
 	struct fsync_count fc;
 	struct server sv;
-	void *(*fn)(void *) = client_main;
-	double t0, t1, s0, s1, c0, c1, m0, m1, run0 = 0, run1 = 0, wait0 = 0, wait1 = 0;
+	void *(*fn)(void *) = m == REDIS || m == BEANSTALK ? peer_client_main : client_main;
+	double t0, t1, s, db, c0, c1, m0, m1, run0 = 0, run1 = 0, wait0 = 0, wait1 = 0;
+	double s0[MAX_PIDS], s1[MAX_PIDS];
 	long n0, n1, fsyncs;
 
-	if (server_start(&sv, m) != 0)
+	if (server_start(&sv, m) != 0) {
+		server_stop(&sv);
 		return -1;
-#ifdef BENCH_HIREDIS
-	if (m == REDIS)
-		fn = redis_client_main;
-#endif
+	}
 	t = calloc((size_t)c, sizeof *t);
 	atomic_store(&cycles, 0);
 	atomic_store(&errors, 0);
 	atomic_store(&stop, 0);
 	for (int i = 0; i < c; i++) {
 		t[i].n = i;
-		t[i].mode = m;
+		t[i].mode = calls_of(m);
 		t[i].port = sv.port;
 		t[i].url = sv.s.url;
 		t[i].batch = (int)env_long("BENCH_BATCH", 16);
@@ -313,21 +396,22 @@ static int run_load(enum mode m, int c, double secs, struct result *r)
 		pthread_create(&t[i].tid, NULL, fn, &t[i]);
 	}
 	sleep_s(1.0);
-	fsync_count_start(&fc, sv.pid);
+	fsync_count_start(&fc, sv.pids, sv.npids);
 	t0 = now_s();
 	n0 = atomic_load(&cycles);
-	s0 = proc_cpu_s(sv.pid);
+	server_cpu(&sv, s0);
 	c0 = proc_cpu_s(getpid());
 	m0 = machine_busy_s();
-	proc_sched_s(sv.pid, &run0, &wait0);
+	proc_sched_s(sv.pids[0], &run0, &wait0);
 	sleep_s(secs);
 	t1 = now_s();
 	n1 = atomic_load(&cycles);
-	s1 = proc_cpu_s(sv.pid);
+	server_cpu(&sv, s1);
 	c1 = proc_cpu_s(getpid());
 	m1 = machine_busy_s();
-	proc_sched_s(sv.pid, &run1, &wait1);
+	proc_sched_s(sv.pids[0], &run1, &wait1);
 	fsyncs = fsync_count_stop(&fc);
+	s = server_cpu_used(&sv, s0, s1, &db);
 	atomic_store(&stop, 1);
 	for (int i = 0; i < c; i++)
 		pthread_join(t[i].tid, NULL);
@@ -337,11 +421,12 @@ static int run_load(enum mode m, int c, double secs, struct result *r)
 		return -1;
 	r->total = (double)atomic_load(&cycles);
 	r->jobs_s = (double)(n1 - n0) / (t1 - t0);
-	r->serve_cpu = 100 * (s1 - s0) / (t1 - t0);
+	r->serve_cpu = 100 * s / (t1 - t0);
 	r->client_cpu = 100 * (c1 - c0) / (t1 - t0);
-	r->other_cpu = 100 * ((m1 - m0) - (s1 - s0) - (c1 - c0)) / (t1 - t0);
+	r->other_cpu = 100 * ((m1 - m0) - s - (c1 - c0)) / (t1 - t0);
 	r->serve_wait = 100 * (wait1 - wait0) / (t1 - t0);
-	r->cpu_us_job = 1e6 * (s1 - s0) / (double)(n1 - n0);
+	r->cpu_us_job = 1e6 * s / (double)(n1 - n0);
+	r->db_us_job = 1e6 * db / (double)(n1 - n0);
 	r->fsyncs_s = fsyncs < 0 ? -1 : (double)fsyncs / (t1 - t0);
 	return 0;
 }
@@ -361,6 +446,7 @@ static int run_store(int per_cycle, double secs, struct result *r)
 	char dir[64], errbuf[512];
 	double t0, t1, c0, c1, m0, m1;
 	long n = 0, fsyncs;
+	pid_t self = getpid();
 	int rc = 0;
 
 	snprintf(dir, sizeof dir, "%s/ebb-bench.XXXXXX", tmp);
@@ -376,7 +462,7 @@ static int run_store(int per_cycle, double secs, struct result *r)
 		return -1;
 	}
 	queue_init(&q, st, &cfg, &clk, 1);
-	fsync_count_start(&fc, getpid());
+	fsync_count_start(&fc, &self, 1);
 	sleep_s(0.2); /* perf attaches to this very process: let it */
 	t0 = now_s();
 	c0 = proc_cpu_s(getpid());
@@ -421,6 +507,7 @@ static int run_store(int per_cycle, double secs, struct result *r)
 	r->client_cpu = 0;
 	r->serve_wait = 0;
 	r->cpu_us_job = 1e6 * (c1 - c0) / (double)n;
+	r->db_us_job = 0;
 	r->total = (double)n;
 	r->other_cpu = 100 * ((m1 - m0) - (c1 - c0)) / (t1 - t0);
 	r->fsyncs_s = fsyncs < 0 ? -1 : (double)fsyncs / (t1 - t0);
@@ -488,15 +575,22 @@ static double row_median(const struct row *w, size_t off)
 
 #define MEDIAN(w, field) row_median(w, offsetof(struct result, field))
 
+/* The slowest and the fastest run of a row, in jobs/s. */
+static void row_range(const struct row *w, double *lo, double *hi)
+{
+	*lo = *hi = w->runs[0].jobs_s;
+	for (int i = 1; i < w->nruns; i++) {
+		*lo = w->runs[i].jobs_s < *lo ? w->runs[i].jobs_s : *lo;
+		*hi = w->runs[i].jobs_s > *hi ? w->runs[i].jobs_s : *hi;
+	}
+}
+
 static void print_row(const struct row *w)
 {
-	double jobs = MEDIAN(w, jobs_s), fs = MEDIAN(w, fsyncs_s), lo = jobs, hi = jobs;
+	double jobs = MEDIAN(w, jobs_s), fs = MEDIAN(w, fsyncs_s), lo, hi;
 	char fsync[32] = "n/a", per_job[32] = "n/a", client[16] = "-", wait[16] = "-";
 
-	for (int i = 0; i < w->nruns; i++) {
-		lo = w->runs[i].jobs_s < lo ? w->runs[i].jobs_s : lo;
-		hi = w->runs[i].jobs_s > hi ? w->runs[i].jobs_s : hi;
-	}
+	row_range(w, &lo, &hi);
 	if (fs >= 0) {
 		snprintf(fsync, sizeof fsync, "%.0f", fs);
 		snprintf(per_job, sizeof per_job, "%.2f", fs / jobs);
@@ -509,47 +603,182 @@ static void print_row(const struct row *w)
 	       MEDIAN(w, serve_cpu), MEDIAN(w, cpu_us_job), wait, client, MEDIAN(w, other_cpu), fsync, per_job);
 }
 
-#define NMODES 4
 #define GOAL_US_JOB 60.0
+#define GOAL_PG_JOBS_S 2000.0 /* with three serves */
 
-/* One row of the comparison: mode at its level, beside redis, that of
- * Redis at the same level (NULL: not measured, no ratios). */
-static void print_compare_row(const struct row *w, enum mode m, const struct row *redis)
+/* The cells of a row of the comparison up to its ratios; on PostgreSQL,
+ * with the database server's share of the CPU a job. */
+static void print_compare_cells(const struct row *w, enum mode m)
 {
-	double jobs = MEDIAN(w, jobs_s), us = MEDIAN(w, cpu_us_job), fs = MEDIAN(w, fsyncs_s), lo = jobs, hi = jobs;
-	char fsync[32] = "n/a", ratio_jobs[32] = "n/a", ratio_us[32] = "n/a";
+	double jobs = MEDIAN(w, jobs_s), fs = MEDIAN(w, fsyncs_s), lo, hi;
+	char fsync[32] = "n/a";
 
-	for (int i = 0; i < w->nruns; i++) {
-		lo = w->runs[i].jobs_s < lo ? w->runs[i].jobs_s : lo;
-		hi = w->runs[i].jobs_s > hi ? w->runs[i].jobs_s : hi;
-	}
+	row_range(w, &lo, &hi);
 	if (fs >= 0)
 		snprintf(fsync, sizeof fsync, "%.2f", fs / jobs);
-	if (redis && m != REDIS) {
-		snprintf(ratio_jobs, sizeof ratio_jobs, "%.2f×", jobs / MEDIAN(redis, jobs_s));
-		snprintf(ratio_us, sizeof ratio_us, "%.2f×", us / MEDIAN(redis, cpu_us_job));
-	}
-	printf("| %d | %s | %.0f | %.0f–%.0f | %.0f%% | %.0f | %.0f%% | %s | %s | %s |\n", w->clients, mode_names[m], jobs,
-	       lo, hi, MEDIAN(w, serve_cpu), us, MEDIAN(w, client_cpu), fsync, ratio_jobs, ratio_us);
+	printf("| %d | %s | %.0f | %.0f–%.0f | %.0f%% | %.0f | ", w->clients, mode_names[m], jobs, lo, hi,
+	       MEDIAN(w, serve_cpu), MEDIAN(w, cpu_us_job));
+	if (on_pg(m))
+		printf("%.0f | ", MEDIAN(w, db_us_job));
+	printf("%.0f%% | %s", MEDIAN(w, client_cpu), fsync);
 }
 
-/* ebb's cycle in each of its modes beside Redis', at each level of spec.
- * The runs of a level take turns, a run of each mode after another, so
- * that a machine busier for a while weighs on every mode alike. */
+/* w's jobs/s over ref's and, with_us, its CPU a job over ref's; n/a
+ * where ref was not measured, or is w. */
+static void print_ratios(const struct row *w, const struct row *ref, int with_us)
+{
+	if (!ref || ref == w) {
+		printf(with_us ? " | n/a | n/a" : " | n/a");
+		return;
+	}
+	printf(" | %.2f×", MEDIAN(w, jobs_s) / MEDIAN(ref, jobs_s));
+	if (with_us)
+		printf(" | %.2f×", MEDIAN(w, cpu_us_job) / MEDIAN(ref, cpu_us_job));
+}
+
+/* Of ebb's modes first..first+2 at a level, the one with the most jobs/s. */
+static enum mode best_of(struct row *level, enum mode first)
+{
+	enum mode best = first;
+
+	for (int m = (int)first + 1; m <= (int)first + 2; m++)
+		if (MEDIAN(&level[m], jobs_s) > MEDIAN(&level[best], jobs_s))
+			best = (enum mode)m;
+	return best;
+}
+
+/* Section 1b: ebb on SQLite beside the peers measured. */
+static void print_peers(struct row rows[][NMODES], const int *levels, int nlevels, int top, const int *can,
+			int runs, double secs)
+{
+	static const enum mode shown[] = {PLAIN, NEXT, BATCH, REDIS, BEANSTALK};
+	const struct row *redis, *bean;
+	enum mode best = best_of(rows[top], PLAIN);
+	double jobs = MEDIAN(&rows[top][best], jobs_s), us = MEDIAN(&rows[top][best], cpu_us_job);
+
+	printf("## 1b. The cycle beside Redis and beanstalkd, and ebb's shorter calls\n\n");
+	printf("The same client threads (one connection each) drive, one run after another at each level,\n"
+	       "a fresh `ebb serve` in three ways, a fresh Redis and a fresh beanstalkd:\n\n"
+	       "- **plain**: submit, lease, complete: three calls a job, as in section 1;\n"
+	       "- **next**: submit, then complete with the worker's next lease request (`next`), whose reply\n"
+	       "  brings the next job: two calls a job;\n"
+	       "- **batch**: one submit of %ld jobs (an array), a lease of as many (`max_jobs`), then a\n"
+	       "  complete each, the last with `next`: about one call a job;\n"
+	       "- **Redis**: `redis-server` from Debian with `appendonly yes`, `appendfsync always` (an\n"
+	       "  fsync before each write is acknowledged, as ebb's commit), no snapshots, driven through\n"
+	       "  hiredis: LPUSH the job, BLMOVE it to a processing list, LREM it from there%s;\n"
+	       "- **beanstalkd**: `beanstalkd` from Debian with its binlog on (`-b DIR`) and `-f 0` (an\n"
+	       "  fsync on every binlog write), spoken to over a plain socket (bench/beanstalk.h): put the\n"
+	       "  job, reserve it (`reserve-with-timeout`), delete it%s.\n\n"
+	       "%d runs of %.0f s each per row, medians. \"Server CPU µs/job\" is serve's (or redis-server's,\n"
+	       "or beanstalkd's) user + system time per completed job; the ratios are the row's figure over\n"
+	       "Redis' or beanstalkd's at the same level (jobs/s: above 1 is faster; CPU: below 1 is cheaper).\n\n",
+	       env_long("BENCH_BATCH", 16),
+	       can[REDIS] ? "" : " (not measured here: not built with hiredis, or redis-server missing; scripts/deps.sh installs both)",
+	       can[BEANSTALK] ? "" : " (not measured here: beanstalkd could not be run; scripts/deps.sh installs it)",
+	       runs, secs);
+	printf("| clients | setup | jobs/s | range | server CPU | server CPU µs/job | client CPU | fsyncs/job"
+	       " | jobs/s ÷ Redis | µs/job ÷ Redis | jobs/s ÷ beanstalkd | µs/job ÷ beanstalkd |\n");
+	printf("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	for (int l = 0; l < nlevels; l++) {
+		redis = can[REDIS] ? &rows[l][REDIS] : NULL;
+		bean = can[BEANSTALK] ? &rows[l][BEANSTALK] : NULL;
+		for (size_t i = 0; i < sizeof shown / sizeof shown[0]; i++) {
+			enum mode m = shown[i];
+			if (!can[m])
+				continue;
+			print_compare_cells(&rows[l][m], m);
+			print_ratios(&rows[l][m], m == BEANSTALK ? NULL : redis, 1);
+			print_ratios(&rows[l][m], bean, 1);
+			printf(" |\n");
+		}
+	}
+	printf("\nGoal at %d clients: ebb at least Redis' jobs/s, with at most %.0f µs of serve CPU a job.\n",
+	       levels[top], GOAL_US_JOB);
+	if (can[REDIS])
+		printf("Best ebb: %s, %.0f jobs/s against Redis' %.0f (%.2f×) — %s; %.0f µs a job — %s.\n",
+		       mode_names[best], jobs, MEDIAN(&rows[top][REDIS], jobs_s), jobs / MEDIAN(&rows[top][REDIS], jobs_s),
+		       goal_word(jobs >= MEDIAN(&rows[top][REDIS], jobs_s)), us, goal_word(us <= GOAL_US_JOB));
+	else
+		printf("Best ebb: %s, %.0f jobs/s, %.0f µs a job — %s; Redis not measured.\n", mode_names[best], jobs,
+		       us, goal_word(us <= GOAL_US_JOB));
+	if (can[BEANSTALK])
+		printf("Against beanstalkd at %d clients (%.0f jobs/s, %.0f µs a job): %.2f× its jobs/s, %.2f× its CPU a job.\n",
+		       levels[top], MEDIAN(&rows[top][BEANSTALK], jobs_s), MEDIAN(&rows[top][BEANSTALK], cpu_us_job),
+		       jobs / MEDIAN(&rows[top][BEANSTALK], jobs_s), us / MEDIAN(&rows[top][BEANSTALK], cpu_us_job));
+	printf("\n");
+}
+
+/* Section 1c: ebb's three ways on PostgreSQL, against the same on SQLite
+ * and the peers. */
+static void print_pg(struct row rows[][NMODES], const int *levels, int nlevels, int top, const int *can, int runs,
+		     double secs)
+{
+	enum mode best;
+
+	printf("## 1c. The cycle on PostgreSQL\n\n");
+	if (!can[PG_PLAIN]) {
+		printf("Not measured here: no PostgreSQL (scripts/pg.sh start failed; scripts/deps.sh installs\n"
+		       "postgresql).\n\n");
+		return;
+	}
+	printf("In the same run and the same turns as 1b: one `ebb serve` with `[store] kind = postgres`, a\n"
+	       "database of its own for each run in a throwaway PostgreSQL server (scripts/pg.sh: Debian's\n"
+	       "PostgreSQL 15, fsync on, `synchronous_commit` on), reached on its unix socket; the same\n"
+	       "three ways. \"Server CPU\" is serve's and the database server's processes' together (the\n"
+	       "postmaster and its children when the window began; a worker that started or ended within\n"
+	       "it is not counted), of which PostgreSQL's is given apart; fsyncs are theirs too. The\n"
+	       "ratios are the row's over ebb's on SQLite in the same way, and over Redis' and\n"
+	       "beanstalkd's, at the same level. %d runs of %.0f s each per row, medians.\n\n",
+	       runs, secs);
+	printf("| clients | setup | jobs/s | range | server CPU | server CPU µs/job | of which PostgreSQL | client CPU"
+	       " | fsyncs/job | jobs/s ÷ SQLite | µs/job ÷ SQLite | jobs/s ÷ Redis | jobs/s ÷ beanstalkd |\n");
+	printf("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	for (int l = 0; l < nlevels; l++) {
+		for (int m = PG_PLAIN; m <= PG_BATCH; m++) {
+			print_compare_cells(&rows[l][m], (enum mode)m);
+			print_ratios(&rows[l][m], &rows[l][calls_of((enum mode)m)], 1);
+			print_ratios(&rows[l][m], can[REDIS] ? &rows[l][REDIS] : NULL, 0);
+			print_ratios(&rows[l][m], can[BEANSTALK] ? &rows[l][BEANSTALK] : NULL, 0);
+			printf(" |\n");
+		}
+	}
+	best = best_of(rows[top], PG_PLAIN);
+	printf("\nBest at %d clients with one serve: %s, %.0f jobs/s, %.0f µs of server CPU a job.\n"
+	       "The goal, at least %.0f jobs/s, is for three serves on one database, which cannot be\n"
+	       "measured yet: several active serves are not built (docs/HA.md: one serve at a time, and\n"
+	       "a standby). Not judged.\n\n",
+	       levels[top], mode_names[best], MEDIAN(&rows[top][best], jobs_s), MEDIAN(&rows[top][best], cpu_us_job),
+	       GOAL_PG_JOBS_S);
+}
+
+/* ebb's cycle in each of its modes, on SQLite and on PostgreSQL, beside
+ * the peers', at each level of spec. The runs of a level take turns, a
+ * run of each setup after another, so that a machine busier for a while
+ * weighs on every setup alike. A setup that cannot be run here is left
+ * out (can[m] = 0), with a message; ebb on SQLite must run. */
 static void compare(const char *spec, int runs, double secs)
 {
 	static struct row rows[MAX_LEVELS][NMODES];
-	int levels[MAX_LEVELS], nlevels = 0, nmodes = NMODES, top = -1;
-	double best_jobs = 0, best_us = 0;
-	enum mode best_mode = PLAIN;
+	int levels[MAX_LEVELS], nlevels = 0, top = 0, can[NMODES];
 
+	for (int m = 0; m < NMODES; m++)
+		can[m] = 1;
 #ifndef BENCH_HIREDIS
-	nmodes = REDIS; /* built without hiredis */
+	can[REDIS] = 0;
+	fprintf(stderr, "cycle: built without hiredis (scripts/deps.sh installs libhiredis-dev): Redis not compared\n");
 #endif
 	for (const char *p = spec; *p && nlevels < MAX_LEVELS; p += strcspn(p, ","), p += *p == ',')
 		levels[nlevels++] = atoi(p);
 	if (nlevels == 0)
 		return;
+	if (pg_start() != 0) {
+		fprintf(stderr, "cycle: no PostgreSQL (scripts/pg.sh start failed; scripts/deps.sh installs postgresql):"
+				" ebb on PostgreSQL not measured\n");
+		can[PG_PLAIN] = can[PG_NEXT] = can[PG_BATCH] = 0;
+	} else {
+		atexit(pg_stop); /* also when a run of ebb fails */
+	}
 	for (int l = 0; l < nlevels; l++) {
 		int tries[NMODES];
 		for (int m = 0; m < NMODES; m++) {
@@ -560,71 +789,27 @@ static void compare(const char *spec, int runs, double secs)
 		}
 		for (int done = 0; !done;) {
 			done = 1;
-			for (int m = 0; m < nmodes; m++) {
+			for (int m = 0; m < NMODES; m++) {
 				struct result r;
-				if (rows[l][m].nruns >= runs)
+				if (!can[m] || rows[l][m].nruns >= runs)
 					continue;
 				if (run_load((enum mode)m, levels[l], secs, &r) != 0) {
-					if (m != REDIS)
+					if (m < REDIS)
 						exit(1);
-					fprintf(stderr, "cycle: Redis could not be run: not compared\n");
-					nmodes = REDIS;
+					fprintf(stderr, "cycle: %s could not be run: not compared\n", short_names[m]);
+					can[m] = 0;
 					continue;
 				}
 				keep_run(&rows[l][m], &r, &tries[m]);
 				done &= rows[l][m].nruns >= runs;
 			}
 		}
-	}
-
-	printf("## 1b. The cycle beside Redis, and ebb's shorter calls\n\n");
-	printf("The same client threads (one connection each) drive, one run after another at each level,\n"
-	       "a fresh `ebb serve` in three ways and a fresh Redis %s:\n\n"
-	       "- **plain**: submit, lease, complete: three calls a job, as in section 1;\n"
-	       "- **next**: submit, then complete with the worker's next lease request (`next`), whose reply\n"
-	       "  brings the next job: two calls a job;\n"
-	       "- **batch**: one submit of %ld jobs (an array), a lease of as many (`max_jobs`), then a\n"
-	       "  complete each, the last with `next`: about one call a job;\n"
-	       "- **Redis**: `redis-server` from Debian with `appendonly yes`, `appendfsync always` (an\n"
-	       "  fsync before each write is acknowledged, as ebb's commit), no snapshots, driven through\n"
-	       "  hiredis: LPUSH the job, BLMOVE it to a processing list, LREM it from there.\n\n"
-	       "%d runs of %.0f s each per row, medians. \"Server CPU µs/job\" is serve's (or redis-server's)\n"
-	       "user + system time per completed job; the ratios are ebb's figure over Redis' at the same\n"
-	       "level (jobs/s: above 1 is faster than Redis; CPU: below 1 is cheaper).\n\n",
-#ifdef BENCH_HIREDIS
-	       "beside it",
-#else
-	       "(not here: built without hiredis; scripts/deps.sh installs libhiredis-dev)",
-#endif
-	       env_long("BENCH_BATCH", 16), runs, secs);
-	printf("| clients | setup | jobs/s | range | server CPU | server CPU µs/job | client CPU | fsyncs/job"
-	       " | jobs/s ÷ Redis | µs/job ÷ Redis |\n");
-	printf("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-	for (int l = 0; l < nlevels; l++) {
-		for (int m = 0; m < nmodes; m++)
-			print_compare_row(&rows[l][m], (enum mode)m, nmodes > REDIS ? &rows[l][REDIS] : NULL);
-		if (levels[l] > (top < 0 ? 0 : levels[top]))
+		if (levels[l] > levels[top])
 			top = l;
 	}
-	for (int m = 0; m < REDIS; m++) {
-		double j = MEDIAN(&rows[top][m], jobs_s);
-		if (j > best_jobs) {
-			best_jobs = j;
-			best_us = MEDIAN(&rows[top][m], cpu_us_job);
-			best_mode = (enum mode)m;
-		}
-	}
-	printf("\nGoal at %d clients: ebb at least Redis' jobs/s, with at most %.0f µs of serve CPU a job.\n",
-	       levels[top], GOAL_US_JOB);
-	if (nmodes > REDIS)
-		printf("Best ebb: %s, %.0f jobs/s against Redis' %.0f (%.2f×) — %s; %.0f µs a job — %s.\n\n",
-		       mode_names[best_mode], best_jobs, MEDIAN(&rows[top][REDIS], jobs_s),
-		       best_jobs / MEDIAN(&rows[top][REDIS], jobs_s),
-		       goal_word(best_jobs >= MEDIAN(&rows[top][REDIS], jobs_s)), best_us,
-		       goal_word(best_us <= GOAL_US_JOB));
-	else
-		printf("Best ebb: %s, %.0f jobs/s, %.0f µs a job — %s; Redis not measured.\n\n",
-		       mode_names[best_mode], best_jobs, best_us, goal_word(best_us <= GOAL_US_JOB));
+	pg_stop();
+	print_peers(rows, levels, nlevels, top, can, runs, secs);
+	print_pg(rows, levels, nlevels, top, can, runs, secs);
 }
 
 int main(void)

@@ -20,6 +20,8 @@ main() {
 	trap 'rm -rf "$tmp"' EXIT INT TERM
 	: "${EBB_BIN:?set EBB_BIN to the ebb binary to measure}"
 	export EBB_BIN
+	# The source tree, where the benchmarks on PostgreSQL find scripts/pg.sh.
+	export EBB_SRC="${EBB_SRC:-$root}"
 
 	# In the order of the document's sections; others after them.
 	order="cycle idle longpoll replay provider scrape slowdb"
@@ -67,8 +69,11 @@ event loop share one commit).
    the same cycle through the store without HTTP, one commit per cycle.
    Then (1b) the same cycle beside Redis (Debian's \`redis-server\`,
    \`appendfsync always\`, started by the benchmark; lists: LPUSH, BLMOVE,
-   LREM through hiredis), and ebb with its shorter calls: the next job
-   leased with each complete, and batches of jobs submitted and leased.
+   LREM through hiredis) and beanstalkd (Debian's, \`-b DIR -f 0\`: an
+   fsync on every write; put, reserve, delete), and ebb with its shorter
+   calls: the next job leased with each complete, and batches of jobs
+   submitted and leased; (1c) ebb's three ways again on PostgreSQL (one
+   serve, a throwaway PostgreSQL 15), in the same run.
 2. **Idle footprint**: resident memory and wake-ups per second of serves
    left idle for ten minutes after a little traffic. Baseline: serves that
    never had any.

@@ -17,7 +17,6 @@
  * Environment: BENCH_SLOWDB_CLIENTS (16), BENCH_SLOWDB_S (10, seconds of
  * load per delay), PG_BIN (scripts/pg.sh's), EBB_BIN, EBB_SRC (the source
  * tree, for scripts/pg.sh; default: the working directory). */
-#include <libpq-fe.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -25,6 +24,7 @@
 #include <sys/un.h>
 
 #include "bench.h"
+#include "pg.h"
 
 #define MAX_PROBES 100000
 
@@ -135,72 +135,6 @@ static int proxy_start(struct proxy *p, int *port)
 	pthread_detach(t);
 	*port = ntohs(a.sin_port);
 	return 0;
-}
-
-/* ---- the throwaway PostgreSQL ---- */
-
-static char pg_dir[512], pg_url[600];
-
-static int pg_start(void)
-{
-	const char *src = getenv("EBB_SRC") ? getenv("EBB_SRC") : ".";
-	char cmd[700];
-	FILE *f;
-
-	snprintf(cmd, sizeof cmd, "%s/scripts/pg.sh start", src);
-	if (!(f = popen(cmd, "r")) || !fgets(pg_dir, sizeof pg_dir, f)) {
-		if (f)
-			pclose(f);
-		return -1;
-	}
-	pclose(f);
-	pg_dir[strcspn(pg_dir, "\n")] = '\0';
-	snprintf(cmd, sizeof cmd, "%s/url", pg_dir);
-	if (!(f = fopen(cmd, "r")) || !fgets(pg_url, sizeof pg_url, f)) {
-		if (f)
-			fclose(f);
-		return -1;
-	}
-	fclose(f);
-	pg_url[strcspn(pg_url, "\n")] = '\0';
-	return 0;
-}
-
-static void pg_stop(void)
-{
-	const char *src = getenv("EBB_SRC") ? getenv("EBB_SRC") : ".";
-	char cmd[1200];
-
-	if (!pg_dir[0])
-		return;
-	snprintf(cmd, sizeof cmd, "%s/scripts/pg.sh stop %s", src, pg_dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "slowdb: %s failed\n", cmd);
-}
-
-/* A database of its own for each serve; 0, or -1. */
-static int pg_create(const char *name)
-{
-	char conninfo[700], sql[128];
-	PGconn *c;
-	PGresult *r;
-	int ok;
-
-	snprintf(conninfo, sizeof conninfo, "%s dbname=postgres", pg_url);
-	c = PQconnectdb(conninfo);
-	if (PQstatus(c) != CONNECTION_OK) {
-		fprintf(stderr, "slowdb: %s", PQerrorMessage(c));
-		PQfinish(c);
-		return -1;
-	}
-	snprintf(sql, sizeof sql, "CREATE DATABASE %s", name);
-	r = PQexec(c, sql);
-	ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-	if (!ok)
-		fprintf(stderr, "slowdb: %s: %s", sql, PQerrorMessage(c));
-	PQclear(r);
-	PQfinish(c);
-	return ok ? 0 : -1;
 }
 
 /* ---- the load and the probe ---- */

@@ -11,7 +11,9 @@
 # curl and procps (pgrep), what the chaos soak (scripts/soak.sh) drives
 # serve with and finds its workers by.
 # redis-server and libhiredis-dev: Redis, and the C client bench/cycle.c
-# drives it with, beside ebb in the same run (bench/redis.sh starts it).
+# drives it with, beside ebb in the same run (bench/redis.h starts it);
+# beanstalkd, the other queue bench/cycle.c measures ebb beside
+# (bench/beanstalk.h starts it and speaks its protocol itself).
 # clang and libclang-rt-14-dev (libFuzzer and clang's sanitizer runtimes)
 # build the fuzz targets of tests/fuzz/ (make fuzz, make fuzz-check).
 set -eu
@@ -43,6 +45,7 @@ clang
 libclang-rt-14-dev
 redis-server
 libhiredis-dev
+beanstalkd
 "
 
 missing=""
@@ -67,7 +70,7 @@ DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recomme
 # directory, and stop it. Where systemd runs, the package's maintainer
 # scripts start and enable its own server (and, on :9090, keep it
 # running): stop it and keep it from starting at boot.
-for server in prometheus postgresql redis-server; do
+for server in prometheus postgresql redis-server beanstalkd; do
 	case " $missing " in
 	*" $server "*)
 		if [ -d /run/systemd/system ]; then

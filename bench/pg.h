@@ -1,0 +1,124 @@
+/* A throwaway PostgreSQL 15 for the benchmarks (scripts/pg.sh, which
+ * scripts/deps.sh's postgresql makes possible): started once per
+ * program, a database of its own for each serve, stopped at the end.
+ * Header-only like bench.h. Environment: EBB_SRC (the source tree, for
+ * scripts/pg.sh; default: the working directory), PG_BIN (pg.sh's). */
+#ifndef EBB_BENCH_PG_H
+#define EBB_BENCH_PG_H
+
+#include <libpq-fe.h>
+
+#include "bench.h"
+
+/* The server's directory and its libpq connection string, without a
+ * dbname (pg.sh's url: host=DIR/sock port=PORT user=ebb). */
+static char pg_dir[512], pg_url[600];
+
+static inline int pg_start(void)
+{
+	const char *src = getenv("EBB_SRC") ? getenv("EBB_SRC") : ".";
+	char cmd[700];
+	FILE *f;
+
+	snprintf(cmd, sizeof cmd, "%s/scripts/pg.sh start", src);
+	if (!(f = popen(cmd, "r")) || !fgets(pg_dir, sizeof pg_dir, f)) {
+		if (f)
+			pclose(f);
+		pg_dir[0] = '\0';
+		return -1;
+	}
+	pclose(f);
+	pg_dir[strcspn(pg_dir, "\n")] = '\0';
+	snprintf(cmd, sizeof cmd, "%s/url", pg_dir);
+	if (!(f = fopen(cmd, "r")) || !fgets(pg_url, sizeof pg_url, f)) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	fclose(f);
+	pg_url[strcspn(pg_url, "\n")] = '\0';
+	return 0;
+}
+
+static inline void pg_stop(void)
+{
+	const char *src = getenv("EBB_SRC") ? getenv("EBB_SRC") : ".";
+	char cmd[1200];
+
+	if (!pg_dir[0])
+		return;
+	snprintf(cmd, sizeof cmd, "%s/scripts/pg.sh stop %s", src, pg_dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "bench: %s failed\n", cmd);
+	pg_dir[0] = '\0';
+}
+
+/* A database of its own for each serve; 0, or -1. */
+static inline int pg_create(const char *name)
+{
+	char conninfo[700], sql[128];
+	PGconn *c;
+	PGresult *r;
+	int ok;
+
+	snprintf(conninfo, sizeof conninfo, "%s dbname=postgres", pg_url);
+	c = PQconnectdb(conninfo);
+	if (PQstatus(c) != CONNECTION_OK) {
+		fprintf(stderr, "bench: %s", PQerrorMessage(c));
+		PQfinish(c);
+		return -1;
+	}
+	snprintf(sql, sizeof sql, "CREATE DATABASE %s", name);
+	r = PQexec(c, sql);
+	ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+	if (!ok)
+		fprintf(stderr, "bench: %s: %s", sql, PQerrorMessage(c));
+	PQclear(r);
+	PQfinish(c);
+	return ok ? 0 : -1;
+}
+
+/* The server's processes now: the postmaster (the first line of its
+ * postmaster.pid) and its children (the backends, the WAL writer, the
+ * checkpointer...), at most max of them, so that their CPU time and
+ * fsyncs can be counted with those of the serve they work for. How many,
+ * or -1. */
+static inline int pg_pids(pid_t *out, int max)
+{
+	char path[600], buf[512], *p;
+	struct dirent *e;
+	long master = 0;
+	int n = 0;
+	FILE *f;
+	DIR *d;
+
+	snprintf(path, sizeof path, "%s/data/postmaster.pid", pg_dir);
+	if (!(f = fopen(path, "r")) || fscanf(f, "%ld", &master) != 1 || master <= 0) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	fclose(f);
+	out[n++] = (pid_t)master;
+	if (!(d = opendir("/proc")))
+		return n;
+	while (n < max && (e = readdir(d))) {
+		long pid = strtol(e->d_name, &p, 10), ppid = 0;
+		size_t len;
+		if (pid <= 0 || *p)
+			continue;
+		snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+		if (!(f = fopen(path, "r")))
+			continue;
+		len = fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+		buf[len] = '\0';
+		/* The parent is the 4th field, after the command in parentheses. */
+		if ((p = strrchr(buf, ')')) && sscanf(p + 2, "%*c %ld", &ppid) == 1 && ppid == master)
+			out[n++] = (pid_t)pid;
+	}
+	closedir(d);
+	return n;
+}
+
+#endif
