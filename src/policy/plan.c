@@ -589,13 +589,15 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 	for (k = 0; k < p->v->nfleet && (capacity < work_s || matched == 0) && matched < jobs; k++) {
 		const struct plan_instance *i = &p->v->fleet[k];
 		int busy = i->state == INST_BUSY;
-		/* The jobs it takes at once: those its GPUs hold, or beside its
-		 * jobs those its free GPUs hold. */
-		int64_t beside = busy && p->v->packs ? jobs_on(p, c, i->free_gpus) : 0,
-			slots = busy ? beside : jobs_on(p, c, offer_of(p, i)->gpus);
+		int64_t beside, slots;
 		double cap;
 		if (p->taken[k] || i->state == INST_DRAINING || !p->fits[i->offer])
 			continue;
+		/* The jobs it takes at once: those its GPUs hold, or beside its
+		 * jobs those its free GPUs hold. Only for an instance that may
+		 * take them: two divisions, for each instance of each plan. */
+		beside = busy && p->v->packs ? jobs_on(p, c, i->free_gpus) : 0;
+		slots = busy ? beside : jobs_on(p, c, offer_of(p, i)->gpus);
 		cap = capacity_within(p, i, horizon_s);
 		/* A busy one whose job outlasts the horizon takes none of these
 		 * jobs within it, but on its free GPUs: it must not stand in
