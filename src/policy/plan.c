@@ -117,27 +117,33 @@ enum { KIND_SPOT = 1, KIND_DRAINING = 2, KINDS = 4 };
 
 static void tally(struct planner *p)
 {
-	int *kinds = p->kinds;
+	/* In locals: the stores through kinds and taken could be to the
+	 * planner's or the view's fields, for all the compiler knows, which
+	 * it would then read again for each instance. */
+	const struct plan_instance *fleet = p->v->fleet;
+	int *kinds = p->kinds, nfleet = p->v->nfleet, nidle = 0, nboots = 0;
 
-	for (int k = 0; k < p->v->nfleet; k++) {
-		const struct plan_instance *i = &p->v->fleet[k];
+	for (int k = 0; k < nfleet; k++) {
+		const struct plan_instance *i = &fleet[k];
 
 		switch (i->state) {
 		case INST_TERMINATED:
 			p->taken[k] = 1;
 			continue;
 		case INST_IDLE:
-			p->idle[p->nidle++] = (struct idle_entry){i->idle_since_ms, k};
+			p->idle[nidle++] = (struct idle_entry){i->idle_since_ms, k};
 			break;
 		case INST_REQUESTED:
 		case INST_BOOTING:
-			p->boots[p->nboots++] = k;
+			p->boots[nboots++] = k;
 			break;
 		default:
 			break;
 		}
 		kinds[i->offer * KINDS + (i->market == MARKET_SPOT) + 2 * (i->state == INST_DRAINING)]++;
 	}
+	p->nidle = nidle;
+	p->nboots = nboots;
 	for (int o = 0; o < p->v->noffers; o++) {
 		const struct offer *of = &p->v->offers[o];
 		const int *n = &kinds[o * KINDS];
