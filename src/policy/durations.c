@@ -65,12 +65,33 @@ static void drop_oldest(struct kept *k)
 	k->n--;
 }
 
+/* A type that kept all it may: its oldest run leaves and run_ms comes in,
+ * the runs between where each is moved once, not those after the one
+ * leaving and then those after the one coming (the simulator adds a run
+ * for each of a million jobs). */
+static void replace_oldest(struct kept *k, int64_t run_ms)
+{
+	int from = lower_bound(k->sorted, k->n, k->ring[k->head]), to = lower_bound(k->sorted, k->n, run_ms);
+
+	if (to > from) {
+		to--; /* the runs after the one leaving move down a place */
+		memmove(&k->sorted[from], &k->sorted[from + 1], (size_t)(to - from) * sizeof *k->sorted);
+	} else {
+		memmove(&k->sorted[to + 1], &k->sorted[to], (size_t)(from - to) * sizeof *k->sorted);
+	}
+	k->sorted[to] = run_ms;
+	k->ring[k->head] = run_ms;
+	k->head = (k->head + 1) % DURATIONS_PER_TYPE;
+}
+
 static void push_newest(struct kept *k, int64_t run_ms)
 {
 	int at;
 
-	if (k->n == DURATIONS_PER_TYPE)
-		drop_oldest(k);
+	if (k->n == DURATIONS_PER_TYPE) {
+		replace_oldest(k, run_ms);
+		return;
+	}
 	k->ring[(k->head + k->n) % DURATIONS_PER_TYPE] = run_ms;
 	at = lower_bound(k->sorted, k->n, run_ms);
 	memmove(&k->sorted[at + 1], &k->sorted[at], (size_t)(k->n - at) * sizeof *k->sorted);

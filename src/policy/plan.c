@@ -117,27 +117,33 @@ enum { KIND_SPOT = 1, KIND_DRAINING = 2, KINDS = 4 };
 
 static void tally(struct planner *p)
 {
-	int *kinds = p->kinds;
+	/* In locals: the stores through kinds and taken could be to the
+	 * planner's or the view's fields, for all the compiler knows, which
+	 * it would then read again for each instance. */
+	const struct plan_instance *fleet = p->v->fleet;
+	int *kinds = p->kinds, nfleet = p->v->nfleet, nidle = 0, nboots = 0;
 
-	for (int k = 0; k < p->v->nfleet; k++) {
-		const struct plan_instance *i = &p->v->fleet[k];
+	for (int k = 0; k < nfleet; k++) {
+		const struct plan_instance *i = &fleet[k];
 
 		switch (i->state) {
 		case INST_TERMINATED:
 			p->taken[k] = 1;
 			continue;
 		case INST_IDLE:
-			p->idle[p->nidle++] = (struct idle_entry){i->idle_since_ms, k};
+			p->idle[nidle++] = (struct idle_entry){i->idle_since_ms, k};
 			break;
 		case INST_REQUESTED:
 		case INST_BOOTING:
-			p->boots[p->nboots++] = k;
+			p->boots[nboots++] = k;
 			break;
 		default:
 			break;
 		}
 		kinds[i->offer * KINDS + (i->market == MARKET_SPOT) + 2 * (i->state == INST_DRAINING)]++;
 	}
+	p->nidle = nidle;
+	p->nboots = nboots;
 	for (int o = 0; o < p->v->noffers; o++) {
 		const struct offer *of = &p->v->offers[o];
 		const int *n = &kinds[o * KINDS];
@@ -589,13 +595,15 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 	for (k = 0; k < p->v->nfleet && (capacity < work_s || matched == 0) && matched < jobs; k++) {
 		const struct plan_instance *i = &p->v->fleet[k];
 		int busy = i->state == INST_BUSY;
-		/* The jobs it takes at once: those its GPUs hold, or beside its
-		 * jobs those its free GPUs hold. */
-		int64_t beside = busy && p->v->packs ? jobs_on(p, c, i->free_gpus) : 0,
-			slots = busy ? beside : jobs_on(p, c, offer_of(p, i)->gpus);
+		int64_t beside, slots;
 		double cap;
 		if (p->taken[k] || i->state == INST_DRAINING || !p->fits[i->offer])
 			continue;
+		/* The jobs it takes at once: those its GPUs hold, or beside its
+		 * jobs those its free GPUs hold. Only for an instance that may
+		 * take them: two divisions, for each instance of each plan. */
+		beside = busy && p->v->packs ? jobs_on(p, c, i->free_gpus) : 0;
+		slots = busy ? beside : jobs_on(p, c, offer_of(p, i)->gpus);
 		cap = capacity_within(p, i, horizon_s);
 		/* A busy one whose job outlasts the horizon takes none of these
 		 * jobs within it, but on its free GPUs: it must not stand in

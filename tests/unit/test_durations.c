@@ -57,6 +57,37 @@ static void test_newest_runs_of_a_type(void **state)
 	durations_free(d);
 }
 
+static int ascending(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* In any order, with ties: after each run, the estimate is the upper
+ * middle of the type's newest 64, sorted here afresh. */
+static void test_newest_runs_in_any_order(void **state)
+{
+	struct durations *d = durations_new();
+	int64_t runs[2000], newest[DURATIONS_PER_TYPE];
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+
+	(void)state;
+	for (int k = 0; k < 2000; k++) {
+		int n = k + 1 < DURATIONS_PER_TYPE ? k + 1 : DURATIONS_PER_TYPE;
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		/* Few values at first, many ties; then a wide spread. */
+		runs[k] = (int64_t)(x % (k < 500 ? 8 : 100000)) * 1000;
+		durations_add(d, 5, runs[k]);
+		memcpy(newest, &runs[k + 1 - n], (size_t)n * sizeof *newest);
+		qsort(newest, (size_t)n, sizeof *newest, ascending);
+		if (estimate(d, 5) != newest[n / 2])
+			fail_msg("after run %d (%lld ms): estimate %lld ms, the newest %d runs' upper middle %lld ms", k + 1,
+				 (long long)runs[k], (long long)estimate(d, 5), n, (long long)newest[n / 2]);
+	}
+	durations_free(d);
+}
+
 /* The newest 1,000 jobs count: older ones leave the history, and their
  * type with them; durations_add names the type that lost one. */
 static void test_history_of_a_thousand(void **state)
@@ -189,6 +220,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_median_by_hand),
 		cmocka_unit_test(test_newest_runs_of_a_type),
+		cmocka_unit_test(test_newest_runs_in_any_order),
 		cmocka_unit_test(test_history_of_a_thousand),
 		cmocka_unit_test_setup_teardown(test_serve_and_sim_agree, harness_store_setup, harness_store_teardown),
 	};

@@ -3,6 +3,7 @@
  * (file, line, column number and name), --skip-bad, --filter, the sort of
  * unsorted rows, and files with no rows or no header at all. */
 #include <dirent.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -231,6 +232,49 @@ static void test_numbers_are_decimal(void **state)
 	assert_int(t.jobs[0].submit_ms, 0);
 	assert_int(t.jobs[0].duration_ms, 25000);
 	trace_free(&t);
+}
+
+/* Every decimal reads as strtod reads it, to the millisecond: the plain
+ * ones the loader reads itself (digits and a point, 15 digits at most) and
+ * the others strtod reads, among them the rounding cases of half a
+ * millisecond. */
+static void test_numbers_read_as_strtod_reads_them(void **state)
+{
+	enum { ROWS = 20000 };
+	static const char *const fixed[] = {".5", "5.", "007.250", "0.0005", "1.0005", "2.0045", "999999999.9995",
+					    "123456789.123456", "1234567.89012345678", "0.00000000000000001"};
+	static char fields[ROWS][32];
+	uint64_t rng = 0x9e3779b97f4a7c15ULL;
+	size_t cap = ROWS * 40 + 64, len;
+	char *text = malloc(cap);
+	struct trace t;
+
+	(void)state;
+	assert_non_null(text);
+	len = (size_t)snprintf(text, cap, "submit_time_s,duration_s\n");
+	for (int k = 0; k < ROWS; k++) {
+		/* Up to 9 digits before the point and 10 after it. */
+		int decimals;
+		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+		decimals = (int)(rng >> 40) % 11;
+		if (k < (int)(sizeof fixed / sizeof *fixed))
+			snprintf(fields[k], sizeof fields[k], "%s", fixed[k]);
+		else
+			snprintf(fields[k], sizeof fields[k], "%llu%s%.*llu", (unsigned long long)(rng % 1000000000),
+				 decimals ? "." : "", decimals, (unsigned long long)((rng >> 20) % 10000000000ULL) %
+				 (unsigned long long)pow(10, decimals));
+		len += (size_t)snprintf(text + len, cap - len, "%d,%s\n", k, fields[k]);
+	}
+	if (load(text, 0, &t) != 0)
+		fail_msg("%s", err);
+	assert_int(t.n, ROWS);
+	for (int k = 0; k < ROWS; k++) {
+		if (t.jobs[k].duration_ms != llround(strtod(fields[k], NULL) * 1000))
+			fail_msg("row %d: '%s' read as %lld ms, strtod reads %lld", k + 2, fields[k],
+				 (long long)t.jobs[k].duration_ms, llround(strtod(fields[k], NULL) * 1000));
+	}
+	trace_free(&t);
+	free(text);
 }
 
 static void test_wrong_column_count(void **state)
@@ -599,6 +643,7 @@ int main(void)
 		cmocka_unit_test(test_missing_required_column),
 		cmocka_unit_test(test_malformed_row_names_file_line_column),
 		cmocka_unit_test(test_numbers_are_decimal),
+		cmocka_unit_test(test_numbers_read_as_strtod_reads_them),
 		cmocka_unit_test(test_wrong_column_count),
 		cmocka_unit_test(test_quoted_field_refused),
 		cmocka_unit_test(test_skip_bad_counts),
