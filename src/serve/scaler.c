@@ -453,6 +453,9 @@ struct scaler *scaler_new(const struct scaler_env *env)
 	}
 	if (store_instance_list(env->store, 0, adopt, sc) != 0)
 		log_error("scaler: the fleet could not be read to adopt it", "error=\"%s\"", store_error(env->store));
+	if (preempt_restore(&env->queue->preempts, env->store) != 0)
+		log_error("scaler: the preemptions in progress could not be read back", "error=\"%s\"",
+			  store_error(env->store));
 	batch_on_commit(env->batch, on_commit, sc);
 	sc->last_run_ms = clock_now(env->clock) - sc->settings.interval_ms;
 	scaler_wake(sc);

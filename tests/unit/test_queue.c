@@ -829,6 +829,65 @@ static void reopened_store_keeps_jobs(void **state)
 	assert_int(count(f, JOB_LEASED), 1);
 }
 
+/* A job leased on an instance at the clock's time now. */
+static struct job lease_on(struct fx *f, int64_t instance)
+{
+	struct lease_offer o = offer(1, 0);
+	struct ebb_error err;
+	struct job j;
+
+	begin(f);
+	if (queue_lease(&f->q, &o, "w1", instance, 60000, &j, &err) != 1)
+		fail_msg("queue_lease: %d %s", err.status, err.message);
+	commit(f);
+	return j;
+}
+
+static void decide(struct fx *f, const char *kind, int64_t instance, const char *reason)
+{
+	struct decision d = {.at_ms = clock_now(&f->clock), .kind = kind, .offer = "", .instance = instance,
+			     .reason = reason};
+
+	begin(f);
+	if (store_decision_insert(f->store, &d) != 0)
+		fail_msg("store_decision_insert: %s", store_error(f->store));
+	commit(f);
+}
+
+/* A serve restarted while preempted jobs stop at their checkpoints reads
+ * the preemptions back from the decisions: a "preempt" on an instance
+ * names its lease begun last by then (on instance 7, the second of two);
+ * one older than every lease there (instance 9), or on an instance with
+ * none running, names nothing; the restored ones are not counted again. */
+static void preemptions_restored(void **state)
+{
+	struct fx *f = *state;
+	struct job first, second, later;
+
+	submit(f, "standard", 0);
+	submit(f, "standard", 0);
+	submit(f, "standard", 0);
+	first = lease_on(f, 7);
+	clock_advance(&f->clock, 1000);
+	second = lease_on(f, 7);
+	decide(f, "launch", 7, "not a preemption");
+	decide(f, "preempt", 7, "team a is owed 1 GPU");
+	decide(f, "preempt", 8, "no lease there");
+	decide(f, "preempt", 9, "before the lease");
+	clock_advance(&f->clock, 1000);
+	later = lease_on(f, 9);
+
+	assert_int(preempt_restore(&f->q.preempts, f->store), 0);
+	assert_int(f->q.preempts.n, 1);
+	assert_null(preempt_reason(&f->q.preempts, first.id, first.lease_token));
+	assert_string_equal(preempt_reason(&f->q.preempts, second.id, second.lease_token), "team a is owed 1 GPU");
+	assert_null(preempt_reason(&f->q.preempts, later.id, later.lease_token));
+	assert_int(f->q.preempts.nteams, 0);
+	job_free(&first);
+	job_free(&second);
+	job_free(&later);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -856,6 +915,7 @@ int main(void)
 		T(unlease_does_not_count),
 		T(rollback_leaves_no_trace),
 		T(reopened_store_keeps_jobs),
+		T(preemptions_restored),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
