@@ -74,6 +74,8 @@ static const char *const billings[] = {"per-second", "per-minute", "per-hour", N
 static const struct conf_key server_keys[] = {
 	{"listen", CONF_STRING, CFG(listen), 1, 255, "127.0.0.1:7070", NULL,
 	 "Address and port of the HTTP API. Without a [token.*] section only a loopback address is accepted; off loopback it needs tls_cert, or private_network = on."},
+	{"name", CONF_STRING, CFG(serve_name), 0, 255, "", NULL,
+	 "This serve's name in GET /healthz and ebb status, to tell apart the serves on one database (docs/HA.md). Empty: HOST:PID."},
 	{"data_dir", CONF_STRING, CFG(data_dir), 1, 4095, "./ebb-data", NULL,
 	 "Directory holding the SQLite database (ebb.db); created if missing."},
 	{"max_body", CONF_SIZE, CFG(max_body), 1024, 64LL << 20, "1MiB", NULL,
