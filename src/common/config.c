@@ -187,7 +187,7 @@ static const struct conf_key provider_keys[] = {
 	{"on_exit", CONF_STRING, CFG(on_exit), 0, 1023, "", NULL,
 	 "Shell command a worker runs when it exits by itself (idle or orphaned): a cloud VM's power-off."},
 	{"server_url", CONF_STRING, CFG(server_url), 0, 1023, "", NULL,
-	 "URL workers use to reach serve; empty: the listen address, https:// with tls_cert, else http://."},
+	 "URL workers use to reach serve; empty: the listen address, https:// with tls_cert, else http://. URL,URL,...: the serves on one database (docs/HA.md)."},
 	{"worker_cacert", CONF_STRING, CFG(worker_cacert), 0, 4095, "", NULL,
 	 "PEM file of the CA that signed serve's certificate, for the workers the provider starts; empty: the system's CAs."},
 	{"reclaim_grace", CONF_DURATION, CFG(reclaim_grace_ms), 0, 3600 * 1000, "25s", NULL,
