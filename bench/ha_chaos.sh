@@ -15,10 +15,17 @@
 # lease), no instance launched twice or left running. Prints a Markdown
 # section for docs/BENCHMARKS.md on stdout (progress on stderr) and exits 0
 # only if every check held. Needs curl, jq, flock, PostgreSQL 15.
-# CHAOS_KEEP=1 keeps the work directory; CHAOS_KILL_EVERY=SECONDS.
+# CHAOS_KEEP=1 keeps the work directory; CHAOS_KILL_EVERY=SECONDS (20);
+# CHAOS_SECONDS=N runs N seconds instead of MINUTES (a short run).
 set -u
 mins=${1:-5}
 every=${CHAOS_KILL_EVERY:-20}
+secs=${CHAOS_SECONDS:-}
+if ! [[ "$mins$every$secs" =~ ^[0-9]+$ ]] || [ "$every" -eq 0 ] || [ "${secs:-$((mins * 60))}" -lt "$every" ]; then
+	echo "usage: bench/ha_chaos.sh [MINUTES]: whole minutes; CHAOS_SECONDS and CHAOS_KILL_EVERY whole seconds, one kill at least" >&2
+	exit 2
+fi
+secs=${secs:-$((mins * 60))}
 cd "$(dirname "$0")/.." || exit 2
 src=$PWD
 export EBB_BIN=${EBB_BIN:-$src/build/ebb}
@@ -128,7 +135,7 @@ start_serve 0
 until [ -n "$(leader)" ]; do sleep 0.1; done
 start_serve 1
 start_serve 2
-note "3 serves on ports ${ports[*]}; killing the leader every ${every}s for ${mins} min"
+note "3 serves on ports ${ports[*]}; killing the leader every ${every}s for ${secs}s"
 submitter "$W/acked.a" chaos-a &
 subs=($!)
 submitter "$W/acked.b" chaos-b &
@@ -138,7 +145,7 @@ subs+=($!)
 # A kill every $every s on the clock, whatever the takeovers took: 5 min
 # make 15 kills.
 started=$(ms)
-for k in $(seq $((mins * 60 / every))); do
+for k in $(seq $((secs / every))); do
 	wait_ms=$((started + k * every * 1000 - $(ms)))
 	[ "$wait_ms" -gt 0 ] && sleep "$((wait_ms / 1000)).$(printf %03d $((wait_ms % 1000)))"
 	lead=$(leader)
@@ -240,7 +247,7 @@ one leads, two wait ([HA.md](HA.md)). Two submitters (\`ebb submit --server A,B,
 idempotency keys, retried until acknowledged) and the exec provider's
 workers (given all three addresses) run the soak's jobs (scripts/soak_checks.sh:
 checkpoints, crashes, hangs, garbage on the control fd). Every ${every} s the
-leader is killed with -9 and started again as a standby; ${mins} min, then a drain.
+leader is killed with -9 and started again as a standby; ${secs} s, then a drain.
 Takeover: from the kill to the next serve answering \`GET /healthz\` as leader.
 
 | | |
