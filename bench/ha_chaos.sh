@@ -88,7 +88,7 @@ bin=${PG_BIN:-/usr/lib/postgresql/15/bin}
 pgdir=$(scripts/pg.sh start) || exit 2
 "$bin/psql" -q "$(scripts/pg.sh url "$pgdir") dbname=postgres" -c "CREATE DATABASE chaos" >/dev/null || exit 2
 pgurl="$(scripts/pg.sh url "$pgdir") dbname=chaos"
-for i in 0 1 2; do ports[$i]=$(free_port); done
+for i in 0 1 2; do ports[i]=$(free_port); done
 servers=$(printf 'http://127.0.0.1:%s,' "${ports[@]}")
 servers=${servers%,}
 export EBB_TEST_PROVIDER_DIR=$W/provider

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by scripts/soak.sh and bench/ha_chaos.sh: the job the
 # submitters send, the submitters, and the invariant checks on what serve
 # says. They use the caller's W (work directory), P (the phase's

@@ -119,12 +119,18 @@ static void worker_runs_jobs_past_a_refused_serve(void **state)
 }
 
 /* PostgreSQL: a worker given a serve and its standby runs a job of the
- * first, then, the first killed with -9, one submitted to the standby
- * once it has taken over: its long-poll cut, it moves on by itself. */
+ * first across its kill -9: the job's heartbeats and its complete go to
+ * the standby once it has taken over, so the job succeeds on its first
+ * attempt (stuck on the dead serve, the worker would be orphaned after
+ * 6 s, and the job run again). Then the worker's long-poll, cut by the
+ * kill, has moved on too: a job submitted to the standby runs. */
 static void worker_goes_on_with_the_standby(void **state)
 {
+	/* Heartbeats every 2 s (orphan_timeout / 3), a lease of 8 s. */
+	const char *queue = "[queue]\nlease_timeout = 8s\n";
 	struct harness_server *a, *b;
 	const char *log, *list;
+	json_t *job;
 	int64_t id;
 	int port;
 	pid_t w;
@@ -134,19 +140,24 @@ static void worker_goes_on_with_the_standby(void **state)
 		print_message("skipped: a serve and its standby need EBB_TEST_STORE=postgres\n");
 		skip();
 	}
-	a = harness_serve(NULL, 0);
+	a = harness_serve(queue, 0);
 	port = harness_free_port();
-	b = harness_serve(harness_fmt("[server]\nlisten = 127.0.0.1:%d\n[postgres]\nurl = %s\nstandby = on\n", port,
-				      harness_store_url(a->data)),
+	b = harness_serve(harness_fmt("%s[server]\nlisten = 127.0.0.1:%d\n[postgres]\nurl = %s\nstandby = on\n", queue,
+				      port, harness_store_url(a->data)),
 			  HARNESS_NO_WAIT);
 	list = harness_fmt("%s,http://127.0.0.1:%d", a->url, port);
 	log = harness_fmt("%s/worker.log", a->dir);
-	w = harness_hand_worker(a, log, NULL, "--server", list, NULL);
-	id = harness_submit(a, "{\"command\": [\"true\"]}");
-	WAIT_FOR(a, 30000, harness_job_is(a, id, "succeeded"), "job %lld did not succeed", (long long)id);
+	w = harness_hand_worker(a, log, NULL, "--server", list, "--orphan-timeout", "6s", NULL);
+	id = harness_submit(a, "{\"command\": [\"sleep\", \"10\"]}");
+	WAIT_FOR(a, 30000, harness_job_is(a, id, "leased"), "job %lld was not leased", (long long)id);
 
 	harness_server_kill(a);
 	harness_server_wait(b, 15000);
+	WAIT_FOR(b, 30000, harness_job_is(b, id, "succeeded"), "job %lld did not succeed after the takeover",
+		 (long long)id);
+	job = harness_get_job(b, id);
+	assert_int(JINT(job, "attempts"), 1);
+	json_decref(job);
 	id = harness_submit(b, "{\"command\": [\"true\"]}");
 	WAIT_FOR(b, 30000, harness_job_is(b, id, "succeeded"), "job %lld did not succeed on the standby",
 		 (long long)id);
