@@ -28,6 +28,9 @@ declare -A faults=()
 checks=0 acked_total=0 final_total=0 full_replies=0
 orphan_timeout=4 lease_timeout=6
 
+# shellcheck source=scripts/soak_checks.sh
+. "$src/scripts/soak_checks.sh"
+
 now() { date +%s; }
 note() { printf 'soak: %s\n' "$*"; }
 # Kept in a file: a violation found in a pipe's subshell counts too.
@@ -83,53 +86,15 @@ fd_count() {
 }
 get() { api "$url$1"; }
 
-# The job every submitter sends: items run 0.2 s each from the last
-# checkpoint, under an exclusive lock on its job's lock file, which a
-# second run of the same job at once cannot take.
-write_job() {
-	cat >"$W/job.sh" <<-EOF
-	#!/bin/sh
-	mode=\$1 n=\$2 fd=\$EBB_CONTROL_FD pos=\${EBB_CHECKPOINT:-0}
-	exec 9>"$W/locks/\$EBB_JOB_ID"
-	echo \$\$ >>"$W/pgids" # its process group, the worker's kill -9 or not
-	if ! flock -n 9; then echo "job \$EBB_JOB_ID runs twice at once" >>"$W/violations.jobs"; exit 1; fi
-	case \$mode in
-	crash) kill -9 \$\$ ;;
-	hang) exec sleep 3600 ;;
-	garbage) head -c 300 /dev/urandom 9>&- >&\$fd; printf '\ncheckpoint\nprogress -4\nprogress x\n' >&\$fd ;;
+submit_job() {
+	local reply code
+	reply=$(api -w '\n%{http_code}' -X POST "$url/v1/jobs" -d "$1")
+	code=${reply##*$'\n'}
+	case $code in
+	200 | 201) printf '%s' "${reply%$'\n'*}" | jq .id ;;
+	507) echo 507 >>"$W/full-replies"; return 1 ;;
+	*) return 1 ;;
 	esac
-	trap 'echo "checkpoint \$pos \$pos" >&\$fd; exit 0' TERM
-	while [ \$pos -lt \$n ]; do
-		sleep 0.2 9>&-
-		pos=\$((pos + 1))
-		echo "progress \$pos" >&\$fd
-		[ \$((pos % 3)) -eq 0 ] && echo "checkpoint \$pos \$pos" >&\$fd
-	done
-	exit 0
-	EOF
-	mkdir -p "$W/locks"
-}
-
-# Submits until told to stop: each job with its own key, sent again with
-# the same key until acknowledged; "KEY ID" of each in $1.
-submitter() {
-	local out=$1 name=$2 n=0 key body reply code modes=(ok ok ok ok ok ok ok crash hang garbage)
-	while [ ! -e "$W/stop-submitting" ]; do
-		n=$((n + 1)) key=$name-$n
-		mode=${modes[RANDOM % 10]}
-		body=$(printf '{"command":["sh","%s","%s","%d"],"items":%d,"timeout_s":%d,"est_s":2,"max_attempts":2,"idempotency_key":"%s"}' \
-			"$W/job.sh" "$mode" $((n % 8 + 3)) $((n % 8 + 3)) 5 "$key")
-		while :; do
-			reply=$(api -w '\n%{http_code}' -X POST "$url/v1/jobs" -d "$body")
-			code=${reply##*$'\n'}
-			case $code in
-			200 | 201) echo "$key $(printf '%s' "${reply%$'\n'*}" | jq .id)" >>"$out"; break ;;
-			507) echo 507 >>"$W/full-replies" ;;
-			esac
-			sleep 0.3
-		done
-		sleep 2
-	done
 }
 
 start_serve() {
@@ -153,19 +118,7 @@ check_round() {
 	if [ "$n" -gt 3 ] || [ "$g" -gt 3 ]; then violation "fleet over its limits: $n instances, $g GPUs"; fi
 	check
 	[ "$(workers | wc -l)" -le 4 ] || violation "$(workers | wc -l) worker processes for 3 instances at most"
-	for f in succeeded dead; do
-		get "/v1/jobs?limit=1000&state=$f" | jq -r '.jobs[] | "\(.id) \(.state) \(.finished_at)"' >>"$P/final-seen"
-	done
-	sort -u -o "$P/final-seen" "$P/final-seen"
-	check
-	awk '{n[$1]++} END {for (i in n) if (n[i] > 1) print i}' "$P/final-seen" | while read -r id; do
-		echo "job $id changed after it was final" >>"$W/violations.final"
-	done
-	if [ -s "$W/violations.jobs" ] || [ -s "$W/violations.final" ]; then
-		cat "$W/violations.jobs" "$W/violations.final" 2>/dev/null | sort -u | while read -r l; do violation "$l"; done
-		: >"$W/violations.jobs"
-		: >"$W/violations.final"
-	fi
+	check_final
 }
 
 # kill -9 serve and wait past orphan_timeout: every worker must be gone.
@@ -204,7 +157,7 @@ inject() {
 # After the faults: every acknowledged job final, once; items counted
 # once; the ledger to the cent; serve's processes and fds.
 check_end() {
-	local deadline=$1 pending live keys fds
+	local deadline=$1 pending live fds
 	while :; do
 		pending=$(get /v1/stats | jq '.states.queued + .states.delayed + .states.leased')
 		live=$(get /v1/fleet | jq '.instances | length')
@@ -215,28 +168,9 @@ check_end() {
 		fi
 		sleep 0.5
 	done
-	: >"$P/jobs"
-	local after=0
-	while [ "$after" != null ]; do
-		get "/v1/jobs?limit=1000&after=$after" >"$P/page"
-		jq -c '.jobs[]' "$P/page" >>"$P/jobs"
-		after=$(jq .next_after "$P/page")
-	done
-	cat "$P"/acked.* >"$P/acked"
+	check_acked
 	acked_total=$((acked_total + $(wc -l <"$P/acked")))
 	final_total=$((final_total + $(jq -s '[.[] | select(.state | test("succeeded|dead|failed|cancelled"))] | length' "$P/jobs")))
-	check
-	keys=$(jq -s '[.[].idempotency_key] | length as $n | unique | length == $n' "$P/jobs")
-	[ "$keys" = true ] || violation "$name: an idempotency key has two jobs"
-	check
-	jq -r -s --rawfile acked "$P/acked" '(map({key: .idempotency_key, value: .}) | from_entries) as $by
-		| $acked | split("\n")[] | select(length > 0) | split(" ") as [$k, $id] | $by[$k] as $j
-		| select($j == null or ($j.id | tostring) != $id or ($j.state | test("succeeded|dead|failed|cancelled") | not))
-		| "job \($id) (\($k)): \($j.state // "lost")"' "$P/jobs" >"$P/unfinished"
-	while read -r l; do violation "$name: acknowledged $l, not final"; done <"$P/unfinished"
-	check
-	jq -s -e '[.[] | select(.state == "succeeded" and .items_done != .items)] | length == 0' "$P/jobs" >/dev/null ||
-		violation "$name: a succeeded job counted items other than its own: $(jq -c 'select(.state == "succeeded" and .items_done != .items) | {id, items, items_done}' "$P/jobs" | head -3)"
 	check
 	get "/v1/fleet?all=1" >"$P/fleet"
 	get "/v1/report" >"$P/report"

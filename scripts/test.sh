@@ -4,7 +4,9 @@
 # store's and serve's tests once more against a throwaway PostgreSQL
 # (make test-pg); each fuzz target over its corpus and a few seconds more
 # (make fuzz-check); a 3-minute chaos soak (scripts/soak.sh, one test:
-# every invariant held); and the checks of the Debian package
+# every invariant held); 80 s of three serves on PostgreSQL with the
+# leader killed every 20 s (bench/ha_chaos.sh, one test likewise); and
+# the checks of the Debian package
 # (scripts/test-package.sh). Ends with one line "N passed, M failed" over
 # all of it, after the time each part took.
 set -u
@@ -50,13 +52,15 @@ part() {
 $name: $(($(date +%s) - started)) s"
 }
 
-# The soak holds or not: one test.
+# A chaos run holds or not: one test. holds WHAT COMMAND...
 # shellcheck disable=SC2317 # called through part()
-soak() {
-	if ./scripts/soak.sh "$1"; then
+holds() {
+	what=$1
+	shift
+	if "$@"; then
 		echo "1 passed, 0 failed"
 	else
-		echo "the chaos soak: an invariant did not hold"
+		echo "$what: an invariant did not hold"
 		echo "0 passed, 1 failed"
 	fi
 }
@@ -66,7 +70,8 @@ part "tests under address sanitizer" make -s -j2 test SANITIZER=address
 part "tests under undefined sanitizer" make -s -j2 test SANITIZER=undefined
 part "tests against PostgreSQL" make -s -j2 test-pg
 part "the fuzz targets over their corpora" make -s -j2 fuzz-check
-part "the chaos soak, 3 minutes (docs/RELIABILITY.md)" soak 180
+part "the chaos soak, 3 minutes (docs/RELIABILITY.md)" holds "the chaos soak" ./scripts/soak.sh 180
+part "the leader killed every 20 s, 80 s (docs/HA.md)" holds "the chaos run" env CHAOS_SECONDS=80 ./bench/ha_chaos.sh
 part "the Debian package" ./scripts/test-package.sh
 echo "== times$times"
 echo "$passed passed, $failed failed"

@@ -23,7 +23,8 @@ enum { CLI_OPT_TOKEN = 0x1000, CLI_OPT_CACERT, CLI_OPT_JSON, CLI_OPT_OWN = 0x100
 	{"cacert", required_argument, NULL, CLI_OPT_CACERT}, {"json", no_argument, NULL, CLI_OPT_JSON}, \
 	{"help", no_argument, NULL, 'h'}
 #define CLI_USAGE_COMMON                                                                   \
-	"  -s, --server URL      server (default $EBB_SERVER, else http://127.0.0.1:7070)\n"   \
+	"  -s, --server URL      server (default $EBB_SERVER, else http://127.0.0.1:7070);\n"  \
+	"                        URL,URL,...: serves on one database, tried in turn\n"      \
 	"  --token TOKEN         bearer token (default $EBB_TOKEN)\n"                          \
 	"  --cacert FILE         CA certificates (PEM) to trust for an https:// server\n"      \
 	"                        (default $EBB_CACERT, else the system's)\n"                   \

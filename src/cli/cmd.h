@@ -34,6 +34,7 @@ int cmd_drain(int argc, char **argv);
 int cmd_reclaim(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_offers(int argc, char **argv);
+int cmd_status(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 

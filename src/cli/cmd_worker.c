@@ -11,7 +11,8 @@
 
 static const char usage[] =
 	"usage: ebb worker [OPTIONS]\n"
-	"  -s, --server URL        serve's address (default $EBB_SERVER, else http://127.0.0.1:7070)\n"
+	"  -s, --server URL        serve's address (default $EBB_SERVER, else http://127.0.0.1:7070);\n"
+	"                          URL,URL,...: serves on one database, tried in turn\n"
 	"  --token TOKEN           a worker token (default $EBB_TOKEN)\n"
 	"  --cacert FILE           CA certificates (PEM) to trust for an https:// server\n"
 	"                          (default $EBB_CACERT, else the system's)\n"

@@ -43,23 +43,68 @@ static size_t on_data(char *ptr, size_t size, size_t n, void *arg)
 	return add;
 }
 
-static int set_server(struct client *c, const char *s)
+/* One serve's URL, the first len bytes of s, into out (of size 512):
+ * http:// put in front of HOST:PORT, trailing slashes dropped. */
+static int parse_server(struct client *c, const char *s, size_t len, char *out)
 {
-	const char *scheme = strstr(s, "://") ? "" : "http://";
+	char one[sizeof c->server];
 	size_t n;
 
-	if ((size_t)snprintf(c->server, sizeof c->server, "%s%s", scheme, s) >= sizeof c->server) {
-		snprintf(c->err, sizeof c->err, "server URL too long (%zu characters)", strlen(s));
+	if (len == 0) {
+		snprintf(c->err, sizeof c->err, "server list: an empty address (two commas, or one at an end)");
 		return -1;
 	}
-	if (strncmp(c->server, "http://", 7) != 0 && strncmp(c->server, "https://", 8) != 0) {
-		snprintf(c->err, sizeof c->err, "server '%.200s': expected http://HOST:PORT, https://HOST:PORT or HOST:PORT", s);
+	if (len >= sizeof one) {
+		snprintf(c->err, sizeof c->err, "server URL too long (%zu characters)", len);
+		return -1;
+	}
+	memcpy(one, s, len);
+	one[len] = '\0';
+	if ((size_t)snprintf(out, sizeof one, "%s%s", strstr(one, "://") ? "" : "http://", one) >= sizeof one) {
+		snprintf(c->err, sizeof c->err, "server URL too long (%zu characters)", len);
+		return -1;
+	}
+	if (strncmp(out, "http://", 7) != 0 && strncmp(out, "https://", 8) != 0) {
+		snprintf(c->err, sizeof c->err, "server '%.200s': expected http://HOST:PORT, https://HOST:PORT or HOST:PORT",
+			 one);
 		return -1;
 	}
 	/* Paths start with '/', so a trailing one would double it. */
-	n = strlen(c->server);
-	while (n > 0 && c->server[n - 1] == '/')
-		c->server[--n] = '\0';
+	n = strlen(out);
+	while (n > 0 && out[n - 1] == '/')
+		out[--n] = '\0';
+	return 0;
+}
+
+/* "URL" or "URL,URL,...": the serves in the order they are tried. */
+static int set_servers(struct client *c, const char *list)
+{
+	const char *p = list;
+
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		if (c->nservers == CLIENT_SERVERS_MAX) {
+			snprintf(c->err, sizeof c->err, "server list: more than %d serves", CLIENT_SERVERS_MAX);
+			return -1;
+		}
+		if (parse_server(c, p, len, c->servers[c->nservers]) != 0)
+			return -1;
+		c->nservers++;
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	memcpy(c->server, c->servers[0], sizeof c->server);
+	return 0;
+}
+
+int client_owns_url(const struct client *c, const char *url)
+{
+	for (int i = 0; i < c->nservers; i++) {
+		size_t n = strlen(c->servers[i]);
+		if (strncmp(url, c->servers[i], n) == 0 && (url[n] == '/' || url[n] == '\0'))
+			return 1;
+	}
 	return 0;
 }
 
@@ -105,7 +150,7 @@ int client_init(struct client *c, const char *server, const char *token, const c
 		token = getenv("EBB_TOKEN");
 	if (!cacert)
 		cacert = getenv("EBB_CACERT");
-	if (set_server(c, server && *server ? server : DEFAULT_SERVER) != 0 ||
+	if (set_servers(c, server && *server ? server : DEFAULT_SERVER) != 0 ||
 	    set_token(c, token ? token : "") != 0 || set_cacert(c, cacert ? cacert : "") != 0)
 		return -1;
 	/* Reference-counted by libcurl, undone in client_free. */
@@ -167,24 +212,22 @@ static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off
 	return *(volatile sig_atomic_t *)arg != 0;
 }
 
-int client_call(struct client *c, const char *method, const char *path, json_t *body,
-		json_t **reply)
+/* One try at c->server: the HTTP status, or -1 with c->err; *refused
+ * when nothing was sent because the serve refused the connection. */
+static int call_once(struct client *c, const char *method, const char *path, const char *text, json_t **reply,
+		     int *refused)
 {
 	CURL *h = c->curl;
 	struct curl_slist *headers = NULL;
 	struct buffer in = {0};
 	char url[2048], auth[600], detail[CURL_ERROR_SIZE] = "";
-	char *text = NULL;
 	long status = 0;
 	CURLcode rc;
 
 	*reply = NULL;
+	*refused = 0;
 	if ((size_t)snprintf(url, sizeof url, "%s%s", c->server, path) >= sizeof url) {
 		snprintf(c->err, sizeof c->err, "URL too long: %.200s%.100s...", c->server, path);
-		return -1;
-	}
-	if (body && !(text = json_dumps(body, JSON_COMPACT))) {
-		snprintf(c->err, sizeof c->err, "cannot encode the request body as JSON");
 		return -1;
 	}
 	/* Reset keeps the live connection; only the options start afresh. */
@@ -221,8 +264,8 @@ int client_call(struct client *c, const char *method, const char *path, json_t *
 	}
 	rc = curl_easy_perform(h);
 	curl_slist_free_all(headers);
-	free(text);
 	if (rc != CURLE_OK) {
+		*refused = rc == CURLE_COULDNT_CONNECT;
 		transport_error(c, rc, detail, method, path);
 		free(in.data);
 		return -1;
@@ -232,6 +275,41 @@ int client_call(struct client *c, const char *method, const char *path, json_t *
 		*reply = json_loadb(in.data, in.len, JSON_DECODE_ANY, NULL);
 	free(in.data);
 	return (int)status;
+}
+
+void client_use(struct client *c, int i)
+{
+	c->current = i % c->nservers;
+	memcpy(c->server, c->servers[c->current], sizeof c->server);
+}
+
+int client_call(struct client *c, const char *method, const char *path, json_t *body,
+		json_t **reply)
+{
+	char *text = NULL;
+	int status = -1, first = c->current, refused = 0;
+
+	*reply = NULL;
+	if (body && !(text = json_dumps(body, JSON_COMPACT))) {
+		snprintf(c->err, sizeof c->err, "cannot encode the request body as JSON");
+		return -1;
+	}
+	for (int tried = 0; tried < c->nservers; tried++) {
+		client_use(c, first + tried);
+		status = call_once(c, method, path, text, reply, &refused);
+		if (!refused)
+			break;
+	}
+	/* None answered: start at the same one next time. */
+	if (refused)
+		client_use(c, first);
+	if (refused && c->nservers > 1) {
+		char last[sizeof c->err];
+		memcpy(last, c->err, sizeof last);
+		snprintf(c->err, sizeof c->err, "none of the %d serves answered; %.400s", c->nservers, last);
+	}
+	free(text);
+	return status;
 }
 
 void client_error_text(int status, json_t *reply, char *buf, size_t size)

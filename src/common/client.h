@@ -1,7 +1,16 @@
 /* The HTTP client of the CLI commands, of the worker (and of the tests):
  * libcurl with one kept-alive connection, JSON in and out. An https://
  * server is verified against the system's CAs, or against the CA file
- * given; there is no way to turn the verification off. */
+ * given; there is no way to turn the verification off.
+ *
+ * The server may be a comma-separated list of serves on one database (a
+ * leader and its standbys, which do not listen: docs/HA.md): a call goes
+ * to the serve that answered last, and moves on to the next in the list,
+ * in order, when that one refuses the connection (nothing was sent, so
+ * the call goes out again at once). A connection cut after the request
+ * went out is not sent again (the dead serve may have done it): the call
+ * fails as before, and the caller's retry finds the dead serve refusing
+ * and moves on. */
 #ifndef EBB_CLIENT_H
 #define EBB_CLIENT_H
 
@@ -9,8 +18,12 @@
 #include <signal.h>
 #include <stddef.h>
 
+#define CLIENT_SERVERS_MAX 8
+
 struct client {
-	char server[512]; /* base URL, e.g. http://127.0.0.1:7070 */
+	char server[512]; /* base URL of the serve in use, e.g. http://127.0.0.1:7070 */
+	char servers[CLIENT_SERVERS_MAX][512]; /* all of them, in the order given */
+	int nservers, current; /* server is servers[current] */
 	char token[512];  /* bearer token, may be empty */
 	char cacert[4096]; /* PEM file of the CAs to trust; "": the system's */
 	void *curl;       /* CURL * */
@@ -22,8 +35,14 @@ struct client {
 
 /* server, token and cacert: NULL to read EBB_SERVER / EBB_TOKEN /
  * EBB_CACERT (server defaults to http://127.0.0.1:7070; "host:port" gets
- * http:// put in front). -1 with c->err when one cannot be used. */
+ * http:// put in front; "URL,URL,..." names several serves, at most
+ * CLIENT_SERVERS_MAX). -1 with c->err when one cannot be used. */
 int client_init(struct client *c, const char *server, const char *token, const char *cacert);
+/* Makes the i-th serve of the list the one the next call goes to first
+ * (a worker's runner goes on where the worker was). */
+void client_use(struct client *c, int i);
+/* Is url on one of c's serves (the same base URL, then '/' or its end)? */
+int client_owns_url(const struct client *c, const char *url);
 void client_free(struct client *c);
 
 /* Sends METHOD path (e.g. "/v1/jobs") with body (not stolen; NULL for none).

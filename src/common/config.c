@@ -74,6 +74,8 @@ static const char *const billings[] = {"per-second", "per-minute", "per-hour", N
 static const struct conf_key server_keys[] = {
 	{"listen", CONF_STRING, CFG(listen), 1, 255, "127.0.0.1:7070", NULL,
 	 "Address and port of the HTTP API. Without a [token.*] section only a loopback address is accepted; off loopback it needs tls_cert, or private_network = on."},
+	{"name", CONF_STRING, CFG(serve_name), 0, 255, "", NULL,
+	 "This serve's name in GET /healthz and ebb status, to tell apart the serves on one database (docs/HA.md). Empty: HOST:PID."},
 	{"data_dir", CONF_STRING, CFG(data_dir), 1, 4095, "./ebb-data", NULL,
 	 "Directory holding the SQLite database (ebb.db); created if missing."},
 	{"max_body", CONF_SIZE, CFG(max_body), 1024, 64LL << 20, "1MiB", NULL,
@@ -185,7 +187,7 @@ static const struct conf_key provider_keys[] = {
 	{"on_exit", CONF_STRING, CFG(on_exit), 0, 1023, "", NULL,
 	 "Shell command a worker runs when it exits by itself (idle or orphaned): a cloud VM's power-off."},
 	{"server_url", CONF_STRING, CFG(server_url), 0, 1023, "", NULL,
-	 "URL workers use to reach serve; empty: the listen address, https:// with tls_cert, else http://."},
+	 "URL workers use to reach serve; empty: the listen address, https:// with tls_cert, else http://. URL,URL,...: the serves on one database (docs/HA.md)."},
 	{"worker_cacert", CONF_STRING, CFG(worker_cacert), 0, 4095, "", NULL,
 	 "PEM file of the CA that signed serve's certificate, for the workers the provider starts; empty: the system's CAs."},
 	{"reclaim_grace", CONF_DURATION, CFG(reclaim_grace_ms), 0, 3600 * 1000, "25s", NULL,

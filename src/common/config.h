@@ -122,6 +122,7 @@ struct token_conf {
 struct config {
 	/* [server] */
 	char *listen;
+	char *serve_name; /* "": HOST:PID */
 	char *data_dir;
 	int64_t max_body;
 	int64_t log_level; /* enum log_level */

@@ -95,11 +95,12 @@ void provider_worker_cmd(const struct provider *p, const struct instance *inst, 
 			 struct worker_cmd *w)
 {
 	const char *url = p->env.server_url, *on_exit = p->env.cfg->on_exit;
-	size_t n = strlen(url);
+	size_t n = strcspn(url, ",");
 
 	memset(w, 0, sizeof *w);
 	/* The worker reads its reclaim notice from serve, as it would from a
-	 * cloud's metadata service. */
+	 * cloud's metadata service: of several serves (docs/HA.md), the
+	 * first. */
 	while (n > 0 && url[n - 1] == '/')
 		n--;
 	snprintf(w->notice, sizeof w->notice, "%.*s/v1/fleet/%lld/notice", (int)n, url, (long long)inst->id);

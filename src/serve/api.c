@@ -281,9 +281,11 @@ void api_handle(struct api *api, struct request *req)
 static int api_healthz(struct api_call *c)
 {
 	/* Whether calls need a token: the dashboard asks for one before it
-	 * calls, rather than after a 401. */
-	request_reply(c->req, 200, json_pack("{s:s, s:s, s:b}", "status", "ok", "store", store_kind(c->api->store),
-					     "token_required", c->api->cfg->ntokens > 0));
+	 * calls, rather than after a 401. A serve that answers leads: a
+	 * standby does not listen (docs/HA.md). */
+	request_reply(c->req, 200, json_pack("{s:s, s:s, s:s, s:s, s:b}", "status", "ok", "role", "leader", "serve",
+					     c->api->serve_id, "store", store_kind(c->api->store), "token_required",
+					     c->api->cfg->ntokens > 0));
 	return 0;
 }
 

@@ -26,6 +26,7 @@ struct plan_settings;
 /* What the handlers reach: serve's parts, given by the wiring. */
 struct api {
 	const struct config *cfg;
+	char serve_id[300]; /* [server] name, or HOST:PID: which serve answered */
 	struct clock *clock;
 	int test_clock; /* POST /v1/admin/clock may move the clock */
 	int64_t started_ms;

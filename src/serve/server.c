@@ -197,6 +197,22 @@ static int start_scaler(struct server *s, char *err, size_t errsize)
 	return 0;
 }
 
+/* [server] name, else HOST:PID: the name GET /healthz gives, so that a
+ * client of several serves on one database sees which one leads. */
+static void serve_id(const struct config *cfg, char *id, size_t size)
+{
+	char host[256] = "localhost";
+
+	if (cfg->serve_name[0]) {
+		snprintf(id, size, "%s", cfg->serve_name);
+		return;
+	}
+	if (gethostname(host, sizeof host) != 0)
+		snprintf(host, sizeof host, "localhost");
+	host[sizeof host - 1] = '\0';
+	snprintf(id, size, "%.200s:%d", host, (int)getpid());
+}
+
 /* The parts below the API, in the order they depend on each other. */
 static int start(struct server *s, const struct server_options *o, char *err, size_t errsize)
 {
@@ -265,6 +281,7 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 		.snap = {.cfg = cfg, .store = s->store, .clock = &s->clock, .ledger = &s->ledger, .offers = s->offers,
 			 .noffers = s->noffers, .with_provider = s->provider != NULL},
 	};
+	serve_id(cfg, s->api.serve_id, sizeof s->api.serve_id);
 	s->signals[0] = evsignal_new(s->base, SIGTERM, on_signal, s);
 	s->signals[1] = evsignal_new(s->base, SIGINT, on_signal, s);
 	s->signals[2] = evsignal_new(s->base, SIGHUP, on_reload, s);

@@ -143,6 +143,11 @@ static void job_report(struct run *r, const char *what, json_t *body, int ask_ne
 		if (status == 200 && next)
 			r->next = json_incref(json_object_get(reply, "next"));
 		json_decref(reply);
+		/* With the lease's token: which run's report serve took (the
+		 * chaos run, bench/ha_chaos.sh, checks that one run's only). */
+		if (status == 200)
+			log_info("report acknowledged", "worker=%s job=%lld call=%s lease_token=%lld", r->w->name,
+				 (long long)r->id, what, (long long)r->token);
 		if ((status > 0 && status < 500) ||
 		    clock_monotonic_ms() - r->w->last_contact_ms >= r->w->orphan_timeout_ms)
 			break;
@@ -380,8 +385,8 @@ int job_run(struct worker *w, json_t *job, json_t **next)
 	}
 	r.started_ms = clock_monotonic_ms();
 	r.next_heartbeat_ms = r.started_ms + w->heartbeat_ms;
-	log_info("job started", "worker=%s job=%lld attempt=%lld", w->name, (long long)r.id,
-		 (long long)json_integer_value(json_object_get(job, "attempts")));
+	log_info("job started", "worker=%s job=%lld attempt=%lld lease_token=%lld", w->name, (long long)r.id,
+		 (long long)json_integer_value(json_object_get(job, "attempts")), (long long)r.token);
 	worker = getpid();
 	r.pid = fork();
 	if (r.pid == 0)

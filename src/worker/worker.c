@@ -52,8 +52,7 @@ static void install_signals(void)
 static struct notice *open_notice(struct worker *w, char *err, size_t errsize)
 {
 	const char *url = w->o->notice_url;
-	size_t n = strlen(w->client.server);
-	int ours = strncmp(url, w->client.server, n) == 0 && (url[n] == '/' || url[n] == '\0');
+	int ours = client_owns_url(&w->client, url);
 
 	return notice_new(url, ours ? w->client.token : NULL, ours ? w->client.cacert : NULL, w->o->notice_interval_ms,
 			  err, errsize);
@@ -65,6 +64,7 @@ static struct notice *open_notice(struct worker *w, char *err, size_t errsize)
 void worker_renew_after_fork(struct worker *w)
 {
 	char err[300];
+	int current = w->client.current; /* the serve that answered last */
 
 	close(w->sig->wake[0]);
 	close(w->sig->wake[1]);
@@ -72,6 +72,8 @@ void worker_renew_after_fork(struct worker *w)
 	w->sig->cut = 0;
 	if (client_init(&w->client, w->o->server, w->o->token, w->o->cacert) != 0)
 		log_warn("runner without a client", "worker=%s error=\"%s\"", w->name, w->client.err);
+	else
+		client_use(&w->client, current);
 	if (w->notice && !(w->notice = open_notice(w, err, sizeof err)))
 		log_warn("runner without a reclaim notice", "worker=%s error=\"%s\"", w->name, err);
 	w->last_contact_ms = clock_monotonic_ms();

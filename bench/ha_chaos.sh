@@ -1,0 +1,269 @@
+#!/bin/bash
+# bench/ha_chaos.sh [MINUTES]: the chaos run of issue 12 with one leader
+# and two standbys (docs/HA.md). A throwaway PostgreSQL (scripts/pg.sh),
+# three `ebb serve`s on it on loopback ports, all `standby = on` (the first
+# to start takes the lock and leads); the exec provider
+# (tests/exec/provider) launches real `ebb worker`s that are given all
+# three addresses, as are the two submitters (`ebb submit --server
+# A,B,C`). Every 20 s the leader is killed with -9 and started again as a
+# new standby; the takeover time is from the kill to the next serve
+# answering GET /healthz as leader. After MINUTES (default 5) the
+# submitters stop, the queue and the fleet drain, and the checks of
+# scripts/soak_checks.sh run, with these: no acknowledged complete lost
+# (the job ran again, or did not end succeeded), no stale complete
+# accepted (a complete serve took from a run other than the job's last
+# lease), no instance launched twice or left running. Prints a Markdown
+# section for docs/BENCHMARKS.md on stdout (progress on stderr) and exits 0
+# only if every check held. Needs curl, jq, flock, PostgreSQL 15.
+# CHAOS_KEEP=1 keeps the work directory; CHAOS_KILL_EVERY=SECONDS (20);
+# CHAOS_SECONDS=N runs N seconds instead of MINUTES (a short run).
+set -u
+mins=${1:-5}
+every=${CHAOS_KILL_EVERY:-20}
+secs=${CHAOS_SECONDS:-}
+if ! [[ "$mins$every$secs" =~ ^[0-9]+$ ]] || [ "$every" -eq 0 ] || [ "${secs:-$((mins * 60))}" -lt "$every" ]; then
+	echo "usage: bench/ha_chaos.sh [MINUTES]: whole minutes; CHAOS_SECONDS and CHAOS_KILL_EVERY whole seconds, one kill at least" >&2
+	exit 2
+fi
+secs=${secs:-$((mins * 60))}
+cd "$(dirname "$0")/.." || exit 2
+src=$PWD
+export EBB_BIN=${EBB_BIN:-$src/build/ebb}
+W=$(mktemp -d /tmp/ebb-chaos.XXXXXX)
+P=$W name=chaos
+: >"$W/violations"
+checks=0 lease_timeout=10
+
+# shellcheck source=scripts/soak_checks.sh
+. "$src/scripts/soak_checks.sh"
+
+now() { date +%s; }
+ms() { echo $(($(date +%s%N) / 1000000)); }
+note() { printf 'chaos: %s\n' "$*" >&2; }
+violation() { note "VIOLATION: $*"; echo "$*" >>"$W/violations"; }
+check() { checks=$((checks + 1)); }
+
+declare -a pids=(0 0 0) ports=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do [ "$p" != 0 ] && kill -9 "$p" 2>/dev/null; done
+	for p in "$W"/provider/inst/*; do [ -f "$p" ] && kill -9 "$(cut -d' ' -f2 "$p")" 2>/dev/null; done
+	jobs -p | xargs -r kill 2>/dev/null
+	[ -f "$W/pgids" ] && while read -r g; do kill -9 -- "-$g" 2>/dev/null; done <"$W/pgids"
+	wait 2>/dev/null
+	[ -n "${pgdir:-}" ] && scripts/pg.sh stop "$pgdir"
+	[ "${CHAOS_KEEP:-0}" = 1 ] || rm -rf "$W"
+}
+trap cleanup EXIT
+
+api() { curl -s -m 5 "$@"; }
+# The name of the serve on port $1 if it answers as leader.
+leader_at() { api "http://127.0.0.1:$1/healthz" | jq -r 'select(.role == "leader") | .serve' 2>/dev/null; }
+# The index of the serve that leads now, or nothing.
+leader() {
+	local i
+	for i in 0 1 2; do [ -n "$(leader_at "${ports[$i]}")" ] && { echo "$i"; return; }; done
+}
+# GETs from whichever serve leads.
+get() { local i; i=$(leader) && [ -n "$i" ] && api "http://127.0.0.1:${ports[$i]}$1"; }
+submit_job() { printf '%s\n' "$1" | "$EBB_BIN" submit --server "$servers" --jobs - 2>/dev/null; }
+
+free_port() {
+	local port=$((RANDOM % 20000 + 30000))
+	while grep -qi ":$(printf %04X $port) 00000000:0000 0A" /proc/net/tcp || [[ " ${ports[*]} " == *" $port "* ]]; do
+		port=$((RANDOM % 20000 + 30000))
+	done
+	echo "$port"
+}
+
+# Disowned: its kill -9 is the point, not news for the shell to print.
+start_serve() {
+	"$EBB_BIN" serve -c "$W/s$1/ebb.conf" 2>>"$W/s$1/serve.log" &
+	pids[$1]=$!
+	disown "${pids[$1]}"
+}
+
+bin=${PG_BIN:-/usr/lib/postgresql/15/bin}
+[ -x "$bin/initdb" ] || { note "no PostgreSQL 15 (scripts/deps.sh installs it)"; exit 2; }
+pgdir=$(scripts/pg.sh start) || exit 2
+"$bin/psql" -q "$(scripts/pg.sh url "$pgdir") dbname=postgres" -c "CREATE DATABASE chaos" >/dev/null || exit 2
+pgurl="$(scripts/pg.sh url "$pgdir") dbname=chaos"
+for i in 0 1 2; do ports[i]=$(free_port); done
+servers=$(printf 'http://127.0.0.1:%s,' "${ports[@]}")
+servers=${servers%,}
+export EBB_TEST_PROVIDER_DIR=$W/provider
+mkdir -p "$EBB_TEST_PROVIDER_DIR"
+for i in 0 1 2; do
+	mkdir -p "$W/s$i/data"
+	cat >"$W/s$i/ebb.conf" <<-EOF
+	[server]
+	listen = 127.0.0.1:${ports[$i]}
+	name = s$i
+	data_dir = $W/s$i/data
+	log_level = warn
+	[store]
+	kind = postgres
+	[postgres]
+	url = $pgurl
+	standby = on
+	[queue]
+	lease_timeout = ${lease_timeout}s
+	retry_base = 1s
+	retry_max = 2s
+	[lane.standard]
+	wait_target = 1s
+	[scaler]
+	interval = 200ms
+	max_instances = 3
+	max_gpus = 3
+	idle_timeout = 3s
+	[provider]
+	kind = exec
+	orphan_timeout = 60s
+	server_url = $servers
+	[exec]
+	command = $src/tests/exec/provider
+	timeout = 10s
+	list_interval = 2s
+	[offer.g1]
+	price_ondemand = 1.37
+	EOF
+done
+
+write_job
+start_serve 0
+until [ -n "$(leader)" ]; do sleep 0.1; done
+start_serve 1
+start_serve 2
+note "3 serves on ports ${ports[*]}; killing the leader every ${every}s for ${secs}s"
+submitter "$W/acked.a" chaos-a &
+subs=($!)
+submitter "$W/acked.b" chaos-b &
+subs+=($!)
+
+: >"$W/takeovers"
+# A kill every $every s on the clock, whatever the takeovers took: 5 min
+# make 15 kills.
+started=$(ms)
+for k in $(seq $((secs / every))); do
+	wait_ms=$((started + k * every * 1000 - $(ms)))
+	[ "$wait_ms" -gt 0 ] && sleep "$((wait_ms / 1000)).$(printf %03d $((wait_ms % 1000)))"
+	lead=$(leader)
+	if [ -z "$lead" ]; then
+		violation "no serve leads $every s after the last takeover"
+		continue
+	fi
+	t0=$(ms)
+	kill -9 "${pids[$lead]}"
+	next=
+	while [ -z "$next" ] && [ $(($(ms) - t0)) -lt 30000 ]; do
+		next=$(leader)
+		[ -z "$next" ] && sleep 0.02
+	done
+	check
+	if [ -z "$next" ]; then
+		violation "no serve took over within 30 s of kill -9 of s$lead"
+	else
+		echo $(($(ms) - t0)) >>"$W/takeovers"
+		note "s$lead killed; s$next leads after $(tail -n 1 "$W/takeovers") ms"
+	fi
+	start_serve "$lead" # the new standby
+	check_final
+done
+touch "$W/stop-submitting"
+wait "${subs[@]}"
+
+# Drain: every job final and every instance terminated.
+deadline=$(($(now) + 120))
+while :; do
+	pending=$(get /v1/stats | jq '.states.queued + .states.delayed + .states.leased')
+	live=$(get /v1/fleet | jq '.instances | length')
+	[ "$pending" = 0 ] && [ "$live" = 0 ] && break
+	if [ "$(now)" -ge "$deadline" ]; then
+		violation "at the end, $pending jobs not final and $live instances not terminated"
+		break
+	fi
+	sleep 0.5
+done
+check_final
+check_acked
+
+# Completes, from the workers' logs in time order: per job, at most one
+# acknowledged, from its last run started, and never a run after it; the
+# job succeeded.
+cat "$W"/provider/worker.*.log 2>/dev/null | grep -E 'msg="(job started|report acknowledged)"' | sort -s -k1,1 >"$W/runs"
+check
+awk '{
+	job = ""; tok = ""; call = ""
+	for (i = 1; i <= NF; i++) {
+		if ($i ~ /^job=/) job = substr($i, 5)
+		if ($i ~ /^lease_token=/) tok = substr($i, 13)
+		if ($i ~ /^call=/) call = substr($i, 6)
+	}
+	if ($0 ~ /job started/) {
+		if (acked[job]) print "job " job " ran again after an acknowledged complete"
+		last[job] = tok
+	} else if (call == "complete") {
+		if (acked[job]) print "job " job ": a second complete accepted"
+		else if (tok != last[job]) print "job " job ": a stale complete accepted (lease " tok ", last run " last[job] ")"
+		acked[job] = 1
+		print "ACKED " job
+	}
+}' "$W/runs" >"$W/completes"
+grep -v '^ACKED ' "$W/completes" | while read -r l; do violation "$l"; done
+completes=$(grep -c '^ACKED ' "$W/completes")
+check
+grep '^ACKED ' "$W/completes" | cut -d' ' -f2 >"$W/completed"
+jq -r -s --rawfile ids "$W/completed" '(map({key: (.id | tostring), value: .state}) | from_entries) as $state
+	| $ids | split("\n")[] | select(length > 0) | select($state[.] != "succeeded")
+	| "job \(.): complete acknowledged, but \($state[.] // "gone")"' "$W/jobs" |
+	while read -r l; do violation "$l"; done
+
+# The fleet: no instance launched twice, none left running.
+check
+awk '$1 == "launch" {n[$2]++} END {for (i in n) if (n[i] > 1) print "instance " i " launched " n[i] " times"}' \
+	"$W/provider/calls" | while read -r l; do violation "$l"; done
+check
+for f in "$W"/provider/inst/*; do
+	[ -f "$f" ] || continue
+	read -r inst pid <"$f"
+	if [ -r "/proc/$pid/stat" ] && [ "$(sed 's/.*) //' "/proc/$pid/stat" | cut -c1)" != Z ]; then
+		violation "instance $inst: its worker (pid $pid) still runs after the drain"
+	fi
+done
+
+kills=$(wc -l <"$W/takeovers")
+median=$(sort -n "$W/takeovers" | awk '{v[NR] = $1} END {print NR ? (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) : "-"}')
+max=$(sort -n "$W/takeovers" | tail -n 1)
+launches=$(grep -c '^launch ' "$W/provider/calls")
+violations=$(sort -u "$W/violations" | wc -l)
+count() { sort -u "$W/violations" | grep -cE "$1"; }
+note "takeovers: $kills, median $median ms, max $max ms; checks $checks, violations $violations"
+cat <<EOF
+## 8. Leader killed every ${every} s (bench/ha_chaos.sh)
+
+Three \`ebb serve\`s on one PostgreSQL 15 (scripts/pg.sh), all \`standby = on\`:
+one leads, two wait ([HA.md](HA.md)). Two submitters (\`ebb submit --server A,B,C\`,
+idempotency keys, retried until acknowledged) and the exec provider's
+workers (given all three addresses) run the soak's jobs (scripts/soak_checks.sh:
+checkpoints, crashes, hangs, garbage on the control fd). Every ${every} s the
+leader is killed with -9 and started again as a standby; ${secs} s, then a drain.
+Takeover: from the kill to the next serve answering \`GET /healthz\` as leader.
+
+| | |
+|---|---|
+| kills | $kills |
+| takeover, median | $median ms |
+| takeover, max | $max ms |
+| jobs acknowledged | $(wc -l <"$W/acked") |
+| completes acknowledged | $completes |
+| instances launched | $launches |
+| acknowledged submits lost (not final, or gone) | $(wc -l <"$W/unfinished") |
+| acknowledged completes lost (ran again, or not succeeded) | $(count 'after an acknowledged complete|complete acknowledged, but') |
+| stale completes accepted | $(count 'stale complete|second complete') |
+| jobs run twice at once | $(count 'runs twice at once') |
+| instances launched twice, or left running | $(count 'launched [0-9]+ times|still runs after the drain|instances not terminated') |
+| violations of any check ($checks checks) | $violations |
+
+EOF
+[ "$violations" = 0 ]

@@ -1,0 +1,34 @@
+/* `ebb status`: which serve answered, at which address, and its role: with
+ * several serves on one database (docs/HA.md), the one that leads. */
+#include <stdio.h>
+
+#include "cli/cli.h"
+#include "cli/cmd.h"
+
+static const char usage[] =
+	"usage: ebb status\n"
+	"Prints the serve that answered (of the addresses in --server, the first that leads),\n"
+	"its role and its store.\n" CLI_USAGE_COMMON;
+
+static int print_status(struct cli *cli, json_t *reply, void *arg)
+{
+	(void)arg;
+	printf("serve %s at %s: %s, store %s\n", json_string_value(json_object_get(reply, "serve")), cli->client.server,
+	       json_string_value(json_object_get(reply, "role")), json_string_value(json_object_get(reply, "store")));
+	return 0;
+}
+
+int cmd_status(int argc, char **argv)
+{
+	static const struct option longopts[] = {CLI_LONGOPTS, {NULL, 0, NULL, 0}};
+	struct cli cli = {.name = "status", .usage = usage};
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, CLI_SHORTOPTS, longopts, NULL)) != -1) {
+		if ((rc = cli_option(&cli, c, argv)) != CLI_NEXT)
+			return rc;
+	}
+	if (optind < argc)
+		return cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
+	return cli_show(&cli, "GET", "/healthz", print_status, NULL);
+}
