@@ -274,7 +274,11 @@ static int64_t jobs_on(const struct planner *p, const struct plan_class *c, int 
 static double cost_per_work_s(const struct planner *p, const struct plan_class *c, const struct offer *o,
 			      enum market m, double run_ref_s, double job_ref_s)
 {
-	return plan_cost_per_work_s(o, m, p->s->checkpoint_every_ms, run_ref_s, job_ref_s) /
+	int k = (int)(o - p->v->offers);
+	double hold_s = p->v->idle_timeout_ms ? (double)p->v->idle_timeout_ms[k] / 1000.0 : 0;
+	double tail = price_of(o, m) / 3600.0 * hold_s / (run_ref_s > 1 ? run_ref_s : 1);
+
+	return (plan_cost_per_work_s(o, m, p->s->checkpoint_every_ms, run_ref_s, job_ref_s) + tail) /
 	       (double)jobs_on(p, c, o->gpus);
 }
 

@@ -837,11 +837,13 @@ static void test_cheapest_fitting_offer(void **state)
 	EXPECT_ONE_LAUNCH(f, 1, 4);
 	assert_contains(f->r.actions[0].reason, "one");
 
-	/* Per unit of work: $2/h at 4x the speed beats $1/h at 1x. */
+	/* Per unit of work: $2/h at 4x the speed beats $1/h at 1x, when
+	 * neither is held idle after its work (held, see below). */
 	fx_reset();
 	offer(f, "fast", 1, 24, 2.0, 0);
 	f->offers[0].speed = 4;
 	offer(f, "slow", 1, 24, 1.0, 0);
+	f->idle_timeout_ms[0] = f->idle_timeout_ms[1] = 0;
 	demand(f, "standard", 1, 1, 1, 10, NOW - S_MS, 60 * S_MS);
 	run(f);
 	EXPECT_ONE_LAUNCH(f, 0, 1);
@@ -861,12 +863,25 @@ static void test_cheapest_fitting_offer(void **state)
 	f->offers[0].speed = 0.45;
 	offer(f, "fast", 1, 24, 0.35, 150 * S_MS);
 	f->offers[1].speed = 2.2;
+	f->idle_timeout_ms[0] = f->idle_timeout_ms[1] = 0;
 	demand(f, "standard", 1, 1, 1, 10, NOW - S_MS, 60 * S_MS);
 	run(f);
 	EXPECT_ONE_LAUNCH(f, 0, 1);
 	f->work_per_launch_s = 3000;
 	run(f);
 	EXPECT_ONE_LAUNCH(f, 1, 1);
+
+	/* Over 600 s of work the fast one still wins ($0.35/h for 423 s
+	 * against $0.16/h for 1453 s); held idle 30 min (its idle timeout)
+	 * before it is let go, each launch also pays that at its price:
+	 * $0.16/h for 3253 s is then less than $0.35/h for 2223 s, and the
+	 * slow one wins. */
+	f->work_per_launch_s = 600;
+	run(f);
+	EXPECT_ONE_LAUNCH(f, 1, 1);
+	f->idle_timeout_ms[0] = f->idle_timeout_ms[1] = 30 * MIN_MS;
+	run(f);
+	EXPECT_ONE_LAUNCH(f, 0, 1);
 
 	/* An offer not sold on demand, with spot off, is never launched. */
 	fx_reset();
