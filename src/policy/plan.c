@@ -45,7 +45,6 @@ static void sort_small(void *base, size_t n, size_t size, int (*cmp)(const void 
 	}
 }
 
-#include "policy/planner.h"
 
 /* USD per hour of an instance, on its market. */
 static double price_of(const struct offer *o, enum market m) { return o->price[m] > 0 ? o->price[m] : 0; }
@@ -59,7 +58,7 @@ struct action *plan_add(struct planner *p, enum action_kind kind, int offer, int
 	/* Full: the rest waits for a plan a moment later, which sees the
 	 * fleet these actions leave. */
 	if (p->out->n == PLAN_MAX_ACTIONS) {
-		wake_at(p, p->v->now_ms + 1);
+		plan_wake_at(p, p->v->now_ms + 1);
 		return NULL;
 	}
 	a = &p->out->actions[p->out->n++];
@@ -173,7 +172,7 @@ static void expire_boots(struct planner *p)
 		if (p->v->now_ms >= deadline)
 			release(p, k, "never registered within boot_timeout");
 		else
-			wake_at(p, deadline);
+			plan_wake_at(p, deadline);
 	}
 }
 
@@ -303,7 +302,7 @@ static int candidates(const struct planner *p, const struct plan_class *c, int s
 
 	for (int k = 0; k < p->v->noffers && n < MAX_CANDIDATES - 1; k++) {
 		const struct offer *o = &p->v->offers[k];
-		if (!fits(o, c))
+		if (!plan_fits(o, c))
 			continue;
 		for (int m = 0; m < MARKET_COUNT; m++) {
 			if (o->price[m] < 0 || (p->s->max_price > 0 && o->price[m] > p->s->max_price))
@@ -549,7 +548,7 @@ static double fastest_boot_s(const struct planner *p, const struct plan_class *c
 	*speed = 1;
 	for (int k = 0; k < p->v->noffers; k++) {
 		const struct offer *o = &p->v->offers[k];
-		if (fits(o, c) && (best < 0 || (double)o->boot_ms / 1000.0 < best)) {
+		if (plan_fits(o, c) && (best < 0 || (double)o->boot_ms / 1000.0 < best)) {
 			best = (double)o->boot_ms / 1000.0;
 			*speed = o->speed > 0 ? o->speed : 1;
 		}
@@ -573,10 +572,10 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 
 	if ((boot_s = fastest_boot_s(p, c, &speed)) < 0)
 		return;
-	p->team = p->s->nteams ? team_of(p, c->team) : -1;
+	p->team = p->s->nteams ? plan_team_of(p, c->team) : -1;
 	p->team_gpus = c->gpus > 1 ? c->gpus : 1;
 	for (int o = 0; o < p->v->noffers; o++)
-		p->fits[o] = (char)fits(&p->v->offers[o], c);
+		p->fits[o] = (char)plan_fits(&p->v->offers[o], c);
 	/* A launch is up after its boot and then has the target to work: it
 	 * helps only the work still waiting then. So the horizon is the boot
 	 * plus the target, and launches are for what the fleet up or booting
@@ -593,7 +592,7 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 		/* The rate decays while nothing arrives: look again when one
 		 * instance fewer is expected to be needed. */
 		if (kept >= 1)
-			wake_at(p, p->v->now_ms + 1 +
+			plan_wake_at(p, p->v->now_ms + 1 +
 				(int64_t)((double)p->s->arrival_window_ms * log(expected / (kept - EXPECTED_JOB_ROUNDING))));
 	}
 	for (k = 0; k < p->v->nfleet && (capacity < work_s || matched == 0) && matched < jobs; k++) {
@@ -646,7 +645,7 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 			 " and no fitting instance is free or booting", c->lane, (double)waiting_ms / 1000.0,
 			 target_s);
 	} else if (need <= 0 && c->jobs > 0 && ready == 0) {
-		wake_at(p, c->oldest_ms + c->wait_target_ms);
+		plan_wake_at(p, c->oldest_ms + c->wait_target_ms);
 	}
 	if (need > 0) {
 		/* Spot unless the oldest job is about to miss its target: an
@@ -667,7 +666,7 @@ static void keep_warm(struct planner *p)
 	p->team = -1; /* the warm pool is no team's */
 
 	if (p->s->warm.n)
-		wake_at(p, warm_next_change(&p->s->warm, p->v->now_ms));
+		plan_wake_at(p, warm_next_change(&p->s->warm, p->v->now_ms));
 	if (p->serving >= floor_n)
 		return;
 	if (!p->v->no_reasons)
@@ -725,7 +724,7 @@ static void scale_down(struct planner *p)
 			first_due = due;
 	}
 	if (n > 0 && first_due > p->v->now_ms) {
-		wake_at(p, first_due);
+		plan_wake_at(p, first_due);
 		for (int j = 0; j < n; j++)
 			p->taken[idle[j].k] = 1;
 		n = 0;
@@ -741,7 +740,7 @@ static void scale_down(struct planner *p)
 		if (idle_ms < timeout) {
 			/* Not yet: come back when it expires. */
 			p->taken[k] = 1;
-			wake_at(p, i->idle_since_ms + timeout);
+			plan_wake_at(p, i->idle_since_ms + timeout);
 			continue;
 		}
 		if (p->serving <= floor_n) {

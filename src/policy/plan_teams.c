@@ -1,11 +1,11 @@
-/* Teams in plan() (see planner.h, docs/TEAMS.md): each team's room under
+/* Teams in plan() (see plan.h, docs/TEAMS.md): each team's room under
  * teams_share(), and preemption when a hard limit binds: borrowed GPUs
  * reclaimed for a team owed its quota, and, with preempt_within, a
  * team's lower priority giving way to its higher. */
+#include "policy/plan.h"
+
 #include <limits.h>
 #include <stdio.h>
-
-#include "policy/planner.h"
 
 /* Each team's room: what teams_share() allows it, less what its running
  * jobs hold. */
@@ -16,11 +16,11 @@ void plan_share_teams(struct planner *p)
 	for (int k = 0; k < p->v->nfleet; k++) {
 		const struct plan_instance *i = &p->v->fleet[k];
 		if (i->running && i->state != INST_TERMINATED)
-			sh[team_of(p, i->team)].used_gpus += i->team_gpus;
+			sh[plan_team_of(p, i->team)].used_gpus += i->team_gpus;
 	}
 	for (int k = 0; k < p->v->nclasses; k++) {
 		const struct plan_class *c = &p->v->classes[k];
-		sh[team_of(p, c->team)].queued_gpus += c->jobs * (c->gpus > 1 ? c->gpus : 1);
+		sh[plan_team_of(p, c->team)].queued_gpus += c->jobs * (c->gpus > 1 ? c->gpus : 1);
 	}
 	teams_share(p->s->teams, p->s->nteams, p->s->max_gpus, sh);
 	for (int t = 0; t < p->s->nteams; t++)
@@ -57,10 +57,10 @@ static int may_preempt(const struct planner *p, const struct plan_instance *i, c
 	const struct plan_class *c = v->within;
 
 	if (v->over)
-		return v->over[team_of(p, i->team)] > 0;
+		return v->over[plan_team_of(p, i->team)] > 0;
 	/* Of a lane served before the class's, it would be leased back first. */
-	return team_of(p, i->team) == team_of(p, c->team) && i->priority < c->top_priority &&
-	       i->lane_rank >= c->lane_rank && fits(&p->v->offers[i->offer], c);
+	return plan_team_of(p, i->team) == plan_team_of(p, c->team) && i->priority < c->top_priority &&
+	       i->lane_rank >= c->lane_rank && plan_fits(&p->v->offers[i->offer], c);
 }
 
 /* The next job to preempt: one may_preempt() allows, run past
@@ -77,7 +77,7 @@ static int pick_preempted(struct planner *p, const struct victims *v)
 			continue;
 		if (p->v->now_ms - i->busy_since_ms < p->s->preempt_min_runtime_ms) {
 			/* Look again when it may be. */
-			wake_at(p, i->busy_since_ms + p->s->preempt_min_runtime_ms);
+			plan_wake_at(p, i->busy_since_ms + p->s->preempt_min_runtime_ms);
 			continue;
 		}
 		for (int j = 0; j < v->nchosen; j++)
@@ -110,7 +110,7 @@ static int64_t preempting_gpus(const struct planner *p, int t, int below)
 
 	for (int k = 0; k < p->v->nfleet; k++) {
 		const struct plan_instance *i = &p->v->fleet[k];
-		if (i->running && i->preempting && team_of(p, i->team) == t && i->priority < below)
+		if (i->running && i->preempting && plan_team_of(p, i->team) == t && i->priority < below)
 			gpus += i->team_gpus;
 	}
 	return gpus;
@@ -158,7 +158,7 @@ static void reclaim_borrowed(struct planner *p, struct victims *v)
 		return;
 	v->over = over;
 	while (owed > 0 && (i = choose_preempted(p, v))) {
-		int t = team_of(p, i->team);
+		int t = plan_team_of(p, i->team);
 		over[t] -= i->team_gpus;
 		owed -= i->team_gpus;
 		plan_add(p, ACTION_PREEMPT, i->offer, 1, i->id,
@@ -177,7 +177,7 @@ static const struct plan_class *top_class(const struct planner *p, int t)
 
 	for (int k = 0; k < p->v->nclasses; k++) {
 		const struct plan_class *c = &p->v->classes[k];
-		if (team_of(p, c->team) != t || c->top_jobs <= 0)
+		if (plan_team_of(p, c->team) != t || c->top_jobs <= 0)
 			continue;
 		if (!top || c->top_priority > top->top_priority ||
 		    (c->top_priority == top->top_priority && c->lane_rank < top->lane_rank))
