@@ -283,9 +283,24 @@ static const char *const stmt_sql[S_COUNT] = {
 struct pg_store {
 	struct store *st; /* the front end's, for its errmsg */
 	PGconn *conn;
-	int ready;    /* start_session() done on this connection */
-	int in_batch; /* between BEGIN and COMMIT or ROLLBACK */
+	int ready;         /* start_session() done on this connection */
+	int in_batch;      /* between BEGIN and COMMIT or ROLLBACK */
+	unsigned deferred; /* DEFER_* bits: the commands not sent yet */
+	int doomed;        /* one of them failed: the batch must not commit */
 };
+
+/* The commands that frame a batch and its steps need no answer of their
+ * own: they wait here and go out with the batch's next statement, in one
+ * pipeline (one round trip for all), in this order. A step that runs no
+ * statement (a request refused before it reads) sends none of them; a
+ * batch that runs none, not even BEGIN and COMMIT. A failure of one comes
+ * back as the failure of the statement it went with, and fails the batch's
+ * commit: a RELEASE that failed leaves that step's savepoint, which a
+ * later ROLLBACK TO would take back, as the batch that sent them at once
+ * would have failed. */
+enum { DEFER_BEGIN = 1, DEFER_RELEASE = 2, DEFER_SAVEPOINT = 4 };
+static const char *const deferred_sql[] = {"BEGIN", "RELEASE SAVEPOINT request", "SAVEPOINT request"};
+#define NDEFERRED 3
 
 static struct pg_store *impl(struct store *st) { return st->db; }
 
@@ -370,6 +385,57 @@ static void a_limit(struct args *a, int64_t v)
 
 static int reconnect_if_lost(struct pg_store *s);
 
+/* The results of a query sent in a pipeline, up to its end (NULL): the
+ * first, freeing any other. */
+static PGresult *pipeline_result(PGconn *conn)
+{
+	PGresult *first = PQgetResult(conn), *r;
+
+	if (first)
+		while ((r = PQgetResult(conn)))
+			PQclear(r);
+	return first;
+}
+
+/* Sends the deferred commands, then prepared statement `name`, then a
+ * sync, and reads it all back: the statement's result, or the failure of
+ * a command before it (the server skips what follows a failure up to the
+ * sync). NULL when the connection failed. */
+static PGresult *exec_deferred(struct pg_store *s, const char *name, const struct args *a)
+{
+	PGresult *r = NULL, *bad = NULL;
+	int sent = PQenterPipelineMode(s->conn), nsent = 0;
+
+	for (int i = 0; i < NDEFERRED && sent; i++)
+		if (s->deferred & (1u << i) &&
+		    (sent = PQsendQueryParams(s->conn, deferred_sql[i], 0, NULL, NULL, NULL, NULL, 0)))
+			nsent++;
+	s->deferred = 0;
+	sent = sent && PQsendQueryPrepared(s->conn, name, a ? a->n : 0, a ? a->v : NULL, NULL, NULL, 0) &&
+	       PQpipelineSync(s->conn);
+	for (int i = 0; sent && i <= nsent; i++) {
+		PQclear(r);
+		r = pipeline_result(s->conn);
+		if (i < nsent && !bad && PQresultStatus(r) != PGRES_COMMAND_OK) {
+			bad = r;
+			r = NULL;
+		}
+	}
+	if (sent)
+		PQclear(PQgetResult(s->conn)); /* the sync's */
+	if (!PQexitPipelineMode(s->conn) || !sent) {
+		PQclear(bad);
+		PQclear(r);
+		return NULL;
+	}
+	if (bad) {
+		s->doomed = 1;
+		PQclear(r);
+		return bad;
+	}
+	return r;
+}
+
 /* Runs prepared statement id; its result when it has the status wanted,
  * else NULL with the reason in errmsg. */
 static PGresult *run(struct pg_store *s, enum stmt_id id, const struct args *a, const char *what)
@@ -381,7 +447,8 @@ static PGresult *run(struct pg_store *s, enum stmt_id id, const struct args *a, 
 	if (reconnect_if_lost(s) != 0)
 		return NULL;
 	snprintf(name, sizeof name, "s%d", (int)id);
-	r = PQexecPrepared(s->conn, name, a ? a->n : 0, a ? a->v : NULL, NULL, NULL, 0);
+	r = s->deferred ? exec_deferred(s, name, a)
+			: PQexecPrepared(s->conn, name, a ? a->n : 0, a ? a->v : NULL, NULL, NULL, 0);
 	want = strncmp(stmt_sql[id], "SELECT", 6) == 0 || strstr(stmt_sql[id], "RETURNING") ? PGRES_TUPLES_OK
 											     : PGRES_COMMAND_OK;
 	if (PQresultStatus(r) != want) {
@@ -573,21 +640,29 @@ static int op_begin(struct store *base)
 {
 	struct pg_store *s = impl(base);
 
-	if (reconnect_if_lost(s) != 0 || exec(s, "BEGIN", "begin") != 0)
+	if (reconnect_if_lost(s) != 0)
 		return -1;
 	s->in_batch = 1;
+	s->deferred = DEFER_BEGIN;
+	s->doomed = 0;
 	return 0;
 }
 
 /* A COMMIT of a transaction an error has aborted answers ROLLBACK, with
- * no error: the status says which. */
+ * no error: the status says which; a doomed one is rolled back alike. A
+ * batch that sent nothing has nothing to commit; a step's release still
+ * deferred is the COMMIT's. */
 static int op_commit(struct store *base)
 {
 	struct pg_store *s = impl(base);
+	int sent = !(s->deferred & DEFER_BEGIN);
 	PGresult *r;
 
 	s->in_batch = 0;
-	r = PQexec(s->conn, "COMMIT");
+	s->deferred = 0;
+	if (!sent)
+		return 0;
+	r = PQexec(s->conn, s->doomed ? "ROLLBACK" : "COMMIT");
 	int ok = PQresultStatus(r) == PGRES_COMMAND_OK && strcmp(PQcmdStatus(r), "COMMIT") == 0;
 
 	if (!ok) {
@@ -603,15 +678,42 @@ static int op_commit(struct store *base)
 
 static int op_rollback(struct store *base)
 {
-	impl(base)->in_batch = 0;
-	return exec(impl(base), "ROLLBACK", "rollback");
-}
-static int op_savepoint(struct store *base) { return exec(impl(base), "SAVEPOINT request", "savepoint"); }
-static int op_release(struct store *base) { return exec(impl(base), "RELEASE SAVEPOINT request", "release"); }
+	struct pg_store *s = impl(base);
+	int sent = !(s->deferred & DEFER_BEGIN);
 
+	s->in_batch = 0;
+	s->deferred = 0;
+	return sent ? exec(s, "ROLLBACK", "rollback") : 0;
+}
+
+static int op_savepoint(struct store *base)
+{
+	impl(base)->deferred |= DEFER_SAVEPOINT;
+	return 0;
+}
+
+/* A savepoint never sent needs no release. */
+static int op_release(struct store *base)
+{
+	struct pg_store *s = impl(base);
+
+	if (s->deferred & DEFER_SAVEPOINT)
+		s->deferred &= ~DEFER_SAVEPOINT;
+	else
+		s->deferred |= DEFER_RELEASE;
+	return 0;
+}
+
+/* A step that sent no statement has nothing to undo. */
 static int op_rollback_savepoint(struct store *base)
 {
-	return exec(impl(base), "ROLLBACK TO SAVEPOINT request; RELEASE SAVEPOINT request", "rollback to savepoint");
+	struct pg_store *s = impl(base);
+
+	if (s->deferred & DEFER_SAVEPOINT) {
+		s->deferred &= ~DEFER_SAVEPOINT;
+		return 0;
+	}
+	return exec(s, "ROLLBACK TO SAVEPOINT request; RELEASE SAVEPOINT request", "rollback to savepoint");
 }
 
 /* ---- jobs ---- */
