@@ -45,6 +45,7 @@ struct pq_lib {
 	PQ_FN(sendQueryParams);
 	PQ_FN(sendQueryPrepared);
 	PQ_FN(getResult);
+	PQ_FN(flush);
 };
 #undef PQ_FN
 
@@ -83,5 +84,6 @@ const struct pq_lib *pq_lib(void);
 #define PQsendQueryParams (pq_lib()->sendQueryParams)
 #define PQsendQueryPrepared (pq_lib()->sendQueryPrepared)
 #define PQgetResult (pq_lib()->getResult)
+#define PQflush (pq_lib()->flush)
 
 #endif
