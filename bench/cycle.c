@@ -23,8 +23,10 @@
  * skips it, e.g. while profiling serve), BENCH_CLIENT ("wire": plain
  * sockets; "curl": libcurl easy handles), BENCH_MAX_OTHER_CPU (25: a run
  * during which other processes used more than this percentage of a core is
- * done again, up to twice the runs asked for), EBB_BIN, EBB_SRC (the
- * source tree, for scripts/pg.sh; default: the working directory). */
+ * done again, up to twice the runs asked for), BENCH_PG_ONLY (0; 1 runs
+ * section 1c's setups alone, e.g. to compare two builds of the PostgreSQL
+ * store), EBB_BIN, EBB_SRC (the source tree, for scripts/pg.sh; default:
+ * the working directory). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -737,7 +739,7 @@ static void print_pg(struct row rows[][NMODES], const int *levels, int nlevels, 
 	for (int l = 0; l < nlevels; l++) {
 		for (int m = PG_PLAIN; m <= PG_BATCH; m++) {
 			print_compare_cells(&rows[l][m], (enum mode)m);
-			print_ratios(&rows[l][m], &rows[l][calls_of((enum mode)m)], 1);
+			print_ratios(&rows[l][m], can[calls_of((enum mode)m)] ? &rows[l][calls_of((enum mode)m)] : NULL, 1);
 			print_ratios(&rows[l][m], can[REDIS] ? &rows[l][REDIS] : NULL, 0);
 			print_ratios(&rows[l][m], can[BEANSTALK] ? &rows[l][BEANSTALK] : NULL, 0);
 			printf(" |\n");
@@ -763,7 +765,7 @@ static void compare(const char *spec, int runs, double secs)
 	int levels[MAX_LEVELS], nlevels = 0, top = 0, can[NMODES];
 
 	for (int m = 0; m < NMODES; m++)
-		can[m] = 1;
+		can[m] = !env_long("BENCH_PG_ONLY", 0) || on_pg((enum mode)m);
 #ifndef BENCH_HIREDIS
 	can[REDIS] = 0;
 	fprintf(stderr, "cycle: built without hiredis (scripts/deps.sh installs libhiredis-dev): Redis not compared\n");
@@ -808,7 +810,8 @@ static void compare(const char *spec, int runs, double secs)
 			top = l;
 	}
 	pg_stop();
-	print_peers(rows, levels, nlevels, top, can, runs, secs);
+	if (can[PLAIN])
+		print_peers(rows, levels, nlevels, top, can, runs, secs);
 	print_pg(rows, levels, nlevels, top, can, runs, secs);
 }
 
@@ -819,7 +822,8 @@ int main(void)
 	const char *spec = getenv("BENCH_LEVELS") ? getenv("BENCH_LEVELS") : "1,8,32,64,128";
 	struct row rows[MAX_LEVELS + 2];
 	int nrows = 0, best_c = 0, discarded;
-	double fsync_us = fsync_latency_us();
+	const char *compare_spec = getenv("BENCH_COMPARE_LEVELS") ? getenv("BENCH_COMPARE_LEVELS") : "1,16,64";
+	double fsync_us;
 
 	if (runs < 1 || runs > MAX_RUNS)
 		runs = 5;
@@ -827,6 +831,12 @@ int main(void)
 		levels[nlevels++] = atoi(p);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	signal(SIGPIPE, SIG_IGN);
+	if (env_long("BENCH_PG_ONLY", 0)) {
+		compare(compare_spec, runs, secs);
+		curl_global_cleanup();
+		return 0;
+	}
+	fsync_us = fsync_latency_us();
 
 	for (int b = 0; b < 2 && env_long("BENCH_BASELINE", 1); b++) {
 		struct row *w = &rows[nrows++];
@@ -891,7 +901,7 @@ int main(void)
 		       MEDIAN(&rows[0], jobs_s), best / MEDIAN(&rows[0], jobs_s));
 	printf("\n");
 	fflush(stdout);
-	compare(getenv("BENCH_COMPARE_LEVELS") ? getenv("BENCH_COMPARE_LEVELS") : "1,16,64", runs, secs);
+	compare(compare_spec, runs, secs);
 	curl_global_cleanup();
 	return 0;
 }

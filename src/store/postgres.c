@@ -283,9 +283,30 @@ static const char *const stmt_sql[S_COUNT] = {
 struct pg_store {
 	struct store *st; /* the front end's, for its errmsg */
 	PGconn *conn;
-	int ready;    /* start_session() done on this connection */
-	int in_batch; /* between BEGIN and COMMIT or ROLLBACK */
+	int ready;         /* start_session() done on this connection */
+	int in_batch;      /* between BEGIN and COMMIT or ROLLBACK */
+	unsigned deferred; /* DEFER_* bits: the commands not sent yet */
+	int piping;        /* in pipeline mode, with queries sent ahead */
+	int unread;        /* the queries whose results are not read yet */
+	int doomed;        /* one of them failed: the batch must not commit */
+	int64_t last_job;  /* the job this batch read or wrote last */
 };
+
+/* Within a batch, what needs no answer of its own goes out with the
+ * batch's next statement, in one pipeline: one round trip for all. The
+ * commands that frame the batch and its steps wait here, in this order,
+ * and are sent ahead of the next statement: a step that runs no statement
+ * (a request refused before it reads) sends none of them, a batch that
+ * runs none not even BEGIN and COMMIT. An update of the job the batch
+ * read last (a lease's or a complete's) is sent at once and its answer
+ * read with the next statement's or the COMMIT's: it cannot miss its
+ * row, as jobs are never deleted and only this serve writes them. A
+ * failure of any of them fails the batch's commit: the server skipped
+ * what followed it, a RELEASE among them, which a later ROLLBACK TO would
+ * take back; the batch that sent them one by one would have failed too. */
+enum { DEFER_BEGIN = 1, DEFER_RELEASE = 2, DEFER_SAVEPOINT = 4 };
+static const char *const deferred_sql[] = {"BEGIN", "RELEASE SAVEPOINT request", "SAVEPOINT request"};
+#define NDEFERRED 3
 
 static struct pg_store *impl(struct store *st) { return st->db; }
 
@@ -370,18 +391,90 @@ static void a_limit(struct args *a, int64_t v)
 
 static int reconnect_if_lost(struct pg_store *s);
 
+/* The results of a query sent in a pipeline, up to its end (NULL): the
+ * first, freeing any other. */
+static PGresult *pipeline_result(PGconn *conn)
+{
+	PGresult *first = PQgetResult(conn), *r;
+
+	if (first)
+		while ((r = PQgetResult(conn)))
+			PQclear(r);
+	return first;
+}
+
+/* Enters pipeline mode if not yet, and sends the deferred commands: 0,
+ * or -1 when the connection failed. */
+static int pipe_open(struct pg_store *s)
+{
+	if (!s->piping && !(s->piping = PQenterPipelineMode(s->conn)))
+		return -1;
+	for (int i = 0; i < NDEFERRED; i++) {
+		if (!(s->deferred & (1u << i)))
+			continue;
+		if (!PQsendQueryParams(s->conn, deferred_sql[i], 0, NULL, NULL, NULL, NULL, 0))
+			return -1;
+		s->unread++;
+	}
+	s->deferred = 0;
+	return 0;
+}
+
+/* Ends the pipeline with a sync and reads back all that was sent. Each
+ * query before the last one (when last is given, whose result it gets)
+ * must have done its work: a command, or an update of a row (the count
+ * of a command is "", of an update that found none "0"). 0, or -1 with
+ * the reason in errmsg. */
+static int pipe_close(struct pg_store *s, const char *what, PGresult **last)
+{
+	int n = s->unread, synced = PQpipelineSync(s->conn), rc = synced ? 0 : fail(s, what, NULL);
+
+	s->unread = 0;
+	for (int i = 0; synced && i < n; i++) {
+		PGresult *r = pipeline_result(s->conn);
+		if (last && i == n - 1 && rc == 0) {
+			*last = r;
+			continue;
+		}
+		if (rc == 0 && (PQresultStatus(r) != PGRES_COMMAND_OK || strcmp(PQcmdTuples(r), "0") == 0)) {
+			rc = fail(s, what, PQresultStatus(r) == PGRES_COMMAND_OK ? NULL : r);
+			s->doomed = 1;
+		}
+		PQclear(r);
+	}
+	if (synced)
+		PQclear(PQgetResult(s->conn)); /* the sync's */
+	if (!PQexitPipelineMode(s->conn) && rc == 0)
+		rc = fail(s, what, NULL);
+	s->piping = 0;
+	if (rc != 0 && last) {
+		PQclear(*last);
+		*last = NULL;
+	}
+	return rc;
+}
+
+static void stmt_name(char name[16], enum stmt_id id) { snprintf(name, 16, "s%d", (int)id); }
+
 /* Runs prepared statement id; its result when it has the status wanted,
  * else NULL with the reason in errmsg. */
 static PGresult *run(struct pg_store *s, enum stmt_id id, const struct args *a, const char *what)
 {
 	char name[16];
-	PGresult *r;
+	PGresult *r = NULL;
 	ExecStatusType want;
 
 	if (reconnect_if_lost(s) != 0)
 		return NULL;
-	snprintf(name, sizeof name, "s%d", (int)id);
-	r = PQexecPrepared(s->conn, name, a ? a->n : 0, a ? a->v : NULL, NULL, NULL, 0);
+	stmt_name(name, id);
+	if (s->deferred || s->piping) {
+		if (pipe_open(s) == 0 && PQsendQueryPrepared(s->conn, name, a ? a->n : 0, a ? a->v : NULL, NULL, NULL, 0))
+			s->unread++;
+		if (pipe_close(s, what, &r) != 0)
+			return NULL;
+	} else {
+		r = PQexecPrepared(s->conn, name, a ? a->n : 0, a ? a->v : NULL, NULL, NULL, 0);
+	}
 	want = strncmp(stmt_sql[id], "SELECT", 6) == 0 || strstr(stmt_sql[id], "RETURNING") ? PGRES_TUPLES_OK
 											     : PGRES_COMMAND_OK;
 	if (PQresultStatus(r) != want) {
@@ -390,6 +483,22 @@ static PGresult *run(struct pg_store *s, enum stmt_id id, const struct args *a, 
 		return NULL;
 	}
 	return r;
+}
+
+/* Sends prepared statement id into the pipeline, its answer read with
+ * the next statement's (see above); flushed, so that the server works on
+ * it while serve goes on. */
+static int run_ahead(struct pg_store *s, enum stmt_id id, const struct args *a, const char *what)
+{
+	char name[16];
+
+	stmt_name(name, id);
+	if (pipe_open(s) == 0 && PQsendQueryPrepared(s->conn, name, a->n, a->v, NULL, NULL, 0)) {
+		s->unread++;
+		return PQflush(s->conn) == 0 ? 0 : fail(s, what, NULL);
+	}
+	pipe_close(s, what, NULL);
+	return fail(s, what, NULL);
 }
 
 /* Runs a statement that returns no rows. */
@@ -526,7 +635,7 @@ static int start_session(struct pg_store *s, int standby)
 	for (int i = 0; i < S_COUNT; i++) {
 		char name[16];
 		PGresult *r;
-		snprintf(name, sizeof name, "s%d", i);
+		stmt_name(name, (enum stmt_id)i);
 		r = PQprepare(s->conn, name, stmt_sql[i], 0, NULL);
 		if (PQresultStatus(r) != PGRES_COMMAND_OK) {
 			fail(s, stmt_sql[i], r);
@@ -573,23 +682,43 @@ static int op_begin(struct store *base)
 {
 	struct pg_store *s = impl(base);
 
-	if (reconnect_if_lost(s) != 0 || exec(s, "BEGIN", "begin") != 0)
+	if (reconnect_if_lost(s) != 0)
 		return -1;
 	s->in_batch = 1;
+	s->deferred = DEFER_BEGIN;
+	s->doomed = 0;
+	s->last_job = 0;
 	return 0;
 }
 
 /* A COMMIT of a transaction an error has aborted answers ROLLBACK, with
- * no error: the status says which. */
+ * no error: the status says which; a doomed one is rolled back alike. A
+ * batch that sent nothing has nothing to commit; a step's release still
+ * deferred is the COMMIT's. The COMMIT goes out with what was sent ahead
+ * of it. */
 static int op_commit(struct store *base)
 {
 	struct pg_store *s = impl(base);
-	PGresult *r;
+	const char *sql;
+	PGresult *r = NULL;
+	int ok;
 
 	s->in_batch = 0;
-	r = PQexec(s->conn, "COMMIT");
-	int ok = PQresultStatus(r) == PGRES_COMMAND_OK && strcmp(PQcmdStatus(r), "COMMIT") == 0;
-
+	if (s->deferred & DEFER_BEGIN) {
+		s->deferred = 0;
+		return 0;
+	}
+	s->deferred = 0;
+	sql = s->doomed ? "ROLLBACK" : "COMMIT";
+	if (s->piping) {
+		if (PQsendQueryParams(s->conn, sql, 0, NULL, NULL, NULL, NULL, 0))
+			s->unread++;
+		if (pipe_close(s, "commit", &r) != 0)
+			return -1;
+	} else {
+		r = PQexec(s->conn, sql);
+	}
+	ok = PQresultStatus(r) == PGRES_COMMAND_OK && strcmp(PQcmdStatus(r), "COMMIT") == 0;
 	if (!ok) {
 		if (PQresultStatus(r) == PGRES_COMMAND_OK)
 			snprintf(s->st->errmsg, sizeof s->st->errmsg,
@@ -603,15 +732,51 @@ static int op_commit(struct store *base)
 
 static int op_rollback(struct store *base)
 {
-	impl(base)->in_batch = 0;
-	return exec(impl(base), "ROLLBACK", "rollback");
-}
-static int op_savepoint(struct store *base) { return exec(impl(base), "SAVEPOINT request", "savepoint"); }
-static int op_release(struct store *base) { return exec(impl(base), "RELEASE SAVEPOINT request", "release"); }
+	struct pg_store *s = impl(base);
+	int sent = !(s->deferred & DEFER_BEGIN);
 
+	s->in_batch = 0;
+	s->deferred = 0;
+	if (s->piping)
+		pipe_close(s, "rollback", NULL); /* whatever it says, all of it is undone */
+	return sent ? exec(s, "ROLLBACK", "rollback") : 0;
+}
+
+static int op_savepoint(struct store *base)
+{
+	impl(base)->deferred |= DEFER_SAVEPOINT;
+	return 0;
+}
+
+/* A savepoint never sent needs no release. */
+static int op_release(struct store *base)
+{
+	struct pg_store *s = impl(base);
+
+	if (s->deferred & DEFER_SAVEPOINT)
+		s->deferred &= ~DEFER_SAVEPOINT;
+	else
+		s->deferred |= DEFER_RELEASE;
+	return 0;
+}
+
+/* A step that sent no statement has nothing to undo. What the step sent
+ * ahead is read first: its failure dooms the batch. */
 static int op_rollback_savepoint(struct store *base)
 {
-	return exec(impl(base), "ROLLBACK TO SAVEPOINT request; RELEASE SAVEPOINT request", "rollback to savepoint");
+	struct pg_store *s = impl(base);
+	int rc = 0;
+
+	if (s->deferred & DEFER_SAVEPOINT) {
+		s->deferred &= ~DEFER_SAVEPOINT;
+		return 0;
+	}
+	s->last_job = 0; /* it may have been inserted by the step */
+	if (s->piping)
+		rc = pipe_close(s, "rollback to savepoint", NULL);
+	if (exec(s, "ROLLBACK TO SAVEPOINT request; RELEASE SAVEPOINT request", "rollback to savepoint") != 0)
+		return -1;
+	return rc;
 }
 
 /* ---- jobs ---- */
@@ -708,13 +873,14 @@ static int op_job_insert(struct store *base, struct job *j)
 	a_int(&a, j->instance);
 	if (!(r = run(s, S_INSERT, &a, "insert job")))
 		return -1;
-	j->id = c_int(r, 0, 0);
+	j->id = s->last_job = c_int(r, 0, 0);
 	PQclear(r);
 	return 0;
 }
 
 static int op_job_update(struct store *base, const struct job *j)
 {
+	struct pg_store *s = impl(base);
 	struct args a = {0};
 
 	a_int(&a, j->id);
@@ -739,7 +905,9 @@ static int op_job_update(struct store *base, const struct job *j)
 	a_int(&a, j->items_lost);
 	a_int(&a, j->interruptions);
 	a_int(&a, j->instance);
-	return run_update(impl(base), S_UPDATE, &a, "job", j->id);
+	if (s->in_batch && j->id == s->last_job)
+		return run_ahead(s, S_UPDATE, &a, "update job");
+	return run_update(s, S_UPDATE, &a, "job", j->id);
 }
 
 /* Runs a SELECT of JOB_COLUMNS and reads its one row. */
@@ -750,10 +918,12 @@ static int fetch_job(struct pg_store *s, enum stmt_id id, const struct args *a, 
 
 	if (!r)
 		return -1;
-	if (PQntuples(r) > 0)
+	if (PQntuples(r) > 0) {
 		read_job(r, 0, out);
-	else
+		s->last_job = out->id;
+	} else {
 		ret = STORE_NOT_FOUND;
+	}
 	PQclear(r);
 	return ret;
 }

@@ -14,7 +14,9 @@ static const struct lazy_sym syms[] = {
 	SYM(db), SYM(host), SYM(errorMessage), SYM(setNoticeProcessor), SYM(exec),
 	SYM(execParams), SYM(prepare), SYM(execPrepared), SYM(resultStatus), SYM(resultErrorField),
 	SYM(cmdStatus), SYM(cmdTuples), SYM(ntuples), SYM(nfields), SYM(fname),
-	SYM(getvalue), SYM(getlength), SYM(getisnull), SYM(clear),
+	SYM(getvalue), SYM(getlength), SYM(getisnull), SYM(clear), SYM(enterPipelineMode),
+	SYM(exitPipelineMode), SYM(pipelineSync), SYM(sendQueryParams), SYM(sendQueryPrepared), SYM(getResult),
+	SYM(flush),
 };
 
 const struct pq_lib *pq_lib(void) { return &lib; }

@@ -39,6 +39,13 @@ struct pq_lib {
 	PQ_FN(getlength);
 	PQ_FN(getisnull);
 	PQ_FN(clear);
+	PQ_FN(enterPipelineMode);
+	PQ_FN(exitPipelineMode);
+	PQ_FN(pipelineSync);
+	PQ_FN(sendQueryParams);
+	PQ_FN(sendQueryPrepared);
+	PQ_FN(getResult);
+	PQ_FN(flush);
 };
 #undef PQ_FN
 
@@ -71,5 +78,12 @@ const struct pq_lib *pq_lib(void);
 #define PQgetlength (pq_lib()->getlength)
 #define PQgetisnull (pq_lib()->getisnull)
 #define PQclear (pq_lib()->clear)
+#define PQenterPipelineMode (pq_lib()->enterPipelineMode)
+#define PQexitPipelineMode (pq_lib()->exitPipelineMode)
+#define PQpipelineSync (pq_lib()->pipelineSync)
+#define PQsendQueryParams (pq_lib()->sendQueryParams)
+#define PQsendQueryPrepared (pq_lib()->sendQueryPrepared)
+#define PQgetResult (pq_lib()->getResult)
+#define PQflush (pq_lib()->flush)
 
 #endif
