@@ -248,6 +248,27 @@ static int resting(struct harness_server *s, const char *market)
 	return r;
 }
 
+/* The number in the file at path; 0 when there is none yet. */
+static pid_t pid_in(const char *path)
+{
+	char *text = harness_read_file(path, NULL);
+	pid_t pid = text ? (pid_t)atoi(text) : 0;
+
+	free(text);
+	return pid;
+}
+
+/* The pid of the launch that hangs, once the program has written it: the
+ * file is empty for a moment between the shell's truncation and its
+ * write, and kill(-0) would reach the test's own process group. */
+static pid_t hung_pid(struct harness_server *s)
+{
+	pid_t pid;
+
+	WAIT_FOR(s, 10000, (pid = pid_in(pfile("hang.pid"))) > 1, "no launch hangs");
+	return pid;
+}
+
 /* A launch that hangs past [exec] timeout: the API answers throughout;
  * the call's whole process group is killed; the instance ends with why,
  * and what the call may have started is terminated by its tag. The next
@@ -255,16 +276,14 @@ static int resting(struct harness_server *s, const char *market)
 static void test_launch_that_hangs_is_killed(void **state)
 {
 	struct harness_server *s = serve("timeout = 2s\n", "max_instances = 1\nidle_timeout = 60s\n", 0);
-	char reason[512] = "", *text;
+	char reason[512] = "";
 	int64_t id, t0;
-	pid_t hung = 0;
+	pid_t hung;
 
 	(void)state;
 	steer("mode.launch", "hang");
 	id = submit(s, "true");
-	WAIT_FOR(s, 10000, (text = harness_read_file(pfile("hang.pid"), NULL)) != NULL, "no launch hangs");
-	hung = (pid_t)atoi(text);
-	free(text);
+	hung = hung_pid(s);
 	for (int k = 0; k < 3; k++) {
 		t0 = harness_now_ms();
 		json_decref(harness_get(s, k == 0 ? "/healthz" : k == 1 ? "/v1/stats" : "/v1/fleet"));
@@ -291,13 +310,13 @@ static void test_lost_lease_reply_is_taken_back(void **state)
 	const char *ask = "{\"worker\": \"i-1\", \"instance\": 1}";
 	json_t *first, *second, *reply = NULL;
 	int64_t id, token1, token2;
-	char *text;
+	pid_t hung;
 	int st;
 
 	(void)state;
 	steer("mode.launch", "hang");
 	id = submit(s, "true");
-	WAIT_FOR(s, 10000, (text = harness_read_file(pfile("hang.pid"), NULL)) != NULL, "no launch hangs");
+	hung = hung_pid(s);
 	json_decref(harness_call_ok(s, "POST", "/v1/workers/register", "{\"instance\": 1}", 200));
 	first = harness_call_ok(s, "POST", "/v1/lease", ask, 200);
 	assert_int(JINT(first, "job.id"), id);
@@ -318,8 +337,7 @@ static void test_lost_lease_reply_is_taken_back(void **state)
 	assert_true(harness_job_is(s, id, "succeeded"));
 	json_decref(first);
 	json_decref(second);
-	kill((pid_t)atoi(text), SIGKILL);
-	free(text);
+	kill(hung, SIGKILL);
 }
 
 /* Exit 0 with no JSON: a broken program. What it may have started is
@@ -466,16 +484,14 @@ static void test_kill_9_loses_and_leaks_nothing(void **state)
 static void test_launch_lost_with_serve_is_failed(void **state)
 {
 	struct harness_server *s = serve("list_interval = 1s\n", "max_instances = 1\nidle_timeout = 60s\n", 0);
-	char reason[512] = "", *text;
+	char reason[512] = "";
 	int64_t id;
 	pid_t hung;
 
 	(void)state;
 	steer("mode.launch", "hang");
 	id = submit(s, "true");
-	WAIT_FOR(s, 10000, (text = harness_read_file(pfile("hang.pid"), NULL)) != NULL, "no launch hangs");
-	hung = (pid_t)atoi(text);
-	free(text);
+	hung = hung_pid(s);
 	harness_server_kill(s);
 	kill(-hung, SIGKILL); /* the call's process group: the program and its sleep */
 	steer("mode.launch", "ok");
