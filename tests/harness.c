@@ -159,6 +159,15 @@ char *harness_read_file(const char *path, size_t *len)
 	return buf;
 }
 
+pid_t harness_read_pid(const char *path)
+{
+	char *text = harness_read_file(path, NULL);
+	pid_t pid = text ? (pid_t)atoi(text) : 0;
+
+	free(text);
+	return pid > 0 ? pid : 0;
+}
+
 /* ---- child processes ---- */
 
 /* $EBB_BIN made absolute: the children run in their own directories. */

@@ -46,6 +46,9 @@ void harness_rmtree(const char *path);
 void harness_write_file(const char *path, const char *text);
 /* The whole file, NUL-terminated (free it); NULL if it cannot be read. */
 char *harness_read_file(const char *path, size_t *len);
+/* The pid a process wrote to path; 0 while there is none (no file yet,
+ * or one still empty between a shell's truncation and its write). */
+pid_t harness_read_pid(const char *path);
 /* printf into one of a few rotating static buffers: for short paths and
  * bodies passed straight to a call. */
 const char *harness_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -268,12 +268,15 @@ static int64_t jobs_on(const struct planner *p, const struct plan_class *c, int 
 	return p->v->packs ? gpus / (c->gpus > 1 ? c->gpus : 1) : 1;
 }
 
-/* An instance that runs n jobs side by side does n times the work in the
- * same time, its boot and reclaims' losses shared: 1/n the price per work. */
-static double cost_per_work_s(const struct planner *p, const struct plan_class *c, const struct offer *o,
-			      enum market m, double run_ref_s, double job_ref_s)
+/* Offer k's price per reference second of work: plan_cost_per_work_s,
+ * and the idle hold that follows the work, billed too (docs/COST.md). An
+ * instance that runs n jobs side by side does n times the work in the
+ * same time, its boot, hold and reclaims' losses shared: 1/n the price per
+ * work. */
+static double cost_per_work_s(const struct planner *p, const struct plan_class *c, int k, enum market m,
+			      double run_ref_s, double job_ref_s)
 {
-	int k = (int)(o - p->v->offers);
+	const struct offer *o = &p->v->offers[k];
 	double hold_s = p->v->idle_timeout_ms ? (double)p->v->idle_timeout_ms[k] / 1000.0 : 0;
 	double tail = price_of(o, m) / 3600.0 * hold_s / (run_ref_s > 1 ? run_ref_s : 1);
 
@@ -321,7 +324,7 @@ static int candidates(const struct planner *p, const struct plan_class *c, int s
 				continue;
 			}
 			out[n++] = (struct candidate){k, (enum market)m,
-						      cost_per_work_s(p, c, o, (enum market)m, run_ref_s, job_ref_s), 0};
+						      cost_per_work_s(p, c, k, (enum market)m, run_ref_s, job_ref_s), 0};
 		}
 	}
 	*spot_failed = spot_fits > 0 && spot_failing == spot_fits;

@@ -248,16 +248,6 @@ static int resting(struct harness_server *s, const char *market)
 	return r;
 }
 
-/* The number in the file at path; 0 when there is none yet. */
-static pid_t pid_in(const char *path)
-{
-	char *text = harness_read_file(path, NULL);
-	pid_t pid = text ? (pid_t)atoi(text) : 0;
-
-	free(text);
-	return pid;
-}
-
 /* The pid of the launch that hangs, once the program has written it: the
  * file is empty for a moment between the shell's truncation and its
  * write, and kill(-0) would reach the test's own process group. */
@@ -265,7 +255,7 @@ static pid_t hung_pid(struct harness_server *s)
 {
 	pid_t pid;
 
-	WAIT_FOR(s, 10000, (pid = pid_in(pfile("hang.pid"))) > 1, "no launch hangs");
+	WAIT_FOR(s, 10000, (pid = harness_read_pid(pfile("hang.pid"))) > 1, "no launch hangs");
 	return pid;
 }
 

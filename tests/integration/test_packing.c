@@ -65,11 +65,9 @@ static int64_t submit_gpus(struct harness_server *s, const char *dir, int gpus)
 /* The pid job id wrote. */
 static pid_t job_pid(const char *dir, int64_t id)
 {
-	char *text = harness_read_file(harness_fmt("%s/pid.%lld", dir, (long long)id), NULL);
-	pid_t pid = text ? (pid_t)atoi(text) : 0;
+	pid_t pid = harness_read_pid(harness_fmt("%s/pid.%lld", dir, (long long)id));
 
-	free(text);
-	if (pid <= 0)
+	if (!pid)
 		fail_msg("job %lld wrote no pid", (long long)id);
 	return pid;
 }
