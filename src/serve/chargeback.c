@@ -4,10 +4,12 @@
 #include <math.h>
 #include <stdlib.h>
 
+int64_t chargeback_cents(double usd) { return llround(round(usd * 1e8) / 1e6); }
+
 int64_t chargeback(struct charge *t, int n, double fleet_usd)
 {
 	double *frac = calloc((size_t)n + 1, sizeof *frac);
-	int64_t fleet_cents = llround(fleet_usd * 100.0), given = 0;
+	int64_t fleet_cents = chargeback_cents(fleet_usd), given = 0;
 
 	for (int k = 0; k < n; k++) {
 		double exact = (t[k].busy_usd + t[k].not_busy_usd) * 100.0;
@@ -44,7 +46,7 @@ int64_t chargeback(struct charge *t, int n, double fleet_usd)
 	}
 	free(frac);
 	for (int k = 0; k < n; k++) {
-		t[k].busy_cents = llround(t[k].busy_usd * 100.0);
+		t[k].busy_cents = chargeback_cents(t[k].busy_usd);
 		if (t[k].busy_cents > t[k].total_cents)
 			t[k].busy_cents = t[k].total_cents;
 		t[k].not_busy_cents = t[k].total_cents - t[k].busy_cents;

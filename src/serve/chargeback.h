@@ -17,6 +17,12 @@ struct charge {
 	int64_t busy_cents, not_busy_cents, total_cents;
 };
 
+/* USD in whole cents, half a cent up, once float noise below a millionth
+ * of a cent is rounded off: a total read back from a reply (13 digits)
+ * rounds to the cent the total it was written from did, where a plain
+ * llround(usd * 100) of 8.655 gives 865 and of 8.655000000001 gives 866. */
+int64_t chargeback_cents(double usd);
+
 /* Fills the cents of n lines; returns the fleet's total in cents,
  * fleet_usd rounded (the report's total, which is every line's USD summed
  * in another order), which their total_cents add up to. */

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "harness.h"
+#include "serve/chargeback.h"
 
 #define WORKER_SECRET "worker-secret-0123456789"
 
@@ -397,7 +398,7 @@ static void test_budget_stops_a_team_and_chargeback_adds_up(void **state)
 		lines += JINT(line, "total_cents");
 	lines += JINT(r, "chargeback.shared_cents");
 	assert_int(lines, JINT(r, "chargeback.total_cents"));
-	assert_int(lines, llround(json_number_value(harness_jget(r, "total.cost_usd")) * 100));
+	assert_int(lines, chargeback_cents(json_number_value(harness_jget(r, "total.cost_usd"))));
 	assert_true(lines > 0);
 	assert_int(json_array_size(harness_jget(r, "chargeback.teams")), 2);
 	json_decref(r);
@@ -601,7 +602,7 @@ static void test_idle_goes_to_the_launching_team_or_shared(void **state)
 	assert_true(JINT(r, "chargeback.shared_cents") > 0);
 	lines += JINT(r, "chargeback.shared_cents");
 	assert_int(lines, JINT(r, "chargeback.total_cents"));
-	assert_int(lines, llround(json_number_value(harness_jget(r, "total.cost_usd")) * 100));
+	assert_int(lines, chargeback_cents(json_number_value(harness_jget(r, "total.cost_usd"))));
 	a_cents = JINT(r, "chargeback.teams.0.total_cents");
 	if (strcmp(JSTR(r, "chargeback.teams.0.team"), "a") != 0)
 		a_cents = JINT(r, "chargeback.teams.1.total_cents");
@@ -620,7 +621,7 @@ static void test_idle_goes_to_the_launching_team_or_shared(void **state)
 	/* Its exact cost, in cents: its chargeback line, or a cent off it,
 	 * where the lines were apportioned so that they add up to the fleet's
 	 * total (largest remainders). */
-	assert_between(llround(json_number_value(harness_jget(r, "by_market.total.cost_usd")) * 100), a_cents - 1,
+	assert_between(chargeback_cents(json_number_value(harness_jget(r, "by_market.total.cost_usd"))), a_cents - 1,
 		       a_cents + 1);
 	assert_true(json_number_value(harness_jget(r, "by_market.total.gpu_hours.not_busy")) > 0);
 	assert_true(json_number_value(harness_jget(r, "by_market.total.efficiency")) < 1);

@@ -721,13 +721,22 @@ static void test_chargeback_adds_up_to_the_cent(void **state)
 	assert_int(c[1].total_cents, 0);
 	assert_int(c[2].total_cents, 0);
 
-	/* The fleet's total, summed in another order, a hair under the
-	 * half-cent its lines reach: the lines give a cent back. */
+	/* Float noise on a half cent rounds as the half cent: a total read
+	 * back from 13 digits rounds as the one it was written from. */
+	assert_int(chargeback_cents(8.655), 866);
+	assert_int(chargeback_cents(8.655000000001), 866);
+	assert_int(chargeback_cents(8.6549), 865);
+
+	/* A fleet's total below what its lines' floors reach (a cent each,
+	 * the total 1.49 cents): the line with the smallest fraction, the
+	 * first on a tie, gives its cent back, and the lines add up to it. */
 	c[0].busy_usd = 0.01;
 	c[1].busy_usd = 0.01;
-	c[2].busy_usd = 0.005;
-	assert_int(chargeback(c, 3, 0.0249999999), 2);
-	assert_int(c[0].total_cents + c[1].total_cents + c[2].total_cents, 2);
+	c[2].busy_usd = 0;
+	assert_int(chargeback(c, 3, 0.0149), 1);
+	assert_int(c[0].total_cents, 0);
+	assert_int(c[1].total_cents, 1);
+	assert_int(c[2].total_cents, 0);
 
 	for (int round = 0; round < 20000; round++) {
 		int n = 1 + (int)(rng_next(&rng) % 5);
@@ -746,7 +755,7 @@ static void test_chargeback_adds_up_to_the_cent(void **state)
 				fail_msg("round %d line %d: %lld + %lld != %lld", round, k, (long long)c[k].busy_cents,
 					 (long long)c[k].not_busy_cents, (long long)c[k].total_cents);
 		}
-		if (sum != fleet || sum != llround(all * 100))
+		if (sum != fleet || sum != chargeback_cents(all))
 			fail_msg("round %d: lines add up to %lld cents, the fleet's total is %.4f USD", round,
 				 (long long)sum, all);
 	}
