@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "common/units.h"
@@ -959,4 +960,18 @@ int config_keys(const char *section, void (*fn)(const struct config_key_info *ke
 		return 0;
 	}
 	return -1;
+}
+
+void config_serve_id(const struct config *cfg, char *id, size_t size)
+{
+	char host[256] = "localhost";
+
+	if (cfg->serve_name[0]) {
+		snprintf(id, size, "%s", cfg->serve_name);
+		return;
+	}
+	if (gethostname(host, sizeof host) != 0)
+		snprintf(host, sizeof host, "localhost");
+	host[sizeof host - 1] = '\0';
+	snprintf(id, size, "%.200s:%d", host, (int)getpid());
 }

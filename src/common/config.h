@@ -259,4 +259,9 @@ struct config_key_info {
  * section. A test walks the keys so that one added later is covered. */
 int config_keys(const char *section, void (*fn)(const struct config_key_info *key, void *arg), void *arg);
 
+/* The name this serve goes by: [server] name, else HOST:PID (GET
+ * /healthz; with several serves on one database, how they know each
+ * other). */
+void config_serve_id(const struct config *cfg, char *id, size_t size);
+
 #endif

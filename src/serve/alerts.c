@@ -30,6 +30,7 @@ struct alerts {
 	uint64_t errors; /* store_errors() as last seen */
 	struct store_errors_seen seen;
 	int dirty; /* a write failed: the store may not hold what is here */
+	int following; /* another serve evaluates: these are its, as kept */
 };
 
 static void key_of(enum alert_rule rule, const struct alert_labels *l, char *key, size_t size)
@@ -81,6 +82,8 @@ void alerts_wake(struct alerts *a)
 {
 	int64_t now = clock_now(a->env.clock);
 
+	if (a->following)
+		return;
 	schedule(a, a->last_ms + ALERTS_GAP_MS > now ? a->last_ms + ALERTS_GAP_MS : now);
 }
 
@@ -332,7 +335,14 @@ static int load(void *arg, const struct alert_row *row)
 	return 0;
 }
 
-struct alerts *alerts_new(const struct alerts_env *env)
+static void read_kept(struct alerts *a)
+{
+	a->n = 0;
+	if (store_alerts(a->env.store, load, a) != 0)
+		log_error("alerts: those kept could not be read", "error=\"%s\"", store_error(a->env.store));
+}
+
+struct alerts *alerts_new(const struct alerts_env *env, int following)
 {
 	struct alerts *a = calloc(1, sizeof *a);
 
@@ -344,14 +354,31 @@ struct alerts *alerts_new(const struct alerts_env *env)
 		free(a);
 		return NULL;
 	}
-	if (store_alerts(env->store, load, a) != 0)
-		log_error("alerts: those kept could not be read", "error=\"%s\"", store_error(env->store));
+	a->following = 1;
+	read_kept(a);
 	if (a->n)
 		log_info("alerts kept", "count=%d", a->n);
-	batch_on_commit(env->batch, on_commit, a);
-	batch_on_failure(env->batch, on_failure, a);
-	alerts_wake(a);
+	if (!following)
+		alerts_lead(a);
 	return a;
+}
+
+void alerts_lead(struct alerts *a)
+{
+	if (!a->following)
+		return;
+	a->following = 0;
+	read_kept(a);
+	a->errors = store_errors(a->env.store);
+	batch_on_commit(a->env.batch, on_commit, a);
+	batch_on_failure(a->env.batch, on_failure, a);
+	alerts_wake(a);
+}
+
+void alerts_refresh(struct alerts *a)
+{
+	if (a->following)
+		read_kept(a);
 }
 
 void alerts_free(struct alerts *a)

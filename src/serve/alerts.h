@@ -44,8 +44,15 @@ struct alerts_env {
 	const char *external_url; /* where serve is reached, for the notifications' links */
 };
 
-/* Loads the alerts kept and evaluates soon; NULL when out of memory. */
-struct alerts *alerts_new(const struct alerts_env *env);
+/* Loads the alerts kept and evaluates soon; NULL when out of memory.
+ * following: another serve on the same store evaluates them (docs/HA.md):
+ * this one shows them as the store keeps them, until alerts_lead(). */
+struct alerts *alerts_new(const struct alerts_env *env, int following);
+/* This serve evaluates them from now on. */
+void alerts_lead(struct alerts *a);
+/* A following serve reads them again from the store, before it shows
+ * them. */
+void alerts_refresh(struct alerts *a);
 void alerts_free(struct alerts *a);
 /* Evaluate soon: for what no store change shows (the test clock moved). */
 void alerts_wake(struct alerts *a);

@@ -281,11 +281,19 @@ void api_handle(struct api *api, struct request *req)
 static int api_healthz(struct api_call *c)
 {
 	/* Whether calls need a token: the dashboard asks for one before it
-	 * calls, rather than after a 401. A serve that answers leads: a
-	 * standby does not listen (docs/HA.md). */
-	request_reply(c->req, 200, json_pack("{s:s, s:s, s:s, s:s, s:b}", "status", "ok", "role", "leader", "serve",
-					     c->api->serve_id, "store", store_kind(c->api->store), "token_required",
-					     c->api->cfg->ntokens > 0));
+	 * calls, rather than after a 401. A serve that answers leads, or
+	 * follows one that does (docs/HA.md); a standby does not listen. */
+	char leader[300];
+	int known = 1;
+
+	if (c->api->leads)
+		snprintf(leader, sizeof leader, "%s", c->api->serve_id);
+	else
+		known = store_leader(c->api->store, leader, sizeof leader) == 0;
+	request_reply(c->req, 200, json_pack("{s:s, s:s, s:s, s:s?, s:s, s:b}", "status", "ok", "role",
+					     c->api->leads ? "leader" : "follower", "serve", c->api->serve_id,
+					     "leader", known ? leader : NULL, "store", store_kind(c->api->store),
+					     "token_required", c->api->cfg->ntokens > 0));
 	return 0;
 }
 

@@ -27,6 +27,7 @@ struct plan_settings;
 struct api {
 	const struct config *cfg;
 	char serve_id[300]; /* [server] name, or HOST:PID: which serve answered */
+	int leads; /* runs the scaler; 0: another serve on the same store does */
 	struct clock *clock;
 	int test_clock; /* POST /v1/admin/clock may move the clock */
 	int64_t started_ms;

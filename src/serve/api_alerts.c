@@ -5,6 +5,7 @@
 
 int api_alerts(struct api_call *c)
 {
+	alerts_refresh(c->api->alerts);
 	request_reply(c->req, 200, alerts_json(c->api->alerts));
 	return 0;
 }

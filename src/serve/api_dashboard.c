@@ -106,8 +106,11 @@ static int add_decision(void *arg, const struct decision *d)
 /* The alerts firing, from alerts_json(), without those pending. */
 static json_t *firing(const struct api *a)
 {
-	json_t *all = alerts_json(a->alerts), *out = json_array(), *al;
+	json_t *all, *out = json_array(), *al;
 	size_t i;
+
+	alerts_refresh(a->alerts);
+	all = alerts_json(a->alerts);
 
 	json_array_foreach(json_object_get(all, "alerts"), i, al) {
 		if (strcmp(json_string_value(json_object_get(al, "state")), "firing") == 0)

@@ -186,6 +186,7 @@ static void write_alerts(struct prom *p, const struct api *a)
 	prom_family(p, "ebb_store_errors_total", "counter", "Calls to the store that failed since serve started.");
 	prom_sample(p, "", (double)store_errors(a->store), NULL);
 	prom_family(p, "ebb_alerts_firing", "gauge", "Alerts firing now, by rule (docs/ALERTS.md); rules switched off have no sample.");
+	alerts_refresh(a->alerts);
 	for (int r = 0; r < ALERT_NRULES; r++) {
 		if (alert_rule_on(&a->cfg->alerts, (enum alert_rule)r))
 			prom_sample(p, "", (double)alerts_firing(a->alerts, (enum alert_rule)r), "alertname",

@@ -135,7 +135,7 @@ int api_team_budget(struct api_call *c)
 								    .kind = "budget", .offer = "", .reason = why}) != 0)
 		return api_store_failed(c);
 	/* A lifted budget may free the team's queued jobs for waiting workers. */
-	c->api->queue->ready_changed = 1;
+	queue_ready_changed(c->api->queue);
 	log_info("team budget set", "team=%s budget=%s was=%s", name, now, was);
 	return api_teams(c);
 }

@@ -52,6 +52,8 @@ void deadline_run(struct deadline *d)
 	arm(d);
 }
 
+void deadline_rearm(struct deadline *d) { arm(d); }
+
 struct deadline *deadline_new(struct event_base *base, struct batch *b, struct queue *q)
 {
 	struct deadline *d = calloc(1, sizeof *d);

@@ -17,5 +17,8 @@ struct deadline *deadline_new(struct event_base *base, struct batch *b, struct q
 void deadline_free(struct deadline *d);
 /* Handles what is due now (at start: what fell due while serve was down). */
 void deadline_run(struct deadline *d);
+/* Arms the timer for the next deadline as the store has it now: one
+ * another serve set, too. */
+void deadline_rearm(struct deadline *d);
 
 #endif

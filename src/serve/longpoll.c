@@ -196,7 +196,8 @@ static int dispatch(void *arg)
 				reply_none(w);
 				continue;
 			}
-			if (store_count_in_state(q->store, JOB_QUEUED) == 0)
+			/* A shared store's counts lag the other serves'. */
+			if (!store_shared(q->store) && store_count_in_state(q->store, JOB_QUEUED) == 0)
 				break;
 			/* Its instance may have been drained or terminated
 			 * since it asked: a job leased to a worker that is
@@ -276,5 +277,7 @@ struct longpoll *longpoll_new(struct event_base *base, struct batch *b, struct q
 	batch_on_precommit(b, dispatch, lp);
 	return lp;
 }
+
+void longpoll_set_scaler(struct longpoll *lp, const struct scaler *sc) { lp->scaler = sc; }
 
 void longpoll_free(struct longpoll *lp) { free(lp); }

@@ -41,6 +41,8 @@ struct lease_request {
 struct longpoll *longpoll_new(struct event_base *base, struct batch *b, struct queue *q,
 			      const struct scaler *sc, struct fleet *f);
 void longpoll_free(struct longpoll *lp);
+/* The scaler from now on (this serve came to lead, docs/HA.md). */
+void longpoll_set_scaler(struct longpoll *lp, const struct scaler *sc);
 /* Releases what r holds (its labels and done), for a request that will
  * not reach longpoll_lease. */
 void lease_request_free(const struct lease_request *r);

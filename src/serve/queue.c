@@ -28,6 +28,12 @@ void queue_subscribe(struct queue *q, job_hook fn, void *arg)
 	}
 }
 
+void queue_ready_changed(struct queue *q)
+{
+	q->ready_changed = 1;
+	store_wake_others(q->store);
+}
+
 static int failed(struct queue *q, struct ebb_error *err)
 {
 	log_error("store failed", "error=\"%s\"", store_error(q->store));
@@ -106,7 +112,7 @@ int queue_submit(struct queue *q, struct job *job, int64_t delay_ms, int *existe
 	if (store_job_insert(q->store, job) != 0)
 		return failed(q, err);
 	if (job->state == JOB_QUEUED)
-		q->ready_changed = 1;
+		queue_ready_changed(q);
 	return 0;
 }
 
@@ -279,7 +285,7 @@ int queue_complete(struct queue *q, int64_t id, int64_t token, int64_t items_don
 	job_set_str(&out->result, result);
 	job_set_str(&out->error, NULL);
 	/* A finished job may free a slot of its type for a waiting worker. */
-	q->ready_changed = 1;
+	queue_ready_changed(q);
 	log_info("job succeeded", "job=%lld worker=%s attempt=%d", (long long)id, out->worker,
 		 out->attempts);
 	return save(q, out, NULL, err);
@@ -300,7 +306,7 @@ static void retry_or_bury(struct queue *q, struct job *job, const char *reason, 
 		job->state = JOB_QUEUED;
 	}
 	/* Leaving the leased state frees a slot of the job's type. */
-	q->ready_changed = 1;
+	queue_ready_changed(q);
 	log_info(job->state == JOB_DEAD ? "job dead" : "job will retry",
 		 "job=%lld attempt=%d max_attempts=%d reason=%s", (long long)job->id, job->attempts,
 		 job->max_attempts, log_quote(quoted, sizeof quoted, reason));
@@ -316,7 +322,7 @@ int queue_fail(struct queue *q, int64_t id, int64_t token, const char *reason, i
 	} else {
 		out->state = JOB_FAILED;
 		job_set_str(&out->error, reason);
-		q->ready_changed = 1;
+		queue_ready_changed(q);
 	}
 	return save(q, out, NULL, err);
 }
@@ -367,7 +373,7 @@ int queue_interrupt(struct queue *q, int64_t id, int64_t token, const char *chec
 	}
 	out->seq = SEQ_RESUMED + out->id;
 	job_set_str(&out->error, reason);
-	q->ready_changed = 1;
+	queue_ready_changed(q);
 	log_info("job interrupted", "job=%lld worker=%s items_done=%lld items_lost=%lld reason=%s",
 		 (long long)id, out->worker, (long long)out->items_done, (long long)lost,
 		 log_quote(quoted, sizeof quoted, reason ? reason : ""));
@@ -386,7 +392,7 @@ int queue_cancel(struct queue *q, int64_t id, const char *team, struct job *out,
 		return -1;
 	}
 	if (out->state == JOB_LEASED)
-		q->ready_changed = 1;
+		queue_ready_changed(q);
 	out->state = JOB_CANCELLED;
 	log_info("job cancelled", "job=%lld", (long long)id);
 	return save(q, out, NULL, err);
@@ -397,7 +403,7 @@ static int unlease(struct queue *q, struct job *job, struct ebb_error *err)
 {
 	job->state = JOB_QUEUED;
 	job->attempts--;
-	q->ready_changed = 1;
+	queue_ready_changed(q);
 	log_warn("lease reply lost, job queued again", "job=%lld worker=%s", (long long)job->id, job->worker);
 	if (save(q, job, NULL, err) != 0)
 		return -1;
@@ -457,9 +463,16 @@ int queue_process_due(struct queue *q, struct ebb_error *err)
 			struct job job;
 			if (queue_get(q, ids[i], NULL, &job, err) != 0)
 				return -1;
+			/* Another serve's batch may have moved it since the
+			 * list was read: it waited for that batch's end. */
+			if (!(job.state == JOB_DELAYED && job.run_at_ms <= now) &&
+			    !(job.state == JOB_LEASED && job.lease_expires_ms <= now)) {
+				job_free(&job);
+				continue;
+			}
 			if (job.state == JOB_DELAYED) {
 				job.state = JOB_QUEUED;
-				q->ready_changed = 1;
+				queue_ready_changed(q);
 			} else {
 				char why[200];
 				snprintf(why, sizeof why, "lease expired on worker %s", job.worker);

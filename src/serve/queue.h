@@ -57,6 +57,9 @@ void queue_init(struct queue *q, struct store *store, const struct config *cfg,
 		const struct clock *clock, uint64_t seed);
 /* fn(arg, change) after each state change of a job. */
 void queue_subscribe(struct queue *q, job_hook fn, void *arg);
+/* A job may have become leasable: the waiting workers, this serve's and
+ * (at the commit) the other serves', look again. */
+void queue_ready_changed(struct queue *q);
 
 /* job holds the request (lane, type, team, ... set; id, state and times
  * not). On success job is the stored job, and *existed is 1 when the

@@ -29,6 +29,7 @@
 #include "serve/metrics.h"
 #include "serve/queue.h"
 #include "serve/reclaim.h"
+#include "serve/replica.h"
 #include "serve/scaler.h"
 #include "serve/tls.h"
 #include "serve/webhook.h"
@@ -52,6 +53,8 @@ struct server {
 	struct webhooks *webhooks;
 	struct alerts *alerts;
 	struct history *history;
+	struct replica *replica; /* one of several serves on the store, or alone */
+	int ticks;
 	struct api api;
 	/* Where workers and the alerts' links reach serve: server_url, or the
 	 * address it listens on. */
@@ -170,7 +173,8 @@ static void on_provider_notice(void *arg, int64_t id)
 	batch_flush(s->batch);
 }
 
-/* The provider and the scaler, when [provider] kind is not none. */
+/* The provider and the scaler, when [provider] kind is not none: the
+ * leader's alone, with several serves on one store. */
 static int start_scaler(struct server *s, char *err, size_t errsize)
 {
 	const struct config *cfg = s->cfg;
@@ -197,20 +201,60 @@ static int start_scaler(struct server *s, char *err, size_t errsize)
 	return 0;
 }
 
-/* [server] name, else HOST:PID: the name GET /healthz gives, so that a
- * client of several serves on one database sees which one leads. */
-static void serve_id(const struct config *cfg, char *id, size_t size)
+/* This serve took the lock of a store several share: it runs the
+ * scaler, the provider and the alerts from now on. A provider that
+ * cannot start leaves the serve answering as before, without a scaler. */
+static void on_lead(void *arg)
 {
-	char host[256] = "localhost";
+	struct server *s = arg;
+	char err[1024];
 
-	if (cfg->serve_name[0]) {
-		snprintf(id, size, "%s", cfg->serve_name);
-		return;
+	if (start_scaler(s, err, sizeof err) != 0) {
+		log_error("leading, but the scaler cannot start", "reason=\"%s\"", err);
+		provider_close(s->provider);
+		s->provider = NULL;
 	}
-	if (gethostname(host, sizeof host) != 0)
-		snprintf(host, sizeof host, "localhost");
-	host[sizeof host - 1] = '\0';
-	snprintf(id, size, "%.200s:%d", host, (int)getpid());
+	s->api.scaler = s->scaler;
+	s->api.provider = s->provider;
+	s->api.snap.with_provider = s->provider != NULL;
+	s->api.leads = 1;
+	longpoll_set_scaler(s->longpoll, s->scaler);
+	alerts_lead(s->alerts);
+}
+
+/* Another serve's word: a job became ready there, for the workers
+ * waiting here, or one of its deadlines is nearer than ours. */
+static void on_woken(void *arg)
+{
+	struct server *s = arg;
+
+	if (longpoll_waiting(s->longpoll) > 0) {
+		s->queue.ready_changed = 1; /* not queue_ready_changed(): it is theirs, not news */
+		deadline_run(s->deadline);
+	} else {
+		deadline_rearm(s->deadline);
+	}
+	if (s->scaler)
+		scaler_wake(s->scaler);
+}
+
+/* The deadlines the other serves set; once a second, the leader's
+ * scaler looks at the work they took in, and a follower reads the
+ * preemptions the leader asked for (its workers hear them here). */
+static void on_tick(void *arg)
+{
+	struct server *s = arg;
+
+	deadline_rearm(s->deadline);
+	if (++s->ticks % (1000 / REPLICA_TICK_MS) != 0)
+		return;
+	if (s->scaler) {
+		scaler_wake(s->scaler);
+	} else if (s->cfg->nteams > 0) {
+		s->queue.preempts.n = 0;
+		if (preempt_restore(&s->queue.preempts, s->store) != 0)
+			log_error("cannot read the leader's preemptions", "error=\"%s\"", store_error(s->store));
+	}
 }
 
 /* The parts below the API, in the order they depend on each other. */
@@ -225,12 +269,14 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 	};
 	struct httpd_hooks hooks = {.ctx = s, .handle = on_request, .commit = on_commit, .done = on_done};
 	struct event_config *ec;
+	int leads;
 
 	clock_init_real(&s->clock);
 	s->noffers = offers_from_config(cfg, s->offers, 64);
 	plan_settings_from_config(cfg, &s->settings);
 	if (!(s->store = store_open(cfg, err, errsize)))
 		return -1;
+
 	queue_init(&s->queue, s->store, cfg, &s->clock,
 		   (uint64_t)clock_now(&s->clock) ^ ((uint64_t)getpid() << 32));
 	serve_metrics_init(&s->metrics);
@@ -246,7 +292,11 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 	s->base = event_base_new_with_config(ec);
 	event_config_free(ec);
 	if (!s->base || !(s->batch = batch_new(s->store)) ||
-	    !(s->deadline = deadline_new(s->base, s->batch, &s->queue)))
+	    !(s->deadline = deadline_new(s->base, s->batch, &s->queue)) ||
+	    !(s->replica = replica_new(s->base, s->store, &s->clock,
+				       &(struct replica_hooks){.arg = s, .lead = on_lead, .woken = on_woken,
+							       .tick = on_tick},
+				       &leads)))
 		goto nomem;
 	if (cfg->tls_cert[0]) {
 		if (!(s->tls = tls_open(cfg->tls_cert, cfg->tls_key, err, errsize)))
@@ -262,12 +312,13 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 	else
 		snprintf(s->url, sizeof s->url, "%s://%.*s:%d", s->tls ? "https" : "http",
 			 (int)(strrchr(cfg->listen, ':') - cfg->listen), cfg->listen, httpd_port(s->httpd));
-	if (start_scaler(s, err, errsize) != 0)
+	if (leads && start_scaler(s, err, errsize) != 0)
 		return -1;
 	if (!(s->webhooks = webhooks_new(s->base, cfg)) ||
 	    !(s->alerts = alerts_new(&(struct alerts_env){.cfg = cfg, .clock = &s->clock, .base = s->base,
 							  .store = s->store, .batch = s->batch, .ledger = &s->ledger,
-							  .webhooks = s->webhooks, .external_url = s->url})) ||
+							  .webhooks = s->webhooks, .external_url = s->url},
+					 !leads)) ||
 	    !(s->history = history_new(s->base, &s->clock, s->store, s->batch)))
 		goto nomem;
 	if (!(s->longpoll = longpoll_new(s->base, s->batch, &s->queue, s->scaler, &s->fleet)))
@@ -277,11 +328,11 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 		.store = s->store, .batch = s->batch, .queue = &s->queue, .fleet = &s->fleet,
 		.longpoll = s->longpoll, .scaler = s->scaler, .provider = s->provider, .offers = s->offers,
 		.noffers = s->noffers, .settings = &s->settings, .metrics = &s->metrics, .alerts = s->alerts,
-		.history = s->history,
+		.history = s->history, .leads = leads,
 		.snap = {.cfg = cfg, .store = s->store, .clock = &s->clock, .ledger = &s->ledger, .offers = s->offers,
 			 .noffers = s->noffers, .with_provider = s->provider != NULL},
 	};
-	serve_id(cfg, s->api.serve_id, sizeof s->api.serve_id);
+	config_serve_id(cfg, s->api.serve_id, sizeof s->api.serve_id);
 	s->signals[0] = evsignal_new(s->base, SIGTERM, on_signal, s);
 	s->signals[1] = evsignal_new(s->base, SIGINT, on_signal, s);
 	s->signals[2] = evsignal_new(s->base, SIGHUP, on_reload, s);
@@ -299,6 +350,7 @@ static void stop(struct server *s)
 {
 	httpd_stop(s->httpd);
 	tls_free(s->tls);
+	replica_free(s->replica);
 	longpoll_free(s->longpoll);
 	provider_close(s->provider);
 	scaler_free(s->scaler);

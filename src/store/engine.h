@@ -14,15 +14,15 @@
  *   batch; reads may happen inside or outside one and see the batch's own
  *   writes.
  *
- * - One writer. Today's engines assume that one process writes (serve
- *   holds a lock on its data directory; the postgres engine an advisory
- *   lock on its database): the front end keeps the job
- *   counts in memory, and a job returned by job_next_ready cannot be taken
- *   by anyone else before the same batch writes it back as leased. An
- *   engine shared by several processes must instead lock the row it
- *   returns until its batch ends (SELECT ... FOR UPDATE SKIP LOCKED), so
- *   that no job is ever leased twice at once, and must keep the counts
- *   where every writer sees them.
+ * - Writers. SQLite assumes that one process writes (serve holds a lock
+ *   on its data directory): the front end keeps the job counts in memory,
+ *   and a job read cannot change before the same batch writes it back.
+ *   An engine shared by several processes at once (st->shared) must lock
+ *   inside a batch every job and instance it reads by id until the batch
+ *   ends (SELECT ... FOR UPDATE), pass over the ready and due jobs another
+ *   batch holds (SKIP LOCKED), so that no job is ever leased twice at
+ *   once, and count the jobs for the front end (job_count_rows), which
+ *   reads them again every COUNTS_FRESH_MS.
  *
  * - Synchronous calls. Every call returns when its work is done, and serve
  *   waits for it on its only thread: an engine answers from a local file
@@ -63,6 +63,11 @@ struct store {
 	int full;           /* one of this batch's calls failed for want of space */
 	char lasterr[512];  /* the reason of the last of them */
 	char errmsg[512];
+	/* Other processes write the same store at once (the engine sets it
+	 * at open): the counts are read again from the engine before a
+	 * batch once they are COUNTS_FRESH_MS old. */
+	int shared;
+	int64_t counts_read_ms;
 };
 
 /* A row of job counts as the engine reads them at open. */
@@ -137,6 +142,21 @@ struct store_engine {
 
 	int (*team_budget_set)(struct store *st, const struct team_budget *b);
 	int (*team_budgets)(struct store *st, team_budget_cb cb, void *arg);
+
+	/* Only for an engine that several serves share (NULL otherwise):
+	 * lead takes the lock that makes one of them the leader, if it is
+	 * free (1 this one leads, 0 another does); notify tells the others
+	 * at this batch's commit that a job may have become ready; wake_fd
+	 * is a descriptor that turns readable when another's word comes,
+	 * woken reads it (1 a word, 0 none, -1 it broke: wake_fd makes it
+	 * again); now_ms is the shared clock; leader names who leads. */
+	int (*lead)(struct store *st);
+	void (*notify)(struct store *st);
+	int (*wake_fd)(struct store *st);
+	int (*woken)(struct store *st);
+	int (*now_ms)(struct store *st, int64_t *ms);
+	/* The name of the leading serve (config_serve_id()). */
+	int (*leader)(struct store *st, char *name, size_t size);
 };
 
 #endif

@@ -21,6 +21,7 @@ struct pg_conf {
 	char *url;
 	char *password_file;
 	int64_t standby;
+	int64_t active;
 };
 
 #define PGC(field) offsetof(struct pg_conf, field)
@@ -35,6 +36,9 @@ static const struct conf_key pg_keys[] = {
 	{"standby", CONF_BOOL, PGC(standby), 0, 1, "off", NULL,
 	 "on: a serve that finds the database in use by another waits, and takes over when that one is gone; "
 	 "off: it does not start."},
+	{"active", CONF_BOOL, PGC(active), 0, 1, "off", NULL,
+	 "on: every serve on this database answers the API at once; the one that holds the lock runs the scaler "
+	 "(docs/HA.md)."},
 	{0},
 };
 
@@ -116,14 +120,16 @@ static const char *const migrations[] = {
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
 
 /* The lock a serve holds on its database for as long as its connection
- * lives: the front end keeps the job counts in memory and the scaler
- * assumes it is alone (engine.h: one writer), so a second serve on the
- * same database is refused, or waits as a standby, as a second one on the
- * same data directory is refused. The server drops it when the
- * connection ends, a crash's too. It is taken before the schema is
- * migrated: a new version's standby does not change the tables under a
- * running serve. */
+ * lives. Without [postgres] active, the front end keeps the job counts in
+ * memory and the scaler assumes it is alone (engine.h: one writer), so a
+ * second serve on the same database is refused, or waits as a standby,
+ * as a second one on the same data directory is refused. With it, every
+ * serve answers, and the lock says which one leads: runs the scaler and
+ * calls the provider. The server drops it when the connection ends, a
+ * crash's too. MIGRATE_LOCK keeps two serves starting at once from
+ * migrating the schema together. */
 #define SERVE_LOCK "7402"
+#define MIGRATE_LOCK "7403"
 
 #define JOB_FIELDS                                                                           \
 	"state, type, lane, lane_rank, priority, team, command, payload, labels, gpus,"       \
@@ -155,7 +161,8 @@ enum stmt_id {
 	S_DEMAND, S_RECENT_SUBMITS, S_ARRIVALS, S_RECENT_DURATIONS, S_INST_INSERT, S_INST_UPDATE, S_INST_GET,
 	S_INST_LIVE, S_INST_ALL, S_DEC_INSERT, S_DEC_LIST, S_USAGE, S_SEG_OPEN, S_SEG_FIND, S_SEG_CLOSE,
 	S_JOB_COST, S_STAT_ADD, S_STATS, S_LEDGER, S_LEDGER_OPEN, S_SUM_ADD, S_SUMS, S_INST_BY_TOKEN,
-	S_DATA_SET, S_DATA_GET, S_DEAD, S_ALERT_PUT, S_ALERT_DELETE, S_ALERTS, S_BUDGET_SET, S_BUDGETS, S_COUNT
+	S_DATA_SET, S_DATA_GET, S_DEAD, S_ALERT_PUT, S_ALERT_DELETE, S_ALERTS, S_BUDGET_SET, S_BUDGETS,
+	S_GET_LOCKED, S_INST_GET_LOCKED, S_DUE_LOCKED, S_NOW, S_LEADER, S_COUNT
 };
 
 static const char *const stmt_sql[S_COUNT] = {
@@ -278,6 +285,20 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_BUDGET_SET] = "INSERT INTO team_budgets VALUES ($1, $2, $3) ON CONFLICT (team) DO UPDATE"
 			 " SET budget = $2, set_at = $3",
 	[S_BUDGETS] = "SELECT team, budget, set_at FROM team_budgets ORDER BY " C_ORDER("team"),
+	/* With several serves active, a batch locks what it reads before it
+	 * writes it, until it ends: another serve's batch waits for the row,
+	 * and reads it as this one left it. Due jobs another batch holds are
+	 * passed over: that one puts them back. */
+	[S_GET_LOCKED] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id = $1 FOR UPDATE",
+	[S_INST_GET_LOCKED] = "SELECT " INST_COLUMNS " FROM instances WHERE id = $1 FOR UPDATE",
+	[S_DUE_LOCKED] = "SELECT id FROM jobs WHERE (state = 'delayed' AND run_at <= $1)"
+			 " OR (state = 'leased' AND lease_expires <= $1) LIMIT $2 FOR UPDATE SKIP LOCKED",
+	[S_NOW] = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
+	/* The session that holds SERVE_LOCK (one key of 64 bits: its low
+	 * half in objid), by the name it connected with. */
+	[S_LEADER] = "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+		     " WHERE l.locktype = 'advisory' AND l.classid = 0 AND l.objid = " SERVE_LOCK
+		     " AND l.objsubid = 1 AND l.granted LIMIT 1",
 };
 
 struct pg_store {
@@ -290,7 +311,17 @@ struct pg_store {
 	int unread;        /* the queries whose results are not read yet */
 	int doomed;        /* one of them failed: the batch must not commit */
 	int64_t last_job;  /* the job this batch read or wrote last */
+	const struct pg_conf *conf;
+	const struct config *cfg;
+	/* [postgres] active: several serves write at once. leads: this one
+	 * holds SERVE_LOCK. The listener is a second connection that waits
+	 * for the others' word that a job became ready (READY_CHANNEL);
+	 * notify: this batch tells them at its commit. */
+	int shared, leads, notify;
+	PGconn *listener;
 };
+
+#define READY_CHANNEL "ebb_ready"
 
 /* Within a batch, what needs no answer of its own goes out with the
  * batch's next statement, in one pipeline: one round trip for all. The
@@ -309,6 +340,9 @@ static const char *const deferred_sql[] = {"BEGIN", "RELEASE SAVEPOINT request",
 #define NDEFERRED 3
 
 static struct pg_store *impl(struct store *st) { return st->db; }
+
+/* Reads inside a batch lock their rows when other serves write too. */
+static int locking(const struct pg_store *s) { return s->shared && s->in_batch; }
 
 /* libpq's messages end in a newline, and may run on several lines, the
  * later ones indented with a tab: one line, for the log. */
@@ -592,6 +626,10 @@ static int lock_database(struct pg_store *s, int standby)
 {
 	int rc = try_lock(s);
 
+	if (s->shared) { /* whoever holds it, this one starts */
+		s->leads = rc == 1;
+		return rc < 0 ? -1 : 0;
+	}
 	for (int waited = 0; rc == 0 && !standby && waited < RESTART_GRACE_MS; waited += STANDBY_POLL_MS) {
 		nanosleep(&(struct timespec){0, STANDBY_POLL_MS * 1000000L}, NULL);
 		rc = try_lock(s);
@@ -609,6 +647,7 @@ static int lock_database(struct pg_store *s, int standby)
 		snprintf(s->st->errmsg, sizeof s->st->errmsg,
 			 "postgres: database %.100s on %.200s is in use by another ebb serve (it holds advisory lock "
 			 SERVE_LOCK ")", PQdb(s->conn), PQhost(s->conn));
+	s->leads = rc == 1;
 	return rc == 1 ? 0 : rc == 0 ? 1 : -1;
 }
 
@@ -660,7 +699,7 @@ static int start_session(struct pg_store *s, int standby)
  * done, and its supervisor may start it again, as a standby. */
 static int reconnect_if_lost(struct pg_store *s)
 {
-	int rc;
+	int led = s->leads, rc;
 
 	if (s->in_batch || (s->ready && PQstatus(s->conn) == CONNECTION_OK))
 		return 0;
@@ -670,7 +709,7 @@ static int reconnect_if_lost(struct pg_store *s)
 		if (PQstatus(s->conn) != CONNECTION_OK)
 			return fail(s, "reconnect", NULL);
 	}
-	if ((rc = start_session(s, 0)) == 1) {
+	if ((rc = start_session(s, 0)) == 1 || (rc == 0 && led && !s->leads)) {
 		log_error("another ebb serve took over the database while the connection was lost: exiting",
 			  "database=%s host=%s", PQdb(s->conn), PQhost(s->conn));
 		exit(1);
@@ -706,10 +745,15 @@ static int op_commit(struct store *base)
 	s->in_batch = 0;
 	if (s->deferred & DEFER_BEGIN) {
 		s->deferred = 0;
+		s->notify = 0;
 		return 0;
 	}
 	s->deferred = 0;
 	sql = s->doomed ? "ROLLBACK" : "COMMIT";
+	if (s->notify && !s->doomed && (s->piping || pipe_open(s) == 0) &&
+	    PQsendQueryParams(s->conn, "NOTIFY " READY_CHANNEL, 0, NULL, NULL, NULL, NULL, 0))
+		s->unread++; /* delivered at the commit, not before */
+	s->notify = 0;
 	if (s->piping) {
 		if (PQsendQueryParams(s->conn, sql, 0, NULL, NULL, NULL, NULL, 0))
 			s->unread++;
@@ -737,6 +781,7 @@ static int op_rollback(struct store *base)
 
 	s->in_batch = 0;
 	s->deferred = 0;
+	s->notify = 0;
 	if (s->piping)
 		pipe_close(s, "rollback", NULL); /* whatever it says, all of it is undone */
 	return sent ? exec(s, "ROLLBACK", "rollback") : 0;
@@ -933,7 +978,7 @@ static int op_job_get(struct store *base, int64_t id, struct job *out)
 	struct args a = {0};
 
 	a_int(&a, id);
-	return fetch_job(impl(base), S_GET, &a, out);
+	return fetch_job(impl(base), locking(impl(base)) ? S_GET_LOCKED : S_GET, &a, out);
 }
 
 static int op_job_get_by_key(struct store *base, const char *team, const char *key, struct job *out)
@@ -1012,7 +1057,7 @@ static int op_job_due(struct store *base, int64_t now_ms, int64_t *ids, int max,
 	*n = 0;
 	a_int(&a, now_ms);
 	a_int(&a, max);
-	if (!(r = run(impl(base), S_DUE, &a, "due jobs")))
+	if (!(r = run(impl(base), locking(impl(base)) ? S_DUE_LOCKED : S_DUE, &a, "due jobs")))
 		return -1;
 	for (int i = 0; i < PQntuples(r) && i < max; i++)
 		ids[(*n)++] = c_int(r, i, 0);
@@ -1283,7 +1328,7 @@ static int op_instance_get(struct store *base, int64_t id, struct instance *out)
 	struct args a = {0};
 
 	a_int(&a, id);
-	return fetch_instance(impl(base), S_INST_GET, &a, out);
+	return fetch_instance(impl(base), locking(impl(base)) ? S_INST_GET_LOCKED : S_INST_GET, &a, out);
 }
 
 static int op_instance_by_token(struct store *base, const char *token, struct instance *out)
@@ -1685,6 +1730,8 @@ static int migrate(struct pg_store *s)
 
 	if (exec(s, "BEGIN", "migrate") != 0)
 		return -1;
+	if (exec(s, "SELECT pg_advisory_xact_lock(" MIGRATE_LOCK ")", "migrate") != 0)
+		goto fail;
 	if (exec(s, "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)", "schema version") != 0)
 		goto fail;
 	r = PQexec(s->conn, "SELECT COALESCE(MAX(version), 0) FROM schema_version");
@@ -1740,13 +1787,18 @@ static void quiet(void *arg, const char *message)
 	(void)message;
 }
 
-static int connect_db(struct pg_store *s, const struct pg_conf *conf)
+/* A connection to the database: 0 with it in *conn, or -1 with the
+ * reason in errmsg (and *conn, if made, to be finished). */
+static int connect_db(struct pg_store *s, const struct pg_conf *conf, PGconn **conn)
 {
 	/* Defaults before the url, whose keys override them: a connection
 	 * (and a reconnect, from the loop) waits 10 s at most. */
+	char password[1024] = "", name[300];
 	const char *keys[5] = {"connect_timeout", "application_name", "dbname"},
-		   *values[5] = {"10", "ebb", conf->url};
-	char password[1024] = "";
+		   *values[5] = {"10", name, conf->url};
+
+	/* The other serves read the leader's name from its session. */
+	config_serve_id(s->cfg, name, sizeof name);
 
 	if (pq_lib_ready(s->st->errmsg, sizeof s->st->errmsg) != 0)
 		return -1;
@@ -1757,15 +1809,18 @@ static int connect_db(struct pg_store *s, const struct pg_conf *conf)
 		values[3] = password;
 	}
 	/* expand_dbname: the url is a whole connection string or URI. */
-	s->conn = PQconnectdbParams(keys, values, 1);
+	*conn = PQconnectdbParams(keys, values, 1);
 	memset(password, 0, sizeof password);
-	if (!s->conn) {
+	if (!*conn) {
 		snprintf(s->st->errmsg, sizeof s->st->errmsg, "postgres: out of memory");
 		return -1;
 	}
-	if (PQstatus(s->conn) != CONNECTION_OK)
-		return fail(s, "connect", NULL);
-	PQsetNoticeProcessor(s->conn, quiet, NULL);
+	if (PQstatus(*conn) != CONNECTION_OK) {
+		snprintf(s->st->errmsg, sizeof s->st->errmsg, "postgres: connect: %s", PQerrorMessage(*conn));
+		one_line(s->st->errmsg);
+		return -1;
+	}
+	PQsetNoticeProcessor(*conn, quiet, NULL);
 	return 0;
 }
 
@@ -1775,6 +1830,8 @@ static void op_close(struct store *base)
 
 	if (s->conn) /* else libpq may not even be loaded */
 		PQfinish(s->conn);
+	if (s->listener)
+		PQfinish(s->listener);
 	free(s);
 	base->db = NULL;
 }
@@ -1795,8 +1852,102 @@ static int op_open(struct store *base, const struct config *cfg)
 			 "[postgres] url: required with [store] kind = postgres (a libpq connection string)");
 		return -1;
 	}
-	if (connect_db(s, conf) != 0 || start_session(s, conf->standby != 0) != 0)
+	s->conf = conf;
+	s->cfg = cfg;
+	s->shared = conf->active != 0;
+	base->shared = s->shared;
+	if (connect_db(s, conf, &s->conn) != 0 || start_session(s, conf->standby != 0) != 0)
 		return -1;
+	return 0;
+}
+
+/* ---- several serves at once ---- */
+
+/* Takes SERVE_LOCK if free, between batches: 1 this serve leads. */
+static int op_lead(struct store *base)
+{
+	struct pg_store *s = impl(base);
+	int rc;
+
+	if (s->leads || s->in_batch)
+		return s->leads;
+	if (reconnect_if_lost(s) != 0 || (rc = try_lock(s)) < 0)
+		return -1;
+	s->leads = rc;
+	return rc;
+}
+
+static void op_notify(struct store *base) { impl(base)->notify = 1; }
+
+/* The listener's socket, (re)connected and listening: -1 without one. */
+static int op_wake_fd(struct store *base)
+{
+	struct pg_store *s = impl(base);
+	PGresult *r;
+	int ok;
+
+	if (!s->shared)
+		return -1;
+	if (s->listener && PQstatus(s->listener) == CONNECTION_OK)
+		return PQsocket(s->listener);
+	if (s->listener)
+		PQfinish(s->listener);
+	s->listener = NULL;
+	if (connect_db(s, s->conf, &s->listener) != 0)
+		return -1;
+	r = PQexec(s->listener, "LISTEN " READY_CHANNEL);
+	ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+	if (!ok)
+		fail(s, "listen", r);
+	PQclear(r);
+	return ok ? PQsocket(s->listener) : -1;
+}
+
+/* What came on the listener: 1 a word, 0 none, -1 it broke. */
+static int op_woken(struct store *base)
+{
+	struct pg_store *s = impl(base);
+	PGnotify *n;
+	int got = 0;
+
+	if (!s->listener)
+		return -1;
+	if (!PQconsumeInput(s->listener) || PQstatus(s->listener) != CONNECTION_OK) {
+		snprintf(s->st->errmsg, sizeof s->st->errmsg, "postgres: listen: %s", PQerrorMessage(s->listener));
+		one_line(s->st->errmsg);
+		return -1;
+	}
+	while ((n = PQnotifies(s->listener))) {
+		got = 1;
+		PQfreemem(n);
+	}
+	return got;
+}
+
+static int op_leader(struct store *base, char *name, size_t size)
+{
+	PGresult *r = run(impl(base), S_LEADER, NULL, "who leads");
+	int rc = STORE_NOT_FOUND;
+
+	if (!r)
+		return -1;
+	if (PQntuples(r) > 0) {
+		snprintf(name, size, "%s", PQgetvalue(r, 0, 0));
+		rc = 0;
+	}
+	PQclear(r);
+	return rc;
+}
+
+/* The database server's clock. */
+static int op_now_ms(struct store *base, int64_t *ms)
+{
+	PGresult *r = run(impl(base), S_NOW, NULL, "read the database's clock");
+
+	if (!r)
+		return -1;
+	*ms = c_int(r, 0, 0);
+	PQclear(r);
 	return 0;
 }
 
@@ -1852,4 +2003,10 @@ const struct store_engine store_engine_postgres = {
 	.alerts = op_alerts,
 	.team_budget_set = op_team_budget_set,
 	.team_budgets = op_team_budgets,
+	.lead = op_lead,
+	.notify = op_notify,
+	.wake_fd = op_wake_fd,
+	.woken = op_woken,
+	.now_ms = op_now_ms,
+	.leader = op_leader,
 };

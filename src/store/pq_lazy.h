@@ -46,6 +46,10 @@ struct pq_lib {
 	PQ_FN(sendQueryPrepared);
 	PQ_FN(getResult);
 	PQ_FN(flush);
+	PQ_FN(socket);
+	PQ_FN(consumeInput);
+	PQ_FN(notifies);
+	PQ_FN(freemem);
 };
 #undef PQ_FN
 
@@ -85,5 +89,9 @@ const struct pq_lib *pq_lib(void);
 #define PQsendQueryPrepared (pq_lib()->sendQueryPrepared)
 #define PQgetResult (pq_lib()->getResult)
 #define PQflush (pq_lib()->flush)
+#define PQsocket (pq_lib()->socket)
+#define PQconsumeInput (pq_lib()->consumeInput)
+#define PQnotifies (pq_lib()->notifies)
+#define PQfreemem (pq_lib()->freemem)
 
 #endif

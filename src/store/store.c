@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "store/engine.h"
 
 /* Every call to the engine goes through here, so that a failure counts
@@ -54,6 +55,7 @@ struct store *store_open(const struct config *cfg, char *err, size_t errsize)
 		return NULL;
 	}
 	st->engine = (const struct store_engine *)e;
+	st->counts_read_ms = clock_monotonic_ms();
 	if (st->engine->open(st, cfg) != 0 ||
 	    st->engine->job_count_rows(st, add_count_row, st->counts) != 0) {
 		snprintf(err, errsize, "%s", st->errmsg);
@@ -79,6 +81,32 @@ uint64_t store_changes(const struct store *st) { return st->changes; }
 uint64_t store_errors(const struct store *st) { return st->errors; }
 const char *store_last_error(const struct store *st) { return st->lasterr; }
 
+/* ---- several serves on one store ---- */
+
+int store_shared(const struct store *st) { return st->shared; }
+
+int store_lead(struct store *st) { return st->engine->lead ? ENGINE(st, lead(st)) : 1; }
+
+void store_wake_others(struct store *st)
+{
+	if (st->shared && st->engine->notify)
+		st->engine->notify(st);
+}
+
+int store_wake_fd(struct store *st) { return st->shared && st->engine->wake_fd ? ENGINE(st, wake_fd(st)) : -1; }
+
+int store_woken(struct store *st) { return st->engine->woken ? ENGINE(st, woken(st)) : 0; }
+
+int store_leader(struct store *st, char *name, size_t size)
+{
+	return st->engine->leader ? ENGINE(st, leader(st, name, size)) : STORE_NOT_FOUND;
+}
+
+int store_now_ms(struct store *st, int64_t *ms)
+{
+	return st->engine->now_ms ? ENGINE(st, now_ms(st, ms)) : STORE_NOT_FOUND;
+}
+
 /* ---- transactions: the counts follow every boundary ---- */
 
 int store_failure(const struct store *st, struct ebb_error *e)
@@ -90,9 +118,30 @@ int store_failure(const struct store *st, struct ebb_error *e)
 	return error_set(e, 500, "store", NULL, "store: %s", st->errmsg[0] ? st->errmsg : st->lasterr);
 }
 
+/* How old the counts of a shared store may grow before a batch reads
+ * them again: other serves' changes show within this. */
+#define COUNTS_FRESH_MS 1000
+
+/* The counts as the engine has them now, between batches. */
+static int recount(struct store *st)
+{
+	struct counts *fresh = counts_new();
+
+	if (!fresh || st->engine->job_count_rows(st, add_count_row, fresh) != 0) {
+		counts_free(fresh);
+		return -1;
+	}
+	counts_free(st->counts);
+	st->counts = fresh;
+	st->counts_read_ms = clock_monotonic_ms();
+	return 0;
+}
+
 int store_begin(struct store *st)
 {
 	st->full = 0;
+	if (st->shared && clock_monotonic_ms() - st->counts_read_ms >= COUNTS_FRESH_MS)
+		(void)recount(st); /* on failure the batch runs on the counts it has */
 	counts_begin(st->counts);
 	return ENGINE(st, begin(st));
 }

@@ -232,6 +232,30 @@ const char *store_last_error(const struct store *st);
  * change since. */
 uint64_t store_changes(const struct store *st);
 
+/* ---- several serves on one store ([postgres] active, docs/HA.md) ---- */
+/* Other serves write this store at once: reads in a batch lock their
+ * rows, and the counts are read again every second. */
+int store_shared(const struct store *st);
+/* Takes the leader's lock if it is free (never inside a batch): 1 this
+ * serve leads (runs the scaler), 0 another does, -1 an error. A store
+ * no one shares always leads. */
+int store_lead(struct store *st);
+/* At this batch's commit, tell the other serves that a job may have
+ * become ready: their waiting workers look. */
+void store_wake_others(struct store *st);
+/* A descriptor that turns readable when another serve's word comes
+ * (made again after it broke); -1: none, or it cannot be made now. */
+int store_wake_fd(struct store *st);
+/* Reads what came on it: 1 a word, 0 none, -1 it broke. */
+int store_woken(struct store *st);
+/* The name of the serve that leads ([server] name, else HOST:PID): 0,
+ * STORE_NOT_FOUND when none does (or the store is not shared), -1 on an
+ * error. */
+int store_leader(struct store *st, char *name, size_t size) STORE_CHECK;
+/* The time by the store's clock: 0, STORE_NOT_FOUND when the store has
+ * none of its own, -1 on an error. */
+int store_now_ms(struct store *st, int64_t *ms) STORE_CHECK;
+
 /* ---- transactions ---- */
 int store_begin(struct store *st) STORE_CHECK;
 /* Durable when it returns 0; on -1 the caller rolls back. */

@@ -1,0 +1,280 @@
+/* Several serves answering at once on one PostgreSQL database
+ * ([postgres] active = on, docs/HA.md): the first to start leads (runs
+ * the scaler), the others follow; a worker waiting on one serve is woken
+ * by a submit on another (LISTEN/NOTIFY); workers leasing from every
+ * serve at once never get the same job twice; a lease taken on a serve
+ * killed with -9 expires on another; the leader killed with -9, a
+ * follower leads (measured) and its scaler adopts the fleet without
+ * launching again. Every test skips itself with another engine. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+static void postgres_only(void)
+{
+	if (strcmp(harness_store_kind(), "postgres") == 0)
+		return;
+	print_message("skipped: several serves share a PostgreSQL store (EBB_TEST_STORE=postgres)\n");
+	skip();
+}
+
+/* A serve on the database of first (NULL: a new database), active. */
+static struct harness_server *active_serve(struct harness_server *first, const char *extra)
+{
+	if (!first)
+		return harness_serve(harness_fmt("[postgres]\nactive = on\n%s", extra ? extra : ""), 0);
+	return harness_serve(harness_fmt("[postgres]\nurl = %s\nactive = on\n%s", harness_store_url(first->data),
+					 extra ? extra : ""),
+			     0);
+}
+
+static const char *role(struct harness_server *s)
+{
+	json_t *r = harness_get(s, "/healthz");
+	const char *v = harness_fmt("%s", JSTR(r, "role"));
+
+	json_decref(r);
+	return v;
+}
+
+/* A and B both answer, B naming A as the leader (GET /healthz, ebb
+ * status). A worker on B long-polls; the job is submitted on A: B hears of it
+ * from the database at A's commit, well before the long-poll's end, and
+ * the lease B gave is completed through A. Every serve's counts show
+ * the others' work within a second or two. */
+static void a_submit_on_one_wakes_a_worker_on_another(void **state)
+{
+	struct harness_server *a, *b;
+	struct harness_async w;
+	struct harness_run run;
+	json_t *r = NULL, *h;
+	int64_t id, token;
+
+	(void)state;
+	postgres_only();
+
+	a = active_serve(NULL, "[server]\nname = a\n");
+	b = active_serve(a, "[server]\nname = b\n");
+	assert_string_equal(role(a), "leader");
+	assert_string_equal(role(b), "follower");
+	h = harness_get(b, "/healthz");
+	assert_string_equal(JSTR(h, "serve"), "b");
+	assert_string_equal(JSTR(h, "leader"), "a");
+	json_decref(h);
+	assert_int(harness_ebb(&run, b, "status", NULL), 0);
+	assert_string_equal(run.out, harness_fmt("serve b at %s: follower of a, store postgres\n", b->url));
+	harness_run_free(&run);
+
+	harness_async_start(&w, b, "POST", "/v1/lease", "{\"worker\": \"w1\", \"wait_s\": 20}");
+	harness_wait_waiting(b, 1);
+	id = harness_submit(a, "{\"command\": [\"true\"]}");
+	assert_int(harness_async_join(&w, &r), 200);
+	assert_int(JINT(r, "job.id"), id);
+	print_message("a worker waiting on B leased A's job %lld ms after it began to wait\n",
+		      (long long)w.elapsed_ms);
+	assert_between(w.elapsed_ms, 0, 10000); /* woken, not timed out at 20 s */
+	token = JINT(r, "job.lease.token");
+	json_decref(r);
+
+	json_decref(harness_call_ok(a, "POST", harness_fmt("/v1/jobs/%lld/complete", (long long)id),
+				    harness_fmt("{\"lease_token\": %lld}", (long long)token), 200));
+	assert_true(harness_job_is(b, id, "succeeded"));
+	WAIT_FOR(b, 10000, harness_stat(b, "states.succeeded") == 1, "B's counts never showed A's complete");
+	WAIT_FOR(a, 10000, harness_stat(a, "states.succeeded") == 1, "A's counts never showed the complete");
+	assert_int(harness_server_stop(b), 0);
+	assert_int(harness_server_stop(a), 0);
+}
+
+/* ---- many workers on every serve ---- */
+
+#define NJOBS 300
+#define NLEASERS 4
+
+struct leaser {
+	const char *url;
+	char name[16];
+	int n;
+	int64_t ids[NJOBS];
+	int bad; /* a call answered what it must not */
+	char why[256];
+};
+
+/* Leases and completes until the queue is empty. */
+static void *lease_all(void *arg)
+{
+	struct leaser *l = arg;
+	struct client c;
+
+	if (client_init(&c, l->url, NULL, NULL) != 0) {
+		snprintf(l->why, sizeof l->why, "client: %.200s", c.err);
+		l->bad = 1;
+		return NULL;
+	}
+	for (;;) {
+		json_t *body = json_pack("{s:s, s:i}", "worker", l->name, "wait_s", 0), *r = NULL, *job;
+		int st = client_call(&c, "POST", "/v1/lease", body, &r);
+		char path[128];
+		json_decref(body);
+		job = json_object_get(r, "job");
+		if (st != 200 || !job) {
+			if (st != 200) {
+				char *text = json_dumps(r, JSON_COMPACT);
+				snprintf(l->why, sizeof l->why, "lease answered %d: %.200s", st, text ? text : "");
+				free(text);
+				l->bad = 1;
+			}
+			json_decref(r);
+			break;
+		}
+		if (json_is_null(job)) {
+			json_decref(r);
+			break;
+		}
+		l->ids[l->n++] = json_integer_value(json_object_get(job, "id"));
+		snprintf(path, sizeof path, "/v1/jobs/%lld/complete",
+			 (long long)json_integer_value(json_object_get(job, "id")));
+		body = json_pack("{s:I}", "lease_token",
+				 (json_int_t)json_integer_value(json_object_get(json_object_get(job, "lease"), "token")));
+		json_decref(r);
+		r = NULL;
+		st = client_call(&c, "POST", path, body, &r);
+		json_decref(body);
+		json_decref(r);
+		if (st != 200) {
+			snprintf(l->why, sizeof l->why, "complete %s answered %d", path, st);
+			l->bad = 1;
+			break;
+		}
+		if (l->n == NJOBS)
+			break;
+	}
+	client_free(&c);
+	return NULL;
+}
+
+/* 300 jobs, two serves, two workers on each leasing and completing as
+ * fast as they can: every job is leased exactly once (SKIP LOCKED across
+ * the serves' open batches), on its first attempt, and succeeds. */
+static void no_job_is_leased_twice(void **state)
+{
+	struct harness_server *a, *b;
+	static struct leaser l[NLEASERS];
+	pthread_t t[NLEASERS];
+	static int seen[NJOBS + 1];
+	json_t *jobs = json_array(), *r;
+	char *text;
+	int64_t first = 0, total = 0;
+
+	(void)state;
+	postgres_only();
+	a = active_serve(NULL, NULL);
+	b = active_serve(a, NULL);
+	for (int i = 0; i < NJOBS; i++)
+		json_array_append_new(jobs, json_pack("{s:[s]}", "command", "true"));
+	text = json_dumps(jobs, JSON_COMPACT);
+	r = harness_call_ok(b, "POST", "/v1/jobs", text, 200);
+	free(text);
+	json_decref(jobs);
+	first = JINT(r, "jobs.0.id");
+	json_decref(r);
+
+	memset(l, 0, sizeof l);
+	memset(seen, 0, sizeof seen);
+	for (int i = 0; i < NLEASERS; i++) {
+		l[i].url = i % 2 ? b->url : a->url;
+		snprintf(l[i].name, sizeof l[i].name, "w%d", i);
+		assert_int(pthread_create(&t[i], NULL, lease_all, &l[i]), 0);
+	}
+	for (int i = 0; i < NLEASERS; i++) {
+		pthread_join(t[i], NULL);
+		if (l[i].bad)
+			harness_fail_with_log(i % 2 ? b : a, "leaser %d: %s", i, l[i].why);
+		print_message("leaser %d on %s: %d jobs\n", i, i % 2 ? "B" : "A", l[i].n);
+		for (int k = 0; k < l[i].n; k++) {
+			int64_t j = l[i].ids[k] - first;
+			assert_between(j, 0, NJOBS - 1);
+			if (seen[j]++)
+				fail_msg("job %lld leased twice", (long long)l[i].ids[k]);
+			total++;
+		}
+	}
+	assert_int(total, NJOBS);
+	for (int i = 0; i < NJOBS; i += 37) {
+		json_t *job = harness_get_job(i % 2 ? a : b, first + i);
+		assert_string_equal(JSTR(job, "state"), "succeeded");
+		assert_int(JINT(job, "attempts"), 1);
+		json_decref(job);
+	}
+	WAIT_FOR(a, 10000, harness_stat(a, "states.succeeded") == NJOBS, "A's counts never reached %d", NJOBS);
+	assert_int(harness_server_stop(b), 0);
+	assert_int(harness_server_stop(a), 0);
+}
+
+/* A lease taken on B, B killed with -9: A puts the job back when the
+ * lease runs out, by the deadline B set (A learns of it from the
+ * database), and a worker on A gets it, its second attempt. */
+static void a_lease_of_a_dead_serve_expires_on_another(void **state)
+{
+	struct harness_server *a, *b;
+	json_t *r;
+	int64_t id;
+
+	(void)state;
+	postgres_only();
+	a = active_serve(NULL, NULL);
+	b = active_serve(a, NULL);
+	id = harness_submit(a, "{\"command\": [\"true\"]}");
+	r = harness_call_ok(b, "POST", "/v1/lease", "{\"worker\": \"w1\", \"lease_s\": 1}", 200);
+	assert_int(JINT(r, "job.id"), id);
+	json_decref(r);
+	harness_server_kill(b);
+	WAIT_FOR(a, 15000, harness_job_is(a, id, "queued"), "A never expired the lease B gave");
+	r = harness_call_ok(a, "POST", "/v1/lease", "{\"worker\": \"w2\"}", 200);
+	assert_int(JINT(r, "job.id"), id);
+	assert_int(JINT(r, "job.attempts"), 2);
+	json_decref(r);
+	assert_int(harness_server_stop(a), 0);
+}
+
+/* Only the leader runs the scaler; killed with -9, the follower takes
+ * the lock within a second or so (printed), says it leads, and starts
+ * its scaler, which reads the fleet back from the store as a restarted
+ * serve's does (docs/HA.md). */
+static void a_follower_leads_when_the_leader_dies(void **state)
+{
+	struct harness_server *a, *b;
+	int64_t t0;
+	const char *prov = "[provider]\nkind = local\n[local]\ngpus = 0\n";
+
+	(void)state;
+	postgres_only();
+	a = active_serve(NULL, prov);
+	b = active_serve(a, prov);
+	harness_own_workers(a);
+	harness_own_workers(b);
+	assert_string_equal(role(b), "follower");
+	assert_int(harness_file_lines(a->log, "msg=\"scaler started\""), 1);
+	assert_int(harness_file_lines(b->log, "msg=\"scaler started\""), 0);
+	harness_server_kill(a);
+	t0 = harness_now_ms();
+	WAIT_FOR(b, 15000, strcmp(role(b), "leader") == 0, "B never came to lead");
+	print_message("the follower leads %lld ms after kill -9 of the leader\n", (long long)(harness_now_ms() - t0));
+	assert_int(harness_file_lines(b->log, "msg=\"scaler started\""), 1);
+	assert_int(harness_call(b, "GET", "/v1/scale", NULL, NULL), 200);
+	assert_int(harness_server_stop(b), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(a_submit_on_one_wakes_a_worker_on_another, harness_cleanup),
+		cmocka_unit_test_teardown(no_job_is_leased_twice, harness_cleanup),
+		cmocka_unit_test_teardown(a_lease_of_a_dead_serve_expires_on_another, harness_cleanup),
+		cmocka_unit_test_teardown(a_follower_leads_when_the_leader_dies, harness_cleanup),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
