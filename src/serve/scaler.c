@@ -285,8 +285,27 @@ static int preempt(struct scaler *sc, const struct decision_now *dn, const struc
 	return rc > 0 ? record(sc, dn, a, "preempt") : 0;
 }
 
+/* The instance as it is now, its row held until the batch ends: 1 as
+ * the plan saw it, 0 changed since (left to the next run), -1 a store
+ * error. With several serves on one store (docs/HA.md) another one's
+ * worker may have taken a job on it since the fleet was read. */
+static int as_seen(struct scaler *sc, struct instance *inst)
+{
+	struct instance now;
+	int rc = store_instance_get(sc->env.store, inst->id, &now);
+
+	if (rc != 0)
+		return rc < 0 ? -1 : 0;
+	if (now.state != inst->state || now.job_id != inst->job_id)
+		return 0;
+	*inst = now;
+	return 1;
+}
+
 static int carry_out(struct scaler *sc, struct decision_now *dn, const struct action *a)
 {
+	int rc;
+
 	if (a->kind == ACTION_LAUNCH)
 		return launch(sc, dn, a);
 	for (int k = 0; k < dn->view.nfleet; k++) {
@@ -295,6 +314,8 @@ static int carry_out(struct scaler *sc, struct decision_now *dn, const struct ac
 			continue;
 		if (a->kind == ACTION_PREEMPT)
 			return preempt(sc, dn, inst, a);
+		if ((rc = as_seen(sc, inst)) <= 0)
+			return rc;
 		if (a->kind == ACTION_DRAIN)
 			return record(sc, dn, a, "drain") == 0 &&
 			       fleet_set_state(sc->env.fleet, inst, INST_DRAINING, a->reason) == 0 ? 0 : -1;

@@ -61,6 +61,7 @@ struct store {
 	uint64_t changes;
 	uint64_t errors;    /* calls that failed */
 	int full;           /* one of this batch's calls failed for want of space */
+	int contended;      /* this request's call failed for another writer's batch */
 	char lasterr[512];  /* the reason of the last of them */
 	char errmsg[512];
 	/* Other processes write the same store at once (the engine sets it

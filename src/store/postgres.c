@@ -373,6 +373,13 @@ static int fail(struct pg_store *s, const char *what, const PGresult *r)
 	 * full: the client is told to retry later, as with SQLite's. */
 	if (state && strcmp(state, "53100") == 0)
 		s->st->full = 1;
+	/* Another serve's batch held what this one needed: a second submit
+	 * of the same idempotency key at once (23505 unique_violation), two
+	 * batches that each waited for the other (40P01 deadlock_detected),
+	 * or a wait past lock_timeout (55P03). Nothing was kept; a retry
+	 * finds the other batch done. */
+	if (state && (strcmp(state, "23505") == 0 || strcmp(state, "40P01") == 0 || strcmp(state, "55P03") == 0))
+		s->st->contended = 1;
 
 	snprintf(s->st->errmsg, sizeof s->st->errmsg, "postgres: %s: %s", what,
 		 why ? why : PQerrorMessage(s->conn));

@@ -115,6 +115,10 @@ int store_failure(const struct store *st, struct ebb_error *e)
 		return error_set(e, 507, "storage_full", NULL,
 				 "the store is out of space (%s): nothing was saved; retry once space is freed",
 				 st->errmsg[0] ? st->errmsg : st->lasterr);
+	if (st->contended)
+		return error_set(e, 503, "contended", NULL,
+				 "another serve's batch held what this request needed (%s): nothing was saved; retry",
+				 st->errmsg[0] ? st->errmsg : st->lasterr);
 	return error_set(e, 500, "store", NULL, "store: %s", st->errmsg[0] ? st->errmsg : st->lasterr);
 }
 
@@ -162,6 +166,7 @@ int store_rollback(struct store *st)
 
 int store_savepoint(struct store *st)
 {
+	st->contended = 0;
 	counts_savepoint(st->counts);
 	return ENGINE(st, savepoint(st));
 }

@@ -220,8 +220,9 @@ const char *store_kind(const struct store *st);
 const char *store_error(const struct store *st);
 /* What a client is told of the failure (returns -1): 507 storage_full
  * when a call of this batch failed for want of space on disk (nothing
- * was kept, and a retry works once space is freed), else 500 store with
- * the reason. */
+ * was kept, and a retry works once space is freed), 503 contended when
+ * another serve's batch held what it needed (a retry works), else 500
+ * store with the reason. */
 int store_failure(const struct store *st, struct ebb_error *e);
 /* Grows with every call that failed: serve's alerts watch it. */
 uint64_t store_errors(const struct store *st);

@@ -1,11 +1,13 @@
 /* Several serves answering at once on one PostgreSQL database
  * ([postgres] active = on, docs/HA.md): the first to start leads (runs
- * the scaler), the others follow; a worker waiting on one serve is woken
- * by a submit on another (LISTEN/NOTIFY); workers leasing from every
- * serve at once never get the same job twice; a lease taken on a serve
- * killed with -9 expires on another; the leader killed with -9, a
- * follower leads (measured) and its scaler adopts the fleet without
- * launching again. Every test skips itself with another engine. */
+ * the scaler), the others follow and name it; a worker waiting on one
+ * serve is woken by a submit on another (LISTEN/NOTIFY); workers leasing
+ * from every serve at once never get the same job twice; a lease taken
+ * on a serve killed with -9 expires on another; the leader killed with
+ * -9, a follower leads (measured) and starts the scaler; the same
+ * idempotency key submitted at once on two is refused as contended, to
+ * retry. Every test skips itself with another engine. */
+#include <libpq-fe.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -268,6 +270,64 @@ static void a_follower_leads_when_the_leader_dies(void **state)
 	assert_int(harness_server_stop(b), 0);
 }
 
+/* Runs sql on conn; fails the test unless it worked. */
+static void sql_ok(PGconn *conn, const char *sql)
+{
+	PGresult *r = PQexec(conn, sql);
+
+	if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK)
+		fail_msg("%s: %s", sql, PQresultErrorMessage(r));
+	PQclear(r);
+}
+
+/* The same idempotency key submitted on another serve at once (here: a
+ * transaction of the test's own, open, that holds a job with the key):
+ * the serve's insert waits for it, and once it commits, the request is
+ * answered 503 contended, nothing kept; a retry finds the other's job. */
+static void a_key_submitted_twice_at_once_is_contended(void **state)
+{
+	struct harness_server *a;
+	struct harness_async w;
+	PGconn *conn;
+	json_t *r = NULL;
+	int64_t id, until;
+
+	(void)state;
+	postgres_only();
+	a = active_serve(NULL, NULL);
+	id = harness_submit(a, "{\"command\": [\"true\"]}");
+	conn = PQconnectdb(harness_store_url(a->data));
+	if (PQstatus(conn) != CONNECTION_OK)
+		fail_msg("connect: %s", PQerrorMessage(conn));
+	sql_ok(conn, harness_fmt("BEGIN; CREATE TEMP TABLE t AS SELECT * FROM jobs WHERE id = %lld;"
+				 " UPDATE t SET id = id + 1000000, idem_key = 'race';"
+				 " INSERT INTO jobs OVERRIDING SYSTEM VALUE SELECT * FROM t",
+				 (long long)id));
+	harness_async_start(&w, a, "POST", "/v1/jobs", "{\"command\": [\"true\"], \"idempotency_key\": \"race\"}");
+	/* The serve's insert waits for the test's transaction. */
+	for (until = harness_now_ms() + 15000;;) {
+		PGresult *q = PQexec(conn, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'");
+		int waiting = PQresultStatus(q) == PGRES_TUPLES_OK && atoi(PQgetvalue(q, 0, 0)) > 0;
+		PQclear(q);
+		if (waiting)
+			break;
+		if (harness_now_ms() > until)
+			harness_fail_with_log(a, "the serve's insert never waited for the other transaction");
+		harness_sleep_ms(20);
+	}
+	sql_ok(conn, "COMMIT");
+	PQfinish(conn);
+	assert_int(harness_async_join(&w, &r), 503);
+	assert_string_equal(JSTR(r, "error.code"), "contended");
+	assert_contains(JSTR(r, "error.message"), "jobs_idem");
+	json_decref(r);
+	/* The retry meets the other's job (of another body here: a conflict). */
+	r = harness_call_ok(a, "POST", "/v1/jobs", "{\"command\": [\"true\"], \"idempotency_key\": \"race\"}", 409);
+	assert_string_equal(JSTR(r, "error.code"), "idempotency_conflict");
+	json_decref(r);
+	assert_int(harness_server_stop(a), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -275,6 +335,7 @@ int main(void)
 		cmocka_unit_test_teardown(no_job_is_leased_twice, harness_cleanup),
 		cmocka_unit_test_teardown(a_lease_of_a_dead_serve_expires_on_another, harness_cleanup),
 		cmocka_unit_test_teardown(a_follower_leads_when_the_leader_dies, harness_cleanup),
+		cmocka_unit_test_teardown(a_key_submitted_twice_at_once_is_contended, harness_cleanup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
