@@ -164,9 +164,14 @@ static void write_teams(struct prom *p, const struct snapshot *x)
 	}
 }
 
-static void write_serve(struct prom *p, const struct serve_metrics *m)
+static void write_serve(struct prom *p, const struct api *a)
 {
+	const struct serve_metrics *m = a->metrics;
 	char code[8];
+
+	prom_family(p, "ebb_serve_leader", "gauge",
+		    "1 when this serve runs the scaler: alone, or the leader of several on one database (docs/HA.md).");
+	prom_sample(p, "", a->leads, NULL);
 
 	prom_family(p, "ebb_lease_latency_seconds", "histogram",
 		    "Time from a job becoming ready to its lease, per lease granted since serve started.");
@@ -256,7 +261,7 @@ int api_metrics(struct api_call *c)
 		free(prom_finish(&p));
 		return api_store_failed(c);
 	}
-	write_serve(&p, c->api->metrics);
+	write_serve(&p, c->api);
 	write_alerts(&p, c->api);
 	free(x);
 	if (!(text = prom_finish(&p))) {

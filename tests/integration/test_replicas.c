@@ -43,6 +43,20 @@ static const char *role(struct harness_server *s)
 	return v;
 }
 
+/* ebb_serve_leader in s's /metrics. */
+static int leader_gauge(struct harness_server *s)
+{
+	char *text = NULL, *at;
+	int v;
+
+	assert_int(harness_get_text(s, NULL, "/metrics", &text, NULL, 0), 200);
+	at = strstr(text, "\nebb_serve_leader ");
+	assert_non_null(at);
+	v = atoi(at + strlen("\nebb_serve_leader "));
+	free(text);
+	return v;
+}
+
 /* A and B both answer, B naming A as the leader (GET /healthz, ebb
  * status). A worker on B long-polls; the job is submitted on A: B hears of it
  * from the database at A's commit, well before the long-poll's end, and
@@ -70,6 +84,7 @@ static void a_submit_on_one_wakes_a_worker_on_another(void **state)
 	assert_int(harness_ebb(&run, b, "status", NULL), 0);
 	assert_string_equal(run.out, harness_fmt("serve b at %s: follower of a, store postgres\n", b->url));
 	harness_run_free(&run);
+	assert_true(leader_gauge(a) == 1 && leader_gauge(b) == 0);
 
 	harness_async_start(&w, b, "POST", "/v1/lease", "{\"worker\": \"w1\", \"wait_s\": 20}");
 	harness_wait_waiting(b, 1);
