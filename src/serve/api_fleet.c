@@ -177,6 +177,11 @@ int api_reclaim(struct api_call *c)
 
 	if (api_body(c, api_no_fields) != 0)
 		return -1;
+	if (!a->leads) {
+		error_set(&err, 409, "not_supported", NULL,
+			  "this serve follows: the serve that leads runs the provider (GET /healthz names it)");
+		return api_fail(c, &err);
+	}
 	if (!provider_can_reclaim(a->provider)) {
 		error_set(&err, 409, "not_supported", NULL,
 			  "reclaims are simulated by the local provider only ([provider] kind = local), not by %s",
