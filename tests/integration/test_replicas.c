@@ -264,6 +264,7 @@ static void a_lease_of_a_dead_serve_expires_on_another(void **state)
 static void a_follower_leads_when_the_leader_dies(void **state)
 {
 	struct harness_server *a, *b;
+	json_t *r;
 	int64_t t0;
 	const char *prov = "[provider]\nkind = local\n[local]\ngpus = 0\n";
 
@@ -276,6 +277,9 @@ static void a_follower_leads_when_the_leader_dies(void **state)
 	assert_string_equal(role(b), "follower");
 	assert_int(harness_file_lines(a->log, "msg=\"scaler started\""), 1);
 	assert_int(harness_file_lines(b->log, "msg=\"scaler started\""), 0);
+	r = harness_call_ok(b, "POST", "/v1/fleet/1/reclaim", NULL, 409);
+	assert_contains(JSTR(r, "error.message"), "this serve follows");
+	json_decref(r);
 	harness_server_kill(a);
 	t0 = harness_now_ms();
 	WAIT_FOR(b, 15000, strcmp(role(b), "leader") == 0, "B never came to lead");
