@@ -21,8 +21,10 @@
  *   inside a batch every job and instance it reads by id until the batch
  *   ends (SELECT ... FOR UPDATE), pass over the ready and due jobs another
  *   batch holds (SKIP LOCKED), so that no job is ever leased twice at
- *   once, and count the jobs for the front end (job_count_rows), which
- *   reads them again every COUNTS_FRESH_MS.
+ *   once, and count the jobs for the front end (job_count_rows, and
+ *   job_count_live_rows of the jobs not finished), which reads them
+ *   again: those not finished every COUNTS_FRESH_MS, all of them every
+ *   COUNTS_ALL_MS.
  *
  * - Synchronous calls. Every call returns when its work is done, and serve
  *   waits for it on its only thread: an engine answers from a local file
@@ -68,7 +70,7 @@ struct store {
 	 * at open): the counts are read again from the engine before a
 	 * batch once they are COUNTS_FRESH_MS old. */
 	int shared;
-	int64_t counts_read_ms;
+	int64_t counts_read_ms, counts_all_read_ms;
 };
 
 /* A row of job counts as the engine reads them at open. */
@@ -94,6 +96,9 @@ struct store_engine {
 	/* Every job's (state, lane, type, team), counted: the front end's
 	 * counts start from these. */
 	int (*job_count_rows)(struct store *st, count_row_cb cb, void *arg);
+	/* The same of the queued, delayed and leased jobs alone, cheaply (a
+	 * shared engine's; NULL: the front end counts all). */
+	int (*job_count_live_rows)(struct store *st, count_row_cb cb, void *arg);
 	int (*job_insert)(struct store *st, struct job *job);
 	int (*job_update)(struct store *st, const struct job *job);
 	int (*job_get)(struct store *st, int64_t id, struct job *out);

@@ -162,7 +162,7 @@ enum stmt_id {
 	S_INST_LIVE, S_INST_ALL, S_DEC_INSERT, S_DEC_LIST, S_USAGE, S_SEG_OPEN, S_SEG_FIND, S_SEG_CLOSE,
 	S_JOB_COST, S_STAT_ADD, S_STATS, S_LEDGER, S_LEDGER_OPEN, S_SUM_ADD, S_SUMS, S_INST_BY_TOKEN,
 	S_DATA_SET, S_DATA_GET, S_DEAD, S_ALERT_PUT, S_ALERT_DELETE, S_ALERTS, S_BUDGET_SET, S_BUDGETS,
-	S_GET_LOCKED, S_INST_GET_LOCKED, S_DUE_LOCKED, S_NOW, S_LEADER, S_COUNT
+	S_GET_LOCKED, S_INST_GET_LOCKED, S_DUE_LOCKED, S_NOW, S_LEADER, S_COUNT_LIVE, S_COUNT
 };
 
 static const char *const stmt_sql[S_COUNT] = {
@@ -199,6 +199,10 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_NEXT_DEADLINE] = "SELECT LEAST((SELECT MIN(run_at) FROM jobs WHERE state = 'delayed'),"
 			    " (SELECT MIN(lease_expires) FROM jobs WHERE state = 'leased'))",
 	[S_COUNT_ROWS] = "SELECT state, lane, type, team, COUNT(*) FROM jobs GROUP BY 1, 2, 3, 4",
+	/* Through the partial indexes of the three: as fast with a million
+	 * finished jobs as with none. */
+	[S_COUNT_LIVE] = "SELECT state, lane, type, team, COUNT(*) FROM jobs"
+			 " WHERE state = 'queued' OR state = 'delayed' OR state = 'leased' GROUP BY 1, 2, 3, 4",
 	[S_DEMAND] = "SELECT gpus, min_vram_gb, lane, type, COUNT(*), SUM((est_s = 0)::int), SUM(est_s),"
 		     " MIN(created_at), SUM(items), team, priority FROM jobs WHERE state = 'queued'"
 		     " GROUP BY gpus, min_vram_gb, lane, type, team, priority"
@@ -1099,9 +1103,9 @@ static int op_next_deadline(struct store *base, int64_t *out_ms)
 	return 0;
 }
 
-static int op_job_count_rows(struct store *base, count_row_cb cb, void *arg)
+static int count_rows(struct store *base, enum stmt_id id, count_row_cb cb, void *arg)
 {
-	PGresult *r = run(impl(base), S_COUNT_ROWS, NULL, "count jobs");
+	PGresult *r = run(impl(base), id, NULL, "count jobs");
 	int ret = 0;
 
 	if (!r)
@@ -1113,6 +1117,16 @@ static int op_job_count_rows(struct store *base, count_row_cb cb, void *arg)
 	}
 	PQclear(r);
 	return ret;
+}
+
+static int op_job_count_rows(struct store *base, count_row_cb cb, void *arg)
+{
+	return count_rows(base, S_COUNT_ROWS, cb, arg);
+}
+
+static int op_job_count_live_rows(struct store *base, count_row_cb cb, void *arg)
+{
+	return count_rows(base, S_COUNT_LIVE, cb, arg);
 }
 
 static int op_demand(struct store *base, demand_cb cb, void *arg)
@@ -1972,6 +1986,7 @@ const struct store_engine store_engine_postgres = {
 	.release = op_release,
 	.rollback_savepoint = op_rollback_savepoint,
 	.job_count_rows = op_job_count_rows,
+	.job_count_live_rows = op_job_count_live_rows,
 	.job_insert = op_job_insert,
 	.job_update = op_job_update,
 	.job_get = op_job_get,

@@ -55,7 +55,7 @@ struct store *store_open(const struct config *cfg, char *err, size_t errsize)
 		return NULL;
 	}
 	st->engine = (const struct store_engine *)e;
-	st->counts_read_ms = clock_monotonic_ms();
+	st->counts_read_ms = st->counts_all_read_ms = clock_monotonic_ms();
 	if (st->engine->open(st, cfg) != 0 ||
 	    st->engine->job_count_rows(st, add_count_row, st->counts) != 0) {
 		snprintf(err, errsize, "%s", st->errmsg);
@@ -123,21 +123,39 @@ int store_failure(const struct store *st, struct ebb_error *e)
 }
 
 /* How old the counts of a shared store may grow before a batch reads
- * them again: other serves' changes show within this. */
+ * them again: other serves' changes to the jobs not finished show within
+ * COUNTS_FRESH_MS. Those of the finished (which grow without end, and
+ * only the reports read) are read whole every COUNTS_ALL_MS, and are
+ * this serve's own changes on top of that meanwhile. */
 #define COUNTS_FRESH_MS 1000
+#define COUNTS_ALL_MS 60000
+
+static int add_finished(void *arg, const struct job_count *c)
+{
+	if (c->state != JOB_QUEUED && c->state != JOB_DELAYED && c->state != JOB_LEASED)
+		counts_add(arg, c->state, c->lane, c->type, c->team, c->n);
+	return 0;
+}
 
 /* The counts as the engine has them now, between batches. */
 static int recount(struct store *st)
 {
+	int64_t now = clock_monotonic_ms();
+	int all = !st->engine->job_count_live_rows || now - st->counts_all_read_ms >= COUNTS_ALL_MS;
 	struct counts *fresh = counts_new();
 
-	if (!fresh || st->engine->job_count_rows(st, add_count_row, fresh) != 0) {
+	if (!fresh || (all ? st->engine->job_count_rows(st, add_count_row, fresh)
+			   : st->engine->job_count_live_rows(st, add_count_row, fresh)) != 0) {
 		counts_free(fresh);
 		return -1;
 	}
+	if (!all)
+		counts_each(st->counts, add_finished, fresh);
+	else
+		st->counts_all_read_ms = now;
 	counts_free(st->counts);
 	st->counts = fresh;
-	st->counts_read_ms = clock_monotonic_ms();
+	st->counts_read_ms = now;
 	return 0;
 }
 
