@@ -761,10 +761,6 @@ static int op_commit(struct store *base)
 	}
 	s->deferred = 0;
 	sql = s->doomed ? "ROLLBACK" : "COMMIT";
-	if (s->notify && !s->doomed && (s->piping || pipe_open(s) == 0) &&
-	    PQsendQueryParams(s->conn, "NOTIFY " READY_CHANNEL, 0, NULL, NULL, NULL, NULL, 0))
-		s->unread++; /* delivered at the commit, not before */
-	s->notify = 0;
 	if (s->piping) {
 		if (PQsendQueryParams(s->conn, sql, 0, NULL, NULL, NULL, NULL, 0))
 			s->unread++;
@@ -782,6 +778,15 @@ static int op_commit(struct store *base)
 			fail(s, "commit", r);
 	}
 	PQclear(r);
+	/* The word to the other serves, once the batch is theirs to see, in
+	 * a transaction of its own: a commit that notifies holds a lock of
+	 * the whole database until it is flushed, which would queue every
+	 * serve's commit behind this one's fsync; this one writes nothing to
+	 * flush. A word lost with the connection costs a waiting worker its
+	 * wait, not a job. */
+	if (ok && s->notify)
+		(void)exec(s, "NOTIFY " READY_CHANNEL, "notify the other serves");
+	s->notify = 0;
 	return ok ? 0 : -1;
 }
 
