@@ -115,6 +115,10 @@ static const char *const migrations[] = {
 	"CREATE TABLE team_budgets (team TEXT PRIMARY KEY, budget DOUBLE PRECISION NOT NULL,"
 	" set_at BIGINT NOT NULL);"
 	"ALTER TABLE instances ADD COLUMN team TEXT NOT NULL DEFAULT '';",
+	/* 4: the ready jobs in lease order with every key ascending, so that
+	 * a lease may start past a point of it (S_NEXT_READY_AFTER) */
+	"CREATE INDEX jobs_ready_order ON jobs(lane_rank, (-priority), seq, id) WHERE state = 'queued';"
+	"DROP INDEX jobs_ready;",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -152,6 +156,19 @@ static const char *const migrations[] = {
 	" FROM segments s JOIN instances i ON i.id = s.instance_id"                                 \
 	" LEFT JOIN jobs j ON j.id = s.job_id AND s.kind = 'job'"
 
+/* A queued job that fits the offer of a lease ($1 to $5). A job's labels
+ * must all be among the worker's: jsonb containment of string arrays.
+ * SKIP LOCKED (below): a job another serve's open batch holds is not
+ * waited for, and never leased twice. */
+#define READY_FITS                                                                    \
+	"state = 'queued' AND gpus <= $1::int AND min_vram_gb <= $2::int"            \
+	" AND ($3::jsonb IS NULL OR NOT $3::jsonb ? type)"                           \
+	" AND (labels IS NULL OR labels::jsonb <@ COALESCE($4::jsonb, '[]'::jsonb))" \
+	" AND ($5::jsonb IS NULL OR NOT EXISTS (SELECT 1 FROM jsonb_each_text($5::jsonb) r" \
+	"  WHERE r.key = jobs.team AND r.value::bigint < GREATEST(jobs.gpus, 1)))"
+/* Lane rank, then priority (higher first), seq, id: jobs_ready_order. */
+#define READY_ORDER "lane_rank, -priority, seq, id"
+
 /* Texts sort as bytes, as SQLite sorts them, whatever the database's
  * locale. */
 #define C_ORDER(col) col " COLLATE \"C\""
@@ -162,7 +179,7 @@ enum stmt_id {
 	S_INST_LIVE, S_INST_ALL, S_DEC_INSERT, S_DEC_LIST, S_USAGE, S_SEG_OPEN, S_SEG_FIND, S_SEG_CLOSE,
 	S_JOB_COST, S_STAT_ADD, S_STATS, S_LEDGER, S_LEDGER_OPEN, S_SUM_ADD, S_SUMS, S_INST_BY_TOKEN,
 	S_DATA_SET, S_DATA_GET, S_DEAD, S_ALERT_PUT, S_ALERT_DELETE, S_ALERTS, S_BUDGET_SET, S_BUDGETS,
-	S_GET_LOCKED, S_INST_GET_LOCKED, S_DUE_LOCKED, S_NOW, S_LEADER, S_COUNT_LIVE, S_COUNT
+	S_GET_LOCKED, S_INST_GET_LOCKED, S_DUE_LOCKED, S_NOW, S_LEADER, S_COUNT_LIVE, S_NEXT_READY_AFTER, S_COUNT
 };
 
 static const char *const stmt_sql[S_COUNT] = {
@@ -176,16 +193,11 @@ static const char *const stmt_sql[S_COUNT] = {
 		     " items_start = $19, items_lost = $20, interruptions = $21, instance_id = $22 WHERE id = $1",
 	[S_GET] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id = $1",
 	[S_GET_BY_KEY] = "SELECT " JOB_COLUMNS " FROM jobs WHERE team = $1 AND idem_key = $2",
-	/* A job's labels must all be among the worker's: jsonb containment
-	 * of string arrays. SKIP LOCKED: a job another serve's open batch
-	 * holds is not waited for, and never leased twice. */
-	[S_NEXT_READY] = "SELECT " JOB_COLUMNS " FROM jobs WHERE state = 'queued'"
-			 " AND gpus <= $1::int AND min_vram_gb <= $2::int"
-			 " AND ($3::jsonb IS NULL OR NOT $3::jsonb ? type)"
-			 " AND (labels IS NULL OR labels::jsonb <@ COALESCE($4::jsonb, '[]'::jsonb))"
-			 " AND ($5::jsonb IS NULL OR NOT EXISTS (SELECT 1 FROM jsonb_each_text($5::jsonb) r"
-			 "  WHERE r.key = jobs.team AND r.value::bigint < GREATEST(jobs.gpus, 1)))"
-			 " ORDER BY lane_rank, priority DESC, seq, id LIMIT 1 FOR UPDATE SKIP LOCKED",
+	[S_NEXT_READY] = "SELECT " JOB_COLUMNS " FROM jobs WHERE " READY_FITS
+			 " ORDER BY " READY_ORDER " LIMIT 1 FOR UPDATE SKIP LOCKED",
+	[S_NEXT_READY_AFTER] = "SELECT " JOB_COLUMNS " FROM jobs WHERE " READY_FITS " AND (" READY_ORDER ")"
+			       " > ($6::int, $7::int, $8::bigint, $9::bigint)"
+			       " ORDER BY " READY_ORDER " LIMIT 1 FOR UPDATE SKIP LOCKED",
 	[S_LIST] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id > $5"
 		   " AND ($1::text IS NULL OR state = $1) AND ($2::text IS NULL OR lane = $2)"
 		   " AND ($3::text IS NULL OR team = $3) AND ($4::text IS NULL OR type = $4)"
@@ -323,6 +335,17 @@ struct pg_store {
 	 * notify: this batch tells them at its commit. */
 	int shared, leads, notify;
 	PGconn *listener;
+	/* Where the last lease of each offer in this batch stopped, in lease
+	 * order: a job before it that fits that offer was leased by this
+	 * batch or is held by another's, so the next lease of the same offer
+	 * starts past it rather than step over them again (leases of a
+	 * batch would cost its square). Forgotten when a job may have become
+	 * ready before it: a write of a queued job, a step undone. */
+	struct lease_point {
+		uint64_t offer;  /* a hash of the query's arguments */
+		int64_t key[4]; /* READY_ORDER's */
+	} points[8];
+	int npoints;
 };
 
 #define READY_CHANNEL "ebb_ready"
@@ -738,6 +761,7 @@ static int op_begin(struct store *base)
 	s->deferred = DEFER_BEGIN;
 	s->doomed = 0;
 	s->last_job = 0;
+	s->npoints = 0;
 	return 0;
 }
 
@@ -833,6 +857,7 @@ static int op_rollback_savepoint(struct store *base)
 		return 0;
 	}
 	s->last_job = 0; /* it may have been inserted by the step */
+	s->npoints = 0;  /* a lease undone makes its job ready again */
 	if (s->piping)
 		rc = pipe_close(s, "rollback to savepoint", NULL);
 	if (exec(s, "ROLLBACK TO SAVEPOINT request; RELEASE SAVEPOINT request", "rollback to savepoint") != 0)
@@ -895,6 +920,8 @@ static int op_job_insert(struct store *base, struct job *j)
 	struct args a = {0};
 	PGresult *r;
 
+	if (j->state == JOB_QUEUED)
+		s->npoints = 0;
 	a_text(&a, job_state_name(j->state));
 	a_text(&a, j->type);
 	a_text(&a, j->lane);
@@ -944,6 +971,8 @@ static int op_job_update(struct store *base, const struct job *j)
 	struct pg_store *s = impl(base);
 	struct args a = {0};
 
+	if (j->state == JOB_QUEUED)
+		s->npoints = 0;
 	a_int(&a, j->id);
 	a_text(&a, job_state_name(j->state));
 	a_int(&a, j->priority);
@@ -1006,6 +1035,44 @@ static int op_job_get_by_key(struct store *base, const char *team, const char *k
 	return fetch_job(impl(base), S_GET_BY_KEY, &a, out);
 }
 
+/* FNV-1a over the arguments, a NULL apart from any text. */
+static uint64_t args_hash(const struct args *a)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (int i = 0; i < a->n; i++) {
+		for (const char *c = a->v[i] ? a->v[i] : ""; *c; c++)
+			h = (h ^ (unsigned char)*c) * 0x100000001b3ULL;
+		h = (h ^ (a->v[i] ? 0x1f : 0x1e)) * 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* The next ready job that fits the offer in a, from where the batch's
+ * last lease of the same offer stopped (lease_point). */
+static int next_ready(struct pg_store *s, struct args *a, struct job *out)
+{
+	uint64_t offer = args_hash(a);
+	struct lease_point *p = NULL;
+	int rc;
+
+	for (int i = 0; i < s->npoints && !p; i++)
+		p = s->points[i].offer == offer ? &s->points[i] : NULL;
+	for (int k = 0; p && k < 4; k++)
+		a_int(a, p->key[k]);
+	if ((rc = fetch_job(s, p ? S_NEXT_READY_AFTER : S_NEXT_READY, a, out)) != 0 || !s->in_batch)
+		return rc;
+	if (!p) {
+		p = &s->points[s->npoints < 8 ? s->npoints++ : (int)(offer % 8)];
+		p->offer = offer;
+	}
+	p->key[0] = out->lane_rank;
+	p->key[1] = -(int64_t)out->priority;
+	p->key[2] = out->seq;
+	p->key[3] = out->id;
+	return 0;
+}
+
 static int op_job_next_ready(struct store *base, const struct lease_offer *o, struct job *out)
 {
 	char *full = NULL, *labels = NULL, *rooms = NULL;
@@ -1033,7 +1100,7 @@ static int op_job_next_ready(struct store *base, const struct lease_offer *o, st
 	a_text(&a, full);
 	a_text(&a, labels);
 	a_text(&a, rooms);
-	rc = fetch_job(impl(base), S_NEXT_READY, &a, out);
+	rc = next_ready(impl(base), &a, out);
 	free(full);
 	free(labels);
 	free(rooms);
