@@ -67,10 +67,11 @@ static inline void pg_stop(void)
 
 	if (!pg_dir[0])
 		return;
-	pg_master = 0;
 	snprintf(cmd, sizeof cmd, "%s/scripts/pg.sh stop %s", src, pg_dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "bench: %s failed\n", cmd);
+	/* Only now: a signal meanwhile still stops the server itself. */
+	pg_master = 0;
 	pg_dir[0] = '\0';
 }
 
