@@ -246,6 +246,21 @@ static inline int port_open(int port)
 	return ok;
 }
 
+/* The serve's log so far, on stderr. */
+static inline void serve_print_log(const struct serve *s)
+{
+	char path[128], line[512];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/serve.log", s->dir);
+	if (!(f = fopen(path, "r")))
+		return;
+	fprintf(stderr, "bench: the log of serve on port %d:\n", s->port);
+	while (fgets(line, sizeof line, f))
+		fputs(line, stderr);
+	fclose(f);
+}
+
 /* Starts EBB_BIN serve with log_level warn on a free loopback port and
  * waits until it accepts connections. extra: more config lines, appended
  * as they are (may be ""). */
@@ -253,7 +268,7 @@ static inline int serve_start(struct serve *s, const char *extra)
 {
 	const char *bin = getenv("EBB_BIN") ? getenv("EBB_BIN") : "build/ebb";
 	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	char conf[128], log[128], line[512];
+	char conf[128], log[128];
 	double deadline;
 	FILE *f;
 
@@ -289,12 +304,8 @@ static inline int serve_start(struct serve *s, const char *extra)
 		if (port_open(s->port))
 			return 0;
 	}
-	fprintf(stderr, "bench: %s serve did not start on port %d; its log:\n", bin, s->port);
-	if ((f = fopen(log, "r"))) {
-		while (fgets(line, sizeof line, f))
-			fputs(line, stderr);
-		fclose(f);
-	}
+	fprintf(stderr, "bench: %s serve did not start on port %d\n", bin, s->port);
+	serve_print_log(s);
 	return -1;
 }
 

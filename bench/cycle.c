@@ -12,9 +12,12 @@
  * request (submit, complete+next: two calls a job); "batch" submits
  * BENCH_BATCH jobs in one call, leases as many at once (max_jobs) and
  * completes each, the last with next (about one call a job). ebb's three
- * ways again on the PostgreSQL store (one serve on a throwaway server,
- * bench/pg.h), in the same run. A peer that cannot be run here (not
- * installed) is left out, with a message.
+ * ways again on the PostgreSQL store (a throwaway server, bench/pg.h), in
+ * the same run: with one serve, and with three active serves on one
+ * database (docs/HA.md, `[postgres] active = on`), client i talking to
+ * serve i % 3. A peer that cannot be run here (not installed) is left
+ * out, with a message. Killed (SIGTERM, SIGINT), the benchmark stops the
+ * servers it started first.
  *
  * Environment: BENCH_RUNS (5), BENCH_CYCLE_S (5: seconds measured per run,
  * after 1 s of warm-up), BENCH_LEVELS ("1,8,32,64,128"), BENCH_COMPARE_LEVELS
@@ -49,8 +52,8 @@
 #define GOAL_JOBS_S 5000.0
 
 /* What the client threads drive: ebb's three ways on SQLite, the same
- * on PostgreSQL, and the peers. */
-enum mode { PLAIN, NEXT, BATCH, PG_PLAIN, PG_NEXT, PG_BATCH, REDIS, BEANSTALK, NMODES };
+ * on PostgreSQL with one serve and with PG3_SERVES, and the peers. */
+enum mode { PLAIN, NEXT, BATCH, PG_PLAIN, PG_NEXT, PG_BATCH, PG3_PLAIN, PG3_NEXT, PG3_BATCH, REDIS, BEANSTALK, NMODES };
 static const char *const mode_names[] = {
 	"ebb, submit + lease + complete (3 calls a job)",
 	"ebb, submit + complete with next (2 calls a job)",
@@ -58,16 +61,25 @@ static const char *const mode_names[] = {
 	"ebb on PostgreSQL, submit + lease + complete (3 calls a job)",
 	"ebb on PostgreSQL, submit + complete with next (2 calls a job)",
 	"ebb on PostgreSQL, batch submit + max_jobs lease + complete, the last with next",
+	"ebb on PostgreSQL, 3 serves, submit + lease + complete (3 calls a job)",
+	"ebb on PostgreSQL, 3 serves, submit + complete with next (2 calls a job)",
+	"ebb on PostgreSQL, 3 serves, batch submit + max_jobs lease + complete, the last with next",
 	"Redis, LPUSH + BLMOVE + LREM",
 	"beanstalkd, put + reserve + delete",
 };
-static const char *const short_names[] = {"ebb plain", "ebb next",  "ebb batch", "ebb/pg plain",
-					  "ebb/pg next", "ebb/pg batch", "Redis", "beanstalkd"};
+static const char *const short_names[] = {"ebb plain",     "ebb next",      "ebb batch",      "ebb/pg plain",
+					  "ebb/pg next",   "ebb/pg batch",  "ebb/pg×3 plain", "ebb/pg×3 next",
+					  "ebb/pg×3 batch", "Redis",        "beanstalkd"};
 
-static int on_pg(enum mode m) { return m >= PG_PLAIN && m <= PG_BATCH; }
+#define PG3_SERVES 3
+
+static int on_pg(enum mode m) { return m >= PG_PLAIN && m <= PG3_BATCH; }
 
 /* The calls an ebb mode makes, whatever its store: PLAIN, NEXT or BATCH. */
-static enum mode calls_of(enum mode m) { return on_pg(m) ? (enum mode)(m - PG_PLAIN) : m; }
+static enum mode calls_of(enum mode m) { return on_pg(m) ? (enum mode)((m - PG_PLAIN) % 3) : m; }
+
+/* The serves a mode runs (a peer: its one server). */
+static int serves_of(enum mode m) { return m >= PG3_PLAIN && m <= PG3_BATCH ? PG3_SERVES : 1; }
 
 static atomic_long cycles, errors;
 static atomic_int stop;
@@ -256,7 +268,7 @@ static void *peer_client_main(void *arg)
 
 struct result {
 	double jobs_s, serve_cpu, client_cpu, other_cpu, fsyncs_s;
-	double serve_wait; /* % of the time serve was runnable but had no CPU */
+	double serve_wait; /* % of the time serve (all, together) was runnable but had no CPU */
 	double cpu_us_job; /* the server's (or the store loop's) CPU time per job */
 	double db_us_job;  /* of which PostgreSQL's processes' */
 	double total;      /* cycles over the whole run, warm-up included */
@@ -271,21 +283,21 @@ static int use_curl(void)
 
 #define MAX_PIDS 64
 
-/* The server a run measures: a fresh `ebb serve` (on SQLite, or on a
- * database of its own in the PostgreSQL server), Redis or beanstalkd.
- * pids[0] is the process the clients talk to; on PostgreSQL the others
- * are the database server's, whose CPU and fsyncs count as the server's
- * too. */
+/* The server a run measures: fresh `ebb serve`s (one on SQLite; one or
+ * PG3_SERVES on a database of their own in the PostgreSQL server), Redis
+ * or beanstalkd. pids[0..nserves-1] are the processes the clients talk to
+ * (ports[]); on PostgreSQL the others are the database server's, whose
+ * CPU and fsyncs count as the server's too. */
 struct server {
 	enum mode mode;
-	struct serve s;
+	struct serve s[PG3_SERVES];
 	struct beanstalk b;
 #ifdef BENCH_HIREDIS
 	struct redis r;
 #endif
 	pid_t pids[MAX_PIDS];
-	int npids;
-	int port;
+	int npids, nserves;
+	int ports[PG3_SERVES];
 };
 
 static int server_start(struct server *sv, enum mode m)
@@ -296,12 +308,12 @@ static int server_start(struct server *sv, enum mode m)
 
 	memset(sv, 0, sizeof *sv);
 	sv->mode = m;
-	sv->npids = 1;
+	sv->npids = sv->nserves = 1;
 	if (m == BEANSTALK) {
 		if (beanstalk_start(&sv->b) != 0)
 			return -1;
 		sv->pids[0] = sv->b.pid;
-		sv->port = sv->b.port;
+		sv->ports[0] = sv->b.port;
 		return 0;
 	}
 #ifdef BENCH_HIREDIS
@@ -309,22 +321,30 @@ static int server_start(struct server *sv, enum mode m)
 		if (redis_start(&sv->r) != 0)
 			return -1;
 		sv->pids[0] = sv->r.pid;
-		sv->port = sv->r.port;
+		sv->ports[0] = sv->r.port;
 		return 0;
 	}
 #endif
+	if (m == REDIS)
+		return -1;
 	if (on_pg(m)) {
 		snprintf(db, sizeof db, "cycle_%d", ++databases);
 		if (pg_create(db) != 0)
 			return -1;
-		snprintf(extra, sizeof extra, "[store]\nkind = postgres\n[postgres]\nurl = %s dbname=%s\n", pg_url, db);
+		snprintf(extra, sizeof extra, "[store]\nkind = postgres\n[postgres]\nurl = %s dbname=%s\n%s", pg_url,
+			 db, serves_of(m) > 1 ? "active = on\n" : "");
 	}
-	if (m == REDIS || serve_start(&sv->s, extra) != 0)
-		return -1;
-	sv->pids[0] = sv->s.pid;
-	sv->port = sv->s.port;
-	/* serve has connected by now: its backend is among them. */
-	if (on_pg(m) && (n = pg_pids(sv->pids + 1, MAX_PIDS - 1)) > 0)
+	/* The first leads (it runs the scaler); the others follow. */
+	for (sv->nserves = 0; sv->nserves < serves_of(m); sv->nserves++) {
+		struct serve *s = &sv->s[sv->nserves];
+		if (serve_start(s, extra) != 0)
+			return -1;
+		sv->pids[sv->nserves] = s->pid;
+		sv->ports[sv->nserves] = s->port;
+	}
+	sv->npids = sv->nserves;
+	/* Every serve has connected by now: their backends are among them. */
+	if (on_pg(m) && (n = pg_pids(sv->pids + sv->npids, MAX_PIDS - sv->npids)) > 0)
 		sv->npids += n;
 	return 0;
 }
@@ -341,7 +361,42 @@ static void server_stop(struct server *sv)
 		return;
 	}
 #endif
-	serve_stop(&sv->s);
+	for (int i = 0; i < PG3_SERVES; i++)
+		serve_stop(&sv->s[i]);
+}
+
+/* The servers of the run under way, for stop_on_signal. */
+static struct server *volatile running;
+
+static void stop_child(pid_t pid)
+{
+	if (pid > 0 && kill(pid, SIGTERM) == 0)
+		waitpid(pid, NULL, 0);
+}
+
+/* Killed, the benchmark stops what it started first, with what a signal
+ * handler may call: the load (a server that still has requests coming
+ * may not get round to its own SIGTERM), the servers of the run
+ * (SIGTERM, and waits for them) and PostgreSQL (SIGINT: a fast
+ * shutdown). Their temporary directories are left. Then it dies of the
+ * signal. */
+static void stop_on_signal(int sig)
+{
+	struct server *sv = running;
+
+	atomic_store(&stop, 1);
+	for (int i = 0; sv && i < PG3_SERVES; i++)
+		stop_child(sv->s[i].pid);
+	if (sv) {
+		stop_child(sv->b.pid);
+#ifdef BENCH_HIREDIS
+		stop_child(sv->r.pid);
+#endif
+	}
+	if (pg_master > 0)
+		kill(pg_master, SIGINT);
+	signal(sig, SIG_DFL);
+	raise(sig);
 }
 
 /* The CPU seconds of each of the server's processes now (-1: gone). */
@@ -362,9 +417,28 @@ static double server_cpu_used(const struct server *sv, const double *before, con
 	for (int i = 0; i < sv->npids; i++) {
 		double d = before[i] >= 0 && after[i] >= 0 ? after[i] - before[i] : 0;
 		all += d;
-		*db += i > 0 ? d : 0;
+		*db += i >= sv->nserves ? d : 0;
 	}
 	return all;
+}
+
+/* The seconds the main threads of the processes the clients talk to
+ * have waited, runnable, for a CPU that others held, all together. */
+static void serves_wait_s(const struct server *sv, double *wait)
+{
+	double run, w;
+
+	*wait = 0;
+	for (int i = 0; i < sv->nserves; i++)
+		*wait += proc_sched_s(sv->pids[i], &run, &w) == 0 ? w : 0;
+}
+
+/* Each serve's log, after a run failed: what went wrong on its side. */
+static void print_logs(const struct server *sv)
+{
+	for (int i = 0; i < PG3_SERVES; i++)
+		if (sv->s[i].pid > 0)
+			serve_print_log(&sv->s[i]);
 }
 
 /* One run of mode at concurrency c: a fresh server, 1 s warm-up, secs
@@ -375,12 +449,14 @@ static int run_load(enum mode m, int c, double secs, struct result *r)
 	struct fsync_count fc;
 	struct server sv;
 	void *(*fn)(void *) = m == REDIS || m == BEANSTALK ? peer_client_main : client_main;
-	double t0, t1, s, db, c0, c1, m0, m1, run0 = 0, run1 = 0, wait0 = 0, wait1 = 0;
+	double t0, t1, s, db, c0, c1, m0, m1, wait0, wait1;
 	double s0[MAX_PIDS], s1[MAX_PIDS];
 	long n0, n1, fsyncs;
 
+	running = &sv;
 	if (server_start(&sv, m) != 0) {
 		server_stop(&sv);
+		running = NULL;
 		return -1;
 	}
 	t = calloc((size_t)c, sizeof *t);
@@ -390,8 +466,8 @@ static int run_load(enum mode m, int c, double secs, struct result *r)
 	for (int i = 0; i < c; i++) {
 		t[i].n = i;
 		t[i].mode = calls_of(m);
-		t[i].port = sv.port;
-		t[i].url = sv.s.url;
+		t[i].port = sv.ports[i % sv.nserves];
+		t[i].url = sv.s[i % sv.nserves].url;
 		t[i].batch = (int)env_long("BENCH_BATCH", 16);
 		t[i].batch = t[i].batch < 1 ? 1 : t[i].batch > MAX_BATCH ? MAX_BATCH : t[i].batch;
 		t[i].curl = use_curl();
@@ -404,20 +480,23 @@ static int run_load(enum mode m, int c, double secs, struct result *r)
 	server_cpu(&sv, s0);
 	c0 = proc_cpu_s(getpid());
 	m0 = machine_busy_s();
-	proc_sched_s(sv.pids[0], &run0, &wait0);
+	serves_wait_s(&sv, &wait0);
 	sleep_s(secs);
 	t1 = now_s();
 	n1 = atomic_load(&cycles);
 	server_cpu(&sv, s1);
 	c1 = proc_cpu_s(getpid());
 	m1 = machine_busy_s();
-	proc_sched_s(sv.pids[0], &run1, &wait1);
+	serves_wait_s(&sv, &wait1);
 	fsyncs = fsync_count_stop(&fc);
 	s = server_cpu_used(&sv, s0, s1, &db);
 	atomic_store(&stop, 1);
 	for (int i = 0; i < c; i++)
 		pthread_join(t[i].tid, NULL);
+	if (atomic_load(&errors))
+		print_logs(&sv);
 	server_stop(&sv);
+	running = NULL;
 	free(t);
 	if (atomic_load(&errors))
 		return -1;
@@ -711,12 +790,13 @@ static void print_peers(struct row rows[][NMODES], const int *levels, int nlevel
 	printf("\n");
 }
 
-/* Section 1c: ebb's three ways on PostgreSQL, against the same on SQLite
- * and the peers. */
+/* Section 1c: ebb's three ways on PostgreSQL with one serve and with
+ * PG3_SERVES, against each other, the same on SQLite and the peers. */
 static void print_pg(struct row rows[][NMODES], const int *levels, int nlevels, int top, const int *can, int runs,
 		     double secs)
 {
-	enum mode best;
+	enum mode best = best_of(rows[top], PG_PLAIN), best3 = PG3_PLAIN;
+	int l3 = 0;
 
 	printf("## 1c. The cycle on PostgreSQL\n\n");
 	if (!can[PG_PLAIN]) {
@@ -727,31 +807,47 @@ static void print_pg(struct row rows[][NMODES], const int *levels, int nlevels, 
 	printf("In the same run and the same turns as 1b: one `ebb serve` with `[store] kind = postgres`, a\n"
 	       "database of its own for each run in a throwaway PostgreSQL server (scripts/pg.sh: Debian's\n"
 	       "PostgreSQL 15, fsync on, `synchronous_commit` on), reached on its unix socket; the same\n"
-	       "three ways. \"Server CPU\" is serve's and the database server's processes' together (the\n"
+	       "three ways. Then the same with %d serves on one database, `[postgres] active = on`\n"
+	       "(docs/HA.md), each with its own data directory and port, client i talking to serve i mod %d.\n"
+	       "\"Server CPU\" is the serves' and the database server's processes' together (the\n"
 	       "postmaster and its children when the window began; a worker that started or ended within\n"
 	       "it is not counted), of which PostgreSQL's is given apart; fsyncs are theirs too. The\n"
-	       "ratios are the row's over ebb's on SQLite in the same way, and over Redis' and\n"
-	       "beanstalkd's, at the same level. %d runs of %.0f s each per row, medians.\n\n",
-	       runs, secs);
+	       "ratios are the row's over one serve's in the same way, over ebb's on SQLite in the same\n"
+	       "way, and over Redis' and beanstalkd's, at the same level. %d runs of %.0f s each per row,\n"
+	       "medians.\n\n",
+	       PG3_SERVES, PG3_SERVES, runs, secs);
 	printf("| clients | setup | jobs/s | range | server CPU | server CPU µs/job | of which PostgreSQL | client CPU"
-	       " | fsyncs/job | jobs/s ÷ SQLite | µs/job ÷ SQLite | jobs/s ÷ Redis | jobs/s ÷ beanstalkd |\n");
-	printf("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	       " | fsyncs/job | jobs/s ÷ one serve | jobs/s ÷ SQLite | µs/job ÷ SQLite | jobs/s ÷ Redis"
+	       " | jobs/s ÷ beanstalkd |\n");
+	printf("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 	for (int l = 0; l < nlevels; l++) {
-		for (int m = PG_PLAIN; m <= PG_BATCH; m++) {
-			print_compare_cells(&rows[l][m], (enum mode)m);
-			print_ratios(&rows[l][m], can[calls_of((enum mode)m)] ? &rows[l][calls_of((enum mode)m)] : NULL, 1);
+		for (int i = 0; i < 6; i++) {
+			/* Each way with one serve, then with several. */
+			enum mode m = (enum mode)(PG_PLAIN + i / 2 + (i % 2) * 3), one = (enum mode)(PG_PLAIN + i / 2);
+			if (!can[m])
+				continue;
+			if (m != one && MEDIAN(&rows[l][m], jobs_s) > MEDIAN(&rows[l3][best3], jobs_s)) {
+				l3 = l;
+				best3 = m;
+			}
+			print_compare_cells(&rows[l][m], m);
+			print_ratios(&rows[l][m], m != one ? &rows[l][one] : NULL, 0);
+			print_ratios(&rows[l][m], can[calls_of(m)] ? &rows[l][calls_of(m)] : NULL, 1);
 			print_ratios(&rows[l][m], can[REDIS] ? &rows[l][REDIS] : NULL, 0);
 			print_ratios(&rows[l][m], can[BEANSTALK] ? &rows[l][BEANSTALK] : NULL, 0);
 			printf(" |\n");
 		}
 	}
-	best = best_of(rows[top], PG_PLAIN);
-	printf("\nBest at %d clients with one serve: %s, %.0f jobs/s, %.0f µs of server CPU a job.\n"
-	       "The goal, at least %.0f jobs/s, is for three serves on one database, which cannot be\n"
-	       "measured yet: several active serves are not built (docs/HA.md: one serve at a time, and\n"
-	       "a standby). Not judged.\n\n",
-	       levels[top], mode_names[best], MEDIAN(&rows[top][best], jobs_s), MEDIAN(&rows[top][best], cpu_us_job),
-	       GOAL_PG_JOBS_S);
+	printf("\nBest at %d clients with one serve: %s, %.0f jobs/s, %.0f µs of server CPU a job.\n", levels[top],
+	       mode_names[best], MEDIAN(&rows[top][best], jobs_s), MEDIAN(&rows[top][best], cpu_us_job));
+	if (can[PG3_PLAIN])
+		printf("Best with %d serves: %s at %d clients, %.0f jobs/s (%.2f× one serve's in the same way),\n"
+		       "%.0f µs of server CPU a job. Goal: at least %.0f jobs/s with three serves — %s.\n",
+		       PG3_SERVES, mode_names[best3], levels[l3], MEDIAN(&rows[l3][best3], jobs_s),
+		       MEDIAN(&rows[l3][best3], jobs_s) / MEDIAN(&rows[l3][calls_of(best3) + PG_PLAIN], jobs_s),
+		       MEDIAN(&rows[l3][best3], cpu_us_job), GOAL_PG_JOBS_S,
+		       goal_word(MEDIAN(&rows[l3][best3], jobs_s) >= GOAL_PG_JOBS_S));
+	printf("\n");
 }
 
 /* ebb's cycle in each of its modes, on SQLite and on PostgreSQL, beside
@@ -831,6 +927,8 @@ int main(void)
 		levels[nlevels++] = atoi(p);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGTERM, stop_on_signal);
+	signal(SIGINT, stop_on_signal);
 	if (env_long("BENCH_PG_ONLY", 0)) {
 		compare(compare_spec, runs, secs);
 		curl_global_cleanup();

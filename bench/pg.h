@@ -14,6 +14,25 @@
  * dbname (pg.sh's url: host=DIR/sock port=PORT user=ebb). */
 static char pg_dir[512], pg_url[600];
 
+/* The postmaster's pid while the server runs, else 0: what a signal
+ * handler may stop it by. */
+static volatile pid_t pg_master;
+
+/* The postmaster's pid (the first line of its postmaster.pid), or -1. */
+static inline pid_t pg_read_master(void)
+{
+	char path[600];
+	long master = 0;
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/data/postmaster.pid", pg_dir);
+	if (!(f = fopen(path, "r")) || fscanf(f, "%ld", &master) != 1 || master <= 0)
+		master = -1;
+	if (f)
+		fclose(f);
+	return (pid_t)master;
+}
+
 static inline int pg_start(void)
 {
 	const char *src = getenv("EBB_SRC") ? getenv("EBB_SRC") : ".";
@@ -37,6 +56,7 @@ static inline int pg_start(void)
 	}
 	fclose(f);
 	pg_url[strcspn(pg_url, "\n")] = '\0';
+	pg_master = pg_read_master();
 	return 0;
 }
 
@@ -50,6 +70,8 @@ static inline void pg_stop(void)
 	snprintf(cmd, sizeof cmd, "%s/scripts/pg.sh stop %s", src, pg_dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "bench: %s failed\n", cmd);
+	/* Only now: a signal meanwhile still stops the server itself. */
+	pg_master = 0;
 	pg_dir[0] = '\0';
 }
 
@@ -78,8 +100,7 @@ static inline int pg_create(const char *name)
 	return ok ? 0 : -1;
 }
 
-/* The server's processes now: the postmaster (the first line of its
- * postmaster.pid) and its children (the backends, the WAL writer, the
+/* The server's processes now: the postmaster and its children (the backends, the WAL writer, the
  * checkpointer...), at most max of them, so that their CPU time and
  * fsyncs can be counted with those of the serve they work for. How many,
  * or -1. */
@@ -87,18 +108,13 @@ static inline int pg_pids(pid_t *out, int max)
 {
 	char path[600], buf[512], *p;
 	struct dirent *e;
-	long master = 0;
+	long master = pg_read_master();
 	int n = 0;
 	FILE *f;
 	DIR *d;
 
-	snprintf(path, sizeof path, "%s/data/postmaster.pid", pg_dir);
-	if (!(f = fopen(path, "r")) || fscanf(f, "%ld", &master) != 1 || master <= 0) {
-		if (f)
-			fclose(f);
+	if (master < 0)
 		return -1;
-	}
-	fclose(f);
 	out[n++] = (pid_t)master;
 	if (!(d = opendir("/proc")))
 		return n;

@@ -82,8 +82,9 @@ event loop share one commit).
    LREM through hiredis) and beanstalkd (Debian's, \`-b DIR -f 0\`: an
    fsync on every write; put, reserve, delete), and ebb with its shorter
    calls: the next job leased with each complete, and batches of jobs
-   submitted and leased; (1c) ebb's three ways again on PostgreSQL (one
-   serve, a throwaway PostgreSQL 15), in the same run.
+   submitted and leased; (1c) ebb's three ways again on PostgreSQL (a
+   throwaway PostgreSQL 15), with one serve and with three active serves
+   on one database, in the same run.
 2. **Idle footprint**: resident memory and wake-ups per second of serves
    left idle for ten minutes after a little traffic. Baseline: serves that
    never had any.
