@@ -69,8 +69,16 @@ static void rearm(struct httpd *h)
 		evtimer_del(h->timer);
 }
 
+/* The commits one flush makes at most before it lets the loop run the
+ * other events: under a load that never pauses, requests would come in
+ * as fast as they are answered, and the signals, the deadlines and the
+ * scaler would wait for ever. */
+#define FLUSH_ROUNDS 4
+
 void httpd_flush(struct httpd *h)
 {
+	int rounds = 0;
+
 	/* A flush runs MHD, whose handlers may make more replies: they are
 	 * taken by the loop below, not by a nested flush. */
 	if (h->flushing)
@@ -104,6 +112,13 @@ void httpd_flush(struct httpd *h)
 		for (struct request *r = list; r; r = r->next_ready)
 			MHD_resume_connection(r->conn);
 		MHD_run(h->d);
+		if (++rounds == FLUSH_ROUNDS && h->ready_head) {
+			/* What came meanwhile waits, in the open batch, for the
+			 * next turn of the loop, a moment away. */
+			h->flushing = 0;
+			timer_add_ms(h->timer, 0);
+			return;
+		}
 	}
 	h->flushing = 0;
 	rearm(h);
