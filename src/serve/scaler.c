@@ -358,7 +358,7 @@ static int run(struct scaler *sc, const struct listed *l)
 	int64_t now = clock_now(sc->env.clock);
 	struct decide_env e = {sc->env.store, &sc->settings, sc->env.offers, sc->env.noffers, 1,
 			       &sc->env.queue->preempts};
-	struct decision_now *d = malloc(sizeof *d);
+	struct decision_now *d = calloc(1, sizeof *d); /* freed whole, whatever was filled */
 	int rc = -1;
 
 	if (!d) {

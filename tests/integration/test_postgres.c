@@ -133,11 +133,12 @@ static void connection_lost_and_made_again(void **state)
 
 	(void)state;
 	postgres_only();
-	s = harness_serve(NULL, 0);
+	s = harness_serve("[server]\nname = lost\n", 0);
 	snprintf(db, sizeof db, "%s", conn_value(harness_store_url(s->data), "dbname"));
 	first = harness_submit(s, "{\"command\": [\"true\"]}");
+	/* Its session goes by its name (application_name). */
 	psql("postgres", harness_fmt("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-				     " WHERE datname = '%s' AND application_name = 'ebb'", db));
+				     " WHERE datname = '%s' AND application_name = 'lost'", db));
 	for (tries = 0; tries < 3 && code != 201; tries++) {
 		json_t *reply = NULL;
 		code = harness_call(s, "POST", "/v1/jobs", "{\"command\": [\"true\"]}", &reply);
@@ -149,6 +150,7 @@ static void connection_lost_and_made_again(void **state)
 	}
 	print_message("submits after the connection was ended: %d (the last 201)\n", tries);
 	assert_int(code, 201);
+	assert_true(tries >= 2); /* the first met the connection ended */
 	assert_true(second > first);
 	assert_true(harness_job_is(s, first, "queued"));
 	assert_int(harness_stat(s, "states.queued"), 2);
@@ -181,8 +183,7 @@ static void serve_that_lost_the_lock_exits(void **state)
 		harness_sleep_ms(10);
 	}
 	free(log);
-	/* a's connection, not b's: b's application_name is ebb too, but it
-	 * does not hold the lock. a is stopped meanwhile: a serve that lost
+	/* a's connection, not b's, found by the lock it holds. a is stopped meanwhile: a serve that lost
 	 * its connection takes the lock again at its next store call if it
 	 * is still free (docs/HA.md), and a's timers would race the
 	 * standby's next try for it. */
@@ -209,6 +210,37 @@ static void serve_that_lost_the_lock_exits(void **state)
 	free(log);
 	assert_true(harness_job_is(b, id, "queued"));
 	assert_int(harness_server_stop(b), 0);
+}
+
+/* The scaler's run meets the store failing (here: the connection ended
+ * by the database, as at a failover): it says so, decides nothing this
+ * run, and serve goes on. (A run that
+ * failed before it decided once freed what it had never filled.) */
+static void scaler_run_that_meets_a_store_error(void **state)
+{
+	const char *src = getenv("EBB_SRC");
+	struct harness_server *s;
+	char db[64];
+
+	(void)state;
+	postgres_only();
+	setenv("EBB_TEST_PROVIDER_DIR", harness_tmpdir(), 1);
+	s = harness_serve(harness_fmt("[server]\nname = sc\n[provider]\nkind = exec\n[exec]\n"
+				      "command = %s/tests/exec/provider\nlist_interval = 1s\n"
+				      "[offer.g1]\nprice_ondemand = 1.37\n[scaler]\ninterval = 200ms\n",
+				      src && *src ? src : "."),
+			  0);
+	harness_own_workers(s);
+	snprintf(db, sizeof db, "%s", conn_value(harness_store_url(s->data), "dbname"));
+	WAIT_FOR(s, 15000, harness_file_lines(s->log, "msg=\"scaler started\"") == 1, "no scaler");
+	psql("postgres", harness_fmt("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+				     " WHERE datname = '%s' AND application_name = 'sc'", db));
+	WAIT_FOR(s, 15000, harness_file_lines(s->log, "scaler: store failed") >= 1,
+		 "the scaler never met the ended connection");
+	/* One thread: an answer comes after the failed run is over. */
+	assert_int(harness_call(s, "GET", "/healthz", NULL, NULL), 200);
+	assert_int(harness_server_exited(s), -1);
+	assert_int(harness_server_stop(s), 0);
 }
 
 /* ebb store copy: a SQLite store that ran jobs on a local worker (jobs
@@ -335,6 +367,7 @@ static void password_from_file(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		T(scaler_run_that_meets_a_store_error),
 		T(one_serve_per_database),
 		T(standby_takes_over),
 		T(connection_lost_and_made_again),
