@@ -51,15 +51,27 @@ note() { printf 'chaos: %s\n' "$*" >&2; }
 violation() { note "VIOLATION: $*"; echo "$*" >>"$W/violations"; }
 check() { checks=$((checks + 1)); }
 
+# Is pid $1 an `ebb worker` that runs (not one whose pid went to another
+# process since, nor a zombie)?
+is_worker() {
+	[ -r "/proc/$1/stat" ] && [ "$(sed 's/.*) //' "/proc/$1/stat" | cut -c1)" != Z ] &&
+		tr '\0' ' ' <"/proc/$1/cmdline" | grep -q ' worker '
+}
+
 declare -a pids=(0 0 0) ports=()
 cleanup() {
 	local p
 	for p in "${pids[@]}"; do [ "$p" != 0 ] && kill -9 "$p" 2>/dev/null; done
-	for p in "$W"/provider/inst/*; do [ -f "$p" ] && kill -9 "$(cut -d' ' -f2 "$p")" 2>/dev/null; done
+	for p in "$W"/provider/inst/*; do
+		[ -f "$p" ] && p=$(cut -d' ' -f2 "$p") && is_worker "$p" && kill -9 "$p"
+	done
 	jobs -p | xargs -r kill 2>/dev/null
-	[ -f "$W/pgids" ] && while read -r g; do kill -9 -- "-$g" 2>/dev/null; done <"$W/pgids"
+	kill_job_groups
 	wait 2>/dev/null
-	[ -n "${pgdir:-}" ] && scripts/pg.sh stop "$pgdir"
+	if [ -n "${pgdir:-}" ]; then
+		cp "$pgdir/server.log" "$W/postgres.log" 2>/dev/null
+		scripts/pg.sh stop "$pgdir"
+	fi
 	[ "${CHAOS_KEEP:-0}" = 1 ] || rm -rf "$W"
 }
 trap cleanup EXIT
@@ -85,7 +97,7 @@ servers_from() {
 	for i in 0 1 2; do list="$list,http://127.0.0.1:${ports[($1 + i) % 3]}"; done
 	echo "${list:1}"
 }
-submit_job() { printf '%s\n' "$1" | "$EBB_BIN" submit --server "$order" --jobs - 2>/dev/null; }
+submit_job() { printf '%s\n' "$1" | "$EBB_BIN" submit --server "$order" --jobs - 2>>"$W/submit.log"; }
 
 free_port() {
 	local port=$((RANDOM % 20000 + 30000))
@@ -304,16 +316,17 @@ check
 for f in "$W"/provider/inst/*; do
 	[ -f "$f" ] || continue
 	read -r inst pid <"$f"
-	if [ -r "/proc/$pid/stat" ] && [ "$(sed 's/.*) //' "/proc/$pid/stat" | cut -c1)" != Z ]; then
+	if is_worker "$pid"; then
 		violation "instance $inst: its worker (pid $pid) still runs after the drain"
 	fi
 done
 
-# The serves' errors (a failed batch, a deadlock the database broke) and
+# The serves' and PostgreSQL's errors (a failed batch, a deadlock) and
 # their 5xx replies: none is expected of a kill -9 of another serve.
 check
 grep -h 'level=error' "$W"/s?/serve.log >"$W/serve-errors"
-while read -r l; do violation "a serve logged: $l"; done <"$W/serve-errors"
+grep -E '(ERROR|FATAL|PANIC):' "$pgdir/server.log" | sed 's/^/PostgreSQL: /' >>"$W/serve-errors"
+while read -r l; do violation "logged: $l"; done <"$W/serve-errors"
 check
 for i in 0 1 2; do count_requests "$i"; done
 awk '$2 ~ /^5/ {n[$1] += $3} END {for (i in n) print "s" i " answered " n[i] " requests with 5xx"}' "$W/requests" |
@@ -357,7 +370,7 @@ call to the provider.
 | stale completes accepted | $(count 'stale complete|second complete') |
 | jobs run twice at once | $(count 'runs twice at once') |
 | instances launched twice, or left running | $(count 'launched [0-9]+ times|still runs after the drain|instances not terminated') |
-| errors in the serves' logs | $(wc -l <"$W/serve-errors") |
+| errors in the serves' and PostgreSQL's logs | $(wc -l <"$W/serve-errors") |
 | requests answered by s0 / s1 / s2 | $spread |
 | requests answered with 5xx | $(awk '$2 ~ /^5/ {n += $3} END {print n + 0}' "$W/requests") |
 | violations of any check ($checks checks) | $violations |
