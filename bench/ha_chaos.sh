@@ -18,7 +18,7 @@
 # complete accepted (a complete serve took from a run other than the
 # job's last lease), no instance launched twice or left running, never
 # two leaders, every active serve answering before each kill, no error
-# in the serves' logs. Prints a Markdown section for docs/BENCHMARKS.md
+# in the serves' logs nor in PostgreSQL's, no 5xx reply. Prints a Markdown section for docs/BENCHMARKS.md
 # on stdout (progress on stderr) and exits 0 only if every check held.
 # Needs curl, jq, flock, PostgreSQL 15. CHAOS_KEEP=1 keeps the work
 # directory; CHAOS_KILL_EVERY=SECONDS (20); CHAOS_SECONDS=N runs N
