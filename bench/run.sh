@@ -52,8 +52,9 @@ main() {
 		fi
 	done
 
-	# A script, not a program: three serves on PostgreSQL, the leader
-	# killed every 20 s for five minutes (skipped without PostgreSQL 15).
+	# A script, not a program: three active serves on PostgreSQL, the
+	# leader killed every 20 s for seven minutes, 21 times (skipped
+	# without PostgreSQL 15).
 	echo "bench: ha_chaos" >&2
 	if [ ! -x "${PG_BIN:-/usr/lib/postgresql/15/bin}/initdb" ]; then
 		printf '## Leader killed every 20 s\n\nSkipped: no PostgreSQL 15 on this machine.\n\n' >"$tmp/ha_chaos.md"
@@ -105,14 +106,15 @@ event loop share one commit).
    (\`GET /healthz\` timed under load) on the PostgreSQL store, with 0 to
    100 ms added to every round trip to the database server. Baseline: the
    same server on its unix socket.
-8. **A leader killed every 20 s** (bench/ha_chaos.sh): three serves on one
-   PostgreSQL, one leading and two standing by, under the soak's load for
-   five minutes: the takeover times and the invariants of the soak.
+8. **A leader killed every 20 s** (bench/ha_chaos.sh): three active serves
+   on one PostgreSQL, submitters and workers spread over them, under the
+   soak's load for seven minutes (21 kills): the takeover times, the time
+   until the new leader's scaler acts, and the invariants of the soak.
 
 Every figure is the median of several runs (the count is given with each
 table), and each table has its baseline measured in the same run. The load
 generators share the machine's cores with serve. \`make bench\` takes about
-twenty-five minutes, ten of them the idle wait and five the chaos run; \`BENCH_IDLE_S\`,
+twenty-seven minutes, ten of them the idle wait and seven the chaos run; \`BENCH_IDLE_S\`,
 \`BENCH_RUNS\` and the other \`BENCH_*\` variables at the top of each
 bench/*.c change what is run.
 

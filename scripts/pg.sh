@@ -37,10 +37,11 @@ start() {
 	as_owner "$BIN/initdb" -D "$dir/data" -U ebb --auth-local=trust --auth-host=scram-sha-256 -E UTF8 --no-sync >"$dir/initdb.log" 2>&1 ||
 		{ cat "$dir/initdb.log" >&2; rm -rf "$dir"; exit 1; }
 	# A port the kernel leaves free now may be taken before postgres
-	# binds it: on a failed start, another.
+	# binds it: on a failed start, another (from /dev/urandom: awk's
+	# srand() is the second, the same for every try within it).
 	tries=0
 	while :; do
-		port=$(awk 'BEGIN { srand(); print 20000 + int(rand() * 40000) }')
+		port=$((20000 + $(od -An -N2 -tu2 /dev/urandom) % 40000))
 		if as_owner "$BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
 			-o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir/sock -c max_connections=300" \
 			start >/dev/null 2>&1; then

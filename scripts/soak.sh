@@ -42,10 +42,7 @@ cleanup() {
 	[ -n "${spid:-}" ] && kill -9 "$spid" 2>/dev/null
 	for p in $(workers); do kill -9 "$p" 2>/dev/null; done
 	jobs -p | xargs -r kill 2>/dev/null
-	# A job whose worker was killed may have left a child behind (a
-	# worker's death takes its job's first process only), which would hold
-	# this script's output open.
-	[ -f "$W/pgids" ] && while read -r g; do kill -9 -- "-$g" 2>/dev/null; done <"$W/pgids"
+	kill_job_groups
 	wait 2>/dev/null
 	umount -l "$W"/*/data 2>/dev/null
 	[ -n "${pgdir:-}" ] && scripts/pg.sh stop "$pgdir"
