@@ -86,8 +86,12 @@ int api_own_instance(struct api_call *c, int64_t instance, const char *what)
 int api_store_failed(struct api_call *c)
 {
 	struct ebb_error err;
+	char quoted[1100];
 
 	store_failure(c->api->store, &err);
+	/* The client is told; whoever runs serve must be able to find why. */
+	log_warn("request failed in the store", "status=%d error=%s", err.status,
+		 log_quote(quoted, sizeof quoted, err.message));
 	return api_fail(c, &err);
 }
 
