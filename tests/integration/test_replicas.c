@@ -185,7 +185,7 @@ static void no_job_is_leased_twice(void **state)
 	static struct leaser l[NLEASERS];
 	pthread_t t[NLEASERS];
 	static int seen[NJOBS + 1];
-	json_t *jobs = json_array(), *r;
+	json_t *jobs, *r;
 	char *text;
 	int64_t first = 0, total = 0;
 
@@ -193,6 +193,7 @@ static void no_job_is_leased_twice(void **state)
 	postgres_only();
 	a = active_serve(NULL, NULL);
 	b = active_serve(a, NULL);
+	jobs = json_array();
 	for (int i = 0; i < NJOBS; i++)
 		json_array_append_new(jobs, json_pack("{s:[s]}", "command", "true"));
 	text = json_dumps(jobs, JSON_COMPACT);
