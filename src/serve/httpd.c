@@ -57,6 +57,10 @@ struct httpd {
 	int64_t max_body;
 	struct request *ready_head, **ready_tail;
 	int flushing;
+	/* httpd_stop() drains: no new connection is taken, and a request
+	 * that comes on an open one is refused (503) and its connection
+	 * closed, so that the replies made so far all leave. */
+	int stopping;
 };
 
 static void rearm(struct httpd *h)
@@ -112,7 +116,7 @@ void httpd_flush(struct httpd *h)
 		for (struct request *r = list; r; r = r->next_ready)
 			MHD_resume_connection(r->conn);
 		MHD_run(h->d);
-		if (++rounds == FLUSH_ROUNDS && h->ready_head) {
+		if (++rounds == FLUSH_ROUNDS && h->ready_head && !h->stopping) {
 			/* What came meanwhile waits, in the open batch, for the
 			 * next turn of the loop, a moment away. */
 			h->flushing = 0;
@@ -139,6 +143,8 @@ static enum MHD_Result send_reply(struct request *req)
 	resp = MHD_create_response_from_buffer(req->reply_len, req->reply, MHD_RESPMEM_MUST_FREE);
 	req->reply = NULL;
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, req->content_type);
+	if (req->h->stopping)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	if (req->page) {
 		/* Its own script and style only, its data from its own origin,
 		 * never in a frame; no caching of a page that changes with ebb. */
@@ -265,6 +271,12 @@ static void check_head(struct request *req)
  * handler's. */
 static void answer(struct request *req)
 {
+	if (req->h->stopping && !req->refusal) {
+		struct ebb_error e;
+		error_set(&e, 503, "shutting_down", NULL, "serve is stopping: send it again (to another serve if there is one)");
+		req->refused = e.status;
+		req->refusal = error_to_json(&e);
+	}
 	if (!req->refusal) {
 		handle(req);
 		return;
@@ -480,11 +492,20 @@ int httpd_port(const struct httpd *h)
 
 void httpd_stop(struct httpd *h)
 {
+	MHD_socket listener;
+
 	if (!h)
 		return;
+	/* Every reply made leaves before the daemon stops, which it may not
+	 * do with a connection still suspended. */
+	h->stopping = 1;
+	listener = MHD_quiesce_daemon(h->d);
+	httpd_flush(h);
 	event_free(h->io);
 	event_free(h->timer);
 	MHD_stop_daemon(h->d);
+	if (listener != MHD_INVALID_SOCKET)
+		close(listener);
 	free(h);
 }
 
