@@ -117,8 +117,8 @@ static const char *const migrations[] = {
 	"ALTER TABLE instances ADD COLUMN team TEXT NOT NULL DEFAULT '';",
 	/* 4: the ready jobs in lease order with every key ascending, so that
 	 * a lease may start past a point of it (S_NEXT_READY_AFTER) */
-	"CREATE INDEX jobs_ready_order ON jobs(lane_rank, (-priority), seq, id) WHERE state = 'queued';"
-	"DROP INDEX jobs_ready;",
+	("CREATE INDEX jobs_ready_order ON jobs(lane_rank, (-priority), seq, id) WHERE state = 'queued';"
+	 "DROP INDEX jobs_ready;"),
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
