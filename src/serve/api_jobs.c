@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "serve/api.h"
+#include "common/fnv.h"
 #include "common/log.h"
 #include "serve/longpoll.h"
 #include "serve/team_state.h"
@@ -53,12 +54,8 @@ static int check_command(json_t *cmd, struct ebb_error *err)
 static int64_t body_hash(json_t *body, const char *team)
 {
 	char *text = json_dumps(body, JSON_SORT_KEYS | JSON_COMPACT);
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = fnv1a(fnv1a(FNV1A_START, text), team);
 
-	for (const char *p = text; *p; p++)
-		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
-	for (const char *p = team; *p; p++)
-		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
 	free(text);
 	return (int64_t)h;
 }

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fnv.h"
+
 struct entry {
 	enum job_state state;
 	char lane[CONF_NAME_MAX + 1], type[CONF_NAME_MAX + 1], team[CONF_NAME_MAX + 1];
@@ -50,14 +52,11 @@ void counts_free(struct counts *c)
 
 static uint64_t hash(enum job_state state, const char *lane, const char *type, const char *team)
 {
-	uint64_t h = 0xcbf29ce484222325ULL ^ (uint64_t)state;
+	uint64_t h = FNV1A_START ^ (uint64_t)state;
 	const char *parts[3] = {lane, type, team};
 
-	for (int i = 0; i < 3; i++) {
-		for (const char *p = parts[i]; *p; p++)
-			h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
-		h = (h ^ 0xff) * 0x100000001b3ULL;
-	}
+	for (int i = 0; i < 3; i++)
+		h = fnv1a_byte(fnv1a(h, parts[i]), 0xff);
 	return h;
 }
 

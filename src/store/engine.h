@@ -151,8 +151,8 @@ struct store_engine {
 
 	/* Only for an engine that several serves share (NULL otherwise):
 	 * lead takes the lock that makes one of them the leader, if it is
-	 * free (1 this one leads, 0 another does); notify tells the others
-	 * at this batch's commit that a job may have become ready; wake_fd
+	 * free (1 this one leads, 0 another does); notify tells the others,
+	 * once this batch has committed, that a job may have become ready; wake_fd
 	 * is a descriptor that turns readable when another's word comes,
 	 * woken reads it (1 a word, 0 none, -1 it broke: wake_fd makes it
 	 * again); now_ms is the shared clock; leader names who leads. */

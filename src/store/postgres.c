@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/config.h"
+#include "common/fnv.h"
 #include "common/log.h"
 #include "common/textfile.h"
 #include "store/engine.h"
@@ -332,7 +333,7 @@ struct pg_store {
 	/* [postgres] active: several serves write at once. leads: this one
 	 * holds SERVE_LOCK. The listener is a second connection that waits
 	 * for the others' word that a job became ready (READY_CHANNEL);
-	 * notify: this batch tells them at its commit. */
+	 * notify: this batch tells them once it has committed. */
 	int shared, leads, notify;
 	PGconn *listener;
 	/* Where the last lease of each offer in this batch stopped, in lease
@@ -410,6 +411,15 @@ static int fail(struct pg_store *s, const char *what, const PGresult *r)
 
 	snprintf(s->st->errmsg, sizeof s->st->errmsg, "postgres: %s: %s", what,
 		 why ? why : PQerrorMessage(s->conn));
+	one_line(s->st->errmsg);
+	return -1;
+}
+
+/* A connection of this store's that failed (the main one, or the
+ * listener), with libpq's reason. */
+static int conn_failed(struct pg_store *s, PGconn *conn, const char *what)
+{
+	snprintf(s->st->errmsg, sizeof s->st->errmsg, "postgres: %s: %s", what, PQerrorMessage(conn));
 	one_line(s->st->errmsg);
 	return -1;
 }
@@ -1035,16 +1045,13 @@ static int op_job_get_by_key(struct store *base, const char *team, const char *k
 	return fetch_job(impl(base), S_GET_BY_KEY, &a, out);
 }
 
-/* FNV-1a over the arguments, a NULL apart from any text. */
+/* The hash of the arguments, a NULL apart from any text. */
 static uint64_t args_hash(const struct args *a)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = FNV1A_START;
 
-	for (int i = 0; i < a->n; i++) {
-		for (const char *c = a->v[i] ? a->v[i] : ""; *c; c++)
-			h = (h ^ (unsigned char)*c) * 0x100000001b3ULL;
-		h = (h ^ (a->v[i] ? 0x1f : 0x1e)) * 0x100000001b3ULL;
-	}
+	for (int i = 0; i < a->n; i++)
+		h = fnv1a_byte(fnv1a(h, a->v[i] ? a->v[i] : ""), a->v[i] ? 0x1f : 0x1e);
 	return h;
 }
 
@@ -1814,7 +1821,7 @@ static int op_alerts(struct store *base, alert_cb cb, void *arg)
 
 /* ---- open and close ---- */
 
-/* In one transaction, by the serve that holds SERVE_LOCK. */
+/* In one transaction, under MIGRATE_LOCK: one serve at a time. */
 static int migrate(struct pg_store *s)
 {
 	PGresult *r;
@@ -1908,11 +1915,8 @@ static int connect_db(struct pg_store *s, const struct pg_conf *conf, PGconn **c
 		snprintf(s->st->errmsg, sizeof s->st->errmsg, "postgres: out of memory");
 		return -1;
 	}
-	if (PQstatus(*conn) != CONNECTION_OK) {
-		snprintf(s->st->errmsg, sizeof s->st->errmsg, "postgres: connect: %s", PQerrorMessage(*conn));
-		one_line(s->st->errmsg);
-		return -1;
-	}
+	if (PQstatus(*conn) != CONNECTION_OK)
+		return conn_failed(s, *conn, "connect");
 	PQsetNoticeProcessor(*conn, quiet, NULL);
 	return 0;
 }
@@ -1979,8 +1983,6 @@ static int op_wake_fd(struct store *base)
 	PGresult *r;
 	int ok;
 
-	if (!s->shared)
-		return -1;
 	if (s->listener && PQstatus(s->listener) == CONNECTION_OK)
 		return PQsocket(s->listener);
 	if (s->listener)
@@ -2005,11 +2007,8 @@ static int op_woken(struct store *base)
 
 	if (!s->listener)
 		return -1;
-	if (!PQconsumeInput(s->listener) || PQstatus(s->listener) != CONNECTION_OK) {
-		snprintf(s->st->errmsg, sizeof s->st->errmsg, "postgres: listen: %s", PQerrorMessage(s->listener));
-		one_line(s->st->errmsg);
-		return -1;
-	}
+	if (!PQconsumeInput(s->listener) || PQstatus(s->listener) != CONNECTION_OK)
+		return conn_failed(s, s->listener, "listen");
 	while ((n = PQnotifies(s->listener))) {
 		got = 1;
 		PQfreemem(n);

@@ -241,8 +241,8 @@ int store_shared(const struct store *st);
  * serve leads (runs the scaler), 0 another does, -1 an error. A store
  * no one shares always leads. */
 int store_lead(struct store *st);
-/* At this batch's commit, tell the other serves that a job may have
- * become ready: their waiting workers look. */
+/* Once this batch has committed, tell the other serves that a job may
+ * have become ready: their waiting workers look. */
 void store_wake_others(struct store *st);
 /* A descriptor that turns readable when another serve's word comes
  * (made again after it broke); -1: none, or it cannot be made now. */
