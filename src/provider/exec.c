@@ -396,11 +396,24 @@ static int check_program(const char *program, const char *where, char *err, size
 	return 0;
 }
 
+static int exec_check(const struct config *cfg, const void *conf, char *err, size_t errsize)
+{
+	const struct exec_conf *c = conf;
+	char where[128];
+
+	if (check_program(c->command, "[exec] command", err, errsize) != 0)
+		return -1;
+	for (size_t k = 0; k < cfg->noffers; k++) {
+		snprintf(where, sizeof where, "[offer.%s] command", cfg->offers[k].name);
+		if (cfg->offers[k].command[0] && check_program(cfg->offers[k].command, where, err, errsize) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int exec_open(struct provider *p, char *err, size_t errsize)
 {
-	const struct config *cfg = p->env.cfg;
 	struct exec *x = calloc(1, sizeof *x);
-	char where[128];
 
 	if (!x) {
 		snprintf(err, errsize, "exec provider: out of memory");
@@ -408,17 +421,6 @@ static int exec_open(struct provider *p, char *err, size_t errsize)
 	}
 	x->p = p;
 	x->conf = p->conf;
-	if (check_program(x->conf->command, "[exec] command", err, errsize) != 0) {
-		free(x);
-		return -1;
-	}
-	for (size_t k = 0; k < cfg->noffers; k++) {
-		snprintf(where, sizeof where, "[offer.%s] command", cfg->offers[k].name);
-		if (cfg->offers[k].command[0] && check_program(cfg->offers[k].command, where, err, errsize) != 0) {
-			free(x);
-			return -1;
-		}
-	}
 	if (!(x->runner = exec_runner_new(p->env.base, x->conf->timeout_ms, (int)x->conf->concurrency))) {
 		snprintf(err, errsize, "exec provider: out of memory");
 		free(x);
@@ -453,6 +455,7 @@ static int exec_adopt(struct provider *p, const struct instance *inst)
 const struct provider_kind provider_exec = {
 	.conf = {.name = "exec", .help = "The exec provider: a program per cloud (docs/PROVIDERS.md).",
 		 .keys = exec_keys, .size = sizeof(struct exec_conf)},
+	.check = exec_check,
 	.open = exec_open,
 	.close = exec_close,
 	.launch = exec_launch,

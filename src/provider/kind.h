@@ -18,6 +18,8 @@
 #ifndef EBB_PROVIDER_KIND_H
 #define EBB_PROVIDER_KIND_H
 
+#include <limits.h>
+
 #include "provider/provider.h"
 
 /* The `ebb worker` an instance runs: its arguments (argv[0] is "ebb";
@@ -41,6 +43,11 @@ struct provider_kind {
 	/* Its name ([provider] kind) and its own section of keys. First: the
 	 * registry lists these. */
 	struct conf_plugin conf;
+	/* What the kind needs of the configuration (conf: its section's
+	 * values) and the files it names, before it opens: 0, or -1 with the
+	 * reason in err. NULL: nothing beyond its keys' own checks. Made by
+	 * provider_check and again by provider_open. */
+	int (*check)(const struct config *cfg, const void *conf, char *err, size_t errsize);
 	/* Sets p->impl; -1 with the reason in err. */
 	int (*open)(struct provider *p, char *err, size_t errsize);
 	void (*close)(struct provider *p);
@@ -66,7 +73,7 @@ struct provider {
 	/* [provider] worker_cacert, read at open: its absolute path and its
 	 * text (for a kind whose workers run elsewhere); "" and NULL when
 	 * not set. */
-	char worker_cacert[4096];
+	char worker_cacert[PATH_MAX];
 	char *worker_cacert_pem;
 };
 

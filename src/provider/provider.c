@@ -2,6 +2,7 @@
 #include "provider/provider.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,50 +18,88 @@ const struct conf_plugin *const provider_plugins[] = {&provider_local.conf, &pro
 
 /* [provider] worker_cacert, checked now rather than by every worker that
  * would fail on it: its absolute path (a local worker need not share
- * serve's directory) and its text. 0, or -1 with the reason. */
-static int read_worker_cacert(struct provider *p, char *err, size_t errsize)
+ * serve's directory) into abspath, and its text into *pem (NULL when not
+ * set). 0, or -1 with the reason. */
+static int read_worker_cacert(const char *path, char abspath[PATH_MAX], char **pem, char *err, size_t errsize)
 {
-	const char *path = p->env.cfg->worker_cacert;
 	char why[300];
 
+	*pem = NULL;
 	if (!path[0])
 		return 0;
-	if (!realpath(path, p->worker_cacert)) {
+	if (!realpath(path, abspath)) {
 		snprintf(err, errsize, "[provider] worker_cacert %s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (!(p->worker_cacert_pem = textfile_read(path, 1 << 20, NULL, why, sizeof why))) {
+	if (!(*pem = textfile_read(path, 1 << 20, NULL, why, sizeof why))) {
 		snprintf(err, errsize, "[provider] worker_cacert %s: %s", path, why);
 		return -1;
 	}
-	if (!strstr(p->worker_cacert_pem, "-----BEGIN CERTIFICATE-----")) {
+	if (!strstr(*pem, "-----BEGIN CERTIFICATE-----")) {
 		snprintf(err, errsize, "[provider] worker_cacert %s: no PEM certificate in it", path);
+		free(*pem);
+		*pem = NULL;
 		return -1;
 	}
 	return 0;
 }
 
+/* What provider_check and provider_open share: the kind named, the
+ * worker_cacert read (its path and text into abspath and *pem), and the
+ * kind's own checks. NULL, with the reason, if any fails. */
+static const struct provider_kind *prepare(const struct config *cfg, char abspath[PATH_MAX], char **pem, char *err,
+					   size_t errsize)
+{
+	const struct conf_plugin *k = config_plugin_named(provider_plugins, cfg->provider_kind);
+	const struct provider_kind *kind = (const struct provider_kind *)k;
+
+	if (!k) {
+		snprintf(err, errsize, "[provider] kind: no provider kind named '%s'", cfg->provider_kind);
+		return NULL;
+	}
+	if (read_worker_cacert(cfg->worker_cacert, abspath, pem, err, errsize) != 0)
+		return NULL;
+	if (kind->check && kind->check(cfg, config_plugin(cfg, k->name), err, errsize) != 0) {
+		free(*pem);
+		*pem = NULL;
+		return NULL;
+	}
+	return kind;
+}
+
+int provider_check(const struct config *cfg, char *err, size_t errsize)
+{
+	char abspath[PATH_MAX], *pem;
+
+	if (strcmp(cfg->provider_kind, "none") == 0)
+		return 0;
+	if (!prepare(cfg, abspath, &pem, err, errsize))
+		return -1;
+	free(pem);
+	return 0;
+}
+
+/* provider_check's checks are made again: a serve that comes to lead
+ * opens its provider long after its start, and files change. */
 struct provider *provider_open(const struct provider_env *env, char *err, size_t errsize)
 {
-	const struct conf_plugin *k = config_plugin_named(provider_plugins, env->cfg->provider_kind);
 	struct provider *p;
 
 	if (strcmp(env->cfg->provider_kind, "none") == 0)
 		return NULL;
-	if (!k) {
-		snprintf(err, errsize, "[provider] kind: no provider kind named '%s'", env->cfg->provider_kind);
-		return NULL;
-	}
 	if (!(p = calloc(1, sizeof *p))) {
 		snprintf(err, errsize, "provider: out of memory");
 		return NULL;
 	}
-	p->kind = (const struct provider_kind *)k;
 	p->env = *env;
 	snprintf(p->server_url, sizeof p->server_url, "%s", env->server_url);
 	p->env.server_url = p->server_url;
+	if (!(p->kind = prepare(env->cfg, p->worker_cacert, &p->worker_cacert_pem, err, errsize))) {
+		free(p);
+		return NULL;
+	}
 	p->conf = config_plugin(env->cfg, p->kind->conf.name);
-	if (read_worker_cacert(p, err, errsize) != 0 || p->kind->open(p, err, errsize) != 0) {
+	if (p->kind->open(p, err, errsize) != 0) {
 		free(p->worker_cacert_pem);
 		free(p);
 		return NULL;

@@ -67,6 +67,11 @@ struct provider_env {
 	void *arg; /* of changed and notice */
 };
 
+/* Would provider_open succeed with cfg, as far as the configuration and
+ * the files it names can tell: the kind's program, [provider]
+ * worker_cacert. 0 (always, for kind = none), or -1 with the reason in
+ * err. serve asks before it starts, `ebb config -c` with it. */
+int provider_check(const struct config *cfg, char *err, size_t errsize);
 /* NULL for kind = none, or on error (with the reason in err). */
 struct provider *provider_open(const struct provider_env *env, char *err, size_t errsize);
 void provider_close(struct provider *p);

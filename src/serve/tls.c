@@ -99,7 +99,7 @@ static int key_matches(struct tls_gen *g)
 
 /* Reads the certificate chain and the key: a new generation, or NULL
  * with "tls_cert FILE: reason" in err. */
-static struct tls_gen *gen_read(const struct tls *t, char *err, size_t errsize)
+static struct tls_gen *gen_read(const char *cert_path, const char *key_path, char *err, size_t errsize)
 {
 	struct tls_gen *g = calloc(1, sizeof *g);
 	char why[300];
@@ -111,8 +111,8 @@ static struct tls_gen *gen_read(const struct tls *t, char *err, size_t errsize)
 		snprintf(err, errsize, "out of memory");
 		return NULL;
 	}
-	if (!(pem.data = (unsigned char *)textfile_read(t->cert_path, MAX_PEM, &len, why, sizeof why))) {
-		snprintf(err, errsize, "tls_cert %s: %s", t->cert_path, why);
+	if (!(pem.data = (unsigned char *)textfile_read(cert_path, MAX_PEM, &len, why, sizeof why))) {
+		snprintf(err, errsize, "tls_cert %s: %s", cert_path, why);
 		goto fail;
 	}
 	pem.size = (unsigned)len;
@@ -121,11 +121,11 @@ static struct tls_gen *gen_read(const struct tls *t, char *err, size_t errsize)
 	free(pem.data);
 	if (rc < 0) {
 		g->nchain = 0;
-		snprintf(err, errsize, "tls_cert %s: %s", t->cert_path, gnutls_strerror(rc));
+		snprintf(err, errsize, "tls_cert %s: %s", cert_path, gnutls_strerror(rc));
 		goto fail;
 	}
-	if (!(pem.data = (unsigned char *)textfile_read(t->key_path, MAX_PEM, &len, why, sizeof why))) {
-		snprintf(err, errsize, "tls_key %s: %s", t->key_path, why);
+	if (!(pem.data = (unsigned char *)textfile_read(key_path, MAX_PEM, &len, why, sizeof why))) {
+		snprintf(err, errsize, "tls_key %s: %s", key_path, why);
 		goto fail;
 	}
 	pem.size = (unsigned)len;
@@ -133,19 +133,19 @@ static struct tls_gen *gen_read(const struct tls *t, char *err, size_t errsize)
 		rc = gnutls_privkey_import_x509_raw(g->key, &pem, GNUTLS_X509_FMT_PEM, NULL, 0);
 	/* GnuTLS's reasons for these two would not say what is wrong. */
 	if (rc < 0 && !strstr((char *)pem.data, "PRIVATE KEY-----"))
-		snprintf(err, errsize, "tls_key %s: no PEM private key in it", t->key_path);
+		snprintf(err, errsize, "tls_key %s: no PEM private key in it", key_path);
 	else if (rc < 0 && strstr((char *)pem.data, "ENCRYPTED"))
 		snprintf(err, errsize, "tls_key %s: the key is encrypted; serve needs it unencrypted (%s)",
-			 t->key_path, gnutls_strerror(rc));
+			 key_path, gnutls_strerror(rc));
 	else if (rc < 0)
-		snprintf(err, errsize, "tls_key %s: %s", t->key_path, gnutls_strerror(rc));
+		snprintf(err, errsize, "tls_key %s: %s", key_path, gnutls_strerror(rc));
 	/* The key's bytes go before the memory is given back. */
 	memset(pem.data, 0, len);
 	free(pem.data);
 	if (rc < 0)
 		goto fail;
 	if ((rc = key_matches(g)) != 0) {
-		snprintf(err, errsize, "tls_key %s: not the key of tls_cert %s: %s", t->key_path, t->cert_path,
+		snprintf(err, errsize, "tls_key %s: not the key of tls_cert %s: %s", key_path, cert_path,
 			 gnutls_strerror(rc));
 		goto fail;
 	}
@@ -182,7 +182,7 @@ struct tls *tls_open(const char *cert_path, const char *key_path, char *err, siz
 		tls_free(t);
 		return NULL;
 	}
-	if (!(t->oldest = t->newest = gen_read(t, err, errsize))) {
+	if (!(t->oldest = t->newest = gen_read(t->cert_path, t->key_path, err, errsize))) {
 		tls_free(t);
 		return NULL;
 	}
@@ -190,9 +190,19 @@ struct tls *tls_open(const char *cert_path, const char *key_path, char *err, siz
 	return t;
 }
 
+int tls_check(const char *cert_path, const char *key_path, char *err, size_t errsize)
+{
+	struct tls_gen *g = gen_read(cert_path, key_path, err, errsize);
+
+	if (!g)
+		return -1;
+	gen_free(g);
+	return 0;
+}
+
 int tls_reload(struct tls *t, char *err, size_t errsize)
 {
-	struct tls_gen *g = gen_read(t, err, errsize);
+	struct tls_gen *g = gen_read(t->cert_path, t->key_path, err, errsize);
 
 	if (!g)
 		return -1;

@@ -19,6 +19,9 @@ struct tls_gen;
  * names the file and gives GnuTLS's reason. One per process: GnuTLS's
  * callback takes no argument, so tls_retrieve finds it by itself. */
 struct tls *tls_open(const char *cert_path, const char *key_path, char *err, size_t errsize);
+/* Reads both files as tls_open would, and keeps nothing: 0, or -1 with
+ * the same reason. */
+int tls_check(const char *cert_path, const char *key_path, char *err, size_t errsize);
 /* Reads the files again. 0: new handshakes get the new certificate; -1
  * with the reason in err: nothing changed, the old one stays in use. */
 int tls_reload(struct tls *t, char *err, size_t errsize);
