@@ -1024,6 +1024,31 @@ void harness_run_free(struct harness_run *r)
 	memset(r, 0, sizeof *r);
 }
 
+void harness_assert_refused(const char *lines, const char *reason)
+{
+	const char *dir = harness_tmpdir();
+	char conf[4200], data[4200], said[8400];
+	struct harness_run r;
+	struct stat st;
+
+	snprintf(conf, sizeof conf, "%s/ebb.conf", dir);
+	snprintf(data, sizeof data, "%s/data", dir);
+	harness_write_file(conf, harness_fmt("[server]\nlisten = 127.0.0.1:0\ndata_dir = %s\n%s", data, lines));
+	snprintf(said, sizeof said, "ebb config: %s: %s", conf, reason);
+	harness_ebb(&r, NULL, "config", "-c", conf, NULL);
+	if (r.status != 1 || !strstr(r.err, said) || r.out[0])
+		fail_msg("ebb config with\n%s\nexited %d, expected 1 with \"%s\" and nothing on stdout; it said:\n%s%s",
+			 lines, r.status, said, r.err, r.out);
+	harness_run_free(&r);
+	harness_ebb(&r, NULL, "serve", "-c", conf, NULL);
+	if (r.status != 1 || !strstr(r.err, reason))
+		fail_msg("ebb serve with\n%s\nexited %d, expected 1 with \"%s\"; it said:\n%s", lines, r.status, reason,
+			 r.err);
+	harness_run_free(&r);
+	if (stat(data, &st) == 0)
+		fail_msg("ebb serve with\n%s\nmade its data_dir before it refused the file", lines);
+}
+
 /* ---- JSON and asserts ---- */
 
 json_t *harness_json(const char *text)

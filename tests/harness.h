@@ -310,6 +310,12 @@ int harness_exec(struct harness_run *r, const char *const *argv, const char *in,
  * Returns the status. */
 int harness_ebb(struct harness_run *r, struct harness_server *s, ...);
 void harness_run_free(struct harness_run *r);
+/* Writes a config ([server] listen = 127.0.0.1:0 and a data_dir of its
+ * own, then lines, which may set listen again) that serve must refuse
+ * with reason: `ebb config -c` exits 1 saying "ebb config: FILE: reason",
+ * and `ebb serve -c` exits 1 saying reason, before it makes its data_dir.
+ * reason may be the start of the message. */
+void harness_assert_refused(const char *lines, const char *reason);
 const char *harness_ebb_bin(void);
 
 /* ---- JSON ---- */

@@ -1,14 +1,17 @@
-/* `ebb config [-c FILE] [--example]`: validates a config and prints the
- * values in force, or prints the example file with every key. */
+/* `ebb config [-c FILE] [--example]`: checks a config as `ebb serve`
+ * does at start (serve/preflight.h) and prints the values in force, or
+ * prints the example file with every key. */
 #include <getopt.h>
 #include <stdio.h>
 
 #include "cli/cmd.h"
 #include "common/config.h"
+#include "serve/preflight.h"
 
 static const char usage[] =
 	"usage: ebb config [-c FILE] [--example]\n"
-	"  -c, --config FILE  check FILE and print the configuration in force\n"
+	"  -c, --config FILE  check FILE as ebb serve does at start (the listen address, tokens,\n"
+	"                     TLS files, provider programs), and print the configuration in force\n"
 	"  --example          print every key with its default and a comment\n";
 
 int cmd_config(int argc, char **argv)
@@ -22,7 +25,7 @@ int cmd_config(int argc, char **argv)
 	const char *path = NULL;
 	struct config cfg;
 	char err[1024];
-	int c;
+	int c, rc = 0;
 
 	while ((c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -44,10 +47,14 @@ int cmd_config(int argc, char **argv)
 		config_defaults(&cfg, &cmd_plugins);
 	} else if (config_load(&cfg, &cmd_plugins, path, err, sizeof err) != 0) {
 		fprintf(stderr, "ebb config: %s\n", err);
-		config_free(&cfg);
-		return 1;
+		rc = 1;
+	} else if (preflight_check(&cfg, err, sizeof err) != 0) {
+		/* serve's reasons name the key, not the file */
+		fprintf(stderr, "ebb config: %s: %s\n", path, err);
+		rc = 1;
 	}
-	config_write(&cfg, stdout);
+	if (rc == 0)
+		config_write(&cfg, stdout);
 	config_free(&cfg);
-	return 0;
+	return rc;
 }

@@ -426,6 +426,8 @@ int httpd_is_loopback(const char *listen)
 	return IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr);
 }
 
+int httpd_tls_supported(void) { return MHD_is_feature_supported(MHD_FEATURE_HTTPS_CERT_CALLBACK) == MHD_YES; }
+
 struct httpd *httpd_start(struct event_base *base, const struct httpd_options *o,
 			  const struct httpd_hooks *hooks, char *err, size_t errsize)
 {
@@ -449,11 +451,6 @@ struct httpd *httpd_start(struct event_base *base, const struct httpd_options *o
 	}
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	if (o->tls && MHD_is_feature_supported(MHD_FEATURE_HTTPS_CERT_CALLBACK) != MHD_YES) {
-		snprintf(err, errsize, "tls_cert: this libmicrohttpd was built without TLS or its certificate callback");
-		free(h);
-		return NULL;
-	}
 	if (o->tls)
 		flags |= MHD_USE_TLS;
 	h->tls = o->tls;

@@ -41,7 +41,7 @@ struct tls;
 
 struct httpd_options {
 	const char *listen; /* "host:port" or "[v6]:port" */
-	struct tls *tls;    /* HTTPS with its certificate (tls.h); NULL: plain HTTP */
+	struct tls *tls;    /* HTTPS with its certificate (tls.h), if httpd_tls_supported(); NULL: plain HTTP */
 	int64_t max_body;
 	int64_t max_connections;
 	int64_t connection_timeout_ms;
@@ -83,5 +83,8 @@ int request_reply_page(struct request *req, const char *content_type, const char
 
 /* Is host:port an address on the loopback interface? -1 if it does not parse. */
 int httpd_is_loopback(const char *listen);
+/* Can this libmicrohttpd serve HTTPS, asking tls.c for the certificate at
+ * each handshake? */
+int httpd_tls_supported(void);
 
 #endif

@@ -27,6 +27,7 @@
 #include "serve/ledger.h"
 #include "serve/longpoll.h"
 #include "serve/metrics.h"
+#include "serve/preflight.h"
 #include "serve/queue.h"
 #include "serve/reclaim.h"
 #include "serve/replica.h"
@@ -370,37 +371,20 @@ static void stop(struct server *s)
 
 int server_run(const struct config *cfg, const struct server_options *o)
 {
-	struct server *s = calloc(1, sizeof *s);
+	struct server *s;
 	char err[1024];
-	int lock_fd, loopback = httpd_is_loopback(cfg->listen), rc = 1;
+	int lock_fd, rc = 1;
 
 	log_set_level((enum log_level)cfg->log_level);
-	if (!s) {
+	if (preflight_check(cfg, err, sizeof err) != 0) {
+		log_error("cannot start", "reason=\"%s\"", err);
+		return 1;
+	}
+	if (!(s = calloc(1, sizeof *s))) {
 		log_error("cannot start", "reason=\"out of memory\"");
 		return 1;
 	}
 	s->cfg = cfg;
-	if (loopback < 0) {
-		log_error("cannot start", "reason=\"listen '%s': expected host:port, a port from 0 to 65535\"",
-			  cfg->listen);
-		free(s);
-		return 1;
-	}
-	if (cfg->ntokens == 0 && !loopback) {
-		log_error("cannot start", "reason=\"no [token.*] configured: the API would be open on %s;"
-			  " listen on a loopback address or configure tokens\"", cfg->listen);
-		free(s);
-		return 1;
-	}
-	/* Tokens and jobs must not cross a network in the clear, unless the
-	 * configuration says that network is private. */
-	if (!loopback && !cfg->tls_cert[0] && !cfg->private_network) {
-		log_error("cannot start", "reason=\"listen %s is not a loopback address and there is no TLS:"
-			  " set [server] tls_cert and tls_key, or private_network = on if no one else can"
-			  " reach the network\"", cfg->listen);
-		free(s);
-		return 1;
-	}
 	if ((lock_fd = lock_data_dir(cfg->data_dir, err, sizeof err)) < 0) {
 		log_error("cannot start", "reason=\"%s\"", err);
 		free(s);
@@ -414,7 +398,7 @@ int server_run(const struct config *cfg, const struct server_options *o)
 		log_info("listening", "addr=%s port=%d tls=%s store=%s data_dir=%s test_clock=%d", cfg->listen,
 			 httpd_port(s->httpd), s->tls ? "on" : "off", store_kind(s->store), cfg->data_dir,
 			 o->test_clock);
-		if (!loopback && !s->tls)
+		if (!s->tls && httpd_is_loopback(cfg->listen) != 1)
 			log_warn("plain HTTP off loopback: tokens and jobs cross the network unencrypted",
 				 "addr=%s reason=\"[server] private_network = on\"", cfg->listen);
 		if (cfg->ntokens == 0)

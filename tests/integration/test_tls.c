@@ -359,53 +359,60 @@ static void plain_http_gets_nothing_done(void **state)
 	assert_int(harness_server_stop(s), 0);
 }
 
-/* `ebb serve -c FILE` with the config lines given must exit 1 saying
- * want. */
-static void assert_refused(const char *lines, const char *want)
-{
-	const char *conf = harness_fmt("%s/refused.conf", harness_tmpdir());
-	struct harness_run r;
-
-	harness_write_file(conf, harness_fmt("[server]\nlisten = 127.0.0.1:0\ndata_dir = %s/data\n%s", dir, lines));
-	harness_ebb(&r, NULL, "serve", "-c", conf, NULL);
-	if (r.status != 1 || !strstr(r.err, want))
-		fail_msg("ebb serve with\n%s\nexited %d, expected 1 with \"%s\"; it said:\n%s", lines, r.status, want,
-			 r.err);
-	harness_run_free(&r);
-}
-
-#define TOKEN "[token.admin]\nsecret = admin-secret-0123456789\nrole = admin\n"
-
+/* Files serve refuses at start, and `ebb config -c` with them, for the
+ * same reason. */
 static void config_errors(void **state)
 {
 	(void)state;
-	assert_refused(harness_fmt("tls_cert = %s\n", path("a.pem")),
-		       "[server] tls_cert: set without tls_key; give both or neither");
-	assert_refused(harness_fmt("tls_key = %s\n", path("a.key")),
-		       "[server] tls_key: set without tls_cert; give both or neither");
-	assert_refused(harness_fmt("tls_cert = %s\ntls_key = %s\n", path("missing.pem"), path("a.key")),
-		       harness_fmt("reason=\"tls_cert %s: cannot read: No such file or directory\"", path("missing.pem")));
-	assert_refused(harness_fmt("tls_cert = %s\ntls_key = %s\n", path("a.pem"), path("a.pem")),
-		       harness_fmt("reason=\"tls_key %s: no PEM private key in it\"", path("a.pem")));
-	assert_refused(harness_fmt("tls_cert = %s\ntls_key = %s\n", path("a.pem"), path("a-encrypted.key")),
-		       harness_fmt("reason=\"tls_key %s: the key is encrypted; serve needs it unencrypted (",
-				   path("a-encrypted.key")));
-	assert_refused(harness_fmt("tls_cert = %s\ntls_key = %s\n", path("a.key"), path("a.key")),
-		       harness_fmt("reason=\"tls_cert %s: ", path("a.key")));
-	assert_refused(harness_fmt("tls_cert = %s\ntls_key = %s\n", path("a.pem"), path("b.key")),
-		       harness_fmt("reason=\"tls_key %s: not the key of tls_cert %s: The certificate and the given key"
-				   " do not match.\"", path("b.key"), path("a.pem")));
-	/* Plain HTTP off loopback. */
-	assert_refused("listen = 0.0.0.0:0\n" TOKEN,
-		       "reason=\"listen 0.0.0.0:0 is not a loopback address and there is no TLS: set [server]"
-		       " tls_cert and tls_key, or private_network = on if no one else can reach the network\"");
-	assert_refused(harness_fmt("tls_cert = %s\ntls_key = %s\n[provider]\nkind = local\nworker_cacert = %s\n",
-				   path("a.pem"), path("a.key"), path("missing.pem")),
-		       harness_fmt("reason=\"[provider] worker_cacert %s: No such file or directory\"",
-				   path("missing.pem")));
-	assert_refused(harness_fmt("tls_cert = %s\ntls_key = %s\n[provider]\nkind = local\nworker_cacert = %s\n",
-				   path("a.pem"), path("a.key"), path("a.key")),
-		       harness_fmt("reason=\"[provider] worker_cacert %s: no PEM certificate in it\"", path("a.key")));
+	harness_assert_refused(harness_fmt("tls_cert = %s\n", path("a.pem")),
+			       "[server] tls_cert: set without tls_key; give both or neither");
+	harness_assert_refused(harness_fmt("tls_key = %s\n", path("a.key")),
+			       "[server] tls_key: set without tls_cert; give both or neither");
+	harness_assert_refused(harness_fmt("tls_cert = %s\ntls_key = %s\n", path("missing.pem"), path("a.key")),
+			       harness_fmt("tls_cert %s: cannot read: No such file or directory", path("missing.pem")));
+	harness_assert_refused(harness_fmt("tls_cert = %s\ntls_key = %s\n", path("a.pem"), path("a.pem")),
+			       harness_fmt("tls_key %s: no PEM private key in it", path("a.pem")));
+	harness_assert_refused(harness_fmt("tls_cert = %s\ntls_key = %s\n", path("a.pem"), path("a-encrypted.key")),
+			       harness_fmt("tls_key %s: the key is encrypted; serve needs it unencrypted (",
+					   path("a-encrypted.key")));
+	harness_assert_refused(harness_fmt("tls_cert = %s\ntls_key = %s\n", path("a.key"), path("a.key")),
+			       harness_fmt("tls_cert %s: ", path("a.key")));
+	harness_assert_refused(harness_fmt("tls_cert = %s\ntls_key = %s\n", path("a.pem"), path("b.key")),
+			       harness_fmt("tls_key %s: not the key of tls_cert %s: The certificate and the given key"
+					   " do not match.", path("b.key"), path("a.pem")));
+	harness_assert_refused(harness_fmt("tls_cert = %s\ntls_key = %s\n[provider]\nkind = local\nworker_cacert = %s\n",
+					   path("a.pem"), path("a.key"), path("missing.pem")),
+			       harness_fmt("[provider] worker_cacert %s: No such file or directory", path("missing.pem")));
+	harness_assert_refused(harness_fmt("tls_cert = %s\ntls_key = %s\n[provider]\nkind = local\nworker_cacert = %s\n",
+					   path("a.pem"), path("a.key"), path("a.key")),
+			       harness_fmt("[provider] worker_cacert %s: no PEM certificate in it", path("a.key")));
+}
+
+/* What `ebb config -c` passes starts: off loopback with TLS and a token,
+ * the exec provider with its program, an offer's own program and the
+ * workers' CA. */
+static void a_checked_file_starts(void **state)
+{
+	const char *src = getenv("EBB_SRC"), *program;
+	struct harness_server *s;
+	struct harness_run r;
+
+	(void)state;
+	program = harness_fmt("%s/tests/exec/provider", src && *src ? src : ".");
+	setenv("EBB_TEST_PROVIDER_DIR", harness_tmpdir(), 1);
+	s = harness_serve_tls(ca,
+			      harness_fmt("%slisten = 0.0.0.0:0\n[provider]\nkind = exec\nworker_cacert = %s\n"
+					  "[exec]\ncommand = %s\n[offer.a]\nprice_ondemand = 1\ncommand = %s\n",
+					  tls_conf("a"), ca, program, program),
+			      HARNESS_TOKENS);
+	harness_ebb(&r, NULL, "config", "-c", s->conf, NULL);
+	assert_int(r.status, 0);
+	assert_string_equal(r.err, "");
+	assert_contains(r.out, "listen = 0.0.0.0:0\n");
+	harness_run_free(&r);
+	assert_int(harness_call(s, "GET", "/healthz", NULL, NULL), 200);
+	assert_int(harness_file_lines(s->log, "msg=\"scaler started\" provider=exec"), 1);
+	assert_int(harness_server_stop(s), 0);
 }
 
 static void off_loopback(void **state)
@@ -503,6 +510,7 @@ int main(void)
 		cmocka_unit_test_teardown(sighup_replaces_the_certificate, harness_cleanup),
 		cmocka_unit_test_teardown(plain_http_gets_nothing_done, harness_cleanup),
 		cmocka_unit_test_teardown(config_errors, harness_cleanup),
+		cmocka_unit_test_teardown(a_checked_file_starts, harness_cleanup),
 		cmocka_unit_test_teardown(off_loopback, harness_cleanup),
 		cmocka_unit_test_teardown(local_workers_trust_worker_cacert, harness_cleanup),
 		cmocka_unit_test_teardown(exec_workers_get_the_ca, harness_cleanup),
