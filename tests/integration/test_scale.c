@@ -1,7 +1,8 @@
 /* GET /v1/scale against a real serve configured as docs/KUBERNETES.md
  * says: plan()'s decision as numbers, for KEDA's metrics-api trigger; and
  * the page against its reply: every valueLocation it shows points at a
- * number, every trigger at /v1/scale with bearer auth. */
+ * number, every trigger at /v1/scale with bearer auth, and its
+ * configuration passes serve's start checks as written. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,17 +21,27 @@ static char *kubernetes_md(void)
 	return doc;
 }
 
+/* The configuration docs/KUBERNETES.md shows, as written: a pointer into
+ * *doc, which the caller frees. */
+static char *documented_ini(char **doc)
+{
+	char *ini;
+
+	*doc = kubernetes_md();
+	ini = strstr(*doc, "```ini\n");
+	assert_non_null(ini);
+	ini += 7;
+	*strstr(ini, "```") = '\0';
+	return ini;
+}
+
 /* A serve with the configuration docs/KUBERNETES.md shows, but its
  * [server] section: the test's own listens on loopback. */
 static struct harness_server *serve_as_documented(void)
 {
-	char *doc = kubernetes_md(), *ini = strstr(doc, "```ini\n"), *end, *server, *next;
+	char *doc, *ini = documented_ini(&doc), *server, *next;
 	struct harness_server *s;
 
-	assert_non_null(ini);
-	ini += 7;
-	end = strstr(ini, "```");
-	*end = '\0';
 	if ((server = strstr(ini, "[server]"))) {
 		next = strstr(server + 1, "\n[");
 		memmove(server, next + 1, strlen(next + 1) + 1);
@@ -195,6 +206,24 @@ static void kubernetes_md_points_at_numbers(void **state)
 	free(doc);
 }
 
+/* The page's configuration, [server] and all, passes the checks serve
+ * makes at start (`ebb config -c`): it starts as written. */
+static void kubernetes_md_config_passes(void **state)
+{
+	char *doc, *ini = documented_ini(&doc);
+	const char *conf = harness_fmt("%s/ebb.conf", harness_tmpdir());
+	struct harness_run r;
+
+	(void)state;
+	harness_write_file(conf, ini);
+	free(doc);
+	harness_ebb(&r, NULL, "config", "-c", conf, NULL);
+	if (r.status != 0)
+		fail_msg("docs/KUBERNETES.md's configuration: ebb config exited %d: %s", r.status, r.err);
+	assert_contains(r.out, "listen = 0.0.0.0:7070\n");
+	harness_run_free(&r);
+}
+
 #define T(fn) cmocka_unit_test_teardown(fn, harness_cleanup)
 
 int main(void)
@@ -203,6 +232,7 @@ int main(void)
 		T(numbers_of_the_decision),
 		T(the_fleet_counts),
 		T(kubernetes_md_points_at_numbers),
+		T(kubernetes_md_config_passes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
