@@ -3,7 +3,7 @@
  * real clients (the CLI, `ebb worker`, the local provider's workers, the
  * project's HTTP client) verifying it. The certificate is replaced under
  * a running serve with SIGHUP; the start-up checks are run on `ebb serve`
- * itself. */
+ * itself, and on `ebb config -c`, which makes the same. */
 #include <curl/curl.h>
 #include <pthread.h>
 #include <signal.h>
