@@ -98,6 +98,10 @@ $(BUILD)/bench/cycle: CFLAGS += $(if $(HIREDIS),-DBENCH_HIREDIS)
 $(BUILD)/bench/cycle: BENCH_LIBS := $(if $(HIREDIS),$(shell pkg-config --libs hiredis))
 $(BUILD)/bench/cycle: bench/redis.h
 
+# The boot test's stand-in for EC2's metadata service (tests/boot/run.sh).
+$(BUILD)/tests/imds: tests/boot/imds.c | $(BUILD)/tests
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)
+
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/libebb.a | $(BUILD)/fuzz
 	$(CC) $(CFLAGS) $(LDFLAGS) -fsanitize=fuzzer -o $@ $< $(BUILD)/libebb.a $(LDLIBS)
 
@@ -106,7 +110,7 @@ $(BUILD)/tests $(BUILD)/bench $(BUILD)/fuzz:
 
 # The benchmarks are built with the tests, so that a change cannot break
 # them unseen; make bench runs them.
-test: $(BUILD)/ebb $(UNIT) $(INTEG) $(BENCH)
+test: $(BUILD)/ebb $(UNIT) $(INTEG) $(BENCH) $(BUILD)/tests/imds
 	EBB_BIN=$(abspath $(BUILD)/ebb) EBB_SRC=$(CURDIR) ./tests/run.sh $(UNIT) $(INTEG)
 
 # The tests that open a store or start serve, again against a throwaway

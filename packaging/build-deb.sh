@@ -68,6 +68,9 @@ fi
 chmod 0644 "$root/etc/ebb/ebb.conf"
 
 install -m 0644 "$pkg/ebb-serve.service" "$pkg/ebb-worker.service" "$root/lib/systemd/system/"
+# The worker container image's entrypoint (images/build.sh): in the
+# package, so that an image built on another base gets it with ebb.
+install -D -m 0755 "$pkg/worker-entrypoint" "$root/usr/lib/ebb/worker-entrypoint"
 
 doc=$root/usr/share/doc/ebb
 install -m 0644 "$pkg/copyright" "$doc/copyright"

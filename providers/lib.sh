@@ -134,37 +134,70 @@ fail() {
 # gone: do the CLI's errors say that what it was asked to remove is gone?
 gone() { grep -Eqi -- "$not_found" "$tmp/err"; }
 
-# worker_argv NOTICE ON_EXIT: the worker's command line as a JSON array,
-# with the cloud's notice (aws, gcp) in place of serve's, and ON_EXIT, what
-# stops this cloud's bill, in place of the config's on_exit; "" keeps
-# what ebb asked.
-worker_argv() {
-	msg '.worker.argv
+# worker_env NOTICE: the worker's environment as a JSON object, into
+# $tmp/env.json: the message's worker.env (EBB_SERVER, EBB_TOKEN) and
+# EBB_WORKER_ARGS, the worker's options (worker.argv after "ebb worker")
+# with the cloud's notice NOTICE (aws, gcp; "" keeps serve's) and without
+# --on-exit: on a machine ebb-worker.service powers it off, and a
+# container's end is its pod's. systemd and the container's entrypoint
+# split EBB_WORKER_ARGS at spaces, with no quoting: an option with a
+# space or a quote cannot be carried, nor a value with a newline, and
+# either is an error, not a worker started with other options.
+worker_env() {
+	msg '. as $m
+		| .worker.argv[2:]
 		| (index("--notice-url")) as $n
 		| (if $notice != "" and $n != null then .[$n + 1] = $notice else . end)
 		| (index("--on-exit")) as $o
-		| (if $on_exit != "" then (if $o != null then del(.[$o, $o + 1]) else . end) + ["--on-exit", $on_exit]
-		   else . end)' \
-		-c --arg notice "$1" --arg on_exit "$2"
+		| (if $o != null then del(.[$o, $o + 1]) else . end)
+		| ([.[] | select(test("^[A-Za-z0-9_./:=,@%+~-]+$") | not)][0]) as $bad
+		| ($m.worker.env + {EBB_WORKER_ARGS: join(" ")}) as $env
+		| ([$env | to_entries[] | select(.value | tostring | test("[\n\r\"\\\\$`]")) | .key][0]) as $odd
+		| if $bad then error("the worker option \($bad | @json) has a character that EBB_WORKER_ARGS cannot carry")
+		  elif $odd then error("worker.env.\($odd) has a newline, a quote, a backslash, a dollar or a backquote")
+		  else $env end' -c --arg notice "$1" >"$tmp/env.json" 2>"$tmp/jq.err" ||
+		die "$(sed -n 's/^jq: error (at [^)]*): //p' "$tmp/jq.err")"
 }
 
-# worker_script NOTICE ON_EXIT: a boot script (user data, a startup
-# script) that writes the worker's environment, its token with it, to a
-# file only root reads and starts the worker as a systemd unit: the token
-# is on no command line.
-worker_script() {
-	argv=$(worker_argv "$1" "$2")
+# machine_script NOTICE: the boot script of a machine whose image holds
+# ebb's package (EC2 user data; GCE user-data and startup-script): it
+# writes the worker's environment (worker_env), the token with it, to
+# /etc/ebb/worker.env, root's alone, the message's CA, if any, to
+# /etc/ebb/ca.pem for EBB_CACERT, and starts ebb-worker.service, which
+# runs the worker as the ebb user and powers the machine off when it
+# exits (docs/DEPLOY.md, sections 6 and 9). Run twice, it does the same
+# twice: the second start is of a unit already running.
+machine_script() {
+	worker_env "$1"
 	cat <<EOF
 #!/bin/sh
-# ebb worker of instance $instance, written by $prog.
+# ebb worker of instance $instance, written by $prog (docs/DEPLOY.md, section 6).
+set -eu
 umask 077
 mkdir -p /etc/ebb
-cat >/etc/ebb/worker.env <<'EBB_WORKER_ENV'
-$(msg '.worker.env | to_entries[] | "\(.key)=\(.value)"')
-EBB_WORKER_ENV
-exec systemd-run --unit=ebb-worker --property=EnvironmentFile=/etc/ebb/worker.env \\
-	$(printf '%s' "$argv" | jq -r 'map(@sh) | join(" ")')
 EOF
+	if msg '.worker.cacert_pem | strings' -e >/dev/null; then
+		printf "cat >/etc/ebb/ca.pem <<'EBB_CA_PEM'\n"
+		msg '.worker.cacert_pem | rtrimstr("\n")'
+		printf 'EBB_CA_PEM\nchmod 0644 /etc/ebb/ca.pem\n'
+		jq -c '. + {EBB_CACERT: "/etc/ebb/ca.pem"}' "$tmp/env.json" >"$tmp/env.tmp"
+		mv "$tmp/env.tmp" "$tmp/env.json"
+	fi
+	printf "cat >/etc/ebb/worker.env <<'EBB_WORKER_ENV'\n"
+	jq -r 'to_entries[] | "\(.key)=\"\(.value)\""' "$tmp/env.json"
+	printf 'EBB_WORKER_ENV\nsystemctl start --no-block ebb-worker.service\n'
+}
+
+# container_env ON_EXIT: the environment of a container of ebb's worker
+# image (images/), as a JSON object: worker_env with serve's notice, the
+# CA's PEM text as EBB_CACERT_PEM (the entrypoint writes it to a file for
+# EBB_CACERT), and ON_EXIT, what ends the container's bill when the
+# worker leaves by itself, as EBB_ON_EXIT (a shell command; "": none).
+container_env() {
+	worker_env ""
+	msg '$env[0] + ({EBB_CACERT_PEM: (.worker.cacert_pem | strings)} // {})
+		+ (if $on_exit != "" then {EBB_ON_EXIT: $on_exit} else {} end)' \
+		-c --slurpfile env "$tmp/env.json" --arg on_exit "$1"
 }
 
 # instance_name: ebb-TAG-INSTANCE, the name people see.

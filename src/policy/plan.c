@@ -696,6 +696,33 @@ static int64_t idle_timeout_of(const struct planner *p, const struct plan_instan
 	return full;
 }
 
+int64_t plan_idle_timeout_longest(const int64_t *ms, int noffers)
+{
+	int64_t longest = 0;
+
+	for (int k = 0; k < noffers; k++) {
+		if (ms[k] > longest)
+			longest = ms[k];
+	}
+	return longest;
+}
+
+/* When the scaler releases an idle instance whose timeout is timeout:
+ * then, or leave_grace_ms later when its worker leaves by itself at
+ * that moment. A worker is told the longest of the offers' timeouts,
+ * none under a warm floor (it would leave the floor), and it knows
+ * nothing of the surplus timeout or the decay, which the scaler alone
+ * carries out. */
+static int64_t release_due(const struct planner *p, const struct plan_instance *i, int64_t timeout)
+{
+	int64_t due = i->idle_since_ms + timeout;
+
+	if (p->v->leave_grace_ms > 0 && !p->s->idle_decay && p->warm_floor == 0 &&
+	    timeout == plan_idle_timeout_longest(p->v->idle_timeout_ms, p->v->noffers))
+		due += p->v->leave_grace_ms;
+	return due;
+}
+
 static int longest_idle_first(const void *a, const void *b)
 {
 	const struct idle_entry *x = a, *y = b;
@@ -722,7 +749,7 @@ static void scale_down(struct planner *p)
 	 * is fixed by id. */
 	for (int j = 0; j < n; j++) {
 		const struct plan_instance *i = &p->v->fleet[idle[j].k];
-		int64_t due = i->idle_since_ms + idle_timeout_of(p, i, p->s->idle_decay ? 1 : n);
+		int64_t due = release_due(p, i, idle_timeout_of(p, i, p->s->idle_decay ? 1 : n));
 		if (due < first_due)
 			first_due = due;
 	}
@@ -738,12 +765,13 @@ static void scale_down(struct planner *p)
 	for (int j = 0; j < n; j++) {
 		int k = idle[j].k;
 		const struct plan_instance *i = &p->v->fleet[k];
-		int64_t timeout = idle_timeout_of(p, i, n - j), idle_ms = p->v->now_ms - i->idle_since_ms;
+		int64_t timeout = idle_timeout_of(p, i, n - j), idle_ms = p->v->now_ms - i->idle_since_ms,
+			due = release_due(p, i, timeout);
 
-		if (idle_ms < timeout) {
+		if (p->v->now_ms < due) {
 			/* Not yet: come back when it expires. */
 			p->taken[k] = 1;
-			plan_wake_at(p, i->idle_since_ms + timeout);
+			plan_wake_at(p, due);
 			continue;
 		}
 		if (p->serving <= floor_n) {

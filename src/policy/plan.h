@@ -146,7 +146,24 @@ struct plan_view {
 	 * the offer cheapest per unit of work wins where one cheap per hour
 	 * but slow would win for the queue alone. */
 	double work_per_launch_s;
+	/* How long past its idle timeout an idle instance is left to its
+	 * worker, which was told that timeout (the longest of the offers'):
+	 * the worker leaves by itself and powers its machine off, with no
+	 * call to the provider, and the scaler's release is the backstop.
+	 * serve: PLAN_LEAVE_GRACE_MS; a replay's instances end at the
+	 * timeout, as a worker's leave would end them: 0. */
+	int64_t leave_grace_ms;
 };
+
+/* The longest of the offers' idle timeouts in force (ms, as offers):
+ * what a worker is told, as its own. It leaves by itself at it, and the
+ * scaler releases each instance at its offer's (release_due in plan.c). */
+int64_t plan_idle_timeout_longest(const int64_t *ms, int noffers);
+
+/* A worker notices its idle timeout within a second (its lease polls
+ * wait at least that long) and tells serve at once: 5 s covers both on a
+ * busy machine. */
+#define PLAN_LEAVE_GRACE_MS 5000
 
 /* ACTION_PREEMPT: the job the instance runs gives its GPUs back to a team
  * owed them, through its checkpoint (docs/TEAMS.md); the instance stays. */

@@ -100,17 +100,6 @@ void plan_idle_timeouts(const struct plan_settings *s, const struct offer *offer
 	free(pairs);
 }
 
-int64_t plan_idle_timeout_longest(const int64_t *ms, int noffers)
-{
-	int64_t longest = 0;
-
-	for (int k = 0; k < noffers; k++) {
-		if (ms[k] > longest)
-			longest = ms[k];
-	}
-	return longest;
-}
-
 int plan_lane_rank(const struct plan_settings *s, const char *lane)
 {
 	for (int k = 0; k < s->nlanes; k++) {

@@ -28,9 +28,6 @@ void plan_settings_from_config(const struct config *cfg, struct plan_settings *o
 #define PLAN_IDLE_WHY 800
 void plan_idle_timeouts(const struct plan_settings *s, const struct offer *offers, int noffers, int64_t *gaps,
 			size_t n, int64_t *out_ms, int64_t *surplus_ms, char (*why)[PLAN_IDLE_WHY]);
-/* The longest of those: what a worker is told, as its own backstop (the
- * scaler releases each instance at its offer's). */
-int64_t plan_idle_timeout_longest(const int64_t *ms, int noffers);
 
 /* The lane's rank (0 is served first), or -1 for a lane not in [queue]
  * lanes. */

@@ -85,6 +85,7 @@ int decide_now(const struct decide_env *e, int64_t now_ms, struct decision_now *
 		.over_budget = d->view.over_budget,
 		.work_per_launch_s = d->view.work_per_launch_s,
 		.packs = 1,
+		.leave_grace_ms = PLAN_LEAVE_GRACE_MS,
 	};
 	plan(&pv, d->result);
 	if (d->result->nomem) {

@@ -17,6 +17,10 @@
 
 /* The worker token of every launch: no recorded argument may hold it. */
 #define TOKEN "tok-4f2a9c-secret"
+/* [provider] worker_cacert's text, as the message carries it, and as JSON
+ * writes it. */
+#define CA_PEM "-----BEGIN CERTIFICATE-----\nMIIBfTCCASOgAwIBAgIUTEST\n-----END CERTIFICATE-----\n"
+#define CA_PEM_JSON "-----BEGIN CERTIFICATE-----\\nMIIBfTCCASOgAwIBAgIUTEST\\n-----END CERTIFICATE-----\\n"
 
 struct program {
 	const char *name;        /* providers/NAME */
@@ -26,7 +30,8 @@ struct program {
 	const char *payload;     /* what its stand-in keeps of a launch (STANDIN_DIR/payload) */
 	/* In the recorded calls of a launch: always, on demand only, spot only. */
 	const char *launch[8], *ondemand[3], *spot[4];
-	const char *payload_has[5]; /* what the launch sends holds these */
+	const char *payload_has[6]; /* what the launch sends holds these */
+	const char *cacert_has[3];  /* and these, when the message has a CA */
 	const char *ref;            /* the stand-in's name for what it launched */
 	const char *no_capacity[7]; /* scenarios of no capacity: exit 75 */
 	const char *error;          /* a scenario of another error */
@@ -50,7 +55,9 @@ static const struct program aws = {
 		   "--user-data file://"},
 	.spot = {"--instance-market-options MarketType=spot,SpotOptions={SpotInstanceType=one-time,"
 		 "InstanceInterruptionBehavior=terminate}"},
-	.payload_has = {"umask 077", "EBB_TOKEN=" TOKEN, "'--notice-url' 'aws'", "'--on-exit' 'shutdown -h now'"},
+	.payload_has = {"umask 077", "EBB_TOKEN=\"" TOKEN "\"", "--notice-url aws\"",
+			"systemctl start --no-block ebb-worker.service", "cat >/etc/ebb/worker.env"},
+	.cacert_has = {"cat >/etc/ebb/ca.pem <<'EBB_CA_PEM'\n" CA_PEM "EBB_CA_PEM\n", "EBB_CACERT=\"/etc/ebb/ca.pem\""},
 	.ref = "i-0123456789abcdef0",
 	.no_capacity = {"InsufficientInstanceCapacity", "InsufficientCapacity", "SpotMaxPriceTooLow",
 			"MaxSpotInstanceCountExceeded", "Unsupported", "VcpuLimitExceeded"},
@@ -76,13 +83,15 @@ static const struct program gcp = {
 	.settings = {"EBB_GCP_CONFIG=/nonexistent", "EBB_GCP_ZONE=us-central1-a", "EBB_GCP_IMAGE_FAMILY=ebb-worker",
 		     "EBB_GCP_PROJECT=p"},
 	.required = "EBB_GCP_ZONE",
-	.payload = "startup-script",
+	.payload = "user-data",
 	.launch = {"gcloud compute instances create ebb-ebb-17 --zone=us-central1-a --machine-type=n1-standard-8 ",
 		   "--maintenance-policy=TERMINATE", "--labels=ebb-tag=ebb,ebb-instance=17",
 		   "--accelerator=type=nvidia-tesla-t4,count=1", "--image-family=ebb-worker", "--project=p",
-		   "--metadata-from-file=startup-script="},
+		   "--metadata-from-file=user-data=", ",startup-script="},
 	.spot = {"--provisioning-model=SPOT --instance-termination-action=DELETE"},
-	.payload_has = {"umask 077", "EBB_TOKEN=" TOKEN, "'--notice-url' 'gcp'", "'--on-exit' 'shutdown -h now'"},
+	.payload_has = {"umask 077", "EBB_TOKEN=\"" TOKEN "\"", "--notice-url gcp\"",
+			"systemctl start --no-block ebb-worker.service", "cat >/etc/ebb/worker.env"},
+	.cacert_has = {"cat >/etc/ebb/ca.pem <<'EBB_CA_PEM'\n" CA_PEM "EBB_CA_PEM\n", "EBB_CACERT=\"/etc/ebb/ca.pem\""},
 	.ref = "ebb-ebb-17",
 	.no_capacity = {"ZONE_RESOURCE_POOL_EXHAUSTED", "ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS", "QUOTA_EXCEEDED"},
 	.error = "permission",
@@ -111,7 +120,9 @@ static const struct program runpod = {
 	.ondemand = {"\"interruptible\": false"},
 	.spot = {"\"interruptible\": true"},
 	.payload_has = {"\"gpuTypeIds\": [\n    \"NVIDIA GeForce RTX 4090\"\n  ]", "\"gpuCount\": 1",
-			"\"EBB_TOKEN\": \"" TOKEN "\"", "\"name\": \"ebb-ebb-17\"", "curl -fsS -X DELETE"},
+			"\"EBB_TOKEN\": \"" TOKEN "\"", "\"name\": \"ebb-ebb-17\"", "curl -fsS -X DELETE",
+			"\"EBB_WORKER_ARGS\": \"--server https://ebb.example.com:7070 --instance 17 "},
+	.cacert_has = {"\"EBB_CACERT_PEM\": \"" CA_PEM_JSON "\""},
 	.ref = "xedezhzb9la3ye",
 	.no_capacity = {"no-instances", "no-longer-any", "no-resources"},
 	.error = "balance",
@@ -130,14 +141,16 @@ static const struct program runpod = {
 static const struct program kubernetes = {
 	.name = "kubernetes",
 	.machine = "g5.xlarge",
-	.settings = {"EBB_K8S_CONFIG=/nonexistent", "EBB_K8S_IMAGE=me/ebb:1", "EBB_K8S_NAMESPACE=gpu"},
+	.settings = {"EBB_K8S_CONFIG=/nonexistent", "EBB_K8S_IMAGE=me/ebb:1", "EBB_K8S_NAMESPACE=gpu",
+		     "EBB_K8S_SPOT_SELECTOR=karpenter.sh/capacity-type=spot"},
 	.required = "EBB_K8S_IMAGE",
 	.payload = "stdin",
 	.launch = {"kubectl --namespace=gpu create -f - -o json"},
-	.ondemand = {"\"karpenter.sh/capacity-type\": \"on-demand\""},
 	.spot = {"\"karpenter.sh/capacity-type\": \"spot\""},
 	.payload_has = {"\"EBB_TOKEN\": \"" TOKEN "\"", "\"nvidia.com/gpu\": 1", "\"restartPolicy\": \"Never\"",
-			"\"node.kubernetes.io/instance-type\": \"g5.xlarge\"", "\"ebb.instance\": \"17\""},
+			"\"node.kubernetes.io/instance-type\": \"g5.xlarge\"", "\"terminationGracePeriodSeconds\": 90",
+			"\"key\": \"nvidia.com/gpu\",\n            \"operator\": \"Exists\""},
+	.cacert_has = {"\"EBB_CACERT_PEM\": \"" CA_PEM_JSON "\""},
 	.ref = "ebb-ebb-17",
 	.no_capacity = {"quota"},
 	.error = "unauthorized",
@@ -161,8 +174,10 @@ static const char *src(void)
 	return s && *s ? s : ".";
 }
 
-/* A launch message of the contract for p, on market. */
-static const char *launch_msg(const struct program *p, const char *market)
+/* A launch message of the contract for p, on market, with the worker's
+ * options last (after those serve always gives, and a config's on_exit,
+ * which a program replaces) and cacert_pem when with_ca. */
+static const char *launch_msg_with(const struct program *p, const char *market, const char *last, int with_ca)
 {
 	return harness_fmt(
 		"{\"version\": 1, \"call\": \"launch\", \"tag\": \"ebb\", \"instance\": 17, \"market\": \"%s\","
@@ -170,11 +185,16 @@ static const char *launch_msg(const struct program *p, const char *market)
 		" \"vram_gb\": 24, \"price_ondemand\": 1.01, \"price_spot\": 0.35, \"boot_s\": 180},"
 		" \"worker\": {\"argv\": [\"ebb\", \"worker\", \"--server\", \"https://ebb.example.com:7070\","
 		" \"--instance\", \"17\", \"--gpus\", \"1\", \"--vram\", \"24\", \"--orphan-timeout\", \"300000ms\","
-		" \"--notice-url\", \"https://ebb.example.com:7070/v1/fleet/17/notice\"],"
+		" \"--notice-url\", \"https://ebb.example.com:7070/v1/fleet/17/notice\", \"--on-exit\", \"shutdown -h now\"%s],"
 		" \"env\": {\"EBB_TOKEN\": \"" TOKEN "\", \"EBB_SERVER\": \"https://ebb.example.com:7070\"},"
 		" \"server_url\": \"https://ebb.example.com:7070\", \"idle_timeout_s\": 600, \"orphan_timeout_s\": 300,"
-		" \"notice_url\": \"https://ebb.example.com:7070/v1/fleet/17/notice\"}}",
-		market, p->machine);
+		" \"notice_url\": \"https://ebb.example.com:7070/v1/fleet/17/notice\"%s}}",
+		market, p->machine, last, with_ca ? ", \"cacert_pem\": \"" CA_PEM_JSON "\"" : "");
+}
+
+static const char *launch_msg(const struct program *p, const char *market)
+{
+	return launch_msg_with(p, market, "", 0);
 }
 
 static const char *terminate_msg(const char *ref)
@@ -318,6 +338,11 @@ static void launch(const struct program *p, const char *market, const char *cons
 	 * line, here or there. */
 	assert_lacks(log, TOKEN);
 	assert_lacks(payload, "--token");
+	/* The worker's end is the machine's (its unit powers it off) or the
+	 * pod's: the config's on_exit is not carried, and with no CA in the
+	 * message there is none on the instance. */
+	assert_lacks(payload, "shutdown -h now");
+	assert_lacks(payload, "EBB_CACERT");
 	free(log);
 	free(payload);
 	harness_run_free(&r);
@@ -333,6 +358,56 @@ static void launch_spot(void **state)
 {
 	const struct program *p = *state;
 	launch(p, "spot", p->spot, p->ondemand);
+}
+
+/* worker.cacert_pem reaches the worker: a file of the machine for
+ * EBB_CACERT, or the container's EBB_CACERT_PEM, which its entrypoint
+ * writes to one. */
+static void cacert_reaches_the_worker(void **state)
+{
+	const struct program *p = *state;
+	struct harness_run r;
+	char *payload;
+
+	run(&r, p, "ok", 0, "launch", launch_msg_with(p, "spot", "", 1), 0);
+	if (r.status != 0)
+		fail_msg("%s launch: exit %d: %s", p->name, r.status, r.err);
+	payload = kept(p->payload);
+	assert_each(payload, p->cacert_has, sizeof p->cacert_has / sizeof *p->cacert_has);
+	free(payload);
+	harness_run_free(&r);
+}
+
+/* EBB_WORKER_ARGS is split at spaces, with no quoting: a worker option
+ * with a space cannot be carried, and the launch says so rather than
+ * start a worker with other options. */
+static void worker_option_with_a_space_is_an_error(void **state)
+{
+	const struct program *p = *state;
+	struct harness_run r;
+
+	run(&r, p, "ok", 0, "launch", launch_msg_with(p, "spot", ", \"--labels\", \"a b\"", 0), 0);
+	assert_int(r.status, 1);
+	assert_contains(last_line(r.err), "the worker option \"a b\" has a character that EBB_WORKER_ARGS cannot carry");
+	assert_no_call();
+	harness_run_free(&r);
+}
+
+/* A cluster whose spot nodes the settings do not name has no spot
+ * capacity: no capacity (75), so that ebb launches on demand, and no
+ * pod. */
+static void kubernetes_spot_without_its_selector_is_no_capacity(void **state)
+{
+	struct program bare = kubernetes;
+	struct harness_run r;
+
+	(void)state;
+	bare.settings[3] = NULL;
+	run(&r, &bare, "ok", 0, "launch", launch_msg(&bare, "spot"), 0);
+	assert_int(r.status, 75);
+	assert_contains(last_line(r.err), "EBB_K8S_SPOT_SELECTOR");
+	assert_no_call();
+	harness_run_free(&r);
 }
 
 static void no_capacity_exits_75(void **state)
@@ -489,11 +564,14 @@ static void garbage_is_an_error(void **state)
 	harness_run_free(&r);
 }
 
-/* shellcheck finds nothing in the programs and the stand-ins. */
+/* shellcheck finds nothing in the programs, their stand-ins, those of
+ * the boot test that run what they launch, the image builder and the
+ * container's entrypoint. */
 static void shellcheck_is_clean(void **state)
 {
 	const char *argv[] = {"sh", "-c",
-			      "cd \"$1\" && shellcheck -x providers/* tests/providers/standin.sh tests/providers/bin/*",
+			      "cd \"$1\" && shellcheck -x providers/* tests/providers/standin.sh tests/providers/bin/*"
+			      " tests/boot/*.sh tests/boot/bin/* images/*.sh packaging/worker-entrypoint",
 			      "sh", src(), NULL};
 	struct harness_run r;
 
@@ -513,6 +591,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		EACH(launch_on_demand),
 		EACH(launch_spot),
+		EACH(cacert_reaches_the_worker),
+		EACH(worker_option_with_a_space_is_an_error),
+		cmocka_unit_test(kubernetes_spot_without_its_selector_is_no_capacity),
 		EACH(no_capacity_exits_75),
 		EACH(other_error_exits_1_with_its_message),
 		EACH(missing_setting_is_named),

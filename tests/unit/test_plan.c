@@ -36,6 +36,7 @@ struct fx {
 	int surplus_per_offer;
 	int packs; /* the view's: jobs side by side on an instance's GPUs */
 	double work_per_launch_s; /* the view's */
+	int64_t leave_grace_ms;   /* the view's */
 	struct plan_result r;
 };
 
@@ -309,6 +310,7 @@ static struct plan_view view_of(struct fx *f)
 		.noffers = f->noffers,
 		.packs = f->packs,
 		.work_per_launch_s = f->work_per_launch_s,
+		.leave_grace_ms = f->leave_grace_ms,
 	};
 }
 
@@ -995,6 +997,36 @@ static void test_idle_timeout_of_each_offer(void **state)
 	EXPECT_INT(f, f->r.next_ms, NOW - 11 * MIN_MS + 20 * MIN_MS);
 }
 
+/* serve leaves an idle instance to its worker for the grace past the
+ * timeout the worker was told, the longest of the offers': released only
+ * once the grace is over, and planned again then. One held to a shorter
+ * timeout than its worker's (its offer's, below another's) goes at its
+ * own: its worker waits for the longer one. */
+static void test_idle_instance_left_to_its_worker_for_the_grace(void **state)
+{
+	struct fx *f = fx_reset();
+	int slow;
+
+	(void)state;
+	offer(f, "fast", 1, 24, 1.0, 0);
+	f->leave_grace_ms = PLAN_LEAVE_GRACE_MS;
+	idle(f, 7, 0, NOW - 10 * MIN_MS - S_MS);
+	run(f);
+	EXPECT_INT(f, f->r.n, 0);
+	EXPECT_INT(f, f->r.next_ms, NOW - S_MS + PLAN_LEAVE_GRACE_MS);
+	f->fleet[0].idle_since_ms = NOW - 10 * MIN_MS - PLAN_LEAVE_GRACE_MS;
+	run(f);
+	EXPECT_INT(f, f->r.n, 1);
+	EXPECT(f, action_on(&f->r, ACTION_TERMINATE, 7) != NULL);
+
+	slow = offer(f, "slow", 1, 24, 1.0, 10 * MIN_MS);
+	f->idle_timeout_ms[slow] = 20 * MIN_MS;
+	f->fleet[0].idle_since_ms = NOW - 10 * MIN_MS - S_MS;
+	run(f);
+	EXPECT_INT(f, f->r.n, 1);
+	EXPECT(f, action_on(&f->r, ACTION_TERMINATE, 7) != NULL);
+}
+
 /* Jobs estimated at no work at all still need an instance: one is
  * launched at once, not when the oldest has waited its target, and its
  * price per unit of work is a number, not a division by zero. */
@@ -1581,6 +1613,7 @@ int main(void)
 		cmocka_unit_test(test_idle_timeout),
 		cmocka_unit_test(test_idle_timeout_of_each_offer),
 		cmocka_unit_test(test_surplus_timeout_from_the_view),
+		cmocka_unit_test(test_idle_instance_left_to_its_worker_for_the_grace),
 		cmocka_unit_test(test_actions_beyond_a_plan_come_next),
 		cmocka_unit_test(test_jobs_of_no_work_launch_one),
 		cmocka_unit_test(test_idle_decay_even_at_t1_odd_at_t2),

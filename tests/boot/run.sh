@@ -1,0 +1,316 @@
+#!/bin/sh
+# The cloud path, booted for real (docs/IMAGES.md, "How it is tested").
+#
+# Builds ebb's package (make deb) and the worker images from it
+# (images/build.sh), then lets `ebb serve` launch them as a cloud would,
+# through [provider] kind = exec and the provider programs of providers/,
+# with tests/boot/bin/ first on PATH: stand-ins for the clouds' CLIs that
+# boot what they are asked to launch (tests/boot/machines.sh) with
+# exactly what the program handed them: the user data in cloud-init's
+# NoCloud seed, the pod's environment in the container. serve speaks
+# TLS with a private CA on a non-loopback address of the host, which each
+# machine reaches from a network namespace of its own; the reclaim notice
+# comes from an IMDSv2 stand-in on 169.254.169.254 (tests/boot/imds.c).
+#
+#   aws    the disk image's root partition, booted by run-instances from
+#          providers/aws-ec2's user data: 3 jobs run and the machine
+#          powers itself off when idle, with no terminate call (the bar);
+#          a reclaim notice stops a job at its checkpoint and it resumes
+#          on the next machine
+#   gcp    the root file system, booted by instances create from
+#          providers/gcp's user-data: a job runs, the VM powers itself
+#          off and is listed stopped until ebb deletes it
+#   k8s    the container image, run by kubectl create from
+#          providers/kubernetes's pod and secret: jobs run, the worker
+#          leaves when idle, the pod ends and ebb deletes it
+#   disk   (in aws) the image's package list with --nvidia resolves
+#
+# One pass or fail line per check; ends with "N passed, M failed".
+# BOOT_PHASES (default "aws gcp k8s nvidia") picks some. Needs root;
+# skipped, saying why, where this machine cannot run a container.
+# Everything it starts, mounts or adds is undone on every exit.
+# shellcheck disable=SC2317 # the phases and helpers are called through variables
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+src=$PWD
+phases=${BOOT_PHASES:-aws gcp k8s nvidia}
+passed=0
+failed=0
+pass() {
+	echo "ok: $1"
+	passed=$((passed + 1))
+}
+fail() {
+	echo "FAILED: $1"
+	failed=$((failed + 1))
+}
+finish() {
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+	exit
+}
+skip() {
+	echo "skipped: $*"
+	finish
+}
+
+[ "$(id -u)" -eq 0 ] || skip "booting machines needs root (systemd-nspawn, network namespaces)"
+for tool in systemd-nspawn mmdebstrap umoci ip jq openssl; do
+	command -v "$tool" >/dev/null || skip "$tool is not installed (scripts/deps.sh installs it)"
+done
+
+BOOT_DIR=$(mktemp -d /tmp/ebb-boot.XXXXXX)
+BOOT_PREFIX=eb$(($$ % 1000))
+export BOOT_DIR BOOT_PREFIX
+# shellcheck source=machines.sh
+. "$src/tests/boot/machines.sh"
+serve_pid=
+imds_pid=
+host_addrs=
+cleanup() {
+	[ -z "$serve_pid" ] || { kill -TERM "$serve_pid" 2>/dev/null; wait "$serve_pid" 2>/dev/null; }
+	machines_cleanup
+	[ -z "$imds_pid" ] || kill -TERM "$imds_pid" 2>/dev/null
+	for a in $host_addrs; do ip addr del "$a" dev lo 2>/dev/null; done
+	rm -rf "$BOOT_DIR"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+# wait_for SECONDS COMMAND...: until COMMAND succeeds; 1 if it never did.
+wait_for() {
+	until_s=$(($(date +%s) + $1))
+	shift
+	until "$@"; do
+		[ "$(date +%s)" -lt "$until_s" ] || return 1
+		sleep 0.5
+	done
+}
+
+# show WHAT FILE: a file's last lines, when a check failed.
+show() { echo "--- $1 (last 40 lines)"; tail -n 40 "$2" 2>/dev/null; echo "---"; }
+
+# ---- the package and the images ----
+
+if make -s -j2 deb >"$BOOT_DIR/make.log" 2>&1; then
+	deb=$(tail -n 1 "$BOOT_DIR/make.log")
+	pass "make deb built $deb"
+else
+	cat "$BOOT_DIR/make.log"
+	fail "make deb"
+	finish
+fi
+# The images are kept in build/boot-image between runs while the package's
+# files and the image scripts are the same: the package's own timestamps
+# differ at each make deb, its files do not.
+images=$src/build/boot-image
+key=$( (dpkg-deb --fsys-tarfile "$deb" | tar -xO; cat images/* packaging/worker-entrypoint) | sha256sum | cut -c1-64)
+if [ "$(cat "$images/key" 2>/dev/null)" = "$key" ] && [ -d "$images/rootfs/etc" ] && [ -f "$images/disk.raw" ] &&
+	[ -f "$images/oci/index.json" ]; then
+	pass "the images of this package are built already ($images)"
+else
+	rm -rf "$images"
+	started=$(date +%s)
+	if images/build.sh -o "$images" "$deb" >"$BOOT_DIR/images.log" 2>&1; then
+		echo "$key" >"$images/key"
+		pass "images/build.sh built the root file system, disk.raw and the OCI image in $(($(date +%s) - started)) s"
+	else
+		show "images/build.sh" "$BOOT_DIR/images.log"
+		fail "images/build.sh"
+		finish
+	fi
+fi
+
+
+# This machine can run a container, or there is nothing to boot on.
+if ! out=$(systemd-nspawn --quiet --register=no --keep-unit -D "$images/rootfs" --volatile=overlay \
+	/usr/bin/ebb version 2>&1); then
+	echo "$out"
+	skip "systemd-nspawn cannot run a container here"
+fi
+
+# ---- the host: serve's address, the metadata service, TLS ----
+
+# serve's address: one of TEST-NET-1 (RFC 5737, routed nowhere) on lo,
+# which the machines reach through their default route, as instances
+# reach a control plane in their VPC.
+addr=192.0.2.$((1 + $$ % 250))
+port=$((20000 + $$ % 20000))
+for a in "$addr/32" 169.254.169.254/32; do
+	ip addr add "$a" dev lo && host_addrs="$host_addrs $a"
+done
+mkdir -p "$BOOT_DIR/imds"
+"$src/build/tests/imds" 169.254.169.254 80 "$BOOT_DIR/imds" 2>"$BOOT_DIR/imds.log" &
+imds_pid=$!
+
+# A private CA and serve's certificate for its address: the workers must
+# get the CA from the launch message to trust serve.
+tls=$BOOT_DIR/tls
+mkdir -p "$tls"
+if ! { openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
+	-subj "/CN=ebb boot test CA" -keyout "$tls/ca.key" -out "$tls/ca.pem" &&
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$addr" \
+		-keyout "$tls/key.pem" -out "$tls/req.pem" &&
+	printf 'subjectAltName=IP:%s\n' "$addr" >"$tls/ext" &&
+	openssl x509 -req -in "$tls/req.pem" -CA "$tls/ca.pem" -CAkey "$tls/ca.key" -CAcreateserial -days 1 \
+		-extfile "$tls/ext" -out "$tls/cert.pem"; } 2>"$BOOT_DIR/openssl.log"; then
+	show openssl "$BOOT_DIR/openssl.log"
+	fail "openssl made no certificate"
+	finish
+fi
+
+admin=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+EBB_SERVER=https://$addr:$port
+EBB_TOKEN=$admin
+EBB_CACERT=$tls/ca.pem
+export EBB_SERVER EBB_TOKEN EBB_CACERT
+ebb=$src/build/ebb
+
+# serve_start NAME PROVIDER_SETTINGS... : serve on a fresh data directory
+# with the provider program providers/NAME, the stand-ins first on PATH,
+# the settings (NAME=VALUE) in its environment, as /etc/default/ebb would
+# give them.
+serve_start() {
+	program=$1
+	shift
+	data=$BOOT_DIR/serve-$program
+	mkdir -p "$data"
+	cat >"$data/ebb.conf" <<EOF
+[server]
+listen = $addr:$port
+data_dir = $data
+tls_cert = $tls/cert.pem
+tls_key = $tls/key.pem
+
+[provider]
+kind = exec
+server_url = https://$addr:$port
+worker_cacert = $tls/ca.pem
+
+[exec]
+command = $src/providers/$program
+list_interval = 2s
+
+[scaler]
+interval = 1s
+max_instances = 1
+idle_timeout = 8s
+boot_timeout = 3m
+
+[offer.gpu]
+machine = ${machine:-g5.xlarge}
+gpus = 1
+vram_gb = 24
+price_ondemand = 1.006
+price_spot = 0.45
+boot = 20s
+
+[token.admin]
+secret = $admin
+role = admin
+EOF
+	if ! "$ebb" config -c "$data/ebb.conf" >/dev/null; then
+		fail "ebb config -c refused the $program configuration"
+		return 1
+	fi
+	env PATH="$src/tests/boot/bin:$PATH" "$@" "$ebb" serve -c "$data/ebb.conf" 2>"$data/serve.log" &
+	serve_pid=$!
+	if ! wait_for 20 "$ebb" status >/dev/null 2>&1; then
+		show "serve" "$data/serve.log"
+		fail "serve with $program did not answer over TLS"
+		return 1
+	fi
+}
+
+serve_stop() {
+	kill -TERM "$serve_pid" 2>/dev/null
+	wait "$serve_pid" 2>/dev/null
+	serve_pid=
+}
+
+# job_field ID JQ: a field of a job.
+job_field() { "$ebb" job "$1" --json 2>/dev/null | jq -r "$2"; }
+succeeded() { [ "$(job_field "$1" .state)" = succeeded ]; }
+# instance_field ID JQ: a field of an instance, from the fleet with the
+# terminated ones.
+instance_field() { "$ebb" fleet --all --json 2>/dev/null | jq -r --argjson id "$1" ".instances[] | select(.id == \$id) | $2"; }
+instance_gone() { [ "$(instance_field "$1" .state)" = terminated ]; }
+# the machine ebb's instance ID runs on: its provider_ref
+machine_of() { instance_field "$1" .provider_ref; }
+machine_ended() { [ -f "$(machine_dir "$1")/exit" ]; }
+
+# A job that reports progress and a checkpoint every 5 of its STEPS
+# steps of half a second, resumes from its checkpoint (the token is
+# FROM:POS, FROM where this run started), and stops at a checkpoint on
+# SIGTERM (docs/SPOT.md).
+resumable() {
+	printf '%s' 'from=0; [ -z "${EBB_CHECKPOINT:-}" ] || from=${EBB_CHECKPOINT#*:}; pos=$from
+trap '"'"'echo "checkpoint $from:$pos $pos" >&3; exit 0'"'"' TERM
+while [ "$pos" -lt '"$1"' ]; do sleep 0.5; pos=$((pos + 1)); echo "progress $pos" >&3
+[ $((pos % 5)) -ne 0 ] || echo "checkpoint $from:$pos $pos" >&3; done'
+}
+
+# ---- AWS: the disk image, user data through cloud-init ----
+
+phase_aws() {
+	serve_start aws-ec2 EBB_AWS_CONFIG=/nonexistent EBB_AWS_AMI=ami-0ebb0b00700000001 EBB_AWS_REGION=us-east-1 \
+		BOOT_AMI=ami-0ebb0b00700000001 BOOT_IMAGE="$images/disk.raw" || return
+	log=$BOOT_DIR/serve-aws-ec2/serve.log
+
+	# The bar: 3 queued jobs, one machine booted from the user data.
+	for k in 1 2 3; do
+		"$ebb" submit --items 5 -- sh -c "$(resumable 5)" >/dev/null || fail "ebb submit $k"
+	done
+	if wait_for 240 succeeded 3 && succeeded 1 && succeeded 2; then
+		pass "aws: 3 of 3 jobs succeeded on a machine booted from the disk image with aws-ec2's user data"
+	else
+		"$ebb" jobs
+		"$ebb" fleet --all
+		show "serve" "$log"
+		for m in "$BOOT_DIR"/machines/*; do show "console of ${m##*/}" "$m/console"; done
+		fail "aws: the 3 jobs did not succeed"
+		serve_stop
+		return
+	fi
+	m1=$(machine_of 1)
+	if [ "$(job_field 1 '.items_done')" = 5 ] && [ "$(job_field 3 '.checkpoint // empty')" = "0:5" ] &&
+		[ -n "$(instance_field 1 '.registered_at // empty')" ]; then
+		pass "aws: the worker registered over TLS with the private CA, reported progress and checkpoints"
+	else
+		"$ebb" job 1
+		"$ebb" job 3
+		fail "aws: progress, checkpoint or registration missing"
+	fi
+	# Idle, the worker leaves and systemd powers the machine off.
+	if wait_for 90 machine_ended "$m1" && [ "$(cat "$(machine_dir "$m1")/exit")" = 0 ]; then
+		pass "aws: idle, the machine powered itself off"
+	else
+		show "console of $m1" "$(machine_dir "$m1")/console"
+		fail "aws: machine $m1 still up 90 s after the last job"
+	fi
+	if grep -q terminate-instances "$BOOT_DIR/calls.log"; then
+		fail "aws: the cloud was asked to terminate: $(grep terminate-instances "$BOOT_DIR/calls.log")"
+	else
+		pass "aws: no terminate call: the machine ended itself"
+	fi
+	if wait_for 20 instance_gone 1 &&
+		[ "$(aws_listed "$m1")" = "" ] && [ -n "$(instance_field 1 '.terminated_at // empty')" ]; then
+		pass "aws: serve's fleet has instance 1 terminated ($(instance_field 1 .reason)), the list no longer shows it"
+	else
+		"$ebb" fleet --all
+		fail "aws: instance 1 not terminated in serve's fleet, or still listed"
+	fi
+	serve_stop
+}
+
+# aws_listed REF: REF's state in aws-ec2's list, as serve would read it.
+aws_listed() {
+	echo '{"version": 1, "call": "list", "tag": "ebb"}' |
+		env PATH="$src/tests/boot/bin:$PATH" EBB_AWS_CONFIG=/nonexistent "$src/providers/aws-ec2" list |
+		jq -r --arg ref "$1" '.instances[] | select(.ref == $ref) | .state'
+}
+
+for phase in $phases; do
+	"phase_$phase"
+done
+finish
