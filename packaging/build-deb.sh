@@ -76,6 +76,16 @@ chmod 0644 "$doc/changelog.Debian.gz"
 install -m 0644 "$src/README.md" "$doc/README.md"
 install -m 0644 "$src"/docs/*.md "$doc/docs/"
 install -m 0644 "$pkg/worker.env" "$doc/examples/worker.env"
+install -m 0644 "$pkg/README.Debian" "$doc/README.Debian"
+
+# ebb(1), written from the help of the binary packaged (scripts/man.sh),
+# so it cannot drift from it, dated by the changelog's top entry, and
+# gzipped as dh_installman and dh_compress would.
+install -d "$root/usr/share/man/man1"
+mandate=$(date -u -d "$(dpkg-parsechangelog -l "$pkg/changelog" -S Date)" +%Y-%m-%d)
+"$src/scripts/man.sh" "$root/usr/bin/ebb" "$mandate" > "$work/ebb.1"
+gzip -9n < "$work/ebb.1" > "$root/usr/share/man/man1/ebb.1.gz"
+chmod 0644 "$root/usr/share/man/man1/ebb.1.gz"
 
 install -m 0644 "$pkg/conffiles" "$root/DEBIAN/conffiles"
 # For debsums and dpkg --verify; the conffile's sum dpkg keeps itself.
