@@ -1,8 +1,8 @@
 #!/bin/sh
 # The Debian package, checked as a user gets it: built with `make deb`,
-# linted, installed with dpkg -i, its units verified, the installed ebb
-# run, its manual page formatted and README.Debian held to what was
-# installed, serve started on the packaged configuration as its unit
+# linted, its binary checked for Ubuntu 22.04 and 24.04, installed with
+# dpkg -i, its units verified, the installed ebb run, its manual page
+# formatted and README.Debian held to what was installed, serve started on the packaged configuration as its unit
 # starts it, and purged, leaving the machine as it was. One pass or fail per check;
 # ends with "N passed, M failed". dpkg needs root: sudo when not root.
 set -u
@@ -81,6 +81,18 @@ if ./packaging/build-deb.sh build/deb/ebb "$tmp/with" "$tmp/providers" > /dev/nu
 	pass "the provider programs are packaged by glob, and none is needed"
 else
 	fail "the provider programs are not packaged as expected"
+fi
+
+# The packaged ebb, carried into an Ubuntu 22.04 or 24.04 CUDA image
+# (docs/DEPLOY.md section 6), finds its libraries there and what it asks
+# of them: scripts/check-ubuntu.sh says how this is checked.
+mkdir -p "$tmp/x"
+if [ -n "$deb" ] && dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tmp/x" ./usr/bin/ebb &&
+	./scripts/check-ubuntu.sh "$tmp/x/usr/bin/ebb" > "$tmp/ubuntu.txt"; then
+	pass "the packaged ebb's libraries, symbol versions and functions are all in Ubuntu 22.04 and 24.04; $(tail -n 1 "$tmp/ubuntu.txt" | sed 's/^ok: //')"
+else
+	sed 's/^/    /' "$tmp/ubuntu.txt" 2> /dev/null
+	fail "the packaged ebb on Ubuntu 22.04 and 24.04: scripts/check-ubuntu.sh (above)"
 fi
 
 if dpkg-query -W -f='${Status}' ebb 2>/dev/null | grep -q "install ok installed"; then
