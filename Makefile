@@ -129,11 +129,16 @@ bench: $(BUILD)/ebb $(BENCH)
 # hardening flags (dpkg-buildflags, all features on): fortified libc
 # calls, stack protector, relocations read-only and bound at load time.
 # They go through the environment: on make's command line CFLAGS would
-# replace the flags the Makefile adds to it.
+# replace the flags the Makefile adds to it. It is linked against an
+# unversioned stub of jansson (packaging/link-stub.sh), so that it also
+# runs with Ubuntu 22.04's jansson, which has no symbol versions; linked
+# afresh each time, a second, so that it is never one linked otherwise.
 deb:
+	./packaging/link-stub.sh "$$(pkg-config --variable=libdir jansson)/libjansson.so" $(BUILD)/deb/stub
+	rm -f $(BUILD)/deb/ebb
 	export DEB_BUILD_MAINT_OPTIONS=hardening=+all; \
 	CFLAGS="$$(dpkg-buildflags --get CFLAGS) $$(dpkg-buildflags --get CPPFLAGS)" \
-	LDFLAGS="$$(dpkg-buildflags --get LDFLAGS)" \
+	LDFLAGS="-L$(abspath $(BUILD)/deb/stub) $$(dpkg-buildflags --get LDFLAGS)" \
 	$(MAKE) SANITIZER= BUILD=$(BUILD)/deb $(BUILD)/deb/ebb
 	./packaging/build-deb.sh $(BUILD)/deb/ebb $(BUILD)
 

@@ -79,13 +79,32 @@ chmod 0644 "$doc/changelog.Debian.gz"
 install -m 0644 "$src/README.md" "$doc/README.md"
 install -m 0644 "$src"/docs/*.md "$doc/docs/"
 install -m 0644 "$pkg/worker.env" "$doc/examples/worker.env"
+install -m 0644 "$pkg/README.Debian" "$doc/README.Debian"
+
+# ebb(1), written from the help of the binary packaged (scripts/man.sh),
+# so it cannot drift from it, dated by the changelog's top entry, and
+# gzipped as dh_installman and dh_compress would.
+install -d "$root/usr/share/man/man1"
+mandate=$(date -u -d "$(dpkg-parsechangelog -l "$pkg/changelog" -S Date)" +%Y-%m-%d)
+"$src/scripts/man.sh" "$root/usr/bin/ebb" "$mandate" > "$work/ebb.1"
+gzip -9n < "$work/ebb.1" > "$root/usr/share/man/man1/ebb.1.gz"
+chmod 0644 "$root/usr/share/man/man1/ebb.1.gz"
 
 install -m 0644 "$pkg/conffiles" "$root/DEBIAN/conffiles"
 # For debsums and dpkg --verify; the conffile's sum dpkg keeps itself.
 (cd "$root" && find usr lib -type f -exec md5sum {} + | sort -k 2) > "$root/DEBIAN/md5sums"
 install -m 0755 "$pkg/postinst" "$pkg/prerm" "$pkg/postrm" "$root/DEBIAN/"
 
-shlibs=$(cd "$work" && dpkg-shlibdeps -O debian/ebb/usr/bin/ebb | sed -n 's/^shlibs:Depends=//p')
+# ebb asks for jansson's functions by name alone, not by version (make
+# deb links it against packaging/link-stub.sh's stub), which dpkg-shlibdeps
+# takes for references it cannot resolve and for a library ebb does not
+# use: those warnings are left out, the others printed (-v: each one; its
+# debug lines go to standard output). Depends keeps libjansson4, with the
+# version of its symbols file.
+shlibs=$(cd "$work" && dpkg-shlibdeps -v -O debian/ebb/usr/bin/ebb 2> "$work/shlibdeps.log" |
+	sed -n 's/^shlibs:Depends=//p')
+grep -v -e 'unresolvable reference to symbol json_[a-z0-9_]*:' \
+	-e 'could avoid a useless dependency .* against libjansson\.so\.4 ' "$work/shlibdeps.log" >&2 || true
 size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
 grep -v '^#' "$pkg/control" | sed -e "s|@VERSION@|$version|" -e "s|@ARCH@|$arch|" \
 	-e "s|@SHLIBS@|$shlibs|" -e "s|@SIZE@|$size|" > "$root/DEBIAN/control"

@@ -1,9 +1,11 @@
 #!/bin/sh
 # Installs the Debian packages ebb needs to build, test and benchmark,
 # and only those that are missing, so a second run does nothing. lintian,
-# systemd and adduser are for the package checks (scripts/test-package.sh):
-# systemd for systemd-analyze; adduser, a dependency of the ebb package,
-# for its dpkg -i (libcurl4 comes with libcurl4-openssl-dev). prometheus
+# systemd, adduser and man-db are for the package checks
+# (scripts/test-package.sh): systemd for systemd-analyze; adduser, a
+# dependency of the ebb package, for its dpkg -i (libcurl4 comes with
+# libcurl4-openssl-dev); man-db (and groff-base, its dependency) for man,
+# which formats the packaged manual page with groff's warnings on. prometheus
 # gives promtool, which lints every scrape test_metrics.c makes and checks
 # contrib/prometheus, and the server test_prometheus.c scrapes serve with;
 # chromium, the headless browser test_dashboard.c shows the dashboard in;
@@ -38,6 +40,7 @@ shellcheck
 lintian
 systemd
 adduser
+man-db
 prometheus
 chromium
 postgresql

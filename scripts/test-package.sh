@@ -1,8 +1,9 @@
 #!/bin/sh
 # The Debian package, checked as a user gets it: built with `make deb`,
-# linted, installed with dpkg -i, its units verified, the installed ebb
-# run, serve started on the packaged configuration as its unit starts it,
-# and purged, leaving the machine as it was. One pass or fail per check;
+# linted, its binary checked for Ubuntu 22.04 and 24.04, installed with
+# dpkg -i, its units verified, the installed ebb run, its manual page
+# formatted and README.Debian held to what was installed, serve started on the packaged configuration as its unit
+# starts it, and purged, leaving the machine as it was. One pass or fail per check;
 # ends with "N passed, M failed". dpkg needs root: sudo when not root.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -82,6 +83,18 @@ else
 	fail "the provider programs are not packaged as expected"
 fi
 
+# The packaged ebb, carried into an Ubuntu 22.04 or 24.04 CUDA image
+# (docs/DEPLOY.md section 6), finds its libraries there and what it asks
+# of them: scripts/check-ubuntu.sh says how this is checked.
+mkdir -p "$tmp/x"
+if [ -n "$deb" ] && dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tmp/x" ./usr/bin/ebb &&
+	./scripts/check-ubuntu.sh "$tmp/x/usr/bin/ebb" > "$tmp/ubuntu.txt"; then
+	pass "the packaged ebb's libraries, symbol versions and functions are all in Ubuntu 22.04 and 24.04; $(tail -n 1 "$tmp/ubuntu.txt" | sed 's/^ok: //')"
+else
+	sed 's/^/    /' "$tmp/ubuntu.txt" 2> /dev/null
+	fail "the packaged ebb on Ubuntu 22.04 and 24.04: scripts/check-ubuntu.sh (above)"
+fi
+
 if dpkg-query -W -f='${Status}' ebb 2>/dev/null | grep -q "install ok installed"; then
 	fail "dpkg -i: ebb is already installed here, and this check installs and purges its own (dpkg --purge ebb)"
 elif [ -z "$deb" ]; then
@@ -117,6 +130,64 @@ if [ "$got" = "$want" ]; then
 	pass "/usr/bin/ebb version prints '$got'"
 else
 	fail "/usr/bin/ebb version prints '$got', not '$want'"
+fi
+
+# ebb(1): man formats it with every groff warning on (-ww, where lintian
+# enables some), and prints none; it has a section for every command
+# that the installed ebb's help lists, so a new command cannot be left out.
+man1=/usr/share/man/man1/ebb.1.gz
+if [ -f "$man1" ] &&
+	warn=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings=w -E UTF-8 -l "$man1" 2>&1 > "$tmp/man.txt"); then
+	missing=
+	commands=$(/usr/bin/ebb help | awk '/^  [a-z]/ { print $1 }')
+	for c in $commands; do
+		grep -qx "   ebb $c" "$tmp/man.txt" || missing="$missing $c"
+	done
+	if [ -z "$warn" ] && [ -n "$commands" ] && [ -z "$missing" ]; then
+		pass "man ebb: $man1 formats without a warning and has a section for each of the $(printf "%s\n" "$commands" | wc -l) commands"
+	else
+		printf '%s\n' "$warn"
+		why=
+		[ -z "$warn" ] || why="groff warned (above)"
+		[ -n "$commands" ] || why="${why:+$why; }ebb help lists no command"
+		[ -z "$missing" ] || why="${why:+$why; }no section for:$missing"
+		fail "man ebb: $why"
+	fi
+else
+	fail "man ebb: $man1 is missing or man cannot format it"
+fi
+
+# README.Debian is the package's inventory: every path it lists exists
+# once installed, and every file the package installed is under one of
+# them (but the standard files of /usr/share/doc/ebb/ itself).
+readme=/usr/share/doc/ebb/README.Debian
+if [ -f "$readme" ]; then
+	awk '/^  \// { print $1 }' "$readme" > "$tmp/listed"
+	unlisted=
+	gone=
+	while read -r p; do
+		[ -e "$p" ] || gone="$gone $p"
+	done < "$tmp/listed"
+	for f in $(dpkg -L ebb); do
+		[ -d "$f" ] && continue
+		case $f in /usr/share/doc/ebb/*/*) ;; /usr/share/doc/ebb/*) continue ;; esac
+		covered=
+		while read -r p; do
+			case $f in "$p" | "${p%/}"/*) covered=yes ;; esac
+		done < "$tmp/listed"
+		[ -n "$covered" ] || unlisted="$unlisted $f"
+	done
+	if [ -s "$tmp/listed" ] && [ -z "$gone" ] && [ -z "$unlisted" ]; then
+		pass "README.Debian lists what the package installed, $(wc -l < "$tmp/listed") paths, each there"
+	else
+		why=
+		[ -s "$tmp/listed" ] || why="lists no path"
+		[ -z "$gone" ] || why="${why:+$why; }lists what is not installed:$gone"
+		[ -z "$unlisted" ] || why="${why:+$why; }does not list:$unlisted"
+		fail "README.Debian: $why"
+	fi
+else
+	fail "README.Debian: $readme is not installed"
 fi
 
 # serve as ebb-serve.service runs it: the ebb user, in /var/lib/ebb, on
