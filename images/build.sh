@@ -127,7 +127,7 @@ if [ -n "$dry_run" ]; then
 		list=$machine
 		[ "$image" = machine ] || list=$container
 		say "$image: resolving $list"
-		mmdebstrap --simulate --variant=minbase --components="$components" --include="$list" \
+		mmdebstrap --simulate --verbose --variant=minbase --components="$components" --include="$list" \
 			bookworm /dev/null "$mirror" 2>&1 | sed -n 's/^Inst \([^ ]*\) (\([^ ]*\).*/\1 \2/p' |
 			sort >"${TMPDIR:-/tmp}/ebb-image-$image.$$" ||
 			die "$image: the package list does not resolve"

@@ -7,8 +7,9 @@
 # every invariant held); 80 s of three serves on PostgreSQL with the
 # leader killed every 20 s (bench/ha_chaos.sh, one test likewise); and
 # the checks of the Debian package
-# (scripts/test-package.sh). Ends with one line "N passed, M failed" over
-# all of it, after the time each part took.
+# (scripts/test-package.sh); and the worker images built from it, booted
+# as the clouds boot them (tests/boot/run.sh). Ends with one line "N
+# passed, M failed" over all of it, after the time each part took.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 ./scripts/deps.sh || exit 1
@@ -73,6 +74,7 @@ part "the fuzz targets over their corpora" make -s -j2 fuzz-check
 part "the chaos soak, 3 minutes (docs/RELIABILITY.md)" holds "the chaos soak" ./scripts/soak.sh 180
 part "the leader killed every 20 s, 80 s (docs/HA.md)" holds "the chaos run" env CHAOS_SECONDS=80 ./bench/ha_chaos.sh
 part "the Debian package" ./scripts/test-package.sh
+part "the cloud path, booted (docs/IMAGES.md)" ./tests/boot/run.sh
 echo "== times$times"
 echo "$passed passed, $failed failed"
 exit $status

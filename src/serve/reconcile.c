@@ -118,7 +118,11 @@ static int known(const struct live *l, const struct provider_item *item)
 
 /* An instance the provider has and ebb does not run: terminated, and
  * said in the log and the decisions. One ebb ended a moment ago (its
- * worker left, or its terminate is under way) is not one yet. */
+ * worker left, or its terminate is under way) is not one yet; but one
+ * that is stopped will not go by itself (a GCE VM that its worker powered
+ * off keeps its disk, billed, until it is deleted): it is terminated at
+ * once, and that is no leak (a second terminate of one on its way out is
+ * harmless). */
 static int end_leak(const struct reconcile *r, const struct provider_item *item, terminate_cb done, void *arg)
 {
 	struct instance inst = {.id = item->instance};
@@ -126,14 +130,18 @@ static int end_leak(const struct reconcile *r, const struct provider_item *item,
 			     .instance = item->instance};
 	char reason[400];
 	int rc = item->instance ? store_instance_get(r->store, item->instance, &inst) : STORE_NOT_FOUND;
+	int recent = rc == 0 && clock_now(r->clock) - inst.terminated_ms < RECONCILE_GRACE_MS;
 
 	if (rc < 0)
 		return -1;
-	if (rc == 0 && clock_now(r->clock) - inst.terminated_ms < RECONCILE_GRACE_MS)
+	if (recent && !item->stopped)
 		return 0;
-	snprintf(reason, sizeof reason, "terminate leak %.255s: %s", item->ref,
-		 rc == STORE_NOT_FOUND ? "the provider has it and ebb never launched it"
-				       : "ebb terminated it, and the provider still has it");
+	if (recent)
+		snprintf(reason, sizeof reason, "terminate %.255s: stopped at the provider after it ended", item->ref);
+	else
+		snprintf(reason, sizeof reason, "terminate leak %.255s: %s", item->ref,
+			 rc == STORE_NOT_FOUND ? "the provider has it and ebb never launched it"
+					       : "ebb terminated it, and the provider still has it");
 	d.reason = reason;
 	if (rc == STORE_NOT_FOUND) {
 		memset(&inst, 0, sizeof inst);
@@ -141,8 +149,12 @@ static int end_leak(const struct reconcile *r, const struct provider_item *item,
 		snprintf(inst.offer, sizeof inst.offer, "%s", item->offer);
 	}
 	snprintf(inst.provider_ref, sizeof inst.provider_ref, "%s", item->ref);
-	log_warn("leaked instance", "ref=%s instance=%lld reason=\"%s\"", item->ref, (long long)item->instance,
-		 reason);
+	if (recent)
+		log_info("stopped instance", "ref=%s instance=%lld reason=\"%s\"", item->ref, (long long)item->instance,
+			 reason);
+	else
+		log_warn("leaked instance", "ref=%s instance=%lld reason=\"%s\"", item->ref,
+			 (long long)item->instance, reason);
 	if (store_decision_insert(r->store, &d) != 0)
 		return -1;
 	return end_instance(r, &inst, done, arg);

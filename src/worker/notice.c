@@ -12,7 +12,10 @@
 
 #define AWS_URL "http://169.254.169.254/latest/meta-data/spot/instance-action"
 #define AWS_TOKEN_URL "http://169.254.169.254/latest/api/token"
-#define GCP_URL "http://metadata.google.internal/computeMetadata/v1/instance/preempted"
+/* By address, as Google's own client libraries ask first: the name
+ * metadata.google.internal needs a resolver, which may stall the poll
+ * (and the worker with it) where DNS does not answer. */
+#define GCP_URL "http://169.254.169.254/computeMetadata/v1/instance/preempted"
 #define BODY_MAX 4096
 #define AWS_TOKEN_TTL_S 21600
 

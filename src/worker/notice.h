@@ -5,7 +5,7 @@
  *
  *   aws  http://169.254.169.254/latest/meta-data/spot/instance-action
  *        (404 until a reclaim is scheduled; IMDSv2 token when required)
- *   gcp  http://metadata.google.internal/computeMetadata/v1/instance/preempted
+ *   gcp  http://169.254.169.254/computeMetadata/v1/instance/preempted
  *        (header Metadata-Flavor: Google; "TRUE" once preempted)
  *   URL  any other: a 200 reply is a notice (serve's GET /v1/fleet/ID/notice)
  *

@@ -1,6 +1,7 @@
-/* A stand-in for EC2's instance metadata service (IMDSv2), for the boot
- * test (tests/boot/run.sh): the spot instance-action notice of each
- * machine, as the EC2 User Guide documents it, and nothing else.
+/* A stand-in for the clouds' metadata services at 169.254.169.254, for
+ * the boot test (tests/boot/run.sh): each machine's reclaim notice, as
+ * EC2's (IMDSv2) and Compute Engine's documentation give them, and
+ * nothing else.
  *
  *   imds ADDR PORT DIR
  *
@@ -11,8 +12,11 @@
  * /latest/meta-data/spot/instance-action needs one (the instances are
  * launched with HttpTokens=required: 401 without) and answers 404 until a
  * reclaim is scheduled for the asking machine, then 200 with the notice.
- * The test schedules one by writing DIR/notice-IP, IP being the machine's
- * address, and withdraws it by removing the file once the machine is gone.
+ * GET /computeMetadata/v1/instance/preempted needs the header
+ * Metadata-Flavor: Google (403 without) and answers FALSE, then TRUE.
+ * The test schedules a notice by writing DIR/notice-IP, IP being the
+ * machine's address, and withdraws it by removing the file once the
+ * machine is gone.
  * Each request is logged to DIR/requests: "IP METHOD PATH STATUS". */
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -123,6 +127,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		else
 			status = notice_of(ip, notice, sizeof notice) ? 200 : 404;
 		rc = answer(c, status, status == 200 ? notice : "", status == 200 ? "application/json" : "text/html");
+	} else if (strcmp(method, "GET") == 0 && strcmp(url, "/computeMetadata/v1/instance/preempted") == 0) {
+		const char *flavor = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Metadata-Flavor");
+
+		status = flavor && strcmp(flavor, "Google") == 0 ? 200 : 403;
+		rc = answer(c, status, status != 200 ? "" : notice_of(ip, notice, sizeof notice) ? "TRUE" : "FALSE",
+			    "application/text");
 	} else {
 		status = 404;
 		rc = answer(c, status, "", "text/html");

@@ -35,15 +35,15 @@ machine_alive() {
 	[ -f "$m/pid" ] && [ ! -f "$m/exit" ]
 }
 
-# machine_boot NAME IMAGE USER_DATA [ENV_JSON]: boots IMAGE (a directory,
-# or a disk image whose root partition is mounted for it) as NAME, in the
+# machine_boot NAME IMAGE USER_DATA [SPEC]: boots IMAGE (a directory, or
+# a disk image whose root partition is mounted for it) as NAME, in the
 # background, with a cloud-init NoCloud seed whose user-data is exactly
-# USER_DATA; with ENV_JSON (a file: a JSON object of the variables) IMAGE
-# is an OCI bundle (umoci unpack), run as its config.json says with that
-# environment, as a pod's container: SIGTERM on a stop, as a kubelet
-# sends. Prints the machine's address.
+# USER_DATA. With SPEC, IMAGE is a container's root file system, and SPEC
+# a file, a JSON object of what a kubelet runs in it: args, env (an
+# object), user (a name) and cwd; a stop is SIGTERM to its first process.
+# Prints the machine's address.
 machine_boot() {
-	name=$1 image=$2 user_data=$3 envs=${4:-}
+	name=$1 image=$2 user_data=$3 spec=${4:-}
 	m=$(machine_dir "$name")
 	mkdir -p "$m/seed" "$BOOT_DIR/net"
 	# The next /24: a directory made atomically is the lock.
@@ -63,14 +63,16 @@ machine_boot() {
 	ip addr add "198.18.$n.1/24" dev "$host"
 	ip link set "$host" up
 	set -- --register=no --keep-unit --quiet --network-namespace-path="/run/netns/$ns" -M "$name"
-	if [ -n "$envs" ]; then
+	if [ -n "$spec" ]; then
 		# A pod: the container's own process, its network set from outside
 		# as a pod's is.
 		ip netns exec "$ns" ip link set eth0 up
 		ip netns exec "$ns" ip addr add "$ip/24" dev eth0
 		ip netns exec "$ns" ip route add default via "198.18.$n.1"
-		eval "set -- \"\$@\" $(jq -r 'to_entries | map("--setenv=\(.key)=\(.value)" | @sh) | join(" ")' "$envs")"
-		set -- "$@" --kill-signal=SIGTERM --oci-bundle="$image"
+		eval "set -- \"\$@\" $(jq -r '(.env | to_entries | map("--setenv=\(.key)=\(.value)"))
+			+ ["--user=\(.user)", "--chdir=\(.cwd)", "--kill-signal=SIGTERM"] | map(@sh) | join(" ")' "$spec")"
+		set -- "$@" --console=pipe -D "$image" --volatile=overlay
+		eval "set -- \"\$@\" -- $(jq -r '.args | map(@sh) | join(" ")' "$spec")"
 	else
 		printf 'instance-id: %s\nlocal-hostname: %s\n' "$name" "$name" >"$m/seed/meta-data"
 		cp "$user_data" "$m/seed/user-data"

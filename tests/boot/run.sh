@@ -120,6 +120,7 @@ else
 		finish
 	fi
 fi
+version=$(dpkg-deb -f "$deb" Version)
 
 
 # This machine can run a container, or there is nothing to boot on.
@@ -300,7 +301,60 @@ phase_aws() {
 		"$ebb" fleet --all
 		fail "aws: instance 1 not terminated in serve's fleet, or still listed"
 	fi
+
+	# A reclaim: the notice of the metadata service stops the job at a
+	# checkpoint, and it resumes on the next machine.
+	job=$("$ebb" submit --items 40 -- sh -c "$(resumable 40)")
+	if wait_for 120 checkpointed "$job" 10; then
+		inst=$(job_field "$job" .lease.instance)
+		m2=$(machine_of "$inst")
+		ip2=$(cat "$(machine_dir "$m2")/ip")
+		printf '{"action": "terminate", "time": "%s"}\n' "$(date -u -d '+2 min' +%Y-%m-%dT%H:%M:%SZ)" \
+			>"$BOOT_DIR/imds/notice-$ip2"
+		pass "aws: job $job runs on instance $inst (machine $m2), checkpointed; its reclaim notice is served"
+	else
+		"$ebb" job "$job"
+		show "serve" "$log"
+		fail "aws: job $job never checkpointed on a second machine"
+		serve_stop
+		return
+	fi
+	if wait_for 60 machine_ended "$m2" && [ "$(job_field "$job" .interruptions)" = 1 ] &&
+		[ ! -f "$BOOT_DIR/imds/notice-$ip2" ] && grep -q "^$ip2 GET /latest/meta-data/spot/instance-action 200" \
+		"$BOOT_DIR/imds/requests" && grep -q "^$ip2 PUT /latest/api/token 200" "$BOOT_DIR/imds/requests"; then
+		pass "aws: the worker read the notice with an IMDSv2 token, stopped the job at a checkpoint, and the machine powered off; the notice went with it"
+	else
+		"$ebb" job "$job"
+		tail -n 5 "$BOOT_DIR/imds/requests"
+		show "console of $m2" "$(machine_dir "$m2")/console"
+		fail "aws: the reclaim did not stop job $job and machine $m2"
+	fi
+	from='' inst3=''
+	if wait_for 120 leased_elsewhere "$job" "$inst"; then
+		inst3=$(job_field "$job" .lease.instance)
+		wait_for 120 succeeded "$job" && from=$(job_field "$job" '.checkpoint // ""')
+		from=${from%%:*}
+	fi
+	if [ -n "$from" ] && [ "$from" -ge 5 ] && [ "$(job_field "$job" .items_done)" = 40 ]; then
+		pass "aws: job $job resumed from its checkpoint at $from of 40 on instance $inst3 and succeeded"
+	else
+		"$ebb" job "$job"
+		"$ebb" fleet --all
+		show "serve" "$log"
+		fail "aws: job $job did not resume from its checkpoint on another instance"
+	fi
 	serve_stop
+}
+
+# leased_elsewhere JOB INSTANCE: JOB is leased on another instance.
+leased_elsewhere() {
+	i=$(job_field "$1" '.lease.instance // empty')
+	[ -n "$i" ] && [ "$i" != "$2" ]
+}
+
+# checkpointed JOB N: JOB is leased and has checkpointed at N or more.
+checkpointed() {
+	[ "$(job_field "$1" .state)" = leased ] && [ "$(job_field "$1" '.checkpoint // "0:0"' | cut -d: -f2)" -ge "$2" ]
 }
 
 # aws_listed REF: REF's state in aws-ec2's list, as serve would read it.
@@ -310,7 +364,127 @@ aws_listed() {
 		jq -r --arg ref "$1" '.instances[] | select(.ref == $ref) | .state'
 }
 
+# ---- GCP: the root file system, user-data through cloud-init ----
+
+phase_gcp() {
+	machine=n1-standard-8+nvidia-tesla-t4
+	serve_start gcp EBB_GCP_CONFIG=/nonexistent EBB_GCP_ZONE=us-central1-a EBB_GCP_IMAGE_FAMILY=ebb-worker \
+		EBB_GCP_PROJECT=p BOOT_FAMILY=ebb-worker BOOT_IMAGE="$images/rootfs" || return
+	machine=''
+
+	log=$BOOT_DIR/serve-gcp/serve.log
+	job=$("$ebb" submit --items 5 -- sh -c "$(resumable 5)")
+	if wait_for 180 succeeded "$job"; then
+		pass "gcp: job $job succeeded on a VM booted from the root file system with gcp's user-data"
+	else
+		"$ebb" job "$job"
+		show "serve" "$log"
+		fail "gcp: job $job did not succeed"
+		serve_stop
+		return
+	fi
+	vm=$(machine_of 1)
+	if cmp -s "$(machine_dir "$vm")/startup-script" "$(machine_dir "$vm")/seed/user-data"; then
+		pass "gcp: the startup-script metadata is the user-data cloud-init ran"
+	else
+		fail "gcp: startup-script and user-data differ"
+	fi
+	# Idle, the VM powers itself off and is kept, stopped (its disk
+	# billed), until ebb deletes it.
+	if wait_for 90 machine_ended "$vm" && [ "$(gcp_listed "$vm")" = stopped ]; then
+		pass "gcp: idle, the VM powered itself off, and the list shows it stopped"
+	else
+		show "console of $vm" "$(machine_dir "$vm")/console"
+		fail "gcp: VM $vm did not power itself off, or is not listed stopped"
+	fi
+	if wait_for 30 gcp_deleted "$vm" && instance_gone 1 && [ -n "$(instance_field 1 '.terminated_at // empty')" ]; then
+		pass "gcp: ebb deleted the stopped VM at its next list; instance 1 terminated ($(instance_field 1 .reason))"
+	else
+		"$ebb" fleet --all
+		"$ebb" decisions
+		fail "gcp: the stopped VM $vm was not deleted"
+	fi
+	serve_stop
+}
+
+# gcp_listed NAME: the VM's state in gcp's list, as serve would read it.
+gcp_listed() {
+	echo '{"version": 1, "call": "list", "tag": "ebb"}' |
+		env PATH="$src/tests/boot/bin:$PATH" EBB_GCP_CONFIG=/nonexistent EBB_GCP_PROJECT=p "$src/providers/gcp" list |
+		jq -r --arg ref "$1" '.instances[] | select(.ref == $ref) | .state'
+}
+gcp_deleted() { [ -f "$(machine_dir "$1")/deleted" ]; }
+
+# ---- Kubernetes: the container image, the pod and its secret ----
+
+phase_k8s() {
+	serve_start kubernetes EBB_K8S_CONFIG=/nonexistent EBB_K8S_IMAGE="ebb-worker:$version" \
+		EBB_K8S_NAMESPACE=gpu BOOT_OCI="$images/oci" BOOT_IMAGE="ebb-worker:$version" || return
+	log=$BOOT_DIR/serve-kubernetes/serve.log
+	for k in 1 2; do
+		"$ebb" submit --items 5 -- sh -c "$(resumable 5)" >/dev/null || fail "ebb submit $k"
+	done
+	if wait_for 180 succeeded 2 && succeeded 1; then
+		pass "k8s: 2 of 2 jobs succeeded in a pod of the OCI image, its environment from the secret"
+	else
+		"$ebb" jobs
+		show "serve" "$log"
+		for m in "$BOOT_DIR"/machines/ebb-*; do show "container ${m##*/}" "$m/console"; done
+		fail "k8s: the jobs did not succeed"
+		serve_stop
+		return
+	fi
+	# The first launch was on spot, where this cluster has no capacity
+	# (no EBB_K8S_SPOT_SELECTOR): the pod is the on-demand one.
+	id=$("$ebb" fleet --all --json | jq '[.instances[] | select((.provider_ref // "") != "")][0].id')
+	pod=$(machine_of "$id")
+	if instance_field 1 .reason | grep -q "no spot capacity: EBB_K8S_SPOT_SELECTOR"; then
+		pass "k8s: the spot launch was no capacity (no spot selector), the pod on demand ($pod)"
+	else
+		"$ebb" fleet --all
+		fail "k8s: the first launch was not refused as no spot capacity"
+	fi
+	if jq -e '.spec.terminationGracePeriodSeconds == 90 and (.spec.tolerations | any(.key == "nvidia.com/gpu"))
+		and .spec.containers[0].command == null' "$(machine_dir "$pod")/pod.json" >/dev/null &&
+		jq -e '.user == "ebb" and .args == ["/usr/bin/tini", "--", "/usr/lib/ebb/worker-entrypoint"]' \
+			"$(machine_dir "$pod")/spec.json" >/dev/null; then
+		pass "k8s: the pod runs the image's entrypoint as ebb, with a 90 s grace and the GPU toleration"
+	else
+		jq .spec "$(machine_dir "$pod")/pod.json"
+		fail "k8s: the pod's spec or the container's user is not as built"
+	fi
+	# Idle, the worker leaves, the container ends, the pod Succeeded: ebb
+	# deletes it and its secret.
+	if wait_for 90 machine_ended "$pod" && wait_for 30 k8s_deleted "$pod" &&
+		[ ! -f "$BOOT_DIR/k8s/secret-gpu-$pod" ] && instance_gone "$id"; then
+		pass "k8s: idle, the worker left, the pod ended and ebb deleted it and its secret"
+	else
+		show "container $pod" "$(machine_dir "$pod")/console"
+		"$ebb" fleet --all
+		fail "k8s: pod $pod not ended and deleted"
+	fi
+	serve_stop
+}
+k8s_deleted() { [ -f "$(machine_dir "$1")/deleted" ]; }
+
+
+# ---- NVIDIA: the driver's package list resolves ----
+
+phase_nvidia() {
+	if images/build.sh --nvidia --dry-run "$deb" >"$BOOT_DIR/nvidia.txt" 2>"$BOOT_DIR/nvidia.log" &&
+		grep -q '^machine: nvidia-driver ' "$BOOT_DIR/nvidia.txt" &&
+		grep -q '^machine: linux-headers-' "$BOOT_DIR/nvidia.txt"; then
+		pass "nvidia: images/build.sh --nvidia resolves with Debian's non-free section: $(grep -c '^machine: ' "$BOOT_DIR/nvidia.txt") packages, $(grep '^machine: nvidia-driver ' "$BOOT_DIR/nvidia.txt" | cut -d' ' -f2-)"
+	else
+		show "images/build.sh --nvidia --dry-run" "$BOOT_DIR/nvidia.log"
+		fail "nvidia: the driver's package list does not resolve"
+	fi
+}
+
 for phase in $phases; do
 	"phase_$phase"
+	# Each phase's machines are its own: names repeat across clouds.
+	machines_cleanup
+	[ ! -d "$BOOT_DIR/machines" ] || mv "$BOOT_DIR/machines" "$BOOT_DIR/machines.$phase"
 done
 finish

@@ -432,6 +432,26 @@ static void test_list_with_leaks(void **state)
 	assert_int(calls("launch "), 0);
 }
 
+/* A machine that ended by itself and is listed stopped (a GCE VM its
+ * worker powered off keeps its disk, billed, until it is deleted) is
+ * terminated at the next list, not a minute later, and that is no leak;
+ * one still listed running within that minute is left alone, on its way
+ * out. */
+static void test_stopped_after_it_ended_is_terminated_at_once(void **state)
+{
+	struct harness_server *s = serve("list_interval = 1s\n", "max_instances = 1\nidle_timeout = 1s\n", 0);
+	int64_t id = submit(s, "true");
+
+	(void)state;
+	WAIT_FOR(s, 30000, harness_job_is(s, id, "succeeded"), "job %lld did not succeed", (long long)id);
+	WAIT_FOR(s, 30000, count_state(s, "terminated") == 1, "instance 1 did not end once idle");
+	steer("list.extra", "w-1-stopped 1 stopped\nw-1-running 1 running\n");
+	WAIT_FOR(s, 10000, calls("terminate w-1-stopped 1") >= 1, "the stopped machine was not terminated");
+	assert_true(count_decisions(s, "terminate", "terminate w-1-stopped: stopped at the provider after it ended") >= 1);
+	assert_int(count_decisions(s, "terminate", "leak"), 0);
+	assert_int(calls("terminate w-1-running"), 0);
+}
+
 /* serve killed with kill -9, with instances busy and one launch under
  * way (its program started the worker, and is killed before it answers):
  * restarted on the same data, it loses track of none (the busy ones go on,
@@ -570,6 +590,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_launch_broken_backs_off, harness_cleanup),
 		cmocka_unit_test_teardown(test_list_that_omits_an_instance, harness_cleanup),
 		cmocka_unit_test_teardown(test_list_with_leaks, harness_cleanup),
+		cmocka_unit_test_teardown(test_stopped_after_it_ended_is_terminated_at_once, harness_cleanup),
 		cmocka_unit_test_teardown(test_kill_9_loses_and_leaks_nothing, harness_cleanup),
 		cmocka_unit_test_teardown(test_launch_lost_with_serve_is_failed, harness_cleanup),
 		cmocka_unit_test_teardown(test_instance_tokens, harness_cleanup),

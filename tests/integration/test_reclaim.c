@@ -454,7 +454,7 @@ static void test_notice_aliases(void **state)
 	notice_free(n);
 	n = notice_new("gcp", NULL, NULL, 5000, err, sizeof err);
 	assert_non_null(n);
-	assert_string_equal(notice_url(n), "http://metadata.google.internal/computeMetadata/v1/instance/preempted");
+	assert_string_equal(notice_url(n), "http://169.254.169.254/computeMetadata/v1/instance/preempted");
 	notice_free(n);
 	assert_null(notice_new("ftp://example/notice", NULL, NULL, 5000, err, sizeof err));
 	assert_contains(err, "expected aws, gcp or an http");
