@@ -18,6 +18,10 @@
 # (bench/beanstalk.h starts it and speaks its protocol itself).
 # clang and libclang-rt-14-dev (libFuzzer and clang's sanitizer runtimes)
 # build the fuzz targets of tests/fuzz/ (make fuzz, make fuzz-check).
+# mmdebstrap, e2fsprogs, fdisk, dosfstools, mtools, grub-pc-bin,
+# grub-efi-amd64-bin and umoci build the workers' images
+# (images/build.sh); systemd-container (systemd-nspawn) and iproute2 boot
+# them in the boot test (tests/boot/run.sh).
 set -eu
 
 PACKAGES="
@@ -49,6 +53,16 @@ libclang-rt-14-dev
 redis-server
 libhiredis-dev
 beanstalkd
+mmdebstrap
+e2fsprogs
+fdisk
+dosfstools
+mtools
+grub-pc-bin
+grub-efi-amd64-bin
+umoci
+systemd-container
+iproute2
 "
 
 missing=""

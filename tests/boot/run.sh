@@ -92,7 +92,8 @@ show() { echo "--- $1 (last 40 lines)"; tail -n 40 "$2" 2>/dev/null; echo "---";
 
 # ---- the package and the images ----
 
-if make -s -j2 deb >"$BOOT_DIR/make.log" 2>&1; then
+if make -s -j2 build/ebb build/tests/imds >"$BOOT_DIR/make.log" 2>&1 && make -s -j2 deb >>"$BOOT_DIR/make.log" 2>&1
+then
 	deb=$(tail -n 1 "$BOOT_DIR/make.log")
 	pass "make deb built $deb"
 else
@@ -300,6 +301,14 @@ phase_aws() {
 	else
 		"$ebb" fleet --all
 		fail "aws: instance 1 not terminated in serve's fleet, or still listed"
+	fi
+	# The ledger is closed: no instance time accrues with none up.
+	billed=$("$ebb" fleet --json | jq .instance_seconds)
+	sleep 2
+	if [ "$("$ebb" fleet --json | jq .instance_seconds)" = "$billed" ]; then
+		pass "aws: the ledger closed at $billed instance-seconds"
+	else
+		fail "aws: instance time still accrues with no instance up"
 	fi
 
 	# A reclaim: the notice of the metadata service stops the job at a
