@@ -147,7 +147,7 @@ if [ -d "$base/etc" ]; then
 else
 	rm -rf "$cache"/rootfs-* "$cache/.rootfs.tmp"
 	t=$(date +%s)
-	if long mmdebstrap --variant=minbase --include="$packages" --customize-hook="$hook" \
+	if long timeout 300 mmdebstrap --variant=minbase --include="$packages" --customize-hook="$hook" \
 		bookworm "$cache/.rootfs.tmp" "$list1" "$list2" "$list3" >"$work/mmdebstrap.log" 2>&1; then
 		mv "$cache/.rootfs.tmp" "$base"
 		pass "mmdebstrap made the fresh VM's root file system in $(($(date +%s) - t)) s: Debian 12 minbase, $packages"
