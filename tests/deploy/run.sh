@@ -444,9 +444,7 @@ fi
 left=$((limit - ($(date +%s) - started)))
 [ "$left" -gt 60 ] || left=60
 t=$(date +%s)
-long timeout -k 10 "$left" nsenter -t "$vm_pid" -a env -i HOME=/root USER=root LOGNAME=root SHELL=/bin/bash \
-	LANG=C.UTF-8 TERM=dumb PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-	sh /run/deploy-test/script.sh 3>&1 </dev/null >"$work/script.log" 2>&1
+long vm timeout -k 10 "$left" sh /run/deploy-test/script.sh 3>&1 </dev/null >"$work/script.log" 2>&1
 status=$?
 ran=$(($(date +%s) - t))
 passed=$((passed + $(grep -c '^ok$' "$share/results")))
