@@ -75,6 +75,8 @@ part "the chaos soak, 3 minutes (docs/RELIABILITY.md)" holds "the chaos soak" ./
 part "the leader killed every 20 s, 80 s (docs/HA.md)" holds "the chaos run" env CHAOS_SECONDS=80 ./bench/ha_chaos.sh
 part "the Debian package" ./scripts/test-package.sh
 part "the cloud path, booted (docs/IMAGES.md)" ./tests/boot/run.sh
+# docs/DEPLOY.md's sh blocks, in order, in a fresh Debian 12 booted with systemd (docs/BUILD.md).
+part "the deployment guide, run as written" ./tests/deploy/run.sh
 echo "== times$times"
 echo "$passed passed, $failed failed"
 exit $status
