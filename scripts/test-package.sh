@@ -2,9 +2,11 @@
 # The Debian package, checked as a user gets it: built with `make deb`,
 # linted, its binary checked for Ubuntu 22.04 and 24.04, installed with
 # dpkg -i, its units verified, the installed ebb run, its manual page
-# formatted and README.Debian held to what was installed, serve started on the packaged configuration as its unit
-# starts it, and purged, leaving the machine as it was. One pass or fail per check;
-# ends with "N passed, M failed". dpkg needs root: sudo when not root.
+# formatted and README.Debian held to what was installed, serve started
+# on the packaged configuration as its unit starts it, and purged,
+# leaving the machine as it was. One pass or fail per check (the lines of
+# tests/checks.sh); ends with "N passed, M failed". dpkg needs root: sudo
+# when not root.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 
@@ -13,16 +15,8 @@ if [ "$(id -u)" -ne 0 ]; then
 else
 	SUDO=
 fi
-passed=0
-failed=0
-pass() {
-	echo "ok: $1"
-	passed=$((passed + 1))
-}
-fail() {
-	echo "FAILED: $1"
-	failed=$((failed + 1))
-}
+# shellcheck source=../tests/checks.sh
+. tests/checks.sh
 
 tmp=$(mktemp -d)
 serve=

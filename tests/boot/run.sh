@@ -34,25 +34,8 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 src=$PWD
 phases=${BOOT_PHASES:-aws gcp k8s nvidia}
-passed=0
-failed=0
-pass() {
-	echo "ok: $1"
-	passed=$((passed + 1))
-}
-fail() {
-	echo "FAILED: $1"
-	failed=$((failed + 1))
-}
-finish() {
-	echo "$passed passed, $failed failed"
-	[ "$failed" -eq 0 ]
-	exit
-}
-skip() {
-	echo "skipped: $*"
-	finish
-}
+# shellcheck source=../checks.sh
+. "$src/tests/checks.sh"
 
 [ "$(id -u)" -eq 0 ] || skip "booting machines needs root (systemd-nspawn, network namespaces)"
 for tool in systemd-nspawn mmdebstrap umoci ip jq openssl; do
@@ -76,19 +59,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
-
-# wait_for SECONDS COMMAND...: until COMMAND succeeds; 1 if it never did.
-wait_for() {
-	until_s=$(($(date +%s) + $1))
-	shift
-	until "$@"; do
-		[ "$(date +%s)" -lt "$until_s" ] || return 1
-		sleep 0.5
-	done
-}
-
-# show WHAT FILE: a file's last lines, when a check failed.
-show() { echo "--- $1 (last 40 lines)"; tail -n 40 "$2" 2>/dev/null; echo "---"; }
 
 # ---- the package and the images ----
 

@@ -58,27 +58,8 @@ src=$PWD
 doc=docs/DEPLOY.md
 limit=${DEPLOY_TIMEOUT:-480}
 started=$(date +%s)
-passed=0
-failed=0
-pass() {
-	echo "ok: $1"
-	passed=$((passed + 1))
-}
-fail() {
-	echo "FAILED: $1"
-	failed=$((failed + 1))
-}
-finish() {
-	echo "$passed passed, $failed failed"
-	[ "$failed" -eq 0 ]
-	exit
-}
-skip() {
-	echo "skipped: $*"
-	finish
-}
-# show WHAT FILE: a file's last lines, when something failed.
-show() { echo "--- $1 (last 40 lines)"; tail -n 40 "$2" 2>/dev/null; echo "---"; }
+# shellcheck source=../checks.sh
+. "$src/tests/checks.sh"
 
 [ "$(id -u)" -eq 0 ] || skip "booting a VM needs root (systemd-nspawn)"
 for tool in systemd-nspawn mmdebstrap nsenter openssl git flock pgrep; do

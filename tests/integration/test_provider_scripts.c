@@ -565,13 +565,14 @@ static void garbage_is_an_error(void **state)
 }
 
 /* shellcheck finds nothing in the programs, their stand-ins, those of
- * the boot test that run what they launch, the image builder and the
- * container's entrypoint. */
+ * the boot test that run what they launch, the tests that boot, the
+ * image builder and the container's entrypoint. */
 static void shellcheck_is_clean(void **state)
 {
 	const char *argv[] = {"sh", "-c",
 			      "cd \"$1\" && shellcheck -x providers/* tests/providers/standin.sh tests/providers/bin/*"
-			      " tests/boot/*.sh tests/boot/bin/* images/*.sh packaging/worker-entrypoint",
+			      " tests/checks.sh tests/boot/*.sh tests/boot/bin/* tests/deploy/*.sh images/*.sh"
+			      " packaging/worker-entrypoint",
 			      "sh", src(), NULL};
 	struct harness_run r;
 
