@@ -21,7 +21,8 @@
 # mmdebstrap, e2fsprogs, fdisk, dosfstools, mtools, grub-pc-bin,
 # grub-efi-amd64-bin and umoci build the workers' images
 # (images/build.sh); systemd-container (systemd-nspawn) and iproute2 boot
-# them in the boot test (tests/boot/run.sh).
+# them in the boot test (tests/boot/run.sh), and qemu-system-x86 with ovmf
+# (UEFI's firmware) boots the disk image whole in a virtual machine there.
 set -eu
 
 PACKAGES="
@@ -63,6 +64,8 @@ grub-efi-amd64-bin
 umoci
 systemd-container
 iproute2
+qemu-system-x86
+ovmf
 "
 
 missing=""

@@ -41,10 +41,15 @@ machine_alive() {
 # USER_DATA. With SPEC, IMAGE is a container's root file system, and SPEC
 # a file, a JSON object of what a kubelet runs in it: args, env (an
 # object), user (a name) and cwd; a stop is SIGTERM to its first process.
-# Prints the machine's address.
+# With BOOT_VM (bios or uefi), a disk image is booted whole instead, in a
+# virtual machine (machine_vm). Prints the machine's address.
 machine_boot() {
 	name=$1 image=$2 user_data=$3 spec=${4:-}
 	m=$(machine_dir "$name")
+	if [ -n "${BOOT_VM:-}" ] && [ -f "$image" ]; then
+		machine_vm "$name" "$image" "$user_data"
+		return
+	fi
 	mkdir -p "$m/seed" "$BOOT_DIR/net"
 	# The next /24: a directory made atomically is the lock.
 	n=1
@@ -113,6 +118,44 @@ EOF
 	' sh "$m" "$ns" "$host" "$ip" "$@" </dev/null >/dev/null 2>&1 &
 	while [ ! -s "$m/pid" ]; do sleep 0.05; done
 	echo "$ip"
+}
+
+# machine_vm NAME DISK USER_DATA: boots DISK whole, its firmware, GRUB
+# and kernel, in a QEMU virtual machine (BOOT_VM: bios, SeaBIOS; uefi,
+# OVMF), emulated (TCG: no KVM here), its writes kept apart (-snapshot
+# for its disk), with the NoCloud seed on a second disk labelled cidata,
+# as cloud-init looks for one, and QEMU's user network: the machine asks
+# DHCP for its address, as on a cloud, and reaches the host's loopback at
+# 10.0.2.2. It powers itself off, or is stopped as machine_stop stops a
+# container: its console is on the first serial port.
+machine_vm() {
+	name=$1 disk=$2 user_data=$3
+	m=$(machine_dir "$name")
+	mkdir -p "$m/seed"
+	echo 10.0.2.15 >"$m/ip"
+	printf 'instance-id: %s\nlocal-hostname: %s\n' "$name" "$name" >"$m/seed/meta-data"
+	cp "$user_data" "$m/seed/user-data"
+	mkfs.vfat -C -n CIDATA "$m/seed.img" 1024 >/dev/null
+	mcopy -i "$m/seed.img" "$m/seed/meta-data" "$m/seed/user-data" ::/
+	set -- -m 1024 -smp 1 -display none -monitor none -serial "file:$m/console" \
+		-drive "file=$disk,format=raw,if=virtio,snapshot=on" -drive "file=$m/seed.img,format=raw,if=virtio" \
+		-nic user,model=virtio-net-pci
+	if [ "$BOOT_VM" = uefi ]; then
+		cp /usr/share/OVMF/OVMF_VARS_4M.fd "$m/efivars.fd"
+		set -- "$@" -drive if=pflash,format=raw,readonly=on,file=/usr/share/OVMF/OVMF_CODE_4M.fd \
+			-drive "if=pflash,format=raw,file=$m/efivars.fd"
+	fi
+	setsid sh -c '
+		m=$1
+		shift
+		qemu-system-x86_64 "$@" </dev/null >"$m/qemu.log" 2>&1 &
+		echo $! >"$m/pid"
+		wait $!
+		echo $? >"$m/exit.tmp"
+		mv "$m/exit.tmp" "$m/exit"
+	' sh "$m" "$@" </dev/null >/dev/null 2>&1 &
+	while [ ! -s "$m/pid" ]; do sleep 0.05; done
+	echo 10.0.2.15
 }
 
 # machine_stop NAME: asks the machine to stop, as a cloud's terminate or

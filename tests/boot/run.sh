@@ -23,17 +23,20 @@
 #   k8s    the container image, run by kubectl create from
 #          providers/kubernetes's pod and secret: jobs run, the worker
 #          leaves when idle, the pod ends and ebb deletes it
-#   disk   (in aws) the image's package list with --nvidia resolves
+#   vm     the disk image booted whole by run-instances in a QEMU virtual
+#          machine (UEFI, GRUB, the kernel, cloud-init from a cidata
+#          disk, DHCP): a job runs, the machine powers itself off
+#   nvidia the image's package list with --nvidia resolves
 #
 # One pass or fail line per check; ends with "N passed, M failed".
-# BOOT_PHASES (default "aws gcp k8s nvidia") picks some. Needs root;
+# BOOT_PHASES (default "aws gcp k8s vm nvidia") picks some. Needs root;
 # skipped, saying why, where this machine cannot run a container.
 # Everything it starts, mounts or adds is undone on every exit.
 # shellcheck disable=SC2317 # the phases and helpers are called through variables
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 src=$PWD
-phases=${BOOT_PHASES:-aws gcp k8s nvidia}
+phases=${BOOT_PHASES:-aws gcp k8s vm nvidia}
 # shellcheck source=../checks.sh
 . "$src/tests/checks.sh"
 
@@ -123,7 +126,7 @@ if ! { openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -day
 	-subj "/CN=ebb boot test CA" -keyout "$tls/ca.key" -out "$tls/ca.pem" &&
 	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$addr" \
 		-keyout "$tls/key.pem" -out "$tls/req.pem" &&
-	printf 'subjectAltName=IP:%s\n' "$addr" >"$tls/ext" &&
+	printf 'subjectAltName=IP:%s,IP:10.0.2.2\n' "$addr" >"$tls/ext" &&
 	openssl x509 -req -in "$tls/req.pem" -CA "$tls/ca.pem" -CAkey "$tls/ca.key" -CAcreateserial -days 1 \
 		-extfile "$tls/ext" -out "$tls/cert.pem"; } 2>"$BOOT_DIR/openssl.log"; then
 	show openssl "$BOOT_DIR/openssl.log"
@@ -149,14 +152,14 @@ serve_start() {
 	mkdir -p "$data"
 	cat >"$data/ebb.conf" <<EOF
 [server]
-listen = $addr:$port
+listen = ${listen:-$addr}:$port
 data_dir = $data
 tls_cert = $tls/cert.pem
 tls_key = $tls/key.pem
 
 [provider]
 kind = exec
-server_url = https://$addr:$port
+server_url = https://${workers_reach:-$addr}:$port
 worker_cacert = $tls/ca.pem
 
 [exec]
@@ -446,6 +449,51 @@ phase_k8s() {
 }
 k8s_deleted() { [ -f "$(machine_dir "$1")/deleted" ]; }
 
+
+# ---- A virtual machine: the disk image's firmware, GRUB and kernel ----
+
+phase_vm() {
+	if ! command -v qemu-system-x86_64 >/dev/null || [ ! -f /usr/share/OVMF/OVMF_CODE_4M.fd ]; then
+		fail "vm: qemu-system-x86 and ovmf are not installed (scripts/deps.sh installs them)"
+		return
+	fi
+	# QEMU's user network reaches the host's loopback at 10.0.2.2.
+	listen=0.0.0.0 workers_reach=10.0.2.2
+	calls=$(wc -l <"$BOOT_DIR/calls.log" 2>/dev/null || echo 0)
+	serve_start aws-ec2 EBB_AWS_CONFIG=/nonexistent EBB_AWS_AMI=ami-0ebb0b00700000001 EBB_AWS_REGION=us-east-1 \
+		BOOT_AMI=ami-0ebb0b00700000001 BOOT_IMAGE="$images/disk.raw" BOOT_VM=uefi || return
+	listen='' workers_reach=''
+	log=$BOOT_DIR/serve-aws-ec2/serve.log
+	job=$("$ebb" submit --items 5 -- sh -c "$(resumable 5)")
+	m=
+	if wait_for 300 succeeded "$job"; then
+		m=$(machine_of 1)
+		pass "vm: job $job succeeded on a virtual machine that booted disk.raw by UEFI, with aws-ec2's user data"
+	else
+		"$ebb" job "$job"
+		show "serve" "$log"
+		for d in "$BOOT_DIR"/machines/i-*; do show "console of ${d##*/}" "$d/console"; done
+		fail "vm: job $job did not succeed on the virtual machine"
+		serve_stop
+		return
+	fi
+	console=$(machine_dir "$m")/console
+	if grep -aq "GNU GRUB" "$console" && grep -aq "Linux version .*-cloud-amd64" "$console" &&
+		grep -aq "Datasource DataSourceNoCloud" "$console"; then
+		pass "vm: its console shows OVMF's boot of GRUB, Debian's cloud kernel, and cloud-init's NoCloud seed"
+	else
+		show "console of $m" "$console"
+		fail "vm: the console does not show GRUB, the kernel and cloud-init"
+	fi
+	if wait_for 120 machine_ended "$m" && [ "$(cat "$(machine_dir "$m")/exit")" = 0 ] &&
+		! tail -n +"$((calls + 1))" "$BOOT_DIR/calls.log" | grep -q terminate-instances; then
+		pass "vm: idle, the virtual machine powered itself off, with no terminate call"
+	else
+		show "console of $m" "$console"
+		fail "vm: the virtual machine did not power itself off"
+	fi
+	serve_stop
+}
 
 # ---- NVIDIA: the driver's package list resolves ----
 
