@@ -2,11 +2,11 @@
  * today, each on one offer and market, with the knobs and defaults of
  * the tool it stands for (spec.c): always-on (a fixed fleet) and min1
  * (one warm instance, one more for each queued job no free one takes,
- * released after an idle time) here, util (util.c) and keda (keda.c); and
+ * released after an idle time) here, util (util_scaling.c) and keda (keda.c); and
  * the offline lower bound, which replays nothing. */
 #include <stdlib.h>
 
-#include "sim/engine.h"
+#include "sim/sim_internal.h"
 
 /* A job running, in peak_running()'s list. */
 struct running_job {
@@ -54,14 +54,14 @@ int64_t sim_peak_concurrency(const struct trace *t)
  * GPUs. */
 static int64_t peak_instances(const struct sim *s)
 {
-	int64_t gpus = peak_running(s->t, 1), per = s->o->offers[s->p->offer].gpus;
+	int64_t gpus = peak_running(s->trace, 1), per = s->opts->offers[s->policy->offer].gpus;
 
 	return gpus < 0 ? -1 : (gpus + per - 1) / per;
 }
 
 void baseline_start(struct sim *s)
 {
-	const struct policy *p = s->p;
+	const struct policy *p = s->policy;
 	int64_t n;
 
 	if (p->kind != POL_ALWAYS_ON && p->kind != POL_MIN1 && p->kind != POL_UTIL)
@@ -97,17 +97,17 @@ static void put_back_jobs(struct sim *s, int64_t want)
 {
 	size_t n = 0;
 
-	if ((size_t)s->live > s->cap_victims) {
-		struct victim *v = sim_grown(s, s->victims, (size_t)s->live, sizeof *v);
+	if ((size_t)s->nup > s->cap_victims) {
+		struct victim *v = sim_grown(s, s->victims, (size_t)s->nup, sizeof *v);
 		if (!v)
 			return;
 		s->victims = v;
-		s->cap_victims = (size_t)s->live;
+		s->cap_victims = (size_t)s->nup;
 	}
-	for (int a = 0; a < s->nalive; a++) {
-		const struct sinst *i = &s->inst[s->alive[a]];
+	for (int a = 0; a < s->nroster; a++) {
+		const struct sinst *i = &s->inst[s->roster[a]];
 		if (i->state == S_BUSY)
-			s->victims[n++] = (struct victim){i->idle_since, s->alive[a]};
+			s->victims[n++] = (struct victim){i->idle_since, s->roster[a]};
 	}
 	qsort(s->victims, n, sizeof *s->victims, by_stop_order);
 	for (size_t v = 0; v < n && s->gpus_busy > want; v++) {
@@ -135,18 +135,18 @@ void baseline_scale_down(struct sim *s, int64_t want, int allow_busy)
 
 void min1_policy(struct sim *s)
 {
-	int64_t gpus = s->o->offers[s->p->offer].gpus;
+	int64_t gpus = s->opts->offers[s->policy->offer].gpus;
 	int k;
 
 	/* The GPUs queued jobs ask for beyond those free (idle, booting, or
 	 * beside running jobs), in whole instances: jobs pack onto nodes as
 	 * Kubernetes places pods. */
 	for (int64_t n = (s->queued_gpus - (s->gpus_live - s->gpus_busy) + gpus - 1) / gpus; n > 0; n--)
-		sim_launch(s, s->p->offer, s->p->market, 0);
+		sim_launch(s, s->policy->offer, s->policy->market, 0);
 	/* The longest idle is the next to go: each is looked at when it is
 	 * due, not at every change. */
-	while (s->live > 1 && (k = sim_longest_idle(s)) >= 0) {
-		int64_t due = s->inst[k].idle_since + s->p->idle_ms;
+	while (s->nup > 1 && (k = sim_longest_idle(s)) >= 0) {
+		int64_t due = s->inst[k].idle_since + s->policy->idle_ms;
 		if (s->now < due) {
 			s->next_policy = min_positive(s->next_policy, due);
 			break;

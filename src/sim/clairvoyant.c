@@ -26,7 +26,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "sim/engine.h"
+#include "sim/sim_internal.h"
 
 /* The run, in reference seconds, its offer is priced over: so long that
  * the boot, shared by a chain's jobs, does not count. */
@@ -36,13 +36,13 @@
  * work for its GPUs' share; -1 when no offer fits it. */
 static int pool_of(const struct sim *s, size_t k)
 {
-	const struct trace_job *j = &s->t->jobs[k];
-	int64_t ckpt = s->o->checkpoint_every_ms > 0 ? s->o->checkpoint_every_ms : INT64_MAX;
+	const struct trace_job *j = &s->trace->jobs[k];
+	int64_t ckpt = s->opts->checkpoint_every_ms > 0 ? s->opts->checkpoint_every_ms : INT64_MAX;
 	double best = INFINITY;
 	int pool = -1;
 
-	for (int f = 0; f < s->o->noffers; f++) {
-		const struct offer *o = &s->o->offers[f];
+	for (int f = 0; f < s->opts->noffers; f++) {
+		const struct offer *o = &s->opts->offers[f];
 		for (int m = 0; m < MARKET_COUNT; m++) {
 			double c;
 			if (o->gpus < j->gpus || o->price[m] < 0)
@@ -84,7 +84,7 @@ static int by_launch(const void *a, const void *b)
 
 static int pool_gpus(const struct sim *s, int p)
 {
-	return s->o->offers[p / MARKET_COUNT].gpus;
+	return s->opts->offers[p / MARKET_COUNT].gpus;
 }
 
 /* Busy chain c, of pool p, joins (1) or leaves (0) its pool's list of
@@ -144,8 +144,8 @@ static int busy_fitting(const struct sim *s, const struct making *mk, int p, int
 static void chain_job(struct sim *s, struct making *mk, size_t k, int p)
 {
 	struct clairvoyant_state *cv = &s->cv;
-	const struct offer *o = &s->o->offers[p / MARKET_COUNT];
-	int64_t at = s->t->jobs[k].submit_ms, end;
+	const struct offer *o = &s->opts->offers[p / MARKET_COUNT];
+	int64_t at = s->trace->jobs[k].submit_ms, end;
 	int gpus = sim_job_gpus(s, (int)k), c;
 
 	ended_by(s, mk, at);
@@ -167,7 +167,7 @@ static void chain_job(struct sim *s, struct making *mk, size_t k, int p)
 	mk->free[c] -= gpus;
 	listed(s, mk, p, c, 1);
 	mk->last[c] = (int)k;
-	end = at + (int64_t)ceil((double)s->t->jobs[k].duration_ms / o->speed);
+	end = at + (int64_t)ceil((double)s->trace->jobs[k].duration_ms / o->speed);
 	mk->end[c] = end > mk->end[c] ? end : mk->end[c];
 	heap_push(s, &mk->running, (struct event){end, EV_FINISH, c, (int)k});
 }
@@ -175,7 +175,7 @@ static void chain_job(struct sim *s, struct making *mk, size_t k, int p)
 int clairvoyant_start(struct sim *s)
 {
 	struct clairvoyant_state *cv = &s->cv;
-	size_t n = s->t->n + 1;
+	size_t n = s->trace->n + 1;
 	struct making mk = {0};
 
 	cv->next_job = sim_grown(s, NULL, n, sizeof *cv->next_job);
@@ -193,7 +193,7 @@ int clairvoyant_start(struct sim *s)
 		for (int f = 0; f <= INSTANCE_GPUS_MAX; f++)
 			mk.busy[p][f] = -1;
 	}
-	for (size_t k = 0; k < s->t->n && !s->nomem; k++) {
+	for (size_t k = 0; k < s->trace->n && !s->nomem; k++) {
 		int p = pool_of(s, k);
 		cv->next_job[k] = -1;
 		if (p >= 0)
@@ -262,7 +262,7 @@ void clairvoyant_policy(struct sim *s)
 		if (cv->chains[c].retake < 0 && j < 0)
 			continue;
 		if (cv->chains[c].retake < 0)
-			at = s->t->jobs[j].submit_ms - s->o->offers[cv->chains[c].offer].boot_ms;
+			at = s->trace->jobs[j].submit_ms - s->opts->offers[cv->chains[c].offer].boot_ms;
 		if (at <= s->now) {
 			launch(s, c);
 			continue;

@@ -1,20 +1,20 @@
 /* ebb's policy in the simulator: plan()'s view built from the simulated
  * queues and fleet, with the settings the policy was read with (spec.h),
- * and its actions carried out on the engine's instances (engine.h). What
+ * and its actions carried out on the engine's instances (sim_internal.h). What
  * serve reads from its store, the arrival rates and the gaps behind the
  * auto idle timeout, is kept here as jobs arrive; what it knows of
  * durations, in known.c. With teams, plan()'s preemptions are carried out
  * as serve's worker carries them out, through the checkpoint path, and a
- * team past its monthly budget gets no launch (teams.c). */
+ * team past its monthly budget gets no launch (replay_teams.c). */
 #include <string.h>
 
 #include "policy/plan.h"
 #include "policy/settings.h"
-#include "sim/engine.h"
+#include "sim/sim_internal.h"
 
 int ebb_start(struct sim *s)
 {
-	const struct plan_settings *st = &s->p->settings;
+	const struct plan_settings *st = &s->policy->settings;
 
 	s->ebb.result = sim_grown(s, NULL, 1, sizeof *s->ebb.result);
 	s->ebb.fleet = sim_grown(s, NULL, 1, sizeof *s->ebb.fleet); /* grown with the instances */
@@ -22,7 +22,7 @@ int ebb_start(struct sim *s)
 		return -1;
 	for (int c = 0; c < s->nq; c++) {
 		struct squeue *q = &s->q[c];
-		const char *lane = s->t->lanes[q->lane];
+		const char *lane = s->trace->lanes[q->lane];
 		q->lane_rank = plan_lane_rank(st, lane);
 		if (q->lane_rank < 0)
 			q->lane_rank = st->nlanes; /* after the config's lanes */
@@ -30,7 +30,7 @@ int ebb_start(struct sim *s)
 	}
 	s->ebb.last_submit = -1;
 	/* Before any gap: the fixed timeout, or auto's least. */
-	plan_idle_timeouts(st, s->o->offers, s->o->noffers, NULL, 0, s->ebb.idle_timeout_ms, s->ebb.idle_surplus_ms,
+	plan_idle_timeouts(st, s->opts->offers, s->opts->noffers, NULL, 0, s->ebb.idle_timeout_ms, s->ebb.idle_surplus_ms,
 			   NULL);
 	/* The floor it keeps at all times is up when the replay starts, as
 	 * always-on's fleet is: the warm pool. Made here, not as one of the
@@ -43,8 +43,8 @@ int ebb_start(struct sim *s)
 
 void ebb_arrival(struct sim *s, int job)
 {
-	const struct plan_settings *st = &s->p->settings;
-	int64_t at = s->t->jobs[job].submit_ms;
+	const struct plan_settings *st = &s->policy->settings;
+	int64_t at = s->trace->jobs[job].submit_ms;
 	struct squeue *q = &s->q[s->jobs[job].cls];
 
 	if (st->arrival_window_ms > 0) {
@@ -67,7 +67,7 @@ void ebb_arrival(struct sim *s, int job)
 			oldest = 0;
 		memcpy(gaps, s->ebb.gaps + oldest, (n - oldest) * sizeof *gaps);
 		memcpy(gaps + (n - oldest), s->ebb.gaps, oldest * sizeof *gaps);
-		plan_idle_timeouts(st, s->o->offers, s->o->noffers, gaps, n, s->ebb.idle_timeout_ms,
+		plan_idle_timeouts(st, s->opts->offers, s->opts->noffers, gaps, n, s->ebb.idle_timeout_ms,
 				   s->ebb.idle_surplus_ms, NULL);
 	}
 }
@@ -86,25 +86,25 @@ static void preempt(struct sim *s, int k)
 	again = s->jobs[job].preempted;
 	sim_interrupt(s, job);
 	s->jobs[job].preempted = 1;
-	s->r->preemptions++;
-	if (s->r->teams)
-		s->r->teams[s->t->jobs[job].team].preempted++;
-	if (again && s->p->settings.preempt_backoff_ms > 0)
-		sim_push(s, (struct event){s->now + s->p->settings.preempt_backoff_ms, EV_RESUME, -1, job});
+	s->result->preemptions++;
+	if (s->result->teams)
+		s->result->teams[s->trace->jobs[job].team].preempted++;
+	if (again && s->policy->settings.preempt_backoff_ms > 0)
+		sim_push(s, (struct event){s->now + s->policy->settings.preempt_backoff_ms, EV_RESUME, -1, job});
 	else
 		sim_enqueue(s, job, 1);
 }
 
 void ebb_policy(struct sim *s)
 {
-	const struct plan_settings *st = &s->p->settings;
+	const struct plan_settings *st = &s->policy->settings;
 	struct plan_class *classes;
 	struct plan_result *res = s->ebb.result;
 	/* The engine runs jobs side by side on an instance's GPUs, as serve's
 	 * workers do. */
 	struct plan_view v = {.now_ms = s->now, .settings = st, .idle_timeout_ms = s->ebb.idle_timeout_ms,
 			      .idle_surplus_ms = s->ebb.idle_surplus_ms,
-			      .offers = s->o->offers, .noffers = s->o->noffers, .no_reasons = 1, .packs = 1,
+			      .offers = s->opts->offers, .noffers = s->opts->noffers, .no_reasons = 1, .packs = 1,
 			      .work_per_launch_s = s->ebb.launches ? s->ebb.work_done_s / (double)s->ebb.launches : 0};
 	int nc = 0;
 
@@ -128,10 +128,10 @@ void ebb_policy(struct sim *s)
 		if (!q->len && (window_s <= 0 || q->arrived_jobs < 1e-3))
 			continue;
 		classes[nc++] = (struct plan_class){
-			.lane = s->t->lanes[q->lane], .gpus = q->gpus, .lane_rank = q->lane_rank,
+			.lane = s->trace->lanes[q->lane], .gpus = q->gpus, .lane_rank = q->lane_rank,
 			.jobs = (int64_t)q->len, .items = (int64_t)q->len,
 			.work_s = (known_estimates(s) ? (double)q->est_work_ms : q->work_ms) / 1000.0,
-			.oldest_ms = q->len ? s->t->jobs[q->items[q->head]].submit_ms : s->now,
+			.oldest_ms = q->len ? s->trace->jobs[q->items[q->head]].submit_ms : s->now,
 			.arrival_jobs_per_s = window_s > 0 ? q->arrived_jobs / window_s : 0,
 			.arrival_work_per_s = window_s > 0 ? q->arrived_work_ms / 1000.0 / window_s : 0,
 			.wait_target_ms = q->wait_target_ms, .team = q->team,
@@ -144,10 +144,10 @@ void ebb_policy(struct sim *s)
 		v.over_budget = s->over_budget;
 	}
 	/* plan() takes the fleet whole: without the holes of instances gone. */
-	if (s->nalive != s->live)
+	if (s->nroster != s->nup)
 		sim_compact(s);
 	v.fleet = s->ebb.fleet;
-	v.nfleet = s->live;
+	v.nfleet = s->nup;
 	plan(&v, res);
 	if (res->nomem) {
 		s->nomem = 1;
@@ -196,10 +196,10 @@ void ebb_fleet_sync(struct sim *s, int k)
 	const struct sinst *i = &s->inst[k];
 	int busy = i->state == S_BUSY;
 
-	/* Launch order is index order, and removals keep the order: alive[]
+	/* Launch order is index order, and removals keep the order: roster[]
 	 * is sorted. A busy one is shown by its newest job, as serve shows
 	 * it, with the GPUs none of its jobs holds. */
-	s->ebb.fleet[sim_position(s->alive, s->nalive, k)] = (struct plan_instance){
+	s->ebb.fleet[sim_position(s->roster, s->nroster, k)] = (struct plan_instance){
 		.id = k + 1, .offer = i->offer, .market = i->market,
 		.state = i->draining ? INST_DRAINING : map[i->state], .running = busy,
 		.launched_ms = i->launched, .idle_since_ms = i->idle_since,
@@ -214,5 +214,5 @@ void ebb_fleet_sync(struct sim *s, int k)
 
 void ebb_fleet_end(struct sim *s, int k)
 {
-	s->ebb.fleet[sim_position(s->alive, s->nalive, k)].busy_until_ms = known_end_ms(s, k);
+	s->ebb.fleet[sim_position(s->roster, s->nroster, k)].busy_until_ms = known_end_ms(s, k);
 }

@@ -1,4 +1,4 @@
-/* The simulator's discrete-event engine (see sim.h, engine.h).
+/* The simulator's discrete-event engine (see sim.h, sim_internal.h).
  *
  * Events in one heap: job arrivals are read from the sorted trace, and
  * instance boots, job ends and spot reclaims are pushed as they are
@@ -9,7 +9,7 @@
  * by side, as serve's workers do, and is idle only with all its GPUs
  * free. Instances are billed as they stop, under their offer's billing
  * rule. */
-#include "sim/engine.h"
+#include "sim/sim_internal.h"
 
 #include <limits.h>
 #include <math.h>
@@ -145,7 +145,7 @@ void sim_enqueue(struct sim *s, int job, int front)
 	s->queued_gpus += sim_job_gpus(s, job);
 	s->jobs[job].queued = 1;
 	s->jobs[job].since = s->now;
-	s->r->requeues += front;
+	s->result->requeues += front;
 	known_queued(s, job, 1);
 }
 
@@ -188,27 +188,27 @@ static void advance(struct sim *s, int64_t to)
  * between two of them is the state now, with the cost run on. */
 static void sample(struct sim *s, int64_t to)
 {
-	while (s->o->sample_ms && s->next_sample <= to) {
+	while (s->opts->sample_ms && s->next_sample <= to) {
 		struct sim_sample *x;
 		/* Room doubles: a realloc per sample copied them all each
 		 * time, which the sanitizers' allocators do not avoid. */
-		if (s->r->nsamples == s->cap_samples) {
+		if (s->result->nsamples == s->cap_samples) {
 			size_t cap = s->cap_samples ? s->cap_samples * 2 : 64;
-			if (!(x = sim_grown(s, s->r->samples, cap, sizeof *x)))
+			if (!(x = sim_grown(s, s->result->samples, cap, sizeof *x)))
 				return;
-			s->r->samples = x;
+			s->result->samples = x;
 			s->cap_samples = cap;
 		}
-		x = &s->r->samples[s->r->nsamples++];
+		x = &s->result->samples[s->result->nsamples++];
 		memset(x, 0, sizeof *x);
 		x->t_ms = s->next_sample;
 		x->queued = (int)s->queued;
 		x->cost = s->cost + s->spend_per_ms * (double)(s->next_sample - s->now);
-		for (int a = 0; a < s->nalive; a++) {
-			const struct sinst *i = &s->inst[s->alive[a]];
+		for (int a = 0; a < s->nroster; a++) {
+			const struct sinst *i = &s->inst[s->roster[a]];
 			x->instances[i->offer] += i->state != S_GONE;
 		}
-		s->next_sample += s->o->sample_ms;
+		s->next_sample += s->opts->sample_ms;
 	}
 }
 
@@ -234,7 +234,7 @@ static void finish(struct sim *s, int job)
 	struct sjob *j = &s->jobs[job];
 	int64_t ran = s->now - j->since;
 
-	if (s->p->kind == POL_EBB)
+	if (s->policy->kind == POL_EBB)
 		s->ebb.work_done_s += (double)ran / 1000.0 * sim_offer(s, &s->inst[j->inst])->speed;
 	sim_job_leaves(s, job);
 	known_finished(s, job, ran);
@@ -266,10 +266,10 @@ static int job_for(struct sim *s, int k)
 {
 	int best = -1, room = s->inst[k].free_gpus;
 
-	if (s->p->kind == POL_CLAIRVOYANT)
+	if (s->policy->kind == POL_CLAIRVOYANT)
 		return clairvoyant_take(s, k);
 	/* keda's jobs run in its replicas, as many as the HPA keeps. */
-	if (s->p->kind == POL_KEDA && s->keda.replica_gpus - s->gpus_busy < room)
+	if (s->policy->kind == POL_KEDA && s->keda.replica_gpus - s->gpus_busy < room)
 		room = (int)(s->keda.replica_gpus - s->gpus_busy);
 	for (int c = 0; c < s->nq; c++) {
 		struct squeue *q = &s->q[c], *b = best >= 0 ? &s->q[best] : NULL;
@@ -278,7 +278,7 @@ static int job_for(struct sim *s, int k)
 			continue;
 		if (!b || q->lane < b->lane ||
 		    (q->lane == b->lane &&
-		     s->t->jobs[q->items[q->head]].submit_ms < s->t->jobs[b->items[b->head]].submit_ms))
+		     s->trace->jobs[q->items[q->head]].submit_ms < s->trace->jobs[b->items[b->head]].submit_ms))
 			best = c;
 	}
 	return best < 0 ? -1 : s->q[best].items[s->q[best].head];
@@ -344,7 +344,7 @@ static void share_teams(struct sim *s)
 		sh[s->q[c].team].used_gpus += s->q[c].running * gpus;
 		sh[s->q[c].team].queued_gpus += (int64_t)s->q[c].len * gpus;
 	}
-	teams_share(s->p->settings.teams, s->nteams, s->p->settings.max_gpus, sh);
+	teams_share(s->policy->settings.teams, s->nteams, s->policy->settings.max_gpus, sh);
 	/* A team past its budget takes no job, as serve's lease gives it none. */
 	for (int t = 0; t < s->nteams; t++)
 		s->team_room[t] = s->over_budget >> t & 1 ? 0 : sh[t].allowed_gpus - sh[t].used_gpus;
@@ -386,8 +386,8 @@ static void dispatch(struct sim *s)
 /* Can any offer the policy launches run a job of this many GPUs? */
 static int placeable(const struct sim *s, int gpus)
 {
-	for (int k = 0; k < s->o->noffers; k++) {
-		if ((policy_any_offer(s->p) || k == s->p->offer) && s->o->offers[k].gpus >= gpus)
+	for (int k = 0; k < s->opts->noffers; k++) {
+		if ((policy_any_offer(s->policy) || k == s->policy->offer) && s->opts->offers[k].gpus >= gpus)
 			return 1;
 	}
 	return 0;
@@ -398,15 +398,15 @@ static int placeable(const struct sim *s, int gpus)
  * others at the first change. -1 when out of memory. */
 static int start_policy(struct sim *s)
 {
-	if (s->p->kind == POL_EBB) {
+	if (s->policy->kind == POL_EBB) {
 		if (known_start(s) != 0 || ebb_start(s) != 0)
 			return -1;
 		s->next_policy = 0;
-	} else if (s->p->kind == POL_CLAIRVOYANT) {
+	} else if (s->policy->kind == POL_CLAIRVOYANT) {
 		return clairvoyant_start(s);
 	} else {
 		baseline_start(s);
-		s->next_policy = s->p->kind == POL_UTIL || s->p->kind == POL_KEDA ? 1 : 0;
+		s->next_policy = s->policy->kind == POL_UTIL || s->policy->kind == POL_KEDA ? 1 : 0;
 	}
 	return 0;
 }
@@ -417,7 +417,7 @@ static void run_policy(struct sim *s)
 	 * again, as serve is woken when an instance it released is gone (an
 	 * idle one released makes room under the limits for queued work). */
 	s->dirty = 0;
-	switch (s->p->kind) {
+	switch (s->policy->kind) {
 	case POL_EBB:
 		ebb_policy(s);
 		break;
@@ -448,9 +448,9 @@ static int64_t policy_due(const struct sim *s)
 {
 	int64_t due = s->next_policy ? s->next_policy : INT64_MAX, soon = INT64_MAX;
 
-	if (s->p->kind == POL_EBB && s->dirty)
-		soon = s->last_policy < 0 ? s->now : s->last_policy + s->p->settings.interval_ms;
-	if ((s->p->kind == POL_MIN1 || s->p->kind == POL_CLAIRVOYANT) && s->dirty)
+	if (s->policy->kind == POL_EBB && s->dirty)
+		soon = s->last_policy < 0 ? s->now : s->last_policy + s->policy->settings.interval_ms;
+	if ((s->policy->kind == POL_MIN1 || s->policy->kind == POL_CLAIRVOYANT) && s->dirty)
 		soon = s->now;
 	return soon < due ? soon : due;
 }
@@ -460,9 +460,9 @@ static int64_t policy_due(const struct sim *s)
 /* The fleet the policy keeps with no work at all. */
 static int64_t standing_floor(const struct sim *s)
 {
-	const struct warm_schedule *w = &s->p->settings.warm;
+	const struct warm_schedule *w = &s->policy->settings.warm;
 
-	if (s->p->kind == POL_EBB)
+	if (s->policy->kind == POL_EBB)
 		return w->n ? warm_floor(w, s->now) : 0;
 	return s->floor;
 }
@@ -475,13 +475,13 @@ static int tail_over(struct sim *s)
 {
 	if (s->tail_from < 0) {
 		s->tail_from = s->now;
-		s->cost_at_tail = s->r->cost_usd;
-		for (int a = 0; a < s->nalive; a++) {
-			if (s->inst[s->alive[a]].state != S_GONE)
-				s->cost_at_tail += sim_billed_usd(s, s->alive[a]);
+		s->cost_at_tail = s->result->cost_usd;
+		for (int a = 0; a < s->nroster; a++) {
+			if (s->inst[s->roster[a]].state != S_GONE)
+				s->cost_at_tail += sim_billed_usd(s, s->roster[a]);
 		}
 	}
-	return s->live <= standing_floor(s);
+	return s->nup <= standing_floor(s);
 }
 
 /* ---- what the replay measured ---- */
@@ -532,28 +532,28 @@ static void summarise(struct sim *s)
 
 	/* A replay that stopped short: the jobs that ran and did not end
 	 * have waited this long so far. */
-	for (size_t k = 0; k < s->t->n; k++) {
+	for (size_t k = 0; k < s->trace->n; k++) {
 		const struct sjob *j = &s->jobs[k];
 		if (j->ran && !j->counted)
 			s->waits[s->nwaits++] = j->waited_ms + (j->queued ? s->now - j->since : 0);
 	}
 	sim_sort_waits(s, s->waits, s->nwaits);
 	sim_sort_waits(s, s->requeue_waits, s->nrequeue_waits);
-	s->r->requeue_wait_p95_s = sim_quantile_s(s->requeue_waits, s->nrequeue_waits, 0.95);
+	s->result->requeue_wait_p95_s = sim_quantile_s(s->requeue_waits, s->nrequeue_waits, 0.95);
 	for (size_t k = 0; k < s->nwaits; k++)
 		sum += (double)s->waits[k];
-	s->r->wait_p50_s = sim_quantile_s(s->waits, s->nwaits, 0.50);
-	s->r->wait_p95_s = sim_quantile_s(s->waits, s->nwaits, 0.95);
-	s->r->wait_p99_s = sim_quantile_s(s->waits, s->nwaits, 0.99);
-	s->r->wait_mean_s = s->nwaits ? sum / (double)s->nwaits / 1000.0 : 0;
+	s->result->wait_p50_s = sim_quantile_s(s->waits, s->nwaits, 0.50);
+	s->result->wait_p95_s = sim_quantile_s(s->waits, s->nwaits, 0.95);
+	s->result->wait_p99_s = sim_quantile_s(s->waits, s->nwaits, 0.99);
+	s->result->wait_mean_s = s->nwaits ? sum / (double)s->nwaits / 1000.0 : 0;
 	/* done counts the left-out jobs too, so that the replay can end. */
-	s->r->jobs_done = (int64_t)s->done - s->r->unplaceable;
-	s->r->idle_gpu_hours = s->r->gpu_hours_billed - s->r->gpu_hours_busy;
-	s->r->end_ms = s->now;
+	s->result->jobs_done = (int64_t)s->done - s->result->unplaceable;
+	s->result->idle_gpu_hours = s->result->gpu_hours_billed - s->result->gpu_hours_busy;
+	s->result->end_ms = s->now;
 	sim_teams_summarise(s);
 	if (s->tail_from >= 0) {
-		s->r->tail_ms = s->now - s->tail_from;
-		s->r->tail_cost_usd = s->r->cost_usd - s->cost_at_tail;
+		s->result->tail_ms = s->now - s->tail_from;
+		s->result->tail_cost_usd = s->result->cost_usd - s->cost_at_tail;
 	}
 }
 
@@ -587,23 +587,23 @@ int sim_load(const char *trace_path, const char *offers_path, const struct trace
  * memory. */
 static int start(struct sim *s)
 {
-	const struct trace *t = s->t;
+	const struct trace *t = s->trace;
 	double slowest = 1, longest_ms = 0;
 
 	s->jobs = sim_grown(s, NULL, t->n + 1, sizeof *s->jobs);
 	s->waits = sim_grown(s, NULL, t->n + 1, sizeof *s->waits);
 	if (s->nomem)
 		return -1;
-	for (int k = 0; k < s->o->noffers; k++)
-		slowest = fmin(slowest, s->o->offers[k].speed);
+	for (int k = 0; k < s->opts->noffers; k++)
+		slowest = fmin(slowest, s->opts->offers[k].speed);
 	/* Teams are ebb's: a job of a team with no [team.NAME] is the
 	 * default team's, as in serve. */
-	if (s->p->kind == POL_EBB && s->p->settings.nteams > 0) {
+	if (s->policy->kind == POL_EBB && s->policy->settings.nteams > 0) {
 		if (!(s->team_index = sim_grown(s, NULL, (size_t)t->nteams + 1, sizeof *s->team_index)))
 			return -1;
 		for (int k = 0; k < t->nteams; k++)
-			s->team_index[k] = teams_index(s->p->settings.teams, s->p->settings.nteams, t->teams[k]);
-		s->nteams = s->p->settings.nteams;
+			s->team_index[k] = teams_index(s->policy->settings.teams, s->policy->settings.nteams, t->teams[k]);
+		s->nteams = s->policy->settings.nteams;
 	}
 	for (size_t k = 0; k < t->n; k++) {
 		int cls = class_of(s, t->jobs[k].gpus, t->jobs[k].lane, s->nteams ? s->team_index[t->jobs[k].team] : 0);
@@ -616,7 +616,7 @@ static int start(struct sim *s)
 		if (!placeable(s, t->jobs[k].gpus)) {
 			s->jobs[k].counted = 1;
 			s->done++;
-			s->r->unplaceable++;
+			s->result->unplaceable++;
 		}
 	}
 	s->stall_ms = (int64_t)fmax(SIM_STALL_MS, longest_ms * SIM_STALL_JOBS);
@@ -630,7 +630,7 @@ static void release(struct sim *s)
 	free(s->q);
 	free(s->events.e);
 	free(s->inst);
-	free(s->alive);
+	free(s->roster);
 	free(s->open);
 	free(s->jobs);
 	free(s->team_index);
@@ -658,7 +658,7 @@ static const char *durations_told(const struct policy *p, const struct sim_optio
 int sim_run(const struct trace *t, const struct policy *p, const struct sim_options *o,
 	    struct sim_result *r)
 {
-	struct sim s = {.t = t, .p = p, .o = o, .r = r, .rng = o->seed ? o->seed : 1, .last_policy = -1,
+	struct sim s = {.trace = t, .policy = p, .opts = o, .result = r, .rng = o->seed ? o->seed : 1, .last_policy = -1,
 			.tail_from = -1};
 	size_t next = 0;
 
@@ -724,7 +724,7 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 			if (s.inst[e.inst].state == S_GONE)
 				continue;
 			if (e.kind == EV_RECLAIM) {
-				s.r->reclaims++;
+				s.result->reclaims++;
 				if (p->kind == POL_KEDA)
 					keda_reclaimed(&s, e.inst);
 				if (p->kind == POL_CLAIRVOYANT)
@@ -732,7 +732,7 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 				sim_stop(&s, e.inst);
 				/* A fixed fleet and min1's one warm instance are replaced, as a
 				 * node group does; the others launch on demand. */
-				if (p->kind == POL_ALWAYS_ON || (p->kind == POL_MIN1 && s.live == 0))
+				if (p->kind == POL_ALWAYS_ON || (p->kind == POL_MIN1 && s.nup == 0))
 					sim_launch(&s, p->offer, p->market, 0);
 			} else if (e.kind == EV_READY) {
 				s.booting--;

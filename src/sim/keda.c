@@ -21,7 +21,7 @@
  * shared/FACTS.md: 3 minutes). */
 #include <math.h>
 
-#include "sim/engine.h"
+#include "sim/sim_internal.h"
 
 #define KARPENTER_UNAVAILABLE_MS (3 * 60 * 1000)
 
@@ -37,12 +37,12 @@ static int cheapest(const struct sim *s, enum market m, int gpus)
 {
 	int best = -1;
 
-	for (int k = 0; k < s->o->noffers; k++) {
-		const struct offer *o = &s->o->offers[k];
+	for (int k = 0; k < s->opts->noffers; k++) {
+		const struct offer *o = &s->opts->offers[k];
 		if (o->gpus < gpus || o->price[m] < 0 ||
 		    (m == MARKET_SPOT && s->now < s->keda.spot_unavailable_until[k]))
 			continue;
-		if (best < 0 || o->price[m] < s->o->offers[best].price[m])
+		if (best < 0 || o->price[m] < s->opts->offers[best].price[m])
 			best = k;
 	}
 	return best;
@@ -71,7 +71,7 @@ static void scale_up(struct sim *s, int64_t gpus)
 			largest = s->q[c].gpus;
 	}
 	while (s->gpus_live < gpus) {
-		int k = s->p->placement == PLACE_OFFER ? sim_launch(s, s->p->offer, s->p->market, 0)
+		int k = s->policy->placement == PLACE_OFFER ? sim_launch(s, s->policy->offer, s->policy->market, 0)
 						       : karpenter_launch(s, largest);
 		if (k < 0)
 			return; /* no offer fits, or out of memory: the replay stops */
@@ -89,7 +89,7 @@ static int64_t desired_gpus(const struct sim *s, int64_t *jobs)
 	*jobs = 0;
 	for (int g = 1; g <= INSTANCE_GPUS_MAX; g++) {
 		*jobs += of_size[g];
-		gpus += g * (int64_t)ceil((double)of_size[g] / s->p->target);
+		gpus += g * (int64_t)ceil((double)of_size[g] / s->policy->target);
 	}
 	return gpus;
 }
@@ -105,7 +105,7 @@ static int64_t stabilised(struct sim *s, int64_t desired)
 		window_pop_back(w);
 	if (window_push(s, w, s->now, (double)desired, 0) != 0)
 		return desired;
-	while (s->now - window_at(w, 0)->at > s->p->stabilize_ms)
+	while (s->now - window_at(w, 0)->at > s->policy->stabilize_ms)
 		window_pop_front(w);
 	return (int64_t)window_at(w, 0)->a;
 }
@@ -117,11 +117,11 @@ void keda_policy(struct sim *s)
 	if (jobs > 0)
 		s->keda.last_active = s->now;
 	/* KEDA owns 1 -> 0 after its cooldown; the HPA never goes below 1. */
-	floor_n = s->now - s->keda.last_active >= s->p->cooldown_ms ? 0 : 1;
+	floor_n = s->now - s->keda.last_active >= s->policy->cooldown_ms ? 0 : 1;
 	s->keda.replica_gpus = keep > floor_n ? keep : floor_n;
 	if (desired > s->gpus_live)
 		scale_up(s, desired);
 	else if (s->keda.replica_gpus < s->gpus_live)
 		baseline_scale_down(s, s->keda.replica_gpus, 1);
-	s->next_policy = s->now + s->p->poll_ms;
+	s->next_policy = s->now + s->policy->poll_ms;
 }

@@ -1,4 +1,4 @@
-/* What the replay tells ebb's plan() of durations (see engine.h). serve
+/* What the replay tells ebb's plan() of durations (see sim_internal.h). serve
  * knows a job's run time only from the est_s it was submitted with, else
  * from the median of the newest finished jobs of its type
  * (policy/durations.h), and so does the replay: it adds each job to that
@@ -10,11 +10,11 @@
 #include <stdlib.h>
 
 #include "policy/durations.h"
-#include "sim/engine.h"
+#include "sim/sim_internal.h"
 
 int known_estimates(const struct sim *s)
 {
-	return s->p->kind == POL_EBB && !s->o->oracle_durations;
+	return s->policy->kind == POL_EBB && !s->opts->oracle_durations;
 }
 
 int known_start(struct sim *s)
@@ -24,19 +24,19 @@ int known_start(struct sim *s)
 	if (!known_estimates(s))
 		return 0;
 	k->history = durations_new();
-	k->types = sim_grown(s, NULL, (size_t)s->t->ntypes + 1, sizeof *k->types);
+	k->types = sim_grown(s, NULL, (size_t)s->trace->ntypes + 1, sizeof *k->types);
 	if (!k->history || !k->types) {
 		s->nomem = 1;
 		return -1;
 	}
-	for (int t = 0; t < s->t->ntypes; t++)
-		k->types[t] = (struct known_type){.est_ms = s->p->settings.default_est_ms, .running = -1};
+	for (int t = 0; t < s->trace->ntypes; t++)
+		k->types[t] = (struct known_type){.est_ms = s->policy->settings.default_est_ms, .running = -1};
 	return 0;
 }
 
 void known_free(struct sim *s)
 {
-	for (int t = 0; s->known.types && t < s->t->ntypes; t++)
+	for (int t = 0; s->known.types && t < s->trace->ntypes; t++)
 		free(s->known.types[t].in);
 	free(s->known.types);
 	durations_free(s->known.history);
@@ -45,7 +45,7 @@ void known_free(struct sim *s)
 /* A job that serve would know nothing of but its type's history. */
 static int by_type(const struct sim *s, int job)
 {
-	return known_estimates(s) && s->t->jobs[job].est_ms == 0;
+	return known_estimates(s) && s->trace->jobs[job].est_ms == 0;
 }
 
 /* The type's entry for class cls, made if new; NULL when out of memory. */
@@ -71,7 +71,7 @@ static struct known_class *in_class(struct sim *s, int type, int cls)
 
 void known_queued(struct sim *s, int job, int delta)
 {
-	const struct trace_job *j = &s->t->jobs[job];
+	const struct trace_job *j = &s->trace->jobs[job];
 	struct squeue *q = &s->q[s->jobs[job].cls];
 	struct known_class *c;
 
@@ -92,7 +92,7 @@ void known_running(struct sim *s, int k, int running)
 
 	if (!by_type(s, i->newest))
 		return;
-	kt = &s->known.types[s->t->jobs[i->newest].type];
+	kt = &s->known.types[s->trace->jobs[i->newest].type];
 	if (running) {
 		i->type_prev = -1;
 		i->type_next = kt->running;
@@ -115,7 +115,7 @@ void known_decay(const struct sim *s, struct squeue *q)
 
 	if (s->now <= q->arrivals_at)
 		return;
-	f = exp(-(double)(s->now - q->arrivals_at) / (double)s->p->settings.arrival_window_ms);
+	f = exp(-(double)(s->now - q->arrivals_at) / (double)s->policy->settings.arrival_window_ms);
 	q->arrived_jobs *= f;
 	q->arrived_work_ms *= f;
 	q->arrivals_at = s->now;
@@ -125,13 +125,13 @@ void known_decay(const struct sim *s, struct squeue *q)
 static void age(const struct sim *s, struct known_class *c)
 {
 	if (s->now > c->arrived_at)
-		c->arrived *= exp(-(double)(s->now - c->arrived_at) / (double)s->p->settings.arrival_window_ms);
+		c->arrived *= exp(-(double)(s->now - c->arrived_at) / (double)s->policy->settings.arrival_window_ms);
 	c->arrived_at = s->now;
 }
 
 void known_arrived(struct sim *s, int job)
 {
-	const struct trace_job *j = &s->t->jobs[job];
+	const struct trace_job *j = &s->trace->jobs[job];
 	struct squeue *q = &s->q[s->jobs[job].cls];
 	struct known_class *c;
 
@@ -149,7 +149,7 @@ void known_arrived(struct sim *s, int job)
 static void refresh(struct sim *s, int type)
 {
 	struct known_type *kt = &s->known.types[type];
-	int64_t est = durations_estimate_ms(s->known.history, type, 0, s->p->settings.default_est_ms);
+	int64_t est = durations_estimate_ms(s->known.history, type, 0, s->policy->settings.default_est_ms);
 	int64_t delta = est - kt->est_ms;
 
 	if (delta == 0)
@@ -171,7 +171,7 @@ static void refresh(struct sim *s, int type)
 
 void known_finished(struct sim *s, int job, int64_t run_ms)
 {
-	int type = s->t->jobs[job].type, other;
+	int type = s->trace->jobs[job].type, other;
 
 	if (!known_estimates(s))
 		return;
@@ -187,7 +187,7 @@ void known_finished(struct sim *s, int job, int64_t run_ms)
 int64_t known_end_ms(const struct sim *s, int k)
 {
 	int job = s->inst[k].newest;
-	const struct trace_job *j = &s->t->jobs[job];
+	const struct trace_job *j = &s->trace->jobs[job];
 
 	if (!known_estimates(s))
 		return sim_run_end(s, job);

@@ -1,9 +1,9 @@
-/* See engine.h: the timed values of a sliding window, oldest first, in a
+/* See sim_internal.h: the timed values of a sliding window, oldest first, in a
  * ring that grows as the window needs, so that no window is cut short
  * whatever its length against the poll. */
 #include <stdlib.h>
 
-#include "sim/engine.h"
+#include "sim/sim_internal.h"
 
 int window_push(struct sim *s, struct window *w, int64_t at, double a, double b)
 {

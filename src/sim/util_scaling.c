@@ -6,14 +6,14 @@
  * up and busy is integrated over the whole replay (engine.c); the window
  * keeps them as of each poll within it, so that each poll's fraction is
  * a difference of two. */
-#include "sim/engine.h"
+#include "sim/sim_internal.h"
 
 void util_policy(struct sim *s)
 {
 	struct window *w = &s->util;
-	int64_t span = s->p->window_ms > s->p->poll_ms ? s->p->window_ms : s->p->poll_ms;
+	int64_t span = s->policy->window_ms > s->policy->poll_ms ? s->policy->window_ms : s->policy->poll_ms;
 	const struct window_entry *from;
-	double alive, busy;
+	double up, busy;
 
 	if (window_push(s, w, s->now, s->util_alive_ms, s->util_busy_ms) != 0)
 		return;
@@ -22,11 +22,11 @@ void util_policy(struct sim *s)
 	while (w->n > 1 && window_at(w, 1)->at <= s->now - span)
 		window_pop_front(w);
 	from = window_at(w, 0);
-	alive = s->util_alive_ms - from->a;
-	busy = alive > 0 ? (s->util_busy_ms - from->b) / alive : 0;
-	if (s->queued > 0 && (busy > s->p->up || s->live == 0))
-		sim_launch(s, s->p->offer, s->p->market, 0);
-	else if (busy < s->p->down && s->live > 1)
-		baseline_scale_down(s, s->gpus_live - s->o->offers[s->p->offer].gpus, 0); /* one instance fewer */
-	s->next_policy = s->now + s->p->poll_ms;
+	up = s->util_alive_ms - from->a;
+	busy = up > 0 ? (s->util_busy_ms - from->b) / up : 0;
+	if (s->queued > 0 && (busy > s->policy->up || s->nup == 0))
+		sim_launch(s, s->policy->offer, s->policy->market, 0);
+	else if (busy < s->policy->down && s->nup > 1)
+		baseline_scale_down(s, s->gpus_live - s->opts->offers[s->policy->offer].gpus, 0); /* one instance fewer */
+	s->next_policy = s->now + s->policy->poll_ms;
 }

@@ -2,8 +2,8 @@
  * events, queues, instances, billing, the replay) and the policies it
  * replays: ebb's adapter to plan() (ebb.c) and the baselines
  * (baselines.c). Only src/sim uses it; sim.h is the simulator's API. */
-#ifndef EBB_SIM_ENGINE_H
-#define EBB_SIM_ENGINE_H
+#ifndef EBB_SIM_INTERNAL_H
+#define EBB_SIM_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -125,7 +125,7 @@ struct ebb_state {
 	struct plan_class *classes;
 	size_t cap_classes;
 	struct plan_result *result;
-	/* The fleet as plan() sees it, kept in step with alive[] (same order,
+	/* The fleet as plan() sees it, kept in step with roster[] (same order,
 	 * same length) as instances change, rather than built for each of
 	 * the million calls of a long trace. */
 	struct plan_instance *fleet;
@@ -190,25 +190,25 @@ struct clairvoyant_state {
 };
 
 struct sim {
-	const struct trace *t;
-	const struct policy *p;
-	const struct sim_options *o;
-	struct sim_result *r;
+	const struct trace *trace;
+	const struct policy *policy;
+	const struct sim_options *opts;
+	struct sim_result *result;
 	int64_t now;
 	uint64_t rng;
 	struct heap events;
 	struct sinst *inst;
 	int ninst, capinst;
-	int live, booting, idling; /* instances not gone; booting; idle */
+	int nup, booting, idling; /* instances not gone; booting; idle */
 	int64_t running; /* jobs */
 	/* The GPUs of the instances not gone, and those jobs hold. */
 	int64_t gpus_live, gpus_busy;
-	/* The instances not gone, in launch (index) order, and those up with
-	 * room for a job (sinst.open) for dispatch to look at, in index order:
-	 * nalive and nopen of them, with holes (instances since gone, or full)
-	 * that who walks them skips, until sim_compact() (fleet.c) or
-	 * dispatch takes them out. */
-	int *alive, nalive;
+	/* The roster: the instances not gone, in launch (index) order; and
+	 * those up with room for a job (sinst.open) for dispatch to look at,
+	 * in index order: nroster and nopen of them, with holes (instances
+	 * since gone, or full) that who walks them skips, until
+	 * sim_compact() (instances.c) or dispatch takes them out. */
+	int *roster, nroster;
 	int *open, nopen;
 	struct sjob *jobs;
 	struct squeue *q;
@@ -294,7 +294,7 @@ void sim_sort_waits(struct sim *s, int64_t *w, size_t n);
 /* The q-quantile of n sorted waits, in seconds; 0 when n is 0. */
 double sim_quantile_s(const int64_t *sorted, size_t n, double q);
 
-/* ---- per-team results (teams.c) ---- */
+/* ---- per-team results (replay_teams.c) ---- */
 
 /* r->teams for a trace of more than one team; -1 when out of memory. */
 int sim_teams_start(struct sim *s);
@@ -308,11 +308,11 @@ void sim_teams_month(struct sim *s);
 /* Each team's jobs done and waits, at the replay's end. */
 void sim_teams_summarise(struct sim *s);
 
-/* ---- the instances (fleet.c) ---- */
+/* ---- the instances (instances.c) ---- */
 
 static inline const struct offer *sim_offer(const struct sim *s, const struct sinst *i)
 {
-	return &s->o->offers[i->offer];
+	return &s->opts->offers[i->offer];
 }
 
 /* A new instance of offer on market m, up at once if warm; its index, or
@@ -336,11 +336,11 @@ void sim_make_idle(struct sim *s, int k);
 /* The GPUs job holds while it runs: those it asks for, one at least. */
 static inline int sim_job_gpus(const struct sim *s, int job)
 {
-	return s->t->jobs[job].gpus > 1 ? s->t->jobs[job].gpus : 1;
+	return s->trace->jobs[job].gpus > 1 ? s->trace->jobs[job].gpus : 1;
 }
 /* ebb's view of the fleet follows every change of an instance. */
 void sim_changed(struct sim *s, int k);
-/* alive[] and open[] without their holes. */
+/* roster[] and open[] without their holes. */
 void sim_compact(struct sim *s);
 /* The instance idle the longest (the first to have become idle of those
  * idle now), and the first launched of those booting; -1 if none. */
@@ -378,7 +378,7 @@ int ebb_start(struct sim *s);
 void ebb_arrival(struct sim *s, int job);
 /* plan() on the simulated state, and its actions carried out. */
 void ebb_policy(struct sim *s);
-/* Its view of the fleet follows the engine's, slot for slot of alive[]
+/* Its view of the fleet follows the engine's, slot for slot of roster[]
  * (sim_compact() moves both): room for cap instances (-1 when out of
  * memory), instance k changed. */
 int ebb_fleet_grow(struct sim *s, size_t cap);
@@ -422,7 +422,7 @@ void window_pop_back(struct window *w);
 void window_keep(struct window *w, int (*keep)(const struct window_entry *e, const void *arg), const void *arg);
 void window_free(struct window *w);
 
-/* ---- the baselines (baselines.c, util.c, keda.c) ---- */
+/* ---- the baselines (baselines.c, util_scaling.c, keda.c) ---- */
 
 /* The fleet always-on, min1 and util start the replay with. */
 void baseline_start(struct sim *s);

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/engine.h"
+#include "sim/sim_internal.h"
 
 /* The line of r->teams named name, made if none (with no jobs); -1 when
  * out of memory. */
@@ -15,16 +15,16 @@ static int line_named(struct sim *s, const char *name)
 {
 	struct sim_team_result *r;
 
-	for (int k = 0; k < s->r->nteams; k++) {
-		if (strcmp(s->r->teams[k].name, name) == 0)
+	for (int k = 0; k < s->result->nteams; k++) {
+		if (strcmp(s->result->teams[k].name, name) == 0)
 			return k;
 	}
-	if (!(r = sim_grown(s, s->r->teams, (size_t)s->r->nteams + 1, sizeof *r)))
+	if (!(r = sim_grown(s, s->result->teams, (size_t)s->result->nteams + 1, sizeof *r)))
 		return -1;
-	s->r->teams = r;
-	memset(&r[s->r->nteams], 0, sizeof *r);
-	snprintf(r[s->r->nteams].name, sizeof r->name, "%s", name);
-	return s->r->nteams++;
+	s->result->teams = r;
+	memset(&r[s->result->nteams], 0, sizeof *r);
+	snprintf(r[s->result->nteams].name, sizeof r->name, "%s", name);
+	return s->result->nteams++;
 }
 
 int sim_teams_start(struct sim *s)
@@ -32,18 +32,18 @@ int sim_teams_start(struct sim *s)
 	for (int t = 0; t <= CONF_MAX_TEAMS; t++)
 		s->launch_line[t] = -1;
 	/* One team is the whole replay: nothing more to say, nor to count. */
-	if (s->t->nteams < 2)
+	if (s->trace->nteams < 2)
 		return 0;
-	for (int k = 0; k < s->t->nteams; k++) {
-		if (line_named(s, s->t->teams[k]) < 0)
+	for (int k = 0; k < s->trace->nteams; k++) {
+		if (line_named(s, s->trace->teams[k]) < 0)
 			return -1;
 	}
-	for (size_t k = 0; k < s->t->n; k++)
-		s->r->teams[s->t->jobs[k].team].jobs++;
+	for (size_t k = 0; k < s->trace->n; k++)
+		s->result->teams[s->trace->jobs[k].team].jobs++;
 	/* The teams ebb may launch for: those of the trace's teams. */
-	for (int k = 0; k < s->t->nteams && s->nteams; k++) {
+	for (int k = 0; k < s->trace->nteams && s->nteams; k++) {
 		int t = s->team_index[k];
-		if ((s->launch_line[t] = line_named(s, s->p->settings.teams[t].name)) < 0)
+		if ((s->launch_line[t] = line_named(s, s->policy->settings.teams[t].name)) < 0)
 			return -1;
 	}
 	return 0;
@@ -51,10 +51,10 @@ int sim_teams_start(struct sim *s)
 
 void sim_teams_ran(struct sim *s, int job, double usd)
 {
-	if (s->r->teams)
-		s->r->teams[s->t->jobs[job].team].busy_cost_usd += usd;
+	if (s->result->teams)
+		s->result->teams[s->trace->jobs[job].team].busy_cost_usd += usd;
 	if (s->nteams)
-		s->month_spend[s->team_index[s->t->jobs[job].team]] += usd;
+		s->month_spend[s->team_index[s->trace->jobs[job].team]] += usd;
 }
 
 void sim_teams_billed(struct sim *s, int k, double usd)
@@ -65,12 +65,12 @@ void sim_teams_billed(struct sim *s, int k, double usd)
 		return; /* the shared line's: what is left of the cost */
 	s->month_spend[t] += usd;
 	if (s->launch_line[t] >= 0)
-		s->r->teams[s->launch_line[t]].idle_cost_usd += usd;
+		s->result->teams[s->launch_line[t]].idle_cost_usd += usd;
 }
 
 void sim_teams_month(struct sim *s)
 {
-	const struct plan_settings *st = &s->p->settings;
+	const struct plan_settings *st = &s->policy->settings;
 
 	if (s->now >= s->month_end_ms) {
 		memset(s->month_spend, 0, sizeof s->month_spend);
@@ -83,34 +83,34 @@ void sim_teams_month(struct sim *s)
  * team (a counting sort), each group sorted for its quantiles. */
 void sim_teams_summarise(struct sim *s)
 {
-	struct sim_team_result *r = s->r->teams;
-	int n = s->r->nteams;
+	struct sim_team_result *r = s->result->teams;
+	int n = s->result->nteams;
 	size_t *at, total = 0;
 	int64_t *waits;
 
 	if (!r)
 		return;
 	at = sim_grown(s, NULL, (size_t)n + 1, sizeof *at);
-	waits = sim_grown(s, NULL, s->t->n + 1, sizeof *waits);
+	waits = sim_grown(s, NULL, s->trace->n + 1, sizeof *waits);
 	if (s->nomem) {
 		free(at);
 		free(waits);
 		return;
 	}
 	memset(at, 0, ((size_t)n + 1) * sizeof *at);
-	for (size_t k = 0; k < s->t->n; k++) {
+	for (size_t k = 0; k < s->trace->n; k++) {
 		const struct sjob *j = &s->jobs[k];
 		if (j->ran)
-			at[s->t->jobs[k].team + 1]++;
+			at[s->trace->jobs[k].team + 1]++;
 		if (j->ran && j->counted)
-			r[s->t->jobs[k].team].jobs_done++;
+			r[s->trace->jobs[k].team].jobs_done++;
 	}
 	for (int t = 0; t < n; t++)
 		at[t + 1] += at[t];
-	for (size_t k = 0; k < s->t->n; k++) {
+	for (size_t k = 0; k < s->trace->n; k++) {
 		const struct sjob *j = &s->jobs[k];
 		if (j->ran)
-			waits[at[s->t->jobs[k].team]++] = j->waited_ms + (j->queued ? s->now - j->since : 0);
+			waits[at[s->trace->jobs[k].team]++] = j->waited_ms + (j->queued ? s->now - j->since : 0);
 	}
 	/* at[t] is now where team t's waits end. */
 	for (int t = 0; t < n; t++) {

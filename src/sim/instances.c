@@ -1,14 +1,14 @@
-/* The simulator's instances (see engine.h): launched, idle, stopped and
+/* The simulator's instances (see sim_internal.h): launched, idle, stopped and
  * billed. A replay may launch hundreds of thousands, and a policy may
  * stop as many at one instant (keda's scale to zero after a burst), so a
- * stop costs nothing in the lists: a stopped instance stays in alive[]
+ * stop costs nothing in the lists: a stopped instance stays in roster[]
  * and open[] as a hole, skipped by those who walk them, until the holes
  * outnumber the instances up and one pass takes them all out. */
 #include <math.h>
 #include <string.h>
 
 #include "common/rng.h"
-#include "sim/engine.h"
+#include "sim/sim_internal.h"
 
 static double price_per_ms(const struct sim *s, const struct sinst *i)
 {
@@ -18,7 +18,7 @@ static double price_per_ms(const struct sim *s, const struct sinst *i)
 
 void sim_changed(struct sim *s, int k)
 {
-	if (s->p->kind == POL_EBB)
+	if (s->policy->kind == POL_EBB)
 		ebb_fleet_sync(s, k);
 }
 
@@ -50,7 +50,7 @@ void sim_make_idle(struct sim *s, int k)
 	s->inst[k].state = S_IDLE;
 	s->inst[k].idle_since = s->now;
 	/* ebb's plan() chooses what to release itself. */
-	if (s->p->kind == POL_EBB)
+	if (s->policy->kind == POL_EBB)
 		return;
 	/* The entries of instances busy or gone since are dropped when there
 	 * are more of them than of the idle ones: a list as long as the
@@ -83,14 +83,14 @@ void sim_compact(struct sim *s)
 {
 	int kept = 0;
 
-	for (int a = 0; a < s->nalive; a++) {
-		if (s->inst[s->alive[a]].state == S_GONE)
+	for (int a = 0; a < s->nroster; a++) {
+		if (s->inst[s->roster[a]].state == S_GONE)
 			continue;
-		if (s->p->kind == POL_EBB)
+		if (s->policy->kind == POL_EBB)
 			s->ebb.fleet[kept] = s->ebb.fleet[a];
-		s->alive[kept++] = s->alive[a];
+		s->roster[kept++] = s->roster[a];
 	}
-	s->nalive = kept;
+	s->nroster = kept;
 	kept = 0;
 	for (int a = 0; a < s->nopen; a++) {
 		if (s->inst[s->open[a]].state != S_GONE)
@@ -105,18 +105,18 @@ static int grow_fleet(struct sim *s)
 {
 	size_t cap = s->capinst ? (size_t)s->capinst * 2 : 64;
 	struct sinst *inst = sim_grown(s, s->inst, cap, sizeof *inst);
-	int *alive, *open;
+	int *roster, *open;
 
 	if (!inst)
 		return -1;
 	s->inst = inst;
-	if (!(alive = sim_grown(s, s->alive, cap, sizeof *alive)))
+	if (!(roster = sim_grown(s, s->roster, cap, sizeof *roster)))
 		return -1;
-	s->alive = alive;
+	s->roster = roster;
 	if (!(open = sim_grown(s, s->open, cap, sizeof *open)))
 		return -1;
 	s->open = open;
-	if (s->p->kind == POL_EBB && ebb_fleet_grow(s, cap) != 0)
+	if (s->policy->kind == POL_EBB && ebb_fleet_grow(s, cap) != 0)
 		return -1;
 	s->capinst = (int)cap;
 	return 0;
@@ -124,7 +124,7 @@ static int grow_fleet(struct sim *s)
 
 int sim_launch(struct sim *s, int offer, enum market m, int warm)
 {
-	const struct offer *o = &s->o->offers[offer];
+	const struct offer *o = &s->opts->offers[offer];
 	struct sinst *i;
 	int k;
 
@@ -140,17 +140,17 @@ int sim_launch(struct sim *s, int offer, enum market m, int warm)
 	i->launch_team = -1;
 	i->free_gpus = o->gpus;
 	i->state = S_BOOTING;
-	s->alive[s->nalive++] = k;
-	s->live++;
+	s->roster[s->nroster++] = k;
+	s->nup++;
 	s->gpus_live += i->free_gpus;
 	s->spend_per_ms += price_per_ms(s, i);
-	if (s->live > s->r->max_instances)
-		s->r->max_instances = s->live;
+	if (s->nup > s->result->max_instances)
+		s->result->max_instances = s->nup;
 	if (warm) {
 		sim_make_idle(s, k);
 	} else {
 		s->booting++;
-		s->r->cold_starts++;
+		s->result->cold_starts++;
 		sim_push(s, (struct event){s->now + o->boot_ms, EV_READY, k, -1});
 	}
 	sim_changed(s, k);
@@ -177,9 +177,9 @@ void sim_bill(struct sim *s, int k)
 
 	s->spend_per_ms -= price_per_ms(s, i);
 	s->cost += (double)(billed - lifetime) * price_per_ms(s, i);
-	s->r->cost_usd += usd;
+	s->result->cost_usd += usd;
 	sim_teams_billed(s, k, usd - i->busy_usd);
-	s->r->gpu_hours_billed += (double)billed * o->gpus / 3600000.0;
+	s->result->gpu_hours_billed += (double)billed * o->gpus / 3600000.0;
 }
 
 /* Job leaves instance k's list of jobs. */
@@ -200,7 +200,7 @@ void sim_job_leaves(struct sim *s, int job)
 	/* its share of the instance by the GPUs it held */
 	double usd = price_per_ms(s, i) * (double)(s->now - j->since) * gpus / sim_offer(s, i)->gpus;
 
-	s->r->gpu_hours_busy += (double)(s->now - j->since) * gpus / 3600000.0;
+	s->result->gpu_hours_busy += (double)(s->now - j->since) * gpus / 3600000.0;
 	i->busy_usd += usd;
 	sim_teams_ran(s, job, usd);
 	if (newest)
@@ -225,7 +225,7 @@ void sim_interrupt(struct sim *s, int job)
 {
 	struct sjob *j = &s->jobs[job];
 	const struct offer *o = sim_offer(s, &s->inst[j->inst]);
-	int64_t ran = s->now - j->since, ckpt = s->o->checkpoint_every_ms;
+	int64_t ran = s->now - j->since, ckpt = s->opts->checkpoint_every_ms;
 	int64_t saved = ckpt > 0 ? (int64_t)((double)(ran / ckpt * ckpt) * o->speed) : 0;
 
 	sim_job_leaves(s, job);
@@ -253,8 +253,8 @@ void sim_stop(struct sim *s, int k)
 	sim_bill(s, k);
 	s->gpus_live -= sim_offer(s, i)->gpus;
 	i->state = S_GONE;
-	s->live--;
+	s->nup--;
 	s->dirty = 1;
-	if (s->nalive - s->live > s->live + 64)
+	if (s->nroster - s->nup > s->nup + 64)
 		sim_compact(s);
 }
