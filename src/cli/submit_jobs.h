@@ -7,7 +7,7 @@
 
 #include "cli/cli.h"
 
-/* The jobs per request: the server's most (API_SUBMIT_BATCH_MAX). */
+/* The jobs per request: the server's most (API_SUBMIT_ARRAY_MAX). */
 #define SUBMIT_JOBS_PER_CALL 1000
 
 /* Submits every job of path ("-": standard input), each line's fields

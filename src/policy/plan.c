@@ -8,7 +8,7 @@
  * drain within a boot plus its lane's wait target; the warm floor is kept;
  * idle instances no demand holds are released past their idle timeout.
  * Every launch is clamped by the hard limits, whatever the demand. */
-#include "policy/plan.h"
+#include "policy/plan_internal.h"
 
 #include <limits.h>
 #include <math.h>

@@ -2,7 +2,7 @@
  * teams_share(), and preemption when a hard limit binds: borrowed GPUs
  * reclaimed for a team owed its quota, and, with preempt_within, a
  * team's lower priority giving way to its higher. */
-#include "policy/plan.h"
+#include "policy/plan_internal.h"
 
 #include <limits.h>
 #include <stdio.h>

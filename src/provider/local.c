@@ -18,7 +18,7 @@
 #include "common/log.h"
 #include "common/rng.h"
 #include "common/timer.h"
-#include "provider/local.h"
+#include "provider/local_internal.h"
 
 /* ---- [local] ---- */
 

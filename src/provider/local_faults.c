@@ -15,7 +15,7 @@
 #include "common/log.h"
 #include "common/rng.h"
 #include "common/timer.h"
-#include "provider/local.h"
+#include "provider/local_internal.h"
 
 /* A reclaim under way: first its notice is due, then its kill. */
 struct reclaim_timer {

@@ -1,5 +1,5 @@
 /* Routing and authentication of the HTTP API (see api.h). */
-#include "serve/api.h"
+#include "serve/api_internal.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,9 +1,9 @@
 /* The HTTP API under /v1: routing, bearer tokens, and the handlers, which
  * live in api_jobs.c (clients), api_worker.c (workers), api_fleet.c (the
- * fleet), api_report.c (costs) and api_metrics.c (/metrics). docs/API.md
- * is its reference. Every request runs as one step of the batch
- * (batch.h): its writes are kept only if it succeeds, and its reply
- * leaves once the batch is committed. */
+ * fleet), api_report.c (costs) and api_metrics.c (/metrics), sharing
+ * api_internal.h. docs/API.md is its reference. Every request runs as one
+ * step of the batch (batch.h): its writes are kept only if it succeeds,
+ * and its reply leaves once the batch is committed. */
 #ifndef EBB_API_H
 #define EBB_API_H
 
@@ -47,95 +47,7 @@ struct api {
 	struct snapshot_env snap; /* what GET /metrics and the dashboard read */
 };
 
-struct api_call {
-	struct api *api;
-	struct request *req;
-	/* The caller's token; NULL when no token is configured (open API),
-	 * or when the caller is an instance's worker with its own token. */
-	const struct token_conf *token;
-	/* The instance whose own token the caller holds; 0 otherwise. */
-	int64_t instance;
-	/* Jobs the caller may see: its team, or NULL for all. */
-	const char *team;
-	int64_t id; /* the {id} of the path */
-	json_t *body;
-};
-
 /* Entry point for every complete request. */
 void api_handle(struct api *api, struct request *req);
-
-/* Replies with the error and returns -1, for `return api_fail(c, &err)`. */
-int api_fail(struct api_call *c, const struct ebb_error *e);
-/* Replies with the store's last failure (store_failure()) and returns -1. */
-int api_store_failed(struct api_call *c);
-/* 200 with the job, and the member key: value when key is not NULL. */
-void api_reply_job(struct api_call *c, const struct job *job, const char *key, const char *value);
-/* A caller with an instance's own token acts for that instance alone:
- * 0 when instance is its own (or the caller holds no instance token),
- * else replies 403 and returns -1. what names the call for the message. */
-int api_own_instance(struct api_call *c, int64_t instance, const char *what);
-/* The same check, with the error in err instead of a reply. */
-int api_check_own_instance(const struct api_call *c, int64_t instance, const char *what, struct ebb_error *err);
-/* Checks the body against fields; on error replies and returns -1. */
-int api_body(struct api_call *c, const struct field *fields);
-/* The fields of the endpoints that take none: any field is unknown. */
-extern const struct field api_no_fields[];
-/* Each endpoint's body fields, which its handler checks with api_body. */
-extern const struct field api_submit_fields[], api_lease_fields[], api_heartbeat_fields[],
-	api_checkpoint_fields[], api_complete_fields[], api_fail_fields[], api_interrupt_fields[],
-	api_register_fields[], api_leave_fields[], api_clock_fields[], api_team_budget_fields[];
-/* The route pattern ("/v1/jobs/{id}/cancel") for method and path, with
- * its {id} in *id and *status 200; or NULL with *status 404 (no such
- * path) or 405 (the path has routes, not for method). */
-const char *api_route(const char *method, const char *path, int64_t *id, int *status);
-/* The query parameter name as an integer in [min, max], def when absent;
- * on error replies and returns -1. */
-int api_query_int(struct api_call *c, const char *name, int64_t min, int64_t max, int64_t def,
-		  int64_t *out);
-
-int api_submit(struct api_call *c);
-/* Checks and queues the job body describes, for the caller's team: 0
- * with the job (to job_free) and whether its idempotency key was seen
- * before, or -1 with the error. No reply: the caller gives it. */
-int api_submit_job(struct api_call *c, json_t *body, struct job *job, int *existed, struct ebb_error *err);
-/* The most jobs one POST /v1/jobs may carry. */
-#define API_SUBMIT_BATCH_MAX 1000
-/* POST /v1/jobs with an array of jobs (api_submit_batch.c). */
-int api_submit_batch(struct api_call *c);
-int api_list(struct api_call *c);
-int api_get(struct api_call *c);
-int api_cancel(struct api_call *c);
-int api_stats(struct api_call *c);
-int api_teams(struct api_call *c);
-int api_team_budget(struct api_call *c);
-
-int api_lease(struct api_call *c);
-int api_heartbeat(struct api_call *c);
-int api_checkpoint(struct api_call *c);
-int api_complete(struct api_call *c);
-int api_fail_job(struct api_call *c);
-int api_interrupt(struct api_call *c);
-
-int api_register(struct api_call *c);
-int api_leave(struct api_call *c);
-int api_fleet(struct api_call *c);
-int api_decisions(struct api_call *c);
-int api_drain(struct api_call *c);
-int api_reclaim(struct api_call *c);
-int api_notice(struct api_call *c);
-
-int api_report(struct api_call *c); /* api_report.c */
-int api_offers(struct api_call *c);
-
-/* GET /metrics, in the Prometheus text format (api_metrics.c). */
-int api_metrics(struct api_call *c);
-/* GET /v1/alerts (api_alerts.c). */
-int api_alerts(struct api_call *c);
-/* GET /v1/scale, plan()'s decision as numbers for KEDA (api_scale.c). */
-int api_scale(struct api_call *c);
-/* GET /v1/dashboard, what the dashboard shows (api_dashboard.c). */
-int api_dashboard(struct api_call *c);
-/* GET / and the dashboard's script and style (api_page.c). */
-int api_page(struct api_call *c);
 
 #endif

@@ -1,7 +1,7 @@
 /* GET /v1/alerts: the alerts pending and firing, and the rules (alerts.h,
  * docs/ALERTS.md). */
 #include "serve/alerts.h"
-#include "serve/api.h"
+#include "serve/api_internal.h"
 
 int api_alerts(struct api_call *c)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "serve/alerts.h"
-#include "serve/api.h"
+#include "serve/api_internal.h"
 #include "serve/history.h"
 #include "serve/snapshot.h"
 #include "serve/team_state.h"

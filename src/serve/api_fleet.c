@@ -5,7 +5,7 @@
 
 #include "common/log.h"
 #include "provider/provider.h"
-#include "serve/api.h"
+#include "serve/api_internal.h"
 #include "serve/reclaim.h"
 #include "serve/scaler.h"
 #include "store/store.h"

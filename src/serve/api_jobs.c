@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve/api.h"
+#include "serve/api_internal.h"
 #include "common/fnv.h"
 #include "common/log.h"
 #include "serve/longpoll.h"
@@ -125,7 +125,7 @@ int api_submit(struct api_call *c)
 	int existed;
 
 	if (json_is_array(c->body))
-		return api_submit_batch(c);
+		return api_submit_array(c);
 	if (api_submit_job(c, c->body, &job, &existed, &err) != 0)
 		return api_fail(c, &err);
 	request_reply_json(c->req, existed ? 200 : 201, job_json_text(&job));

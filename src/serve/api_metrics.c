@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "serve/alerts.h"
-#include "serve/api.h"
+#include "serve/api_internal.h"
 #include "serve/metrics.h"
 #include "serve/queue.h"
 #include "serve/snapshot.h"

@@ -3,7 +3,7 @@
  * everything from GET /v1/dashboard with the token typed into it. */
 #include <string.h>
 
-#include "serve/api.h"
+#include "serve/api_internal.h"
 #include "serve/assets.h"
 
 int api_page(struct api_call *c)

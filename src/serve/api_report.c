@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve/api.h"
+#include "serve/api_internal.h"
 #include "policy/plan.h"
 #include "serve/report.h"
 #include "serve/estimates.h"

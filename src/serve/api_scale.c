@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve/api.h"
+#include "serve/api_internal.h"
 #include "serve/decide.h"
 #include "serve/snapshot.h"
 

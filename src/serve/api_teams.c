@@ -8,7 +8,7 @@
  * monthly budget at run time. Kept in the store over the config's (it
  * outlives a restart), recorded as a decision, and in force at once: the
  * lease and the next plan read it. */
-#include "serve/api.h"
+#include "serve/api_internal.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve/api.h"
+#include "serve/api_internal.h"
 
 #define ITEMS_MAX 1000000000000LL
 

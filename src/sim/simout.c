@@ -1,6 +1,6 @@
 /* Output of the simulator (see simout.h). The chart is plain SVG text:
  * three panels sharing the time axis, one colour per policy. */
-#include "sim/simout.h"
+#include "sim/simout_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

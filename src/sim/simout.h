@@ -13,11 +13,6 @@ extern const char simout_oracle_note[];
 void simout_table(const struct sim_result *r, int n, FILE *out);
 void simout_json(const struct sim_result *r, int n, FILE *out);
 json_t *simout_result_json(const struct sim_result *r);
-/* Per team (simout_teams.c), when a replay has teams: a section after the
- * table, and "teams" and "fleet_cost_usd" into a result's object (-1 when
- * out of memory). */
-void simout_teams_table(const struct sim_result *r, int n, FILE *out);
-int simout_teams_json(const struct sim_result *x, json_t *o);
 /* Queue depth, instances by offer and cumulative cost over time, one
  * panel each: a colour per policy, and in the instance panel a dash per
  * offer. */

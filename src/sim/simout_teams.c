@@ -1,7 +1,7 @@
 /* The per-team part of `ebb sim`'s output (simout.h): each team's jobs,
  * cost and waits as serve's chargeback splits it (sim.h), and the shared
  * line: what no job used of the instances launched for no team. */
-#include "sim/simout.h"
+#include "sim/simout_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -22,7 +22,7 @@
 #include "common/job.h"
 #include "common/log.h"
 #include "worker/control.h"
-#include "worker/worker.h"
+#include "worker/worker_internal.h"
 
 #define KILL_AFTER_MS 5000 /* from SIGTERM to SIGKILL of a job that must stop */
 

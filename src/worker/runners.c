@@ -15,7 +15,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "worker/worker.h"
+#include "worker/worker_internal.h"
 
 /* The exit status of a runner whose job ended because serve was out of
  * reach for orphan_timeout. */

@@ -1,6 +1,6 @@
 /* The worker agent's main loop (see worker.h): register, lease, run, and
  * exit when idle or orphaned. */
-#include "worker/worker.h"
+#include "worker/worker_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

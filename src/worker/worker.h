@@ -10,13 +10,7 @@
 #ifndef EBB_WORKER_H
 #define EBB_WORKER_H
 
-#include <signal.h>
 #include <stdint.h>
-#include <sys/types.h>
-
-#include "common/client.h"
-#include "common/instance.h"
-#include "worker/notice.h"
 
 struct worker_options {
 	const char *server, *token; /* NULL: EBB_SERVER / EBB_TOKEN */
@@ -35,91 +29,6 @@ struct worker_options {
 	int64_t reclaim_grace_ms;    /* -1: what serve says (25 s for a hand-started worker) */
 };
 
-/* Set by the signal handlers; the self-pipe wakes the waits. */
-struct worker_signals {
-	volatile sig_atomic_t stop;
-	/* Any signal (a stop, a runner's end) cuts a lease's long-poll short:
-	 * GPUs freed are offered at once. Cleared before each lease. */
-	volatile sig_atomic_t cut;
-	int wake[2];
-};
-
-
-/* A job run beside others, in a process of its own (runners.c). */
-struct runner {
-	pid_t pid;
-	int64_t job;
-};
-
-struct worker {
-	const struct worker_options *o;
-	struct client client;
-	struct worker_signals *sig;
-	char name[80];
-	int64_t idle_timeout_ms, orphan_timeout_ms, heartbeat_ms;
-	int64_t last_contact_ms; /* the last reply from serve */
-	struct notice *notice;   /* NULL: none watched */
-	int64_t reclaim_grace_ms;
-	int reclaimed;           /* a reclaim notice was seen: the instance is going away */
-	int64_t terminate_ms;    /* when, by the wall clock, if the notice said; else 0 */
-	char refused[400];       /* why serve refused the lease request, if it did */
-	/* Several jobs at once (runners.c): with more than one GPU, a job
-	 * that leaves some free runs in a runner, and the worker leases more
-	 * for the GPUs left. */
-	int ngpus;
-	char gpu_names[INSTANCE_GPUS_MAX][16]; /* what CUDA_VISIBLE_DEVICES calls each */
-	int64_t gpu_job[INSTANCE_GPUS_MAX];    /* the job on each GPU; 0: free */
-	struct runner runners[INSTANCE_GPUS_MAX];
-	int nrunners;
-	int runner_orphaned; /* a runner ended because serve was out of reach */
-	/* A report asks for no next job: in a runner (the worker leases for
-	 * the GPUs it frees), or a job the worker runs beside runners. */
-	int no_next;
-};
-
 int worker_run(const struct worker_options *o);
-
-/* Runs one leased job to its end and reports it (job_run.c). Returns -1
- * when serve was out of reach for orphan_timeout. A complete or a fail
- * asks for the next job at once (worker_next_request): *next is the lease
- * reply that came back with it ({"job": ...}, to json_decref), or NULL. */
-int job_run(struct worker *w, json_t *job, json_t **next);
-
-/* The lease request a report carries as "next": NULL when the worker is
- * to take no new job (stopping, or a reclaim notice was seen). It does
- * not wait: with no job ready the worker long-polls as usual, a call that
- * SIGTERM may cut short, which a report must never be. */
-json_t *worker_next_request(struct worker *w);
-
-/* The instance's GPUs: --gpus of them, named as CUDA_VISIBLE_DEVICES
- * lists them when it lists that many, else 0, 1, ... */
-void runners_init(struct worker *w);
-/* GPUs no job runs on. */
-int runners_free_gpus(const struct worker *w);
-/* Whether the job must run beside others: it leaves GPUs free, or some
- * already run. Otherwise the worker runs it itself (job_run), as on an
- * instance of one GPU. */
-int runners_wanted(const struct worker *w, json_t *job);
-/* Runs the job in a runner on GPUs of its own (as many as it asks, at
- * least one); 0, or -1 when no process could be started (the job ran in
- * the worker itself then, and -1 means it ended orphaned). */
-int runners_start(struct worker *w, json_t *job);
-/* Reaps the runners that ended and frees their GPUs; how many ended. */
-int runners_reap(struct worker *w);
-/* The ids of the jobs the runners run: the lease's "running". */
-json_t *runners_jobs(const struct worker *w);
-/* Waits for every runner to end; a stop asked meanwhile is passed on. */
-void runners_wait_all(struct worker *w);
-
-/* A process of its own for a runner: a self-pipe and a client of its
- * own (worker.c), so that nothing is shared with the worker. */
-void worker_renew_after_fork(struct worker *w);
-
-/* Waits up to ms, or until a signal arrives; drains the self-pipe. */
-void worker_wait(struct worker *w, int64_t ms);
-/* Polls the reclaim notice if a poll is due: 1 once one was seen. */
-int worker_notice(struct worker *w);
-/* A call to serve that keeps track of the last contact. */
-int worker_call(struct worker *w, const char *method, const char *path, json_t *body, json_t **reply);
 
 #endif

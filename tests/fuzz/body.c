@@ -4,7 +4,7 @@
  * names the problem, or accepted with every field as its table says;
  * either way nothing leaks. */
 #include "common/jsonin.h"
-#include "serve/api.h"
+#include "serve/api_internal.h"
 
 #include "fuzz.h"
 

@@ -4,7 +4,7 @@
  * that does not gets an error reply that is JSON whatever bytes the path
  * holds (it quotes the path). */
 #include "common/error.h"
-#include "serve/api.h"
+#include "serve/api_internal.h"
 
 #include "fuzz.h"
 

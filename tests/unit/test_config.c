@@ -10,7 +10,7 @@
 #include "cli/cmd.h"
 #include "common/config.h"
 #include "harness.h"
-#include "provider/local.h"
+#include "provider/local_internal.h"
 
 /* Writes text to a new file in a temp dir; its path. */
 static const char *conf_file(const char *text)

@@ -5,7 +5,7 @@
  * is left out and answered with its error, the others are queued. The
  * reply is 200 with one result per job, in the order given, each with the
  * status a submit of that job alone would have had. */
-#include "serve/api.h"
+#include "serve/api_internal.h"
 
 static void write_result(struct jsonout *o, int status, const struct job *job, const struct ebb_error *err)
 {
@@ -48,7 +48,7 @@ static int submit_one(struct api_call *c, size_t i, json_t *body, struct jsonout
 	return 0;
 }
 
-int api_submit_batch(struct api_call *c)
+int api_submit_array(struct api_call *c)
 {
 	size_t n = json_array_size(c->body), i;
 	struct ebb_error err;
@@ -56,9 +56,9 @@ int api_submit_batch(struct api_call *c)
 	int counts[3] = {0}; /* created, existing, failed */
 	json_t *body;
 
-	if (n == 0 || n > API_SUBMIT_BATCH_MAX) {
+	if (n == 0 || n > API_SUBMIT_ARRAY_MAX) {
 		error_set(&err, n ? 413 : 400, n ? "too_many_jobs" : "bad_value", NULL,
-			  "a batch of jobs is an array of 1 to %d job objects, not %zu", API_SUBMIT_BATCH_MAX, n);
+			  "an array of jobs holds 1 to %d job objects, not %zu", API_SUBMIT_ARRAY_MAX, n);
 		return api_fail(c, &err);
 	}
 	jsonout_open(&o, NULL, '{');

@@ -1,7 +1,7 @@
 /* The local provider's parts (local.c, local_faults.c): what they share.
  * Only those two files include it. */
-#ifndef EBB_PROVIDER_LOCAL_H
-#define EBB_PROVIDER_LOCAL_H
+#ifndef EBB_PROVIDER_LOCAL_INTERNAL_H
+#define EBB_PROVIDER_LOCAL_INTERNAL_H
 
 #include <stdint.h>
 #include <sys/types.h>
