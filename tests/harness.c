@@ -27,6 +27,7 @@
 #include <libpq-fe.h>
 
 #include "common/config.h"
+#include "common/fnv.h"
 #include "store/store.h"
 
 #define START_TIMEOUT_MS 15000 /* a cold start under ASan on a busy machine */
@@ -333,7 +334,6 @@ const char *harness_store_url(const char *dir)
 {
 	static char url[2048];
 	const char *server = getenv("EBB_TEST_PG");
-	uint64_t h = 0xcbf29ce484222325ULL;
 	char name[32], sql[64];
 	const char *code;
 	PGconn *c;
@@ -344,9 +344,7 @@ const char *harness_store_url(const char *dir)
 	if (!server || !*server)
 		fail_msg("EBB_TEST_STORE=postgres needs EBB_TEST_PG, a server's connection string "
 			 "(scripts/pg.sh start; scripts/pg.sh url DIR)");
-	for (const char *p = dir; *p; p++)
-		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
-	snprintf(name, sizeof name, "ebb_%016llx", (unsigned long long)h);
+	snprintf(name, sizeof name, "ebb_%016llx", (unsigned long long)fnv1a(FNV1A_START, dir));
 	if (!(c = PQconnectdb(harness_fmt("%s dbname=postgres", server))) || PQstatus(c) != CONNECTION_OK)
 		fail_msg("EBB_TEST_PG %s: %s", server, c ? PQerrorMessage(c) : "out of memory");
 	snprintf(sql, sizeof sql, "CREATE DATABASE %s", name);

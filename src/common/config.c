@@ -65,7 +65,6 @@ struct conf_section {
 	const char *help;
 };
 
-static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
 static const char *const roles[] = {"admin", "submit", "worker", NULL};
 static const char *const billings[] = {"per-second", "per-minute", "per-hour", NULL};
 
@@ -81,7 +80,7 @@ static const struct conf_key server_keys[] = {
 	 "Directory holding the SQLite database (ebb.db); created if missing."},
 	{"max_body", CONF_SIZE, CFG(max_body), 1024, 64LL << 20, "1MiB", NULL,
 	 "Largest request body accepted; larger ones get 413."},
-	{"log_level", CONF_ENUM, CFG(log_level), 0, 0, "info", log_levels,
+	{"log_level", CONF_ENUM, CFG(log_level), 0, 0, "info", log_level_names,
 	 "Least severe log level written to stderr."},
 	{"max_connections", CONF_INT, CFG(max_connections), 16, 1000000, "4096", NULL,
 	 "Open HTTP connections at once, long-polling workers included."},

@@ -27,7 +27,8 @@ const struct conf_key *conftab_key(const struct conf_key *keys, const char *name
 	return NULL;
 }
 
-void conftab_format(char *buf, size_t size, const struct conf_key *k, const void *base)
+/* The value of k in base as the file would spell it. */
+static void conftab_format(char *buf, size_t size, const struct conf_key *k, const void *base)
 {
 	const char *p = (const char *)base + k->offset;
 	int64_t v = *(const int64_t *)p;

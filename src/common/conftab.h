@@ -53,8 +53,6 @@ const char *conftab_type_name(enum conf_type t);
 /* The least and the greatest value of k as the file spells them (a
  * choice's first and last); empty for a string. */
 void conftab_bounds(const struct conf_key *k, char *min, char *max, size_t size);
-/* The value of k in base as the file would spell it. */
-void conftab_format(char *buf, size_t size, const struct conf_key *k, const void *base);
 /* "# help", the bounds or choices, and "KEY = DEFAULT" (commented out
  * when commented), for each key: the example file's lines. */
 void conftab_write_example(FILE *out, const struct conf_key *keys, int commented);

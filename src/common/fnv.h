@@ -1,6 +1,8 @@
 /* FNV-1a, 64 bits: the hash of short texts that ebb keys things by (an
- * idempotency key's body, a count's key, a lease's offer). Not for
- * anything an attacker may aim at: it is not keyed. */
+ * idempotency key's body, a count's key, a lease's offer, a trace's names,
+ * an alert's labels as Prometheus fingerprints them). The one copy: a
+ * second would be free to differ. Not for anything an attacker may aim
+ * at: it is not keyed. */
 #ifndef EBB_FNV_H
 #define EBB_FNV_H
 

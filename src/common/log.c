@@ -7,20 +7,9 @@
 #include <time.h>
 
 static enum log_level min_level = LOG_INFO;
-static const char *const level_names[] = {"debug", "info", "warn", "error"};
+const char *const log_level_names[] = {"debug", "info", "warn", "error", NULL};
 
 void log_set_level(enum log_level level) { min_level = level; }
-
-int log_level_parse(const char *name, enum log_level *out)
-{
-	for (size_t i = 0; i < sizeof level_names / sizeof *level_names; i++) {
-		if (strcmp(name, level_names[i]) == 0) {
-			*out = (enum log_level)i;
-			return 0;
-		}
-	}
-	return -1;
-}
 
 const char *log_quote(char *buf, size_t size, const char *s)
 {
@@ -67,7 +56,7 @@ void log_event(enum log_level level, const char *msg, const char *fmt, ...)
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
 	n = snprintf(line, sizeof line, "ts=%s.%03ldZ level=%s msg=%s", stamp,
-		     ts.tv_nsec / 1000000, level_names[level],
+		     ts.tv_nsec / 1000000, log_level_names[level],
 		     log_quote(quoted, sizeof quoted, msg));
 	if (fmt[0] != '\0' && n > 0 && (size_t)n < sizeof line - 1) {
 		line[n++] = ' ';

@@ -9,8 +9,11 @@
 
 enum log_level { LOG_DEBUG, LOG_INFO, LOG_WARN, LOG_ERROR };
 
+/* "debug" to "error" in the enum's order, then NULL: the names in the
+ * lines and in [server] log_level, whose choices they are. */
+extern const char *const log_level_names[];
+
 void log_set_level(enum log_level level);
-int log_level_parse(const char *name, enum log_level *out);
 
 void log_event(enum log_level level, const char *msg, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/fnv.h"
+
 static const struct {
 	const char *name;
 	size_t offset, size;
@@ -44,22 +46,13 @@ int alert_labels_parse(const json_t *o, struct alert_labels *l)
 
 static int by_name(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
-static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
 void alert_fingerprint(const json_t *labels, char out[17])
 {
 	const char *names[16];
 	const char *key;
 	json_t *v;
 	size_t n = 0;
-	uint64_t h = 14695981039346656037ULL;
+	uint64_t h = FNV1A_START;
 
 	json_object_foreach((json_t *)labels, key, v) {
 		if (n < 16)
@@ -68,10 +61,8 @@ void alert_fingerprint(const json_t *labels, char out[17])
 	qsort(names, n, sizeof *names, by_name);
 	for (size_t i = 0; i < n; i++) {
 		const char *value = json_string_value(json_object_get(labels, names[i]));
-		h = fnv1a(h, names[i], strlen(names[i]));
-		h = fnv1a(h, "\xff", 1);
-		h = fnv1a(h, value ? value : "", value ? strlen(value) : 0);
-		h = fnv1a(h, "\xff", 1);
+		h = fnv1a_byte(fnv1a(h, names[i]), 0xff);
+		h = fnv1a_byte(fnv1a(h, value ? value : ""), 0xff);
 	}
 	snprintf(out, 17, "%016llx", (unsigned long long)h);
 }

@@ -235,6 +235,15 @@ const char *api_route(const char *method, const char *path, int64_t *id, int *st
 	return r ? r->pattern : NULL;
 }
 
+const char *api_route_at(size_t i, const char **method, int *roles)
+{
+	if (i >= sizeof routes / sizeof *routes - 1)
+		return NULL;
+	*method = routes[i].method;
+	*roles = routes[i].roles;
+	return routes[i].pattern;
+}
+
 static int route(struct api_call *c)
 {
 	const char *method = request_method(c->req), *path = request_path(c->req);

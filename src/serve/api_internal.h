@@ -45,6 +45,11 @@ extern const struct field api_submit_fields[], api_lease_fields[], api_heartbeat
  * its {id} in *id and *status 200; or NULL with *status 404 (no such
  * path) or 405 (the path has routes, not for method). */
 const char *api_route(const char *method, const char *path, int64_t *id, int *status);
+/* Route i of the table, from 0: its pattern, its method in *method and
+ * in *roles who may call it besides admin (1 << ROLE_* of each role; 0:
+ * anyone); NULL past the last. docs/API.md's index is checked against
+ * them (tests/unit/test_api_doc.c). */
+const char *api_route_at(size_t i, const char **method, int *roles);
 /* The query parameter name as an integer in [min, max], def when absent;
  * on error replies and returns -1. */
 int api_query_int(struct api_call *c, const char *name, int64_t min, int64_t max, int64_t def,

@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "common/timer.h"
 #include "common/units.h"
+#include "serve/target.h"
 #include "serve/tls.h"
 
 enum request_state {
@@ -171,14 +172,13 @@ static void handle(struct request *req)
 /* The most of an oversized body read through to refuse it cleanly. */
 #define DRAIN_MAX (64LL << 20)
 
-/* ebb's limits on a request's head (docs/API.md, "Request limits"): far
- * above what a client of ebb sends (a token is at most 255 bytes, a query
- * a few names), far below POOL_SIZE, so that a head over them still fits
- * in MHD's memory, reaches on_access and gets a JSON error. */
-#define MAX_TARGET 4096 /* the path and query as sent: else 414 */
-#define MAX_PARAMS 100  /* query parameters: else 414 */
-#define MAX_HEAD 8192   /* the request line and header lines: else 431 */
-#define MAX_FIELDS 100  /* header fields and cookies: else 431 */
+/* ebb's limits on a request's head (docs/API.md, "Request limits"), with
+ * those on its target (target.h): far above what a client of ebb sends
+ * (a token is at most 255 bytes, a query a few names), far below
+ * POOL_SIZE, so that a head over them still fits in MHD's memory, reaches
+ * on_access and gets a JSON error. */
+#define MAX_HEAD 8192  /* the request line and header lines: else 431 */
+#define MAX_FIELDS 100 /* header fields and cookies: else 431 */
 
 /* Each connection's memory in MHD. It holds the head, 64 bytes for every
  * header field, cookie and query parameter, a copy of the Cookie header,
@@ -198,8 +198,8 @@ static void handle(struct request *req)
 
 /* What ebb keeps of a connection, from its start to its close. */
 struct conn {
-	size_t target_len;   /* the current request's target (path and query), as sent */
-	struct tls_gen *tls; /* the certificate it may use (tls.h); NULL: plain HTTP */
+	struct ebb_error target; /* the current request's target refused (a 414); status 0: within limits */
+	struct tls_gen *tls;     /* the certificate it may use (tls.h); NULL: plain HTTP */
 };
 
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
@@ -229,7 +229,11 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 	struct conn *c = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT)->socket_context;
 
 	(void)cls;
-	c->target_len = strlen(uri);
+	/* uri is MHD's own buffer, the request line that it splits in place
+	 * (writing NULs into it), and whose query it parses once this
+	 * returns: a refused target's query is cut there (target.h). */
+	if (target_check((char *)uri, &c->target) == 0)
+		c->target.status = 0;
 	return NULL;
 }
 
@@ -243,15 +247,11 @@ static void check_head(struct request *req)
 	const union MHD_ConnectionInfo *head =
 		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
 	const char *te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
-	int params = MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, NULL, NULL);
 	int fields = MHD_get_connection_values(conn, MHD_HEADER_KIND | MHD_COOKIE_KIND, NULL, NULL);
 	struct ebb_error e;
 
-	if (c->target_len > MAX_TARGET)
-		error_set(&e, 414, "uri_too_long", NULL, "request target of %zu bytes, over %d", c->target_len,
-			  MAX_TARGET);
-	else if (params > MAX_PARAMS)
-		error_set(&e, 414, "uri_too_long", NULL, "%d query parameters, over %d", params, MAX_PARAMS);
+	if (c->target.status)
+		e = c->target;
 	else if (head->header_size > MAX_HEAD)
 		error_set(&e, 431, "headers_too_large", NULL, "request head of %zu bytes, over %d",
 			  head->header_size, MAX_HEAD);

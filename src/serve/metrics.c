@@ -48,7 +48,9 @@ static void put_escaped(struct prom *p, const char *s, int quote)
 	}
 }
 
-void prom_float(char *buf, size_t size, double v)
+/* A float as the format spells it: "+Inf", "-Inf", "NaN", or the
+ * shortest of %.15g and %.17g that reads back as the same double. */
+static void prom_float(char *buf, size_t size, double v)
 {
 	if (isnan(v))
 		snprintf(buf, size, "NaN");
@@ -121,12 +123,6 @@ char *prom_finish(struct prom *p)
 		out = calloc(1, 1);
 	memset(p, 0, sizeof *p);
 	return out;
-}
-
-void prom_free(struct prom *p)
-{
-	free(p->buf);
-	memset(p, 0, sizeof *p);
 }
 
 void histogram_init(struct histogram *h, const double *bounds, int nbounds)

@@ -29,11 +29,6 @@ void prom_sample(struct prom *p, const char *suffix, double value, ...) __attrib
 /* The body, NUL-terminated (free it); NULL if memory ran out. The writer
  * is empty again afterwards. */
 char *prom_finish(struct prom *p);
-/* Frees what the writer holds (after an error, instead of prom_finish). */
-void prom_free(struct prom *p);
-/* A float as the format spells it: "+Inf", "-Inf", "NaN", or the
- * shortest of %.15g and %.17g that reads back as the same double. */
-void prom_float(char *buf, size_t size, double v);
 
 #define HISTOGRAM_MAX_BOUNDS 24
 

@@ -131,4 +131,3 @@ void replica_free(struct replica *r)
 	free(r);
 }
 
-int replica_leads(const struct replica *r) { return r->leads; }

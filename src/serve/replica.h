@@ -36,7 +36,5 @@ struct replica_hooks {
 struct replica *replica_new(struct event_base *base, struct store *st, struct clock *clock,
 			    const struct replica_hooks *hooks, int *leads);
 void replica_free(struct replica *r);
-/* 1 this serve leads (always, without a shared store). */
-int replica_leads(const struct replica *r);
 
 #endif

@@ -86,7 +86,7 @@ int report_by_parse(const char *name)
 	return -1;
 }
 
-const char *report_by_name(enum report_by by) { return by_names[by]; }
+static const char *report_by_name(enum report_by by) { return by_names[by]; }
 
 void report_init(struct report *r, enum report_by by, int64_t since_ms, int64_t now_ms)
 {

@@ -51,7 +51,6 @@ struct report {
 };
 
 int report_by_parse(const char *name); /* -1: unknown */
-const char *report_by_name(enum report_by by);
 
 void report_init(struct report *r, enum report_by by, int64_t since_ms, int64_t now_ms);
 /* "2026-11": the month's first and next month's first millisecond (UTC),

@@ -30,7 +30,8 @@ static int still_idle(const struct window_entry *e, const void *inst)
 	return i->state == S_IDLE && i->idle_since == e->at;
 }
 
-void sim_open(struct sim *s, int k)
+/* Instance k, up, has room for a job: it joins open[] if not in it. */
+static void sim_open(struct sim *s, int k)
 {
 	int at;
 

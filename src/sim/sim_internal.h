@@ -329,8 +329,6 @@ void sim_job_leaves(struct sim *s, int job);
  * queue too. */
 void sim_interrupt(struct sim *s, int job);
 void sim_put_back(struct sim *s, int job);
-/* Instance k, up, has room for a job: it joins open[] if not in it. */
-void sim_open(struct sim *s, int k);
 /* Instance k becomes idle now (all its GPUs free), and open. */
 void sim_make_idle(struct sim *s, int k);
 /* The GPUs job holds while it runs: those it asks for, one at least. */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/config.h"
+#include "common/fnv.h"
 #include "common/job.h"
 
 #define MAX_COLUMNS 64
@@ -57,15 +58,6 @@ static int split(char *line, char **fields, int max)
 	return n;
 }
 
-static size_t hash(const char *s)
-{
-	size_t h = 14695981039346656037ULL; /* FNV-1a */
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
 /* Doubles the table (and the list's room), keeping the names. */
 static int rehash(struct names *ns)
 {
@@ -79,7 +71,7 @@ static int rehash(struct names *ns)
 	}
 	*ns->list = list;
 	for (int i = 0; i < *ns->n; i++) {
-		size_t j = hash(list[i]) & (cap - 1);
+		size_t j = (size_t)fnv1a(FNV1A_START, list[i]) & (cap - 1);
 		while (slot[j])
 			j = (j + 1) & (cap - 1);
 		slot[j] = i + 1;
@@ -99,7 +91,7 @@ static int intern(struct names *ns, const char *s, int max, int (*valid)(const c
 
 	if ((size_t)*ns->n + 1 > ns->cap / 2 && rehash(ns) != 0)
 		return -1;
-	for (j = hash(s) & (ns->cap - 1); ns->slot[j]; j = (j + 1) & (ns->cap - 1)) {
+	for (j = (size_t)fnv1a(FNV1A_START, s) & (ns->cap - 1); ns->slot[j]; j = (j + 1) & (ns->cap - 1)) {
 		if (strcmp((*ns->list)[ns->slot[j] - 1], s) == 0)
 			return ns->slot[j] - 1;
 	}

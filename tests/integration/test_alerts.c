@@ -12,6 +12,7 @@
 
 #include "harness.h"
 #include "receiver.h"
+#include "serve/alert_payload.h"
 
 /* A serve on the test clock whose alerts go to r, with more config. */
 static struct harness_server *serve_to(struct receiver *r, const char *extra, int flags)
@@ -37,6 +38,7 @@ static int is_hex16(const char *s)
 static void assert_payload(struct harness_server *s, json_t *p, const char *status, const char *name)
 {
 	json_t *a = harness_jget(p, "alerts.0");
+	char fp[17];
 
 	assert_non_null(a);
 	assert_string_equal(JSTR(p, "version"), "4");
@@ -53,6 +55,8 @@ static void assert_payload(struct harness_server *s, json_t *p, const char *stat
 	assert_non_null(json_string_value(harness_jget(a, "annotations.summary")));
 	assert_string_equal(JSTR(a, "generatorURL"), harness_fmt("%s/v1/alerts", s->url));
 	assert_true(is_hex16(JSTR(a, "fingerprint")));
+	alert_fingerprint(harness_jget(a, "labels"), fp);
+	assert_string_equal(JSTR(a, "fingerprint"), fp);
 	/* 2026-11-24T05:19:46.934Z */
 	assert_int(strlen(JSTR(a, "startsAt")), 24);
 	assert_true(JSTR(a, "startsAt")[23] == 'Z');
@@ -403,11 +407,31 @@ static void store_errors_fire(void **state)
 	receiver_stop(r);
 }
 
+/* The fingerprint is Prometheus' signature of the labels, whose values
+ * Alertmanager keys alerts by: these two as Prometheus computes them (the
+ * empty set's is FNV-1a's start; the other is docs/ALERTS.md's example). */
+static void fingerprint_is_prometheus(void **state)
+{
+	json_t *none = json_object();
+	json_t *labels = json_pack("{s:s, s:s, s:s, s:s, s:s}", "alertname", "EbbInstanceIdle", "severity", "warning",
+				   "offer", "a100", "market", "on-demand", "instance", "1");
+	char fp[17];
+
+	(void)state;
+	alert_fingerprint(none, fp);
+	assert_string_equal(fp, "cbf29ce484222325");
+	alert_fingerprint(labels, fp);
+	assert_string_equal(fp, "e8c40162e111644e");
+	json_decref(none);
+	json_decref(labels);
+}
+
 #define T(fn) cmocka_unit_test_teardown(fn, harness_cleanup)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		T(fingerprint_is_prometheus),
 		T(queue_waiting_fires_and_resolves),
 		T(dead_letter_outlives_a_restart),
 		T(failed_posts_are_tried_again),

@@ -642,6 +642,28 @@ static void head_limits(void **state)
 		  "headers_too_large");
 }
 
+/* A query of more parameters than the connection's memory holds, some
+ * 550 in a short URL, is refused as any over the limit is, at once, and
+ * the connection goes on: they are never read (serve/target.h), where
+ * libmicrohttpd would have run out of memory reading them and left the
+ * request unanswered until the connection timed out. So are those of a
+ * target over its length with 100 parameters, too many to fit with it. */
+static void parameters_past_memory(void **state)
+{
+	int64_t queued = harness_stat(srv, "states.queued");
+	const char *cl = harness_fmt("\r\nContent-Length: %zu\r\n\r\n%s", strlen(job), job);
+	char *long_path = repeat("GET /", "a", 33000, "?");
+
+	(void)state;
+	raw_reply(repeat("GET /healthz?", "p&", 1000, "p HTTP/1.1\r\nHost: ebb\r\n\r\n"), 0, 414, "uri_too_long");
+	raw_reply(repeat("GET /healthz?", "&", 3000, " HTTP/1.1\r\nHost: ebb\r\n\r\n"), 1, 414, "uri_too_long");
+	raw_reply(repeat("POST /v1/jobs?", "a=1&", 4999, harness_fmt("a=1 HTTP/1.1\r\nHost: ebb%s", cl)), 0, 414,
+		  "uri_too_long");
+	raw_reply(repeat(long_path, "p&", 99, "p HTTP/1.1\r\nHost: ebb\r\n\r\n"), 0, 414, "uri_too_long");
+	free(long_path);
+	assert_int(harness_stat(srv, "states.queued"), queued);
+}
+
 /* A refused request's body is read and dropped, so that the client gets
  * the reply and the connection goes on; it is never handled. Unless the
  * client waits for a 100 Continue, or sends a body whose end cannot be
@@ -778,8 +800,10 @@ static void library_replies(void **state)
 	library_reply_free(srv, repeat(chunked, "", 0, "2\r\n{}XX0\r\n\r\n"), 0, 400, CHUNKED_MALFORMED, 0);
 	library_reply_free(srv, repeat(chunked, "", 0, "FFFFFFFFFFFFFFFFF\r\n"), 0, 413, CHUNK_TOO_LARGE, 0);
 	library_reply_free(srv, repeat(chunked, "", 0, "2\r\n{}\r\n0\r\nNoColon\r\n\r\n"), 0, 400, MALFORMED, 0);
-	/* A head that does not fit in the connection's 36 KiB. */
+	/* A head that does not fit in the connection's 36 KiB: a URL of
+	 * 40,000 bytes or 100,000, answered at once. */
 	library_reply_free(srv, repeat("GET /", "a", 40000, v11), 0, 414, TOO_BIG, 0);
+	library_reply_free(srv, repeat("GET /", "a", 100000, v11), 0, 414, TOO_BIG, 0);
 	library_reply_free(srv, repeat(padded, "p", 40000, "\r\n\r\n"), 0, 431, TOO_BIG, 0);
 	library_reply_free(srv, repeat(padded, "p", 40000, "\r\n\r\n"), 1, 431, TOO_BIG, 0);
 	library_reply_free(srv, repeat("GET /healthz HTTP/1.1\r\nHost: ebb\r\n", "X-A: 1\r\n", 600, "\r\n"), 0, 431,
@@ -830,17 +854,13 @@ static void library_leniencies(void **state)
 	close(fd);
 }
 
-/* Requests the library neither answers nor closes until the connection
- * times out. */
+/* A request the library neither answers nor closes until the connection
+ * times out: a chunk-size line longer than the memory left. */
 static void library_silences(void **state)
 {
 	struct harness_server *s = harness_serve("[server]\nconnection_timeout = 1s\n", 0);
 
 	(void)state;
-	/* More query parameters than fit in the connection's memory. */
-	library_reply_free(s, repeat("GET /healthz?", "p&", 1000, "p HTTP/1.1\r\nHost: ebb\r\n\r\n"), 0, -1, NULL,
-			   0);
-	/* A chunk-size line longer than the memory left. */
 	library_reply_free(s,
 			   repeat("POST /v1/jobs HTTP/1.1\r\nHost: ebb\r\nTransfer-Encoding: chunked\r\n\r\n", "0",
 				  50000, "2\r\n{}\r\n0\r\n\r\n"),
@@ -884,6 +904,7 @@ int main(void)
 		cmocka_unit_test(deep_nesting),
 		cmocka_unit_test(queue_full),
 		cmocka_unit_test(head_limits),
+		cmocka_unit_test(parameters_past_memory),
 		cmocka_unit_test(head_refused_with_body),
 		cmocka_unit_test(library_replies),
 		cmocka_unit_test(library_leniencies),
