@@ -222,6 +222,10 @@ static void errors(void **state)
 	harness_ebb(&r, srv, "jobs", "--bogus", NULL);
 	assert_failed(&r, 2, "jobs", "--bogus");
 	harness_run_free(&r);
+	/* Under ASan, also that nothing is left allocated on the way out. */
+	harness_ebb(&r, srv, "submit", "--jobs", "/nonexistent/jobs.jsonl", NULL);
+	assert_failed(&r, 2, "submit", "--jobs /nonexistent/jobs.jsonl: ");
+	harness_run_free(&r);
 	/* -s overrides EBB_SERVER: nothing listens on port 1. */
 	harness_ebb(&r, srv, "jobs", "-s", "127.0.0.1:1", NULL);
 	assert_failed(&r, 1, "jobs", "cannot reach http://127.0.0.1:1");
