@@ -53,6 +53,7 @@ ebb \- GPU job queue and autoscaler
 .B \-\-help
 .br
 .B ebb help
+.RI [ COMMAND ]
 .SH DESCRIPTION
 .B ebb
 keeps GPU spend proportional to work. One program, with a command for

@@ -7,20 +7,45 @@
 
 #include "common/units.h"
 
-static void vreport(struct cli *cli, const char *fmt, va_list ap)
+#define CONN(member) OPTION_AT(struct client_args, member)
+
+const struct option_spec cli_server_options[] = {
+	{"server", 's', OPTION_STRING, "URL", CONN(server),
+	 "server (default $EBB_SERVER, else http://127.0.0.1:7070);\n"
+	 "URL,URL,...: serves on one database, tried in turn"},
+	{"token", 0, OPTION_STRING, "TOKEN", CONN(token), "bearer token (default $EBB_TOKEN)"},
+	{"cacert", 0, OPTION_STRING, "FILE", CONN(cacert),
+	 "CA certificates (PEM) to trust for an https:// server\n"
+	 "(default $EBB_CACERT, else the system's)"},
+	{0},
+};
+
+const struct option_spec cli_client_options[] = {
+	{.kind = OPTION_GROUP, .group = cli_server_options, .at = OPTION_AT(struct cli, conn)},
+	{"json", 0, OPTION_FLAG, NULL, OPTION_AT(struct cli, json), "print the server's JSON reply"},
+	{0},
+};
+
+int cli_parse(struct cli *cli, const struct usage *u, void *args, int argc, char **argv)
 {
-	fprintf(stderr, "ebb %s: ", cli->name);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	int rc;
+
+	cli->name = argv[0];
+	cli->query = json_object();
+	if ((rc = options_parse(u, args, argc, argv)) != OPTIONS_GO_ON)
+		cli_close(cli);
+	return rc;
 }
 
 int cli_error(struct cli *cli, const char *fmt, ...)
 {
 	va_list ap;
 
+	fprintf(stderr, "%s: ", cli->name);
 	va_start(ap, fmt);
-	vreport(cli, fmt, ap);
+	vfprintf(stderr, fmt, ap);
 	va_end(ap);
+	fputc('\n', stderr);
 	return 1;
 }
 
@@ -29,147 +54,14 @@ int cli_usage_error(struct cli *cli, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vreport(cli, fmt, ap);
+	options_usage_verror(cli->name, fmt, ap);
 	va_end(ap);
-	fputs(cli->usage, stderr);
 	return 2;
 }
 
-int cli_option(struct cli *cli, int opt, char **argv)
-{
-	switch (opt) {
-	case 's':
-		cli->server = optarg;
-		return CLI_NEXT;
-	case CLI_OPT_TOKEN:
-		cli->token = optarg;
-		return CLI_NEXT;
-	case CLI_OPT_CACERT:
-		cli->cacert = optarg;
-		return CLI_NEXT;
-	case CLI_OPT_JSON:
-		cli->json = 1;
-		return CLI_NEXT;
-	case 'h':
-		fputs(cli->usage, stdout);
-		return 0;
-	case ':':
-		return cli_usage_error(cli, "option '%s' needs a value", argv[optind - 1]);
-	case '?':
-		if (optopt)
-			return cli_usage_error(cli, "unknown option '-%c'", optopt);
-		return cli_usage_error(cli, "unknown or ambiguous option '%s'", argv[optind - 1]);
-	}
-	return cli_usage_error(cli, "unhandled option %d", opt);
-}
-
-int cli_int(struct cli *cli, const char *flag, const char *arg, int64_t min, int64_t max,
-	    int64_t *out)
-{
-	if (parse_int64(arg, out) != 0 || *out < min || *out > max) {
-		cli_usage_error(cli, "%s: expected an integer from %lld to %lld, got '%s'", flag,
-				(long long)min, (long long)max, arg);
-		return -1;
-	}
-	return 0;
-}
-
-int cli_id_args(struct cli *cli, int argc, char **argv, const char *what, int64_t *id)
-{
-	static const struct option longopts[] = {CLI_LONGOPTS, {NULL, 0, NULL, 0}};
-	int c, rc;
-
-	while ((c = getopt_long(argc, argv, CLI_SHORTOPTS, longopts, NULL)) != -1) {
-		if ((rc = cli_option(cli, c, argv)) != CLI_NEXT)
-			return rc;
-	}
-	if (optind >= argc)
-		return cli_usage_error(cli, "which %s? (give its id)", what);
-	if (optind + 1 < argc)
-		return cli_usage_error(cli, "unexpected argument '%s'", argv[optind + 1]);
-	if (parse_int64(argv[optind], id) != 0 || *id <= 0)
-		return cli_usage_error(cli, "'%s' is not a %s id (a positive integer)", argv[optind], what);
-	return CLI_NEXT;
-}
-
-int cli_call(struct cli *cli, const char *method, const char *path, json_t *body, json_t **reply)
-{
-	char why[1024];
-	int status;
-
-	*reply = NULL;
-	if (!cli->client.curl && client_init(&cli->client, cli->server, cli->token, cli->cacert) != 0) {
-		cli_error(cli, "%s", cli->client.err);
-		return -1;
-	}
-	status = client_call(&cli->client, method, path, body, reply);
-	if (status < 0) {
-		cli_error(cli, "%s", cli->client.err);
-		return -1;
-	}
-	if (status < 200 || status > 299) {
-		client_error_text(status, *reply, why, sizeof why);
-		cli_error(cli, "%s", why);
-	} else if (!json_is_object(*reply)) {
-		cli_error(cli, "%s %s: the server replied %d without a JSON object", method, path, status);
-	} else {
-		return status;
-	}
-	json_decref(*reply);
-	*reply = NULL;
-	return -1;
-}
-
-void cli_close(struct cli *cli)
-{
-	client_free(&cli->client);
-}
-
-int cli_show(struct cli *cli, const char *method, const char *path, cli_print_fn *print, void *arg)
-{
-	json_t *reply;
-	int rc = cli_call(cli, method, path, NULL, &reply) < 0;
-
-	cli_close(cli);
-	if (rc)
-		return 1;
-	if (cli->json)
-		cli_print_json(reply);
-	else
-		rc = print(cli, reply, arg);
-	json_decref(reply);
-	return rc;
-}
-
-int cli_fleet_action(int argc, char **argv, const char *action, const char *usage, cli_print_fn *print)
-{
-	struct cli cli = {.name = action, .usage = usage};
-	char path[64];
-	int64_t id;
-	int rc;
-
-	if ((rc = cli_id_args(&cli, argc, argv, "instance", &id)) != CLI_NEXT)
-		return rc;
-	snprintf(path, sizeof path, "/v1/fleet/%lld/%s", (long long)id, action);
-	return cli_show(&cli, "POST", path, print, &id);
-}
-
-json_t *cli_jpath(json_t *v, const char *path)
-{
-	char key[64];
-
-	while (v && *path) {
-		size_t n = strcspn(path, ".");
-		snprintf(key, sizeof key, "%.*s", (int)n, path);
-		v = json_object_get(v, key);
-		path += n + (path[n] == '.');
-	}
-	return v;
-}
-
-double cli_num(json_t *v, const char *path) { return json_number_value(cli_jpath(v, path)); }
-
-int cli_query_add(char *path, size_t size, const char *name, const char *value)
+/* Appends "?name=value" or "&name=value", percent-encoded: 0, or -1 when
+ * path is full. */
+static int query_add(char *path, size_t size, const char *name, const char *value)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	size_t n = strlen(path);
@@ -193,6 +85,143 @@ int cli_query_add(char *path, size_t size, const char *name, const char *value)
 	path[n] = '\0';
 	return 0;
 }
+
+/* path, then query's members: a string as it is, an integer in decimal,
+ * true as 1. 0, or -1 when buf is too small. */
+static int with_query(char *buf, size_t size, const char *path, json_t *query)
+{
+	const char *name;
+	json_t *v;
+
+	if ((size_t)snprintf(buf, size, "%s", path) >= size)
+		return -1;
+	json_object_foreach(query, name, v) {
+		char num[32] = "1";
+		if (json_is_integer(v))
+			snprintf(num, sizeof num, "%lld", (long long)json_integer_value(v));
+		if (query_add(buf, size, name, json_is_string(v) ? json_string_value(v) : num) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+int cli_call(struct cli *cli, const char *method, const char *path, json_t *body, json_t **reply)
+{
+	char why[1024], url[4096];
+	int status;
+
+	*reply = NULL;
+	if (with_query(url, sizeof url, path, cli->query) != 0) {
+		cli_error(cli, "%s %s: the query is too long", method, path);
+		return -1;
+	}
+	if (!cli->client.curl &&
+	    client_init(&cli->client, cli->conn.server, cli->conn.token, cli->conn.cacert) != 0) {
+		cli_error(cli, "%s", cli->client.err);
+		return -1;
+	}
+	status = client_call(&cli->client, method, url, body, reply);
+	if (status < 0) {
+		cli_error(cli, "%s", cli->client.err);
+		return -1;
+	}
+	if (status < 200 || status > 299) {
+		client_error_text(status, *reply, why, sizeof why);
+		cli_error(cli, "%s", why);
+	} else if (!json_is_object(*reply)) {
+		cli_error(cli, "%s %s: the server replied %d without a JSON object", method, url, status);
+	} else {
+		return status;
+	}
+	json_decref(*reply);
+	*reply = NULL;
+	return -1;
+}
+
+void cli_close(struct cli *cli)
+{
+	client_free(&cli->client);
+	json_decref(cli->query);
+	cli->query = NULL;
+}
+
+int cli_show(struct cli *cli, const char *method, const char *path, cli_print_fn *print, void *arg)
+{
+	json_t *reply;
+	int rc = cli_call(cli, method, path, NULL, &reply) < 0;
+
+	cli_close(cli);
+	if (rc)
+		return 1;
+	if (cli->json)
+		cli_print_json(reply);
+	else
+		rc = print(cli, reply, arg);
+	json_decref(reply);
+	return rc;
+}
+
+int cli_get(int argc, char **argv, const struct usage *u, const char *path, cli_print_fn *print)
+{
+	struct cli cli = {0};
+	int rc = cli_parse(&cli, u, &cli, argc, argv);
+
+	return rc != OPTIONS_GO_ON ? rc : cli_show(&cli, "GET", path, print, NULL);
+}
+
+/* The line of a command on an id whose reply tells no more. */
+struct done_line {
+	const char *format;
+	int64_t id;
+};
+
+static int print_done(struct cli *cli, json_t *reply, void *arg)
+{
+	const struct done_line *d = arg;
+
+	(void)cli, (void)reply;
+	printf(d->format, (long long)d->id);
+	return 0;
+}
+
+int cli_by_id(int argc, char **argv, const struct cli_by_id *c)
+{
+	struct cli cli = {0};
+	struct done_line done;
+	char path[128];
+	int64_t id;
+	int rc = cli_parse(&cli, &c->usage, &cli, argc, argv);
+
+	if (rc != OPTIONS_GO_ON)
+		return rc;
+	if (optind == argc || parse_int64(argv[optind], &id) != 0 || id <= 0) {
+		rc = optind == argc ? cli_usage_error(&cli, "which %s? (give its id)", c->what)
+				    : cli_usage_error(&cli, "'%s' is not a %s id (a positive integer)", argv[optind], c->what);
+		cli_close(&cli);
+		return rc;
+	}
+	/* The format is the command's own, from its table. */
+	snprintf(path, sizeof path, c->path, (long long)id);
+	if (c->print)
+		return cli_show(&cli, c->method, path, c->print, &id);
+	done = (struct done_line){c->done, id};
+	return cli_show(&cli, c->method, path, print_done, &done);
+}
+
+json_t *cli_jpath(json_t *v, const char *path)
+{
+	char key[64];
+
+	while (v && *path) {
+		size_t n = strcspn(path, ".");
+		snprintf(key, sizeof key, "%.*s", (int)n, path);
+		v = json_object_get(v, key);
+		path += n + (path[n] == '.');
+	}
+	return v;
+}
+
+double cli_num(json_t *v, const char *path) { return json_number_value(cli_jpath(v, path)); }
 
 void cli_span_text(double seconds, char *buf, size_t size)
 {
@@ -307,6 +336,17 @@ void table_init(struct table *t, const char *const *headers)
 		table_add(t, "%s", *headers);
 		t->ncols++;
 	}
+}
+
+void table_rows(struct table *t, const char *const *headers, json_t *rows,
+		void (*add_row)(struct table *t, json_t *row))
+{
+	size_t i;
+	json_t *row;
+
+	table_init(t, headers);
+	json_array_foreach(rows, i, row)
+		add_row(t, row);
 }
 
 void table_add(struct table *t, const char *fmt, ...)

@@ -1,85 +1,82 @@
 /* What the client commands (submit, jobs, job, fleet, ...) share: the common
- * flags, the call to the server with its error as one line, and output for
- * people (tables, argv as a shell would read it). */
+ * options, the call to the server with its error as one line, and output
+ * for people (tables, argv as a shell would read it). */
 #ifndef EBB_CLI_H
 #define EBB_CLI_H
 
-#include <getopt.h>
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cli/options.h"
 #include "common/client.h"
 
-/* The common options, to put in each command's getopt_long tables. The
- * leading ':' lets cli_option word the errors ("ebb jobs: ...", not
- * getopt's "jobs: ..."). A command's own long-only options take values
- * from CLI_OPT_OWN up. */
-enum { CLI_OPT_TOKEN = 0x1000, CLI_OPT_CACERT, CLI_OPT_JSON, CLI_OPT_OWN = 0x100 };
-#define CLI_SHORTOPTS ":s:h"
-#define CLI_LONGOPTS                                                                                   \
-	{"server", required_argument, NULL, 's'}, {"token", required_argument, NULL, CLI_OPT_TOKEN},     \
-	{"cacert", required_argument, NULL, CLI_OPT_CACERT}, {"json", no_argument, NULL, CLI_OPT_JSON}, \
-	{"help", no_argument, NULL, 'h'}
-#define CLI_USAGE_COMMON                                                                   \
-	"  -s, --server URL      server (default $EBB_SERVER, else http://127.0.0.1:7070);\n"  \
-	"                        URL,URL,...: serves on one database, tried in turn\n"      \
-	"  --token TOKEN         bearer token (default $EBB_TOKEN)\n"                          \
-	"  --cacert FILE         CA certificates (PEM) to trust for an https:// server\n"      \
-	"                        (default $EBB_CACERT, else the system's)\n"                   \
-	"  --json                print the server's JSON reply\n"                              \
-	"  -h, --help            print this help\n"
+/* The options of the client commands. cli_server_options: -s/--server,
+ * --token and --cacert, into a struct client_args (ebb worker's too);
+ * cli_client_options: those and --json, into a struct cli. A command
+ * includes them in its table as a group. */
+extern const struct option_spec cli_server_options[];
+extern const struct option_spec cli_client_options[];
 
 struct cli {
-	const char *name;           /* the command, for messages */
-	const char *usage;          /* its --help text */
-	const char *server, *token, *cacert; /* from the flags; NULL: from the environment */
+	const char *name; /* "ebb NAME" (main's argv[0]), for messages */
+	struct client_args conn;
 	int json;
+	/* The call's query parameters: the command's options that go there
+	 * (.field) and what it adds; cli_call puts them after the path. */
+	json_t *query;
 	struct client client; /* connected when client.curl is set */
 };
 
-/* Handles an option of the common set, or getopt's report of a bad one, in
- * a command's option loop. Returns CLI_NEXT to go on, else the exit code:
- * 0 after --help, 2 after a bad option. */
-#define CLI_NEXT (-1)
-int cli_option(struct cli *cli, int opt, char **argv);
+/* Where an option goes when it is a query parameter of the call (with
+ * .field, its name there), in a command whose struct is a struct cli. */
+#define CLI_QUERY OPTION_AT(struct cli, query)
+
+/* Parses a client command's argv into args, the command's struct, whose
+ * struct cli is cli: names it and makes its query first. Returns as
+ * options_parse; cli is closed unless it returns OPTIONS_GO_ON. */
+int cli_parse(struct cli *cli, const struct usage *u, void *args, int argc, char **argv);
 
 /* "ebb NAME: reason" on stderr; returns 1, the exit code of a failed call. */
 int cli_error(struct cli *cli, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The same followed by the usage; returns 2, the exit code of a bad argument. */
+/* A usage error (options_usage_error's lines); returns 2, its exit code. */
 int cli_usage_error(struct cli *cli, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* A flag's integer value in [min, max]: 0, or -1 after cli_usage_error. */
-int cli_int(struct cli *cli, const char *flag, const char *arg, int64_t min, int64_t max,
-	    int64_t *out);
-/* The arguments of a command of one id (job, cancel, drain, reclaim): the
- * common options, then the id of a `what` (job, instance). Returns
- * CLI_NEXT with *id set, else the exit code (0 after --help, 2 after a bad
- * option or argument). */
-int cli_id_args(struct cli *cli, int argc, char **argv, const char *what, int64_t *id);
-
-/* Sends a call (connecting on the first) and returns its 2xx status with
- * the reply object in *reply, or -1 after printing why it failed: the
- * server's error, or why no reply came. */
+/* Sends a call (connecting on the first), path followed by cli->query,
+ * and returns its 2xx status with the reply object in *reply, or -1 after
+ * printing why it failed: the server's error, or why no reply came. */
 int cli_call(struct cli *cli, const char *method, const char *path, json_t *body, json_t **reply);
+/* Frees the connection and the query. */
 void cli_close(struct cli *cli);
 
 /* Prints a reply for people: 0, or the exit code after cli_error. arg is
- * the command's own (cli_fleet_action passes the instance id). */
+ * the command's own (cli_by_id passes the id). */
 typedef int cli_print_fn(struct cli *cli, json_t *reply, void *arg);
 /* The tail of every command that reads: sends the call without a body,
  * closes the connection, prints the reply (as JSON under --json, else with
  * print) and frees it. Returns the exit code: 1 when the call failed, else
  * print's (0 under --json). */
 int cli_show(struct cli *cli, const char *method, const char *path, cli_print_fn *print, void *arg);
-/* A whole `ebb ACTION ID` command on an instance: POST /v1/fleet/ID/ACTION,
- * the reply printed by print (arg: the int64_t id). Returns the exit code. */
-int cli_fleet_action(int argc, char **argv, const char *action, const char *usage, cli_print_fn *print);
 
-/* Appends "?name=value" or "&name=value", percent-encoded: 0, or -1 when
- * path is full. */
-int cli_query_add(char *path, size_t size, const char *name, const char *value);
+/* A whole command that reads and prints: the client options and those
+ * of u (whose struct is a struct cli: each goes to the query), no word,
+ * GET path. Returns the exit code. */
+int cli_get(int argc, char **argv, const struct usage *u, const char *path, cli_print_fn *print);
+
+/* A whole command on one thing by its id: `ebb job ID`, `ebb drain ID`. */
+struct cli_by_id {
+	struct usage usage; /* the client options, and one word: the id */
+	const char *what;   /* "job", "instance", for messages */
+	const char *method;
+	const char *path;   /* the id in place of its %lld */
+	/* The reply, for people (arg: the id, an int64_t *); NULL: the line
+	 * done, its %lld the id. */
+	cli_print_fn *print;
+	const char *done;
+};
+/* Runs it; returns the exit code. */
+int cli_by_id(int argc, char **argv, const struct cli_by_id *c);
 
 /* The member at a dotted path ("markets.spot.price"), or NULL. */
 json_t *cli_jpath(json_t *v, const char *path);
@@ -104,6 +101,9 @@ struct table {
 };
 
 void table_init(struct table *t, const char *const *headers); /* NULL-terminated */
+/* table_init, then a row for each member of the array rows, by add_row. */
+void table_rows(struct table *t, const char *const *headers, json_t *rows,
+		void (*add_row)(struct table *t, json_t *row));
 void table_add(struct table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int table_print(const struct table *t, FILE *f);
 void table_free(struct table *t);

@@ -3,6 +3,8 @@
 #ifndef EBB_CMD_H
 #define EBB_CMD_H
 
+#include "cli/options.h"
+
 struct command {
 	const char *name;
 	int (*run)(int argc, char **argv);
@@ -11,9 +13,19 @@ struct command {
 
 extern const struct command commands[];
 
+/* Runs c on its arguments, argv[0] its name: "ebb NAME" for messages. */
+int cmd_run(const struct command *c, int argc, char **argv);
+
 struct conf_plugins;
+struct config;
 /* The store engines and provider kinds a config file may name. */
 extern const struct conf_plugins cmd_plugins;
+/* -c, --config FILE: a group of one option, into the const char * the
+ * group's at names (NULL: not given). */
+extern const struct option_spec cmd_config_options[];
+/* The configuration in path, or the defaults when path is NULL: 0, or 1
+ * after "CMD: why" on stderr. */
+int cmd_config_load(struct config *cfg, const char *path, const char *cmd);
 
 int cmd_serve(int argc, char **argv);
 int cmd_submit(int argc, char **argv);

@@ -7,12 +7,22 @@
 #include "cli/cli.h"
 #include "cli/cmd.h"
 
-static const char usage[] =
-	"usage: ebb alerts [--rules]\n"
-	"Shows the alerts firing and pending, with what each is about and what it costs.\n"
-	"  --rules               also list the rules: on or off, severity, for, alerts firing\n" CLI_USAGE_COMMON;
+struct alerts_args {
+	struct cli cli;
+	int rules; /* --rules: print them too */
+};
 
-enum { OPT_RULES = CLI_OPT_OWN };
+static const struct option_spec options[] = {
+	{"rules", 0, OPTION_FLAG, NULL, OPTION_AT(struct alerts_args, rules),
+	 "also list the rules: on or off, severity, for, alerts firing"},
+	{.kind = OPTION_GROUP, .group = cli_client_options, .at = OPTION_AT(struct alerts_args, cli)},
+	{0},
+};
+
+static const struct usage usage = {"ebb alerts [--rules]",
+	"Shows the alerts firing and pending, with what each is about and what it costs.",
+	options,
+};
 
 /* "offer=a10 market=spot": the labels but alertname and severity. */
 static void labels_text(json_t *labels, char *buf, size_t size)
@@ -76,21 +86,8 @@ static int print_alerts(struct cli *cli, json_t *reply, void *arg)
 
 int cmd_alerts(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"rules", no_argument, NULL, OPT_RULES},
-		CLI_LONGOPTS,
-		{NULL, 0, NULL, 0},
-	};
-	struct cli cli = {.name = "alerts", .usage = usage};
-	int c, rc, rules = 0;
+	struct alerts_args a = {.rules = 0};
+	int rc = cli_parse(&a.cli, &usage, &a, argc, argv);
 
-	while ((c = getopt_long(argc, argv, CLI_SHORTOPTS, longopts, NULL)) != -1) {
-		if (c == OPT_RULES)
-			rules = 1;
-		else if ((rc = cli_option(&cli, c, argv)) != CLI_NEXT)
-			return rc;
-	}
-	if (optind < argc)
-		return cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
-	return cli_show(&cli, "GET", "/v1/alerts", print_alerts, &rules);
+	return rc != OPTIONS_GO_ON ? rc : cli_show(&a.cli, "GET", "/v1/alerts", print_alerts, &a.rules);
 }

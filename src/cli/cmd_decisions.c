@@ -6,12 +6,17 @@
 #include "cli/cli.h"
 #include "cli/cmd.h"
 
-static const char usage[] =
-	"usage: ebb decisions [--limit N]\n"
-	"Shows the scaler's last decisions, newest first, with their reasons.\n"
-	"  --limit N             at most N decisions, 1 to 1000 (default 20)\n" CLI_USAGE_COMMON;
+static const struct option_spec options[] = {
+	{"limit", 0, OPTION_INT, "N", CLI_QUERY, "at most N decisions, 1 to 1000", .min = 1,
+	 .max = 1000, .def = "20", .field = "limit"},
+	{.kind = OPTION_GROUP, .group = cli_client_options},
+	{0},
+};
 
-enum { OPT_LIMIT = CLI_OPT_OWN };
+static const struct usage usage = {"ebb decisions [--limit N]",
+	"Shows the scaler's last decisions, newest first, with their reasons.",
+	options,
+};
 
 static int print_decisions(struct cli *cli, json_t *reply, void *arg)
 {
@@ -31,28 +36,4 @@ static int print_decisions(struct cli *cli, json_t *reply, void *arg)
 	return 0;
 }
 
-int cmd_decisions(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{"limit", required_argument, NULL, OPT_LIMIT},
-		CLI_LONGOPTS,
-		{NULL, 0, NULL, 0},
-	};
-	struct cli cli = {.name = "decisions", .usage = usage};
-	char path[64] = "/v1/decisions";
-	int64_t limit;
-	int c, rc;
-
-	while ((c = getopt_long(argc, argv, CLI_SHORTOPTS, longopts, NULL)) != -1) {
-		if (c == OPT_LIMIT) {
-			if (cli_int(&cli, "--limit", optarg, 1, 1000, &limit) != 0)
-				return 2;
-			snprintf(path, sizeof path, "/v1/decisions?limit=%lld", (long long)limit);
-		} else if ((rc = cli_option(&cli, c, argv)) != CLI_NEXT) {
-			return rc;
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
-	return cli_show(&cli, "GET", path, print_decisions, NULL);
-}
+int cmd_decisions(int argc, char **argv) { return cli_get(argc, argv, &usage, "/v1/decisions", print_decisions); }

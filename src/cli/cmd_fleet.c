@@ -2,17 +2,17 @@
  * job, the idle timeout in force and why, and instance time against job
  * time. */
 #include <stdio.h>
-#include <string.h>
 
 #include "cli/cli.h"
 #include "cli/cmd.h"
 
-static const char usage[] =
-	"usage: ebb fleet [--all]\n"
-	"Lists the instances the scaler runs.\n"
-	"  --all                 terminated instances too\n" CLI_USAGE_COMMON;
+static const struct option_spec options[] = {
+	{"all", 0, OPTION_FLAG, NULL, CLI_QUERY, "terminated instances too", .field = "all"},
+	{.kind = OPTION_GROUP, .group = cli_client_options},
+	{0},
+};
 
-enum { OPT_ALL = CLI_OPT_OWN };
+static const struct usage usage = {"ebb fleet [--all]", "Lists the instances the scaler runs.", options};
 
 static void add_row(struct table *t, json_t *inst)
 {
@@ -44,9 +44,7 @@ static int print_fleet(struct cli *cli, json_t *reply, void *arg)
 	int rc;
 
 	(void)arg;
-	table_init(&t, headers);
-	json_array_foreach(json_object_get(reply, "instances"), i, inst)
-		add_row(&t, inst);
+	table_rows(&t, headers, json_object_get(reply, "instances"), add_row);
 	rc = table_print(&t, stdout);
 	table_free(&t);
 	if (rc != 0)
@@ -68,24 +66,4 @@ static int print_fleet(struct cli *cli, json_t *reply, void *arg)
 	return 0;
 }
 
-int cmd_fleet(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{"all", no_argument, NULL, OPT_ALL},
-		CLI_LONGOPTS,
-		{NULL, 0, NULL, 0},
-	};
-	struct cli cli = {.name = "fleet", .usage = usage};
-	const char *path = "/v1/fleet";
-	int c, rc;
-
-	while ((c = getopt_long(argc, argv, CLI_SHORTOPTS, longopts, NULL)) != -1) {
-		if (c == OPT_ALL)
-			path = "/v1/fleet?all=1";
-		else if ((rc = cli_option(&cli, c, argv)) != CLI_NEXT)
-			return rc;
-	}
-	if (optind < argc)
-		return cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
-	return cli_show(&cli, "GET", path, print_fleet, NULL);
-}
+int cmd_fleet(int argc, char **argv) { return cli_get(argc, argv, &usage, "/v1/fleet", print_fleet); }

@@ -12,9 +12,6 @@
 #define KEY_WIDTH 17
 #define JSON_WIDTH 200 /* payload and result; --json shows them whole */
 
-static const char usage[] = "usage: ebb job ID\n"
-			    "Shows one job.\n" CLI_USAGE_COMMON;
-
 static void line(const char *key, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void line(const char *key, const char *fmt, ...)
@@ -138,15 +135,9 @@ static int print_job(struct cli *cli, json_t *job, void *arg)
 	return 0;
 }
 
-int cmd_job(int argc, char **argv)
-{
-	struct cli cli = {.name = "job", .usage = usage};
-	char path[64];
-	int64_t id;
-	int rc;
+static const struct cli_by_id show_job = {
+	{"ebb job ID", "Shows one job.", cli_client_options, .max_words = 1},
+	"job", "GET", "/v1/jobs/%lld", print_job, NULL,
+};
 
-	if ((rc = cli_id_args(&cli, argc, argv, "job", &id)) != CLI_NEXT)
-		return rc;
-	snprintf(path, sizeof path, "/v1/jobs/%lld", (long long)id);
-	return cli_show(&cli, "GET", path, print_job, NULL);
-}
+int cmd_job(int argc, char **argv) { return cli_by_id(argc, argv, &show_job); }

@@ -8,19 +8,25 @@
 
 #define COMMAND_WIDTH 40
 
-static const char usage[] =
-	"usage: ebb jobs [--state S] [--lane L] [--team T] [--type T] [--limit N] [--after ID]\n"
+static const struct option_spec options[] = {
+	{"state", 0, OPTION_STRING, "S", CLI_QUERY, "queued, delayed, leased, succeeded, failed, dead or cancelled",
+	 .field = "state"},
+	{"lane", 0, OPTION_STRING, "L", CLI_QUERY, "only this lane", .field = "lane"},
+	{"team", 0, OPTION_STRING, "T", CLI_QUERY, "only this team (a submit token sees its own team only)", .field = "team"},
+	{"type", 0, OPTION_STRING, "T", CLI_QUERY, "only this job type", .field = "type"},
+	{"limit", 0, OPTION_INT, "N", CLI_QUERY, "at most N jobs, 1 to 1000", .min = 1, .max = 1000, .def = "100",
+	 .field = "limit"},
+	{"after", 0, OPTION_INT, "ID", CLI_QUERY, "jobs after this id: the next page", .max = INT64_MAX, .field = "after"},
+	{.kind = OPTION_GROUP, .group = cli_client_options},
+	{0},
+};
+
+static const struct usage usage = {"ebb jobs [--state S] [--lane L] [--team T] [--type T] [--limit N] [--after ID]",
 	"Lists jobs, oldest first. A queued job its team holds back (its team's monthly\n"
 	"budget spent, or the team at its share of the GPUs) is `queued (held)`, and why\n"
-	"is said once per reason on stderr.\n"
-	"  --state S             queued, delayed, leased, succeeded, failed, dead or cancelled\n"
-	"  --lane L              only this lane\n"
-	"  --team T              only this team (a submit token sees its own team only)\n"
-	"  --type T              only this job type\n"
-	"  --limit N             at most N jobs, 1 to 1000 (default 100)\n"
-	"  --after ID            jobs after this id: the next page\n" CLI_USAGE_COMMON;
-
-enum { OPT_STATE = CLI_OPT_OWN, OPT_LANE, OPT_TEAM, OPT_TYPE, OPT_LIMIT, OPT_AFTER };
+	"is said once per reason on stderr.",
+	options,
+};
 
 static void age_text(json_t *created, char *buf, size_t size)
 {
@@ -75,9 +81,7 @@ static int print_table(struct cli *cli, json_t *reply, void *arg)
 	int rc;
 
 	(void)arg;
-	table_init(&t, headers);
-	json_array_foreach(jobs, i, job)
-		add_row(&t, job);
+	table_rows(&t, headers, jobs, add_row);
 	rc = table_print(&t, stdout);
 	table_free(&t);
 	if (rc != 0) {
@@ -99,41 +103,4 @@ static int print_table(struct cli *cli, json_t *reply, void *arg)
 	return 0;
 }
 
-int cmd_jobs(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{"state", required_argument, NULL, OPT_STATE},
-		{"lane", required_argument, NULL, OPT_LANE},
-		{"team", required_argument, NULL, OPT_TEAM},
-		{"type", required_argument, NULL, OPT_TYPE},
-		{"limit", required_argument, NULL, OPT_LIMIT},
-		{"after", required_argument, NULL, OPT_AFTER},
-		CLI_LONGOPTS,
-		{NULL, 0, NULL, 0},
-	};
-	/* The query parameters, in the order of the OPT_ values. */
-	static const char *const names[] = {"state", "lane", "team", "type", "limit", "after"};
-	struct cli cli = {.name = "jobs", .usage = usage};
-	const char *query[sizeof names / sizeof names[0]] = {NULL};
-	char path[4096] = "/v1/jobs";
-	int64_t n;
-	int c, rc;
-
-	while ((c = getopt_long(argc, argv, CLI_SHORTOPTS, longopts, NULL)) != -1) {
-		if (c == OPT_LIMIT && cli_int(&cli, "--limit", optarg, 1, 1000, &n) != 0)
-			return 2;
-		if (c == OPT_AFTER && cli_int(&cli, "--after", optarg, 0, INT64_MAX, &n) != 0)
-			return 2;
-		if (c >= OPT_STATE && c <= OPT_AFTER)
-			query[c - OPT_STATE] = optarg;
-		else if ((rc = cli_option(&cli, c, argv)) != CLI_NEXT)
-			return rc;
-	}
-	if (optind < argc)
-		return cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-		if (query[i] && cli_query_add(path, sizeof path, names[i], query[i]) != 0)
-			return cli_usage_error(&cli, "--%s: value too long", names[i]);
-	}
-	return cli_show(&cli, "GET", path, print_table, NULL);
-}
+int cmd_jobs(int argc, char **argv) { return cli_get(argc, argv, &usage, "/v1/jobs", print_table); }

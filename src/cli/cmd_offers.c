@@ -2,19 +2,26 @@
  * an hour of reference work on each market, and the estimates in force
  * (speed, boot, reliability) with the samples they rest on. */
 #include <stdio.h>
-#include <string.h>
 
 #include "cli/cli.h"
 #include "cli/cmd.h"
 
-static const char usage[] =
-	"usage: ebb offers [--work-s N] [--job-s N]\n"
-	"Lists the offers: prices, expected USD per hour of reference work on each market\n"
-	"(what the scaler compares), and the estimates in force with their samples.\n"
-	"  --work-s N            price N seconds of reference work per instance (default 3600)\n"
-	"  --job-s N             in jobs of N reference seconds (default [scaler] default_est)\n" CLI_USAGE_COMMON;
+#define MONTH_S (30LL * 86400)
 
-enum { OPT_WORK = CLI_OPT_OWN, OPT_JOB };
+static const struct option_spec options[] = {
+	{"work-s", 0, OPTION_INT, "N", CLI_QUERY, "price N seconds of reference work per instance",
+	 .min = 1, .max = MONTH_S, .def = "3600", .field = "work_s"},
+	{"job-s", 0, OPTION_INT, "N", CLI_QUERY,
+	 "in jobs of N reference seconds (default [scaler] default_est)", .min = 1, .max = MONTH_S, .field = "job_s"},
+	{.kind = OPTION_GROUP, .group = cli_client_options},
+	{0},
+};
+
+static const struct usage usage = {"ebb offers [--work-s N] [--job-s N]",
+	"Lists the offers: prices, expected USD per hour of reference work on each market\n"
+	"(what the scaler compares), and the estimates in force with their samples.",
+	options,
+};
 
 static void money(char *buf, size_t size, json_t *v, const char *unit)
 {
@@ -100,31 +107,4 @@ static int print_offers(struct cli *cli, json_t *reply, void *arg)
 	return rc != 0 ? cli_error(cli, "out of memory") : 0;
 }
 
-int cmd_offers(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{"work-s", required_argument, NULL, OPT_WORK},
-		{"job-s", required_argument, NULL, OPT_JOB},
-		CLI_LONGOPTS,
-		{NULL, 0, NULL, 0},
-	};
-	struct cli cli = {.name = "offers", .usage = usage};
-	char path[128] = "/v1/offers";
-	int64_t v;
-	int c, rc;
-
-	while ((c = getopt_long(argc, argv, CLI_SHORTOPTS, longopts, NULL)) != -1) {
-		if (c == OPT_WORK || c == OPT_JOB) {
-			const char *flag = c == OPT_WORK ? "--work-s" : "--job-s";
-			if (cli_int(&cli, flag, optarg, 1, 30LL * 86400, &v) != 0)
-				return 2;
-			snprintf(path + strlen(path), sizeof path - strlen(path), "%c%s=%lld", strchr(path, '?') ? '&' : '?',
-				 c == OPT_WORK ? "work_s" : "job_s", (long long)v);
-		} else if ((rc = cli_option(&cli, c, argv)) != CLI_NEXT) {
-			return rc;
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
-	return cli_show(&cli, "GET", path, print_offers, NULL);
-}
+int cmd_offers(int argc, char **argv) { return cli_get(argc, argv, &usage, "/v1/offers", print_offers); }

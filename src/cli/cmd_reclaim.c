@@ -7,11 +7,6 @@
 #include "cli/cli.h"
 #include "cli/cmd.h"
 
-static const char usage[] =
-	"usage: ebb reclaim ID\n"
-	"Reclaims instance ID as a spot market would: its notice is served now and it is\n"
-	"killed [local] reclaim_notice later. Only with [provider] kind = local.\n" CLI_USAGE_COMMON;
-
 static int print_reclaimed(struct cli *cli, json_t *reply, void *arg)
 {
 	json_t *job = json_object_get(reply, "job");
@@ -26,4 +21,12 @@ static int print_reclaimed(struct cli *cli, json_t *reply, void *arg)
 	return 0;
 }
 
-int cmd_reclaim(int argc, char **argv) { return cli_fleet_action(argc, argv, "reclaim", usage, print_reclaimed); }
+static const struct cli_by_id reclaim = {
+	{"ebb reclaim ID",
+	 "Reclaims instance ID as a spot market would: its notice is served now and it is\n"
+	 "killed [local] reclaim_notice later. Only with [provider] kind = local.",
+	 cli_client_options, .max_words = 1},
+	"instance", "POST", "/v1/fleet/%lld/reclaim", print_reclaimed, NULL,
+};
+
+int cmd_reclaim(int argc, char **argv) { return cli_by_id(argc, argv, &reclaim); }

@@ -12,28 +12,11 @@
 #include "common/config.h"
 #include "common/units.h"
 
-static const char usage[] =
-	"usage: ebb report [--since DURATION|TIME | --month YYYY-MM] [--by team|offer|market|type]\n"
-	"       ebb report --team T [--since DURATION|TIME | --month YYYY-MM] [--json | --csv]\n"
-	"Adds up the cost ledger: per group and in total, cost, items, cost per item,\n"
-	"GPU-hours billed, busy, booting, idle and billed past termination, spot share,\n"
-	"efficiency (busy over billed), reclaims and items lost.\n"
-	"  --since DURATION|TIME  from 24h (ago) or 7d, or a time: Unix seconds,\n"
-	"                         2024-05-01 or 2024-05-01T12:00[:00][Z] (UTC); default: all\n"
-	"  --month YYYY-MM        one calendar month (UTC), e.g. 2026-11\n"
-	"  --by team|offer|market|type  group rows (default offer; market: by offer and\n"
-	"                         market); by type, instance time no job used is the row\n"
-	"                         \"(idle)\"; by team, it is the team's whose work launched the\n"
-	"                         instance, else \"(shared)\" (the warm pool), and the chargeback\n"
-	"                         follows: each team's busy and idle cost and total, and the\n"
-	"                         shared line, adding up to the fleet's total to the cent\n"
-	"  --team T               team T's report (its chargeback): GPU-hours by offer and\n"
-	"                         market with prices and cost, the total, idle GPU-hours and\n"
-	"                         cost, efficiency, spot share, top consumers by job type\n"
-	"  --csv                  with --team: the same as CSV, for finance\n"
-	CLI_USAGE_COMMON;
-
-enum { OPT_SINCE = CLI_OPT_OWN, OPT_BY, OPT_MONTH, OPT_TEAM, OPT_CSV };
+struct report_args {
+	struct cli cli; /* --since, --month and --by go to its query */
+	const char *team;
+	int csv;
+};
 
 /* The query value of --since: "-SECONDS" (before the server's now) or
  * Unix seconds. 0, or -1 when arg is neither a duration nor a time. */
@@ -71,6 +54,79 @@ static int since_value(const char *arg, char *out, size_t size)
 	snprintf(out, size, "%lld", (long long)timegm(&tm));
 	return 0;
 }
+
+/* The options' checks; at is the query, or the team's place. */
+static int since_query(void *at, const char *arg, char *why, size_t size)
+{
+	char since[64];
+
+	if (since_value(arg, since, sizeof since) != 0)
+		return options_why(why, size, "expected a duration (24h, 7d) or a time (Unix seconds, 2024-05-01,"
+				   " 2024-05-01T12:00Z), got '%s'", arg);
+	json_object_set_new(*(json_t **)at, "since", json_string(since));
+	return 0;
+}
+
+static int month_query(void *at, const char *arg, char *why, size_t size)
+{
+	int y, m, n = 0;
+
+	if (sscanf(arg, "%4d-%2d%n", &y, &m, &n) != 2 || n != 7 || arg[n] || m < 1 || m > 12)
+		return options_why(why, size, "expected YYYY-MM, e.g. 2026-11, got '%s'", arg);
+	json_object_set_new(*(json_t **)at, "month", json_string(arg));
+	return 0;
+}
+
+static int by_query(void *at, const char *arg, char *why, size_t size)
+{
+	if (strcmp(arg, "team") != 0 && strcmp(arg, "offer") != 0 && strcmp(arg, "market") != 0 &&
+	    strcmp(arg, "type") != 0)
+		return options_why(why, size, "expected team, offer, market or type, got '%s'", arg);
+	json_object_set_new(*(json_t **)at, "by", json_string(arg));
+	return 0;
+}
+
+static int team_name(void *at, const char *arg, char *why, size_t size)
+{
+	if (!config_name_ok(arg))
+		return options_why(why, size, "expected a team name ([A-Za-z0-9_.-], 1 to 64), got '%s'", arg);
+	*(const char **)at = arg;
+	return 0;
+}
+
+#define QUERY OPTION_AT(struct report_args, cli.query)
+
+static const struct option_spec options[] = {
+	{"since", 0, OPTION_CALL, "DURATION|TIME", QUERY,
+	 "from 24h (ago) or 7d, or a time: Unix seconds,\n"
+	 "2024-05-01 or 2024-05-01T12:00[:00][Z] (UTC); default: all",
+	 .parse = since_query},
+	{"month", 0, OPTION_CALL, "YYYY-MM", QUERY, "one calendar month (UTC), e.g. 2026-11", .parse = month_query},
+	{"by", 0, OPTION_CALL, "team|offer|market|type", QUERY,
+	 "group rows (default offer; market: by offer and market); by type,\n"
+	 "instance time no job used is the row \"(idle)\"; by team, it is the\n"
+	 "team's whose work launched the instance, else \"(shared)\" (the warm\n"
+	 "pool), and the chargeback follows: each team's busy and idle cost\n"
+	 "and total, and the shared line, adding up to the fleet's total to\n"
+	 "the cent",
+	 .parse = by_query},
+	{"team", 0, OPTION_CALL, "T", OPTION_AT(struct report_args, team),
+	 "team T's report (its chargeback): GPU-hours by offer and\n"
+	 "market with prices and cost, the total, idle GPU-hours and\n"
+	 "cost, efficiency, spot share, top consumers by job type",
+	 .parse = team_name},
+	{"csv", 0, OPTION_FLAG, NULL, OPTION_AT(struct report_args, csv), "with --team: the same as CSV, for finance"},
+	{.kind = OPTION_GROUP, .group = cli_client_options, .at = OPTION_AT(struct report_args, cli)},
+	{0},
+};
+
+static const struct usage usage = {"ebb report [--since DURATION|TIME | --month YYYY-MM] [--by team|offer|market|type]\n"
+	"ebb report --team T [--since DURATION|TIME | --month YYYY-MM] [--json | --csv]",
+	"Adds up the cost ledger: per group and in total, cost, items, cost per item,\n"
+	"GPU-hours billed, busy, booting, idle and billed past termination, spot share,\n"
+	"efficiency (busy over billed), reclaims and items lost.",
+	options,
+};
 
 /* A price per item with two significant digits at least: $0.0404,
  * $0.000037 (not $0.0000). */
@@ -125,22 +181,22 @@ static const char *dollars(json_t *cents)
 	return buf[k];
 }
 
+static void add_charge(struct table *t, json_t *line)
+{
+	table_add(t, "%s", json_string_value(json_object_get(line, "team")));
+	table_add(t, "%s", dollars(json_object_get(line, "busy_cents")));
+	table_add(t, "%s", dollars(json_object_get(line, "idle_cents")));
+	table_add(t, "%s", dollars(json_object_get(line, "total_cents")));
+}
+
 /* By team: the lines finance gets (chargeback.h). */
 static int print_chargeback(json_t *cb)
 {
 	static const char *const headers[] = {"TEAM", "BUSY", "IDLE", "TOTAL", NULL};
 	struct table t;
-	json_t *line;
-	size_t i;
 	int rc;
 
-	table_init(&t, headers);
-	json_array_foreach(json_object_get(cb, "teams"), i, line) {
-		table_add(&t, "%s", json_string_value(json_object_get(line, "team")));
-		table_add(&t, "%s", dollars(json_object_get(line, "busy_cents")));
-		table_add(&t, "%s", dollars(json_object_get(line, "idle_cents")));
-		table_add(&t, "%s", dollars(json_object_get(line, "total_cents")));
-	}
+	table_rows(&t, headers, json_object_get(cb, "teams"), add_charge);
 	if (json_integer_value(json_object_get(cb, "shared_cents"))) {
 		table_add(&t, "shared");
 		table_add(&t, "$0.00");
@@ -163,17 +219,13 @@ static int print_report(struct cli *cli, json_t *reply, void *arg)
 {
 	static const char *const headers[] = {"GROUP", "COST", "ITEMS", "$/ITEM", "GPU-H", "BUSY", "BOOT", "IDLE",
 					      "BILL-REM", "NOT-BUSY $", "SPOT", "EFFIC", "RECLAIMS", "LOST", NULL};
-	json_t *g;
 	struct table t;
 	time_t since = (time_t)cli_num(reply, "since");
 	char stamp[32] = "the start";
-	size_t i;
 	int rc;
 
 	(void)arg;
-	table_init(&t, headers);
-	json_array_foreach(json_object_get(reply, "groups"), i, g)
-		add_row(&t, g);
+	table_rows(&t, headers, json_object_get(reply, "groups"), add_row);
 	add_row(&t, json_object_get(reply, "total"));
 	rc = table_print(&t, stdout);
 	table_free(&t);
@@ -193,62 +245,32 @@ static int print_report(struct cli *cli, json_t *reply, void *arg)
 	return 0;
 }
 
+/* What is wrong with the options together, or NULL. */
+static const char *conflict(const struct report_args *a)
+{
+	if (a->team && json_object_get(a->cli.query, "by"))
+		return "--by: not with --team (its report is by offer and market, and by type)";
+	if (a->team && a->csv && a->cli.json)
+		return "--csv and --json: one or the other";
+	if (!a->team && a->csv)
+		return "--csv: with --team only";
+	return NULL;
+}
+
 int cmd_report(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"since", required_argument, NULL, OPT_SINCE},
-		{"by", required_argument, NULL, OPT_BY},
-		{"month", required_argument, NULL, OPT_MONTH},
-		{"team", required_argument, NULL, OPT_TEAM},
-		{"csv", no_argument, NULL, OPT_CSV},
-		CLI_LONGOPTS,
-		{NULL, 0, NULL, 0},
-	};
-	struct cli cli = {.name = "report", .usage = usage};
-	char path[256] = "/v1/report", since[64];
-	const char *team = NULL, *by = NULL;
-	int c, rc, csv = 0;
+	struct report_args a = {.team = NULL};
+	const char *wrong;
+	int rc = cli_parse(&a.cli, &usage, &a, argc, argv);
 
-	while ((c = getopt_long(argc, argv, CLI_SHORTOPTS, longopts, NULL)) != -1) {
-		if (c == OPT_SINCE) {
-			if (since_value(optarg, since, sizeof since) != 0)
-				return cli_usage_error(&cli, "--since: expected a duration (24h, 7d) or a time (Unix seconds,"
-						       " 2024-05-01, 2024-05-01T12:00Z), got '%s'", optarg);
-			cli_query_add(path, sizeof path, "since", since);
-		} else if (c == OPT_MONTH) {
-			int y, m, n = 0;
-			if (sscanf(optarg, "%4d-%2d%n", &y, &m, &n) != 2 || n != 7 || optarg[n] || m < 1 || m > 12)
-				return cli_usage_error(&cli, "--month: expected YYYY-MM, e.g. 2026-11, got '%s'", optarg);
-			cli_query_add(path, sizeof path, "month", optarg);
-		} else if (c == OPT_BY) {
-			if (strcmp(optarg, "team") != 0 && strcmp(optarg, "offer") != 0 && strcmp(optarg, "market") != 0 &&
-			    strcmp(optarg, "type") != 0)
-				return cli_usage_error(&cli, "--by: expected team, offer, market or type, got '%s'", optarg);
-			by = optarg;
-		} else if (c == OPT_TEAM) {
-			if (!config_name_ok(optarg))
-				return cli_usage_error(&cli, "--team: expected a team name ([A-Za-z0-9_.-], 1 to 64), got '%s'",
-						       optarg);
-			team = optarg;
-		} else if (c == OPT_CSV) {
-			csv = 1;
-		} else if ((rc = cli_option(&cli, c, argv)) != CLI_NEXT) {
-			return rc;
-		}
+	if (rc != OPTIONS_GO_ON)
+		return rc;
+	if ((wrong = conflict(&a))) {
+		rc = cli_usage_error(&a.cli, "%s", wrong);
+		cli_close(&a.cli);
+		return rc;
 	}
-	if (optind < argc)
-		return cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
-	if (team) {
-		if (by)
-			return cli_usage_error(&cli, "--by: not with --team (its report is by offer and market, and by type)");
-		if (csv && cli.json)
-			return cli_usage_error(&cli, "--csv and --json: one or the other");
-		return report_team(&cli, team, strchr(path, '?') ? strchr(path, '?') + 1 : "",
-				   csv ? REPORT_CSV : cli.json ? REPORT_JSON : REPORT_TABLE);
-	}
-	if (csv)
-		return cli_usage_error(&cli, "--csv: with --team only");
-	if (by)
-		cli_query_add(path, sizeof path, "by", by);
-	return cli_show(&cli, "GET", path, print_report, NULL);
+	if (a.team)
+		return report_team(&a.cli, a.team, a.csv ? REPORT_CSV : a.cli.json ? REPORT_JSON : REPORT_TABLE);
+	return cli_show(&a.cli, "GET", "/v1/report", print_report, NULL);
 }

@@ -7,10 +7,11 @@
 #include "cli/cli.h"
 #include "cli/cmd.h"
 
-static const char usage[] =
-	"usage: ebb status\n"
+static const struct usage usage = {"ebb status",
 	"Prints the serve that answered (of the addresses in --server, the first that answers),\n"
-	"its role (leader, or follower of the serve that leads) and its store.\n" CLI_USAGE_COMMON;
+	"its role (leader, or follower of the serve that leads) and its store.",
+	cli_client_options,
+};
 
 static int print_status(struct cli *cli, json_t *reply, void *arg)
 {
@@ -25,17 +26,4 @@ static int print_status(struct cli *cli, json_t *reply, void *arg)
 	return 0;
 }
 
-int cmd_status(int argc, char **argv)
-{
-	static const struct option longopts[] = {CLI_LONGOPTS, {NULL, 0, NULL, 0}};
-	struct cli cli = {.name = "status", .usage = usage};
-	int c, rc;
-
-	while ((c = getopt_long(argc, argv, CLI_SHORTOPTS, longopts, NULL)) != -1) {
-		if ((rc = cli_option(&cli, c, argv)) != CLI_NEXT)
-			return rc;
-	}
-	if (optind < argc)
-		return cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
-	return cli_show(&cli, "GET", "/healthz", print_status, NULL);
-}
+int cmd_status(int argc, char **argv) { return cli_get(argc, argv, &usage, "/healthz", print_status); }

@@ -2,37 +2,43 @@
  * monthly budget at run time (POST /v1/teams/budget, admin). serve keeps
  * it over the config's across restarts and records it as a decision
  * (docs/TEAMS.md). */
-#include <math.h>
-#include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cli/cmd.h"
+#include "common/units.h"
 
-static const char usage[] =
-	"usage: ebb team set NAME --budget USD|none\n"
+struct team_args {
+	struct cli cli;
+	json_t *body; /* POST /v1/teams/budget's */
+};
+
+/* --budget into the body: USD, or null for none. */
+static int budget_value(void *at, const char *arg, char *why, size_t size)
+{
+	double usd = 0;
+
+	if (strcmp(arg, "none") != 0 && (parse_double(arg, &usd) != 0 || usd < 0 || usd > 1e9))
+		return options_why(why, size, "expected USD from 0 to 1000000000, or none, got '%s'", arg);
+	json_object_set_new(*(json_t **)at, "monthly_budget", strcmp(arg, "none") == 0 ? json_null() : json_real(usd));
+	return 0;
+}
+
+static const struct option_spec options[] = {
+	{"budget", 0, OPTION_CALL, "USD|none", OPTION_AT(struct team_args, body),
+	 "the budget: 0 to 1000000000 USD, or none", .required = 1, .parse = budget_value},
+	{.kind = OPTION_GROUP, .group = cli_client_options, .at = OPTION_AT(struct team_args, cli)},
+	{0},
+};
+
+static const struct usage usage = {"ebb team set NAME --budget USD|none",
 	"Sets team NAME's monthly budget (USD a calendar month, UTC) in force now, over\n"
 	"its [team.NAME] monthly_budget; none lifts it. Needs an admin token. The change\n"
-	"outlives a restart of serve and is recorded in `ebb decisions`.\n"
-	"  --budget USD|none     the budget: 0 to 1000000000 USD, or none\n" CLI_USAGE_COMMON;
-
-enum { OPT_BUDGET = CLI_OPT_OWN };
-
-/* The --budget value as JSON (null for none), or NULL after the usage error. */
-static json_t *budget_value(struct cli *cli, const char *arg)
-{
-	char *end;
-	double usd;
-
-	if (strcmp(arg, "none") == 0)
-		return json_null();
-	usd = strtod(arg, &end);
-	if (end == arg || *end || !isfinite(usd) || usd < 0 || usd > 1e9) {
-		cli_usage_error(cli, "--budget: expected USD from 0 to 1000000000, or none, got '%s'", arg);
-		return NULL;
-	}
-	return json_real(usd);
-}
+	"outlives a restart of serve and is recorded in `ebb decisions`.",
+	options,
+	.max_words = 2,
+};
 
 static int print_team(struct cli *cli, json_t *reply, const char *name)
 {
@@ -57,43 +63,29 @@ static int print_team(struct cli *cli, json_t *reply, const char *name)
 
 int cmd_team(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		CLI_LONGOPTS,
-		{"budget", required_argument, NULL, OPT_BUDGET},
-		{NULL, 0, NULL, 0},
-	};
-	struct cli cli = {.name = "team", .usage = usage};
-	json_t *budget = NULL, *body, *reply;
-	int c, rc, status;
+	struct team_args a = {.body = json_object()};
+	json_t *reply;
+	int rc = cli_parse(&a.cli, &usage, &a, argc, argv), status = -1;
 
-	while ((c = getopt_long(argc, argv, CLI_SHORTOPTS, longopts, NULL)) != -1) {
-		if (c == OPT_BUDGET) {
-			json_decref(budget);
-			if (!(budget = budget_value(&cli, optarg)))
-				return 2;
-		} else if ((rc = cli_option(&cli, c, argv)) != CLI_NEXT) {
-			json_decref(budget);
-			return rc;
-		}
-	}
-	if (optind + 2 != argc || strcmp(argv[optind], "set") != 0 || !budget) {
-		json_decref(budget);
-		return cli_usage_error(&cli, optind == argc || strcmp(argv[optind], "set") != 0
+	if (rc == OPTIONS_GO_ON && (optind + 2 != argc || strcmp(argv[optind], "set") != 0))
+		rc = cli_usage_error(&a.cli, optind == argc || strcmp(argv[optind], "set") != 0
 						     ? "expected: set NAME --budget USD|none"
-					     : optind + 2 != argc ? "expected one team NAME after set"
-								  : "--budget is required");
+						     : "expected one team NAME after set");
+	if (rc == OPTIONS_GO_ON) {
+		json_object_set_new(a.body, "team", json_string(argv[optind + 1]));
+		status = cli_call(&a.cli, "POST", "/v1/teams/budget", a.body, &reply);
 	}
-	body = json_pack("{s:s, s:o}", "team", argv[optind + 1], "monthly_budget", budget);
-	status = cli_call(&cli, "POST", "/v1/teams/budget", body, &reply);
-	json_decref(body);
-	cli_close(&cli);
+	json_decref(a.body);
+	cli_close(&a.cli);
+	if (rc != OPTIONS_GO_ON)
+		return rc;
 	if (status < 0)
 		return 1;
 	rc = 0;
-	if (cli.json)
+	if (a.cli.json)
 		cli_print_json(reply);
 	else
-		rc = print_team(&cli, reply, argv[optind + 1]);
+		rc = print_team(&a.cli, reply, argv[optind + 1]);
 	json_decref(reply);
 	return rc;
 }

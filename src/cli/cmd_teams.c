@@ -6,11 +6,12 @@
 #include "cli/cli.h"
 #include "cli/cmd.h"
 
-static const char usage[] =
-	"usage: ebb teams\n"
+static const struct usage usage = {"ebb teams",
 	"Shows each team's GPU quota, the GPUs its jobs use (BORROWED: beyond its quota),\n"
 	"what its queued jobs ask for, what it may use now (ALLOWED), and its spend this\n"
-	"month (UTC) against its monthly budget. A submit token sees its own team.\n" CLI_USAGE_COMMON;
+	"month (UTC) against its monthly budget. A submit token sees its own team.",
+	cli_client_options,
+};
 
 static void add_limit(struct table *t, json_t *v)
 {
@@ -58,20 +59,4 @@ static int print_teams(struct cli *cli, json_t *reply, void *arg)
 	return rc == 0 ? 0 : cli_error(cli, "out of memory");
 }
 
-int cmd_teams(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		CLI_LONGOPTS,
-		{NULL, 0, NULL, 0},
-	};
-	struct cli cli = {.name = "teams", .usage = usage};
-	int c, rc;
-
-	while ((c = getopt_long(argc, argv, CLI_SHORTOPTS, longopts, NULL)) != -1) {
-		if ((rc = cli_option(&cli, c, argv)) != CLI_NEXT)
-			return rc;
-	}
-	if (optind < argc)
-		return cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
-	return cli_show(&cli, "GET", "/v1/teams", print_teams, NULL);
-}
+int cmd_teams(int argc, char **argv) { return cli_get(argc, argv, &usage, "/v1/teams", print_teams); }

@@ -2,21 +2,36 @@
  * policies' knobs over a trace and recommends ebb settings (see tune.h). */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "cli/cmd.h"
-#include "sim/simcli.h"
+#include "cli/simcli.h"
 #include "sim/simout.h"
 #include "sim/tune.h"
 
-static const char usage[] =
-	"usage: ebb tune TRACE --wait-p95 S [OPTIONS]\n"
+struct tune_args {
+	struct simcli sim;
+	double wait;            /* --wait-p95 */
+	const char *write_path; /* --write */
+};
+
+static const struct option_spec options[] = {
+	{"wait-p95", 0, OPTION_SECONDS, "S", OPTION_AT(struct tune_args, wait), "the p95 wait to meet, seconds",
+	 /* inf would pass for a number and fail in the JSON. */
+	 .fmax = 1e10, .required = 1},
+	{"write", 0, OPTION_STRING, "FILE", OPTION_AT(struct tune_args, write_path),
+	 "write the recommended settings as a config fragment"},
+	{.kind = OPTION_GROUP, .group = simcli_options, .at = OPTION_AT(struct tune_args, sim)},
+	{0},
+};
+
+static const struct usage usage = {"ebb tune TRACE --wait-p95 S [OPTIONS]",
 	"Sweeps the knobs of ebb's policy and of each baseline over a trace, prints each\n"
 	"one's cost against p95-wait frontier and ebb's cost against the best baseline at\n"
 	"the same p95 or shorter (and against keda's defaults, the clairvoyant and the\n"
-	"bound), and recommends ebb settings meeting the wait.\n"
-	"  --wait-p95 S           the p95 wait to meet, seconds (required)\n"
-	"  --write FILE           write the recommended settings as a config fragment\n" SIMCLI_USAGE;
+	"bound), and recommends ebb settings meeting the wait.",
+	options,
+	.max_words = 1,
+};
 
 /* Each family's frontier from the shortest wait to the longest; settings
  * that reach the very same cost and wait share a line. */
@@ -160,48 +175,38 @@ static json_t *tune_json(const struct tune *t, double wait, double boot_s)
 			 ratios_json(t, boot_s));
 }
 
+/* --write: the recommended settings into path. 0, or 1 after a message. */
+static int write_fragment(const struct tune *t, const char *path)
+{
+	FILE *f;
+	int failed;
+
+	if (t->recommended < 0) {
+		fprintf(stderr, "ebb tune: --write %s: nothing to write, no setting meets the wait\n", path);
+		return 1;
+	}
+	failed = !(f = fopen(path, "w"));
+	if (f) {
+		failed = fputs(t->fragment, f) < 0;
+		failed |= fclose(f) != 0; /* closed whether fputs failed or not */
+	}
+	if (failed)
+		fprintf(stderr, "ebb tune: --write %s: cannot write\n", path);
+	return failed;
+}
+
 int cmd_tune(int argc, char **argv)
 {
-	enum { O_WAIT = SIMCLI_OWN, O_WRITE };
-	static const struct option longopts[] = {
-		{"wait-p95", required_argument, NULL, O_WAIT}, {"write", required_argument, NULL, O_WRITE},
-		SIMCLI_LONGOPTS, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
-	};
-	const char *write_path = NULL;
-	struct simcli cli;
+	struct tune_args a = {.write_path = NULL};
+	struct simcli *cli = &a.sim;
 	struct tune t;
 	struct trace tr;
-	char err[600], *end;
-	double wait = -1;
-	int c, rc = 0;
+	char err[600];
+	int rc;
 
-	simcli_init(&cli, "tune");
-	cli.o.plugins = &cmd_plugins;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		if (c == O_WAIT) {
-			wait = strtod(optarg, &end);
-			/* inf would pass for a number and fail in the JSON. */
-			if (end == optarg || *end || !(wait >= 0 && wait <= 1e10)) {
-				fprintf(stderr, "ebb tune: --wait-p95: expected seconds from 0 to 1e10, got '%s'\n", optarg);
-				return 2;
-			}
-		} else if (c == O_WRITE) {
-			write_path = optarg;
-		} else if (c == 'h') {
-			fputs(usage, stdout);
-			return 0;
-		} else if (c == '?' || simcli_option(&cli, c, optarg) != 0) {
-			fputs(usage, stderr);
-			return 2;
-		}
-	}
-	if (optind + 1 != argc || wait < 0) {
-		fprintf(stderr, "ebb tune: expected one trace file and --wait-p95 S\n%s", usage);
-		return 2;
-	}
-	if (simcli_load(&cli, argv[optind], &tr) != 0)
-		return 1;
-	if (tune_run(&tr, &cli.o, cli.offers, wait, &t, err, sizeof err) != 0) {
+	if ((rc = simcli_start(cli, &usage, &a, argc, argv, &tr)) != OPTIONS_GO_ON)
+		return rc;
+	if (tune_run(&tr, &cli->o, cli->offers, a.wait, &t, err, sizeof err) != 0) {
 		fprintf(stderr, "ebb tune: %s\n", err);
 		trace_free(&tr);
 		return 1;
@@ -209,8 +214,8 @@ int cmd_tune(int argc, char **argv)
 	if (t.partial)
 		fprintf(stderr, "ebb tune: note: %zu settings left out: their replay ran only part of the trace"
 			" (`ebb sim --policy` on one says why), %s the first\n", t.partial, t.partial_spec);
-	if (cli.json) {
-		json_t *j = tune_json(&t, wait, (double)cli.o.offers[0].boot_ms / 1000.0);
+	if (cli->json) {
+		json_t *j = tune_json(&t, a.wait, (double)cli->o.offers[0].boot_ms / 1000.0);
 		json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
 		fputc('\n', stdout);
 		json_decref(j);
@@ -218,28 +223,14 @@ int cmd_tune(int argc, char **argv)
 		if (t.oracle_durations)
 			printf("%s\n", simout_oracle_note);
 		print_table(&t, stdout);
-		print_ratios(&t, &cli.o, stdout);
+		print_ratios(&t, &cli->o, stdout);
 		if (t.recommended >= 0)
 			printf("\n%s", t.fragment);
 		else
-			printf("\nno setting of ebb reaches a p95 wait of %.0f s on this trace\n", wait);
+			printf("\nno setting of ebb reaches a p95 wait of %.0f s on this trace\n", a.wait);
 	}
-	if (write_path && t.recommended >= 0) {
-		FILE *f = fopen(write_path, "w");
-		int failed = !f;
-		if (f) {
-			failed = fputs(t.fragment, f) < 0;
-			failed |= fclose(f) != 0; /* closed whether fputs failed or not */
-		}
-		if (failed) {
-			fprintf(stderr, "ebb tune: --write %s: cannot write\n", write_path);
-			rc = 1;
-		}
-	} else if (write_path) {
-		fprintf(stderr, "ebb tune: --write %s: nothing to write, no setting meets the wait\n", write_path);
-		rc = 1;
-	}
-	if (cli.plot && simout_frontier_plot(&t, cli.plot, err, sizeof err) != 0) {
+	rc = a.write_path ? write_fragment(&t, a.write_path) : 0;
+	if (cli->plot && simout_frontier_plot(&t, cli->plot, err, sizeof err) != 0) {
 		fprintf(stderr, "ebb tune: %s\n", err);
 		rc = 1;
 	}

@@ -26,14 +26,22 @@ const struct command commands[] = {
 	{"store", cmd_store, "copy a SQLite store into an empty PostgreSQL database: store copy --from sqlite:DIR --to postgres:URL"},
 	{"status", cmd_status, "which serve answered (of several: the leader), its role and its store"},
 	{"version", cmd_version, "print the version"},
-	{"help", cmd_help, "list the commands"},
+	{"help", cmd_help, "list the commands, or print one's help: help COMMAND"},
 	{NULL, NULL, NULL},
 };
 
-int main(int argc, char **argv)
+int cmd_run(const struct command *c, int argc, char **argv)
 {
 	char name[64];
 
+	/* Messages name the command, "ebb worker: ...", after argv[0]. */
+	snprintf(name, sizeof name, "ebb %s", c->name);
+	argv[0] = name;
+	return c->run(argc, argv);
+}
+
+int main(int argc, char **argv)
+{
 	if (argc < 2) {
 		cmd_help(argc, argv);
 		return 2;
@@ -43,12 +51,8 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "--version") == 0)
 		return cmd_version(1, argv);
 	for (const struct command *c = commands; c->name; c++) {
-		if (strcmp(c->name, argv[1]) == 0) {
-			/* getopt names the program in its messages: "ebb worker: ...". */
-			snprintf(name, sizeof name, "ebb %s", c->name);
-			argv[1] = name;
-			return c->run(argc - 1, argv + 1);
-		}
+		if (strcmp(c->name, argv[1]) == 0)
+			return cmd_run(c, argc - 1, argv + 1);
 	}
 	fprintf(stderr, "ebb: unknown command '%s' (see 'ebb help')\n", argv[1]);
 	return 2;

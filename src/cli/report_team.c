@@ -9,19 +9,13 @@
 
 static double not_busy_gpu_h(json_t *g) { return cli_num(g, "gpu_hours.not_busy"); }
 
-/* GET /v1/report?by=BY&team=TEAM&QUERY into *reply: 0, or -1 after the
- * error was said. */
-static int fetch(struct cli *cli, const char *by, const char *team, const char *query, json_t **reply)
+/* GET /v1/report?by=BY&team=TEAM and the period in cli's query, into
+ * *reply: 0, or -1 after the error was said. */
+static int fetch(struct cli *cli, const char *by, const char *team, json_t **reply)
 {
-	char path[512] = "/v1/report";
-
-	if (cli_query_add(path, sizeof path, "by", by) != 0 || cli_query_add(path, sizeof path, "team", team) != 0) {
-		cli_error(cli, "the team name is too long");
-		return -1;
-	}
-	if (query[0])
-		snprintf(path + strlen(path), sizeof path - strlen(path), "&%s", query);
-	return cli_call(cli, "GET", path, NULL, reply) < 0 ? -1 : 0;
+	json_object_set_new(cli->query, "by", json_string(by));
+	json_object_set_new(cli->query, "team", json_string(team));
+	return cli_call(cli, "GET", "/v1/report", NULL, reply) < 0 ? -1 : 0;
 }
 
 static void share(char *buf, size_t size, json_t *v)
@@ -109,12 +103,12 @@ static int print_table(json_t *markets, json_t *types)
 	return rc;
 }
 
-int report_team(struct cli *cli, const char *team, const char *query, enum report_format format)
+int report_team(struct cli *cli, const char *team, enum report_format format)
 {
 	json_t *markets = NULL, *types = NULL;
 	int rc = 1;
 
-	if (fetch(cli, "market", team, query, &markets) == 0 && fetch(cli, "type", team, query, &types) == 0) {
+	if (fetch(cli, "market", team, &markets) == 0 && fetch(cli, "type", team, &types) == 0) {
 		rc = 0;
 		if (format == REPORT_JSON) {
 			json_t *both = json_pack("{s:s, s:O, s:O}", "team", team, "by_market", markets, "by_type", types);

@@ -10,8 +10,8 @@
 
 enum report_format { REPORT_TABLE, REPORT_JSON, REPORT_CSV };
 
-/* query: the period's parameters ("month=2026-11" or "since=..."),
- * already encoded, or "". Returns the exit code. */
-int report_team(struct cli *cli, const char *team, const char *query, enum report_format format);
+/* The period is in cli's query (month, or since), if given. Closes cli;
+ * returns the exit code. */
+int report_team(struct cli *cli, const char *team, enum report_format format);
 
 #endif

@@ -74,11 +74,13 @@ static int send_batch(struct cli *cli, const char *path, json_t *jobs, json_t *l
 int submit_jobs(struct cli *cli, const char *path, json_t *defaults)
 {
 	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
-	json_t *jobs = json_array(), *lines = json_array();
+	json_t *jobs, *lines;
 	int rc = 0, failed = 0;
 
 	if (!f)
 		return cli_usage_error(cli, "--jobs %s: %s", path, strerror(errno));
+	jobs = json_array();
+	lines = json_array();
 	if (read_jobs(cli, f, path, defaults, jobs, lines) != 0)
 		rc = 2;
 	if (f != stdin)

@@ -33,6 +33,13 @@ struct client {
 	volatile sig_atomic_t *abort_flag;
 };
 
+/* Which serve to call and how, as a command line says it (ebb worker's,
+ * the client commands'): each NULL when not given, for client_init to
+ * read from the environment. */
+struct client_args {
+	const char *server, *token, *cacert;
+};
+
 /* server, token and cacert: NULL to read EBB_SERVER / EBB_TOKEN /
  * EBB_CACERT (server defaults to http://127.0.0.1:7070; "host:port" gets
  * http:// put in front; "URL,URL,..." names several serves, at most

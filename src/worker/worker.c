@@ -70,7 +70,7 @@ void worker_renew_after_fork(struct worker *w)
 	close(w->sig->wake[1]);
 	install_signals();
 	w->sig->cut = 0;
-	if (client_init(&w->client, w->o->server, w->o->token, w->o->cacert) != 0)
+	if (client_init(&w->client, w->o->conn.server, w->o->conn.token, w->o->conn.cacert) != 0)
 		log_warn("runner without a client", "worker=%s error=\"%s\"", w->name, w->client.err);
 	else
 		client_use(&w->client, current);
@@ -379,7 +379,7 @@ int worker_run(const struct worker_options *o)
 	char host[64];
 
 	install_signals();
-	if (client_init(&w.client, o->server, o->token, o->cacert) != 0) {
+	if (client_init(&w.client, o->conn.server, o->conn.token, o->conn.cacert) != 0) {
 		fprintf(stderr, "ebb worker: %s\n", w.client.err);
 		return 1;
 	}

@@ -13,8 +13,7 @@
 #include <stdint.h>
 
 struct worker_options {
-	const char *server, *token; /* NULL: EBB_SERVER / EBB_TOKEN */
-	const char *cacert;          /* NULL: EBB_CACERT */
+	struct client_args conn;     /* NULL each: EBB_SERVER, EBB_TOKEN, EBB_CACERT */
 	int64_t instance;            /* 0: started by hand, not by a provider */
 	const char *name;            /* worker name; "i-ID" for an instance */
 	int gpus, vram_gb;

@@ -22,7 +22,8 @@ static int stop(void **state)
 }
 
 /* A failed command: its status, nothing on stdout, and one line naming
- * the cause on stderr. */
+ * the cause on stderr; a usage error (2) adds one line, where to look, and
+ * not the whole help. */
 static void assert_failed(struct harness_run *r, int status, const char *cmd, const char *cause)
 {
 	const char *nl = strchr(r->err, '\n');
@@ -31,10 +32,13 @@ static void assert_failed(struct harness_run *r, int status, const char *cmd, co
 		print_error("stderr: %s\n", r->err);
 	assert_int(r->status, status);
 	assert_string_equal(r->out, "");
-	assert_contains(r->err, harness_fmt("ebb %s: ", cmd));
+	assert_true(strncmp(r->err, harness_fmt("ebb %s: ", cmd), strlen(harness_fmt("ebb %s: ", cmd))) == 0);
 	assert_contains(r->err, cause);
-	if (status == 1) /* usage errors (2) add the usage after their line */
-		assert_true(nl && nl[1] == '\0');
+	assert_non_null(nl);
+	if (status == 1)
+		assert_true(nl[1] == '\0');
+	else
+		assert_string_equal(nl + 1, harness_fmt("see 'ebb %s --help'\n", cmd));
 }
 
 static int64_t submit(const char *word)
@@ -218,6 +222,10 @@ static void errors(void **state)
 	harness_ebb(&r, srv, "jobs", "--bogus", NULL);
 	assert_failed(&r, 2, "jobs", "--bogus");
 	harness_run_free(&r);
+	/* Under ASan, also that nothing is left allocated on the way out. */
+	harness_ebb(&r, srv, "submit", "--jobs", "/nonexistent/jobs.jsonl", NULL);
+	assert_failed(&r, 2, "submit", "--jobs /nonexistent/jobs.jsonl: ");
+	harness_run_free(&r);
 	/* -s overrides EBB_SERVER: nothing listens on port 1. */
 	harness_ebb(&r, srv, "jobs", "-s", "127.0.0.1:1", NULL);
 	assert_failed(&r, 1, "jobs", "cannot reach http://127.0.0.1:1");
@@ -303,11 +311,55 @@ static void version_and_help(void **state)
 	assert_int(r.status, 2);
 	assert_contains(r.err, "unknown command 'frobnicate'");
 	harness_run_free(&r);
-	/* getopt's own messages name the command as ebb's do. */
+	/* Every command's options are read by one parser, its errors worded alike. */
 	harness_ebb(&r, NULL, "worker", "--wait", NULL);
-	assert_int(r.status, 2);
-	assert_contains(r.err, "ebb worker: unrecognized option '--wait'");
+	assert_failed(&r, 2, "worker", "unknown option '--wait'");
 	harness_run_free(&r);
+}
+
+/* --help and `ebb help COMMAND` print the same help, on stdout; a usage
+ * error names what was wrong in one line and where to look in another. */
+static void help_and_usage_errors(void **state)
+{
+	static const char *const bad[][4] = {
+		{"jobs", "--limit", "0", "ebb jobs: --limit: expected an integer from 1 to 1000, got '0'"},
+		{"jobs", "--l", "5", "ebb jobs: ambiguous option '--l': --lane, --limit?"},
+		{"fleet", "--json=1", NULL, "ebb fleet: option '--json' takes no value"},
+		{"decisions", "--limit", NULL, "ebb decisions: option '--limit' needs a value"},
+		{"status", "-x", NULL, "ebb status: unknown option '-x'"},
+		{"teams", "extra", NULL, "ebb teams: unexpected argument 'extra'"},
+		{"worker", "--grace", "soon", "ebb worker: --grace: expected a duration such as 30s or 5m, got 'soon'"},
+		{"worker", "--gpus", "-1", "ebb worker: --gpus: expected an integer from 0 to 4096, got '-1'"},
+		{"team", "set", "a", "ebb team: --budget is required"},
+		{"store", "copy", "--from=x", "ebb store: --from: expected sqlite:DIR, got 'x'"},
+		{"serve", "--config", NULL, "ebb serve: option '--config' needs a value"},
+	};
+	struct harness_run help, r;
+
+	(void)state;
+	harness_ebb(&help, NULL, "submit", "--help", NULL);
+	assert_int(help.status, 0);
+	assert_string_equal(help.err, "");
+	assert_true(strstr(help.out, "usage: ebb submit [OPTIONS] [-- COMMAND ARGS...]\n") == help.out);
+	assert_contains(help.out, "\n  --priority N          -1000 to 1000, higher first within a lane (default 0)\n");
+	assert_contains(help.out, "\n  -h, --help            print this help\n");
+	harness_ebb(&r, NULL, "help", "submit", NULL);
+	assert_int(r.status, 0);
+	assert_string_equal(r.out, help.out);
+	harness_run_free(&r);
+	harness_run_free(&help);
+	harness_ebb(&r, NULL, "help", "frobnicate", NULL);
+	assert_int(r.status, 2);
+	assert_contains(r.err, "unknown command 'frobnicate'");
+	harness_run_free(&r);
+
+	for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+		harness_ebb(&r, NULL, bad[k][0], bad[k][1], bad[k][2], NULL);
+		assert_int(r.status, 2);
+		assert_string_equal(r.out, "");
+		assert_string_equal(r.err, harness_fmt("%s\nsee 'ebb %s --help'\n", bad[k][3], bad[k][0]));
+		harness_run_free(&r);
+	}
 }
 
 static void bad_config(void **state)
@@ -368,6 +420,7 @@ int main(void)
 		cmocka_unit_test(worker_refused),
 		cmocka_unit_test(tokens),
 		cmocka_unit_test(version_and_help),
+		cmocka_unit_test(help_and_usage_errors),
 		cmocka_unit_test(bad_config),
 		cmocka_unit_test(config_example),
 	};
