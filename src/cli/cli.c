@@ -2,9 +2,11 @@
 #include "cli/cli.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cmd.h"
 #include "common/units.h"
 
 #define CONN(member) OPTION_AT(struct client_args, member)
@@ -410,4 +412,14 @@ void table_free(struct table *t)
 		free(t->cells[i]);
 	free(t->cells);
 	memset(t, 0, sizeof *t);
+}
+
+int cmd_run(const struct command *c, int argc, char **argv)
+{
+	char name[64];
+
+	/* Messages name the command, "ebb worker: ...", after argv[0]. */
+	snprintf(name, sizeof name, "ebb %s", c->name);
+	argv[0] = name;
+	return c->run(argc, argv);
 }

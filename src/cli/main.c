@@ -30,16 +30,6 @@ const struct command commands[] = {
 	{NULL, NULL, NULL},
 };
 
-int cmd_run(const struct command *c, int argc, char **argv)
-{
-	char name[64];
-
-	/* Messages name the command, "ebb worker: ...", after argv[0]. */
-	snprintf(name, sizeof name, "ebb %s", c->name);
-	argv[0] = name;
-	return c->run(argc, argv);
-}
-
 int main(int argc, char **argv)
 {
 	if (argc < 2) {

@@ -251,6 +251,8 @@ static int short_index(const struct parser *p, int c)
 	return -1;
 }
 
+static void options_help(const struct usage *u, FILE *out);
+
 int options_parse(const struct usage *u, void *args, int argc, char **argv)
 {
 	struct parser p = {.cmd = argv[0]};
@@ -330,7 +332,9 @@ static void help_table(FILE *out, const struct option_spec *table)
 	}
 }
 
-void options_help(const struct usage *u, FILE *out)
+/* The help: "usage: " and the forms, the about, each option with its help
+ * in a column, the notes. */
+static void options_help(const struct usage *u, FILE *out)
 {
 	static const struct option_spec help = {"help", 'h', OPTION_FLAG, NULL, {0, 0}, "print this help"};
 

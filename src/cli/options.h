@@ -82,10 +82,6 @@ struct usage {
  * stderr. */
 int options_parse(const struct usage *u, void *args, int argc, char **argv);
 
-/* The help: "usage: " and the forms, the about, each option with its help
- * in a column, the notes. */
-void options_help(const struct usage *u, FILE *out);
-
 /* A usage error on stderr, "CMD: what was wrong", and a line on where to
  * look, "see 'CMD --help'". cmd is "ebb NAME". Returns 2, the exit code
  * of a usage error. */
