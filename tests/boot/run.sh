@@ -148,7 +148,8 @@ ebb=$src/build/ebb
 serve_start() {
 	program=$1
 	shift
-	data=$BOOT_DIR/serve-$program
+	# A data directory a phase: each starts with no jobs and no instances.
+	data=$BOOT_DIR/serve-$phase
 	mkdir -p "$data"
 	cat >"$data/ebb.conf" <<EOF
 [server]
@@ -230,7 +231,7 @@ while [ "$pos" -lt '"$1"' ]; do sleep 0.5; pos=$((pos + 1)); echo "progress $pos
 phase_aws() {
 	serve_start aws-ec2 EBB_AWS_CONFIG=/nonexistent EBB_AWS_AMI=ami-0ebb0b00700000001 EBB_AWS_REGION=us-east-1 \
 		BOOT_AMI=ami-0ebb0b00700000001 BOOT_IMAGE="$images/disk.raw" || return
-	log=$BOOT_DIR/serve-aws-ec2/serve.log
+	log=$BOOT_DIR/serve-$phase/serve.log
 
 	# The bar: 3 queued jobs, one machine booted from the user data.
 	for k in 1 2 3; do
@@ -354,7 +355,7 @@ phase_gcp() {
 		EBB_GCP_PROJECT=p BOOT_FAMILY=ebb-worker BOOT_IMAGE="$images/rootfs" || return
 	machine=''
 
-	log=$BOOT_DIR/serve-gcp/serve.log
+	log=$BOOT_DIR/serve-$phase/serve.log
 	job=$("$ebb" submit --items 5 -- sh -c "$(resumable 5)")
 	if wait_for 180 succeeded "$job"; then
 		pass "gcp: job $job succeeded on a VM booted from the root file system with gcp's user-data"
@@ -402,7 +403,7 @@ gcp_deleted() { [ -f "$(machine_dir "$1")/deleted" ]; }
 phase_k8s() {
 	serve_start kubernetes EBB_K8S_CONFIG=/nonexistent EBB_K8S_IMAGE="ebb-worker:$version" \
 		EBB_K8S_NAMESPACE=gpu BOOT_OCI="$images/oci" BOOT_IMAGE="ebb-worker:$version" || return
-	log=$BOOT_DIR/serve-kubernetes/serve.log
+	log=$BOOT_DIR/serve-$phase/serve.log
 	for k in 1 2; do
 		"$ebb" submit --items 5 -- sh -c "$(resumable 5)" >/dev/null || fail "ebb submit $k"
 	done
@@ -463,7 +464,7 @@ phase_vm() {
 	serve_start aws-ec2 EBB_AWS_CONFIG=/nonexistent EBB_AWS_AMI=ami-0ebb0b00700000001 EBB_AWS_REGION=us-east-1 \
 		BOOT_AMI=ami-0ebb0b00700000001 BOOT_IMAGE="$images/disk.raw" BOOT_VM=uefi || return
 	listen='' workers_reach=''
-	log=$BOOT_DIR/serve-aws-ec2/serve.log
+	log=$BOOT_DIR/serve-$phase/serve.log
 	job=$("$ebb" submit --items 5 -- sh -c "$(resumable 5)")
 	m=
 	if wait_for 300 succeeded "$job"; then
