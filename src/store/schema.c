@@ -253,6 +253,7 @@ const struct schema_table schema_team_budgets = {
 	"COUNT(*), COALESCE(SUM(budget), 0)",
 };
 
+/* More entries than SCHEMA_NTABLES do not compile. */
 const struct schema_table *const schema_tables[] = {
 	&schema_jobs, &schema_instances, &schema_instance_events, &schema_decisions, &schema_segments,
 	&schema_offer_stats, &schema_ledger_sums, &schema_alerts, &schema_team_budgets, NULL,

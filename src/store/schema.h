@@ -84,7 +84,8 @@ struct schema_table {
 extern const struct schema_table schema_jobs, schema_instances, schema_instance_events, schema_decisions,
 	schema_segments, schema_offer_stats, schema_ledger_sums, schema_alerts, schema_team_budgets;
 /* Every table but the schema's version, parents first; NULL-terminated. */
-extern const struct schema_table *const schema_tables[];
+#define SCHEMA_NTABLES 9
+extern const struct schema_table *const schema_tables[SCHEMA_NTABLES + 1];
 
 /* The rows of the queries that are no table, in their SELECT's order:
  * the queued work (struct demand_row), the arrivals (struct arrival_row),
