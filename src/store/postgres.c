@@ -227,6 +227,13 @@ static const char *const stmt_sql[S_COUNT] = {
 		   " WHERE state = 'dead' AND finished_at >= $1 GROUP BY lane ORDER BY " C_ORDER("lane"),
 	[S_ALERTS] = "SELECT {alerts} FROM alerts ORDER BY " C_ORDER("key"),
 	[S_BUDGETS] = "SELECT {team_budgets} FROM team_budgets ORDER BY " C_ORDER("team"),
+	/* The database's clock, and who leads: what several serves share. */
+	[S_NOW] = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
+	/* The session that holds SERVE_LOCK (one key of 64 bits: its low
+	 * half in objid), by the name it connected with. */
+	[S_LEADER] = "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+		     " WHERE l.locktype = 'advisory' AND l.classid = 0 AND l.objid = " SERVE_LOCK
+		     " AND l.objsubid = 1 AND l.granted LIMIT 1",
 	/* With several serves active, a batch locks what it reads before it
 	 * writes it, until it ends: another serve's batch waits for the row,
 	 * and reads it as this one left it. Due jobs another batch holds are
@@ -235,12 +242,6 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_INST_GET_LOCKED] = "SELECT {instances} FROM instances WHERE id = $1 FOR UPDATE",
 	[S_DUE_LOCKED] = "SELECT id FROM jobs WHERE (state = 'delayed' AND run_at <= $1)"
 			 " OR (state = 'leased' AND lease_expires <= $1) LIMIT $2 FOR UPDATE SKIP LOCKED",
-	[S_NOW] = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
-	/* The session that holds SERVE_LOCK (one key of 64 bits: its low
-	 * half in objid), by the name it connected with. */
-	[S_LEADER] = "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
-		     " WHERE l.locktype = 'advisory' AND l.classid = 0 AND l.objid = " SERVE_LOCK
-		     " AND l.objsubid = 1 AND l.granted LIMIT 1",
 };
 
 struct pg_store {
