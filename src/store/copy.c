@@ -1,9 +1,9 @@
 /* See copy.h. Both stores are opened through the front end first, which
  * migrates each to this version's schema and, for PostgreSQL, takes the
  * database's lock, so that no serve runs on the target meanwhile; the
- * rows then go table by table, column by column by name, from a
- * read-only SQLite connection to a libpq one of their own, in one
- * transaction. */
+ * rows then go table by table of store/schema.c, parents first, column by
+ * column by name, from a read-only SQLite connection to a libpq one of
+ * their own, in one transaction. */
 #include "store/copy.h"
 
 #include <errno.h>
@@ -16,31 +16,12 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "store/pg_args.h"
 #include "store/pq_lazy.h"
+#include "store/rows.h"
 #include "store/store.h"
 
-/* Every table of the schema but its version, parents first, and what is
- * compared on both sides after the copy: the count and sums of the
- * columns that matter most (ids, money, time). */
-static const struct table {
-	const char *name;
-	int has_id; /* an identity column, given its values */
-	const char *check;
-} tables[] = {
-	{"jobs", 1, "COUNT(*), COALESCE(SUM(id), 0), COALESCE(SUM(attempts), 0), COALESCE(SUM(items_done), 0),"
-		    " COALESCE(SUM(cost), 0)"},
-	{"instances", 1, "COUNT(*), COALESCE(SUM(id), 0), COALESCE(SUM(billed_ms), 0), COALESCE(SUM(cost), 0)"},
-	{"instance_events", 0, "COUNT(*), COALESCE(SUM(instance_id), 0), COALESCE(SUM(at), 0)"},
-	{"decisions", 1, "COUNT(*), COALESCE(SUM(id), 0), COALESCE(SUM(count), 0)"},
-	{"segments", 1, "COUNT(*), COALESCE(SUM(id), 0), COALESCE(SUM(end_at - start_at), 0), COALESCE(SUM(cost), 0)"},
-	{"offer_stats", 0, "COUNT(*), COALESCE(SUM(runs), 0), COALESCE(SUM(launches), 0), COALESCE(SUM(alive_ms), 0)"},
-	{"ledger_sums", 0, "COUNT(*), COALESCE(SUM(ms), 0), COALESCE(SUM(cost), 0), COALESCE(SUM(items), 0)"},
-	{"alerts", 0, "COUNT(*)"},
-	{"team_budgets", 0, "COUNT(*), COALESCE(SUM(budget), 0)"},
-};
-
-#define NTABLES (sizeof tables / sizeof *tables)
-#define MAX_COLS 64
+/* The most sums a table's check compares (schema.h: check). */
 #define MAX_CHECKS 5
 
 struct copy {
@@ -65,31 +46,36 @@ static int pg_fail(struct copy *c, const char *what, const PGresult *r)
 	return -1;
 }
 
-static int pg_exec(struct copy *c, const char *sql)
+/* Runs sql on the target: its result, or NULL with the reason in err. */
+static PGresult *pg_query(struct copy *c, const char *sql)
 {
 	PGresult *r = PQexec(c->dst, sql);
-	int ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
 
-	if (!ok)
-		pg_fail(c, sql, r);
+	if (PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK)
+		return r;
+	pg_fail(c, sql, r);
 	PQclear(r);
-	return ok ? 0 : -1;
+	return NULL;
+}
+
+static int pg_exec(struct copy *c, const char *sql)
+{
+	PGresult *r = pg_query(c, sql);
+
+	PQclear(r);
+	return r ? 0 : -1;
 }
 
 /* The target's table must be empty: the copy keeps the ids. */
-static int check_empty(struct copy *c, const struct table *t)
+static int check_empty(struct copy *c, const struct schema_table *t)
 {
 	char sql[128];
 	PGresult *r;
 	int empty;
 
 	snprintf(sql, sizeof sql, "SELECT NOT EXISTS (SELECT 1 FROM %s)", t->name);
-	r = PQexec(c->dst, sql);
-	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-		pg_fail(c, sql, r);
-		PQclear(r);
+	if (!(r = pg_query(c, sql)))
 		return -1;
-	}
 	empty = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
 	PQclear(r);
 	if (!empty)
@@ -97,63 +83,102 @@ static int check_empty(struct copy *c, const struct table *t)
 	return empty ? 0 : -1;
 }
 
-/* The rows of one table, each an INSERT of its columns by name. A real
- * goes as %.17g, which gives it back whole (SQLite's own text has 15
- * digits). */
-static int copy_rows(struct copy *c, const struct table *t, int64_t *rows)
+/* The identity column of t, whose values the copy gives: NULL if none. */
+static const char *identity(const struct schema_table *t)
 {
-	char sql[4096], cols[2048] = "", marks[512] = "", num[MAX_COLS][32];
-	const char *values[MAX_COLS];
-	sqlite3_stmt *st;
-	int n = 0, rc;
+	for (int i = 0; i < t->ncols; i++) {
+		if (t->cols[i].flags & SCHEMA_ID)
+			return t->cols[i].name;
+	}
+	return NULL;
+}
 
-	snprintf(sql, sizeof sql, "SELECT * FROM %s", t->name);
-	if (sqlite3_prepare_v2(c->src, sql, -1, &st, NULL) != SQLITE_OK)
-		return sqlite_fail(c, sql);
-	n = sqlite3_column_count(st);
-	if (n > MAX_COLS) {
-		sqlite3_finalize(st);
-		snprintf(c->err, c->errsize, "%s: %d columns, more than %d", t->name, n, MAX_COLS);
-		return -1;
+/* The SELECT of every column of t from the source, or the INSERT of
+ * them into the target: the caller frees it. */
+static char *statement(struct copy *c, const struct schema_table *t, int insert)
+{
+	char *sql = NULL;
+	size_t size;
+	FILE *f = open_memstream(&sql, &size);
+
+	if (!f) {
+		snprintf(c->err, c->errsize, "out of memory");
+		return NULL;
 	}
+	fputs(insert ? "INSERT INTO " : "SELECT ", f);
+	fprintf(f, insert ? "%s (" : "", t->name);
+	rows_names(f, t, ROWS_ALL);
+	if (insert) {
+		fprintf(f, ") %sVALUES (", identity(t) ? "OVERRIDING SYSTEM VALUE " : "");
+		rows_marks(f, t, ROWS_ALL, '$', 1);
+		fputc(')', f);
+	} else {
+		fprintf(f, " FROM %s", t->name);
+	}
+	if (fclose(f) != 0) {
+		free(sql);
+		snprintf(c->err, c->errsize, "out of memory");
+		return NULL;
+	}
+	return sql;
+}
+
+/* A row of the source as the target's parameters. A real goes as %.17g,
+ * which gives it back whole (SQLite's own text has 15 digits). */
+static void row_args(sqlite3_stmt *st, int n, struct pg_args *a)
+{
 	for (int i = 0; i < n; i++) {
-		size_t lc = strlen(cols), lm = strlen(marks);
-		snprintf(cols + lc, sizeof cols - lc, "%s%s", i ? ", " : "", sqlite3_column_name(st, i));
-		snprintf(marks + lm, sizeof marks - lm, "%s$%d", i ? ", " : "", i + 1);
+		int type = sqlite3_column_type(st, i);
+		if (type == SQLITE_NULL)
+			pg_args_text(a, NULL);
+		else if (type == SQLITE_FLOAT)
+			pg_args_num(a, sqlite3_column_double(st, i));
+		else
+			pg_args_text(a, (const char *)sqlite3_column_text(st, i));
 	}
-	snprintf(sql, sizeof sql, "INSERT INTO %s (%s) %sVALUES (%s)", t->name, cols,
-		 t->has_id ? "OVERRIDING SYSTEM VALUE " : "", marks);
+}
+
+/* The rows of one table, each an INSERT of its columns by name. */
+static int copy_rows(struct copy *c, const struct schema_table *t, int64_t *rows)
+{
+	char *select = statement(c, t, 0), *insert = select ? statement(c, t, 1) : NULL;
+	sqlite3_stmt *st = NULL;
+	int rc = SQLITE_ERROR;
+
 	*rows = 0;
+	if (!insert)
+		goto done;
+	if (sqlite3_prepare_v2(c->src, select, -1, &st, NULL) != SQLITE_OK) {
+		sqlite_fail(c, select);
+		goto done;
+	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct pg_args a = {0};
 		PGresult *r;
-		for (int i = 0; i < n; i++) {
-			int type = sqlite3_column_type(st, i);
-			if (type == SQLITE_NULL) {
-				values[i] = NULL;
-			} else if (type == SQLITE_FLOAT) {
-				snprintf(num[i], sizeof num[i], "%.17g", sqlite3_column_double(st, i));
-				values[i] = num[i];
-			} else {
-				values[i] = (const char *)sqlite3_column_text(st, i);
-			}
-		}
-		r = PQexecParams(c->dst, sql, n, NULL, values, NULL, NULL, 0);
+		row_args(st, t->ncols, &a);
+		if (pg_args_check(&a, c->err, c->errsize) != 0)
+			goto done;
+		r = PQexecParams(c->dst, insert, a.n, NULL, a.v, NULL, NULL, 0);
 		if (PQresultStatus(r) != PGRES_COMMAND_OK) {
 			pg_fail(c, t->name, r);
 			PQclear(r);
-			sqlite3_finalize(st);
-			return -1;
+			goto done;
 		}
 		PQclear(r);
 		(*rows)++;
 	}
+	if (rc != SQLITE_DONE)
+		sqlite_fail(c, t->name);
+done:
 	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : sqlite_fail(c, t->name);
+	free(select);
+	free(insert);
+	return rc == SQLITE_DONE ? 0 : -1;
 }
 
 /* The table's check on both sides: equal counts and sums (a sum of reals
  * within a relative 1e-9: the two engines add in different orders). */
-static int verify(struct copy *c, const struct table *t)
+static int verify(struct copy *c, const struct schema_table *t)
 {
 	double want[MAX_CHECKS], got[MAX_CHECKS];
 	char sql[512];
@@ -168,19 +193,25 @@ static int verify(struct copy *c, const struct table *t)
 		sqlite3_finalize(st);
 		return sqlite_fail(c, sql);
 	}
-	n = sqlite3_column_count(st);
-	for (int i = 0; i < n && i < MAX_CHECKS; i++)
+	if ((n = sqlite3_column_count(st)) > MAX_CHECKS) {
+		sqlite3_finalize(st);
+		snprintf(c->err, c->errsize, "%s: its check compares %d values, more than %d", t->name, n, MAX_CHECKS);
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
 		want[i] = sqlite3_column_double(st, i);
 	sqlite3_finalize(st);
-	r = PQexec(c->dst, sql);
-	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQnfields(r) != n) {
-		pg_fail(c, sql, r);
+	if (!(r = pg_query(c, sql)))
+		return -1;
+	if (PQnfields(r) != n) {
+		snprintf(c->err, c->errsize, "%s: the check has %d values in the source, %d in the copy", t->name, n,
+			 PQnfields(r));
 		PQclear(r);
 		return -1;
 	}
-	for (int i = 0; i < n && i < MAX_CHECKS; i++)
+	for (int i = 0; i < n; i++)
 		got[i] = strtod(PQgetvalue(r, 0, i), NULL);
-	for (int i = 0; i < n && i < MAX_CHECKS; i++) {
+	for (int i = 0; i < n; i++) {
 		if (fabs(got[i] - want[i]) > 1e-9 * fmax(1.0, fabs(want[i]))) {
 			snprintf(c->err, c->errsize, "%s: %s is %.17g in the copy, %.17g in the source: nothing was copied",
 				 t->name, PQfname(r, i), got[i], want[i]);
@@ -193,19 +224,23 @@ static int verify(struct copy *c, const struct table *t)
 }
 
 /* The next id of an identity column follows the ids copied. */
-static int follow_ids(struct copy *c, const struct table *t)
+static int follow_ids(struct copy *c, const struct schema_table *t)
 {
+	const char *id = identity(t);
 	char sql[256];
 
+	if (!id)
+		return 0;
 	snprintf(sql, sizeof sql,
-		 "SELECT setval(pg_get_serial_sequence('%s', 'id'), COALESCE(MAX(id), 0) + 1, false) FROM %s",
-		 t->name, t->name);
+		 "SELECT setval(pg_get_serial_sequence('%s', '%s'), COALESCE(MAX(%s), 0) + 1, false) FROM %s",
+		 t->name, id, id, t->name);
 	return pg_exec(c, sql);
 }
 
 static int copy_all(struct copy *c, FILE *out)
 {
-	int64_t rows[NTABLES];
+	const struct schema_table *const *t;
+	int64_t rows[SCHEMA_NTABLES];
 
 	if (pg_exec(c, "BEGIN") != 0)
 		return -1;
@@ -213,22 +248,22 @@ static int copy_all(struct copy *c, FILE *out)
 	 * write it must not add to it. */
 	if (pg_exec(c, "ALTER TABLE instances DISABLE TRIGGER USER") != 0)
 		return -1;
-	for (size_t i = 0; i < NTABLES; i++) {
-		if (check_empty(c, &tables[i]) != 0 || copy_rows(c, &tables[i], &rows[i]) != 0 ||
-		    (tables[i].has_id && follow_ids(c, &tables[i]) != 0))
+	for (t = schema_tables; *t; t++) {
+		if (check_empty(c, *t) != 0 || copy_rows(c, *t, &rows[t - schema_tables]) != 0 ||
+		    follow_ids(c, *t) != 0)
 			return -1;
 	}
 	if (pg_exec(c, "ALTER TABLE instances ENABLE TRIGGER USER") != 0)
 		return -1;
-	for (size_t i = 0; i < NTABLES; i++) {
-		if (verify(c, &tables[i]) != 0)
+	for (t = schema_tables; *t; t++) {
+		if (verify(c, *t) != 0)
 			return -1;
 	}
 	if (pg_exec(c, "COMMIT") != 0)
 		return -1;
-	for (size_t i = 0; i < NTABLES; i++)
-		fprintf(out, "%-16s %10lld rows, counts and sums the same on both sides\n", tables[i].name,
-			(long long)rows[i]);
+	for (t = schema_tables; *t; t++)
+		fprintf(out, "%-16s %10lld rows, counts and sums the same on both sides\n", (*t)->name,
+			(long long)rows[t - schema_tables]);
 	return 0;
 }
 

@@ -73,6 +73,22 @@ struct store {
 	int64_t counts_read_ms, counts_all_read_ms;
 };
 
+/* An open segment as an engine finds it, with the id it keeps it by. */
+struct segment_found {
+	int64_t id;
+	struct segment seg;
+};
+
+/* A lease offer's filters as the SQL engines' next-ready query takes
+ * them: the types at their limit (a JSON array), the labels asked (one),
+ * each team's room in GPUs (an object); NULL for none. Made by the front
+ * end (offer_filters_make), freed with offer_filters_free. */
+struct offer_filters {
+	char *full_types, *labels, *rooms;
+};
+void offer_filters_make(const struct lease_offer *o, struct offer_filters *f);
+void offer_filters_free(struct offer_filters *f);
+
 /* A row of job counts as the engine reads them at open. */
 typedef int (*count_row_cb)(void *arg, enum job_state state, const char *lane, const char *type,
 			    const char *team, int64_t n);
@@ -111,7 +127,9 @@ struct store_engine {
 	int (*demand)(struct store *st, demand_cb cb, void *arg);
 	int (*recent_submits)(struct store *st, int limit, time_cb cb, void *arg);
 	int (*recent_durations)(struct store *st, int limit, duration_cb cb, void *arg);
-	int (*arrivals)(struct store *st, int64_t since_ms, int limit, arrival_cb cb, void *arg);
+	/* The newest `limit` jobs, newest first (the front end stops at the
+	 * window's start). */
+	int (*arrivals)(struct store *st, int limit, arrival_cb cb, void *arg);
 	int (*usage)(struct store *st, int64_t since_ms, int64_t now_ms, int64_t *instance_ms,
 		     int64_t *job_ms);
 	int (*dead_letters)(struct store *st, int64_t since_ms, dead_letters_cb cb, void *arg);
@@ -127,8 +145,10 @@ struct store_engine {
 	int (*decision_list)(struct store *st, int limit, decision_cb cb, void *arg);
 
 	int (*segment_open)(struct store *st, const struct segment *seg);
-	int (*segment_close)(struct store *st, int64_t instance, int64_t end_ms, double usd_per_ms,
-			     int instance_gpus, struct segment *closed);
+	/* One of the instance's open segments (its kind, job, start and
+	 * GPUs), STORE_NOT_FOUND if none; and the end of one, by its id. */
+	int (*segment_find)(struct store *st, int64_t instance, struct segment_found *out);
+	int (*segment_end)(struct store *st, int64_t id, int64_t end_ms, double cost);
 	int (*job_add_cost)(struct store *st, int64_t job, double usd);
 	int (*offer_stat_add)(struct store *st, const struct offer_stat *delta);
 	int (*offer_stats)(struct store *st, offer_stat_cb cb, void *arg);
@@ -164,5 +184,28 @@ struct store_engine {
 	/* The name of the leading serve (config_serve_id()). */
 	int (*leader)(struct store *st, char *name, size_t size);
 };
+
+/* The ops every engine has, each an engine's function op_NAME: its
+ * struct store_engine lists them as STORE_ENGINE_OPS, then those only it
+ * has (job_count_live_rows, lead ... leader), so that an op added above
+ * is one each engine must define. */
+#define STORE_ENGINE_OP(name) .name = op_##name
+#define STORE_ENGINE_OPS                                                                                  \
+	STORE_ENGINE_OP(open), STORE_ENGINE_OP(close), STORE_ENGINE_OP(begin), STORE_ENGINE_OP(commit),  \
+	STORE_ENGINE_OP(rollback), STORE_ENGINE_OP(savepoint), STORE_ENGINE_OP(release),                 \
+	STORE_ENGINE_OP(rollback_savepoint), STORE_ENGINE_OP(job_count_rows), STORE_ENGINE_OP(job_insert), \
+	STORE_ENGINE_OP(job_update), STORE_ENGINE_OP(job_get), STORE_ENGINE_OP(job_get_by_key),           \
+	STORE_ENGINE_OP(job_next_ready), STORE_ENGINE_OP(job_list), STORE_ENGINE_OP(job_due),             \
+	STORE_ENGINE_OP(job_leased_on), STORE_ENGINE_OP(next_deadline), STORE_ENGINE_OP(demand),          \
+	STORE_ENGINE_OP(recent_submits), STORE_ENGINE_OP(recent_durations), STORE_ENGINE_OP(arrivals),    \
+	STORE_ENGINE_OP(usage), STORE_ENGINE_OP(dead_letters), STORE_ENGINE_OP(instance_insert),          \
+	STORE_ENGINE_OP(instance_update), STORE_ENGINE_OP(instance_get), STORE_ENGINE_OP(instance_by_token), \
+	STORE_ENGINE_OP(instance_data_set), STORE_ENGINE_OP(instance_data), STORE_ENGINE_OP(instance_list), \
+	STORE_ENGINE_OP(decision_insert), STORE_ENGINE_OP(decision_list), STORE_ENGINE_OP(segment_open),  \
+	STORE_ENGINE_OP(segment_find), STORE_ENGINE_OP(segment_end), STORE_ENGINE_OP(job_add_cost),       \
+	STORE_ENGINE_OP(offer_stat_add), STORE_ENGINE_OP(offer_stats), STORE_ENGINE_OP(ledger),           \
+	STORE_ENGINE_OP(ledger_open), STORE_ENGINE_OP(ledger_add), STORE_ENGINE_OP(ledger_sums),          \
+	STORE_ENGINE_OP(alert_put), STORE_ENGINE_OP(alert_delete), STORE_ENGINE_OP(alerts),               \
+	STORE_ENGINE_OP(team_budget_set), STORE_ENGINE_OP(team_budgets)
 
 #endif

@@ -16,7 +16,10 @@
 #include "common/log.h"
 #include "common/textfile.h"
 #include "store/engine.h"
+#include "store/pg_args.h"
 #include "store/pq_lazy.h"
+#include "store/rows.h"
+#include "store/sql.h"
 
 struct pg_conf {
 	char *url;
@@ -136,20 +139,6 @@ static const char *const migrations[] = {
 #define SERVE_LOCK "7402"
 #define MIGRATE_LOCK "7403"
 
-#define JOB_FIELDS                                                                           \
-	"state, type, lane, lane_rank, priority, team, command, payload, labels, gpus,"       \
-	" min_vram_gb, items, timeout_s, max_attempts, attempts, run_at, created_at,"        \
-	" updated_at, finished_at, idem_key, idem_hash, lease_token, worker, lease_expires," \
-	" lease_ms, checkpoint, items_done, error, result, seq, est_s, started_at, cost,"  \
-	" items_start, items_lost, interruptions, instance_id"
-#define JOB_COLUMNS "id, " JOB_FIELDS
-
-#define INST_FIELDS                                                                               \
-	"offer, market, state, gpus, vram_gb, gpu_ids, provider_ref, launched_at,"                \
-	" registered_at, idle_since, terminated_at, updated_at, job_id, reason, billed_ms, cost," \
-	" reclaim_at, token, team"
-#define INST_COLUMNS "id, " INST_FIELDS
-
 #define LEDGER_SELECT                                                                             \
 	"SELECT s.instance_id, s.kind, s.job_id, s.start_at, s.end_at, s.cost, i.offer, i.market," \
 	" i.gpus, j.team, j.type, j.items_done, j.items_lost, (i.reclaim_at > 0)::int, s.gpus,"     \
@@ -174,44 +163,23 @@ static const char *const migrations[] = {
  * locale. */
 #define C_ORDER(col) col " COLLATE \"C\""
 
-enum stmt_id {
-	S_INSERT, S_UPDATE, S_GET, S_GET_BY_KEY, S_NEXT_READY, S_LIST, S_DUE, S_LEASED_ON, S_NEXT_DEADLINE, S_COUNT_ROWS,
-	S_DEMAND, S_RECENT_SUBMITS, S_ARRIVALS, S_RECENT_DURATIONS, S_INST_INSERT, S_INST_UPDATE, S_INST_GET,
-	S_INST_LIVE, S_INST_ALL, S_DEC_INSERT, S_DEC_LIST, S_USAGE, S_SEG_OPEN, S_SEG_FIND, S_SEG_CLOSE,
-	S_JOB_COST, S_STAT_ADD, S_STATS, S_LEDGER, S_LEDGER_OPEN, S_SUM_ADD, S_SUMS, S_INST_BY_TOKEN,
-	S_DATA_SET, S_DATA_GET, S_DEAD, S_ALERT_PUT, S_ALERT_DELETE, S_ALERTS, S_BUDGET_SET, S_BUDGETS,
-	S_GET_LOCKED, S_INST_GET_LOCKED, S_DUE_LOCKED, S_NOW, S_LEADER, S_COUNT_LIVE, S_NEXT_READY_AFTER, S_COUNT
-};
-
+/* The statements in this engine's dialect; the others are store/sql.c's. */
 static const char *const stmt_sql[S_COUNT] = {
-	[S_INSERT] = "INSERT INTO jobs (" JOB_FIELDS ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,"
-		     " $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27,"
-		     " $28, $29, $30, $31, $32, $33, $34, $35, $36, $37) RETURNING id",
-	[S_UPDATE] = "UPDATE jobs SET state = $2, priority = $3, attempts = $4, run_at = $5,"
-		     " updated_at = $6, finished_at = $7, lease_token = $8, worker = $9,"
-		     " lease_expires = $10, lease_ms = $11, checkpoint = $12, items_done = $13,"
-		     " error = $14, result = $15, seq = $16, started_at = $17, cost = $18,"
-		     " items_start = $19, items_lost = $20, interruptions = $21, instance_id = $22 WHERE id = $1",
-	[S_GET] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id = $1",
-	[S_GET_BY_KEY] = "SELECT " JOB_COLUMNS " FROM jobs WHERE team = $1 AND idem_key = $2",
-	[S_NEXT_READY] = "SELECT " JOB_COLUMNS " FROM jobs WHERE " READY_FITS
-			 " ORDER BY " READY_ORDER " LIMIT 1 FOR UPDATE SKIP LOCKED",
-	[S_NEXT_READY_AFTER] = "SELECT " JOB_COLUMNS " FROM jobs WHERE " READY_FITS " AND (" READY_ORDER ")"
+	[S_INSERT] = "INSERT INTO jobs ({jobs:fields}) VALUES ({jobs:marks}) RETURNING id",
+	[S_NEXT_READY] = "SELECT {jobs} FROM jobs WHERE " READY_FITS " ORDER BY " READY_ORDER
+			 " LIMIT 1 FOR UPDATE SKIP LOCKED",
+	[S_NEXT_READY_AFTER] = "SELECT {jobs} FROM jobs WHERE " READY_FITS " AND (" READY_ORDER ")"
 			       " > ($6::int, $7::int, $8::bigint, $9::bigint)"
 			       " ORDER BY " READY_ORDER " LIMIT 1 FOR UPDATE SKIP LOCKED",
-	[S_LIST] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id > $5"
+	[S_LIST] = "SELECT {jobs} FROM jobs WHERE id > $5"
 		   " AND ($1::text IS NULL OR state = $1) AND ($2::text IS NULL OR lane = $2)"
 		   " AND ($3::text IS NULL OR team = $3) AND ($4::text IS NULL OR type = $4)"
 		   " ORDER BY id LIMIT $6",
-	[S_DUE] = "SELECT id FROM jobs WHERE state = 'delayed' AND run_at <= $1"
-		  " UNION ALL SELECT id FROM jobs WHERE state = 'leased' AND lease_expires <= $1"
-		  " LIMIT $2",
 	[S_LEASED_ON] = "SELECT id, GREATEST(gpus, 1) FROM jobs WHERE state = 'leased' AND instance_id = $1"
 			" ORDER BY id LIMIT $2",
 	/* LEAST passes over a NULL: no job delayed, or none leased. */
 	[S_NEXT_DEADLINE] = "SELECT LEAST((SELECT MIN(run_at) FROM jobs WHERE state = 'delayed'),"
 			    " (SELECT MIN(lease_expires) FROM jobs WHERE state = 'leased'))",
-	[S_COUNT_ROWS] = "SELECT state, lane, type, team, COUNT(*) FROM jobs GROUP BY 1, 2, 3, 4",
 	/* Through the partial indexes of the three: as fast with a million
 	 * finished jobs as with none. */
 	[S_COUNT_LIVE] = "SELECT state, lane, type, team, COUNT(*) FROM jobs"
@@ -220,47 +188,17 @@ static const char *const stmt_sql[S_COUNT] = {
 		     " MIN(created_at), SUM(items), team, priority FROM jobs WHERE state = 'queued'"
 		     " GROUP BY gpus, min_vram_gb, lane, type, team, priority"
 		     " ORDER BY gpus, min_vram_gb, " C_ORDER("lane") ", " C_ORDER("type") ", " C_ORDER("team") ", priority",
-	[S_RECENT_SUBMITS] = "SELECT created_at FROM jobs ORDER BY id DESC LIMIT $1",
-	[S_ARRIVALS] = "SELECT gpus, min_vram_gb, lane, type, est_s, created_at, team FROM jobs"
-		       " ORDER BY id DESC LIMIT $1",
 	[S_RECENT_DURATIONS] = "SELECT type, finished_at - started_at FROM jobs"
 			       " WHERE state = 'succeeded' AND started_at > 0"
 			       " ORDER BY finished_at DESC, id DESC LIMIT $1",
-	[S_INST_INSERT] = "INSERT INTO instances (" INST_FIELDS ") VALUES"
-			  " ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)"
-			  " RETURNING id",
-	[S_INST_UPDATE] = "UPDATE instances SET offer = $2, market = $3, state = $4, gpus = $5,"
-			  " vram_gb = $6, gpu_ids = $7, provider_ref = $8, launched_at = $9,"
-			  " registered_at = $10, idle_since = $11, terminated_at = $12, updated_at = $13,"
-			  " job_id = $14, reason = $15, billed_ms = $16, cost = $17, reclaim_at = $18, token = $19,"
-			  " team = $20 WHERE id = $1",
-	[S_INST_GET] = "SELECT " INST_COLUMNS " FROM instances WHERE id = $1",
-	[S_INST_BY_TOKEN] = "SELECT " INST_COLUMNS " FROM instances WHERE token = $1 AND token <> ''",
-	[S_DATA_SET] = "UPDATE instances SET provider_data = $2 WHERE id = $1",
-	[S_DATA_GET] = "SELECT provider_data FROM instances WHERE id = $1",
-	[S_INST_LIVE] = "SELECT " INST_COLUMNS " FROM instances WHERE state <> 'terminated' ORDER BY id",
-	[S_INST_ALL] = "SELECT " INST_COLUMNS " FROM instances ORDER BY id",
-	[S_DEC_INSERT] = "INSERT INTO decisions (at, kind, offer, count, instance_id, reason)"
-			 " VALUES ($1, $2, $3, $4, $5, $6)",
-	[S_DEC_LIST] = "SELECT id, at, kind, offer, count, instance_id, reason FROM decisions"
-		       " ORDER BY id DESC LIMIT $1",
+	[S_INST_INSERT] = "INSERT INTO instances ({instances:fields}) VALUES ({instances:marks}) RETURNING id",
 	[S_USAGE] = "SELECT (SELECT COALESCE(SUM(CASE WHEN terminated_at > 0 THEN terminated_at ELSE $2::bigint END"
 		    " - launched_at), 0) FROM instances WHERE launched_at >= $1::bigint),"
 		    " (SELECT COALESCE(SUM(finished_at - started_at), 0) FROM jobs"
 		    "  WHERE finished_at >= $1::bigint AND started_at > 0"
 		    "  AND state IN ('succeeded', 'failed', 'dead'))",
-	[S_SEG_OPEN] = "INSERT INTO segments (instance_id, kind, job_id, start_at, end_at, cost, gpus)"
-		       " VALUES ($1, $2, $3, $4, $5, $6, $7)",
-	[S_SEG_FIND] = "SELECT id, kind, job_id, start_at, gpus FROM segments WHERE instance_id = $1 AND end_at = 0"
-		       " LIMIT 1",
-	[S_SEG_CLOSE] = "UPDATE segments SET end_at = $2, cost = $3 WHERE id = $1",
-	[S_JOB_COST] = "UPDATE jobs SET cost = cost + $2 WHERE id = $1",
-	[S_STAT_ADD] = "INSERT INTO offer_stats AS o (offer, market, runs, speed_sum, speed_n, items, run_ms,"
-		       " boots, boot_ms, alive_ms, reclaims, launches, launch_failures, last_failure_at,"
-		       " last_launch_at, capacity_failures, last_capacity_at, broken_streak, last_broken_at,"
-		       " failing_since, lost, last_lost_at)"
-		       " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,"
-		       " $16, $17, $18, $19, $21, $22, $23)"
+	/* $1 to $22: the columns; $23: a launch worked. */
+	[S_STAT_ADD] = "INSERT INTO offer_stats AS o ({offer_stats:fields}) VALUES ({offer_stats:marks})"
 		       " ON CONFLICT (offer, market) DO UPDATE SET runs = o.runs + $3, speed_sum = o.speed_sum + $4,"
 		       " speed_n = o.speed_n + $5, items = o.items + $6, run_ms = o.run_ms + $7,"
 		       " boots = o.boots + $8, boot_ms = o.boot_ms + $9, alive_ms = o.alive_ms + $10,"
@@ -270,20 +208,14 @@ static const char *const stmt_sql[S_COUNT] = {
 		       " last_launch_at = GREATEST(o.last_launch_at, $15),"
 		       " capacity_failures = o.capacity_failures + $16,"
 		       " last_capacity_at = GREATEST(o.last_capacity_at, $17),"
-		       " broken_streak = CASE WHEN $20::int <> 0 THEN 0 ELSE o.broken_streak END + $18,"
+		       " broken_streak = CASE WHEN $23::int <> 0 THEN 0 ELSE o.broken_streak END + $18,"
 		       " last_broken_at = GREATEST(o.last_broken_at, $19),"
-		       " failing_since = CASE WHEN $20::int <> 0 OR o.failing_since = 0 THEN $21"
+		       " failing_since = CASE WHEN $23::int <> 0 OR o.failing_since = 0 THEN $20"
 		       "  ELSE o.failing_since END,"
-		       " lost = o.lost + $22, last_lost_at = GREATEST(o.last_lost_at, $23)",
-	[S_STATS] = "SELECT offer, market, runs, speed_sum, speed_n, items, run_ms, boots, boot_ms, alive_ms,"
-		    " reclaims, launches, launch_failures, last_failure_at, last_launch_at, capacity_failures,"
-		    " last_capacity_at, broken_streak, last_broken_at, failing_since, lost, last_lost_at"
-		    " FROM offer_stats ORDER BY " C_ORDER("offer") ", " C_ORDER("market"),
+		       " lost = o.lost + $21, last_lost_at = GREATEST(o.last_lost_at, $22)",
+	[S_STATS] = "SELECT {offer_stats} FROM offer_stats ORDER BY " C_ORDER("offer") ", " C_ORDER("market"),
 	[S_LEDGER] = LEDGER_SELECT " WHERE s.end_at >= $1 OR s.end_at = 0 ORDER BY s.id",
 	[S_LEDGER_OPEN] = LEDGER_SELECT " WHERE s.end_at = 0 ORDER BY s.instance_id",
-	[S_SUM_ADD] = "INSERT INTO ledger_sums AS l VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
-		      " ON CONFLICT (day, offer, market, kind, team) DO UPDATE SET ms = l.ms + $6,"
-		      " gpu_ms = l.gpu_ms + $7, cost = l.cost + $8, items = l.items + $9",
 	[S_SUMS] = "SELECT offer, market, kind, team, SUM(ms), SUM(gpu_ms), SUM(cost), SUM(items) FROM ledger_sums"
 		   " WHERE day BETWEEN $1 AND $2 GROUP BY offer, market, kind, team"
 		   " ORDER BY " C_ORDER("offer") ", " C_ORDER("market") ", " C_ORDER("kind") ", " C_ORDER("team"),
@@ -293,33 +225,28 @@ static const char *const stmt_sql[S_COUNT] = {
 		   " (array_agg(id ORDER BY finished_at DESC, id DESC))[1],"
 		   " (array_agg(error ORDER BY finished_at DESC, id DESC))[1], SUM(cost) FROM jobs"
 		   " WHERE state = 'dead' AND finished_at >= $1 GROUP BY lane ORDER BY " C_ORDER("lane"),
-	[S_ALERT_PUT] = "INSERT INTO alerts VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (key) DO UPDATE"
-			" SET name = $2, labels = $3, firing = $4, since = $5, fired_at = $6, value = $7,"
-			" summary = $8",
-	[S_ALERT_DELETE] = "DELETE FROM alerts WHERE key = $1",
-	[S_ALERTS] = "SELECT key, name, labels, firing, since, fired_at, value, summary FROM alerts"
-		     " ORDER BY " C_ORDER("key"),
-	[S_BUDGET_SET] = "INSERT INTO team_budgets VALUES ($1, $2, $3) ON CONFLICT (team) DO UPDATE"
-			 " SET budget = $2, set_at = $3",
-	[S_BUDGETS] = "SELECT team, budget, set_at FROM team_budgets ORDER BY " C_ORDER("team"),
-	/* With several serves active, a batch locks what it reads before it
-	 * writes it, until it ends: another serve's batch waits for the row,
-	 * and reads it as this one left it. Due jobs another batch holds are
-	 * passed over: that one puts them back. */
-	[S_GET_LOCKED] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id = $1 FOR UPDATE",
-	[S_INST_GET_LOCKED] = "SELECT " INST_COLUMNS " FROM instances WHERE id = $1 FOR UPDATE",
-	[S_DUE_LOCKED] = "SELECT id FROM jobs WHERE (state = 'delayed' AND run_at <= $1)"
-			 " OR (state = 'leased' AND lease_expires <= $1) LIMIT $2 FOR UPDATE SKIP LOCKED",
+	[S_ALERTS] = "SELECT {alerts} FROM alerts ORDER BY " C_ORDER("key"),
+	[S_BUDGETS] = "SELECT {team_budgets} FROM team_budgets ORDER BY " C_ORDER("team"),
+	/* The database's clock, and who leads: what several serves share. */
 	[S_NOW] = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
 	/* The session that holds SERVE_LOCK (one key of 64 bits: its low
 	 * half in objid), by the name it connected with. */
 	[S_LEADER] = "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
 		     " WHERE l.locktype = 'advisory' AND l.classid = 0 AND l.objid = " SERVE_LOCK
 		     " AND l.objsubid = 1 AND l.granted LIMIT 1",
+	/* With several serves active, a batch locks what it reads before it
+	 * writes it, until it ends: another serve's batch waits for the row,
+	 * and reads it as this one left it. Due jobs another batch holds are
+	 * passed over: that one puts them back. */
+	[S_GET_LOCKED] = "SELECT {jobs} FROM jobs WHERE id = $1 FOR UPDATE",
+	[S_INST_GET_LOCKED] = "SELECT {instances} FROM instances WHERE id = $1 FOR UPDATE",
+	[S_DUE_LOCKED] = "SELECT id FROM jobs WHERE (state = 'delayed' AND run_at <= $1)"
+			 " OR (state = 'leased' AND lease_expires <= $1) LIMIT $2 FOR UPDATE SKIP LOCKED",
 };
 
 struct pg_store {
 	struct store *st; /* the front end's, for its errmsg */
+	char *sql[S_COUNT]; /* every statement's text (sql_texts); NULL: SQLite's alone */
 	PGconn *conn;
 	int ready;         /* start_session() done on this connection */
 	int in_batch;      /* between BEGIN and COMMIT or ROLLBACK */
@@ -424,47 +351,11 @@ static int conn_failed(struct pg_store *s, PGconn *conn, const char *what)
 	return -1;
 }
 
-static int missing(struct pg_store *s, const char *what, int64_t id)
+static int missing(struct pg_store *s, const char *table, int64_t id)
 {
-	snprintf(s->st->errmsg, sizeof s->st->errmsg, "postgres: update %s: no %s %lld", what, what, (long long)id);
+	snprintf(s->st->errmsg, sizeof s->st->errmsg, "postgres: update %s: no row with id %lld", table,
+		 (long long)id);
 	return -1;
-}
-
-/* ---- a statement's parameters, as text ---- */
-
-#define MAX_ARGS 40
-
-struct args {
-	int n;
-	const char *v[MAX_ARGS];
-	char buf[MAX_ARGS][32];
-};
-
-static void a_int(struct args *a, int64_t v)
-{
-	snprintf(a->buf[a->n], sizeof a->buf[0], "%lld", (long long)v);
-	a->v[a->n] = a->buf[a->n];
-	a->n++;
-}
-
-/* %.17g: every double back as itself. */
-static void a_num(struct args *a, double v)
-{
-	snprintf(a->buf[a->n], sizeof a->buf[0], "%.17g", v);
-	a->v[a->n] = a->buf[a->n];
-	a->n++;
-}
-
-/* NULL is SQL's NULL. */
-static void a_text(struct args *a, const char *v) { a->v[a->n++] = v; }
-
-/* A limit; a negative one is none (LIMIT NULL). */
-static void a_limit(struct args *a, int64_t v)
-{
-	if (v < 0)
-		a_text(a, NULL);
-	else
-		a_int(a, v);
 }
 
 static int reconnect_if_lost(struct pg_store *s);
@@ -534,15 +425,27 @@ static int pipe_close(struct pg_store *s, const char *what, PGresult **last)
 
 static void stmt_name(char name[16], enum stmt_id id) { snprintf(name, 16, "s%d", (int)id); }
 
+/* A statement whose parameters did not all fit (store/pg_args.h) is not
+ * sent. */
+static int args_fit(struct pg_store *s, const struct pg_args *a, const char *what)
+{
+	char why[128];
+
+	if (!a || pg_args_check(a, why, sizeof why) == 0)
+		return 0;
+	snprintf(s->st->errmsg, sizeof s->st->errmsg, "postgres: %s: %s", what, why);
+	return -1;
+}
+
 /* Runs prepared statement id; its result when it has the status wanted,
  * else NULL with the reason in errmsg. */
-static PGresult *run(struct pg_store *s, enum stmt_id id, const struct args *a, const char *what)
+static PGresult *run(struct pg_store *s, enum stmt_id id, const struct pg_args *a, const char *what)
 {
 	char name[16];
 	PGresult *r = NULL;
 	ExecStatusType want;
 
-	if (reconnect_if_lost(s) != 0)
+	if (args_fit(s, a, what) != 0 || reconnect_if_lost(s) != 0)
 		return NULL;
 	stmt_name(name, id);
 	if (s->deferred || s->piping) {
@@ -553,8 +456,8 @@ static PGresult *run(struct pg_store *s, enum stmt_id id, const struct args *a, 
 	} else {
 		r = PQexecPrepared(s->conn, name, a ? a->n : 0, a ? a->v : NULL, NULL, NULL, 0);
 	}
-	want = strncmp(stmt_sql[id], "SELECT", 6) == 0 || strstr(stmt_sql[id], "RETURNING") ? PGRES_TUPLES_OK
-											     : PGRES_COMMAND_OK;
+	want = strncmp(s->sql[id], "SELECT", 6) == 0 || strstr(s->sql[id], "RETURNING") ? PGRES_TUPLES_OK
+											   : PGRES_COMMAND_OK;
 	if (PQresultStatus(r) != want) {
 		fail(s, what, r);
 		PQclear(r);
@@ -566,10 +469,12 @@ static PGresult *run(struct pg_store *s, enum stmt_id id, const struct args *a, 
 /* Sends prepared statement id into the pipeline, its answer read with
  * the next statement's (see above); flushed, so that the server works on
  * it while serve goes on. */
-static int run_ahead(struct pg_store *s, enum stmt_id id, const struct args *a, const char *what)
+static int run_ahead(struct pg_store *s, enum stmt_id id, const struct pg_args *a, const char *what)
 {
 	char name[16];
 
+	if (args_fit(s, a, what) != 0)
+		return -1;
 	stmt_name(name, id);
 	if (pipe_open(s) == 0 && PQsendQueryPrepared(s->conn, name, a->n, a->v, NULL, NULL, 0)) {
 		s->unread++;
@@ -580,7 +485,7 @@ static int run_ahead(struct pg_store *s, enum stmt_id id, const struct args *a, 
 }
 
 /* Runs a statement that returns no rows. */
-static int run_cmd(struct pg_store *s, enum stmt_id id, const struct args *a, const char *what)
+static int run_cmd(struct pg_store *s, enum stmt_id id, const struct pg_args *a, const char *what)
 {
 	PGresult *r = run(s, id, a, what);
 
@@ -588,17 +493,17 @@ static int run_cmd(struct pg_store *s, enum stmt_id id, const struct args *a, co
 	return r ? 0 : -1;
 }
 
-/* Runs an UPDATE of the row of id, which must be there. */
-static int run_update(struct pg_store *s, enum stmt_id id, const struct args *a, const char *what, int64_t row)
+/* Runs an UPDATE of the row of table with this id, which must be there. */
+static int run_update(struct pg_store *s, enum stmt_id id, const struct pg_args *a, const char *table, int64_t row)
 {
-	PGresult *r = run(s, id, a, what);
+	PGresult *r = run(s, id, a, table);
 	int one;
 
 	if (!r)
 		return -1;
 	one = strcmp(PQcmdTuples(r), "1") == 0;
 	PQclear(r);
-	return one ? 0 : missing(s, what, row);
+	return one ? 0 : missing(s, table, row);
 }
 
 /* A plain SQL command, outside the prepared ones. */
@@ -613,31 +518,116 @@ static int exec(struct pg_store *s, const char *sql, const char *what)
 	return ok ? 0 : -1;
 }
 
-/* ---- columns ---- */
+/* ---- rows in and out, as store/schema.c describes them ---- */
 
 static int64_t c_int(const PGresult *r, int row, int col) { return strtoll(PQgetvalue(r, row, col), NULL, 10); }
-static double c_num(const PGresult *r, int row, int col) { return strtod(PQgetvalue(r, row, col), NULL); }
 
-static const char *c_text(const PGresult *r, int row, int col)
+/* A row of a result. */
+struct pg_row {
+	const PGresult *r;
+	int row;
+};
+
+static int64_t column_int(void *src, int col)
 {
-	return PQgetisnull(r, row, col) ? NULL : PQgetvalue(r, row, col);
+	const struct pg_row *p = src;
+
+	return c_int(p->r, p->row, col);
 }
 
-static char *c_dup(const PGresult *r, int row, int col)
+static double column_real(void *src, int col)
 {
-	return PQgetisnull(r, row, col) ? NULL : strdup(PQgetvalue(r, row, col));
+	const struct pg_row *p = src;
+
+	return strtod(PQgetvalue(p->r, p->row, col), NULL);
 }
 
-/* A name column into a CONF_NAME_MAX buffer. */
-static void c_name(const PGresult *r, int row, int col, char *dst)
+static const char *column_text(void *src, int col, size_t *len)
 {
-	size_t n = (size_t)PQgetlength(r, row, col);
+	const struct pg_row *p = src;
 
-	if (n > CONF_NAME_MAX)
-		n = CONF_NAME_MAX;
-	memcpy(dst, PQgetvalue(r, row, col), n);
-	dst[n] = '\0';
+	*len = (size_t)PQgetlength(p->r, p->row, col);
+	return PQgetisnull(p->r, p->row, col) ? NULL : PQgetvalue(p->r, p->row, col);
 }
+
+static const struct rows_source from_row = {column_int, column_real, column_text};
+
+static void param_int(void *a, int64_t v) { pg_args_int(a, v); }
+static void param_real(void *a, double v) { pg_args_num(a, v); }
+static void param_text(void *a, const char *v) { pg_args_text(a, v); }
+
+static const struct rows_sink to_args = {param_int, param_real, param_text};
+
+/* Inserts row into t by statement id; the id it was given into *new_id,
+ * if asked (a statement RETURNING id). */
+static int insert(struct pg_store *s, enum stmt_id id, const struct schema_table *t, const void *row,
+		  int64_t *new_id)
+{
+	struct pg_args a = {0};
+	PGresult *r;
+
+	rows_bind(t, row, ROWS_INSERT, &to_args, &a);
+	if (!new_id)
+		return run_cmd(s, id, &a, t->name);
+	if (!(r = run(s, id, &a, t->name)))
+		return -1;
+	*new_id = c_int(r, 0, 0);
+	PQclear(r);
+	return 0;
+}
+
+/* Runs a SELECT and reads its one row as t into out, or STORE_NOT_FOUND. */
+static int fetch(struct pg_store *s, enum stmt_id id, const struct pg_args *a, const struct schema_table *t,
+		 void *out)
+{
+	PGresult *r = run(s, id, a, t->name);
+	int ret = STORE_NOT_FOUND;
+
+	if (!r)
+		return -1;
+	if (PQntuples(r) > 0) {
+		rows_read(t, out, &from_row, &(struct pg_row){r, 0});
+		ret = 0;
+	}
+	PQclear(r);
+	return ret;
+}
+
+/* Runs a SELECT and hands each row, read as t, to cb, to the last or a
+ * callback's nonzero return. */
+static int walk(struct pg_store *s, enum stmt_id id, const struct pg_args *a, const struct schema_table *t,
+		union schema_cb cb, void *arg)
+{
+	PGresult *r = run(s, id, a, t->name);
+	_Alignas(max_align_t) char row[SCHEMA_ROW_MAX];
+	int ret = 0;
+
+	if (!r)
+		return -1;
+	for (int i = 0; i < PQntuples(r) && ret == 0; i++) {
+		rows_read(t, row, &from_row, &(struct pg_row){r, i});
+		ret = rows_emit(t, cb, arg, row);
+	}
+	PQclear(r);
+	return ret;
+}
+
+/* Runs a SELECT and reads up to max rows as t into the array out; *n of
+ * them. */
+static int read_array(struct pg_store *s, enum stmt_id id, const struct pg_args *a, const struct schema_table *t,
+		      void *out, int max, int *n)
+{
+	PGresult *r = run(s, id, a, t->name);
+
+	*n = 0;
+	if (!r)
+		return -1;
+	for (; *n < max && *n < PQntuples(r); (*n)++)
+		rows_read(t, (char *)out + (size_t)*n * t->size, &from_row, &(struct pg_row){r, *n});
+	PQclear(r);
+	return 0;
+}
+
 
 /* How often a standby asks for the lock: its takeover comes this long
  * after the lock is free, at most. */
@@ -718,10 +708,12 @@ static int start_session(struct pg_store *s, int standby)
 	for (int i = 0; i < S_COUNT; i++) {
 		char name[16];
 		PGresult *r;
+		if (!s->sql[i])
+			continue;
 		stmt_name(name, (enum stmt_id)i);
-		r = PQprepare(s->conn, name, stmt_sql[i], 0, NULL);
+		r = PQprepare(s->conn, name, s->sql[i], 0, NULL);
 		if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-			fail(s, stmt_sql[i], r);
+			fail(s, s->sql[i], r);
 			PQclear(r);
 			return -1;
 		}
@@ -877,176 +869,60 @@ static int op_rollback_savepoint(struct store *base)
 
 /* ---- jobs ---- */
 
-/* Fills a job from row `row` of JOB_COLUMNS. */
-static void read_job(const PGresult *r, int row, struct job *j)
-{
-	int state;
-
-	memset(j, 0, sizeof *j);
-	j->id = c_int(r, row, 0);
-	state = job_state_parse(PQgetvalue(r, row, 1));
-	j->state = state < 0 ? JOB_FAILED : (enum job_state)state;
-	c_name(r, row, 2, j->type);
-	c_name(r, row, 3, j->lane);
-	j->lane_rank = (int)c_int(r, row, 4);
-	j->priority = (int)c_int(r, row, 5);
-	c_name(r, row, 6, j->team);
-	j->command = c_dup(r, row, 7);
-	j->payload = c_dup(r, row, 8);
-	j->labels = c_dup(r, row, 9);
-	j->gpus = (int)c_int(r, row, 10);
-	j->min_vram_gb = (int)c_int(r, row, 11);
-	j->items = c_int(r, row, 12);
-	j->timeout_s = c_int(r, row, 13);
-	j->max_attempts = (int)c_int(r, row, 14);
-	j->attempts = (int)c_int(r, row, 15);
-	j->run_at_ms = c_int(r, row, 16);
-	j->created_ms = c_int(r, row, 17);
-	j->updated_ms = c_int(r, row, 18);
-	j->finished_ms = c_int(r, row, 19);
-	j->idem_key = c_dup(r, row, 20);
-	j->idem_hash = c_int(r, row, 21);
-	j->lease_token = c_int(r, row, 22);
-	c_name(r, row, 23, j->worker);
-	j->lease_expires_ms = c_int(r, row, 24);
-	j->lease_ms = c_int(r, row, 25);
-	j->checkpoint = c_dup(r, row, 26);
-	j->items_done = c_int(r, row, 27);
-	j->error = c_dup(r, row, 28);
-	j->result = c_dup(r, row, 29);
-	j->seq = c_int(r, row, 30);
-	j->est_s = c_int(r, row, 31);
-	j->started_ms = c_int(r, row, 32);
-	j->cost = c_num(r, row, 33);
-	j->items_start = c_int(r, row, 34);
-	j->items_lost = c_int(r, row, 35);
-	j->interruptions = (int)c_int(r, row, 36);
-	j->instance = c_int(r, row, 37);
-}
-
 static int op_job_insert(struct store *base, struct job *j)
 {
 	struct pg_store *s = impl(base);
-	struct args a = {0};
-	PGresult *r;
 
 	if (j->state == JOB_QUEUED)
 		s->npoints = 0;
-	a_text(&a, job_state_name(j->state));
-	a_text(&a, j->type);
-	a_text(&a, j->lane);
-	a_int(&a, j->lane_rank);
-	a_int(&a, j->priority);
-	a_text(&a, j->team);
-	a_text(&a, j->command);
-	a_text(&a, j->payload);
-	a_text(&a, j->labels);
-	a_int(&a, j->gpus);
-	a_int(&a, j->min_vram_gb);
-	a_int(&a, j->items);
-	a_int(&a, j->timeout_s);
-	a_int(&a, j->max_attempts);
-	a_int(&a, j->attempts);
-	a_int(&a, j->run_at_ms);
-	a_int(&a, j->created_ms);
-	a_int(&a, j->updated_ms);
-	a_int(&a, j->finished_ms);
-	a_text(&a, j->idem_key);
-	a_int(&a, j->idem_hash);
-	a_int(&a, j->lease_token);
-	a_text(&a, j->worker);
-	a_int(&a, j->lease_expires_ms);
-	a_int(&a, j->lease_ms);
-	a_text(&a, j->checkpoint);
-	a_int(&a, j->items_done);
-	a_text(&a, j->error);
-	a_text(&a, j->result);
-	a_int(&a, j->seq);
-	a_int(&a, j->est_s);
-	a_int(&a, j->started_ms);
-	a_num(&a, j->cost);
-	a_int(&a, j->items_start);
-	a_int(&a, j->items_lost);
-	a_int(&a, j->interruptions);
-	a_int(&a, j->instance);
-	if (!(r = run(s, S_INSERT, &a, "insert job")))
+	if (insert(s, S_INSERT, &schema_jobs, j, &j->id) != 0)
 		return -1;
-	j->id = s->last_job = c_int(r, 0, 0);
-	PQclear(r);
+	s->last_job = j->id;
 	return 0;
 }
 
 static int op_job_update(struct store *base, const struct job *j)
 {
 	struct pg_store *s = impl(base);
-	struct args a = {0};
+	struct pg_args a = {0};
 
 	if (j->state == JOB_QUEUED)
 		s->npoints = 0;
-	a_int(&a, j->id);
-	a_text(&a, job_state_name(j->state));
-	a_int(&a, j->priority);
-	a_int(&a, j->attempts);
-	a_int(&a, j->run_at_ms);
-	a_int(&a, j->updated_ms);
-	a_int(&a, j->finished_ms);
-	a_int(&a, j->lease_token);
-	a_text(&a, j->worker);
-	a_int(&a, j->lease_expires_ms);
-	a_int(&a, j->lease_ms);
-	a_text(&a, j->checkpoint);
-	a_int(&a, j->items_done);
-	a_text(&a, j->error);
-	a_text(&a, j->result);
-	a_int(&a, j->seq);
-	a_int(&a, j->started_ms);
-	a_num(&a, j->cost);
-	a_int(&a, j->items_start);
-	a_int(&a, j->items_lost);
-	a_int(&a, j->interruptions);
-	a_int(&a, j->instance);
+	rows_bind(&schema_jobs, j, ROWS_UPDATE, &to_args, &a);
 	if (s->in_batch && j->id == s->last_job)
 		return run_ahead(s, S_UPDATE, &a, "update job");
-	return run_update(s, S_UPDATE, &a, "job", j->id);
+	return run_update(s, S_UPDATE, &a, schema_jobs.name, j->id);
 }
 
-/* Runs a SELECT of JOB_COLUMNS and reads its one row. */
-static int fetch_job(struct pg_store *s, enum stmt_id id, const struct args *a, struct job *out)
+/* A job read is the batch's last (see run_ahead). */
+static int fetch_job(struct pg_store *s, enum stmt_id id, const struct pg_args *a, struct job *out)
 {
-	PGresult *r = run(s, id, a, "read job");
-	int ret = 0;
+	int rc = fetch(s, id, a, &schema_jobs, out);
 
-	if (!r)
-		return -1;
-	if (PQntuples(r) > 0) {
-		read_job(r, 0, out);
+	if (rc == 0)
 		s->last_job = out->id;
-	} else {
-		ret = STORE_NOT_FOUND;
-	}
-	PQclear(r);
-	return ret;
+	return rc;
 }
 
 static int op_job_get(struct store *base, int64_t id, struct job *out)
 {
-	struct args a = {0};
+	struct pg_args a = {0};
 
-	a_int(&a, id);
+	pg_args_int(&a, id);
 	return fetch_job(impl(base), locking(impl(base)) ? S_GET_LOCKED : S_GET, &a, out);
 }
 
 static int op_job_get_by_key(struct store *base, const char *team, const char *key, struct job *out)
 {
-	struct args a = {0};
+	struct pg_args a = {0};
 
-	a_text(&a, team);
-	a_text(&a, key);
+	pg_args_text(&a, team);
+	pg_args_text(&a, key);
 	return fetch_job(impl(base), S_GET_BY_KEY, &a, out);
 }
 
 /* The hash of the arguments, a NULL apart from any text. */
-static uint64_t args_hash(const struct args *a)
+static uint64_t args_hash(const struct pg_args *a)
 {
 	uint64_t h = FNV1A_START;
 
@@ -1057,7 +933,7 @@ static uint64_t args_hash(const struct args *a)
 
 /* The next ready job that fits the offer in a, from where the batch's
  * last lease of the same offer stopped (lease_point). */
-static int next_ready(struct pg_store *s, struct args *a, struct job *out)
+static int next_ready(struct pg_store *s, struct pg_args *a, struct job *out)
 {
 	uint64_t offer = args_hash(a);
 	struct lease_point *p = NULL;
@@ -1066,7 +942,7 @@ static int next_ready(struct pg_store *s, struct args *a, struct job *out)
 	for (int i = 0; i < s->npoints && !p; i++)
 		p = s->points[i].offer == offer ? &s->points[i] : NULL;
 	for (int k = 0; p && k < 4; k++)
-		a_int(a, p->key[k]);
+		pg_args_int(a, p->key[k]);
 	if ((rc = fetch_job(s, p ? S_NEXT_READY_AFTER : S_NEXT_READY, a, out)) != 0 || !s->in_batch)
 		return rc;
 	if (!p) {
@@ -1082,223 +958,107 @@ static int next_ready(struct pg_store *s, struct args *a, struct job *out)
 
 static int op_job_next_ready(struct store *base, const struct lease_offer *o, struct job *out)
 {
-	char *full = NULL, *labels = NULL, *rooms = NULL;
-	struct args a = {0};
+	struct offer_filters f;
+	struct pg_args a = {0};
 	int rc;
 
-	if (o->nfull_types > 0) {
-		json_t *arr = json_array();
-		for (int i = 0; i < o->nfull_types; i++)
-			json_array_append_new(arr, json_string(o->full_types[i]));
-		full = json_dumps(arr, JSON_COMPACT);
-		json_decref(arr);
-	}
-	if (o->labels)
-		labels = json_dumps(o->labels, JSON_COMPACT);
-	if (o->nteams > 0) {
-		json_t *r = json_object();
-		for (int i = 0; i < o->nteams; i++)
-			json_object_set_new(r, o->teams[i], json_integer(o->team_rooms[i]));
-		rooms = json_dumps(r, JSON_COMPACT);
-		json_decref(r);
-	}
-	a_int(&a, o->gpus);
-	a_int(&a, o->vram_gb);
-	a_text(&a, full);
-	a_text(&a, labels);
-	a_text(&a, rooms);
+	offer_filters_make(o, &f);
+	pg_args_int(&a, o->gpus);
+	pg_args_int(&a, o->vram_gb);
+	pg_args_text(&a, f.full_types);
+	pg_args_text(&a, f.labels);
+	pg_args_text(&a, f.rooms);
 	rc = next_ready(impl(base), &a, out);
-	free(full);
-	free(labels);
-	free(rooms);
+	offer_filters_free(&f);
 	return rc;
 }
 
 static int op_job_list(struct store *base, const struct job_filter *f, job_cb cb, void *arg)
 {
-	struct pg_store *s = impl(base);
-	struct args a = {0};
-	PGresult *r;
-	int ret = 0;
+	struct pg_args a = {0};
 
-	a_text(&a, f->state >= 0 ? job_state_name((enum job_state)f->state) : NULL);
-	a_text(&a, f->lane);
-	a_text(&a, f->team);
-	a_text(&a, f->type);
-	a_int(&a, f->after_id);
-	a_limit(&a, f->limit);
-	if (!(r = run(s, S_LIST, &a, "list jobs")))
-		return -1;
-	for (int i = 0; i < PQntuples(r) && ret == 0; i++) {
-		struct job j;
-		read_job(r, i, &j);
-		ret = cb(arg, &j);
-		job_free(&j);
-	}
-	PQclear(r);
-	return ret;
+	pg_args_text(&a, f->state >= 0 ? job_state_name((enum job_state)f->state) : NULL);
+	pg_args_text(&a, f->lane);
+	pg_args_text(&a, f->team);
+	pg_args_text(&a, f->type);
+	pg_args_int(&a, f->after_id);
+	pg_args_limit(&a, f->limit);
+	return walk(impl(base), S_LIST, &a, &schema_jobs, (union schema_cb){.job = cb}, arg);
 }
 
 static int op_job_due(struct store *base, int64_t now_ms, int64_t *ids, int max, int *n)
 {
-	struct args a = {0};
-	PGresult *r;
+	struct pg_args a = {0};
 
-	*n = 0;
-	a_int(&a, now_ms);
-	a_int(&a, max);
-	if (!(r = run(impl(base), locking(impl(base)) ? S_DUE_LOCKED : S_DUE, &a, "due jobs")))
-		return -1;
-	for (int i = 0; i < PQntuples(r) && i < max; i++)
-		ids[(*n)++] = c_int(r, i, 0);
-	PQclear(r);
-	return 0;
+	pg_args_int(&a, now_ms);
+	pg_args_int(&a, max);
+	return read_array(impl(base), locking(impl(base)) ? S_DUE_LOCKED : S_DUE, &a, &schema_int64s, ids, max, n);
 }
 
 static int op_job_leased_on(struct store *base, int64_t instance, struct job_on *out, int max, int *n)
 {
-	struct args a = {0};
-	PGresult *r;
+	struct pg_args a = {0};
 
-	*n = 0;
-	a_int(&a, instance);
-	a_int(&a, max);
-	if (!(r = run(impl(base), S_LEASED_ON, &a, "jobs leased on an instance")))
-		return -1;
-	for (int i = 0; i < PQntuples(r) && i < max; i++)
-		out[(*n)++] = (struct job_on){c_int(r, i, 0), (int)c_int(r, i, 1)};
-	PQclear(r);
-	return 0;
+	pg_args_int(&a, instance);
+	pg_args_int(&a, max);
+	return read_array(impl(base), S_LEASED_ON, &a, &schema_jobs_on, out, max, n);
 }
 
+/* NULL, no deadline, reads as 0. */
 static int op_next_deadline(struct store *base, int64_t *out_ms)
 {
-	PGresult *r = run(impl(base), S_NEXT_DEADLINE, NULL, "next deadline");
+	int n;
 
-	if (!r)
-		return -1;
-	*out_ms = c_int(r, 0, 0); /* NULL reads as "": 0, none */
-	PQclear(r);
-	return 0;
-}
-
-static int count_rows(struct store *base, enum stmt_id id, count_row_cb cb, void *arg)
-{
-	PGresult *r = run(impl(base), id, NULL, "count jobs");
-	int ret = 0;
-
-	if (!r)
-		return -1;
-	for (int i = 0; i < PQntuples(r) && ret == 0; i++) {
-		int state = job_state_parse(PQgetvalue(r, i, 0));
-		ret = cb(arg, state < 0 ? JOB_FAILED : (enum job_state)state, PQgetvalue(r, i, 1),
-			 PQgetvalue(r, i, 2), PQgetvalue(r, i, 3), c_int(r, i, 4));
-	}
-	PQclear(r);
-	return ret;
+	*out_ms = 0;
+	return read_array(impl(base), S_NEXT_DEADLINE, NULL, &schema_int64s, out_ms, 1, &n);
 }
 
 static int op_job_count_rows(struct store *base, count_row_cb cb, void *arg)
 {
-	return count_rows(base, S_COUNT_ROWS, cb, arg);
+	return walk(impl(base), S_COUNT_ROWS, NULL, &schema_job_counts, (union schema_cb){.count_row = cb}, arg);
 }
 
 static int op_job_count_live_rows(struct store *base, count_row_cb cb, void *arg)
 {
-	return count_rows(base, S_COUNT_LIVE, cb, arg);
+	return walk(impl(base), S_COUNT_LIVE, NULL, &schema_job_counts, (union schema_cb){.count_row = cb}, arg);
 }
 
 static int op_demand(struct store *base, demand_cb cb, void *arg)
 {
-	PGresult *r = run(impl(base), S_DEMAND, NULL, "demand");
-	int ret = 0;
-
-	if (!r)
-		return -1;
-	for (int i = 0; i < PQntuples(r) && ret == 0; i++) {
-		struct demand_row d = {
-			.gpus = (int)c_int(r, i, 0),
-			.min_vram_gb = (int)c_int(r, i, 1),
-			.lane = PQgetvalue(r, i, 2),
-			.type = PQgetvalue(r, i, 3),
-			.jobs = c_int(r, i, 4),
-			.jobs_without_est = c_int(r, i, 5),
-			.est_s = c_int(r, i, 6),
-			.oldest_ms = c_int(r, i, 7),
-			.items = c_int(r, i, 8),
-			.team = PQgetvalue(r, i, 9),
-			.priority = (int)c_int(r, i, 10),
-		};
-		ret = cb(arg, &d);
-	}
-	PQclear(r);
-	return ret;
+	return walk(impl(base), S_DEMAND, NULL, &schema_demand, (union schema_cb){.demand = cb}, arg);
 }
 
 static int op_recent_submits(struct store *base, int limit, time_cb cb, void *arg)
 {
-	struct args a = {0};
-	PGresult *r;
-	int ret = 0;
+	struct pg_args a = {0};
 
-	a_limit(&a, limit);
-	if (!(r = run(impl(base), S_RECENT_SUBMITS, &a, "recent submits")))
-		return -1;
-	for (int i = 0; i < PQntuples(r) && ret == 0; i++)
-		ret = cb(arg, c_int(r, i, 0));
-	PQclear(r);
-	return ret;
+	pg_args_limit(&a, limit);
+	return walk(impl(base), S_RECENT_SUBMITS, &a, &schema_submits, (union schema_cb){.time = cb}, arg);
 }
 
-static int op_arrivals(struct store *base, int64_t since_ms, int limit, arrival_cb cb, void *arg)
+static int op_arrivals(struct store *base, int limit, arrival_cb cb, void *arg)
 {
-	struct args a = {0};
-	PGresult *r;
-	int ret = 0;
+	struct pg_args a = {0};
 
-	a_limit(&a, limit);
-	if (!(r = run(impl(base), S_ARRIVALS, &a, "arrivals")))
-		return -1;
-	for (int i = 0; i < PQntuples(r) && ret == 0; i++) {
-		struct arrival_row v = {
-			.gpus = (int)c_int(r, i, 0),
-			.min_vram_gb = (int)c_int(r, i, 1),
-			.lane = PQgetvalue(r, i, 2),
-			.type = PQgetvalue(r, i, 3),
-			.est_s = c_int(r, i, 4),
-			.created_ms = c_int(r, i, 5),
-			.team = PQgetvalue(r, i, 6),
-		};
-		if (v.created_ms < since_ms)
-			break;
-		ret = cb(arg, &v);
-	}
-	PQclear(r);
-	return ret;
+	pg_args_limit(&a, limit);
+	return walk(impl(base), S_ARRIVALS, &a, &schema_arrivals, (union schema_cb){.arrival = cb}, arg);
 }
 
 static int op_recent_durations(struct store *base, int limit, duration_cb cb, void *arg)
 {
-	struct args a = {0};
-	PGresult *r;
-	int ret = 0;
+	struct pg_args a = {0};
 
-	a_limit(&a, limit);
-	if (!(r = run(impl(base), S_RECENT_DURATIONS, &a, "recent durations")))
-		return -1;
-	for (int i = 0; i < PQntuples(r) && ret == 0; i++)
-		ret = cb(arg, PQgetvalue(r, i, 0), c_int(r, i, 1));
-	PQclear(r);
-	return ret;
+	pg_args_limit(&a, limit);
+	return walk(impl(base), S_RECENT_DURATIONS, &a, &schema_durations, (union schema_cb){.duration = cb}, arg);
 }
 
 static int op_usage(struct store *base, int64_t since_ms, int64_t now_ms, int64_t *instance_ms, int64_t *job_ms)
 {
-	struct args a = {0};
+	struct pg_args a = {0};
 	PGresult *r;
 
-	a_int(&a, since_ms);
-	a_int(&a, now_ms);
+	pg_args_int(&a, since_ms);
+	pg_args_int(&a, now_ms);
 	if (!(r = run(impl(base), S_USAGE, &a, "usage")))
 		return -1;
 	*instance_ms = c_int(r, 0, 0);
@@ -1309,152 +1069,68 @@ static int op_usage(struct store *base, int64_t since_ms, int64_t now_ms, int64_
 
 static int op_dead_letters(struct store *base, int64_t since_ms, dead_letters_cb cb, void *arg)
 {
-	struct args a = {0};
-	PGresult *r;
-	int ret = 0;
+	struct pg_args a = {0};
 
-	a_int(&a, since_ms);
-	if (!(r = run(impl(base), S_DEAD, &a, "dead letters")))
-		return -1;
-	for (int i = 0; i < PQntuples(r) && ret == 0; i++) {
-		struct dead_letters d = {
-			.lane = PQgetvalue(r, i, 0),
-			.jobs = c_int(r, i, 1),
-			.first_ms = c_int(r, i, 2),
-			.last_ms = c_int(r, i, 3),
-			.last_job = c_int(r, i, 4),
-			.last_error = c_text(r, i, 5),
-			.cost = c_num(r, i, 6),
-		};
-		ret = cb(arg, &d);
-	}
-	PQclear(r);
-	return ret;
+	pg_args_int(&a, since_ms);
+	return walk(impl(base), S_DEAD, &a, &schema_dead_letters, (union schema_cb){.dead_letters = cb}, arg);
+}
+
+static int op_job_add_cost(struct store *base, int64_t job, double usd)
+{
+	struct pg_args a = {0};
+
+	pg_args_int(&a, job);
+	pg_args_num(&a, usd);
+	return run_cmd(impl(base), S_JOB_COST, &a, "job cost");
 }
 
 /* ---- the fleet and the decisions ---- */
 
-static void read_instance(const PGresult *r, int row, struct instance *i)
-{
-	int state;
-
-	memset(i, 0, sizeof *i);
-	i->id = c_int(r, row, 0);
-	c_name(r, row, 1, i->offer);
-	i->market = market_parse(PQgetvalue(r, row, 2)) == MARKET_SPOT ? MARKET_SPOT : MARKET_ONDEMAND;
-	state = instance_state_parse(PQgetvalue(r, row, 3));
-	i->state = state < 0 ? INST_TERMINATED : (enum instance_state)state;
-	i->gpus = (int)c_int(r, row, 4);
-	i->vram_gb = (int)c_int(r, row, 5);
-	snprintf(i->gpu_ids, sizeof i->gpu_ids, "%s", PQgetvalue(r, row, 6));
-	snprintf(i->provider_ref, sizeof i->provider_ref, "%s", PQgetvalue(r, row, 7));
-	i->launched_ms = c_int(r, row, 8);
-	i->registered_ms = c_int(r, row, 9);
-	i->idle_since_ms = c_int(r, row, 10);
-	i->terminated_ms = c_int(r, row, 11);
-	i->updated_ms = c_int(r, row, 12);
-	i->job_id = c_int(r, row, 13);
-	snprintf(i->reason, sizeof i->reason, "%s", PQgetvalue(r, row, 14));
-	i->billed_ms = c_int(r, row, 15);
-	i->cost = c_num(r, row, 16);
-	i->reclaim_at_ms = c_int(r, row, 17);
-	snprintf(i->token, sizeof i->token, "%s", PQgetvalue(r, row, 18));
-	snprintf(i->team, sizeof i->team, "%s", PQgetvalue(r, row, 19));
-}
-
-/* INST_FIELDS' values, in order. */
-static void instance_args(struct args *a, const struct instance *i)
-{
-	a_text(a, i->offer);
-	a_text(a, market_name(i->market));
-	a_text(a, instance_state_name(i->state));
-	a_int(a, i->gpus);
-	a_int(a, i->vram_gb);
-	a_text(a, i->gpu_ids);
-	a_text(a, i->provider_ref);
-	a_int(a, i->launched_ms);
-	a_int(a, i->registered_ms);
-	a_int(a, i->idle_since_ms);
-	a_int(a, i->terminated_ms);
-	a_int(a, i->updated_ms);
-	a_int(a, i->job_id);
-	a_text(a, i->reason);
-	a_int(a, i->billed_ms);
-	a_num(a, i->cost);
-	a_int(a, i->reclaim_at_ms);
-	a_text(a, i->token);
-	a_text(a, i->team);
-}
-
 static int op_instance_insert(struct store *base, struct instance *i)
 {
-	struct args a = {0};
-	PGresult *r;
-
-	instance_args(&a, i);
-	if (!(r = run(impl(base), S_INST_INSERT, &a, "insert instance")))
-		return -1;
-	i->id = c_int(r, 0, 0);
-	PQclear(r);
-	return 0;
+	return insert(impl(base), S_INST_INSERT, &schema_instances, i, &i->id);
 }
 
 static int op_instance_update(struct store *base, const struct instance *i)
 {
-	struct args a = {0};
+	struct pg_args a = {0};
 
-	a_int(&a, i->id);
-	instance_args(&a, i);
-	return run_update(impl(base), S_INST_UPDATE, &a, "instance", i->id);
-}
-
-static int fetch_instance(struct pg_store *s, enum stmt_id id, const struct args *a, struct instance *out)
-{
-	PGresult *r = run(s, id, a, "read instance");
-	int ret = 0;
-
-	if (!r)
-		return -1;
-	if (PQntuples(r) > 0)
-		read_instance(r, 0, out);
-	else
-		ret = STORE_NOT_FOUND;
-	PQclear(r);
-	return ret;
+	rows_bind(&schema_instances, i, ROWS_UPDATE, &to_args, &a);
+	return run_update(impl(base), S_INST_UPDATE, &a, schema_instances.name, i->id);
 }
 
 static int op_instance_get(struct store *base, int64_t id, struct instance *out)
 {
-	struct args a = {0};
+	struct pg_args a = {0};
 
-	a_int(&a, id);
-	return fetch_instance(impl(base), locking(impl(base)) ? S_INST_GET_LOCKED : S_INST_GET, &a, out);
+	pg_args_int(&a, id);
+	return fetch(impl(base), locking(impl(base)) ? S_INST_GET_LOCKED : S_INST_GET, &a, &schema_instances, out);
 }
 
 static int op_instance_by_token(struct store *base, const char *token, struct instance *out)
 {
-	struct args a = {0};
+	struct pg_args a = {0};
 
-	a_text(&a, token);
-	return fetch_instance(impl(base), S_INST_BY_TOKEN, &a, out);
+	pg_args_text(&a, token);
+	return fetch(impl(base), S_INST_BY_TOKEN, &a, &schema_instances, out);
 }
 
 static int op_instance_data_set(struct store *base, int64_t id, const char *data)
 {
-	struct args a = {0};
+	struct pg_args a = {0};
 
-	a_int(&a, id);
-	a_text(&a, data);
-	return run_update(impl(base), S_DATA_SET, &a, "instance", id);
+	pg_args_int(&a, id);
+	pg_args_text(&a, data);
+	return run_update(impl(base), S_DATA_SET, &a, schema_instances.name, id);
 }
 
 static int op_instance_data(struct store *base, int64_t id, char *buf, size_t size)
 {
-	struct args a = {0};
+	struct pg_args a = {0};
 	PGresult *r;
 	int ret = 0;
 
-	a_int(&a, id);
+	pg_args_int(&a, id);
 	if (!(r = run(impl(base), S_DATA_GET, &a, "instance data")))
 		return -1;
 	if (PQntuples(r) > 0)
@@ -1467,356 +1143,122 @@ static int op_instance_data(struct store *base, int64_t id, char *buf, size_t si
 
 static int op_instance_list(struct store *base, int with_terminated, instance_cb cb, void *arg)
 {
-	PGresult *r = run(impl(base), with_terminated ? S_INST_ALL : S_INST_LIVE, NULL, "list instances");
-	int ret = 0;
-
-	if (!r)
-		return -1;
-	for (int k = 0; k < PQntuples(r) && ret == 0; k++) {
-		struct instance i;
-		read_instance(r, k, &i);
-		ret = cb(arg, &i);
-	}
-	PQclear(r);
-	return ret;
+	return walk(impl(base), with_terminated ? S_INST_ALL : S_INST_LIVE, NULL, &schema_instances,
+		    (union schema_cb){.instance = cb}, arg);
 }
 
 static int op_decision_insert(struct store *base, const struct decision *d)
 {
-	struct args a = {0};
-
-	a_int(&a, d->at_ms);
-	a_text(&a, d->kind);
-	a_text(&a, d->offer);
-	a_int(&a, d->count);
-	a_int(&a, d->instance);
-	a_text(&a, d->reason);
-	return run_cmd(impl(base), S_DEC_INSERT, &a, "insert decision");
+	return insert(impl(base), S_DEC_INSERT, &schema_decisions, d, NULL);
 }
 
 static int op_decision_list(struct store *base, int limit, decision_cb cb, void *arg)
 {
-	struct args a = {0};
-	PGresult *r;
-	int ret = 0;
+	struct pg_args a = {0};
 
-	a_limit(&a, limit);
-	if (!(r = run(impl(base), S_DEC_LIST, &a, "list decisions")))
-		return -1;
-	for (int i = 0; i < PQntuples(r) && ret == 0; i++) {
-		struct decision d = {
-			.id = c_int(r, i, 0),
-			.at_ms = c_int(r, i, 1),
-			.kind = PQgetvalue(r, i, 2),
-			.offer = PQgetvalue(r, i, 3),
-			.count = (int)c_int(r, i, 4),
-			.instance = c_int(r, i, 5),
-			.reason = PQgetvalue(r, i, 6),
-		};
-		ret = cb(arg, &d);
-	}
-	PQclear(r);
-	return ret;
+	pg_args_limit(&a, limit);
+	return walk(impl(base), S_DEC_LIST, &a, &schema_decisions, (union schema_cb){.decision = cb}, arg);
 }
 
 /* ---- the ledger and the offers' statistics ---- */
 
 static int op_segment_open(struct store *base, const struct segment *g)
 {
-	struct args a = {0};
-
-	a_int(&a, g->instance);
-	a_text(&a, g->kind);
-	a_int(&a, g->job);
-	a_int(&a, g->start_ms);
-	a_int(&a, g->end_ms);
-	a_num(&a, g->cost);
-	a_int(&a, g->gpus);
-	return run_cmd(impl(base), S_SEG_OPEN, &a, "open segment");
+	return insert(impl(base), S_SEG_OPEN, &schema_segments, g, NULL);
 }
 
-static int op_segment_close(struct store *base, int64_t instance, int64_t end_ms, double usd_per_ms,
-			    int instance_gpus, struct segment *closed)
+static int op_segment_find(struct store *base, int64_t instance, struct segment_found *out)
 {
-	struct pg_store *s = impl(base);
-	struct args a = {0}, b = {0};
-	PGresult *r;
-	int64_t id;
+	struct pg_args a = {0};
 
-	a_int(&a, instance);
-	if (!(r = run(s, S_SEG_FIND, &a, "find segment")))
-		return -1;
-	if (PQntuples(r) == 0) {
-		PQclear(r);
-		return STORE_NOT_FOUND;
-	}
-	id = c_int(r, 0, 0);
-	*closed = (struct segment){
-		.instance = instance,
-		.job = c_int(r, 0, 2),
-		.start_ms = c_int(r, 0, 3),
-		.end_ms = end_ms,
-		.gpus = (int)c_int(r, 0, 4),
-	};
-	snprintf(closed->kind, sizeof closed->kind, "%s", PQgetvalue(r, 0, 1));
-	PQclear(r);
-	closed->cost = (double)(end_ms - closed->start_ms) * usd_per_ms * segment_share(closed, instance_gpus);
-	a_int(&b, id);
-	a_int(&b, end_ms);
-	a_num(&b, closed->cost);
-	return run_cmd(s, S_SEG_CLOSE, &b, "close segment");
+	pg_args_int(&a, instance);
+	return fetch(impl(base), S_SEG_FIND, &a, &schema_segment_found, out);
 }
 
-static int op_job_add_cost(struct store *base, int64_t job, double usd)
+static int op_segment_end(struct store *base, int64_t id, int64_t end_ms, double cost)
 {
-	struct args a = {0};
+	struct pg_args a = {0};
 
-	a_int(&a, job);
-	a_num(&a, usd);
-	return run_cmd(impl(base), S_JOB_COST, &a, "job cost");
-}
-
-static int op_offer_stat_add(struct store *base, const struct offer_stat *d)
-{
-	struct args a = {0};
-
-	a_text(&a, d->offer);
-	a_text(&a, market_name(d->market));
-	a_int(&a, d->runs);
-	a_num(&a, d->speed_sum);
-	a_int(&a, d->speed_n);
-	a_int(&a, d->items);
-	a_int(&a, d->run_ms);
-	a_int(&a, d->boots);
-	a_int(&a, d->boot_ms);
-	a_int(&a, d->alive_ms);
-	a_int(&a, d->reclaims);
-	a_int(&a, d->launches);
-	a_int(&a, d->launch_failures);
-	a_int(&a, d->last_failure_ms);
-	a_int(&a, d->last_launch_ms);
-	a_int(&a, d->capacity_failures);
-	a_int(&a, d->last_capacity_ms);
-	a_int(&a, d->broken_streak);
-	a_int(&a, d->last_broken_ms);
-	a_int(&a, d->launched_ok);
-	a_int(&a, d->failing_since_ms);
-	a_int(&a, d->lost);
-	a_int(&a, d->last_lost_ms);
-	return run_cmd(impl(base), S_STAT_ADD, &a, "offer stats");
+	pg_args_int(&a, id);
+	pg_args_int(&a, end_ms);
+	pg_args_num(&a, cost);
+	return run_cmd(impl(base), S_SEG_CLOSE, &a, "close segment");
 }
 
 static int op_offer_stats(struct store *base, offer_stat_cb cb, void *arg)
 {
-	PGresult *r = run(impl(base), S_STATS, NULL, "offer stats");
-	int ret = 0;
-
-	if (!r)
-		return -1;
-	for (int i = 0; i < PQntuples(r) && ret == 0; i++) {
-		int m = market_parse(PQgetvalue(r, i, 1));
-		struct offer_stat o = {
-			.offer = PQgetvalue(r, i, 0),
-			.market = m < 0 ? MARKET_ONDEMAND : (enum market)m,
-			.runs = c_int(r, i, 2),
-			.speed_sum = c_num(r, i, 3),
-			.speed_n = c_int(r, i, 4),
-			.items = c_int(r, i, 5),
-			.run_ms = c_int(r, i, 6),
-			.boots = c_int(r, i, 7),
-			.boot_ms = c_int(r, i, 8),
-			.alive_ms = c_int(r, i, 9),
-			.reclaims = c_int(r, i, 10),
-			.launches = c_int(r, i, 11),
-			.launch_failures = c_int(r, i, 12),
-			.last_failure_ms = c_int(r, i, 13),
-			.last_launch_ms = c_int(r, i, 14),
-			.capacity_failures = c_int(r, i, 15),
-			.last_capacity_ms = c_int(r, i, 16),
-			.broken_streak = c_int(r, i, 17),
-			.last_broken_ms = c_int(r, i, 18),
-			.failing_since_ms = c_int(r, i, 19),
-			.lost = c_int(r, i, 20),
-			.last_lost_ms = c_int(r, i, 21),
-		};
-		ret = cb(arg, &o);
-	}
-	PQclear(r);
-	return ret;
+	return walk(impl(base), S_STATS, NULL, &schema_offer_stats, (union schema_cb){.offer_stat = cb}, arg);
 }
 
-/* Walks the rows of a statement of LEDGER_SELECT through cb. */
-static int walk_ledger(struct pg_store *s, enum stmt_id id, const struct args *a, ledger_cb cb, void *arg)
+static int op_offer_stat_add(struct store *base, const struct offer_stat *d)
 {
-	PGresult *r = run(s, id, a, "ledger");
-	int ret = 0;
+	struct pg_args a = {0};
 
-	if (!r)
-		return -1;
-	for (int i = 0; i < PQntuples(r) && ret == 0; i++) {
-		int m = market_parse(PQgetvalue(r, i, 7));
-		struct segment g = {
-			.instance = c_int(r, i, 0),
-			.job = c_int(r, i, 2),
-			.start_ms = c_int(r, i, 3),
-			.end_ms = c_int(r, i, 4),
-			.cost = c_num(r, i, 5),
-			.gpus = (int)c_int(r, i, 14),
-		};
-		snprintf(g.kind, sizeof g.kind, "%s", PQgetvalue(r, i, 1));
-		struct ledger_row row = {
-			.seg = &g,
-			.offer = PQgetvalue(r, i, 6),
-			.market = m < 0 ? MARKET_ONDEMAND : (enum market)m,
-			.gpus = (int)c_int(r, i, 8),
-			.team = c_text(r, i, 9),
-			.type = c_text(r, i, 10),
-			.items_done = c_int(r, i, 11),
-			.items_lost = c_int(r, i, 12),
-			.reclaimed = (int)c_int(r, i, 13),
-			.launch_team = PQgetvalue(r, i, 15),
-		};
-		ret = cb(arg, &row);
-	}
-	PQclear(r);
-	return ret;
+	rows_bind(&schema_offer_stats, d, ROWS_INSERT, &to_args, &a);
+	pg_args_int(&a, d->launched_ok);
+	return run_cmd(impl(base), S_STAT_ADD, &a, schema_offer_stats.name);
 }
 
 static int op_ledger(struct store *base, int64_t since_ms, ledger_cb cb, void *arg)
 {
-	struct args a = {0};
+	struct pg_args a = {0};
 
-	a_int(&a, since_ms);
-	return walk_ledger(impl(base), S_LEDGER, &a, cb, arg);
+	pg_args_int(&a, since_ms);
+	return walk(impl(base), S_LEDGER, &a, &schema_ledger, (union schema_cb){.ledger = cb}, arg);
 }
 
 static int op_ledger_open(struct store *base, ledger_cb cb, void *arg)
 {
-	return walk_ledger(impl(base), S_LEDGER_OPEN, NULL, cb, arg);
+	return walk(impl(base), S_LEDGER_OPEN, NULL, &schema_ledger, (union schema_cb){.ledger = cb}, arg);
 }
 
+/* The day first, the sums after it. */
 static int op_ledger_add(struct store *base, int64_t day, const struct ledger_sum *d)
 {
-	struct args a = {0};
+	struct pg_args a = {0};
 
-	a_int(&a, day);
-	a_text(&a, d->offer);
-	a_text(&a, market_name(d->market));
-	a_text(&a, d->kind);
-	a_text(&a, d->team);
-	a_int(&a, d->ms);
-	a_num(&a, d->gpu_ms);
-	a_num(&a, d->cost);
-	a_int(&a, d->items);
-	return run_cmd(impl(base), S_SUM_ADD, &a, "ledger sums");
+	pg_args_int(&a, day);
+	rows_bind(&schema_ledger_sums, d, ROWS_INSERT, &to_args, &a);
+	return run_cmd(impl(base), S_SUM_ADD, &a, schema_ledger_sums.name);
 }
 
 static int op_ledger_sums(struct store *base, int64_t first_day, int64_t last_day, ledger_sum_cb cb, void *arg)
 {
-	struct args a = {0};
-	PGresult *r;
-	int ret = 0;
+	struct pg_args a = {0};
 
-	a_int(&a, first_day);
-	a_int(&a, last_day);
-	if (!(r = run(impl(base), S_SUMS, &a, "ledger sums")))
-		return -1;
-	for (int i = 0; i < PQntuples(r) && ret == 0; i++) {
-		int m = market_parse(PQgetvalue(r, i, 1));
-		struct ledger_sum sum = {
-			.offer = PQgetvalue(r, i, 0),
-			.market = m < 0 ? MARKET_ONDEMAND : (enum market)m,
-			.kind = PQgetvalue(r, i, 2),
-			.team = PQgetvalue(r, i, 3),
-			.ms = c_int(r, i, 4),
-			.gpu_ms = c_num(r, i, 5),
-			.cost = c_num(r, i, 6),
-			.items = c_int(r, i, 7),
-		};
-		ret = cb(arg, &sum);
-	}
-	PQclear(r);
-	return ret;
+	pg_args_int(&a, first_day);
+	pg_args_int(&a, last_day);
+	return walk(impl(base), S_SUMS, &a, &schema_ledger_sums, (union schema_cb){.ledger_sum = cb}, arg);
 }
 
-/* ---- team budgets ---- */
-
-static int op_team_budget_set(struct store *base, const struct team_budget *b)
-{
-	struct args a = {0};
-
-	a_text(&a, b->team);
-	a_num(&a, b->budget);
-	a_int(&a, b->set_ms);
-	return run_cmd(impl(base), S_BUDGET_SET, &a, "set team budget");
-}
-
-static int op_team_budgets(struct store *base, team_budget_cb cb, void *arg)
-{
-	PGresult *r = run(impl(base), S_BUDGETS, NULL, "team budgets");
-	int ret = 0;
-
-	if (!r)
-		return -1;
-	for (int i = 0; i < PQntuples(r) && ret == 0; i++) {
-		struct team_budget b = {
-			.team = PQgetvalue(r, i, 0),
-			.budget = c_num(r, i, 1),
-			.set_ms = c_int(r, i, 2),
-		};
-		ret = cb(arg, &b);
-	}
-	PQclear(r);
-	return ret;
-}
-
-/* ---- alerts ---- */
+/* ---- alerts and team budgets ---- */
 
 static int op_alert_put(struct store *base, const struct alert_row *al)
 {
-	struct args a = {0};
-
-	a_text(&a, al->key);
-	a_text(&a, al->name);
-	a_text(&a, al->labels);
-	a_int(&a, al->firing);
-	a_int(&a, al->since_ms);
-	a_int(&a, al->fired_ms);
-	a_num(&a, al->value);
-	a_text(&a, al->summary);
-	return run_cmd(impl(base), S_ALERT_PUT, &a, "put alert");
+	return insert(impl(base), S_ALERT_PUT, &schema_alerts, al, NULL);
 }
 
 static int op_alert_delete(struct store *base, const char *key)
 {
-	struct args a = {0};
+	struct pg_args a = {0};
 
-	a_text(&a, key);
+	pg_args_text(&a, key);
 	return run_cmd(impl(base), S_ALERT_DELETE, &a, "delete alert");
 }
 
 static int op_alerts(struct store *base, alert_cb cb, void *arg)
 {
-	PGresult *r = run(impl(base), S_ALERTS, NULL, "alerts");
-	int ret = 0;
+	return walk(impl(base), S_ALERTS, NULL, &schema_alerts, (union schema_cb){.alert = cb}, arg);
+}
 
-	if (!r)
-		return -1;
-	for (int i = 0; i < PQntuples(r) && ret == 0; i++) {
-		struct alert_row al = {
-			.key = PQgetvalue(r, i, 0),
-			.name = PQgetvalue(r, i, 1),
-			.labels = PQgetvalue(r, i, 2),
-			.firing = (int)c_int(r, i, 3),
-			.since_ms = c_int(r, i, 4),
-			.fired_ms = c_int(r, i, 5),
-			.value = c_num(r, i, 6),
-			.summary = PQgetvalue(r, i, 7),
-		};
-		ret = cb(arg, &al);
-	}
-	PQclear(r);
-	return ret;
+static int op_team_budget_set(struct store *base, const struct team_budget *b)
+{
+	return insert(impl(base), S_BUDGET_SET, &schema_team_budgets, b, NULL);
+}
+
+static int op_team_budgets(struct store *base, team_budget_cb cb, void *arg)
+{
+	return walk(impl(base), S_BUDGETS, NULL, &schema_team_budgets, (union schema_cb){.team_budget = cb}, arg);
 }
 
 /* ---- open and close ---- */
@@ -1929,6 +1371,8 @@ static void op_close(struct store *base)
 		PQfinish(s->conn);
 	if (s->listener)
 		PQfinish(s->listener);
+	for (int i = 0; i < S_COUNT; i++)
+		free(s->sql[i]);
 	free(s);
 	base->db = NULL;
 }
@@ -1953,6 +1397,8 @@ static int op_open(struct store *base, const struct config *cfg)
 	s->cfg = cfg;
 	s->shared = conf->active != 0;
 	base->shared = s->shared;
+	if (sql_texts(stmt_sql, '$', s->sql, base->errmsg, sizeof base->errmsg) != 0)
+		return -1;
 	if (connect_db(s, conf, &s->conn) != 0 || start_session(s, conf->standby != 0) != 0)
 		return -1;
 	return 0;
@@ -2034,13 +1480,9 @@ static int op_leader(struct store *base, char *name, size_t size)
 /* The database server's clock. */
 static int op_now_ms(struct store *base, int64_t *ms)
 {
-	PGresult *r = run(impl(base), S_NOW, NULL, "read the database's clock");
+	int n;
 
-	if (!r)
-		return -1;
-	*ms = c_int(r, 0, 0);
-	PQclear(r);
-	return 0;
+	return read_array(impl(base), S_NOW, NULL, &schema_int64s, ms, 1, &n);
 }
 
 const struct store_engine store_engine_postgres = {
@@ -2048,54 +1490,8 @@ const struct store_engine store_engine_postgres = {
 		 .help = "The PostgreSQL store: one database, shared by every serve that names it (docs/DEPLOY.md).",
 		 .keys = pg_keys,
 		 .size = sizeof(struct pg_conf)},
-	.open = op_open,
-	.close = op_close,
-	.begin = op_begin,
-	.commit = op_commit,
-	.rollback = op_rollback,
-	.savepoint = op_savepoint,
-	.release = op_release,
-	.rollback_savepoint = op_rollback_savepoint,
-	.job_count_rows = op_job_count_rows,
+	STORE_ENGINE_OPS,
 	.job_count_live_rows = op_job_count_live_rows,
-	.job_insert = op_job_insert,
-	.job_update = op_job_update,
-	.job_get = op_job_get,
-	.job_get_by_key = op_job_get_by_key,
-	.job_next_ready = op_job_next_ready,
-	.job_list = op_job_list,
-	.job_due = op_job_due,
-	.job_leased_on = op_job_leased_on,
-	.next_deadline = op_next_deadline,
-	.demand = op_demand,
-	.recent_submits = op_recent_submits,
-	.recent_durations = op_recent_durations,
-	.arrivals = op_arrivals,
-	.usage = op_usage,
-	.instance_insert = op_instance_insert,
-	.instance_update = op_instance_update,
-	.instance_get = op_instance_get,
-	.instance_by_token = op_instance_by_token,
-	.instance_data_set = op_instance_data_set,
-	.instance_data = op_instance_data,
-	.instance_list = op_instance_list,
-	.decision_insert = op_decision_insert,
-	.decision_list = op_decision_list,
-	.segment_open = op_segment_open,
-	.segment_close = op_segment_close,
-	.job_add_cost = op_job_add_cost,
-	.offer_stat_add = op_offer_stat_add,
-	.offer_stats = op_offer_stats,
-	.ledger = op_ledger,
-	.ledger_open = op_ledger_open,
-	.ledger_add = op_ledger_add,
-	.ledger_sums = op_ledger_sums,
-	.dead_letters = op_dead_letters,
-	.alert_put = op_alert_put,
-	.alert_delete = op_alert_delete,
-	.alerts = op_alerts,
-	.team_budget_set = op_team_budget_set,
-	.team_budgets = op_team_budgets,
 	.lead = op_lead,
 	.notify = op_notify,
 	.wake_fd = op_wake_fd,

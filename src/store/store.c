@@ -244,6 +244,34 @@ int store_job_get_by_key(struct store *st, const char *team, const char *key, st
 	return read_job(ENGINE(st, job_get_by_key(st, team, key, out)), out);
 }
 
+void offer_filters_make(const struct lease_offer *o, struct offer_filters *f)
+{
+	*f = (struct offer_filters){0};
+	if (o->nfull_types > 0) {
+		json_t *a = json_array();
+		for (int i = 0; i < o->nfull_types; i++)
+			json_array_append_new(a, json_string(o->full_types[i]));
+		f->full_types = json_dumps(a, JSON_COMPACT);
+		json_decref(a);
+	}
+	if (o->labels)
+		f->labels = json_dumps(o->labels, JSON_COMPACT);
+	if (o->nteams > 0) {
+		json_t *r = json_object();
+		for (int i = 0; i < o->nteams; i++)
+			json_object_set_new(r, o->teams[i], json_integer(o->team_rooms[i]));
+		f->rooms = json_dumps(r, JSON_COMPACT);
+		json_decref(r);
+	}
+}
+
+void offer_filters_free(struct offer_filters *f)
+{
+	free(f->full_types);
+	free(f->labels);
+	free(f->rooms);
+}
+
 int store_job_next_ready(struct store *st, const struct lease_offer *offer, struct job *out)
 {
 	return read_job(ENGINE(st, job_next_ready(st, offer, out)), out);
@@ -312,9 +340,32 @@ int store_recent_durations(struct store *st, int limit, duration_cb cb, void *ar
 	return ENGINE(st, recent_durations(st, limit, cb, arg));
 }
 
+/* The engine walks the newest jobs first: the walk ends at the first
+ * before the window. */
+struct arrivals_walk {
+	arrival_cb cb;
+	void *arg;
+	int64_t since_ms;
+	int ended;
+};
+
+static int arrival_since(void *arg, const struct arrival_row *row)
+{
+	struct arrivals_walk *w = arg;
+
+	if (row->created_ms < w->since_ms) {
+		w->ended = 1;
+		return 1;
+	}
+	return w->cb(w->arg, row);
+}
+
 int store_arrivals(struct store *st, int64_t since_ms, int limit, arrival_cb cb, void *arg)
 {
-	return ENGINE(st, arrivals(st, since_ms, limit, cb, arg));
+	struct arrivals_walk w = {cb, arg, since_ms, 0};
+	int rc = ENGINE(st, arrivals(st, limit, arrival_since, &w));
+
+	return w.ended ? 0 : rc;
 }
 
 int store_usage(struct store *st, int64_t since_ms, int64_t now_ms, int64_t *instance_ms,
@@ -386,7 +437,16 @@ int store_segment_open(struct store *st, const struct segment *seg)
 int store_segment_close(struct store *st, int64_t instance, int64_t end_ms, double usd_per_ms, int instance_gpus,
 			struct segment *closed)
 {
-	return ENGINE(st, segment_close(st, instance, end_ms, usd_per_ms, instance_gpus, closed));
+	struct segment_found f;
+	int rc = ENGINE(st, segment_find(st, instance, &f));
+
+	if (rc != 0)
+		return rc;
+	*closed = f.seg;
+	closed->instance = instance;
+	closed->end_ms = end_ms;
+	closed->cost = (double)(end_ms - closed->start_ms) * usd_per_ms * segment_share(closed, instance_gpus);
+	return ENGINE(st, segment_end(st, f.id, end_ms, closed->cost));
 }
 
 double segment_share(const struct segment *g, int instance_gpus)

@@ -1,0 +1,39 @@
+/* The statements of the SQL engines (store/sqlite.c, store/postgres.c):
+ * the ids of every one either runs, and the texts of those both write
+ * alike, written here once. Each engine writes the others in its own
+ * dialect, in its stmt_sql[]; an id an engine has no text for is the
+ * other's alone. In a text, ?N is parameter N, written as the engine
+ * marks them ($N for PostgreSQL), and {TABLE}, {TABLE:fields},
+ * {TABLE:marks} and {TABLE:sets} are a table's columns (store/schema.c):
+ * those a SELECT reads (of its struct), those an insert writes (all but
+ * the id), their parameters ?1 on, and an update's "name = ?2, ..." (?1:
+ * the id). Private to the store. */
+#ifndef EBB_STORE_SQL_H
+#define EBB_STORE_SQL_H
+
+#include <stddef.h>
+
+enum stmt_id {
+	/* written alike, here */
+	S_UPDATE, S_GET, S_GET_BY_KEY, S_DUE, S_COUNT_ROWS, S_RECENT_SUBMITS, S_ARRIVALS, S_JOB_COST,
+	S_INST_UPDATE, S_INST_GET, S_INST_BY_TOKEN, S_DATA_SET, S_DATA_GET, S_INST_LIVE, S_INST_ALL,
+	S_DEC_INSERT, S_DEC_LIST, S_SEG_OPEN, S_SEG_FIND, S_SEG_CLOSE, S_SUM_ADD, S_ALERT_PUT, S_ALERT_DELETE,
+	S_BUDGET_SET,
+	/* in each engine's dialect */
+	S_INSERT, S_NEXT_READY, S_LIST, S_LEASED_ON, S_NEXT_DEADLINE, S_DEMAND, S_RECENT_DURATIONS, S_USAGE,
+	S_DEAD, S_INST_INSERT, S_STAT_ADD, S_STATS, S_LEDGER, S_LEDGER_OPEN, S_SUMS, S_ALERTS, S_BUDGETS,
+	/* SQLite's alone: a batch's frame (PostgreSQL's is sent deferred) */
+	S_BEGIN, S_COMMIT, S_ROLLBACK, S_SAVEPOINT, S_RELEASE, S_ROLLBACK_TO,
+	/* PostgreSQL's alone: reads that lock, and what several serves share */
+	S_GET_LOCKED, S_INST_GET_LOCKED, S_DUE_LOCKED, S_NEXT_READY_AFTER, S_COUNT_LIVE, S_NOW, S_LEADER,
+	S_COUNT
+};
+
+/* An engine's texts of every statement, into out: its own (own[id]) or,
+ * where it has none, the one written here, with the columns in and each
+ * parameter marked with mark; NULL where neither has one. 0, or -1 with
+ * the reason in err (a table or a part unknown, no memory); out's texts,
+ * made or not, are the caller's to free. */
+int sql_texts(const char *const own[S_COUNT], char mark, char *out[S_COUNT], char *err, size_t errsize);
+
+#endif
