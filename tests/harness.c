@@ -1447,20 +1447,6 @@ static void kill_owned_workers(void)
 	nowned = 0;
 }
 
-/* In the child: its address space may grow by headroom_mb more. */
-static int limit_memory(size_t headroom_mb)
-{
-	unsigned long pages = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
-	struct rlimit lim;
-	int ok = f && fscanf(f, "%lu", &pages) == 1;
-
-	if (f)
-		fclose(f);
-	lim.rlim_cur = lim.rlim_max = pages * (rlim_t)sysconf(_SC_PAGESIZE) + (rlim_t)headroom_mb * 1048576;
-	return ok && setrlimit(RLIMIT_AS, &lim) == 0 ? 0 : -1;
-}
-
 /* In the child: SIGXCPU after seconds of CPU time. */
 static void limit_cpu(int seconds)
 {
@@ -1469,23 +1455,14 @@ static void limit_cpu(int seconds)
 	setrlimit(RLIMIT_CPU, &lim);
 }
 
-int harness_child(int (*fn)(void *), void *arg, int seconds, size_t headroom_mb)
+int harness_child(int (*fn)(void *), void *arg, int seconds)
 {
 	pid_t pid;
 	int st;
 
-#ifdef __SANITIZE_ADDRESS__
-	if (headroom_mb > 0)
-		return -1;
-#endif
 	if ((pid = fork()) < 0)
 		fail_msg("fork: %s", strerror(errno));
 	if (pid == 0) {
-		/* Memory the tests before freed would be room the limit does
-		 * not count: give it back first. */
-		malloc_trim(0);
-		if (headroom_mb > 0 && limit_memory(headroom_mb) != 0)
-			_exit(99);
 		/* A crash must end the child, not go to cmocka's handlers,
 		 * which would report it and run on to other tests. */
 		for (int sig = 1; sig < NSIG; sig++)

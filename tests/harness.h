@@ -363,12 +363,9 @@ void harness_assert_between(int64_t got, int64_t lo, int64_t hi, const char *exp
 
 /* Runs fn(arg) in a child killed after seconds of CPU time, or ten times
  * as long by the clock (a hang fails the test, not the run; a busy
- * machine does not). With headroom_mb > 0 its address space may grow by that
- * much at most, so that a large allocation fails as on a full machine.
- * fn's return is the exit status, 128 + signal if it crashed or ran out
- * of time. -1 for a memory limit under ASan, whose shadow memory cannot
- * live under one: the test skips. */
-int harness_child(int (*fn)(void *), void *arg, int seconds, size_t headroom_mb);
+ * machine does not). fn's return is the exit status, 128 + signal if it
+ * crashed (an abort, out of memory: 128 + SIGABRT) or ran out of time. */
+int harness_child(int (*fn)(void *), void *arg, int seconds);
 
 int64_t harness_now_ms(void); /* monotonic */
 /* The pause between two looks of a loop that polls, with its own bound. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cmd.h"
+#include "common/mem.h"
 #include "common/units.h"
 
 #define CONN(member) OPTION_AT(struct client_args, member)
@@ -361,19 +362,12 @@ void table_add(struct table *t, const char *fmt, ...)
 	n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
 	if (t->ncells == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		char **cells = realloc(t->cells, cap * sizeof *cells);
-		if (!cells) {
-			t->failed = 1;
-			return;
-		}
-		t->cells = cells;
-		t->cap = cap;
+		t->cap = t->cap ? t->cap * 2 : 64;
+		t->cells = xrealloc(t->cells, t->cap * sizeof *t->cells);
 	}
-	if (n < 0 || !(cell = malloc((size_t)n + 1))) {
-		t->failed = 1;
-		return;
-	}
+	if (n < 0) /* a format that cannot be written: an empty cell */
+		n = 0;
+	cell = xmalloc((size_t)n + 1);
 	va_start(ap, fmt);
 	vsnprintf(cell, (size_t)n + 1, fmt, ap);
 	va_end(ap);
@@ -384,8 +378,9 @@ int table_print(const struct table *t, FILE *f)
 {
 	size_t *width;
 
-	if (t->failed || t->ncols == 0 || !(width = calloc(t->ncols, sizeof *width)))
+	if (t->ncols == 0)
 		return -1;
+	width = xcalloc(t->ncols, sizeof *width);
 	for (size_t i = 0; i < t->ncells; i++) {
 		size_t w = chars(t->cells[i]);
 		if (w > width[i % t->ncols])

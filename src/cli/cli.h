@@ -97,7 +97,6 @@ void cli_truncate(char *s, size_t max);
 struct table {
 	size_t ncols, ncells, cap;
 	char **cells;
-	int failed; /* out of memory: print refuses */
 };
 
 void table_init(struct table *t, const char *const *headers); /* NULL-terminated */

@@ -7,6 +7,7 @@
 #include "cli/cmd.h"
 #include "cli/options.h"
 #include "common/config.h"
+#include "common/mem.h"
 #include "store/copy.h"
 
 struct store_args {
@@ -66,9 +67,9 @@ int cmd_store(int argc, char **argv)
 	free(src.data_dir);
 	free(src.store_kind);
 	free(dst.store_kind);
-	src.data_dir = strdup(a.dir);
-	src.store_kind = strdup("sqlite");
-	dst.store_kind = strdup("postgres");
+	src.data_dir = xstrdup(a.dir);
+	src.store_kind = xstrdup("sqlite");
+	dst.store_kind = xstrdup("postgres");
 	rc = config_set(&dst, "postgres", "url", a.url, err, sizeof err);
 	if (rc == 0)
 		rc = store_copy(&src, &dst, a.url, stdout, err, sizeof err);

@@ -5,6 +5,7 @@
 
 #include "cli/cmd.h"
 #include "cli/simcli.h"
+#include "common/mem.h"
 #include "sim/simout.h"
 #include "sim/tune.h"
 
@@ -37,10 +38,10 @@ static const struct usage usage = {"ebb tune TRACE --wait-p95 S [OPTIONS]",
  * that reach the very same cost and wait share a line. */
 static void print_table(const struct tune *t, FILE *out)
 {
-	const struct tune_point **pts = calloc(t->n ? t->n : 1, sizeof *pts);
+	const struct tune_point **pts = xcalloc(t->n ? t->n : 1, sizeof *pts);
 
 	fprintf(out, "%-10s %10s %10s  %s\n", "POLICY", "COST $", "P95 WAIT", "SETTINGS (frontier points)");
-	for (size_t f = 0; pts && f < TUNE_NFAMILIES; f++) {
+	for (size_t f = 0; f < TUNE_NFAMILIES; f++) {
 		size_t n = tune_frontier(t, tune_families[f], pts);
 		for (size_t k = 0, alike; k < n; k += alike) {
 			const struct tune_point *p = pts[k];
@@ -149,11 +150,11 @@ static json_t *ratios_json(const struct tune *t, double boot_s)
 static json_t *tune_json(const struct tune *t, double wait, double boot_s)
 {
 	json_t *frontiers = json_object(), *all = json_array(), *rec = json_null();
-	const struct tune_point **pts = calloc(t->n ? t->n : 1, sizeof *pts);
+	const struct tune_point **pts = xcalloc(t->n ? t->n : 1, sizeof *pts);
 
 	for (size_t k = 0; k < t->n; k++)
 		json_array_append_new(all, point_json(&t->points[k]));
-	for (size_t f = 0; pts && f < TUNE_NFAMILIES; f++) {
+	for (size_t f = 0; f < TUNE_NFAMILIES; f++) {
 		size_t n = tune_frontier(t, tune_families[f], pts);
 		json_t *list = json_array();
 		for (size_t k = 0; k < n; k++)

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/mem.h"
 #include "common/version.h"
 
 #define DEFAULT_SERVER "http://127.0.0.1:7070"
@@ -32,7 +33,7 @@ static size_t on_data(char *ptr, size_t size, size_t n, void *arg)
 		char *p;
 		while (cap < b->len + add + 1)
 			cap *= 2;
-		if (!(p = realloc(b->data, cap)))
+		if (!(p = mem_realloc(b->data, cap)))
 			return 0; /* curl reports a write error */
 		b->data = p;
 		b->cap = cap;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/mem.h"
 #include "common/units.h"
 
 const struct conf_plugin *config_plugin_named(const struct conf_plugin *const *list, const char *name)
@@ -387,11 +388,11 @@ static void *multi_item(struct config *cfg, const struct conf_section *s, const 
 		if (strcmp(*(char **)(item + s->name_offset), name) == 0)
 			return item;
 	}
-	*items = realloc(*items, (*count + 1) * s->item_size);
+	*items = mem_realloc(*items, (*count + 1) * s->item_size);
 	item = *items + (*count)++ * s->item_size;
 	memset(item, 0, s->item_size);
 	conftab_defaults(s->keys, item);
-	*(char **)(item + s->name_offset) = strdup(name);
+	*(char **)(item + s->name_offset) = mem_strdup(name);
 	return item;
 }
 
@@ -498,7 +499,7 @@ static void add_plugin_sections(struct config *cfg, const struct conf_plugin *co
 {
 	for (const struct conf_plugin *const *p = list; p && *p; p++) {
 		void *values;
-		if (!(*p)->keys || cfg->nsections == CONF_MAX_PLUGINS || !(values = calloc(1, (*p)->size)))
+		if (!(*p)->keys || cfg->nsections == CONF_MAX_PLUGINS || !(values = mem_calloc(1, (*p)->size)))
 			continue;
 		conftab_defaults((*p)->keys, values);
 		cfg->sections[cfg->nsections].plugin = *p;
@@ -623,7 +624,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
 
 static int derive_lanes(struct config *cfg, char *err, size_t errsize)
 {
-	char *list = strdup(cfg->lanes), *save = NULL;
+	char *list = mem_strdup(cfg->lanes), *save = NULL;
 	int n = 0;
 
 	for (char *tok = strtok_r(list, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/mem.h"
 #include "common/units.h"
 
 void conftab_errf(char *err, size_t errsize, const char *fmt, ...)
@@ -126,6 +127,7 @@ int conftab_set(const struct conf_key *k, void *base, const char *value, const v
 	switch (k->type) {
 	case CONF_STRING: {
 		size_t n = strlen(value);
+		char *copy;
 		/* Empty means "not set" only where the default is empty too (a
 		 * token's secret, checked later); "listen =" is an error here. */
 		if ((int64_t)n > k->max || ((int64_t)n < k->min && (n > 0 || k->def[0] != '\0'))) {
@@ -133,8 +135,12 @@ int conftab_set(const struct conf_key *k, void *base, const char *value, const v
 				(long long)k->min, (long long)k->max, n);
 			return -1;
 		}
+		if (!(copy = mem_strdup(value))) {
+			conftab_errf(err, errsize, "out of memory");
+			return -1;
+		}
 		free(*(char **)p);
-		*(char **)p = strdup(value);
+		*(char **)p = copy;
 		return 0;
 	}
 	case CONF_ENUM:

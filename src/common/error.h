@@ -10,6 +10,10 @@ struct ebb_error {
 	char message[512];
 };
 
+/* The 500 of a request that found no memory (code "out_of_memory"):
+ * serve stores nothing of it (docs/ARCHITECTURE.md, "Out of memory"). */
+#define ERROR_OUT_OF_MEMORY "serve is out of memory: nothing of the request was kept"
+
 /* Fills e and returns -1, so that callers can `return error_set(...)`. */
 int error_set(struct ebb_error *e, int status, const char *code, const char *field,
 	      const char *fmt, ...) __attribute__((format(printf, 5, 6)));

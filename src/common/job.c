@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mem.h"
+
 static const char *const state_names[JOB_NSTATES] = {
 	"queued", "delayed", "leased", "succeeded", "failed", "dead", "cancelled",
 };
@@ -27,7 +29,7 @@ int job_state_terminal(enum job_state s)
 void job_set_str(char **dst, const char *src)
 {
 	free(*dst);
-	*dst = src ? strdup(src) : NULL;
+	*dst = src ? mem_strdup(src) : NULL;
 }
 
 void job_free(struct job *job)

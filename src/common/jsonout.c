@@ -5,13 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mem.h"
+
 static void append(struct jsonout *o, const char *s, size_t n)
 {
 	if (o->len + n + 2 > o->cap) { /* room for jsonout_finish's "\n\0" */
 		o->cap = o->cap ? o->cap : 1024;
 		while (o->len + n + 2 > o->cap)
 			o->cap *= 2;
-		o->text = realloc(o->text, o->cap);
+		o->text = mem_realloc(o->text, o->cap);
 	}
 	memcpy(o->text + o->len, s, n);
 	o->len += n;

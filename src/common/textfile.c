@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mem.h"
+
 char *textfile_read(const char *path, size_t max, size_t *len, char *err, size_t errsize)
 {
 	FILE *f = fopen(path, "rb");
@@ -17,7 +19,7 @@ char *textfile_read(const char *path, size_t max, size_t *len, char *err, size_t
 		snprintf(err, errsize, "cannot read: %s", strerror(errno));
 		return NULL;
 	}
-	if (!(buf = malloc(max + 1))) {
+	if (!(buf = mem_alloc(max + 1))) {
 		fclose(f);
 		snprintf(err, errsize, "out of memory");
 		return NULL;

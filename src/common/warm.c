@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mem.h"
+
 static const char *const day_names[7] = {"mon", "tue", "wed", "thu", "fri", "sat", "sun"};
 
 static int day_index(const char *s, size_t n)
@@ -64,7 +66,7 @@ static int parse_hours(const char *s, int *from, int *to)
 
 int warm_parse(const char *text, struct warm_schedule *out, char *err, size_t errsize)
 {
-	char *copy = strdup(text), *save = NULL;
+	char *copy = mem_strdup(text), *save = NULL;
 	int rc = 0;
 
 	memset(out, 0, sizeof *out);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mem.h"
+
 struct kept {
 	int count;   /* its jobs in the history */
 	int n, head; /* runs kept, min(count, DURATIONS_PER_TYPE): a ring, oldest at head */
@@ -28,7 +30,7 @@ struct durations {
 
 struct durations *durations_new(void)
 {
-	return calloc(1, sizeof(struct durations));
+	return mem_calloc(1, sizeof(struct durations));
 }
 
 void durations_free(struct durations *d)
@@ -105,7 +107,7 @@ static int make_room(struct durations *d, int type)
 {
 	if ((size_t)type >= d->nslot_of) {
 		size_t n = (size_t)type + 1 > 2 * d->nslot_of ? (size_t)type + 1 : 2 * d->nslot_of;
-		int *grown = realloc(d->slot_of, n * sizeof *grown);
+		int *grown = mem_realloc(d->slot_of, n * sizeof *grown);
 		if (!grown)
 			return -1;
 		memset(grown + d->nslot_of, 0, (n - d->nslot_of) * sizeof *grown);
@@ -114,12 +116,12 @@ static int make_room(struct durations *d, int type)
 	}
 	if (d->nunused == 0 && d->nkept == d->capkept) {
 		int cap = d->capkept ? 2 * d->capkept : 16;
-		struct kept *kept = realloc(d->kept, (size_t)cap * sizeof *kept);
+		struct kept *kept = mem_realloc(d->kept, (size_t)cap * sizeof *kept);
 		int *unused;
 		if (!kept)
 			return -1;
 		d->kept = kept;
-		if (!(unused = realloc(d->unused, (size_t)cap * sizeof *unused)))
+		if (!(unused = mem_realloc(d->unused, (size_t)cap * sizeof *unused)))
 			return -1;
 		d->unused = unused;
 		d->capkept = cap;

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "common/mem.h"
+
 static int by_value(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -48,7 +50,7 @@ int64_t idle_timeout_auto(int64_t *gaps, size_t n, int64_t boot_ms, int64_t wait
 		return min_ms;
 	}
 	g = gaps + first;
-	if (!(sum = malloc((m + 1) * sizeof *sum))) {
+	if (!(sum = mem_alloc((m + 1) * sizeof *sum))) {
 		snprintf(why, why_size, "auto: no memory to weigh %zu gaps; the minimum", m);
 		return min_ms;
 	}

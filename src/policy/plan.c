@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "common/mem.h"
 /* Expected arrivals count as whole jobs from three quarters of a job up:
  * a stray job now and then holds no instance, a steady stream does. */
 #define EXPECTED_JOB_ROUNDING 0.25
@@ -802,7 +804,7 @@ void plan(const struct plan_view *v, struct plan_result *out)
 	size_t zeroed = KINDS * no * sizeof(int) + nf; /* kinds and taken */
 	size_t size = nf * sizeof *p.idle + nc * sizeof(struct plan_class *) + (2 * no + nf) * sizeof(int) + zeroed + no;
 	_Alignas(max_align_t) char small[4096];
-	char *block = size <= sizeof small ? small : malloc(size);
+	char *block = size <= sizeof small ? small : mem_alloc(size);
 	const struct plan_class **order;
 
 	/* Not the whole result: each action is filled in full when added. */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mem.h"
 #include "policy/idle.h"
 
 void plan_settings_from_config(const struct config *cfg, struct plan_settings *out)
@@ -69,7 +70,7 @@ void plan_idle_timeouts(const struct plan_settings *s, const struct offer *offer
 
 	/* Before the gaps are sorted: two in a row. With no memory, none,
 	 * and the surplus timeout is the least. */
-	if (auto_surplus && n > 1 && (pairs = malloc((n - 1) * sizeof *pairs))) {
+	if (auto_surplus && n > 1 && (pairs = mem_alloc((n - 1) * sizeof *pairs))) {
 		for (size_t i = 0; i + 1 < n; i++)
 			pairs[npairs++] = gaps[i] + gaps[i + 1];
 	}

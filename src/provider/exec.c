@@ -10,6 +10,7 @@
 
 #include "common/jsonin.h"
 #include "common/log.h"
+#include "common/mem.h"
 #include "provider/exec_reply.h"
 #include "provider/exec_run.h"
 #include "provider/kind.h"
@@ -138,7 +139,7 @@ static void on_terminated(void *arg, const struct exec_result *r)
 static void start_terminate(struct exec *x, const struct instance *inst, const char *data, terminate_cb done,
 			    void *arg)
 {
-	struct call *c = calloc(1, sizeof *c);
+	struct call *c = mem_calloc(1, sizeof *c);
 	json_t *m = message(x, "terminate", inst), *d = NULL;
 	char why[300];
 
@@ -213,7 +214,7 @@ static void exec_launch(struct provider *p, const struct instance *inst, const c
 {
 	struct exec *x = p->impl;
 	const struct config *cfg = p->env.cfg;
-	struct call *c = calloc(1, sizeof *c);
+	struct call *c = mem_calloc(1, sizeof *c);
 	struct worker_cmd w;
 	struct launch_result res = {0};
 	json_t *m = message(x, "launch", inst), *argv = json_array(), *env = json_object();
@@ -274,11 +275,11 @@ static int add_item(struct listing *l, json_t *item, const char *offer, const ch
 
 	if (exec_list_item(program, item, &it, l->error, sizeof l->error) != 0)
 		return -1;
-	if ((items = realloc(l->items, room * sizeof *items)))
+	if ((items = mem_realloc(l->items, room * sizeof *items)))
 		l->items = items;
-	if ((refs = items ? realloc(l->refs, room * sizeof *refs) : NULL))
+	if ((refs = items ? mem_realloc(l->refs, room * sizeof *refs) : NULL))
 		l->refs = refs;
-	if (!items || !refs || !(l->refs[l->n] = strdup(it.ref))) {
+	if (!items || !refs || !(l->refs[l->n] = mem_strdup(it.ref))) {
 		snprintf(l->error, sizeof l->error, "exec list: out of memory");
 		return -1;
 	}
@@ -348,7 +349,7 @@ static void exec_list(struct provider *p, list_cb done, void *arg)
 {
 	struct exec *x = p->impl;
 	const struct config *cfg = p->env.cfg;
-	struct listing *l = calloc(1, sizeof *l);
+	struct listing *l = mem_calloc(1, sizeof *l);
 
 	if (!l) {
 		done(arg, NULL, 0, "exec list: out of memory");
@@ -362,7 +363,7 @@ static void exec_list(struct provider *p, list_cb done, void *arg)
 	 * never before the last one is asked. */
 	l->pending = l->nprograms;
 	for (int k = 0; k < l->nprograms; k++) {
-		struct list_call *lc = calloc(1, sizeof *lc);
+		struct list_call *lc = mem_calloc(1, sizeof *lc);
 		char why[300];
 		if (lc) {
 			lc->c = (struct call){.x = x, .program = l->programs[k]};
@@ -413,7 +414,7 @@ static int exec_check(const struct config *cfg, const void *conf, char *err, siz
 
 static int exec_open(struct provider *p, char *err, size_t errsize)
 {
-	struct exec *x = calloc(1, sizeof *x);
+	struct exec *x = mem_calloc(1, sizeof *x);
 
 	if (!x) {
 		snprintf(err, errsize, "exec provider: out of memory");

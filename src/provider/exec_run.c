@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/mem.h"
 #include "common/timer.h"
 
 #define EXEC_KILL_MS 5000
@@ -149,7 +150,7 @@ static void on_output(evutil_socket_t fd, short what, void *arg)
 	}
 	if (r->result.out_len + (size_t)n + 1 > r->out_cap) {
 		size_t cap = (r->result.out_len + (size_t)n + 1) * 2;
-		char *grown = realloc(r->result.out, cap);
+		char *grown = mem_realloc(r->result.out, cap);
 		if (!grown) {
 			r->result.out_too_long = 1;
 			return;
@@ -319,14 +320,14 @@ static void start(struct run *r)
 int exec_run(struct exec_runner *x, const char *program, const char *arg, const char *input, exec_done done,
 	     void *done_arg)
 {
-	struct run *r = calloc(1, sizeof *r), **tail;
+	struct run *r = mem_calloc(1, sizeof *r), **tail;
 
 	if (!r)
 		return -1;
 	r->x = x;
-	r->program = strdup(program);
-	r->arg = strdup(arg);
-	r->input = strdup(input);
+	r->program = mem_strdup(program);
+	r->arg = mem_strdup(arg);
+	r->input = mem_strdup(input);
 	r->timer = evtimer_new(x->base, on_timer, r);
 	if (!r->program || !r->arg || !r->input || !r->timer) {
 		free(r->program);
@@ -350,7 +351,7 @@ int exec_run(struct exec_runner *x, const char *program, const char *arg, const 
 
 struct exec_runner *exec_runner_new(struct event_base *base, int64_t timeout_ms, int concurrency)
 {
-	struct exec_runner *x = calloc(1, sizeof *x);
+	struct exec_runner *x = mem_calloc(1, sizeof *x);
 
 	if (!x)
 		return NULL;

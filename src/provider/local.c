@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/mem.h"
 #include "common/rng.h"
 #include "common/timer.h"
 #include "provider/local_internal.h"
@@ -26,7 +27,7 @@
  * listed twice would go to two workers at once). */
 static int parse_gpus(const char *list, int *out, int max, char *why, size_t whysize)
 {
-	char *copy = strdup(list), *save = NULL;
+	char *copy = mem_strdup(list), *save = NULL;
 	int n = 0, rc = 0;
 
 	if (!copy) {
@@ -272,7 +273,7 @@ static void do_launch(struct local *l, const struct instance *inst, const char *
 		free_gpus(l, &c);
 		return;
 	}
-	l->children = realloc(l->children, (size_t)(l->nchildren + 1) * sizeof *l->children);
+	l->children = mem_realloc(l->children, (size_t)(l->nchildren + 1) * sizeof *l->children);
 	l->children[l->nchildren++] = c;
 	snprintf(r->ref, sizeof r->ref, "pid:%d", (int)c.pid);
 	r->ok = 1;
@@ -314,8 +315,8 @@ static void do_list(struct local *l, list_cb done, void *arg)
 		if (l->children[k].adopted && !running(l->children[k].pid))
 			drop_child(l, k--);
 	}
-	refs = calloc((size_t)l->nchildren + 1, sizeof *refs);
-	items = calloc((size_t)l->nchildren + 1, sizeof *items);
+	refs = mem_calloc((size_t)l->nchildren + 1, sizeof *refs);
+	items = mem_calloc((size_t)l->nchildren + 1, sizeof *items);
 	if (!refs || !items) {
 		done(arg, NULL, 0, "out of memory");
 	} else {
@@ -364,7 +365,7 @@ static void on_call(evutil_socket_t fd, short what, void *arg)
 
 static struct call *new_call(enum call_kind kind, const struct instance *inst, void *arg)
 {
-	struct call *c = calloc(1, sizeof *c);
+	struct call *c = mem_calloc(1, sizeof *c);
 
 	if (!c) {
 		log_error("local provider: out of memory", "call=%d", (int)kind);
@@ -436,7 +437,7 @@ static int local_adopt(struct provider *p, const struct instance *inst)
 {
 	struct local *l = p->impl;
 	struct local_child c = {.adopted = 1, .instance = inst->id};
-	char *ids = strdup(inst->gpu_ids), *save = NULL;
+	char *ids = mem_strdup(inst->gpu_ids), *save = NULL;
 	int pid;
 
 	if (!ids || sscanf(inst->provider_ref, "pid:%d", &pid) != 1 || !is_worker_of(pid, inst->id)) {
@@ -454,7 +455,7 @@ static int local_adopt(struct provider *p, const struct instance *inst)
 		}
 	}
 	free(ids);
-	l->children = realloc(l->children, (size_t)(l->nchildren + 1) * sizeof *l->children);
+	l->children = mem_realloc(l->children, (size_t)(l->nchildren + 1) * sizeof *l->children);
 	l->children[l->nchildren++] = c;
 	log_info("worker adopted", "instance=%lld pid=%d", (long long)inst->id, pid);
 	return 0;
@@ -468,7 +469,7 @@ static int64_t local_notice_ms(const struct provider *p)
 
 static int local_open(struct provider *p, char *err, size_t errsize)
 {
-	struct local *l = calloc(1, sizeof *l);
+	struct local *l = mem_calloc(1, sizeof *l);
 
 	if (!l) {
 		snprintf(err, errsize, "local provider: out of memory");

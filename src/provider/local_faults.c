@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/mem.h"
 #include "common/rng.h"
 #include "common/timer.h"
 #include "provider/local_internal.h"
@@ -125,7 +126,7 @@ static void on_reclaim_timer(evutil_socket_t fd, short what, void *arg)
 
 static void new_timer(struct local *l, int64_t instance, int kill_next, int64_t ms)
 {
-	struct reclaim_timer *t = calloc(1, sizeof *t);
+	struct reclaim_timer *t = mem_calloc(1, sizeof *t);
 
 	if (!t) {
 		log_error("spot reclaim not simulated: out of memory", "instance=%lld", (long long)instance);

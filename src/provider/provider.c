@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mem.h"
 #include "common/textfile.h"
 #include "provider/kind.h"
 
@@ -87,7 +88,7 @@ struct provider *provider_open(const struct provider_env *env, char *err, size_t
 
 	if (strcmp(env->cfg->provider_kind, "none") == 0)
 		return NULL;
-	if (!(p = calloc(1, sizeof *p))) {
+	if (!(p = mem_calloc(1, sizeof *p))) {
 		snprintf(err, errsize, "provider: out of memory");
 		return NULL;
 	}

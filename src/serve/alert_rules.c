@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/mem.h"
 #include "common/units.h"
 #include "serve/team_state.h"
 
@@ -53,7 +54,7 @@ static struct alert_cond *add(struct ctx *c, enum alert_rule r, int64_t since_ms
 
 	if (e->n == e->cap) {
 		int cap = e->cap ? e->cap * 2 : 16;
-		struct alert_cond *v = realloc(e->v, (size_t)cap * sizeof *v);
+		struct alert_cond *v = mem_realloc(e->v, (size_t)cap * sizeof *v);
 		if (!v) {
 			c->oom = 1;
 			return NULL;
@@ -90,7 +91,7 @@ static void label_offer(struct alert_cond *cond, const char *offer, enum market 
 static int add_live(void *arg, const struct instance *inst)
 {
 	struct ctx *c = arg;
-	struct instance *v = realloc(c->live, (size_t)(c->nlive + 1) * sizeof *v);
+	struct instance *v = mem_realloc(c->live, (size_t)(c->nlive + 1) * sizeof *v);
 
 	if (!v) {
 		c->oom = 1;
@@ -187,7 +188,7 @@ static int add_demand(void *arg, const struct demand_row *d)
 
 static int queue_waiting(struct ctx *c)
 {
-	struct lanes *l = calloc(1, sizeof *l);
+	struct lanes *l = mem_calloc(1, sizeof *l);
 	int rc = 0;
 
 	if (!l)

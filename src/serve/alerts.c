@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/mem.h"
 #include "common/timer.h"
 #include "serve/alert_payload.h"
 
@@ -56,7 +57,7 @@ static struct alert *append(struct alerts *a)
 {
 	if (a->n == a->cap) {
 		int cap = a->cap ? a->cap * 2 : 16;
-		struct alert *v = realloc(a->v, (size_t)cap * sizeof *v);
+		struct alert *v = mem_realloc(a->v, (size_t)cap * sizeof *v);
 		if (!v)
 			return NULL;
 		a->v = v;
@@ -125,7 +126,7 @@ static void notify(struct alerts *a, const struct alert *gone, int ngone, const 
 
 		for (int i = 0; i < ngone; i++)
 			told |= gone[i].rule == (enum alert_rule)r && gone[i].firing;
-		if (!told || !(v = calloc((size_t)(a->n + ngone), sizeof *v)))
+		if (!told || !(v = mem_calloc((size_t)(a->n + ngone), sizeof *v)))
 			continue;
 		for (int i = 0; i < a->n; i++) {
 			const struct alert *al = &a->v[i];
@@ -263,7 +264,7 @@ static void evaluate(struct alerts *a)
 		log_error("alerts: a rule could not look; its alerts stay as they were", "error=\"%s\"",
 			  store_last_error(a->env.store));
 	/* Only those there before may go. */
-	if (!(gone = calloc((size_t)a->n + 1, sizeof *gone)) || apply(a, &ev, now, gone, &ngone, fired) != 0) {
+	if (!(gone = mem_calloc((size_t)a->n + 1, sizeof *gone)) || apply(a, &ev, now, gone, &ngone, fired) != 0) {
 		log_error("alerts: out of memory, this evaluation is lost", "alerts=%d", a->n);
 	} else {
 		keep(a, gone, ngone);
@@ -344,7 +345,7 @@ static void read_kept(struct alerts *a)
 
 struct alerts *alerts_new(const struct alerts_env *env, int following)
 {
-	struct alerts *a = calloc(1, sizeof *a);
+	struct alerts *a = mem_calloc(1, sizeof *a);
 
 	if (!a)
 		return NULL;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/mem.h"
 #include "common/secret.h"
 #include "serve/alerts.h"
 #include "serve/scaler.h"
@@ -244,13 +245,40 @@ const char *api_route_at(size_t i, const char **method, int *roles)
 	return routes[i].pattern;
 }
 
+/* Tests only: EBB_TEST_FAIL_ALLOC="METHOD PATH N" makes the Nth
+ * allocation through common/mem.h fail while each request of METHOD to
+ * PATH is handled, so that the request path's out-of-memory rule (a 500,
+ * nothing stored) is tested in every build, the sanitizers' included
+ * (tests/integration/test_out_of_memory.c). Read once; unset, nothing. */
+static long test_failing_allocation(const char *method, const char *path)
+{
+	static int read;
+	static char route[300];
+	static long n;
+	const char *env;
+	char *space;
+
+	if (!read) {
+		read = 1;
+		if ((env = getenv("EBB_TEST_FAIL_ALLOC")) && (space = strrchr(env, ' ')) &&
+		    (size_t)(space - env) < sizeof route) {
+			snprintf(route, sizeof route, "%.*s", (int)(space - env), env);
+			n = strtol(space + 1, NULL, 10);
+		}
+	}
+	return n > 0 && strncmp(route, method, strlen(method)) == 0 && route[strlen(method)] == ' ' &&
+			       strcmp(route + strlen(method) + 1, path) == 0
+		       ? n
+		       : 0;
+}
+
 static int route(struct api_call *c)
 {
 	const char *method = request_method(c->req), *path = request_path(c->req);
 	const struct route *found;
 	struct ebb_error err;
 	size_t len;
-	int path_known;
+	int path_known, rc;
 
 	found = find_route(method, path, &c->id, &path_known);
 	if (!found) {
@@ -274,7 +302,10 @@ static int route(struct api_call *c)
 				  : json_parse_object(body, len, &c->body, &err)) != 0)
 			return api_fail(c, &err);
 	}
-	return found->fn(c);
+	mem_fail_after(test_failing_allocation(method, path));
+	rc = found->fn(c);
+	mem_fail_after(0);
+	return rc;
 }
 
 void api_handle(struct api *api, struct request *req)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "serve/alerts.h"
+#include "common/mem.h"
 #include "serve/api_internal.h"
 #include "serve/history.h"
 #include "serve/snapshot.h"
@@ -123,7 +124,7 @@ static json_t *firing(const struct api *a)
 int api_dashboard(struct api_call *c)
 {
 	struct api *a = c->api;
-	struct snapshot *x = malloc(sizeof *x);
+	struct snapshot *x = mem_alloc(sizeof *x);
 	json_t *decisions = json_array();
 	struct team_state ts = {0};
 	struct ebb_error err;
@@ -131,7 +132,7 @@ int api_dashboard(struct api_call *c)
 
 	if (!x) {
 		json_decref(decisions);
-		error_set(&err, 500, "internal", NULL, "out of memory");
+		error_set(&err, 500, "out_of_memory", NULL, ERROR_OUT_OF_MEMORY);
 		return api_fail(c, &err);
 	}
 	if ((rc = snapshot_take(x, &a->snap)) == 0 &&

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/mem.h"
 #include "provider/provider.h"
 #include "serve/api_internal.h"
 #include "serve/reclaim.h"
@@ -87,7 +88,7 @@ static int add_instance(void *arg, const struct instance *inst)
 static json_t *idle_timeouts_json(struct scaler *sc)
 {
 	int64_t ms[64], surplus_ms[64];
-	char (*why)[PLAN_IDLE_WHY] = malloc(64 * sizeof *why), error[300];
+	char (*why)[PLAN_IDLE_WHY] = mem_alloc(64 * sizeof *why), error[300];
 	const struct offer *offers;
 	json_t *list = NULL;
 	int n;

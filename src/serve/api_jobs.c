@@ -5,6 +5,7 @@
 #include "serve/api_internal.h"
 #include "common/fnv.h"
 #include "common/log.h"
+#include "common/mem.h"
 #include "serve/longpoll.h"
 #include "serve/team_state.h"
 #include "store/store.h"
@@ -50,14 +51,22 @@ static int check_command(json_t *cmd, struct ebb_error *err)
 }
 
 /* FNV-1a over the canonical body and team: the same key with a different
- * body is a conflict, not a silent duplicate. */
-static int64_t body_hash(json_t *body, const char *team)
+ * body is a conflict, not a silent duplicate. -1 when out of memory. */
+static int body_hash(json_t *body, const char *team, int64_t *out)
 {
 	char *text = json_dumps(body, JSON_SORT_KEYS | JSON_COMPACT);
-	uint64_t h = fnv1a(fnv1a(FNV1A_START, text), team);
 
+	if (!text)
+		return -1;
+	*out = (int64_t)fnv1a(fnv1a(FNV1A_START, text), team);
 	free(text);
-	return (int64_t)h;
+	return 0;
+}
+
+/* Was v, which is in the body, lost to an allocation? */
+static int lost(const json_t *v, const char *stored)
+{
+	return v && !json_is_null(v) && !stored;
 }
 
 /* The job a valid body b describes, with the configured defaults filled in. */
@@ -91,9 +100,15 @@ static int job_from_body(struct api_call *c, json_t *b, const char *team, struct
 	job->max_attempts = (int)json_get_int(b, "max_attempts", cfg->max_attempts);
 	job->run_at_ms = json_get_int(b, "run_at", 0) * 1000;
 	if (json_get_str(b, "idempotency_key", NULL)) {
-		job->idem_key = strdup(json_get_str(b, "idempotency_key", NULL));
-		job->idem_hash = body_hash(b, team);
+		if (body_hash(b, team, &job->idem_hash) != 0)
+			return error_set(err, 500, "out_of_memory", NULL, ERROR_OUT_OF_MEMORY);
+		job->idem_key = mem_strdup(json_get_str(b, "idempotency_key", NULL));
 	}
+	/* All of it or nothing: a job stored without its command, or with a
+	 * key's hash and no key (a retry would make a second job). */
+	if (lost(cmd, job->command) || lost(payload, job->payload) || lost(json_object_get(b, "labels"), job->labels) ||
+	    lost(json_object_get(b, "idempotency_key"), job->idem_key))
+		return error_set(err, 500, "out_of_memory", NULL, ERROR_OUT_OF_MEMORY);
 	return 0;
 }
 
@@ -179,7 +194,7 @@ int api_list(struct api_call *c)
 		team_state_free(&ts);
 		if (rc != TEAM_STATE_NOMEM)
 			return api_store_failed(c);
-		error_set(&err, 500, "memory", NULL, "out of memory");
+		error_set(&err, 500, "out_of_memory", NULL, ERROR_OUT_OF_MEMORY);
 		return api_fail(c, &err);
 	}
 	l.teams = ts.n ? &ts : NULL;

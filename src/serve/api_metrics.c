@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "serve/alerts.h"
+#include "common/mem.h"
 #include "serve/api_internal.h"
 #include "serve/metrics.h"
 #include "serve/queue.h"
@@ -239,13 +240,13 @@ static int write_team_shares(struct prom *p, struct api *a)
 
 int api_metrics(struct api_call *c)
 {
-	struct snapshot *x = malloc(sizeof *x);
+	struct snapshot *x = mem_alloc(sizeof *x);
 	struct prom p = {0};
 	struct ebb_error err;
 	char *text;
 
 	if (!x) {
-		error_set(&err, 500, "internal", NULL, "out of memory");
+		error_set(&err, 500, "out_of_memory", NULL, ERROR_OUT_OF_MEMORY);
 		return api_fail(c, &err);
 	}
 	if (snapshot_take(x, &c->api->snap) != 0) {
@@ -265,7 +266,7 @@ int api_metrics(struct api_call *c)
 	write_alerts(&p, c->api);
 	free(x);
 	if (!(text = prom_finish(&p))) {
-		error_set(&err, 500, "internal", NULL, "out of memory");
+		error_set(&err, 500, "out_of_memory", NULL, ERROR_OUT_OF_MEMORY);
 		return api_fail(c, &err);
 	}
 	request_reply_text(c->req, 200, PROM_CONTENT_TYPE, text);

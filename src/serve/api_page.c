@@ -16,7 +16,7 @@ int api_page(struct api_call *c)
 			continue;
 		if (request_reply_page(c->req, a->content_type, a->body, a->len) == 0)
 			return 0;
-		error_set(&err, 500, "internal", NULL, "out of memory");
+		error_set(&err, 500, "out_of_memory", NULL, ERROR_OUT_OF_MEMORY);
 		return api_fail(c, &err);
 	}
 	error_set(&err, 404, "not_found", NULL, "no such path: %s", path);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "serve/api_internal.h"
+#include "common/mem.h"
 #include "serve/decide.h"
 #include "serve/snapshot.h"
 
@@ -99,14 +100,14 @@ int api_scale(struct api_call *c)
 	struct api *a = c->api;
 	struct decide_env e = {a->store, a->settings, a->offers, a->noffers, a->provider != NULL,
 			       &a->queue->preempts};
-	struct decision_now *d = calloc(1, sizeof *d);
-	struct snapshot *x = malloc(sizeof *x);
-	struct desired *w = calloc(1, sizeof *w);
+	struct decision_now *d = mem_calloc(1, sizeof *d);
+	struct snapshot *x = mem_alloc(sizeof *x);
+	struct desired *w = mem_calloc(1, sizeof *w);
 	struct ebb_error err;
 	int rc = -1;
 
 	if (!d || !x || !w) {
-		error_set(&err, 500, "internal", NULL, "out of memory");
+		error_set(&err, 500, "out_of_memory", NULL, ERROR_OUT_OF_MEMORY);
 		rc = api_fail(c, &err);
 	} else if (snapshot_take(x, &a->snap) != 0) {
 		rc = api_store_failed(c);

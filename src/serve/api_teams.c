@@ -48,7 +48,7 @@ int api_teams(struct api_call *c)
 		json_decref(teams);
 		if (rc != TEAM_STATE_NOMEM)
 			return api_store_failed(c);
-		error_set(&err, 500, "memory", NULL, "out of memory");
+		error_set(&err, 500, "out_of_memory", NULL, ERROR_OUT_OF_MEMORY);
 		return api_fail(c, &err);
 	}
 	for (int t = 0; t < ts.n; t++) {

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mem.h"
+
 #include "serve/api_internal.h"
 
 #define ITEMS_MAX 1000000000000LL
@@ -159,14 +161,14 @@ static int reply_next(struct api_call *c, int rc, struct job *job, const struct 
 {
 	if (!next)
 		return reply(c, rc, job, err);
-	if (rc == 0 && (r->done = malloc(sizeof *r->done))) {
+	if (rc == 0 && (r->done = mem_alloc(sizeof *r->done))) {
 		*r->done = *job; /* moved: the lease frees it */
 		return lease(c, r);
 	}
 	lease_request_free(r);
 	if (rc == 0) {
 		job_free(job);
-		return api_fail(c, &(struct ebb_error){500, "internal", "", "out of memory"});
+		return api_fail(c, &(struct ebb_error){500, "out_of_memory", "", ERROR_OUT_OF_MEMORY});
 	}
 	return api_fail(c, err);
 }

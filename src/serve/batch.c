@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "common/log.h"
+#include "common/mem.h"
 
 #define MAX_SUBSCRIBERS 8
 
@@ -27,7 +28,7 @@ struct batch {
 
 struct batch *batch_new(struct store *st)
 {
-	struct batch *b = calloc(1, sizeof *b);
+	struct batch *b = mem_calloc(1, sizeof *b);
 
 	if (b) {
 		b->st = st;

@@ -4,11 +4,13 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "common/mem.h"
+
 int64_t chargeback_cents(double usd) { return llround(round(usd * 1e8) / 1e6); }
 
 int64_t chargeback(struct charge *t, int n, double fleet_usd)
 {
-	double *frac = calloc((size_t)n + 1, sizeof *frac);
+	double *frac = mem_calloc((size_t)n + 1, sizeof *frac);
 	int64_t fleet_cents = chargeback_cents(fleet_usd), given = 0;
 
 	for (int k = 0; k < n; k++) {

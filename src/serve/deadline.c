@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "common/log.h"
+#include "common/mem.h"
 #include "common/timer.h"
 
 struct deadline {
@@ -56,7 +57,7 @@ void deadline_rearm(struct deadline *d) { arm(d); }
 
 struct deadline *deadline_new(struct event_base *base, struct batch *b, struct queue *q)
 {
-	struct deadline *d = calloc(1, sizeof *d);
+	struct deadline *d = mem_calloc(1, sizeof *d);
 
 	if (!d)
 		return NULL;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mem.h"
 #include "policy/settings.h"
 #include "serve/estimates.h"
 
@@ -36,7 +37,7 @@ int decide_idle_timeouts(struct store *st, const struct plan_settings *s, const 
 		plan_idle_timeouts(s, offers, noffers, NULL, 0, out_ms, surplus_ms, why);
 		return 0;
 	}
-	if (!(g = calloc(1, sizeof *g)) || store_recent_submits(st, GAPS + 1, add_gap, g) != 0) {
+	if (!(g = mem_calloc(1, sizeof *g)) || store_recent_submits(st, GAPS + 1, add_gap, g) != 0) {
 		snprintf(error, error_size, "%s", g ? store_error(st) : "out of memory");
 		free(g);
 		return -1;
@@ -67,7 +68,7 @@ int decide_now(const struct decide_env *e, int64_t now_ms, struct decision_now *
 		snprintf(d->error, sizeof d->error, "%s", d->view.error);
 		return -1;
 	}
-	if (!(d->result = malloc(sizeof *d->result))) {
+	if (!(d->result = mem_alloc(sizeof *d->result))) {
 		snprintf(d->error, sizeof d->error, "out of memory for %zu bytes", sizeof *d->result);
 		return -1;
 	}

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "common/log.h"
+#include "common/mem.h"
 #include "common/timer.h"
 
 struct sample {
@@ -73,7 +74,7 @@ static void on_commit(void *arg, int changed)
 
 struct history *history_new(struct event_base *base, const struct clock *clock, struct store *st, struct batch *b)
 {
-	struct history *h = calloc(1, sizeof *h);
+	struct history *h = mem_calloc(1, sizeof *h);
 
 	if (!h || !(h->timer = evtimer_new(base, on_timer, h))) {
 		free(h);

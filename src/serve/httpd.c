@@ -17,6 +17,7 @@
 #include "common/error.h"
 #include "common/jsonout.h"
 #include "common/log.h"
+#include "common/mem.h"
 #include "common/timer.h"
 #include "common/units.h"
 #include "serve/target.h"
@@ -210,7 +211,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 
 	(void)conn;
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-		*socket_context = c = calloc(1, sizeof *c);
+		*socket_context = c = mem_calloc(1, sizeof *c);
 		if (c && h->tls)
 			c->tls = tls_hold(h->tls);
 		return;
@@ -306,7 +307,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 							     MHD_HTTP_HEADER_CONTENT_LENGTH);
 		long long announced = cl ? strtoll(cl, NULL, 10) : 0;
 
-		req = calloc(1, sizeof *req);
+		req = mem_calloc(1, sizeof *req);
 		req->h = h;
 		req->conn = conn;
 		req->method = method;
@@ -341,7 +342,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 		if (!req->too_large && !req->refusal) {
 			if (req->len + *upload_size + 1 > req->cap) {
 				req->cap = (req->len + *upload_size + 1) * 2;
-				req->body = realloc(req->body, req->cap);
+				req->body = mem_realloc(req->body, req->cap);
 			}
 			memcpy(req->body + req->len, upload, *upload_size);
 			req->len += *upload_size;
@@ -431,7 +432,7 @@ int httpd_tls_supported(void) { return MHD_is_feature_supported(MHD_FEATURE_HTTP
 struct httpd *httpd_start(struct event_base *base, const struct httpd_options *o,
 			  const struct httpd_hooks *hooks, char *err, size_t errsize)
 {
-	struct httpd *h = calloc(1, sizeof *h);
+	struct httpd *h = mem_calloc(1, sizeof *h);
 	struct sockaddr_storage ss;
 	socklen_t len;
 	const union MHD_DaemonInfo *info;
@@ -558,7 +559,7 @@ void request_reply_text(struct request *req, int status, const char *content_typ
 
 int request_reply_page(struct request *req, const char *content_type, const char *body, size_t len)
 {
-	char *copy = malloc(len + 1);
+	char *copy = mem_alloc(len + 1);
 
 	if (!copy)
 		return -1;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "common/log.h"
+#include "common/mem.h"
 #include "common/timer.h"
 #include "serve/scaler.h"
 
@@ -133,13 +134,13 @@ void lease_request_free(const struct lease_request *r)
 
 void longpoll_lease(struct longpoll *lp, struct request *req, const struct lease_request *r)
 {
-	struct waiter *w = calloc(1, sizeof *w);
-	struct job *jobs = calloc((size_t)most_jobs(r), sizeof *jobs);
+	struct waiter *w = mem_calloc(1, sizeof *w);
+	struct job *jobs = mem_calloc((size_t)most_jobs(r), sizeof *jobs);
 	struct ebb_error err;
 	int n = 0;
 
 	if (!w || !jobs) {
-		error_set(&err, 500, "internal", NULL, "out of memory");
+		error_set(&err, 500, "out_of_memory", NULL, ERROR_OUT_OF_MEMORY);
 		request_reply(req, err.status, error_to_json(&err));
 		lease_request_free(r);
 		free(w);
@@ -208,7 +209,7 @@ static int dispatch(void *arg)
 				w->r.may_lease = 0;
 				continue;
 			}
-			if (!(jobs = calloc((size_t)most_jobs(&w->r), sizeof *jobs)))
+			if (!(jobs = mem_calloc((size_t)most_jobs(&w->r), sizeof *jobs)))
 				return -1;
 			if (batch_begin(lp->batch) != 0) {
 				free(jobs);
@@ -265,7 +266,7 @@ int longpoll_waiting(const struct longpoll *lp) { return lp->n; }
 struct longpoll *longpoll_new(struct event_base *base, struct batch *b, struct queue *q,
 			      const struct scaler *sc, struct fleet *f)
 {
-	struct longpoll *lp = calloc(1, sizeof *lp);
+	struct longpoll *lp = mem_calloc(1, sizeof *lp);
 
 	if (!lp)
 		return NULL;

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mem.h"
+
 #define MAX_LABELS 8
 
 static void put(struct prom *p, const char *s, size_t n)
@@ -18,7 +20,7 @@ static void put(struct prom *p, const char *s, size_t n)
 		char *b;
 		while (cap < p->len + n + 1)
 			cap *= 2;
-		if (!(b = realloc(p->buf, cap))) {
+		if (!(b = mem_realloc(p->buf, cap))) {
 			p->oom = 1;
 			return;
 		}
@@ -120,7 +122,7 @@ char *prom_finish(struct prom *p)
 	if (p->oom)
 		free(p->buf);
 	else if (!out)
-		out = calloc(1, 1);
+		out = mem_calloc(1, 1);
 	memset(p, 0, sizeof *p);
 	return out;
 }

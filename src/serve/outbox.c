@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/mem.h"
 
 struct call {
 	int terminate;
@@ -32,7 +33,7 @@ static void on_send(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	/* Taken off first: a call's answer may come at once and its batch
 	 * commit again. */
-	struct call *calls = malloc(n * sizeof *calls);
+	struct call *calls = mem_alloc(n * sizeof *calls);
 	if (!calls) {
 		event_active(o->send, 0, 0); /* once memory is back */
 		return;
@@ -94,13 +95,13 @@ static int add(struct outbox *o, int terminate, const struct instance *inst, con
 
 	if (o->n == o->cap) {
 		size_t cap = o->cap ? 2 * o->cap : 8;
-		struct call *c = realloc(o->calls, cap * sizeof *c);
+		struct call *c = mem_realloc(o->calls, cap * sizeof *c);
 		if (!c)
 			return -1;
 		o->calls = c;
 		o->cap = cap;
 	}
-	if (data && !(copy = strdup(data)))
+	if (data && !(copy = mem_strdup(data)))
 		return -1;
 	o->calls[o->n++] = (struct call){.terminate = terminate, .inst = *inst, .data = copy};
 	return 0;
@@ -116,7 +117,7 @@ int outbox_terminate(struct outbox *o, const struct instance *inst, const char *
 struct outbox *outbox_new(struct event_base *base, struct batch *b, struct provider *p, launch_cb launched,
 			  terminate_cb terminated, void *arg)
 {
-	struct outbox *o = calloc(1, sizeof *o);
+	struct outbox *o = mem_calloc(1, sizeof *o);
 
 	if (!o)
 		return NULL;

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mem.h"
+
 static void count(struct preempts *p, const char *team)
 {
 	int k = 0;
@@ -88,7 +90,7 @@ static int match_lease(void *arg, const struct job *job)
 
 int preempt_restore(struct preempts *p, struct store *st)
 {
-	struct restore r = {calloc(PREEMPT_RESTORE_DECISIONS, sizeof *r.d), 0};
+	struct restore r = {mem_calloc(PREEMPT_RESTORE_DECISIONS, sizeof *r.d), 0};
 	struct job_filter leased = {.state = JOB_LEASED, .limit = -1};
 	int rc;
 

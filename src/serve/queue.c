@@ -168,7 +168,7 @@ int queue_lease(struct queue *q, const struct lease_offer *offer, const char *wo
 		struct team_state ts;
 		if ((rc = team_state_read(&ts, q->store, q->cfg, now)) != 0) {
 			team_state_free(&ts);
-			return rc == TEAM_STATE_NOMEM ? error_set(err, 500, "memory", NULL, "out of memory")
+			return rc == TEAM_STATE_NOMEM ? error_set(err, 500, "out_of_memory", NULL, ERROR_OUT_OF_MEMORY)
 						      : failed(q, err);
 		}
 		o.teams = (const char *const *)ts.names;

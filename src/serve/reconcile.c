@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/mem.h"
 
 struct live {
 	struct instance *v;
@@ -16,7 +17,7 @@ struct live {
 static int add_live(void *arg, const struct instance *inst)
 {
 	struct live *l = arg;
-	struct instance *grown = realloc(l->v, (size_t)(l->n + 1) * sizeof *l->v);
+	struct instance *grown = mem_realloc(l->v, (size_t)(l->n + 1) * sizeof *l->v);
 
 	if (!grown) {
 		l->nomem = 1;

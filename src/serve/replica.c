@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "common/log.h"
+#include "common/mem.h"
 #include "common/timer.h"
 
 /* How often the store's clock is read again: the two drift apart by
@@ -96,7 +97,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 struct replica *replica_new(struct event_base *base, struct store *st, struct clock *clock,
 			    const struct replica_hooks *hooks, int *leads)
 {
-	struct replica *r = calloc(1, sizeof *r);
+	struct replica *r = mem_calloc(1, sizeof *r);
 
 	if (!r)
 		return NULL;

@@ -1,6 +1,7 @@
 /* See report.h; the definitions are in docs/COST.md. */
 #include "serve/report.h"
 
+#include "common/mem.h"
 #include "serve/chargeback.h"
 
 #include <stdlib.h>
@@ -37,7 +38,7 @@ static int grow(struct table *t)
 {
 	struct table bigger = {.cap = t->cap ? t->cap * 2 : 64};
 
-	if (!(bigger.s = calloc(bigger.cap, sizeof *bigger.s)))
+	if (!(bigger.s = mem_calloc(bigger.cap, sizeof *bigger.s)))
 		return -1;
 	for (size_t i = 0; i < t->cap; i++) {
 		if (t->s[i].used) {
@@ -94,7 +95,7 @@ void report_init(struct report *r, enum report_by by, int64_t since_ms, int64_t 
 	r->by = by;
 	r->since_ms = since_ms;
 	r->now_ms = now_ms;
-	r->map = calloc(1, sizeof *r->map);
+	r->map = mem_calloc(1, sizeof *r->map);
 }
 
 int report_month(const char *month, int64_t *since_ms, int64_t *until_ms)
@@ -136,12 +137,12 @@ static int group_of(struct report *r, const char *name, enum market m)
 		if (strcmp(r->groups[k].name, name) == 0 && (r->by != REPORT_BY_MARKET || r->groups[k].market == m))
 			return k;
 	}
-	if (!(g = realloc(r->groups, (size_t)(r->ngroups + 1) * sizeof *g)))
+	if (!(g = mem_realloc(r->groups, (size_t)(r->ngroups + 1) * sizeof *g)))
 		return -1;
 	r->groups = g;
 	g = &r->groups[r->ngroups];
 	memset(g, 0, sizeof *g);
-	if (!(g->name = strdup(name)))
+	if (!(g->name = mem_strdup(name)))
 		return -1;
 	g->market = m;
 	return r->ngroups++;
@@ -341,7 +342,7 @@ static json_t *group_to_json(const struct report_group *g, const char *name)
 /* The teams' lines, in the groups' order, and the shared line. */
 static json_t *chargeback_json(const struct report *r)
 {
-	struct charge *c = calloc((size_t)r->ngroups + 1, sizeof *c);
+	struct charge *c = mem_calloc((size_t)r->ngroups + 1, sizeof *c);
 	json_t *teams = json_array(), *out;
 	int64_t total;
 	int shared = -1;

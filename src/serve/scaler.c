@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/mem.h"
 #include "common/timer.h"
 #include "policy/plan.h"
 #include "policy/settings.h"
@@ -358,7 +359,7 @@ static int run(struct scaler *sc, const struct listed *l)
 	int64_t now = clock_now(sc->env.clock);
 	struct decide_env e = {sc->env.store, &sc->settings, sc->env.offers, sc->env.noffers, 1,
 			       &sc->env.queue->preempts};
-	struct decision_now *d = calloc(1, sizeof *d); /* freed whole, whatever was filled */
+	struct decision_now *d = mem_calloc(1, sizeof *d); /* freed whole, whatever was filled */
 	int rc = -1;
 
 	if (!d) {
@@ -458,7 +459,7 @@ static int adopt(void *arg, const struct instance *inst)
 
 struct scaler *scaler_new(const struct scaler_env *env)
 {
-	struct scaler *sc = calloc(1, sizeof *sc);
+	struct scaler *sc = mem_calloc(1, sizeof *sc);
 
 	if (!sc)
 		return NULL;

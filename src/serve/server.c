@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/mem.h"
 #include "policy/settings.h"
 #include "provider/provider.h"
 #include "serve/alerts.h"
@@ -376,11 +377,14 @@ int server_run(const struct config *cfg, const struct server_options *o)
 	int lock_fd, rc = 1;
 
 	log_set_level((enum log_level)cfg->log_level);
+	/* jansson's allocations are the request path's too: through the one
+	 * count (common/mem.h), which a test may fail. */
+	json_set_alloc_funcs(mem_alloc, free);
 	if (preflight_check(cfg, err, sizeof err) != 0) {
 		log_error("cannot start", "reason=\"%s\"", err);
 		return 1;
 	}
-	if (!(s = calloc(1, sizeof *s))) {
+	if (!(s = mem_calloc(1, sizeof *s))) {
 		log_error("cannot start", "reason=\"out of memory\"");
 		return 1;
 	}

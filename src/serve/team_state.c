@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mem.h"
+
 #define DAY_MS 86400000LL
 
 struct month_sums {
@@ -81,13 +83,13 @@ static int add_queued(void *arg, const struct demand_row *r)
 		if (strcmp(ts->names[k], r->team) == 0)
 			return 0;
 	}
-	if (!(names = realloc(ts->names, (size_t)(ts->nnames + 1) * sizeof *names)))
+	if (!(names = mem_realloc(ts->names, (size_t)(ts->nnames + 1) * sizeof *names)))
 		return TEAM_STATE_NOMEM;
 	ts->names = names;
-	if (!(rooms = realloc(ts->rooms, (size_t)(ts->nnames + 1) * sizeof *rooms)))
+	if (!(rooms = mem_realloc(ts->rooms, (size_t)(ts->nnames + 1) * sizeof *rooms)))
 		return TEAM_STATE_NOMEM;
 	ts->rooms = rooms;
-	if (!(ts->names[ts->nnames] = strdup(r->team)))
+	if (!(ts->names[ts->nnames] = mem_strdup(r->team)))
 		return TEAM_STATE_NOMEM;
 	ts->nnames++;
 	return 0;

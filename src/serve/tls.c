@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "common/log.h"
+#include "common/mem.h"
 #include "common/textfile.h"
 
 #define MAX_CHAIN 16          /* certificates in tls_cert: serve's and its intermediates */
@@ -101,7 +102,7 @@ static int key_matches(struct tls_gen *g)
  * with "tls_cert FILE: reason" in err. */
 static struct tls_gen *gen_read(const char *cert_path, const char *key_path, char *err, size_t errsize)
 {
-	struct tls_gen *g = calloc(1, sizeof *g);
+	struct tls_gen *g = mem_calloc(1, sizeof *g);
 	char why[300];
 	gnutls_datum_t pem = {0};
 	size_t len = 0;
@@ -175,9 +176,9 @@ static void collect(struct tls *t)
 
 struct tls *tls_open(const char *cert_path, const char *key_path, char *err, size_t errsize)
 {
-	struct tls *t = calloc(1, sizeof *t);
+	struct tls *t = mem_calloc(1, sizeof *t);
 
-	if (!t || !(t->cert_path = strdup(cert_path)) || !(t->key_path = strdup(key_path))) {
+	if (!t || !(t->cert_path = mem_strdup(cert_path)) || !(t->key_path = mem_strdup(key_path))) {
 		snprintf(err, errsize, "out of memory");
 		tls_free(t);
 		return NULL;

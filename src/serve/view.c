@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mem.h"
 #include "policy/durations.h"
 #include "policy/settings.h"
 #include "serve/team_state.h"
@@ -93,7 +94,7 @@ static struct plan_class *class_for(struct view *b, int gpus, int min_vram_gb, c
 		if (c->gpus == gpus && c->min_vram_gb == min_vram_gb && c->lane_rank == rank && c->team == team)
 			return c;
 	}
-	if (!(grown = realloc(b->classes, (size_t)(b->nclasses + 1) * sizeof *b->classes)))
+	if (!(grown = mem_realloc(b->classes, (size_t)(b->nclasses + 1) * sizeof *b->classes)))
 		return NULL;
 	b->classes = grown;
 	c = &b->classes[b->nclasses++];
@@ -218,10 +219,10 @@ static int add_instance(void *arg, const struct instance *inst)
 
 	if (offer < 0)
 		offer = 0; /* its offer left the config: still counted against the limits */
-	if (!(fleet = realloc(b->fleet, (size_t)(b->nfleet + 1) * sizeof *b->fleet)))
+	if (!(fleet = mem_realloc(b->fleet, (size_t)(b->nfleet + 1) * sizeof *b->fleet)))
 		return VIEW_NOMEM;
 	b->fleet = fleet;
-	if (!(records = realloc(b->records, (size_t)(b->nfleet + 1) * sizeof *b->records)))
+	if (!(records = mem_realloc(b->records, (size_t)(b->nfleet + 1) * sizeof *b->records)))
 		return VIEW_NOMEM;
 	b->records = records;
 	b->records[b->nfleet] = *inst;
@@ -292,7 +293,7 @@ int view_build(struct view *v, struct store *st, const struct plan_settings *set
 	v->settings = settings;
 	v->offers = offers;
 	v->noffers = noffers;
-	if (!(v->med = calloc(1, sizeof *v->med)))
+	if (!(v->med = mem_calloc(1, sizeof *v->med)))
 		return walked(v, st, VIEW_NOMEM);
 	if (walked(v, st, store_recent_durations(st, DURATIONS_HISTORY, add_duration, v->med)) != 0 ||
 	    walked(v, st, medians_fill(v->med)) != 0 ||

@@ -9,6 +9,7 @@
 
 #include "common/curl_lazy.h"
 #include "common/log.h"
+#include "common/mem.h"
 #include "common/timer.h"
 #include "common/version.h"
 
@@ -160,7 +161,7 @@ static int socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *
 		return 0;
 	}
 	if (!s) {
-		if (!(s = calloc(1, sizeof *s)))
+		if (!(s = mem_calloc(1, sizeof *s)))
 			return -1;
 		s->fd = fd;
 		s->next = w->socks;
@@ -252,14 +253,14 @@ static void on_retry(evutil_socket_t fd, short what, void *arg)
 
 struct webhooks *webhooks_new(struct event_base *base, const struct config *cfg)
 {
-	struct webhooks *w = calloc(1, sizeof *w);
+	struct webhooks *w = mem_calloc(1, sizeof *w);
 
 	if (!w)
 		return NULL;
 	w->base = base;
 	w->conf = &cfg->alerts;
 	w->n = (int)cfg->nwebhooks;
-	if ((w->n && !(w->hooks = calloc((size_t)w->n, sizeof *w->hooks))) ||
+	if ((w->n && !(w->hooks = mem_calloc((size_t)w->n, sizeof *w->hooks))) ||
 	    !(w->timer = evtimer_new(base, on_timer, w))) {
 		webhooks_free(w);
 		return NULL;
@@ -305,7 +306,7 @@ void webhooks_post(struct webhooks *w, const json_t *payload)
 	for (int i = 0; i < w->n; i++) {
 		struct hook *h = &w->hooks[i];
 		json_t *copy = json_deep_copy(payload);
-		struct post *p = calloc(1, sizeof *p);
+		struct post *p = mem_calloc(1, sizeof *p);
 
 		if (!copy || !p || json_object_set_new(copy, "receiver", json_string(h->conf->name)) != 0 ||
 		    !(p->body = json_dumps(copy, JSON_COMPACT))) {

@@ -15,15 +15,13 @@ struct running_job {
 };
 
 /* The most jobs (weighted by GPUs if by_gpus) of the trace running at
- * once had each started when it arrived; -1 when out of memory. */
+ * once had each started when it arrived. */
 static int64_t peak_running(const struct trace *t, int by_gpus)
 {
-	struct running_job *ends = malloc((t->n + 1) * sizeof *ends);
+	struct running_job *ends = xmalloc((t->n + 1) * sizeof *ends);
 	int64_t peak = 0, now = 0;
 	size_t nends = 0, head = 0;
 
-	if (!ends)
-		return -1;
 	/* Arrivals are sorted; ends are kept in a sorted array by insertion
 	 * from the back, which is cheap because most jobs are short. */
 	for (size_t k = 0; k < t->n; k++) {
@@ -56,7 +54,7 @@ static int64_t peak_instances(const struct sim *s)
 {
 	int64_t gpus = peak_running(s->trace, 1), per = s->opts->offers[s->policy->offer].gpus;
 
-	return gpus < 0 ? -1 : (gpus + per - 1) / per;
+	return (gpus + per - 1) / per;
 }
 
 void baseline_start(struct sim *s)
@@ -67,9 +65,8 @@ void baseline_start(struct sim *s)
 	if (p->kind != POL_ALWAYS_ON && p->kind != POL_MIN1 && p->kind != POL_UTIL)
 		return;
 	n = p->kind == POL_ALWAYS_ON ? (p->n ? p->n : peak_instances(s)) : 1;
-	s->nomem = n < 0;
 	s->floor = n;
-	for (int64_t k = 0; k < n && !s->nomem; k++)
+	for (int64_t k = 0; k < n; k++)
 		sim_launch(s, p->offer, p->market, 1);
 }
 
@@ -98,10 +95,7 @@ static void put_back_jobs(struct sim *s, int64_t want)
 	size_t n = 0;
 
 	if ((size_t)s->nup > s->cap_victims) {
-		struct victim *v = sim_grown(s, s->victims, (size_t)s->nup, sizeof *v);
-		if (!v)
-			return;
-		s->victims = v;
+		s->victims = sim_grown(s->victims, (size_t)s->nup, sizeof *s->victims);
 		s->cap_victims = (size_t)s->nup;
 	}
 	for (int a = 0; a < s->nroster; a++) {

@@ -169,31 +169,31 @@ static void chain_job(struct sim *s, struct making *mk, size_t k, int p)
 	mk->last[c] = (int)k;
 	end = at + (int64_t)ceil((double)s->trace->jobs[k].duration_ms / o->speed);
 	mk->end[c] = end > mk->end[c] ? end : mk->end[c];
-	heap_push(s, &mk->running, (struct event){end, EV_FINISH, c, (int)k});
+	heap_push(&mk->running, (struct event){end, EV_FINISH, c, (int)k});
 }
 
-int clairvoyant_start(struct sim *s)
+void clairvoyant_start(struct sim *s)
 {
 	struct clairvoyant_state *cv = &s->cv;
 	size_t n = s->trace->n + 1;
 	struct making mk = {0};
 
-	cv->next_job = sim_grown(s, NULL, n, sizeof *cv->next_job);
-	cv->retake_next = sim_grown(s, NULL, n, sizeof *cv->retake_next);
-	cv->chains = sim_grown(s, NULL, n, sizeof *cv->chains);
-	cv->relaunch = sim_grown(s, NULL, n, sizeof *cv->relaunch);
-	mk.end = sim_grown(s, NULL, n, sizeof *mk.end);
-	mk.last = sim_grown(s, NULL, n, sizeof *mk.last);
-	mk.below = sim_grown(s, NULL, n, sizeof *mk.below);
-	mk.free = sim_grown(s, NULL, n, sizeof *mk.free);
-	mk.prev = sim_grown(s, NULL, n, sizeof *mk.prev);
-	mk.next = sim_grown(s, NULL, n, sizeof *mk.next);
+	cv->next_job = sim_grown(NULL, n, sizeof *cv->next_job);
+	cv->retake_next = sim_grown(NULL, n, sizeof *cv->retake_next);
+	cv->chains = sim_grown(NULL, n, sizeof *cv->chains);
+	cv->relaunch = sim_grown(NULL, n, sizeof *cv->relaunch);
+	mk.end = sim_grown(NULL, n, sizeof *mk.end);
+	mk.last = sim_grown(NULL, n, sizeof *mk.last);
+	mk.below = sim_grown(NULL, n, sizeof *mk.below);
+	mk.free = sim_grown(NULL, n, sizeof *mk.free);
+	mk.prev = sim_grown(NULL, n, sizeof *mk.prev);
+	mk.next = sim_grown(NULL, n, sizeof *mk.next);
 	for (size_t p = 0; p < POOLS; p++) {
 		mk.top[p] = -1;
 		for (int f = 0; f <= INSTANCE_GPUS_MAX; f++)
 			mk.busy[p][f] = -1;
 	}
-	for (size_t k = 0; k < s->trace->n && !s->nomem; k++) {
+	for (size_t k = 0; k < s->trace->n; k++) {
 		int p = pool_of(s, k);
 		cv->next_job[k] = -1;
 		if (p >= 0)
@@ -206,13 +206,10 @@ int clairvoyant_start(struct sim *s)
 	free(mk.prev);
 	free(mk.next);
 	free(mk.running.e);
-	if (s->nomem)
-		return -1;
 	/* Made, the chains are known by their index only from now on. */
 	qsort(cv->chains, (size_t)cv->nchains, sizeof *cv->chains, by_launch);
 	/* Those due before the start are up at the start. */
 	clairvoyant_policy(s);
-	return s->nomem ? -1 : 0;
 }
 
 /* The first job of chain c not started yet, -1 when none is left. Its
@@ -232,15 +229,10 @@ static void launch(struct sim *s, int c)
 	const struct chain *ch = &cv->chains[c];
 	int k = sim_launch(s, ch->offer, ch->market, s->now == 0 && ch->launch_at <= 0);
 
-	if (k < 0)
-		return;
 	if ((size_t)k >= cv->cap_chain_of) {
 		size_t cap = cv->cap_chain_of ? 2 * cv->cap_chain_of : 64;
-		int *grown = sim_grown(s, cv->chain_of, cap > (size_t)k ? cap : (size_t)k + 1, sizeof *grown);
-		if (!grown)
-			return;
-		cv->chain_of = grown;
 		cv->cap_chain_of = cap > (size_t)k ? cap : (size_t)k + 1;
+		cv->chain_of = sim_grown(cv->chain_of, cv->cap_chain_of, sizeof *cv->chain_of);
 	}
 	cv->chain_of[k] = c;
 }

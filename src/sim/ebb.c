@@ -12,14 +12,12 @@
 #include "policy/settings.h"
 #include "sim/sim_internal.h"
 
-int ebb_start(struct sim *s)
+void ebb_start(struct sim *s)
 {
 	const struct plan_settings *st = &s->policy->settings;
 
-	s->ebb.result = sim_grown(s, NULL, 1, sizeof *s->ebb.result);
-	s->ebb.fleet = sim_grown(s, NULL, 1, sizeof *s->ebb.fleet); /* grown with the instances */
-	if (s->nomem)
-		return -1;
+	s->ebb.result = sim_grown(NULL, 1, sizeof *s->ebb.result);
+	s->ebb.fleet = sim_grown(NULL, 1, sizeof *s->ebb.fleet); /* grown with the instances */
 	for (int c = 0; c < s->nq; c++) {
 		struct squeue *q = &s->q[c];
 		const char *lane = s->trace->lanes[q->lane];
@@ -38,7 +36,6 @@ int ebb_start(struct sim *s)
 	s->ebb.starting = 1;
 	ebb_policy(s);
 	s->ebb.starting = 0;
-	return 0;
 }
 
 void ebb_arrival(struct sim *s, int job)
@@ -111,9 +108,7 @@ void ebb_policy(struct sim *s)
 	/* The view's arrays live as long as the replay: grown, never freed
 	 * between the million calls of a long trace. */
 	if ((size_t)s->nq + 1 > s->ebb.cap_classes) {
-		if (!(classes = sim_grown(s, s->ebb.classes, (size_t)s->nq + 1, sizeof *classes)))
-			return;
-		s->ebb.classes = classes;
+		s->ebb.classes = sim_grown(s->ebb.classes, (size_t)s->nq + 1, sizeof *classes);
 		s->ebb.cap_classes = (size_t)s->nq + 1;
 	}
 	classes = s->ebb.classes;
@@ -149,17 +144,15 @@ void ebb_policy(struct sim *s)
 	v.fleet = s->ebb.fleet;
 	v.nfleet = s->nup;
 	plan(&v, res);
-	if (res->nomem) {
-		s->nomem = 1;
-		return;
-	}
+	if (res->nomem)
+		mem_out("plan()'s scratch");
 	for (int a = 0; a < res->n; a++) {
 		const struct action *x = &res->actions[a];
 		if (x->kind == ACTION_LAUNCH) {
 			for (int n = 0; n < x->count; n++) {
 				int k = sim_launch(s, x->offer, x->market, s->ebb.starting);
 				s->ebb.launches++;
-				if (k >= 0 && s->nteams)
+				if (s->nteams)
 					s->inst[k].launch_team = x->team;
 			}
 		} else if (x->kind == ACTION_PREEMPT) {
@@ -180,14 +173,9 @@ void ebb_policy(struct sim *s)
 		s->next_policy = min_positive(s->month_end_ms, s->next_policy);
 }
 
-int ebb_fleet_grow(struct sim *s, size_t cap)
+void ebb_fleet_grow(struct sim *s, size_t cap)
 {
-	struct plan_instance *fleet = sim_grown(s, s->ebb.fleet, cap, sizeof *fleet);
-
-	if (!fleet)
-		return -1;
-	s->ebb.fleet = fleet;
-	return 0;
+	s->ebb.fleet = sim_grown(s->ebb.fleet, cap, sizeof *s->ebb.fleet);
 }
 
 void ebb_fleet_sync(struct sim *s, int k)

@@ -19,22 +19,18 @@
 
 #include "common/rng.h"
 
-void *sim_grown(struct sim *s, void *p, size_t n, size_t size)
+void *sim_grown(void *p, size_t n, size_t size)
 {
-	void *q = n <= SIZE_MAX / size ? realloc(p, n * size) : NULL;
-
-	if (!q)
-		s->nomem = 1;
-	return q;
+	if (n > SIZE_MAX / size)
+		mem_out("an array past the address space");
+	return xrealloc(p, n * size);
 }
 
-void *sim_ring_grow(struct sim *s, void *items, size_t *head, size_t n, size_t *cap, size_t size)
+void *sim_ring_grow(void *items, size_t *head, size_t n, size_t *cap, size_t size)
 {
 	size_t room = *cap ? 2 * *cap : 16;
-	char *grown = sim_grown(s, NULL, room, size);
+	char *grown = sim_grown(NULL, room, size);
 
-	if (!grown)
-		return NULL;
 	for (size_t k = 0; k < n; k++)
 		memcpy(grown + k * size, (char *)items + (*head + k) % *cap * size, size);
 	free(items);
@@ -56,17 +52,13 @@ static int before(const struct event *a, const struct event *b)
 	return a->job < b->job;
 }
 
-void heap_push(struct sim *s, struct heap *h, struct event e)
+void heap_push(struct heap *h, struct event e)
 {
 	size_t i;
 
 	if (h->n == h->cap) {
-		size_t cap = h->cap ? h->cap * 2 : 256;
-		struct event *grown = sim_grown(s, h->e, cap, sizeof *grown);
-		if (!grown)
-			return;
-		h->e = grown;
-		h->cap = cap;
+		h->cap = h->cap ? h->cap * 2 : 256;
+		h->e = sim_grown(h->e, h->cap, sizeof *h->e);
 	}
 	i = h->n++;
 	while (i > 0 && before(&e, &h->e[(i - 1) / 2])) {
@@ -99,23 +91,19 @@ struct event heap_pop(struct heap *h)
 
 void sim_push(struct sim *s, struct event e)
 {
-	heap_push(s, &s->events, e);
+	heap_push(&s->events, e);
 }
 
 /* ---- the queue ---- */
 
-/* The class of (gpus, lane, team), made if new; -1 when out of memory. */
+/* The class of (gpus, lane, team), made if new. */
 static int class_of(struct sim *s, int gpus, int lane, int team)
 {
-	struct squeue *q;
-
 	for (int k = 0; k < s->nq; k++) {
 		if (s->q[k].gpus == gpus && s->q[k].lane == lane && s->q[k].team == team)
 			return k;
 	}
-	if (!(q = sim_grown(s, s->q, (size_t)s->nq + 1, sizeof *q)))
-		return -1;
-	s->q = q;
+	s->q = sim_grown(s->q, (size_t)s->nq + 1, sizeof *s->q);
 	memset(&s->q[s->nq], 0, sizeof *s->q);
 	s->q[s->nq].gpus = gpus;
 	s->q[s->nq].lane = lane;
@@ -127,12 +115,8 @@ void sim_enqueue(struct sim *s, int job, int front)
 {
 	struct squeue *q = &s->q[s->jobs[job].cls];
 
-	if (q->len == q->cap) {
-		int *items = sim_ring_grow(s, q->items, &q->head, q->len, &q->cap, sizeof *items);
-		if (!items)
-			return;
-		q->items = items;
-	}
+	if (q->len == q->cap)
+		q->items = sim_ring_grow(q->items, &q->head, q->len, &q->cap, sizeof *q->items);
 	if (front) {
 		q->head = (q->head + q->cap - 1) % q->cap;
 		q->items[q->head] = job;
@@ -193,11 +177,8 @@ static void sample(struct sim *s, int64_t to)
 		/* Room doubles: a realloc per sample copied them all each
 		 * time, which the sanitizers' allocators do not avoid. */
 		if (s->result->nsamples == s->cap_samples) {
-			size_t cap = s->cap_samples ? s->cap_samples * 2 : 64;
-			if (!(x = sim_grown(s, s->result->samples, cap, sizeof *x)))
-				return;
-			s->result->samples = x;
-			s->cap_samples = cap;
+			s->cap_samples = s->cap_samples ? s->cap_samples * 2 : 64;
+			s->result->samples = sim_grown(s->result->samples, s->cap_samples, sizeof *x);
 		}
 		x = &s->result->samples[s->result->nsamples++];
 		memset(x, 0, sizeof *x);
@@ -248,12 +229,8 @@ static void finish(struct sim *s, int job)
 static void requeue_wait(struct sim *s, int64_t ms)
 {
 	if (s->nrequeue_waits == s->cap_requeue_waits) {
-		size_t cap = s->cap_requeue_waits ? 2 * s->cap_requeue_waits : 64;
-		int64_t *w = sim_grown(s, s->requeue_waits, cap, sizeof *w);
-		if (!w)
-			return;
-		s->requeue_waits = w;
-		s->cap_requeue_waits = cap;
+		s->cap_requeue_waits = s->cap_requeue_waits ? 2 * s->cap_requeue_waits : 64;
+		s->requeue_waits = sim_grown(s->requeue_waits, s->cap_requeue_waits, sizeof *s->requeue_waits);
 	}
 	s->requeue_waits[s->nrequeue_waits++] = ms;
 }
@@ -395,20 +372,19 @@ static int placeable(const struct sim *s, int gpus)
 
 /* What the policy has up when the replay starts, and when it first
  * looks: the pollers at once, the clairvoyant at its first launch, the
- * others at the first change. -1 when out of memory. */
-static int start_policy(struct sim *s)
+ * others at the first change. */
+static void start_policy(struct sim *s)
 {
 	if (s->policy->kind == POL_EBB) {
-		if (known_start(s) != 0 || ebb_start(s) != 0)
-			return -1;
+		known_start(s);
+		ebb_start(s);
 		s->next_policy = 0;
 	} else if (s->policy->kind == POL_CLAIRVOYANT) {
-		return clairvoyant_start(s);
+		clairvoyant_start(s);
 	} else {
 		baseline_start(s);
 		s->next_policy = s->policy->kind == POL_UTIL || s->policy->kind == POL_KEDA ? 1 : 0;
 	}
-	return 0;
 }
 
 static void run_policy(struct sim *s)
@@ -489,12 +465,10 @@ static int tail_over(struct sim *s)
 /* Waits (non-negative milliseconds) in ascending order: a radix sort on
  * 11-bit digits, as many as the longest wait needs. On a million waits it
  * is several times quicker than qsort with its comparison callback. */
-void sim_sort_waits(struct sim *s, int64_t *w, size_t n)
+void sim_sort_waits(int64_t *w, size_t n)
 {
-	int64_t *tmp = sim_grown(s, NULL, n + 1, sizeof *tmp), *from = w, *to = tmp, longest = 0;
+	int64_t *tmp = sim_grown(NULL, n + 1, sizeof *tmp), *from = w, *to = tmp, longest = 0;
 
-	if (!tmp)
-		return;
 	for (size_t k = 0; k < n; k++)
 		longest = w[k] > longest ? w[k] : longest;
 	for (int shift = 0; shift < 63 && (longest >> shift) > 0; shift += 11) {
@@ -537,8 +511,8 @@ static void summarise(struct sim *s)
 		if (j->ran && !j->counted)
 			s->waits[s->nwaits++] = j->waited_ms + (j->queued ? s->now - j->since : 0);
 	}
-	sim_sort_waits(s, s->waits, s->nwaits);
-	sim_sort_waits(s, s->requeue_waits, s->nrequeue_waits);
+	sim_sort_waits(s->waits, s->nwaits);
+	sim_sort_waits(s->requeue_waits, s->nrequeue_waits);
 	s->result->requeue_wait_p95_s = sim_quantile_s(s->requeue_waits, s->nrequeue_waits, 0.95);
 	for (size_t k = 0; k < s->nwaits; k++)
 		sum += (double)s->waits[k];
@@ -583,32 +557,26 @@ int sim_load(const char *trace_path, const char *offers_path, const struct trace
 	return trace_load(trace_path, filters, nfilters, skip_bad, t, err, errsize);
 }
 
-/* The replay's arrays, and each job with its class; -1 when out of
- * memory. */
-static int start(struct sim *s)
+/* The replay's arrays, and each job with its class. */
+static void start(struct sim *s)
 {
 	const struct trace *t = s->trace;
 	double slowest = 1, longest_ms = 0;
 
-	s->jobs = sim_grown(s, NULL, t->n + 1, sizeof *s->jobs);
-	s->waits = sim_grown(s, NULL, t->n + 1, sizeof *s->waits);
-	if (s->nomem)
-		return -1;
+	s->jobs = sim_grown(NULL, t->n + 1, sizeof *s->jobs);
+	s->waits = sim_grown(NULL, t->n + 1, sizeof *s->waits);
 	for (int k = 0; k < s->opts->noffers; k++)
 		slowest = fmin(slowest, s->opts->offers[k].speed);
 	/* Teams are ebb's: a job of a team with no [team.NAME] is the
 	 * default team's, as in serve. */
 	if (s->policy->kind == POL_EBB && s->policy->settings.nteams > 0) {
-		if (!(s->team_index = sim_grown(s, NULL, (size_t)t->nteams + 1, sizeof *s->team_index)))
-			return -1;
+		s->team_index = sim_grown(NULL, (size_t)t->nteams + 1, sizeof *s->team_index);
 		for (int k = 0; k < t->nteams; k++)
 			s->team_index[k] = teams_index(s->policy->settings.teams, s->policy->settings.nteams, t->teams[k]);
 		s->nteams = s->policy->settings.nteams;
 	}
 	for (size_t k = 0; k < t->n; k++) {
 		int cls = class_of(s, t->jobs[k].gpus, t->jobs[k].lane, s->nteams ? s->team_index[t->jobs[k].team] : 0);
-		if (cls < 0)
-			return -1;
 		s->jobs[k] = (struct sjob){.left_ms = t->jobs[k].duration_ms, .cls = cls};
 		longest_ms = fmax(longest_ms, (double)t->jobs[k].duration_ms / slowest);
 		/* A job no usable offer fits could never run: it is left out and
@@ -620,7 +588,6 @@ static int start(struct sim *s)
 		}
 	}
 	s->stall_ms = (int64_t)fmax(SIM_STALL_MS, longest_ms * SIM_STALL_JOBS);
-	return 0;
 }
 
 static void release(struct sim *s)
@@ -655,8 +622,8 @@ static const char *durations_told(const struct policy *p, const struct sim_optio
 	return p->kind == POL_BOUND || p->kind == POL_CLAIRVOYANT ? "foresight" : "unused";
 }
 
-int sim_run(const struct trace *t, const struct policy *p, const struct sim_options *o,
-	    struct sim_result *r)
+void sim_run(const struct trace *t, const struct policy *p, const struct sim_options *o,
+	     struct sim_result *r)
 {
 	struct sim s = {.trace = t, .policy = p, .opts = o, .result = r, .rng = o->seed ? o->seed : 1, .last_policy = -1,
 			.tail_from = -1};
@@ -668,17 +635,16 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 	r->jobs = (int64_t)t->n;
 	if (p->kind == POL_BOUND) {
 		bound_run(t, o, r);
-		return 0;
+		return;
 	}
-	if (start(&s) != 0 || sim_teams_start(&s) != 0 || start_policy(&s) != 0) {
-		release(&s);
-		return -1;
-	}
+	start(&s);
+	sim_teams_start(&s);
+	start_policy(&s);
 	for (;;) {
 		int64_t t_arrival, t_event = s.events.n ? s.events.e[0].at : INT64_MAX, t_policy = policy_due(&s), at;
 
 		t_arrival = next < t->n ? t->jobs[next].submit_ms : INT64_MAX;
-		if (s.nomem || (s.done == t->n && s.queued == 0 && tail_over(&s)))
+		if (s.done == t->n && s.queued == 0 && tail_over(&s))
 			break;
 		at = t_arrival < t_event ? t_arrival : t_event;
 		at = t_policy < at ? t_policy : at;
@@ -754,14 +720,12 @@ int sim_run(const struct trace *t, const struct policy *p, const struct sim_opti
 	 * stalled replay) is billed up to then. The lists are done with:
 	 * billing alone keeps this linear, where a stop of each, from the
 	 * lists' heads, was quadratic in the fleet. */
-	for (int k = 0; k < s.ninst && !s.nomem; k++) {
+	for (int k = 0; k < s.ninst; k++) {
 		if (s.inst[k].state != S_GONE)
 			sim_bill(&s, k);
 	}
-	if (!s.nomem)
-		summarise(&s);
+	summarise(&s);
 	release(&s);
-	return s.nomem ? -1 : 0;
 }
 
 void sim_result_free(struct sim_result *r)

@@ -58,7 +58,7 @@ void sim_make_idle(struct sim *s, int k)
 	 * trace would hold them all. */
 	if (s->idled.n > 2 * (size_t)s->idling + 64)
 		window_keep(&s->idled, still_idle, s->inst);
-	window_push(s, &s->idled, s->now, k, 0);
+	window_push(&s->idled, s->now, k, 0);
 }
 
 int sim_longest_idle(struct sim *s)
@@ -100,27 +100,17 @@ void sim_compact(struct sim *s)
 	s->nopen = kept;
 }
 
-/* Room for twice the instances in each array kept per instance; -1 when
- * out of memory (those grown keep their room for the next try). */
-static int grow_fleet(struct sim *s)
+/* Room for twice the instances in each array kept per instance. */
+static void grow_fleet(struct sim *s)
 {
 	size_t cap = s->capinst ? (size_t)s->capinst * 2 : 64;
-	struct sinst *inst = sim_grown(s, s->inst, cap, sizeof *inst);
-	int *roster, *open;
 
-	if (!inst)
-		return -1;
-	s->inst = inst;
-	if (!(roster = sim_grown(s, s->roster, cap, sizeof *roster)))
-		return -1;
-	s->roster = roster;
-	if (!(open = sim_grown(s, s->open, cap, sizeof *open)))
-		return -1;
-	s->open = open;
-	if (s->policy->kind == POL_EBB && ebb_fleet_grow(s, cap) != 0)
-		return -1;
+	s->inst = sim_grown(s->inst, cap, sizeof *s->inst);
+	s->roster = sim_grown(s->roster, cap, sizeof *s->roster);
+	s->open = sim_grown(s->open, cap, sizeof *s->open);
+	if (s->policy->kind == POL_EBB)
+		ebb_fleet_grow(s, cap);
 	s->capinst = (int)cap;
-	return 0;
 }
 
 int sim_launch(struct sim *s, int offer, enum market m, int warm)
@@ -129,8 +119,8 @@ int sim_launch(struct sim *s, int offer, enum market m, int warm)
 	struct sinst *i;
 	int k;
 
-	if (s->ninst == s->capinst && grow_fleet(s) != 0)
-		return -1;
+	if (s->ninst == s->capinst)
+		grow_fleet(s);
 	k = s->ninst++;
 	i = &s->inst[k];
 	memset(i, 0, sizeof *i);

@@ -49,7 +49,7 @@ static int cheapest(const struct sim *s, enum market m, int gpus)
 }
 
 /* Karpenter's launch of one node for pods of `gpus` GPUs, spot first: -1
- * when no offer fits (or out of memory). */
+ * when no offer fits. */
 static int karpenter_launch(struct sim *s, int gpus)
 {
 	int k = cheapest(s, MARKET_SPOT, gpus);
@@ -74,7 +74,7 @@ static void scale_up(struct sim *s, int64_t gpus)
 		int k = s->policy->placement == PLACE_OFFER ? sim_launch(s, s->policy->offer, s->policy->market, 0)
 						       : karpenter_launch(s, largest);
 		if (k < 0)
-			return; /* no offer fits, or out of memory: the replay stops */
+			return; /* no offer fits: the replay stops */
 	}
 }
 
@@ -103,8 +103,7 @@ static int64_t stabilised(struct sim *s, int64_t desired)
 
 	while (w->n > 0 && window_at(w, w->n - 1)->a <= (double)desired)
 		window_pop_back(w);
-	if (window_push(s, w, s->now, (double)desired, 0) != 0)
-		return desired;
+	window_push(w, s->now, (double)desired, 0);
 	while (s->now - window_at(w, 0)->at > s->policy->stabilize_ms)
 		window_pop_front(w);
 	return (int64_t)window_at(w, 0)->a;

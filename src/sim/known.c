@@ -17,21 +17,17 @@ int known_estimates(const struct sim *s)
 	return s->policy->kind == POL_EBB && !s->opts->oracle_durations;
 }
 
-int known_start(struct sim *s)
+void known_start(struct sim *s)
 {
 	struct known_state *k = &s->known;
 
 	if (!known_estimates(s))
-		return 0;
-	k->history = durations_new();
-	k->types = sim_grown(s, NULL, (size_t)s->trace->ntypes + 1, sizeof *k->types);
-	if (!k->history || !k->types) {
-		s->nomem = 1;
-		return -1;
-	}
+		return;
+	if (!(k->history = durations_new()))
+		mem_out("the durations' history");
+	k->types = sim_grown(NULL, (size_t)s->trace->ntypes + 1, sizeof *k->types);
 	for (int t = 0; t < s->trace->ntypes; t++)
 		k->types[t] = (struct known_type){.est_ms = s->policy->settings.default_est_ms, .running = -1};
-	return 0;
 }
 
 void known_free(struct sim *s)
@@ -58,12 +54,8 @@ static struct known_class *in_class(struct sim *s, int type, int cls)
 			return &kt->in[c];
 	}
 	if (kt->nin == kt->capin) {
-		int cap = kt->capin ? 2 * kt->capin : 2;
-		struct known_class *in = sim_grown(s, kt->in, (size_t)cap, sizeof *in);
-		if (!in)
-			return NULL;
-		kt->in = in;
-		kt->capin = cap;
+		kt->capin = kt->capin ? 2 * kt->capin : 2;
+		kt->in = sim_grown(kt->in, (size_t)kt->capin, sizeof *kt->in);
 	}
 	kt->in[kt->nin] = (struct known_class){.cls = cls, .arrived_at = s->now};
 	return &kt->in[kt->nin++];
@@ -79,7 +71,8 @@ void known_queued(struct sim *s, int job, int delta)
 		return;
 	if (j->est_ms) {
 		q->est_work_ms += delta * j->est_ms;
-	} else if ((c = in_class(s, j->type, s->jobs[job].cls))) {
+	} else {
+		c = in_class(s, j->type, s->jobs[job].cls);
 		c->queued += delta;
 		q->est_work_ms += delta * s->known.types[j->type].est_ms;
 	}
@@ -137,7 +130,8 @@ void known_arrived(struct sim *s, int job)
 
 	if (!by_type(s, job)) {
 		q->arrived_work_ms += (double)(known_estimates(s) ? j->est_ms : j->duration_ms);
-	} else if ((c = in_class(s, j->type, s->jobs[job].cls))) {
+	} else {
+		c = in_class(s, j->type, s->jobs[job].cls);
 		age(s, c);
 		c->arrived += 1;
 		q->arrived_work_ms += (double)s->known.types[j->type].est_ms;
@@ -175,10 +169,8 @@ void known_finished(struct sim *s, int job, int64_t run_ms)
 
 	if (!known_estimates(s))
 		return;
-	if ((other = durations_add(s->known.history, type, run_ms)) == -2) {
-		s->nomem = 1;
-		return;
-	}
+	if ((other = durations_add(s->known.history, type, run_ms)) == -2)
+		mem_out("the durations' history");
 	refresh(s, type);
 	if (other >= 0)
 		refresh(s, other);

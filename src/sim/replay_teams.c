@@ -9,8 +9,7 @@
 
 #include "sim/sim_internal.h"
 
-/* The line of r->teams named name, made if none (with no jobs); -1 when
- * out of memory. */
+/* The line of r->teams named name, made if none (with no jobs). */
 static int line_named(struct sim *s, const char *name)
 {
 	struct sim_team_result *r;
@@ -19,34 +18,28 @@ static int line_named(struct sim *s, const char *name)
 		if (strcmp(s->result->teams[k].name, name) == 0)
 			return k;
 	}
-	if (!(r = sim_grown(s, s->result->teams, (size_t)s->result->nteams + 1, sizeof *r)))
-		return -1;
-	s->result->teams = r;
+	r = s->result->teams = sim_grown(s->result->teams, (size_t)s->result->nteams + 1, sizeof *r);
 	memset(&r[s->result->nteams], 0, sizeof *r);
 	snprintf(r[s->result->nteams].name, sizeof r->name, "%s", name);
 	return s->result->nteams++;
 }
 
-int sim_teams_start(struct sim *s)
+void sim_teams_start(struct sim *s)
 {
 	for (int t = 0; t <= CONF_MAX_TEAMS; t++)
 		s->launch_line[t] = -1;
 	/* One team is the whole replay: nothing more to say, nor to count. */
 	if (s->trace->nteams < 2)
-		return 0;
-	for (int k = 0; k < s->trace->nteams; k++) {
-		if (line_named(s, s->trace->teams[k]) < 0)
-			return -1;
-	}
+		return;
+	for (int k = 0; k < s->trace->nteams; k++)
+		line_named(s, s->trace->teams[k]);
 	for (size_t k = 0; k < s->trace->n; k++)
 		s->result->teams[s->trace->jobs[k].team].jobs++;
 	/* The teams ebb may launch for: those of the trace's teams. */
 	for (int k = 0; k < s->trace->nteams && s->nteams; k++) {
 		int t = s->team_index[k];
-		if ((s->launch_line[t] = line_named(s, s->policy->settings.teams[t].name)) < 0)
-			return -1;
+		s->launch_line[t] = line_named(s, s->policy->settings.teams[t].name);
 	}
-	return 0;
 }
 
 void sim_teams_ran(struct sim *s, int job, double usd)
@@ -90,13 +83,8 @@ void sim_teams_summarise(struct sim *s)
 
 	if (!r)
 		return;
-	at = sim_grown(s, NULL, (size_t)n + 1, sizeof *at);
-	waits = sim_grown(s, NULL, s->trace->n + 1, sizeof *waits);
-	if (s->nomem) {
-		free(at);
-		free(waits);
-		return;
-	}
+	at = sim_grown(NULL, (size_t)n + 1, sizeof *at);
+	waits = sim_grown(NULL, s->trace->n + 1, sizeof *waits);
 	memset(at, 0, ((size_t)n + 1) * sizeof *at);
 	for (size_t k = 0; k < s->trace->n; k++) {
 		const struct sjob *j = &s->jobs[k];
@@ -115,7 +103,7 @@ void sim_teams_summarise(struct sim *s)
 	/* at[t] is now where team t's waits end. */
 	for (int t = 0; t < n; t++) {
 		size_t from = total, count = at[t] - from;
-		sim_sort_waits(s, waits + from, count);
+		sim_sort_waits(waits + from, count);
 		r[t].wait_p50_s = sim_quantile_s(waits + from, count, 0.50);
 		r[t].wait_p95_s = sim_quantile_s(waits + from, count, 0.95);
 		total = at[t];

@@ -104,9 +104,10 @@ int sim_load(const char *trace_path, const char *offers_path, const struct trace
 	     int nfilters, int skip_bad, struct trace *t, struct sim_options *o, char *err,
 	     size_t errsize);
 
-/* 0, or -1 when out of memory (r then holds no result, but may be freed). */
-int sim_run(const struct trace *t, const struct policy *p, const struct sim_options *o,
-	    struct sim_result *r);
+/* The replay of t under p, into r (to sim_result_free). Out of memory, it
+ * aborts (common/mem.h: the simulator's rule). */
+void sim_run(const struct trace *t, const struct policy *p, const struct sim_options *o,
+	     struct sim_result *r);
 /* Its samples and teams; the figures stay. */
 void sim_result_free(struct sim_result *r);
 

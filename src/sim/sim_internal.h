@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/mem.h"
 #include "policy/plan.h"
 #include "sim/sim.h"
 
@@ -231,7 +232,6 @@ struct sim {
 	struct window util;
 	int64_t next_sample;
 	size_t cap_samples; /* room in r->samples */
-	int nomem; /* an allocation failed: the replay stops, sim_run fails */
 	/* The last job end, or the last moment with no work outstanding; the
 	 * replay stops when work has waited stall_ms past it (sim.h). */
 	int64_t progress_ms, stall_ms;
@@ -272,15 +272,13 @@ struct sim {
 
 /* ---- the engine (engine.c) ---- */
 
-/* realloc that marks the replay out of memory when it fails; the caller
- * gives up its step and keeps what it had, and the replay stops at the
- * top of its loop. */
-void *sim_grown(struct sim *s, void *p, size_t n, size_t size);
+/* Room for n items of size bytes, p's kept: a replay out of memory
+ * aborts (common/mem.h: the simulator's rule). */
+void *sim_grown(void *p, size_t n, size_t size);
 /* A ring of n items of size bytes, from *head in *cap, copied in order
- * into twice the room (*head and *cap follow); NULL when out of memory,
- * the ring as it was. */
-void *sim_ring_grow(struct sim *s, void *items, size_t *head, size_t n, size_t *cap, size_t size);
-void heap_push(struct sim *s, struct heap *h, struct event e);
+ * into twice the room (*head and *cap follow). */
+void *sim_ring_grow(void *items, size_t *head, size_t n, size_t *cap, size_t size);
+void heap_push(struct heap *h, struct event e);
 struct event heap_pop(struct heap *h);
 /* An event into the replay's heap. */
 void sim_push(struct sim *s, struct event e);
@@ -290,14 +288,14 @@ void sim_enqueue(struct sim *s, int job, int front);
 int64_t sim_run_end(const struct sim *s, int job);
 
 /* Waits (non-negative milliseconds) in ascending order. */
-void sim_sort_waits(struct sim *s, int64_t *w, size_t n);
+void sim_sort_waits(int64_t *w, size_t n);
 /* The q-quantile of n sorted waits, in seconds; 0 when n is 0. */
 double sim_quantile_s(const int64_t *sorted, size_t n, double q);
 
 /* ---- per-team results (replay_teams.c) ---- */
 
 /* r->teams for a trace of more than one team; -1 when out of memory. */
-int sim_teams_start(struct sim *s);
+void sim_teams_start(struct sim *s);
 /* What a job's run cost, to its team; what no job used of instance k
  * as it is billed, to the team it was launched for. */
 void sim_teams_ran(struct sim *s, int job, double usd);
@@ -315,8 +313,7 @@ static inline const struct offer *sim_offer(const struct sim *s, const struct si
 	return &s->opts->offers[i->offer];
 }
 
-/* A new instance of offer on market m, up at once if warm; its index, or
- * -1 when out of memory. */
+/* A new instance of offer on market m, up at once if warm; its index. */
 int sim_launch(struct sim *s, int offer, enum market m, int warm);
 /* Stops an instance; each job on it is put back (sim_put_back). */
 void sim_stop(struct sim *s, int k);
@@ -371,7 +368,7 @@ static inline int64_t min_positive(int64_t a, int64_t b) { return a == 0 ? b : b
 
 /* Its arrays, its classes' lanes, and its first plan: the warm floor is
  * up when the replay starts. -1 when out of memory. */
-int ebb_start(struct sim *s);
+void ebb_start(struct sim *s);
 /* A job arrived: the arrival rates and the auto idle timeout follow. */
 void ebb_arrival(struct sim *s, int job);
 /* plan() on the simulated state, and its actions carried out. */
@@ -379,7 +376,7 @@ void ebb_policy(struct sim *s);
 /* Its view of the fleet follows the engine's, slot for slot of roster[]
  * (sim_compact() moves both): room for cap instances (-1 when out of
  * memory), instance k changed. */
-int ebb_fleet_grow(struct sim *s, size_t cap);
+void ebb_fleet_grow(struct sim *s, size_t cap);
 void ebb_fleet_sync(struct sim *s, int k);
 /* Only the expected end of instance k's job changed. */
 void ebb_fleet_end(struct sim *s, int k);
@@ -390,7 +387,7 @@ void ebb_fleet_end(struct sim *s, int k);
  * exact durations): then the hooks below keep it. */
 int known_estimates(const struct sim *s);
 /* Its arrays; -1 when out of memory. */
-int known_start(struct sim *s);
+void known_start(struct sim *s);
 void known_free(struct sim *s);
 /* A job joins (+1) or leaves (-1) its class's queue. */
 void known_queued(struct sim *s, int job, int delta);
@@ -410,8 +407,8 @@ void known_arrived(struct sim *s, int job);
 
 /* ---- sliding windows (window.c) ---- */
 
-/* Adds the newest entry; -1 when out of memory. */
-int window_push(struct sim *s, struct window *w, int64_t at, double a, double b);
+/* Adds the newest entry. */
+void window_push(struct window *w, int64_t at, double a, double b);
 /* The k-th entry from the oldest. */
 const struct window_entry *window_at(const struct window *w, size_t k);
 void window_pop_front(struct window *w);
@@ -437,7 +434,7 @@ void keda_reclaimed(struct sim *s, int k);
 /* ---- the clairvoyant (clairvoyant.c) ---- */
 
 /* Its plan, from the whole trace; -1 when out of memory. */
-int clairvoyant_start(struct sim *s);
+void clairvoyant_start(struct sim *s);
 void clairvoyant_policy(struct sim *s);
 /* The job instance k takes now (dispatch starts it): one of its chain's
  * put back by a reclaim, else the next of its chain once queued, if it

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mem.h"
 #include "sim/tune.h"
 
 const char simout_oracle_note[] =
@@ -306,7 +307,7 @@ static double log_pos(const struct logaxis *a, double v)
 
 int simout_frontier_plot(const struct tune *t, const char *path, char *err, size_t errsize)
 {
-	const struct tune_point **pts = calloc(t->n ? t->n : 1, sizeof *pts);
+	const struct tune_point **pts = xcalloc(t->n ? t->n : 1, sizeof *pts);
 	const int w = 900, h = 560, left = 80, right = 160, top = 40, bottom = 60;
 	double cmin = INFINITY, cmax = 0, wmax = 1;
 	struct logaxis xa, ya;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mem.h"
+
 static double team_cost(const struct sim_team_result *y) { return y->busy_cost_usd + y->idle_cost_usd; }
 
 /* The shared line: the cost less every team's. */
@@ -33,16 +35,12 @@ static int by_cost(const void *a, const void *b)
 
 static void team_rows(const struct sim_result *x, int width, FILE *out)
 {
-	int *order = malloc((size_t)x->nteams * sizeof *order);
+	int *order = xmalloc((size_t)x->nteams * sizeof *order);
 	int shown = x->nteams < TEAMS_SHOWN ? x->nteams : TEAMS_SHOWN;
 	int64_t rest_jobs = 0, rest_preempted = 0;
 	double rest_run = 0, rest_idle = 0;
 	char rest[40];
 
-	if (!order) {
-		fprintf(out, "%-*s (no memory to sort %d teams)\n", width, x->policy, x->nteams);
-		return;
-	}
 	for (int t = 0; t < x->nteams; t++)
 		order[t] = t;
 	sorting = x;

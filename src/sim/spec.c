@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mem.h"
 #include "policy/settings.h"
 
 /* A baseline's knob and the values it takes: a poll of 0 would poll for
@@ -58,13 +59,9 @@ static const struct kind kinds[] = {
  * the default offer of a config with none. */
 static int set_offer(const struct policy *p, int *at, const char *value, char *err, size_t errsize)
 {
-	struct offer *offers = calloc(p->cfg.noffers + 1, sizeof *offers);
+	struct offer *offers = xcalloc(p->cfg.noffers + 1, sizeof *offers);
 	int k;
 
-	if (!offers) {
-		snprintf(err, errsize, "offer=%s: out of memory", value);
-		return -1;
-	}
 	k = offer_index(offers, offers_from_config(&p->cfg, offers, (int)p->cfg.noffers), value);
 	free(offers);
 	if (k < 0) {
@@ -214,15 +211,11 @@ static int once(char **keys, int *n, char *key)
 int policy_parse(const char *spec, const char *config_path, const struct conf_plugins *plugins,
 		 struct policy *out, char *err, size_t errsize)
 {
-	char *copy = strdup(spec), *colon, *save = NULL, why[400], *keys[64];
+	char *copy = xstrdup(spec), *colon, *save = NULL, why[400], *keys[64];
 	const struct kind *kind = kinds;
 	int rc = 0, market_given = 0, offer_given = 0, nkeys = 0;
 
 	memset(out, 0, sizeof *out);
-	if (!copy) {
-		snprintf(err, errsize, "policy %s: out of memory", spec);
-		return -1;
-	}
 	colon = strchr(copy, ':');
 	snprintf(out->spec, sizeof out->spec, "%s", spec);
 	if (colon)

@@ -14,6 +14,7 @@
 #include "common/config.h"
 #include "common/fnv.h"
 #include "common/job.h"
+#include "common/mem.h"
 
 #define MAX_COLUMNS 64
 
@@ -59,16 +60,12 @@ static int split(char *line, char **fields, int max)
 }
 
 /* Doubles the table (and the list's room), keeping the names. */
-static int rehash(struct names *ns)
+static void rehash(struct names *ns)
 {
 	size_t cap = ns->cap ? ns->cap * 2 : 16;
-	int *slot = calloc(cap, sizeof *slot);
-	char **list = slot ? realloc(*ns->list, cap / 2 * sizeof *list) : NULL;
+	int *slot = xcalloc(cap, sizeof *slot);
+	char **list = xrealloc(*ns->list, cap / 2 * sizeof *list);
 
-	if (!list) {
-		free(slot);
-		return -1;
-	}
 	*ns->list = list;
 	for (int i = 0; i < *ns->n; i++) {
 		size_t j = (size_t)fnv1a(FNV1A_START, list[i]) & (cap - 1);
@@ -79,18 +76,17 @@ static int rehash(struct names *ns)
 	free(ns->slot);
 	ns->slot = slot;
 	ns->cap = cap;
-	return 0;
 }
 
-/* The index of s, appended if new; -1 when out of memory, -2 when s is
- * new and there are max names already, -3 when s is new and valid (if
- * given) says no: a name is checked once, not on each of a million rows. */
+/* The index of s, appended if new; -2 when s is new and there are max
+ * names already, -3 when s is new and valid (if given) says no: a name is
+ * checked once, not on each of a million rows. */
 static int intern(struct names *ns, const char *s, int max, int (*valid)(const char *))
 {
 	size_t j;
 
-	if ((size_t)*ns->n + 1 > ns->cap / 2 && rehash(ns) != 0)
-		return -1;
+	if ((size_t)*ns->n + 1 > ns->cap / 2)
+		rehash(ns);
 	for (j = (size_t)fnv1a(FNV1A_START, s) & (ns->cap - 1); ns->slot[j]; j = (j + 1) & (ns->cap - 1)) {
 		if (strcmp((*ns->list)[ns->slot[j] - 1], s) == 0)
 			return ns->slot[j] - 1;
@@ -99,8 +95,7 @@ static int intern(struct names *ns, const char *s, int max, int (*valid)(const c
 		return -2;
 	if (valid && !valid(s))
 		return -3;
-	if (!((*ns->list)[*ns->n] = strdup(s)))
-		return -1;
+	(*ns->list)[*ns->n] = xstrdup(s);
 	ns->slot[j] = *ns->n + 1;
 	return (*ns->n)++;
 }
@@ -117,13 +112,6 @@ static int name_of(struct loader *l, char **fields, enum column col, struct name
 		return *ns->n ? 0 : intern(ns, fallback, max, valid);
 	s = fields[l->index[col]];
 	return intern(ns, *s ? s : fallback, max, valid);
-}
-
-/* A fault of the loader, not of the row: --skip-bad does not pass it over. */
-static int out_of_memory(struct loader *l)
-{
-	snprintf(l->err, l->errsize, "%s:%zu: out of memory", l->path, l->line);
-	return -2;
 }
 
 static int bad(struct loader *l, int col, const char *what, const char *got)
@@ -162,8 +150,7 @@ static int read_header(struct loader *l, char *line, const struct trace_filter *
 		return -1;
 	}
 	for (int i = 0; i < n; i++) {
-		if (!(l->names[i] = strdup(fields[i])))
-			return out_of_memory(l);
+		l->names[i] = xstrdup(fields[i]);
 		l->ncols = i + 1;
 	}
 	for (int k = 0; k < C_KNOWN; k++) {
@@ -244,8 +231,7 @@ static int number(struct loader *l, char **fields, int k, double min, double max
 	return 0;
 }
 
-/* One data row into job; 1 when a filter leaves it out, -1 for a bad row,
- * -2 when out of memory. */
+/* One data row into job; 1 when a filter leaves it out, -1 for a bad row. */
 static int read_row(struct loader *l, char *line, const struct trace_filter *filters, int nfilters,
 		    struct trace_job *job)
 {
@@ -312,8 +298,6 @@ static int read_row(struct loader *l, char *line, const struct trace_filter *fil
 	if (job->team == -3)
 		return bad(l, l->index[C_TEAM], "expected a team name ([A-Za-z0-9_.-], 1 to 64 characters)",
 			   fields[l->index[C_TEAM]]);
-	if (job->lane < 0 || job->type < 0 || job->team < 0)
-		return out_of_memory(l);
 	return 0;
 }
 
@@ -356,16 +340,10 @@ static int next_line(struct loader *l, FILE *f, char **line, size_t *cap)
 	return 1;
 }
 
-static int grow_jobs(struct trace *t, size_t *alloc)
+static void grow_jobs(struct trace *t, size_t *alloc)
 {
-	size_t cap = *alloc ? *alloc * 2 : 1024;
-	struct trace_job *jobs = realloc(t->jobs, cap * sizeof *jobs);
-
-	if (!jobs)
-		return -1;
-	t->jobs = jobs;
-	*alloc = cap;
-	return 0;
+	*alloc = *alloc ? *alloc * 2 : 1024;
+	t->jobs = xrealloc(t->jobs, *alloc * sizeof *t->jobs);
 }
 
 static int by_submit(const void *a, const void *b)
@@ -426,10 +404,8 @@ int trace_load(const char *path, const struct trace_filter *filters, int nfilter
 			out->filtered++;
 			continue;
 		}
-		if (out->n == alloc && grow_jobs(out, &alloc) != 0) {
-			rc = out_of_memory(&l);
-			break;
-		}
+		if (out->n == alloc)
+			grow_jobs(out, &alloc);
 		if (out->n && job.submit_ms < out->jobs[out->n - 1].submit_ms)
 			sorted = 0;
 		out->jobs[out->n++] = job;

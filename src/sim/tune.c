@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mem.h"
 #include "sim/spec.h"
 
 #define N(a) (sizeof(a) / sizeof *(a))
@@ -42,26 +43,21 @@ static int add_point(struct tune *t, const char *family, const char *spec, const
 		     const struct trace *tr, const struct sim_options *o, const char *config_path, char *err,
 		     size_t errsize)
 {
-	struct tune_point *pt, *grown = NULL;
+	struct tune_point *pt;
 	struct sim_result r;
 	struct policy p;
-	int rc;
 
 	if (policy_parse(spec, config_path, o->plugins, &p, err, errsize) != 0)
 		return -1;
-	rc = sim_run(tr, &p, o, &r);
+	sim_run(tr, &p, o, &r);
 	policy_free(&p);
 	sim_result_free(&r); /* its samples: the figures stay */
-	if (rc == 0 && r.jobs_done + r.unplaceable < r.jobs) {
+	if (r.jobs_done + r.unplaceable < r.jobs) {
 		if (t->partial++ == 0)
 			snprintf(t->partial_spec, sizeof t->partial_spec, "%s", spec);
 		return 0;
 	}
-	if (rc != 0 || !(grown = realloc(t->points, (t->n + 1) * sizeof *t->points))) {
-		snprintf(err, errsize, "%s: out of memory", spec);
-		return -1;
-	}
-	t->points = grown;
+	t->points = xrealloc(t->points, (t->n + 1) * sizeof *t->points);
 	pt = &t->points[t->n++];
 	memset(pt, 0, sizeof *pt);
 	snprintf(pt->spec, sizeof pt->spec, "%s", spec);

@@ -15,8 +15,7 @@ void util_policy(struct sim *s)
 	const struct window_entry *from;
 	double up, busy;
 
-	if (window_push(s, w, s->now, s->util_alive_ms, s->util_busy_ms) != 0)
-		return;
+	window_push(w, s->now, s->util_alive_ms, s->util_busy_ms);
 	/* The window starts at the latest poll at least span ago (or the
 	 * first, early in the replay). */
 	while (w->n > 1 && window_at(w, 1)->at <= s->now - span)

@@ -5,16 +5,11 @@
 
 #include "sim/sim_internal.h"
 
-int window_push(struct sim *s, struct window *w, int64_t at, double a, double b)
+void window_push(struct window *w, int64_t at, double a, double b)
 {
-	if (w->n == w->cap) {
-		struct window_entry *e = sim_ring_grow(s, w->e, &w->head, w->n, &w->cap, sizeof *e);
-		if (!e)
-			return -1;
-		w->e = e;
-	}
+	if (w->n == w->cap)
+		w->e = sim_ring_grow(w->e, &w->head, w->n, &w->cap, sizeof *w->e);
 	w->e[(w->head + w->n++) % w->cap] = (struct window_entry){at, a, b};
-	return 0;
 }
 
 const struct window_entry *window_at(const struct window *w, size_t k)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/fnv.h"
+#include "common/mem.h"
 
 struct entry {
 	enum job_state state;
@@ -33,10 +34,10 @@ struct counts {
 
 struct counts *counts_new(void)
 {
-	struct counts *c = calloc(1, sizeof *c);
+	struct counts *c = mem_calloc(1, sizeof *c);
 
 	c->cap = 64;
-	c->slots = calloc(c->cap, sizeof *c->slots);
+	c->slots = mem_calloc(c->cap, sizeof *c->slots);
 	return c;
 }
 
@@ -79,10 +80,10 @@ static size_t find(struct counts *c, enum job_state state, const char *lane, con
 static void grow(struct counts *c)
 {
 	struct entry *old = c->slots;
-	size_t oldcap = c->cap, *moved = malloc(oldcap * sizeof *moved);
+	size_t oldcap = c->cap, *moved = mem_alloc(oldcap * sizeof *moved);
 
 	c->cap *= 2;
-	c->slots = calloc(c->cap, sizeof *c->slots);
+	c->slots = mem_calloc(c->cap, sizeof *c->slots);
 	for (size_t k = 0; k < oldcap; k++) {
 		if (!old[k].used)
 			continue;
@@ -123,7 +124,7 @@ void counts_add(struct counts *c, enum job_state state, const char *lane, const 
 		return;
 	if (c->njournal == c->capjournal) {
 		c->capjournal = c->capjournal ? c->capjournal * 2 : 256;
-		c->journal = realloc(c->journal, c->capjournal * sizeof *c->journal);
+		c->journal = mem_realloc(c->journal, c->capjournal * sizeof *c->journal);
 	}
 	c->journal[c->njournal++] = (struct change){slot, delta};
 }
@@ -160,7 +161,7 @@ void counts_savepoint(struct counts *c)
 {
 	if (c->nmarks == c->capmarks) {
 		c->capmarks = c->capmarks ? c->capmarks * 2 : 8;
-		c->marks = realloc(c->marks, c->capmarks * sizeof *c->marks);
+		c->marks = mem_realloc(c->marks, c->capmarks * sizeof *c->marks);
 	}
 	c->marks[c->nmarks++] = c->njournal;
 }

@@ -14,6 +14,7 @@
 #include "common/config.h"
 #include "common/fnv.h"
 #include "common/log.h"
+#include "common/mem.h"
 #include "common/textfile.h"
 #include "store/engine.h"
 #include "store/pg_args.h"
@@ -1380,7 +1381,7 @@ static void op_close(struct store *base)
 static int op_open(struct store *base, const struct config *cfg)
 {
 	const struct pg_conf *conf = config_plugin(cfg, "postgres");
-	struct pg_store *s = calloc(1, sizeof *s);
+	struct pg_store *s = mem_calloc(1, sizeof *s);
 
 	if (!s) {
 		snprintf(base->errmsg, sizeof base->errmsg, "postgres: out of memory");

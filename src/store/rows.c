@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mem.h"
+
 int rows_in_set(const struct schema_column *c, enum rows_set set)
 {
 	switch (set) {
@@ -60,7 +62,7 @@ static void read_text(const struct schema_column *c, char *member, const char *v
 {
 	switch (c->kind) {
 	case SCHEMA_TEXT:
-		*(char **)member = v ? strndup(v, len) : NULL;
+		*(char **)member = v ? mem_strndup(v, len) : NULL;
 		break;
 	case SCHEMA_BORROWED:
 		*(const char **)member = v;

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "common/config.h"
+#include "common/mem.h"
 #include "store/engine.h"
 #include "store/rows.h"
 #include "store/sql.h"
@@ -814,7 +815,7 @@ static int prepare(struct sqlite_store *s)
 
 static int op_open(struct store *base, const struct config *cfg)
 {
-	struct sqlite_store *s = calloc(1, sizeof *s);
+	struct sqlite_store *s = mem_calloc(1, sizeof *s);
 	char path[4200];
 
 	if (!s) {

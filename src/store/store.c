@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/mem.h"
 #include "store/engine.h"
 
 /* Every call to the engine goes through here, so that a failure counts
@@ -49,7 +50,7 @@ struct store *store_open(const struct config *cfg, char *err, size_t errsize)
 		snprintf(err, errsize, "[store] kind: no engine named '%s'", cfg->store_kind);
 		return NULL;
 	}
-	if (!(st = calloc(1, sizeof *st)) || !(st->counts = counts_new())) {
+	if (!(st = mem_calloc(1, sizeof *st)) || !(st->counts = counts_new())) {
 		snprintf(err, errsize, "store: out of memory");
 		free(st);
 		return NULL;

@@ -21,6 +21,7 @@
 #include "common/clock.h"
 #include "common/job.h"
 #include "common/log.h"
+#include "common/mem.h"
 #include "worker/control.h"
 #include "worker/worker_internal.h"
 
@@ -172,7 +173,7 @@ static void on_line(void *arg, char *line)
 	r->items_done = c.items;
 	if (c.kind == CONTROL_CHECKPOINT) {
 		free(r->checkpoint);
-		r->checkpoint = strdup(c.token);
+		r->checkpoint = xstrdup(c.token);
 		r->checkpoint_items = c.items;
 		job_call(r, "checkpoint", json_pack("{s:s, s:I}", "checkpoint", c.token, "items_done", (json_int_t)c.items));
 	}
@@ -193,7 +194,7 @@ static int read_control(struct run *r)
 static char **command_argv(json_t *command)
 {
 	size_t n = json_array_size(command), i;
-	char **argv = calloc(n + 1, sizeof *argv);
+	char **argv = xcalloc(n + 1, sizeof *argv);
 	json_t *arg;
 
 	json_array_foreach(command, i, arg)
@@ -376,13 +377,7 @@ int job_run(struct worker *w, json_t *job, json_t **next)
 		return 0;
 	}
 	argv = command_argv(command);
-	if (!(r.reader = calloc(1, sizeof *r.reader))) {
-		job_call(&r, "fail", json_pack("{s:s, s:b}", "error", "worker: out of memory", "retry", 1));
-		close(pipefd[0]);
-		close(pipefd[1]);
-		free(argv);
-		return 0;
-	}
+	r.reader = xcalloc(1, sizeof *r.reader);
 	r.started_ms = clock_monotonic_ms();
 	r.next_heartbeat_ms = r.started_ms + w->heartbeat_ms;
 	log_info("job started", "worker=%s job=%lld attempt=%lld lease_token=%lld", w->name, (long long)r.id,

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "common/log.h"
+#include "common/mem.h"
 
 #define AWS_URL "http://169.254.169.254/latest/meta-data/spot/instance-action"
 #define AWS_TOKEN_URL "http://169.254.169.254/latest/api/token"
@@ -77,8 +78,8 @@ struct notice *notice_new(const char *spec, const char *token, const char *cacer
 		snprintf(err, errsize, "%s", curl_lib_error()[0] ? curl_lib_error() : "libcurl: global initialisation failed");
 		return NULL;
 	}
-	n = calloc(1, sizeof *n);
-	if (!n || !(n->curl = curl_easy_init())) {
+	n = xcalloc(1, sizeof *n);
+	if (!(n->curl = curl_easy_init())) {
 		free(n);
 		curl_global_cleanup();
 		snprintf(err, errsize, "libcurl: cannot create a handle");

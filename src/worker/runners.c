@@ -15,6 +15,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/mem.h"
 #include "worker/worker_internal.h"
 
 /* The exit status of a runner whose job ended because serve was out of
@@ -24,11 +25,11 @@
 void runners_init(struct worker *w)
 {
 	const char *env = getenv("CUDA_VISIBLE_DEVICES");
-	char *copy = strdup(env ? env : ""), *save = NULL;
+	char *copy = xstrdup(env ? env : ""), *save = NULL;
 	int n = 0;
 
 	w->ngpus = w->o->gpus < INSTANCE_GPUS_MAX ? w->o->gpus : INSTANCE_GPUS_MAX;
-	for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t && n < w->ngpus; t = strtok_r(NULL, ",", &save))
+	for (char *t = strtok_r(copy, ",", &save); t && n < w->ngpus; t = strtok_r(NULL, ",", &save))
 		snprintf(w->gpu_names[n++], sizeof w->gpu_names[0], "%s", t);
 	if (n < w->ngpus) /* the list does not name them all: by index */
 		for (n = 0; n < w->ngpus; n++)

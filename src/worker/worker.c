@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/instance.h"
 #include "common/log.h"
+#include "common/mem.h"
 
 static struct worker_signals signals_seen = {.wake = {-1, -1}};
 
@@ -208,7 +209,7 @@ static json_t *lease_body(const struct worker *w, int64_t wait_ms)
 		json_object_set_new(b, "running", runners_jobs(w));
 	if (w->o->labels && w->o->labels[0]) {
 		json_t *labels = json_array();
-		char *copy = strdup(w->o->labels), *save = NULL;
+		char *copy = xstrdup(w->o->labels), *save = NULL;
 		for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
 			json_array_append_new(labels, json_string(t));
 		free(copy);

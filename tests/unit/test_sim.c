@@ -41,9 +41,11 @@
  *   start, and from each time it is put back (a reclaim, a scale-in) to
  *   its next; p50/p95/p99 are nearest rank. */
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mem.h"
 #include "harness.h"
 #include "sim/sim.h"
 #include "sim/simout.h"
@@ -701,7 +703,7 @@ static void test_min1_on_a_fleet_of_long_jobs(void **state)
 	setup(&s, csv, "[scaler]\nmax_instances = 100000\n[offer.a]\ngpus = 1\nprice_ondemand = 3.6\nboot = 60s\n"
 		       "billing = per-second\nbilling_minimum = 60s\n");
 	free(csv);
-	assert_int(harness_child(replay_long_jobs, &s, 60, 0), 0);
+	assert_int(harness_child(replay_long_jobs, &s, 60), 0);
 	trace_free(&s.t);
 }
 
@@ -1353,48 +1355,68 @@ static void test_burst_meets_big_fleet(void **state)
 	(void)state;
 	setup(&s, csv, "[offer.a]\nprice_ondemand = 1\n");
 	free(csv);
-	assert_int(harness_child(replay_burst, &s, 20, 0), 0);
+	assert_int(harness_child(replay_burst, &s, 20), 0);
 	trace_free(&s.t);
 }
 
-/* In a child with little memory: 0 when each of these replays fails as
- * out of memory, 1 when one runs, and a crash if one dereferences NULL. */
-static int replay_in_low_memory(void *setup)
-{
-	static const char *const specs[] = {"keda", "always-on", "min1", "ebb:scaler.max_instances=100000"};
-	struct setup *s = setup;
+/* In a child: the replay of the setup under the policy, the nth
+ * allocation from its start failing; standard error to a file. 0 when
+ * the replay needed fewer. */
+struct failing_replay {
+	struct setup *s;
+	const char *spec, *log;
+	long n;
+};
 
-	for (int k = 0; k < 4; k++) {
-		struct sim_result r;
-		struct policy p;
-		char err[600];
-		if (policy_parse(specs[k], s->conf, NULL, &p, err, sizeof err) != 0)
-			return 2;
-		if (sim_run(&s->t, &p, &s->o, &r) == 0)
-			return 1;
-		sim_result_free(&r);
-		policy_free(&p);
-	}
+static int replay_failing(void *arg)
+{
+	const struct failing_replay *f = arg;
+	struct sim_result r;
+	struct policy p;
+	char err[600];
+
+	if (!freopen(f->log, "w", stderr) || policy_parse(f->spec, f->s->conf, NULL, &p, err, sizeof err) != 0)
+		return 2;
+	mem_fail_after(f->n);
+	sim_run(&f->s->t, &p, &f->s->o, &r);
 	return 0;
 }
 
-/* An allocation that fails stops the replay with an error, at its start
- * (8 MB: not room for the jobs) or half-way (40 MB: not for the fleet). */
+/* Out of memory, a replay aborts, saying so (common/mem.h: the
+ * simulator's rule), wherever its allocation fails: at its start (the
+ * jobs, the queues), and as its fleet, events and samples grow, for ebb
+ * and the baselines alike. */
 static void test_replay_out_of_memory(void **state)
 {
-	char *csv = burst_trace(400000);
+	static const char *const specs[] = {"keda", "always-on", "min1", "ebb:scaler.max_instances=100000"};
+	char *csv = burst_trace(2000), log[4300];
 	struct setup s;
-	int rc;
 
 	(void)state;
 	setup(&s, csv, "[scaler]\nmax_gpus = 1000000\nmax_spend_per_hour = 0\n[offer.a]\nprice_ondemand = 1\n");
 	free(csv);
 	s.o.sample_ms = 1; /* samples grow too */
-	for (int k = 0; k < 2 && (rc = harness_child(replay_in_low_memory, &s, 60, k ? 40 : 8)) >= 0; k++)
-		assert_int(rc, 0);
+	snprintf(log, sizeof log, "%s/stderr", harness_tmpdir());
+	for (int k = 0; k < 4; k++) {
+		struct failing_replay f = {.s = &s, .spec = specs[k], .log = log};
+		int aborted = 0, rc = 1;
+		/* Every allocation of the first 40, then one in 7 (a replay
+		 * makes thousands as its arrays double). */
+		for (f.n = 1; f.n < 20000 && (rc = harness_child(replay_failing, &f, 60)) != 0;
+		     f.n += f.n < 40 ? 1 : 7 * (f.n / 40)) {
+			char *said = harness_read_file(log, NULL);
+			if (rc != 128 + SIGABRT)
+				fail_msg("%s, allocation %ld failing: exit %d, not an abort: %s", specs[k], f.n, rc,
+					 said ? said : "");
+			assert_contains(said, "ebb: out of memory (");
+			free(said);
+			aborted++;
+		}
+		if (rc != 0)
+			fail_msg("%s: still failing at allocation %ld", specs[k], f.n);
+		assert_true(aborted >= 5);
+	}
 	trace_free(&s.t);
-	if (rc < 0)
-		skip();
 }
 
 /* Spot reclaimed faster than a job runs: a 100-hour job with no
@@ -1423,7 +1445,7 @@ static void test_replay_stops_when_no_job_can_end(void **state)
 	setup(&s, "submit_time_s,duration_s\n0,360000\n",
 	      "[scaler]\nmax_spend_per_hour = 0\n[offer.a]\nprice_ondemand = 3.6\nprice_spot = 1\n"
 	      "reliability = 0.01\nboot = 100s\n");
-	assert_int(harness_child(replay_never_ending, &s, 20, 0), 0);
+	assert_int(harness_child(replay_never_ending, &s, 20), 0);
 	trace_free(&s.t);
 }
 
