@@ -105,8 +105,10 @@ static char *statement(struct copy *c, const struct schema_table *t, int insert)
 		snprintf(c->err, c->errsize, "out of memory");
 		return NULL;
 	}
-	fputs(insert ? "INSERT INTO " : "SELECT ", f);
-	fprintf(f, insert ? "%s (" : "", t->name);
+	if (insert)
+		fprintf(f, "INSERT INTO %s (", t->name);
+	else
+		fputs("SELECT ", f);
 	rows_names(f, t, ROWS_ALL);
 	if (insert) {
 		fprintf(f, ") %sVALUES (", identity(t) ? "OVERRIDING SYSTEM VALUE " : "");
