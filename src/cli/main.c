@@ -32,6 +32,8 @@ const struct command commands[] = {
 
 int main(int argc, char **argv)
 {
+	const struct command *c;
+
 	if (argc < 2) {
 		cmd_help(argc, argv);
 		return 2;
@@ -40,10 +42,7 @@ int main(int argc, char **argv)
 		return cmd_help(1, argv);
 	if (strcmp(argv[1], "--version") == 0)
 		return cmd_version(1, argv);
-	for (const struct command *c = commands; c->name; c++) {
-		if (strcmp(c->name, argv[1]) == 0)
-			return cmd_run(c, argc - 1, argv + 1);
-	}
-	fprintf(stderr, "ebb: unknown command '%s' (see 'ebb help')\n", argv[1]);
-	return 2;
+	if ((c = cmd_find(argv[1])))
+		return cmd_run(c, argc - 1, argv + 1);
+	return cmd_unknown("ebb", argv[1]);
 }

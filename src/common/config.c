@@ -13,6 +13,7 @@
 
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/suggest.h"
 #include "common/units.h"
 
 const struct conf_plugin *config_plugin_named(const struct conf_plugin *const *list, const char *name)
@@ -458,6 +459,41 @@ static void section_names(const struct config *cfg, char *buf, size_t size)
 	}
 }
 
+/* The section an unknown one may have meant, into buf ("scaler" for
+ * "scalr", "lane.gpu" for "lan.gpu"); NULL when none is close. */
+static const char *near_section(const struct config *cfg, const char *section, char *buf, size_t size)
+{
+	const char *dot = strchr(section, '.');
+	struct suggest near;
+
+	suggest_init(&near, section, dot ? (size_t)(dot - section) : strlen(section));
+	for (const struct conf_section *s = core_sections; s->name; s++) {
+		if (!s->multi == !dot)
+			suggest_consider(&near, s->name);
+	}
+	for (int i = 0; i < cfg->nsections && !dot; i++)
+		suggest_consider(&near, cfg->sections[i].plugin->name);
+	if (!near.best)
+		return NULL;
+	snprintf(buf, size, "%s%s", near.best, dot ? dot : "");
+	return buf;
+}
+
+/* "; did you mean 'interval'?" for an unknown key, into buf, when one of
+ * the section's keys is close to it; else "". */
+static const char *near_key(const struct conf_key *keys, const char *key, char *buf, size_t size)
+{
+	struct suggest near;
+
+	suggest_init(&near, key, strlen(key));
+	for (const struct conf_key *k = keys; k->name; k++)
+		suggest_consider(&near, k->name);
+	if (!near.best)
+		return "";
+	snprintf(buf, size, "; did you mean '%s'?", near.best);
+	return buf;
+}
+
 int config_set(struct config *cfg, const char *section, const char *key, const char *value,
 	       char *err, size_t errsize)
 {
@@ -468,6 +504,10 @@ int config_set(struct config *cfg, const char *section, const char *key, const c
 	char why[200], names[512];
 	void *base = cfg;
 
+	if (!s && plugin < 0 && near_section(cfg, section, why, sizeof why)) {
+		conftab_errf(err, errsize, "[%s]: unknown section; did you mean [%s]?", section, why);
+		return -1;
+	}
 	if (!s && plugin < 0) {
 		section_names(cfg, names, sizeof names);
 		conftab_errf(err, errsize, "[%s]: unknown section (expected %s)", section, names);
@@ -484,7 +524,8 @@ int config_set(struct config *cfg, const char *section, const char *key, const c
 	if (plugin >= 0)
 		base = cfg->sections[plugin].values;
 	if (!(k = conftab_key(s ? s->keys : cfg->sections[plugin].plugin->keys, key))) {
-		conftab_errf(err, errsize, "[%s] %s: unknown key", section, key);
+		conftab_errf(err, errsize, "[%s] %s: unknown key%s", section, key,
+			     near_key(s ? s->keys : cfg->sections[plugin].plugin->keys, key, why, sizeof why));
 		return -1;
 	}
 	if (conftab_set(k, base, value, cfg, why, sizeof why) != 0) {
