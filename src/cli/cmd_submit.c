@@ -22,8 +22,9 @@ static const struct option_spec options[] = {
 	{"jobs", 0, OPTION_STRING, "FILE", OPTION_AT(struct submit_args, jobs),
 	 "submit every job of FILE ('-': standard input), a JSON object\n"
 	 "a line as POST /v1/jobs takes it, the other flags and COMMAND\n"
-	 "as defaults; sent 1000 a call. Prints an id a line; exits 1 if\n"
-	 "a job was refused (its line named on stderr)"},
+	 "as defaults; sent 1000 a call. Prints an id a line (--json: each\n"
+	 "job or refusal as a line of JSON); exits 1 if a job was refused\n"
+	 "(its line named on stderr)"},
 	{"lane", 0, OPTION_STRING, "L", BODY, "lane (default: the server's [queue] default_lane)", .field = "lane"},
 	{"priority", 0, OPTION_INT, "N", BODY, "-1000 to 1000, higher first within a lane (default 0)", .min = -1000,
 	 .max = 1000, .field = "priority"},

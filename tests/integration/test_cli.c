@@ -390,6 +390,31 @@ static void help_and_usage_errors(void **state)
 	}
 }
 
+/* ebb submit --jobs FILE --json: a line of JSON for each job, refused or
+ * not, in the file's order, as the file it reads. */
+static void submit_jobs_json_lines(void **state)
+{
+	const char *file = harness_fmt("%s/jobs.jsonl", harness_tmpdir());
+	struct harness_run r;
+	char *line, *save = NULL;
+	int n = 0;
+
+	(void)state;
+	harness_write_file(file, "{\"command\": [\"true\"]}\n{\"command\": []}\n{\"payload\": 1}\n");
+	harness_ebb(&r, srv, "submit", "--jobs", file, "--json", NULL);
+	assert_int(r.status, 1); /* one refused */
+	for (line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save), n++) {
+		json_t *v = harness_json(line);
+		if (n == 1)
+			assert_non_null(harness_jget(v, "error.message"));
+		else
+			assert_true(JINT(v, "id") > 0);
+		json_decref(v);
+	}
+	assert_int(n, 3);
+	harness_run_free(&r);
+}
+
 /* Every command that offers --json prints JSON with it, found from the
  * commands' own help, so that a new command with --json is checked here
  * or says where it is. "ID" stands for a job's id. */
@@ -516,6 +541,7 @@ int main(void)
 		cmocka_unit_test(version_and_help),
 		cmocka_unit_test(help_and_usage_errors),
 		cmocka_unit_test(json_everywhere),
+		cmocka_unit_test(submit_jobs_json_lines),
 		cmocka_unit_test(bad_config),
 		cmocka_unit_test(config_example),
 	};
