@@ -6,6 +6,7 @@
  * registered with enough makes it placeable; without offers nothing is
  * refused (workers started by hand run what they can). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
@@ -114,6 +115,53 @@ static void test_a_registered_worker_makes_it_placeable(void **state)
 	config_free(&cfg);
 }
 
+/* Is EbbJobsUnplaceable firing, its summary with has in it? */
+static int unplaceable_firing(struct harness_server *s, const char *has)
+{
+	json_t *r = harness_get(s, "/v1/alerts"), *a;
+	int found = 0;
+	size_t i;
+
+	json_array_foreach(json_object_get(r, "alerts"), i, a) {
+		found |= strcmp(JSTR(a, "name"), "EbbJobsUnplaceable") == 0 && strcmp(JSTR(a, "state"), "firing") == 0 &&
+			 strstr(JSTR(a, "summary"), has) != NULL;
+	}
+	json_decref(r);
+	return found;
+}
+
+/* A job an offer held is queued; serve restarts with a config that no
+ * longer has the offer: the queued job is flagged at once, an alert with
+ * the reason. A job submitted with allow_unplaceable is flagged too; the
+ * alert resolves once nothing unplaceable is queued. */
+static void test_a_config_change_flags_queued_jobs(void **state)
+{
+	struct harness_server *s = harness_serve(OFFERS "[offer.big]\ngpus = 1\nvram_gb = 80\nprice_ondemand = 9.0\n", 0);
+	char *conf, *cut;
+	int64_t id;
+
+	(void)state;
+	id = harness_submit(s, "{\"command\": [\"true\"], \"min_vram_gb\": 80}");
+	assert_false(unplaceable_firing(s, ""));
+	assert_int(harness_server_stop(s), 0);
+	conf = harness_read_file(s->conf, NULL);
+	assert_non_null(cut = strstr(conf, "[offer.big]"));
+	*cut = '\0';
+	harness_write_file(s->conf, conf);
+	free(conf);
+	harness_server_start(s);
+	WAIT_FOR(s, 30000, unplaceable_firing(s, "lane standard: 1 queued jobs nothing can run: " VRAM_80),
+		 "EbbJobsUnplaceable did not fire within 30 s");
+	/* Another, allowed in: counted with it. */
+	harness_submit(s, "{\"command\": [\"true\"], \"min_vram_gb\": 80, \"allow_unplaceable\": true}");
+	WAIT_FOR(s, 30000, unplaceable_firing(s, ": 2 queued jobs"),
+		 "EbbJobsUnplaceable did not count the second job within 30 s");
+	/* Cancelled, nothing unplaceable is queued: resolved. */
+	harness_call_ok(s, "POST", harness_fmt("/v1/jobs/%lld/cancel", (long long)id), NULL, 200);
+	harness_call_ok(s, "POST", harness_fmt("/v1/jobs/%lld/cancel", (long long)id + 1), NULL, 200);
+	WAIT_FOR(s, 30000, !unplaceable_firing(s, ""), "EbbJobsUnplaceable did not resolve within 30 s");
+}
+
 /* Without offers in the config, nothing is refused. */
 static void test_no_offers_refuse_nothing(void **state)
 {
@@ -128,6 +176,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_submit_refused_with_the_reason, harness_cleanup),
 		cmocka_unit_test_teardown(test_a_registered_worker_makes_it_placeable, harness_cleanup),
+		cmocka_unit_test_teardown(test_a_config_change_flags_queued_jobs, harness_cleanup),
 		cmocka_unit_test_teardown(test_no_offers_refuse_nothing, harness_cleanup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
