@@ -202,7 +202,7 @@ int api_heartbeat(struct api_call *c)
 }
 
 /* The running job's wake-up (watch.h): ?token= the lease's, &wait= up to
- * max_lease_wait seconds. */
+ * 600 seconds. */
 int api_watch(struct api_call *c)
 {
 	struct ebb_error err;
@@ -217,9 +217,7 @@ int api_watch(struct api_call *c)
 	}
 	if (own_job(c, "watch a job leased on instance") != 0)
 		return -1;
-	wait_s *= 1000;
-	watch_lease(c->api->watch, c->req, c->id, token,
-		    wait_s < c->api->cfg->max_lease_wait_ms ? wait_s : c->api->cfg->max_lease_wait_ms);
+	watch_lease(c->api->watch, c->req, c->id, token, wait_s * 1000);
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/mem.h"
 
@@ -66,6 +67,7 @@ static void *watch(void *arg)
 		 (long long)u->token, WATCH_WAIT_S);
 	while (!u->quit) {
 		json_t *reply = NULL;
+		int64_t asked_ms = clock_monotonic_ms();
 		int status = client_call(&u->client, "GET", path, NULL, &reply);
 		const char *action = json_string_value(json_object_get(reply, "action"));
 
@@ -79,7 +81,11 @@ static void *watch(void *arg)
 		}
 		json_decref(reply);
 		if (status == 200) {
+			/* A serve that answers at once (it is stopping) is asked
+			 * again a second later, not in a tight loop. */
 			pause_ms = 250;
+			if (clock_monotonic_ms() - asked_ms < 1000)
+				backoff(u, 1000 - (clock_monotonic_ms() - asked_ms));
 			continue;
 		}
 		/* serve out of reach, restarting, or an older one without the

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "harness.h"
 
@@ -51,13 +52,14 @@ static pid_t running_pid(struct harness_server *s, const char *dir, const char *
 
 static int gone(pid_t pid) { return kill(pid, 0) != 0 && errno == ESRCH; }
 
-/* Waits until pid is gone: fails past STOP_BOUND_MS from since_ms. */
-static void assert_stopped_within(struct harness_server *s, pid_t pid, int64_t since_ms, const char *what)
+/* Waits until pid is gone: fails past bound_ms from since_ms. */
+static void assert_stopped_within(struct harness_server *s, pid_t pid, int64_t since_ms, int64_t bound_ms,
+				  const char *what)
 {
 	while (!gone(pid)) {
-		if (harness_now_ms() - since_ms > STOP_BOUND_MS)
-			harness_fail_with_log(s, "%s: the job's process %d still runs %d ms later", what, (int)pid,
-					      STOP_BOUND_MS);
+		if (harness_now_ms() - since_ms > bound_ms)
+			harness_fail_with_log(s, "%s: the job's process %d still runs %lld ms later", what, (int)pid,
+					      (long long)bound_ms);
 		harness_sleep_ms(20);
 	}
 }
@@ -81,12 +83,45 @@ static void test_cancel_stops_the_running_job(void **state)
 	assert_int(run.status, 0);
 	assert_contains(run.out, "cancelled");
 	harness_run_free(&run);
-	assert_stopped_within(s, pid, at, "cancel");
+	assert_stopped_within(s, pid, at, STOP_BOUND_MS, "cancel");
 	assert_true(harness_job_is(s, id, "cancelled"));
 	/* The worker is free again: a new job runs on it. */
 	next = harness_submit(s, "{\"command\": [\"true\"]}");
 	WAIT_FOR(s, 60000, harness_job_is(s, next, "succeeded"), "the next job did not run within 60 s");
 	assert_true(harness_job_is(s, id, "cancelled"));
+}
+
+/* serve restarts under a running job: the job runs on, and the watch,
+ * asked again with backoff (at most 5 s apart), still brings a cancel
+ * within seconds, well before the next heartbeat. */
+static void test_the_watch_outlives_a_serve_restart(void **state)
+{
+	const char *dir = harness_tmpdir();
+	struct harness_server *s = serve_local("0", "");
+	struct harness_run run;
+	char *conf, *listen;
+	int64_t id, at;
+	pid_t pid;
+
+	(void)state;
+	id = submit_sleeper(s, dir, "long", "");
+	pid = running_pid(s, dir, "long");
+	/* On the same port, where the worker reaches it. */
+	assert_int(harness_server_stop(s), 0);
+	conf = harness_read_file(s->conf, NULL);
+	assert_non_null(listen = strstr(conf, "listen = 127.0.0.1:0\n"));
+	*listen = '\0';
+	harness_write_file(s->conf, harness_fmt("%slisten = 127.0.0.1:%d\n%s", conf, s->port,
+						listen + strlen("listen = 127.0.0.1:0\n")));
+	free(conf);
+	harness_server_start(s);
+	assert_false(gone(pid));
+	assert_true(harness_job_is(s, id, "leased"));
+	harness_ebb(&run, s, "cancel", harness_fmt("%lld", (long long)id), NULL);
+	at = harness_now_ms();
+	assert_int(run.status, 0);
+	harness_run_free(&run);
+	assert_stopped_within(s, pid, at, STOP_BOUND_MS + 5000, "cancel after a restart");
 }
 
 /* The wake-up route itself: a watch with no news answers "none" after its
@@ -171,6 +206,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_cancel_stops_the_running_job, harness_cleanup),
+		cmocka_unit_test_teardown(test_the_watch_outlives_a_serve_restart, harness_cleanup),
 		cmocka_unit_test_teardown(test_watch_route, harness_cleanup),
 		cmocka_unit_test_teardown(test_preemption_stops_the_running_job, harness_cleanup),
 	};
