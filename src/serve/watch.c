@@ -5,7 +5,6 @@
 
 #include "common/clock.h"
 #include "common/jsonout.h"
-#include "common/log.h"
 #include "common/mem.h"
 #include "common/timer.h"
 
