@@ -18,6 +18,9 @@
  * the proxies usually in between. */
 #define WATCH_WAIT_S 25
 #define BACKOFF_MAX_MS 5000
+/* A job over within this needs no wake-up (its end tells serve as soon):
+ * the watch begins after it, so that short jobs cost serve no call. */
+#define FIRST_WATCH_AFTER_MS 1000
 
 struct wakeup {
 	struct client client; /* the thread's own */
@@ -65,6 +68,7 @@ static void *watch(void *arg)
 
 	snprintf(path, sizeof path, "/v1/jobs/%lld/watch?token=%lld&wait=%d", (long long)u->job,
 		 (long long)u->token, WATCH_WAIT_S);
+	backoff(u, FIRST_WATCH_AFTER_MS);
 	while (!u->quit) {
 		json_t *reply = NULL;
 		int64_t asked_ms = clock_monotonic_ms();

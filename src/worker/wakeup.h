@@ -1,8 +1,9 @@
 /* A running job's wake-up: a thread that keeps a watch of the job's lease
  * open to serve (GET /v1/jobs/ID/watch), so that a cancel or a preemption
  * reaches the job at once rather than at the next heartbeat. The thread
- * has a client of its own; when serve answers with news, it writes a byte
- * on wakeup_fd for the job's poll loop, and ends. A serve out of reach
+ * has a client of its own and asks from the job's first second on (a
+ * shorter job costs serve no call); when serve answers with news, it
+ * writes a byte on wakeup_fd for the job's poll loop, and ends. A serve out of reach
  * (restarting, failing over) is asked again with backoff; heartbeats
  * still tell the same, later, if the watch never gets through. */
 #ifndef EBB_WAKEUP_H
