@@ -48,6 +48,10 @@ static const struct option_spec options[] = {
 	{"idempotency-key", 0, OPTION_STRING, "K", BODY, "a retried submit with the same key and body returns the same job",
 	 .field = "idempotency_key"},
 	{"payload", 0, OPTION_JSON, "JSON", BODY, "any JSON value for the worker", .field = "payload"},
+	{"allow-unplaceable", 0, OPTION_FLAG, NULL, BODY,
+	 "queue it even if no offer and no worker registered now can\n"
+	 "hold its GPUs and memory (for workers to come)",
+	 .field = "allow_unplaceable"},
 	{.kind = OPTION_GROUP, .group = cli_client_options, .at = OPTION_AT(struct submit_args, cli)},
 	{0},
 };

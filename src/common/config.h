@@ -86,6 +86,7 @@ struct alerts_conf {
 	int64_t team_budget;
 	double team_budget_warn;
 	int64_t team_budget_for_ms;
+	int64_t unplaceable, unplaceable_for_ms;
 	int64_t webhook_timeout_ms, webhook_retry_max_ms;
 };
 

@@ -39,6 +39,7 @@ static const struct route routes[] = {
 	{"GET", "/v1/jobs/{id}", SUBMIT | WORKER, api_get},
 	{"POST", "/v1/jobs/{id}/cancel", SUBMIT, api_cancel},
 	{"POST", "/v1/jobs/{id}/heartbeat", WORKER, api_heartbeat},
+	{"GET", "/v1/jobs/{id}/watch", WORKER, api_watch},
 	{"POST", "/v1/jobs/{id}/checkpoint", WORKER, api_checkpoint},
 	{"POST", "/v1/jobs/{id}/complete", WORKER, api_complete},
 	{"POST", "/v1/jobs/{id}/fail", WORKER, api_fail_job},

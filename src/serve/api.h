@@ -13,6 +13,7 @@
 #include "serve/fleet.h"
 #include "serve/httpd.h"
 #include "serve/longpoll.h"
+#include "serve/watch.h"
 #include "serve/metrics.h"
 #include "serve/queue.h"
 #include "serve/snapshot.h"
@@ -36,6 +37,7 @@ struct api {
 	struct queue *queue;
 	struct fleet *fleet;
 	struct longpoll *longpoll;
+	struct watch *watch;
 	struct scaler *scaler;     /* NULL: [provider] kind = none */
 	struct provider *provider; /* NULL: [provider] kind = none */
 	const struct offer *offers; /* the catalogue as configured */

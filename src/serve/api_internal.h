@@ -73,6 +73,7 @@ int api_team_budget(struct api_call *c);
 
 int api_lease(struct api_call *c);
 int api_heartbeat(struct api_call *c);
+int api_watch(struct api_call *c);
 int api_checkpoint(struct api_call *c);
 int api_complete(struct api_call *c);
 int api_fail_job(struct api_call *c);

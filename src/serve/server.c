@@ -27,6 +27,7 @@
 #include "serve/httpd.h"
 #include "serve/ledger.h"
 #include "serve/longpoll.h"
+#include "serve/watch.h"
 #include "serve/metrics.h"
 #include "serve/preflight.h"
 #include "serve/queue.h"
@@ -50,6 +51,7 @@ struct server {
 	struct tls *tls; /* NULL: plain HTTP */
 	struct deadline *deadline;
 	struct longpoll *longpoll;
+	struct watch *watch; /* running jobs' wake-ups */
 	struct provider *provider; /* NULL: [provider] kind = none */
 	struct scaler *scaler;
 	struct webhooks *webhooks;
@@ -87,8 +89,11 @@ static void on_done(void *ctx, struct request *req, int sent)
 {
 	struct server *s = ctx;
 
+	struct request_keeper *k = request_keeper(req);
+
 	serve_metrics_http(&s->metrics, request_status(req));
-	longpoll_done(s->longpoll, req, sent);
+	if (k)
+		k->gone(k, sent);
 }
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
@@ -98,6 +103,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	(void)what;
 	log_info("shutting down", "signal=%s", sig == SIGTERM ? "TERM" : "INT");
 	longpoll_release_all(s->longpoll);
+	watch_release_all(s->watch);
 	batch_flush(s->batch);
 	event_base_loopbreak(s->base);
 }
@@ -323,12 +329,13 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 					 !leads)) ||
 	    !(s->history = history_new(s->base, &s->clock, s->store, s->batch)))
 		goto nomem;
-	if (!(s->longpoll = longpoll_new(s->base, s->batch, &s->queue, s->scaler, &s->fleet)))
+	if (!(s->longpoll = longpoll_new(s->base, s->batch, &s->queue, s->scaler, &s->fleet)) ||
+	    !(s->watch = watch_new(s->base, s->batch, &s->queue)))
 		goto nomem;
 	s->api = (struct api){
 		.cfg = cfg, .clock = &s->clock, .test_clock = o->test_clock, .started_ms = clock_now(&s->clock),
 		.store = s->store, .batch = s->batch, .queue = &s->queue, .fleet = &s->fleet,
-		.longpoll = s->longpoll, .scaler = s->scaler, .provider = s->provider, .offers = s->offers,
+		.longpoll = s->longpoll, .watch = s->watch, .scaler = s->scaler, .provider = s->provider, .offers = s->offers,
 		.noffers = s->noffers, .settings = &s->settings, .metrics = &s->metrics, .alerts = s->alerts,
 		.history = s->history, .leads = leads,
 		.snap = {.cfg = cfg, .store = s->store, .clock = &s->clock, .ledger = &s->ledger, .offers = s->offers,
@@ -347,13 +354,14 @@ nomem:
 }
 
 /* In the reverse order of start(): the HTTP server first, whose last
- * connections end through longpoll_done(), the batch and the store. */
+ * connections end through their keepers (longpoll, watch), the batch and the store. */
 static void stop(struct server *s)
 {
 	httpd_stop(s->httpd);
 	tls_free(s->tls);
 	replica_free(s->replica);
 	longpoll_free(s->longpoll);
+	watch_free(s->watch);
 	provider_close(s->provider);
 	scaler_free(s->scaler);
 	alerts_free(s->alerts);

@@ -23,6 +23,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "worker/control.h"
+#include "worker/wakeup.h"
 #include "worker/worker_internal.h"
 
 #define KILL_AFTER_MS 5000 /* from SIGTERM to SIGKILL of a job that must stop */
@@ -44,6 +45,7 @@ struct run {
 	int64_t checkpoint_items;
 	char preempted[440]; /* killed_why of a preemption */
 	json_t *next;         /* the lease reply that came with the report, or NULL */
+	struct wakeup *wakeup; /* serve's news of the lease between heartbeats, or NULL */
 };
 
 /* SIGTERM to the job's process group, SIGKILL kill_after_ms later. */
@@ -110,20 +112,43 @@ static int job_call(struct run *r, const char *what, json_t *body)
 	return job_call_reply(r, what, body, NULL);
 }
 
-/* A heartbeat; a reply that says "preempt" stops the job as a reclaim
- * notice does: its GPUs go to a team owed them (docs/TEAMS.md). */
+/* A preemption stops the job as a reclaim notice does: its GPUs go to a
+ * team owed them (docs/TEAMS.md). */
+static void preempt(struct run *r, const char *why)
+{
+	if (r->term_sent_ms)
+		return;
+	snprintf(r->preempted, sizeof r->preempted, "preempted: %s", why);
+	r->interrupted = 1;
+	stop_job(r, r->preempted, reclaim_grace_ms(r->w));
+}
+
+/* A heartbeat; its reply may say "preempt". */
 static void heartbeat(struct run *r)
 {
 	json_t *reply = NULL;
 	const char *why;
 
 	if (job_call_reply(r, "heartbeat", json_object(), &reply) == 200 &&
-	    (why = json_string_value(json_object_get(reply, "preempt"))) && !r->term_sent_ms) {
-		snprintf(r->preempted, sizeof r->preempted, "preempted: %s", why);
-		r->interrupted = 1;
-		stop_job(r, r->preempted, reclaim_grace_ms(r->w));
-	}
+	    (why = json_string_value(json_object_get(reply, "preempt"))))
+		preempt(r, why);
 	json_decref(reply);
+}
+
+/* The wake-up's news: the lease is no longer ours (cancelled), or it is
+ * preempted; what the next heartbeat would have said. */
+static void woken(struct run *r)
+{
+	const char *why, *news = wakeup_news(r->wakeup, &why);
+
+	if (!news)
+		return;
+	log_info("woken by serve", "worker=%s job=%lld news=%s reason=\"%s\"", r->w->name, (long long)r->id, news,
+		 why);
+	if (strcmp(news, "preempt") == 0)
+		preempt(r, why);
+	else
+		r->lost = 1;
 }
 
 /* The end of a run must reach serve, or the job runs again once its lease
@@ -263,7 +288,8 @@ static int supervise(struct run *r)
 
 	for (;;) {
 		int64_t now = clock_monotonic_ms(), wait_ms = 1000;
-		struct pollfd p[2] = {{.fd = w->sig->wake[0], .events = POLLIN},
+		struct pollfd p[3] = {{.fd = w->sig->wake[0], .events = POLLIN},
+				      {.fd = wakeup_fd(r->wakeup), .events = POLLIN},
 				      {.fd = r->control, .events = POLLIN}};
 
 		if (waitpid(r->pid, &status, WNOHANG) == r->pid)
@@ -302,13 +328,15 @@ static int supervise(struct run *r)
 			wait_ms = min64(wait_ms, r->kill_at_ms - now);
 		if (w->notice && !r->term_sent_ms)
 			wait_ms = min64(wait_ms, notice_wait_ms(w->notice, now));
-		poll(p, r->control >= 0 ? 2 : 1, (int)(wait_ms > 0 ? wait_ms : 0));
+		poll(p, r->control >= 0 ? 3 : 2, (int)(wait_ms > 0 ? wait_ms : 0));
 		if (p[0].revents) {
 			char buf[64];
 			while (read(w->sig->wake[0], buf, sizeof buf) > 0)
 				;
 		}
-		if (r->control >= 0 && p[1].revents && read_control(r) == 0) {
+		if (p[1].revents)
+			woken(r);
+		if (r->control >= 0 && p[2].revents && read_control(r) == 0) {
 			close(r->control);
 			r->control = -1;
 		}
@@ -395,7 +423,12 @@ int job_run(struct worker *w, json_t *job, json_t **next)
 	if (r.pid < 0) {
 		job_call(&r, "fail", json_pack("{s:s, s:b}", "error", "worker: cannot fork", "retry", 1));
 		status = 0;
-	} else if ((status = supervise(&r)) >= 0) {
+	} else {
+		r.wakeup = wakeup_start(&w->o->conn, w->client.current, r.id, r.token);
+		status = supervise(&r);
+		wakeup_stop(r.wakeup);
+	}
+	if (r.pid >= 0 && status >= 0) {
 		while (r.control >= 0 && read_control(&r) > 0)
 			;
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && r.items_done == 0)
