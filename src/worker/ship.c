@@ -12,8 +12,13 @@
 #include "common/log.h"
 #include "common/mem.h"
 
-/* Bytes of lines waiting at most; past it the oldest are dropped. */
+/* Bytes of lines waiting at most; past it the oldest are dropped, but
+ * for the attempt's first HEAD_BYTES, its head, which serve keeps too. */
 #define QUEUE_MAX_BYTES (2 << 20)
+#define HEAD_BYTES (256 << 10)
+/* At the job's end, what waits beyond this is dropped (the oldest) so
+ * that the last lines, most often why it ended, reach serve in time. */
+#define FINISH_MAX_BYTES (256 << 10)
 /* One POST: at most this many bytes of text and lines, under serve's
  * [server] max_body (1 MiB by default) once escaped as JSON. */
 #define BATCH_MAX_BYTES (128 << 10)
@@ -25,6 +30,7 @@ struct line {
 	int64_t at_ms;
 	enum ship_stream stream;
 	size_t len;
+	int head; /* of the attempt's first HEAD_BYTES: never dropped */
 	char text[];
 };
 
@@ -37,8 +43,10 @@ struct ship {
 	int64_t attempt;
 	/* Under lock: */
 	struct line *head, *tail; /* waiting, oldest first */
+	struct line *last_head;   /* the newest waiting line of the head; NULL: none */
 	size_t queued_bytes;
-	int64_t dropped; /* bytes dropped since the attempt began */
+	int64_t head_bytes; /* of the head so far */
+	int64_t dropped; /* bytes of text dropped since the attempt began */
 	int busy;        /* a batch is out, or waits to go again */
 	int stop;
 	volatile sig_atomic_t abort; /* gives up the call in flight */
@@ -46,16 +54,20 @@ struct ship {
 	int64_t next_seq; /* the seq the next line taken gets */
 };
 
-static void drop_oldest(struct ship *s)
+/* Drops the oldest waiting line past the head: 0 when there is none. */
+static int drop_oldest(struct ship *s)
 {
-	struct line *l = s->head;
+	struct line **at = s->last_head ? &s->last_head->next : &s->head, *l = *at;
 
-	s->head = l->next;
-	if (!s->head)
-		s->tail = NULL;
+	if (!l)
+		return 0;
+	*at = l->next;
+	if (s->tail == l)
+		s->tail = s->last_head;
 	s->queued_bytes -= l->len;
-	s->dropped += (int64_t)l->len + 1;
+	s->dropped += (int64_t)l->len;
 	free(l);
+	return 1;
 }
 
 void ship_line(struct ship *s, enum ship_stream stream, int64_t at_ms, const char *text, size_t len)
@@ -69,14 +81,20 @@ void ship_line(struct ship *s, enum ship_stream stream, int64_t at_ms, const cha
 	memcpy(l->text, text, len);
 	l->text[len] = '\0';
 	pthread_mutex_lock(&s->lock);
+	if ((l->head = s->head_bytes < HEAD_BYTES)) {
+		s->head_bytes += (int64_t)len;
+		s->last_head = l;
+	}
 	if (s->tail)
 		s->tail->next = l;
 	else
 		s->head = l;
 	s->tail = l;
 	s->queued_bytes += len;
-	while (s->queued_bytes > QUEUE_MAX_BYTES && s->head != l)
-		drop_oldest(s);
+	/* Never the line just queued: the newest are the tail to keep. */
+	while (s->queued_bytes > QUEUE_MAX_BYTES && (s->last_head ? s->last_head->next : s->head) != l &&
+	       drop_oldest(s))
+		;
 	pthread_cond_signal(&s->cond);
 	pthread_mutex_unlock(&s->lock);
 }
@@ -99,6 +117,8 @@ static json_t *take_batch(struct ship *s, int64_t *seq)
 		s->head = l->next;
 		if (!s->head)
 			s->tail = NULL;
+		if (s->last_head == l)
+			s->last_head = NULL;
 		s->queued_bytes -= l->len;
 		free(l);
 		s->next_seq++;
@@ -172,7 +192,7 @@ static void *run(void *arg)
 			json_t *l;
 			pthread_mutex_lock(&s->lock);
 			json_array_foreach(lines, i, l)
-				s->dropped += (int64_t)json_string_length(json_object_get(l, "text")) + 1;
+				s->dropped += (int64_t)json_string_length(json_object_get(l, "text"));
 			pthread_mutex_unlock(&s->lock);
 		}
 		json_decref(lines);
@@ -217,6 +237,8 @@ void ship_finish(struct ship *s, int64_t wait_ms)
 	int64_t until = clock_monotonic_ms() + wait_ms;
 
 	pthread_mutex_lock(&s->lock);
+	while (s->queued_bytes > FINISH_MAX_BYTES && drop_oldest(s))
+		;
 	while ((s->head || s->busy) && clock_monotonic_ms() < until) {
 		struct timespec t;
 		clock_gettime(CLOCK_REALTIME, &t);
@@ -230,8 +252,9 @@ void ship_finish(struct ship *s, int64_t wait_ms)
 		s->abort = 1;
 		log_warn("log not all shipped", "path=%s", s->path);
 	}
-	while (s->head)
-		drop_oldest(s);
+	s->last_head = NULL; /* the head too: it will not be sent */
+	while (drop_oldest(s))
+		;
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
 	pthread_join(s->thread, NULL);
