@@ -32,7 +32,7 @@
 #define KILL_AFTER_MS 5000 /* from SIGTERM to SIGKILL of a job that must stop */
 /* The longest wait, at the job's end, for serve to take the last of its
  * output before the end is reported. */
-#define SHIP_FLUSH_MS 5000
+#define SHIP_FLUSH_MS 10000
 
 struct run {
 	struct worker *w;

@@ -16,8 +16,9 @@
  * for the attempt's first HEAD_BYTES, its head, which serve keeps too. */
 #define QUEUE_MAX_BYTES (2 << 20)
 #define HEAD_BYTES (256 << 10)
-/* At the job's end, what waits beyond this is dropped (the oldest) so
- * that the last lines, most often why it ended, reach serve in time. */
+/* At the job's end, what still waits beyond this half-way through the
+ * flush is dropped (the oldest) so that the last lines, most often why
+ * it ended, reach serve in time. */
 #define FINISH_MAX_BYTES (256 << 10)
 /* One POST: at most this many bytes of text and lines, under serve's
  * [server] max_body (1 MiB by default) once escaped as JSON. */
@@ -232,14 +233,10 @@ struct ship *ship_start(const struct client *c, int64_t job, int64_t attempt)
 	return s;
 }
 
-void ship_finish(struct ship *s, int64_t wait_ms)
+/* Waits (under lock) until everything is acknowledged or until_ms. */
+static void wait_shipped(struct ship *s, int64_t until_ms)
 {
-	int64_t until = clock_monotonic_ms() + wait_ms;
-
-	pthread_mutex_lock(&s->lock);
-	while (s->queued_bytes > FINISH_MAX_BYTES && drop_oldest(s))
-		;
-	while ((s->head || s->busy) && clock_monotonic_ms() < until) {
+	while ((s->head || s->busy) && clock_monotonic_ms() < until_ms) {
 		struct timespec t;
 		clock_gettime(CLOCK_REALTIME, &t);
 		t.tv_nsec += 100 * 1000000L;
@@ -247,6 +244,18 @@ void ship_finish(struct ship *s, int64_t wait_ms)
 		t.tv_nsec %= 1000000000L;
 		pthread_cond_timedwait(&s->cond, &s->lock, &t);
 	}
+}
+
+void ship_finish(struct ship *s, int64_t wait_ms)
+{
+	int64_t start = clock_monotonic_ms();
+
+	pthread_mutex_lock(&s->lock);
+	wait_shipped(s, start + wait_ms / 2);
+	/* Half the time gone and much still waits: the last lines first. */
+	while (s->queued_bytes > FINISH_MAX_BYTES && drop_oldest(s))
+		;
+	wait_shipped(s, start + wait_ms);
 	s->stop = 1;
 	if (s->head || s->busy) {
 		s->abort = 1;

@@ -265,6 +265,68 @@ static void read_waits_for_lines(void **state)
 	assert_int(WEXITSTATUS(harness_stop_hand_worker(s, w, 10000)), 0);
 }
 
+/* The text bytes of the job's log kept now. */
+static int64_t bytes_now(struct harness_server *s, int64_t id)
+{
+	json_t *log = all_lines(s, id), *l;
+	int64_t bytes = 0;
+	size_t i;
+
+	json_array_foreach(harness_jget(log, "lines"), i, l) bytes += (int64_t)strlen(JSTR(l, "text"));
+	json_decref(log);
+	return bytes;
+}
+
+/* The text of the first line kept. */
+static const char *first_text(struct harness_server *s, int64_t id)
+{
+	json_t *r = harness_get(s, harness_fmt("/v1/jobs/%lld/logs", (long long)id));
+	const char *text = harness_fmt("%s", JSTR(json_array_get(harness_jget(r, "lines"), 0), "text"));
+
+	json_decref(r);
+	return text;
+}
+
+/* Past logs_max_total the oldest log goes first, the newest is kept. */
+static void total_bound_sweeps_oldest(void **state)
+{
+	struct harness_server *s = harness_serve("[queue]\nlogs_max_total = 1MiB\n", 0);
+	const char *job = "{\"command\": [\"awk\", \"BEGIN{for(i=1;i<=8000;i++) printf \\\"%099d\\\\n\\\", i}\"]}";
+	int64_t a, b;
+	pid_t w = worker(s);
+
+	(void)state;
+	a = harness_submit(s, job);
+	WAIT_FOR(s, 60000, harness_job_is(s, a, "succeeded"), "job %lld did not succeed", (long long)a);
+	b = harness_submit(s, job);
+	WAIT_FOR(s, 60000, harness_job_is(s, b, "succeeded"), "job %lld did not succeed", (long long)b);
+	WAIT_FOR(s, 30000, bytes_now(s, a) + bytes_now(s, b) <= 1024 * 1024, "the logs were not cut to 1 MiB");
+	assert_true(bytes_now(s, a) < 800000 - 200000);
+	/* b, the newest, untouched: the sweep takes a log's oldest lines first. */
+	assert_string_equal(first_text(s, b), harness_fmt("%099d", 1));
+	assert_true(bytes_now(s, b) > 500000);
+	assert_int(WEXITSTATUS(harness_stop_hand_worker(s, w, 10000)), 0);
+}
+
+/* A log past log_retention since its last line is deleted. */
+static void retention_sweeps(void **state)
+{
+	struct harness_server *s = harness_serve("[queue]\nlog_retention = 2s\n", 0);
+	const char *path;
+	int64_t id;
+
+	(void)state;
+	id = harness_submit(s, "{\"command\": [\"true\"]}");
+	json_decref(lease(s));
+	path = harness_fmt("/v1/jobs/%lld/logs", (long long)id);
+	json_decref(harness_call_ok(s, "POST", path,
+				    "{\"token\": 1, \"attempt\": 1, \"seq\": 0, \"lines\": ["
+				    "{\"at\": 1.5, \"stream\": \"stdout\", \"text\": \"a\"}]}",
+				    200));
+	assert_int(lines_now(s, id), 1);
+	WAIT_FOR(s, 30000, lines_now(s, id) == 0, "job %lld's log outlived its retention", (long long)id);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -273,6 +335,8 @@ int main(void)
 		cmocka_unit_test_teardown(serve_killed_mid_stream, harness_cleanup),
 		cmocka_unit_test_teardown(ship_by_hand_and_teams, harness_cleanup),
 		cmocka_unit_test_teardown(read_waits_for_lines, harness_cleanup),
+		cmocka_unit_test_teardown(total_bound_sweeps_oldest, harness_cleanup),
+		cmocka_unit_test_teardown(retention_sweeps, harness_cleanup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
