@@ -51,7 +51,7 @@ static int check_lines(json_t *lines, struct ebb_error *err)
 
 int api_logs_ship(struct api_call *c)
 {
-	struct ebb_error err;
+	struct ebb_error err = {0};
 	struct job job;
 	int64_t token, attempt, next;
 	json_t *lines = json_object_get(c->body, "lines");
@@ -69,17 +69,15 @@ int api_logs_ship(struct api_call *c)
 		return api_fail(c, &err);
 	if (queue_get(c->api->queue, c->id, NULL, &job, &err) != 0)
 		return api_fail(c, &err);
-	if (api_check_own_instance(c, job.instance, "ship the log of a job leased on instance", &err) != 0 ||
-	    (attempt != token || token > job.lease_token)) {
-		if (!err.status || attempt != token || token > job.lease_token)
-			error_set(&err, 409, "stale_lease", "token",
-				  "attempt %lld with token %lld: job %lld has had %lld leases, and an attempt is its"
-				  " lease's token",
-				  (long long)attempt, (long long)token, (long long)c->id, (long long)job.lease_token);
-		job_free(&job);
-		return api_fail(c, &err);
-	}
+	if (attempt != token || token > job.lease_token)
+		error_set(&err, 409, "stale_lease", "token",
+			  "attempt %lld with token %lld: job %lld has had %lld leases, and an attempt is its lease's token",
+			  (long long)attempt, (long long)token, (long long)c->id, (long long)job.lease_token);
+	else
+		api_check_own_instance(c, job.instance, "ship the log of a job leased on instance", &err);
 	job_free(&job);
+	if (err.status)
+		return api_fail(c, &err);
 	if (joblog_append(c->api->store, c->api->cfg, clock_now(c->api->clock), c->id, (int)attempt,
 			  json_get_int(c->body, "seq", 0), lines, json_get_int(c->body, "dropped", 0), &next) != 0)
 		return api_store_failed(c);
@@ -113,7 +111,7 @@ int api_logs_try(void *ctx, struct request *req, const void *query, int last)
 	struct ebb_error err;
 	struct job job;
 	int attempt, done;
-	char *text;
+	int n;
 
 	if (queue_get(api->queue, q->job, q->has_team ? q->team : NULL, &job, &err) != 0) {
 		request_reply(req, err.status, error_to_json(&err));
@@ -125,21 +123,20 @@ int api_logs_try(void *ctx, struct request *req, const void *query, int last)
 	jsonout_open(&o, NULL, '{');
 	jsonout_int(&o, "job", q->job);
 	jsonout_int(&o, "attempt", attempt);
-	if (joblog_read(api->store, &o, q->job, attempt, q->after, q->tail) != 0) {
+	if ((n = joblog_read(api->store, &o, q->job, attempt, q->after, q->tail)) < 0) {
 		free(o.text);
 		store_failure(api->store, &err);
 		request_reply(req, err.status, error_to_json(&err));
 		return 1;
 	}
-	jsonout_text(&o, "done", done ? "true" : "false");
-	jsonout_close(&o, '}');
-	text = jsonout_finish(&o);
 	/* Nothing past after and the attempt goes on: wait, unless it is time. */
-	if (!last && !done && text && strstr(text, "\"lines\":[]")) {
-		free(text);
+	if (n == 0 && !done && !last) {
+		free(o.text);
 		return 0;
 	}
-	request_reply_json(req, 200, text);
+	jsonout_text(&o, "done", done ? "true" : "false");
+	jsonout_close(&o, '}');
+	request_reply_json(req, 200, jsonout_finish(&o));
 	return 1;
 }
 

@@ -101,6 +101,7 @@ int joblog_append(struct store *st, const struct config *cfg, int64_t now_ms, in
 struct reader {
 	struct jsonout *o;
 	int64_t last_seq;
+	int n;
 };
 
 static int write_line(void *arg, const struct log_line *l)
@@ -114,6 +115,7 @@ static int write_line(void *arg, const struct log_line *l)
 	jsonout_string(r->o, "text", l->text);
 	jsonout_close(r->o, '}');
 	r->last_seq = l->seq;
+	r->n++;
 	return 0;
 }
 
@@ -148,7 +150,7 @@ int joblog_read(struct store *st, struct jsonout *o, int64_t job, int attempt, i
 		return -1;
 	jsonout_int(o, "next", r.last_seq);
 	jsonout_int(o, "dropped", m.dropped + m.trimmed);
-	return 0;
+	return r.n;
 }
 
 struct metas {

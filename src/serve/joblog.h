@@ -23,7 +23,8 @@ int joblog_append(struct store *st, const struct config *cfg, int64_t now_ms, in
 		  int64_t seq, json_t *lines, int64_t dropped, int64_t *next);
 
 /* The attempt's lines past after (the last tail of them, if tail > 0),
- * written as the members "lines", "next" and "dropped" of o. */
+ * written as the members "lines", "next" and "dropped" of o: how many,
+ * or -1 on a store error. */
 int joblog_read(struct store *st, struct jsonout *o, int64_t job, int attempt, int64_t after, int tail);
 
 /* One slice of the sweep: 1 when there is more to do at once, 0 when
