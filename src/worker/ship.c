@@ -127,9 +127,12 @@ static json_t *take_batch(struct ship *s, int64_t *seq)
 	return lines;
 }
 
-/* Sends the batch until serve takes it: 1 when it did, 0 when it never
- * will (the lease is gone, a stop), and the lines are dropped. */
-static int send_batch(struct ship *s, json_t *lines, int64_t seq)
+enum sent { SENT, REFUSED, TOO_LARGE };
+
+/* Sends the batch until serve takes it (SENT), refuses it for good (the
+ * lease is gone, a stop: REFUSED, the lines are dropped), or says it is
+ * larger than its [server] max_body (TOO_LARGE). */
+static enum sent send_batch(struct ship *s, json_t *lines, int64_t seq)
 {
 	int64_t backoff = 250;
 
@@ -144,16 +147,18 @@ static int send_batch(struct ship *s, json_t *lines, int64_t seq)
 		pthread_mutex_unlock(&s->lock);
 		status = client_call(&s->client, "POST", s->path, body, &reply);
 		json_decref(body);
-		if (status >= 400 && status < 500 && status != 429) {
+		if (status >= 400 && status < 500 && status != 429 && status != 413) {
 			char why[300];
 			client_error_text(status, reply, why, sizeof why);
 			log_warn("log refused, dropped", "path=%s status=%d error=\"%s\"", s->path, status, why);
 		}
 		json_decref(reply);
 		if (status == 200)
-			return 1;
+			return SENT;
+		if (status == 413)
+			return TOO_LARGE;
 		if (status >= 400 && status < 500 && status != 429)
-			return 0;
+			return REFUSED;
 		pthread_mutex_lock(&s->lock);
 		stop = s->stop;
 		if (!stop) {
@@ -167,9 +172,30 @@ static int send_batch(struct ship *s, json_t *lines, int64_t seq)
 		}
 		pthread_mutex_unlock(&s->lock);
 		if (stop)
-			return 0;
+			return REFUSED;
 		backoff = backoff < BACKOFF_MAX_MS ? backoff * 2 : BACKOFF_MAX_MS;
 	}
+}
+
+/* Sends the batch, in halves (the same numbers) while serve finds it too
+ * large: 1 when all of it was taken. */
+static int send_lines(struct ship *s, json_t *lines, int64_t seq)
+{
+	size_t n = json_array_size(lines), half = n / 2;
+	enum sent rc = send_batch(s, lines, seq);
+	json_t *first, *second;
+	int ok;
+
+	if (rc != TOO_LARGE || n < 2)
+		return rc == SENT;
+	first = json_array();
+	second = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append(i < half ? first : second, json_array_get(lines, i));
+	ok = send_lines(s, first, seq) && send_lines(s, second, seq + (int64_t)half);
+	json_decref(first);
+	json_decref(second);
+	return ok;
 }
 
 static void *run(void *arg)
@@ -188,7 +214,7 @@ static void *run(void *arg)
 		lines = take_batch(s, &seq);
 		s->busy = 1;
 		pthread_mutex_unlock(&s->lock);
-		if (!send_batch(s, lines, seq)) {
+		if (!send_lines(s, lines, seq)) {
 			size_t i;
 			json_t *l;
 			pthread_mutex_lock(&s->lock);

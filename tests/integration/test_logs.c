@@ -327,6 +327,26 @@ static void retention_sweeps(void **state)
 	WAIT_FOR(s, 30000, lines_now(s, id) == 0, "job %lld's log outlived its retention", (long long)id);
 }
 
+/* Batches larger than serve's max_body go in halves: nothing is lost. */
+static void batches_split_to_max_body(void **state)
+{
+	struct harness_server *s = harness_serve("[server]\nmax_body = 4KiB\n", 0);
+	json_t *log, *lines;
+	int64_t id;
+	pid_t w = worker(s);
+
+	(void)state;
+	id = harness_submit(s, "{\"command\": [\"awk\", \"BEGIN{for(i=1;i<=300;i++) printf \\\"%099d\\\\n\\\", i}\"]}");
+	WAIT_FOR(s, 60000, harness_job_is(s, id, "succeeded"), "job %lld did not succeed", (long long)id);
+	log = all_lines(s, id);
+	lines = harness_jget(log, "lines");
+	assert_int(json_array_size(lines), 300);
+	assert_string_equal(JSTR(json_array_get(lines, 299), "text"), harness_fmt("%099d", 300));
+	assert_int(JINT(log, "dropped"), 0);
+	json_decref(log);
+	assert_int(WEXITSTATUS(harness_stop_hand_worker(s, w, 10000)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -337,6 +357,7 @@ int main(void)
 		cmocka_unit_test_teardown(read_waits_for_lines, harness_cleanup),
 		cmocka_unit_test_teardown(total_bound_sweeps_oldest, harness_cleanup),
 		cmocka_unit_test_teardown(retention_sweeps, harness_cleanup),
+		cmocka_unit_test_teardown(batches_split_to_max_body, harness_cleanup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
