@@ -24,7 +24,8 @@ static const struct option_spec options[] = {
 static const struct usage usage = {
 	"ebb logs ID [--attempt N] [-f] [--tail N]",
 	"Prints what a job wrote: its stdout lines on stdout, its stderr lines on stderr,\n"
-	"in the order it wrote them. A log past [queue] log_max keeps its head and its tail;\n"
+	"in the order it wrote them (with --json, each reply of GET /v1/jobs/ID/logs that has\n"
+	"lines, on a line of its own). A log past [queue] log_max keeps its head and its tail;\n"
 	"the bytes between are counted, not kept.",
 	options,
 	NULL,

@@ -3,6 +3,7 @@
 
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/job.h"
@@ -12,12 +13,19 @@
 /* Between two looks for the job's next attempt. */
 #define NEXT_ATTEMPT_MS 1000
 
-/* Prints the lines of a reply: how many. */
-static size_t print_lines(json_t *reply, int quiet)
+/* Prints the lines of a reply (under --json, the reply, a line each):
+ * how many. */
+static size_t print_lines(struct cli *cli, json_t *reply, int quiet)
 {
 	json_t *lines = json_object_get(reply, "lines"), *l;
 	size_t i;
 
+	if (cli->json && !quiet && json_array_size(lines)) {
+		char *text = json_dumps(reply, JSON_COMPACT);
+		printf("%s\n", text ? text : "{}");
+		free(text);
+		lines = NULL;
+	}
 	json_array_foreach(lines, i, l) {
 		const char *stream = json_string_value(json_object_get(l, "stream"));
 		if (!quiet)
@@ -25,7 +33,7 @@ static size_t print_lines(json_t *reply, int quiet)
 				json_string_value(json_object_get(l, "text")));
 	}
 	fflush(stdout);
-	return json_array_size(lines);
+	return json_array_size(json_object_get(reply, "lines"));
 }
 
 /* The job's state is final. -1 when the call failed. */
@@ -64,7 +72,7 @@ int logs_follow(struct cli *cli, const struct logs_follow *f)
 			snprintf(path + strlen(path), sizeof path - strlen(path), "&wait=%d", WAIT_S);
 		if (cli_call(cli, "GET", path, NULL, &reply) < 0)
 			return 1;
-		n = print_lines(reply, f->quiet);
+		n = print_lines(cli, reply, f->quiet);
 		now = (int)json_integer_value(json_object_get(reply, "attempt"));
 		done = json_is_true(json_object_get(reply, "done"));
 		after = (long long)json_integer_value(json_object_get(reply, "next"));

@@ -1,6 +1,7 @@
 /* A job's log as `ebb logs` and `ebb submit --wait` read it (GET
  * /v1/jobs/ID/logs): the lines as the job wrote them, stdout's to
- * stdout and stderr's to stderr, page after page; following, the calls
+ * stdout and stderr's to stderr (under --json, each reply with lines, a
+ * line each), page after page; following, the calls
  * long-poll for more until the attempt ends, then go on to the job's
  * next attempt until the job has finished. */
 #ifndef EBB_CLI_LOGS_FOLLOW_H

@@ -31,7 +31,6 @@ struct line {
 	int64_t at_ms;
 	enum ship_stream stream;
 	size_t len;
-	int head; /* of the attempt's first HEAD_BYTES: never dropped */
 	char text[];
 };
 
@@ -82,7 +81,7 @@ void ship_line(struct ship *s, enum ship_stream stream, int64_t at_ms, const cha
 	memcpy(l->text, text, len);
 	l->text[len] = '\0';
 	pthread_mutex_lock(&s->lock);
-	if ((l->head = s->head_bytes < HEAD_BYTES)) {
+	if (s->head_bytes < HEAD_BYTES) { /* of the head: never dropped */
 		s->head_bytes += (int64_t)len;
 		s->last_head = l;
 	}
