@@ -347,6 +347,24 @@ static void batches_split_to_max_body(void **state)
 	assert_int(WEXITSTATUS(harness_stop_hand_worker(s, w, 10000)), 0);
 }
 
+/* --wait on a job that was cancelled (the same idempotency key finds
+ * it) exits 130, having printed its id. */
+static void wait_on_cancelled(void **state)
+{
+	struct harness_server *s = harness_serve(NULL, 0);
+	struct harness_run run;
+	int64_t id;
+
+	(void)state;
+	id = harness_submit(s, "{\"command\": [\"true\"], \"delay_s\": 3600, \"idempotency_key\": \"k1\"}");
+	json_decref(harness_call_ok(s, "POST", harness_fmt("/v1/jobs/%lld/cancel", (long long)id), NULL, 200));
+	harness_ebb(&run, s, "submit", "--wait", "--delay", "3600", "--idempotency-key", "k1", "--", "true", NULL);
+	assert_int(run.status, 130);
+	assert_int(strtoll(run.out, NULL, 10), id);
+	assert_non_null(strstr(run.err, "cancelled"));
+	harness_run_free(&run);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -358,6 +376,7 @@ int main(void)
 		cmocka_unit_test_teardown(total_bound_sweeps_oldest, harness_cleanup),
 		cmocka_unit_test_teardown(retention_sweeps, harness_cleanup),
 		cmocka_unit_test_teardown(batches_split_to_max_body, harness_cleanup),
+		cmocka_unit_test_teardown(wait_on_cancelled, harness_cleanup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
