@@ -10,6 +10,7 @@ const struct command commands[] = {
 	{"jobs", cmd_jobs, "list jobs"},
 	{"job", cmd_job, "show one job"},
 	{"cancel", cmd_cancel, "cancel a job"},
+	{"logs", cmd_logs, "print what a job wrote to stdout and stderr, or follow it as it runs"},
 	{"fleet", cmd_fleet, "list the instances, the idle timeout in force, instance time against job time"},
 	{"decisions", cmd_decisions, "show the scaler's last decisions and their reasons"},
 	{"alerts", cmd_alerts, "show the alerts firing and pending: idle instances, waiting queues, failing launches, ..."},

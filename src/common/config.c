@@ -123,6 +123,12 @@ static const struct conf_key queue_keys[] = {
 	 "Delay before the first retry; it doubles with each attempt, with jitter (half to all of it)."},
 	{"retry_max", CONF_DURATION, CFG(retry_max_ms), 0, 7 * DAY_MS, "10m", NULL,
 	 "Longest delay between two attempts."},
+	{"log_max", CONF_SIZE, CFG(log_max), 4096, 1LL << 30, "4MiB", NULL,
+	 "Most bytes of a job's output kept per attempt: its first half, and the last lines past it; the bytes between are counted as dropped."},
+	{"log_retention", CONF_DURATION, CFG(log_retention_ms), 1000, 3650 * DAY_MS, "7d", NULL,
+	 "A job's log is deleted this long after its last line."},
+	{"logs_max_total", CONF_SIZE, CFG(logs_max_total), 1LL << 20, 1LL << 40, "1GiB", NULL,
+	 "Most bytes of all the jobs' logs in the store: past it, the oldest logs are deleted first."},
 	{0},
 };
 

@@ -143,6 +143,9 @@ struct config {
 	int64_t max_attempts;
 	int64_t retry_base_ms;
 	int64_t retry_max_ms;
+	int64_t log_max;
+	int64_t log_retention_ms;
+	int64_t logs_max_total;
 	/* [scaler] */
 	int64_t scaler_interval_ms;
 	int64_t max_instances;

@@ -44,6 +44,8 @@ static const struct route routes[] = {
 	{"POST", "/v1/jobs/{id}/complete", WORKER, api_complete},
 	{"POST", "/v1/jobs/{id}/fail", WORKER, api_fail_job},
 	{"POST", "/v1/jobs/{id}/interrupt", WORKER, api_interrupt},
+	{"POST", "/v1/jobs/{id}/logs", WORKER, api_logs_ship},
+	{"GET", "/v1/jobs/{id}/logs", SUBMIT | WORKER, api_logs_read},
 	{"POST", "/v1/lease", WORKER, api_lease},
 	{"GET", "/v1/stats", SUBMIT | WORKER, api_stats},
 	{"POST", "/v1/workers/register", WORKER, api_register},

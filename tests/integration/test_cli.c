@@ -421,7 +421,7 @@ static void submit_jobs_json_lines(void **state)
 static void json_everywhere(void **state)
 {
 	static const char *const runs[][4] = {
-		{"submit", "--", "true"}, {"jobs"}, {"job", "ID"}, {"cancel", "ID"}, {"fleet"},
+		{"submit", "--", "true"}, {"jobs"}, {"job", "ID"}, {"logs", "ID"}, {"cancel", "ID"}, {"fleet"},
 		{"decisions"}, {"alerts"}, {"teams"}, {"report"}, {"offers"}, {"status"}, {"version"},
 	};
 	/* Checked by the tests that have what they need: teams, a trace, an
