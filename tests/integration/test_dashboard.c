@@ -3,11 +3,15 @@
  * local instances ran real jobs: the page asks for the token once, shows
  * the numbers the API shows, follows the queue when it changes, fits a
  * phone's width, and reports no error (console, exceptions, a refused or
- * missing resource). EBB_SCREENSHOT=FILE keeps a screenshot of it
- * (docs/dashboard.png is one). */
+ * missing resource); its jobs view lists jobs in each state with their
+ * progress, cost and wait, filters them, pages them, and shows one job's
+ * fields. EBB_SCREENSHOT=FILE keeps a screenshot of it (docs/dashboard.png
+ * is one). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cdp.h"
 #include "harness.h"
@@ -92,6 +96,19 @@ static void no_errors(const struct cdp *c)
 	assert_int(c->nerrors, 0);
 }
 
+/* The page asks for the token: HARNESS_ADMIN is typed into it, and the
+ * view (its id) shows. */
+static void give_token(struct harness_server *s, struct cdp *c, const char *view)
+{
+	WAIT_FOR(s, 15000, !cdp_eval_true(c, "document.getElementById('login').hidden"),
+		 "the page does not ask for the token");
+	json_decref(cdp_eval(c, harness_fmt("document.getElementById('token').value = '%s';"
+					    " document.getElementById('login').requestSubmit(); true",
+					    HARNESS_ADMIN)));
+	WAIT_FOR(s, 15000, !cdp_eval_true(c, harness_fmt("document.getElementById('%s').hidden", view)),
+		 "%s does not show after the token", view);
+}
+
 static void the_page_against_the_api(void **state)
 {
 	struct harness_server *s = harness_serve(
@@ -120,13 +137,7 @@ static void the_page_against_the_api(void **state)
 	cdp_start(c, harness_tmpdir());
 	cdp_navigate(c, harness_fmt("%s/", s->url));
 	/* The API asks for a token: the page asks for it, once. */
-	WAIT_FOR(s, 15000, !cdp_eval_true(c, "document.getElementById('login').hidden"),
-		 "the page does not ask for the token");
-	json_decref(cdp_eval(c, harness_fmt("document.getElementById('token').value = '%s';"
-					    " document.getElementById('login').requestSubmit(); true",
-					    HARNESS_ADMIN)));
-	WAIT_FOR(s, 15000, !cdp_eval_true(c, "document.getElementById('board').hidden"),
-		 "the board does not show after the token");
+	give_token(s, c, "board");
 
 	/* The numbers the API shows. */
 	wait_text(s, c, lane_cell("standard", 2), "2");
@@ -188,6 +199,224 @@ static void the_page_against_the_api(void **state)
 	no_errors(c);
 }
 
+static const char *job_cell(int64_t id, int column)
+{
+	return harness_fmt("#jobs tr[data-job=\"%lld\"] td:nth-child(%d)", (long long)id, column);
+}
+
+static const char *field_of(const char *name)
+{
+	return harness_fmt("#job-fields tr[data-field=\"%s\"] td", name);
+}
+
+/* The ids of the jobs listed, as "3,4". */
+static const char *listed(struct cdp *c, char *buf, size_t size)
+{
+	return cdp_eval_text(c, "[...document.querySelectorAll('#jobs tbody tr')].map(r => r.dataset.job).join(',')",
+			     buf, size);
+}
+
+/* Picks value in the jobs' filter select (state, lane, team), as a click would. */
+static void choose(struct cdp *c, const char *filter, const char *value)
+{
+	json_decref(cdp_eval(c, harness_fmt("(s => { s.value = '%s'; s.dispatchEvent(new Event('change')); return true; })"
+					    "(document.getElementById('f-%s'))",
+					    value, filter)));
+}
+
+/* To another view of the page, as a link would (the same document: no load). */
+static void go(struct cdp *c, const char *hash)
+{
+	json_decref(cdp_eval(c, harness_fmt("location.hash = '%s'; true", hash)));
+}
+
+/* Seconds as the page writes a span under an hour: "7 s", "2 m", "2 m 5 s". */
+static const char *span_text(double seconds)
+{
+	int t = (int)floor(seconds);
+
+	if (t < 60)
+		return harness_fmt("%d s", t);
+	return t % 60 ? harness_fmt("%d m %d s", t / 60, t % 60) : harness_fmt("%d m", t / 60);
+}
+
+/* The seconds of a span the page wrote ("7 s", "2 m 5 s"); -1 if it is none. */
+static int span_seconds(const char *text)
+{
+	int m, sec;
+
+	if (sscanf(text, "%d m %d s", &m, &sec) == 2)
+		return m * 60 + sec;
+	if (sscanf(text, "%d s", &sec) == 1 && strstr(text, " s"))
+		return sec;
+	return sscanf(text, "%d m", &m) == 1 ? m * 60 : -1;
+}
+
+/* The cost the page shows ("$0.0412", "$1.25") is the job's cost_usd, to
+ * the page's rounding: two decimals, or three digits under a cent. */
+static int cost_shown(const char *text, double cost)
+{
+	double shown = text[0] == '$' ? strtod(text + 1, NULL) : -1;
+
+	return cost < 0.01 ? fabs(shown - cost) <= cost * 0.006 : fabs(shown - cost) <= 0.005;
+}
+
+static int64_t items_done(struct harness_server *s, int64_t id)
+{
+	json_t *j = harness_get_job(s, id);
+	int64_t n = JINT(j, "items_done");
+
+	json_decref(j);
+	return n;
+}
+
+/* No error but the 404s the test asked for: at URLs that have one of paths. */
+static void no_errors_but_404s(const struct cdp *c, const char *const *paths)
+{
+	int n = 0;
+
+	for (int i = 0; i < c->nerrors; i++) {
+		int asked = 0;
+		for (const char *const *p = paths; *p && strstr(c->errors[i], "status of 404"); p++)
+			asked |= strstr(c->errors[i], *p) != NULL;
+		if (asked)
+			continue;
+		print_error("%s\n", c->errors[i]);
+		n++;
+	}
+	assert_int(n, 0);
+}
+
+/* The jobs view against real jobs run by a real worker: one succeeded,
+ * one failed, one running with a checkpoint, one queued behind it; the
+ * list shows each with its state, lane, team, progress, cost and wait, its
+ * filters and pages ask the API for what they say, and a job's page shows
+ * its fields. */
+static void the_jobs_and_a_job(void **state)
+{
+	struct harness_server *s = harness_serve(
+		"[provider]\nkind = local\norphan_timeout = 20s\n[local]\ngpus = 0\n"
+		"[offer.a10]\ngpus = 1\nprice_ondemand = 3.06\nbilling_minimum = 0s\n"
+		"[scaler]\ninterval = 200ms\nmax_instances = 1\nidle_timeout = 10m\n",
+		HARNESS_TOKENS);
+	struct cdp *c = &browser;
+	int64_t done, failed, running, queued;
+	char buf[400];
+	json_t *j;
+
+	(void)state;
+	harness_own_workers(s);
+	done = harness_submit(s, "{\"command\": [\"sh\", \"-c\", \"echo progress 4 >&$EBB_CONTROL_FD\"], \"items\": 4,"
+				 " \"team\": \"ml\"}");
+	/* No command to run: the worker fails it for good. */
+	failed = harness_submit(s, "{\"payload\": {\"video\": \"v1.mp4\"}, \"team\": \"cv\"}");
+	WAIT_FOR(s, 30000, harness_job_is(s, done, "succeeded") && harness_job_is(s, failed, "failed"),
+		 "the first jobs did not end");
+	running = harness_submit(s, "{\"command\": [\"sh\", \"-c\", \"echo checkpoint c1 3 >&$EBB_CONTROL_FD; sleep 60\"],"
+				    " \"items\": 10, \"lane\": \"batch\", \"team\": \"ml\"}");
+	WAIT_FOR(s, 30000, items_done(s, running) == 3, "the long job did not checkpoint");
+	assert_true(harness_job_is(s, running, "leased"));
+	/* Its one GPU is taken: this one waits. */
+	queued = harness_submit(s, "{\"command\": [\"sleep\", \"60\"], \"team\": \"cv\"}");
+
+	cdp_start(c, harness_tmpdir());
+	cdp_navigate(c, harness_fmt("%s/#jobs", s->url));
+	give_token(s, c, "jobs-view");
+	wait_text(s, c, job_cell(queued, 2), "queued");
+	assert_string_equal(listed(c, buf, sizeof buf),
+			    harness_fmt("%lld,%lld,%lld,%lld", (long long)done, (long long)failed, (long long)running,
+					(long long)queued));
+	wait_text(s, c, job_cell(done, 2), "succeeded");
+	wait_text(s, c, job_cell(done, 3), "standard");
+	wait_text(s, c, job_cell(done, 4), "ml");
+	wait_text(s, c, job_cell(done, 5), "4/4");
+	wait_text(s, c, job_cell(failed, 2), "failed");
+	wait_text(s, c, job_cell(failed, 4), "cv");
+	wait_text(s, c, job_cell(failed, 5), "0/1");
+	wait_text(s, c, job_cell(running, 2), "running");
+	wait_text(s, c, job_cell(running, 3), "batch");
+	wait_text(s, c, job_cell(running, 5), "3/10");
+	wait_text(s, c, job_cell(queued, 4), "cv");
+	wait_text(s, c, job_cell(queued, 5), "0/1");
+	/* The cost of each, as the API has it (the ledger's share of the
+	 * instance's time: a running job's grows). */
+	j = harness_get_job(s, done);
+	assert_true(cost_shown(text_of(c, job_cell(done, 6), buf, sizeof buf), JNUM(j, "cost_usd")));
+	/* The wait: from submit to start, or, while queued, to now. */
+	wait_text(s, c, job_cell(done, 7), span_text(JNUM(j, "started_at") - JNUM(j, "created_at")));
+	json_decref(j);
+	wait_text(s, c, job_cell(queued, 6), "$0.00");
+	j = harness_get_job(s, queued);
+	{
+		int shown = span_seconds(text_of(c, job_cell(queued, 7), buf, sizeof buf));
+		double waited = (double)time(NULL) - JNUM(j, "created_at");
+		/* Written at the last refresh, 5 s ago at most (on a slow machine, more). */
+		assert_between(shown, (int)waited - 30, (int)waited + 1);
+	}
+	json_decref(j);
+
+	/* The filters ask the API: running is the API's leased. */
+	choose(c, "state", "running");
+	WAIT_FOR(s, 15000, strcmp(listed(c, buf, sizeof buf), harness_fmt("%lld", (long long)running)) == 0,
+		 "state running lists %s", buf);
+	assert_contains(text_of(c, "#status", buf, sizeof buf), "1 jobs");
+	assert_true(cdp_eval_true(c, "location.hash === '#jobs?state=running'"));
+	choose(c, "state", "");
+	choose(c, "team", "cv");
+	WAIT_FOR(s, 15000,
+		 strcmp(listed(c, buf, sizeof buf), harness_fmt("%lld,%lld", (long long)failed, (long long)queued)) == 0,
+		 "team cv lists %s", buf);
+	choose(c, "team", "");
+	choose(c, "lane", "batch");
+	WAIT_FOR(s, 15000, strcmp(listed(c, buf, sizeof buf), harness_fmt("%lld", (long long)running)) == 0,
+		 "lane batch lists %s", buf);
+	/* A later page: the ids after one, and a way back to the first. */
+	go(c, harness_fmt("#jobs?after=%lld", (long long)failed));
+	WAIT_FOR(s, 15000,
+		 strcmp(listed(c, buf, sizeof buf), harness_fmt("%lld,%lld", (long long)running, (long long)queued)) == 0,
+		 "after %lld lists %s", (long long)failed, buf);
+	assert_true(cdp_eval_true(c, "!document.getElementById('jobs-first').hidden"));
+	assert_true(cdp_eval_true(c, "document.getElementById('jobs-next').hidden"));
+
+	/* One job's page, from its row. */
+	json_decref(cdp_eval(c, harness_fmt("document.querySelector('#jobs tr[data-job=\"%lld\"] a').click(); true",
+					    (long long)running)));
+	WAIT_FOR(s, 15000, !cdp_eval_true(c, "document.getElementById('job-view').hidden"), "no job page");
+	wait_text(s, c, "#job-title", harness_fmt("Job %lld", (long long)running));
+	wait_text(s, c, field_of("state"), "running");
+	wait_text(s, c, field_of("lane"), "batch");
+	wait_text(s, c, field_of("team"), "ml");
+	wait_text(s, c, field_of("progress"), "3/10");
+	wait_text(s, c, field_of("checkpoint"), "c1");
+	wait_text(s, c, field_of("command"), "sh -c 'echo checkpoint c1 3 >&$EBB_CONTROL_FD; sleep 60'");
+	j = harness_get_job(s, running);
+	wait_text(s, c, field_of("worker"), JSTR(j, "lease.worker"));
+	json_decref(j);
+	/* This serve keeps no attempts or logs: the page says so. */
+	assert_contains(text_of(c, "#attempts-note", buf, sizeof buf), "does not list a job's attempts");
+	WAIT_FOR(s, 15000, strncmp(text_of(c, "#log-note", buf, sizeof buf), "No log to show: ", 16) == 0,
+		 "the log's note says '%s'", buf);
+
+	/* A failed job's page: why it failed. */
+	go(c, harness_fmt("#job/%lld", (long long)failed));
+	wait_text(s, c, field_of("state"), "failed");
+	wait_text(s, c, field_of("error"), "the job has no command to run");
+	wait_text(s, c, field_of("payload"), "{\"video\":\"v1.mp4\"}");
+	/* At a phone's width, the list and a page fit. */
+	json_decref(cdp_call(c, "Emulation.setDeviceMetricsOverride",
+			     "{\"width\":375,\"height\":812,\"deviceScaleFactor\":2,\"mobile\":true}"));
+	assert_true(cdp_eval_true(c, "document.documentElement.scrollWidth <= window.innerWidth"));
+	go(c, "#jobs");
+	wait_text(s, c, job_cell(running, 2), "running");
+	assert_true(cdp_eval_true(c, "document.documentElement.scrollWidth <= window.innerWidth"));
+	/* One that does not exist. */
+	go(c, "#job/999");
+	WAIT_FOR(s, 15000, strstr(text_of(c, "#job-missing", buf, sizeof buf), "999") != NULL, "no 'not found' for 999");
+	/* The 404s are the missing job's, and, as this ebb has no logs,
+	 * GET /v1/jobs/ID/logs's. */
+	no_errors_but_404s(c, (const char *const[]){"/v1/jobs/999", "/logs?", NULL});
+}
+
 /* Without tokens the API is open and the page shows at once; a path that
  * is not the page's is a JSON 404. */
 static void open_api_no_token(void **state)
@@ -218,6 +447,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(the_page_against_the_api),
+		T(the_jobs_and_a_job),
 		T(open_api_no_token),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
