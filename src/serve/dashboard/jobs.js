@@ -134,15 +134,23 @@ function fieldRow([name, value]) {
   return tr;
 }
 
+// A job's attempts, every lease of it: its `runs` (its `attempts` being
+// the count), or an `attempts` array as contracts-27.md first had them;
+// null from an ebb that lists none.
+function attemptsOf(j) {
+  if (Array.isArray(j.runs)) return j.runs;
+  return Array.isArray(j.attempts) ? j.attempts : null;
+}
+
 function showAttempts(j, shown) {
-  const listed = Array.isArray(j.attempts);
-  $("attempts").hidden = !listed || j.attempts.length === 0;
-  if (!listed) {
+  const list = attemptsOf(j);
+  $("attempts").hidden = !list || list.length === 0;
+  if (!list) {
     set("attempts-note", "This ebb does not list a job's attempts; it counts " + j.attempts + ".");
     return;
   }
-  set("attempts-note", j.attempts.length ? "" : "None yet: the job has not run.");
-  fill($("attempts").tBodies[0], j.attempts.map((a) => {
+  set("attempts-note", list.length ? "" : "None yet: the job has not run.");
+  fill($("attempts").tBodies[0], list.map((a) => {
     const tr = linkCell(row([a.attempt, a.worker, a.instance ?? "-", a.offer ? a.offer + " " + (a.market || "") : "-",
                              when(a.started_at), span((a.ended_at ?? Date.now() / 1000) - a.started_at), a.outcome,
                              a.exit ?? "-", a.items_done, a.checkpoint ?? "-", a.reason ?? ""],
