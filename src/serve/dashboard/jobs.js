@@ -225,15 +225,17 @@ function addLines(lines) {
   if (atEnd) box.scrollTop = box.scrollHeight;
 }
 
-// The lines past `after` of f.attempt, asked again while the attempt
-// runs (a long poll: serve answers when lines come or the attempt ends);
-// following the latest, once it has ended a later attempt is looked for
-// until the job is final.
+// The lines past `after` of f.attempt: what there is at once, then asked
+// again while the attempt runs (a long poll: serve answers when lines
+// come or the attempt ends). Following the latest, a job not run yet is
+// looked at again, and once an attempt has ended a later one is looked
+// for until the job is final.
 async function readLog(f) {
-  let after = -1;
+  let after = -1, first = true;
   for (;;) {
-    const q = new URLSearchParams({after, wait: LOG_WAIT_S});
-    if (f.attempt !== null) q.set("attempt", f.attempt);
+    const q = new URLSearchParams({after});
+    if (!first) q.set("wait", LOG_WAIT_S);
+    if (f.attempt) q.set("attempt", f.attempt);
     const reply = await api("/v1/jobs/" + f.job.id + "/logs?" + q, f.abort.signal);
     if (!reply || f !== follower) return;
     if (reply.status === 404) {
@@ -244,6 +246,11 @@ async function readLog(f) {
     }
     if (reply.status !== 200) throw failure(reply);
     const l = reply.body;
+    if (!l.attempt) {
+      set("log-note", "The job has not run yet.");
+      await pause(REFRESH_MS, f.abort.signal);
+      continue;
+    }
     if (l.attempt !== f.attempt) {
       f.attempt = l.attempt;
       $("log").replaceChildren();
@@ -251,6 +258,7 @@ async function readLog(f) {
     }
     addLines(l.lines.filter((x) => x.seq > after));
     after = Math.max(after, l.next - 1);
+    first = false;
     set("log-note", "Attempt " + l.attempt + (l.dropped ? ", " + l.dropped + " bytes dropped" : "") +
                     (l.done ? ": ended." : ": following."));
     if (!l.done) continue;
@@ -260,6 +268,7 @@ async function readLog(f) {
     if (latest && latest.status === 200 && latest.body.attempt !== f.attempt) {
       f.attempt = latest.body.attempt;
       after = -1;
+      first = true;
       $("log").replaceChildren();
     }
   }
