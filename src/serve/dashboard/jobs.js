@@ -256,8 +256,11 @@ async function readLog(f) {
       $("log").replaceChildren();
       showAttempts(f.job, f.attempt);
     }
-    addLines(l.lines.filter((x) => x.seq > after));
-    after = Math.max(after, l.next - 1);
+    // The last seq shown is the next `after`: whether `next` is that seq
+    // or the one past it, the lines say which they are.
+    const fresh = l.lines.filter((x) => x.seq > after);
+    addLines(fresh);
+    after = Math.max(after, ...fresh.map((x) => x.seq));
     first = false;
     set("log-note", "Attempt " + l.attempt + (l.dropped ? ", " + l.dropped + " bytes dropped" : "") +
                     (l.done ? ": ended." : ": following."));
