@@ -9,6 +9,8 @@
 
 const PAGE = 50;
 const LOG_WAIT_S = 20;
+const LOG_TAIL = 1000; // lines shown of an attempt at first: its last ones
+const LOG_KEEP = 5000; // lines kept on the page, the newest
 const FINAL = ["succeeded", "failed", "dead", "cancelled"];
 
 let follower = null; // the log being read: {key, job, pinned, abort}
@@ -222,19 +224,21 @@ function addLines(lines) {
     div.textContent = l.text;
     return div;
   }));
+  while (box.childElementCount > LOG_KEEP) box.firstElementChild.remove();
   if (atEnd) box.scrollTop = box.scrollHeight;
 }
 
-// The lines past `after` of f.attempt: what there is at once, then asked
-// again while the attempt runs (a long poll: serve answers when lines
-// come or the attempt ends). Following the latest, a job not run yet is
-// looked at again, and once an attempt has ended a later one is looked
-// for until the job is final.
+// The lines of f.attempt: its last LOG_TAIL at once, then those past
+// the last shown, asked again while the attempt runs (a long poll: serve
+// answers when lines come or the attempt ends) or lines come (a page of
+// them). Following the latest, a job not run yet is looked at again, and
+// once an attempt has ended a later one is looked for until the job is
+// final.
 async function readLog(f) {
   let after = -1, first = true;
   for (;;) {
     const q = new URLSearchParams({after});
-    if (!first) q.set("wait", LOG_WAIT_S);
+    q.set(first ? "tail" : "wait", first ? LOG_TAIL : LOG_WAIT_S);
     if (f.attempt) q.set("attempt", f.attempt);
     const reply = await api("/v1/jobs/" + f.job.id + "/logs?" + q, f.abort.signal);
     if (!reply || f !== follower) return;
@@ -262,9 +266,10 @@ async function readLog(f) {
     addLines(fresh);
     after = Math.max(after, ...fresh.map((x) => x.seq));
     first = false;
-    set("log-note", "Attempt " + l.attempt + (l.dropped ? ", " + l.dropped + " bytes dropped" : "") +
-                    (l.done ? ": ended." : ": following."));
-    if (!l.done) continue;
+    const shownFrom = $("log").firstElementChild ? Number($("log").firstElementChild.dataset.seq) : 0;
+    set("log-note", "Attempt " + l.attempt + (shownFrom > 0 ? ", from line " + (shownFrom + 1) : "") +
+                    (l.dropped ? ", " + l.dropped + " bytes dropped" : "") + (l.done ? ": ended." : ": following."));
+    if (!l.done || fresh.length) continue;
     if (f.pinned || FINAL.includes(f.job.state)) return;
     await pause(REFRESH_MS, f.abort.signal);
     const latest = await api("/v1/jobs/" + f.job.id + "/logs?tail=1", f.abort.signal);
