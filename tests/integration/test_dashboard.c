@@ -5,8 +5,8 @@
  * phone's width, and reports no error (console, exceptions, a refused or
  * missing resource); its jobs view lists jobs in each state with their
  * progress, cost and wait, filters them, pages them, and shows one job's
- * fields. EBB_SCREENSHOT=FILE keeps a screenshot of it (docs/dashboard.png
- * is one). */
+ * fields, its attempts, and its log as it comes. EBB_SCREENSHOT=FILE keeps a
+ * screenshot of it (docs/dashboard.png is one). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,6 +204,21 @@ static const char *job_cell(int64_t id, int column)
 	return harness_fmt("#jobs tr[data-job=\"%lld\"] td:nth-child(%d)", (long long)id, column);
 }
 
+static const char *attempt_cell(int attempt, int column)
+{
+	return harness_fmt("#attempts tr[data-attempt=\"%d\"] td:nth-child(%d)", attempt, column);
+}
+
+/* The log's lines of a stream shown, in order, joined by "|" (the two
+ * streams are two pipes: which of two lines close in time the worker
+ * reads first is its poll's choice). */
+static const char *log_shown(struct cdp *c, const char *stream, char *buf, size_t size)
+{
+	return cdp_eval_text(
+		c, harness_fmt("[...document.querySelectorAll('#log div.%s')].map(d => d.textContent).join('|')", stream),
+		buf, size);
+}
+
 static const char *field_of(const char *name)
 {
 	return harness_fmt("#job-fields tr[data-field=\"%s\"] td", name);
@@ -391,11 +406,12 @@ static void the_jobs_and_a_job(void **state)
 	wait_text(s, c, field_of("command"), "sh -c 'echo checkpoint c1 3 >&$EBB_CONTROL_FD; sleep 60'");
 	j = harness_get_job(s, running);
 	wait_text(s, c, field_of("worker"), JSTR(j, "lease.worker"));
+	/* Its one attempt, running, on that worker; its log, followed. */
+	wait_text(s, c, attempt_cell(1, 7), "running");
+	wait_text(s, c, attempt_cell(1, 2), JSTR(j, "lease.worker"));
+	assert_true(cdp_eval_true(c, "document.querySelectorAll('#attempts tbody tr').length === 1"));
+	wait_text(s, c, "#log-note", "Attempt 1: following.");
 	json_decref(j);
-	/* This serve keeps no attempts or logs: the page says so. */
-	assert_contains(text_of(c, "#attempts-note", buf, sizeof buf), "does not list a job's attempts");
-	WAIT_FOR(s, 15000, strncmp(text_of(c, "#log-note", buf, sizeof buf), "No log to show: ", 16) == 0,
-		 "the log's note says '%s'", buf);
 
 	/* A failed job's page: why it failed. */
 	go(c, harness_fmt("#job/%lld", (long long)failed));
@@ -412,9 +428,77 @@ static void the_jobs_and_a_job(void **state)
 	/* One that does not exist. */
 	go(c, "#job/999");
 	WAIT_FOR(s, 15000, strstr(text_of(c, "#job-missing", buf, sizeof buf), "999") != NULL, "no 'not found' for 999");
-	/* The 404s are the missing job's, and, as this ebb has no logs,
-	 * GET /v1/jobs/ID/logs's. */
-	no_errors_but_404s(c, (const char *const[]){"/v1/jobs/999", "/logs?", NULL});
+	/* The 404s are the missing job's. */
+	no_errors_but_404s(c, (const char *const[]){"/v1/jobs/999", NULL});
+}
+
+/* A job that fails once and then succeeds, writing lines to stdout and
+ * stderr: its page shows both attempts and how each ended, and its log,
+ * followed from before it ran, through the failed attempt to the next,
+ * whose lines show as they come; an attempt's link shows that attempt's
+ * lines. */
+static void a_job_s_attempts_and_its_log(void **state)
+{
+	struct harness_server *s = harness_serve(
+		"[provider]\nkind = local\norphan_timeout = 20s\n[local]\ngpus = 0\n"
+		"[offer.a10]\ngpus = 1\nprice_ondemand = 3.06\nbilling_minimum = 0s\n"
+		"[scaler]\ninterval = 200ms\nmax_instances = 1\nidle_timeout = 10m\n"
+		"[queue]\nretry_base = 1s\n",
+		HARNESS_TOKENS);
+	struct cdp *c = &browser;
+	char buf[1000], go[512];
+	int64_t id;
+	json_t *j;
+
+	(void)state;
+	/* Its own buffer: harness_fmt's are reused. */
+	snprintf(go, sizeof go, "%s/go", harness_tmpdir());
+	harness_own_workers(s);
+	/* Attempt 1 says so and exits 3; attempt 2 says so, then waits for
+	 * the test's word before its last line. */
+	id = harness_submit(s, harness_fmt("{\"command\": [\"sh\", \"-c\", \"echo attempt $EBB_ATTEMPT begins; echo to stderr >&2;"
+					   " [ $EBB_ATTEMPT = 1 ] && exit 3; echo half way;"
+					   " while [ ! -e %s ]; do sleep 0.1; done; echo the end\"]}",
+					   go));
+	cdp_start(c, harness_tmpdir());
+	cdp_navigate(c, harness_fmt("%s/#job/%lld", s->url, (long long)id));
+	give_token(s, c, "job-view");
+	/* Followed from before it ran: the second attempt's lines, live. */
+	WAIT_FOR(s, 60000, strcmp(log_shown(c, "stdout", buf, sizeof buf), "attempt 2 begins|half way") == 0,
+		 "the log shows '%s' on stdout", buf);
+	wait_text(s, c, "#log-note", "Attempt 2: following.");
+	WAIT_FOR(s, 15000, strcmp(log_shown(c, "stderr", buf, sizeof buf), "to stderr") == 0,
+		 "the log shows '%s' on stderr", buf);
+	harness_write_file(go, "");
+	WAIT_FOR(s, 30000, strcmp(log_shown(c, "stdout", buf, sizeof buf), "attempt 2 begins|half way|the end") == 0,
+		 "the log shows '%s' on stdout", buf);
+	WAIT_FOR(s, 30000, harness_job_is(s, id, "succeeded"), "the job did not succeed");
+	wait_text(s, c, "#log-note", "Attempt 2: ended.");
+	wait_text(s, c, field_of("state"), "succeeded");
+
+	/* Both attempts, as GET /v1/jobs/ID has them. */
+	j = harness_get_job(s, id);
+	wait_text(s, c, attempt_cell(1, 7), "failed");
+	wait_text(s, c, attempt_cell(1, 8), "3");
+	assert_contains(text_of(c, attempt_cell(1, 11), buf, sizeof buf), "exit status 3");
+	wait_text(s, c, attempt_cell(1, 2), JSTR(j, "runs.0.worker"));
+	wait_text(s, c, attempt_cell(1, 3), harness_fmt("%lld", (long long)JINT(j, "runs.0.instance")));
+	wait_text(s, c, attempt_cell(1, 4), "a10 on-demand");
+	wait_text(s, c, attempt_cell(2, 7), "succeeded");
+	wait_text(s, c, attempt_cell(2, 8), "-");
+	wait_text(s, c, attempt_cell(2, 9), "1");
+	assert_true(cdp_eval_true(c, "document.querySelectorAll('#attempts tbody tr').length === 2"));
+	assert_true(cdp_eval_true(c, "document.querySelector('#attempts tr[data-attempt=\"2\"]').classList.contains('here')"));
+	json_decref(j);
+
+	/* Attempt 1's link: its lines, and it has ended. */
+	json_decref(cdp_eval(c, "document.querySelector('#attempts tr[data-attempt=\"1\"] a').click(); true"));
+	WAIT_FOR(s, 15000, strcmp(log_shown(c, "stdout", buf, sizeof buf), "attempt 1 begins") == 0,
+		 "attempt 1's log shows '%s' on stdout", buf);
+	assert_string_equal(log_shown(c, "stderr", buf, sizeof buf), "to stderr");
+	wait_text(s, c, "#log-note", "Attempt 1: ended.");
+	assert_true(cdp_eval_true(c, "document.querySelector('#attempts tr[data-attempt=\"1\"]').classList.contains('here')"));
+	no_errors(c);
 }
 
 /* Without tokens the API is open and the page shows at once; a path that
@@ -448,6 +532,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(the_page_against_the_api),
 		T(the_jobs_and_a_job),
+		T(a_job_s_attempts_and_its_log),
 		T(open_api_no_token),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
