@@ -31,6 +31,7 @@ static const struct route routes[] = {
 	{"GET", "/healthz", OPEN, api_healthz},
 	{"GET", "/", OPEN, api_page},
 	{"GET", "/dashboard.js", OPEN, api_page},
+	{"GET", "/jobs.js", OPEN, api_page},
 	{"GET", "/dashboard.css", OPEN, api_page},
 	{"GET", "/favicon.svg", OPEN, api_page},
 	{"GET", "/metrics", SUBMIT | WORKER, api_metrics},
