@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "serve/api_internal.h"
+#include "serve/attempts.h"
 #include "common/fnv.h"
 #include "common/log.h"
 #include "common/mem.h"
@@ -233,8 +234,9 @@ int api_get(struct api_call *c)
 {
 	struct ebb_error err;
 	struct job job;
-	char why[400] = "";
-	int held;
+	struct jsonout o = {0};
+	char why[400] = "", *text;
+	int held, rc;
 
 	if (queue_get(c->api->queue, c->id, c->team, &job, &err) != 0)
 		return api_fail(c, &err);
@@ -249,8 +251,18 @@ int api_get(struct api_call *c)
 		job_free(&job);
 		return api_store_failed(c);
 	}
-	api_reply_job(c, &job, held ? "held" : NULL, why);
+	/* The job and every lease of it. */
+	job_write_json_held(&o, NULL, &job, held ? why : NULL);
+	jsonout_reopen(&o);
+	rc = attempts_write_json(c->api->store, job.id, &o, "runs");
+	jsonout_close(&o, '}');
 	job_free(&job);
+	text = jsonout_finish(&o);
+	if (rc != 0) {
+		free(text);
+		return api_store_failed(c);
+	}
+	request_reply_json(c->req, 200, text);
 	return 0;
 }
 

@@ -246,6 +246,7 @@ const struct field api_fail_fields[] = {
 	{"lease_token", F_INT, 1, INT64_MAX},
 	{"error", F_STRING, 0, 4096},
 	{"retry", F_BOOL, 0, 0},
+	{"exit", F_INT, 0, 255},
 	{"next", F_ANY, 0, 0},
 	{NULL, 0, 0, 0},
 };
@@ -261,7 +262,7 @@ int api_fail_job(struct api_call *c)
 	if (lease_token(c, api_fail_fields, &token) != 0 || read_next(c, &r, &next) != 0)
 		return -1;
 	rc = queue_fail(c->api->queue, c->id, token, json_get_str(c->body, "error", "failed"),
-			json_get_bool(c->body, "retry", 1), &job, &err);
+			json_get_bool(c->body, "retry", 1), (int)json_get_int(c->body, "exit", -1), &job, &err);
 	return reply_next(c, rc, &job, &err, next, &r);
 }
 

@@ -47,6 +47,12 @@ static const char *const common[S_COUNT] = {
 	[S_ALERT_DELETE] = "DELETE FROM alerts WHERE key = ?1",
 	[S_BUDGET_SET] = "INSERT INTO team_budgets VALUES ({team_budgets:marks}) ON CONFLICT (team) DO UPDATE"
 			 " SET budget = ?2, set_at = ?3",
+	/* An attempt's end writes its end's columns alone. */
+	[S_ATTEMPT_PUT] = "INSERT INTO job_attempts VALUES ({job_attempts:marks}) ON CONFLICT (job_id, attempt)"
+			  " DO UPDATE SET ended_at = ?8, outcome = ?9, exit = ?10, items_done = ?11, checkpoint = ?12,"
+			  " reason = ?13",
+	[S_ATTEMPT_LAST] = "SELECT COALESCE(MAX(attempt), 0) FROM job_attempts WHERE job_id = ?1",
+	[S_ATTEMPTS] = "SELECT {job_attempts} FROM job_attempts WHERE job_id = ?1 ORDER BY attempt",
 };
 
 /* An update's "name = ?2, ...": the id is ?1. */

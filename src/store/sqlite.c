@@ -147,6 +147,11 @@ static const char *const migrations[] = {
 	"CREATE TABLE team_budgets (team TEXT PRIMARY KEY, budget REAL NOT NULL, set_at INTEGER NOT NULL)"
 	" WITHOUT ROWID;"
 	"ALTER TABLE instances ADD COLUMN team TEXT NOT NULL DEFAULT '';",
+	/* 11: every lease of a job and how its run ended */
+	"CREATE TABLE job_attempts (job_id INTEGER NOT NULL, attempt INTEGER NOT NULL, instance_id INTEGER NOT NULL,"
+	" offer TEXT NOT NULL, market TEXT NOT NULL, worker TEXT NOT NULL, started_at INTEGER NOT NULL,"
+	" ended_at INTEGER NOT NULL, outcome TEXT NOT NULL, exit INTEGER NOT NULL, items_done INTEGER NOT NULL,"
+	" checkpoint TEXT, reason TEXT, PRIMARY KEY (job_id, attempt)) WITHOUT ROWID;",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -728,6 +733,31 @@ static int op_team_budget_set(struct store *base, const struct team_budget *b)
 static int op_team_budgets(struct store *base, team_budget_cb cb, void *arg)
 {
 	return walk(impl(base), S_BUDGETS, &schema_team_budgets, (union schema_cb){.team_budget = cb}, arg);
+}
+
+/* ---- a job's attempts ---- */
+
+static int op_attempt_put(struct store *base, const struct attempt *a)
+{
+	return insert(impl(base), S_ATTEMPT_PUT, &schema_attempts, a, NULL);
+}
+
+static int op_attempt_last(struct store *base, int64_t job, int *attempt)
+{
+	int64_t last = 0;
+	int n;
+
+	sqlite3_bind_int64(impl(base)->stmt[S_ATTEMPT_LAST], 1, job);
+	if (read_array(impl(base), S_ATTEMPT_LAST, &schema_int64s, &last, 1, &n) != 0)
+		return -1;
+	*attempt = (int)last;
+	return 0;
+}
+
+static int op_attempts(struct store *base, int64_t job, attempt_cb cb, void *arg)
+{
+	sqlite3_bind_int64(impl(base)->stmt[S_ATTEMPTS], 1, job);
+	return walk(impl(base), S_ATTEMPTS, &schema_attempts, (union schema_cb){.attempt = cb}, arg);
 }
 
 /* ---- open and close ---- */

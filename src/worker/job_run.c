@@ -349,7 +349,11 @@ static void report(struct run *r, int status)
 		snprintf(why, sizeof why, "killed by signal %d", WTERMSIG(status));
 	log_info("job failed", "worker=%s job=%lld run_ms=%lld error=\"%s\"", r->w->name, (long long)r->id,
 		 (long long)run_ms, why);
-	job_report(r, "fail", json_pack("{s:s, s:b}", "error", why, "retry", 1), 1);
+	json_t *fail = json_pack("{s:s, s:b}", "error", why, "retry", 1);
+	/* Its exit status, when it exited: what the job's attempt shows. */
+	if (fail && WIFEXITED(status) && !r->killed_why)
+		json_object_set_new(fail, "exit", json_integer(WEXITSTATUS(status)));
+	job_report(r, "fail", fail, 1);
 }
 
 int job_run(struct worker *w, json_t *job, json_t **next)
