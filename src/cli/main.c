@@ -10,6 +10,8 @@ const struct command commands[] = {
 	{"jobs", cmd_jobs, "list jobs"},
 	{"job", cmd_job, "show one job"},
 	{"cancel", cmd_cancel, "cancel a job"},
+	{"requeue", cmd_requeue, "queue a failed or dead job again, with a new budget of attempts"},
+	{"workers", cmd_workers, "list the workers, by instance or by name, and the jobs they run"},
 	{"fleet", cmd_fleet, "list the instances, the idle timeout in force, instance time against job time"},
 	{"decisions", cmd_decisions, "show the scaler's last decisions and their reasons"},
 	{"alerts", cmd_alerts, "show the alerts firing and pending: idle instances, waiting queues, failing launches, ..."},

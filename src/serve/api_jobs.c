@@ -280,6 +280,22 @@ int api_cancel(struct api_call *c)
 	return 0;
 }
 
+static const struct field requeue_fields[] = {{"fresh", F_BOOL, 0, 0}, {NULL, 0, 0, 0}};
+
+int api_requeue(struct api_call *c)
+{
+	struct ebb_error err;
+	struct job job;
+
+	if (api_body(c, requeue_fields) != 0)
+		return -1;
+	if (queue_requeue(c->api->queue, c->id, c->team, json_get_bool(c->body, "fresh", 0), &job, &err) != 0)
+		return api_fail(c, &err);
+	request_reply_json(c->req, 200, job_json_text(&job));
+	job_free(&job);
+	return 0;
+}
+
 struct stats_ctx {
 	const char *team;
 	json_t *states, *lanes;

@@ -8,6 +8,7 @@
 #include "common/mem.h"
 
 #include "serve/api_internal.h"
+#include "serve/workers.h"
 
 #define ITEMS_MAX 1000000000000LL
 
@@ -74,6 +75,7 @@ static int lease(struct api_call *c, struct lease_request *r)
 	int64_t held[INSTANCE_GPUS_MAX];
 	int nheld = 0, rc = 0;
 
+	workers_seen(c->api->workers, r->worker, r->instance, r->offer.gpus, clock_now(c->api->clock), 0);
 	/* A worker that asks for work runs only the jobs it names ("running",
 	 * beside which its free GPUs take more): without them its instance is
 	 * idle, or drains and gets no job. A job still leased on it that it
@@ -184,6 +186,7 @@ int api_heartbeat(struct api_call *c)
 		return -1;
 	if (queue_heartbeat(c->api->queue, c->id, token, &job, &err) != 0)
 		return api_fail(c, &err);
+	workers_seen(c->api->workers, job.worker, job.instance, -1, clock_now(c->api->clock), 0);
 	/* The worker stops the job at its checkpoint when told "preempt". */
 	if (!(preempt = preempt_reason(&c->api->queue->preempts, c->id, token)))
 		return reply(c, 0, &job, &err);

@@ -35,6 +35,7 @@
 #include "serve/scaler.h"
 #include "serve/tls.h"
 #include "serve/webhook.h"
+#include "serve/workers.h"
 #include "store/store.h"
 
 struct server {
@@ -55,6 +56,7 @@ struct server {
 	struct webhooks *webhooks;
 	struct alerts *alerts;
 	struct history *history;
+	struct workers *workers;
 	struct replica *replica; /* one of several serves on the store, or alone */
 	int ticks;
 	struct api api;
@@ -323,14 +325,15 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 					 !leads)) ||
 	    !(s->history = history_new(s->base, &s->clock, s->store, s->batch)))
 		goto nomem;
-	if (!(s->longpoll = longpoll_new(s->base, s->batch, &s->queue, s->scaler, &s->fleet)))
+	if (!(s->longpoll = longpoll_new(s->base, s->batch, &s->queue, s->scaler, &s->fleet)) ||
+	    !(s->workers = mem_calloc(1, sizeof *s->workers)))
 		goto nomem;
 	s->api = (struct api){
 		.cfg = cfg, .clock = &s->clock, .test_clock = o->test_clock, .started_ms = clock_now(&s->clock),
 		.store = s->store, .batch = s->batch, .queue = &s->queue, .fleet = &s->fleet,
 		.longpoll = s->longpoll, .scaler = s->scaler, .provider = s->provider, .offers = s->offers,
 		.noffers = s->noffers, .settings = &s->settings, .metrics = &s->metrics, .alerts = s->alerts,
-		.history = s->history, .leads = leads,
+		.history = s->history, .workers = s->workers, .leads = leads,
 		.snap = {.cfg = cfg, .store = s->store, .clock = &s->clock, .ledger = &s->ledger, .offers = s->offers,
 			 .noffers = s->noffers, .with_provider = s->provider != NULL},
 	};
@@ -354,6 +357,7 @@ static void stop(struct server *s)
 	tls_free(s->tls);
 	replica_free(s->replica);
 	longpoll_free(s->longpoll);
+	free(s->workers);
 	provider_close(s->provider);
 	scaler_free(s->scaler);
 	alerts_free(s->alerts);
