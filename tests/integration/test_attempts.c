@@ -6,6 +6,7 @@
  * polls with a deadline. */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -268,6 +269,93 @@ static void hand_started_worker_is_listed(void **state)
 	json_decref(w);
 }
 
+/* ---- ebb fleet's GPU columns ---- */
+
+/* Field k (from 0, split on blanks) of the row of `ebb fleet` whose first
+ * field is id, into buf; "" when there is none. */
+static const char *fleet_field(const char *out, int64_t id, int k, char *buf, size_t size)
+{
+	char want[32], *copy = strdup(out), *line, *save = NULL;
+
+	snprintf(want, sizeof want, "%lld", (long long)id);
+	buf[0] = '\0';
+	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *f, *fsave = NULL;
+		int i = 0;
+		if (!(f = strtok_r(line, " ", &fsave)) || strcmp(f, want) != 0)
+			continue;
+		while (f && i < k) {
+			f = strtok_r(NULL, " ", &fsave);
+			i++;
+		}
+		snprintf(buf, size, "%s", f ? f : "");
+		break;
+	}
+	free(copy);
+	return buf;
+}
+
+/* Runs a job that waits for dir/go on the fleet of s, and checks `ebb
+ * fleet`'s GPUS (the count) and GPU IDS (gpu_ids) of its instance. */
+static void check_fleet_columns(struct harness_server *s, const char *dir, const char *gpu_ids)
+{
+	struct harness_run run = {0};
+	char buf[64];
+	int64_t id, inst = 0;
+	json_t *r;
+
+	id = harness_submit(s, harness_fmt("{\"command\": [\"sh\", \"-c\", \"while [ ! -e %s/go ]; do sleep 0.05;"
+					   " done\"], \"est_s\": 1}", dir));
+	WAIT_FOR(s, 30000, harness_job_is(s, id, "leased"), "job %lld was not leased", (long long)id);
+	assert_int(harness_live_instances(s, &inst), 1);
+	assert_int(harness_ebb(&run, s, "fleet", NULL), 0);
+	assert_contains(run.out, "GPU IDS");
+	/* ID STATE OFFER MARKET GPUS GPU-IDS */
+	assert_string_equal(fleet_field(run.out, inst, 4, buf, sizeof buf), "1");
+	assert_string_equal(fleet_field(run.out, inst, 5, buf, sizeof buf), gpu_ids);
+	harness_run_free(&run);
+	harness_write_file(harness_fmt("%s/go", dir), "");
+	WAIT_FOR(s, 30000, harness_job_is(s, id, "succeeded"), "job %lld did not succeed", (long long)id);
+	/* Its run names the instance, its offer and its market. */
+	r = run_of(s, id, 0, NULL);
+	assert_int(JINT(r, "instance"), inst);
+	assert_string_equal(JSTR(r, "worker"), harness_fmt("i-%lld", (long long)inst));
+	assert_true(json_is_string(json_object_get(r, "offer")));
+	assert_true(strcmp(JSTR(r, "market"), "spot") == 0 || strcmp(JSTR(r, "market"), "on-demand") == 0);
+	assert_string_equal(JSTR(r, "outcome"), "succeeded");
+	json_decref(r);
+}
+
+/* The local provider hands its instance a device: its id is shown. */
+static void fleet_columns_local(void **state)
+{
+	struct harness_server *s = harness_serve("[provider]\nkind = local\n[local]\ngpus = 3\n"
+						 "[lane.standard]\nwait_target = 1s\n[scaler]\ninterval = 200ms\n",
+						 0);
+
+	(void)state;
+	harness_own_workers(s);
+	check_fleet_columns(s, harness_tmpdir(), "3");
+}
+
+/* The exec provider does not say which devices: `-`, and the count. */
+static void fleet_columns_exec(void **state)
+{
+	const char *src = getenv("EBB_SRC"), *pdir = harness_tmpdir();
+	struct harness_server *s;
+
+	(void)state;
+	setenv("EBB_TEST_PROVIDER_DIR", pdir, 1);
+	s = harness_serve(harness_fmt("[provider]\nkind = exec\n[exec]\ncommand = %s/tests/exec/provider\n"
+				      "timeout = 10s\n[offer.a10g]\nmachine = test.a10g\ngpus = 1\nvram_gb = 24\n"
+				      "price_ondemand = 1.00\n[lane.standard]\nwait_target = 1s\n"
+				      "[scaler]\ninterval = 200ms\n",
+				      src && *src ? src : "."),
+			  0);
+	harness_own_workers(s);
+	check_fleet_columns(s, pdir, "-");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -275,6 +363,8 @@ int main(void)
 		cmocka_unit_test_teardown(interrupted_run_and_requeue, harness_cleanup),
 		cmocka_unit_test_teardown(cancel_ends_the_run, harness_cleanup),
 		cmocka_unit_test_teardown(hand_started_worker_is_listed, harness_cleanup),
+		cmocka_unit_test_teardown(fleet_columns_local, harness_cleanup),
+		cmocka_unit_test_teardown(fleet_columns_exec, harness_cleanup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
