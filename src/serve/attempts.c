@@ -70,6 +70,10 @@ int attempts_end(struct store *st, const struct job *job, const struct attempt_e
 
 	if (store_attempt_last(st, job->id, &a.attempt) != 0)
 		return -1;
+	/* A lease that began before its attempts were kept (a store older
+	 * than them) is the first: it is made at its end. */
+	if (a.attempt == 0)
+		a.attempt = 1;
 	snprintf(a.worker, sizeof a.worker, "%s", job->worker);
 	snprintf(a.outcome, sizeof a.outcome, "%s", outcome);
 	return store_attempt_put(st, &a);

@@ -215,7 +215,9 @@ static void errors(void **state)
 	harness_ebb(&r, srv, "job", NULL);
 	assert_failed(&r, 2, "job", "which job");
 	harness_run_free(&r);
-	harness_ebb(&r, srv, "jobs", "--state", "running", NULL);
+	/* running is leased to people (test_attempts); a state that is no
+	 * state is refused. */
+	harness_ebb(&r, srv, "jobs", "--state", "runing", NULL);
 	assert_int(r.status == 1 || r.status == 2, 1);
 	assert_contains(r.err, "state");
 	harness_run_free(&r);
