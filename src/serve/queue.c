@@ -501,6 +501,7 @@ int queue_process_due(struct queue *q, struct ebb_error *err)
 		if (store_job_due(q->store, now, ids, 256, &n) != 0)
 			return failed(q, err);
 		for (int i = 0; i < n; i++) {
+			struct job_change how = {0};
 			struct job job;
 			if (queue_get(q, ids[i], NULL, &job, err) != 0)
 				return -1;
@@ -518,8 +519,9 @@ int queue_process_due(struct queue *q, struct ebb_error *err)
 				char why[200];
 				snprintf(why, sizeof why, "lease expired on worker %s", job.worker);
 				retry_or_bury(q, &job, why, 0);
+				how.ended.outcome = "expired";
 			}
-			if (save(q, &job, &(struct job_change){.ended.outcome = "expired"}, err) != 0)
+			if (save(q, &job, &how, err) != 0)
 				return -1;
 			job_free(&job);
 		}
