@@ -39,10 +39,10 @@ static int add_worker(struct workers_list *l, const char *name, int64_t instance
 
 	return json_array_append_new(
 		l->workers,
-		json_pack("{s:s, s:o, s:i, s:o, s:o, s:O}", "name", name, "instance",
+		json_pack("{s:s, s:o, s:i, s:o, s:o, s:o}", "name", name, "instance",
 			  instance ? json_integer(instance) : json_null(), "gpus", gpus, "registered_at",
 			  times(seen ? seen->registered_ms : 0), "last_seen_at", times(seen ? seen->last_ms : 0),
-			  "jobs", jobs ? jobs : json_array()));
+			  "jobs", jobs ? json_incref(jobs) : json_array()));
 }
 
 static int add_instance(void *arg, const struct instance *inst)
