@@ -10,6 +10,7 @@ int attempts_begin(struct store *st, const struct job *job)
 {
 	struct attempt a = {
 		.job = job->id,
+		.attempt = (int)job->lease_token,
 		.instance = job->instance,
 		.started_ms = job->started_ms,
 		.outcome = "running",
@@ -20,9 +21,6 @@ int attempts_begin(struct store *st, const struct job *job)
 	struct instance inst;
 	int rc;
 
-	if (store_attempt_last(st, job->id, &a.attempt) != 0)
-		return -1;
-	a.attempt++;
 	snprintf(a.worker, sizeof a.worker, "%s", job->worker);
 	/* What it runs on is kept as the lease found it: the instance's
 	 * row outlives it, but an attempt reads alone. */
@@ -59,6 +57,7 @@ int attempts_end(struct store *st, const struct job *job, const struct attempt_e
 												: job->error;
 	struct attempt a = {
 		.job = job->id,
+		.attempt = (int)job->lease_token,
 		.instance = job->instance,
 		.started_ms = job->started_ms,
 		.ended_ms = now_ms,
@@ -68,12 +67,6 @@ int attempts_end(struct store *st, const struct job *job, const struct attempt_e
 		.reason = (char *)reason, /* a put only reads it */
 	};
 
-	if (store_attempt_last(st, job->id, &a.attempt) != 0)
-		return -1;
-	/* A lease that began before its attempts were kept (a store older
-	 * than them) is the first: it is made at its end. */
-	if (a.attempt == 0)
-		a.attempt = 1;
 	snprintf(a.worker, sizeof a.worker, "%s", job->worker);
 	snprintf(a.outcome, sizeof a.outcome, "%s", outcome);
 	return store_attempt_put(st, &a);

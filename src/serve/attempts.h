@@ -1,6 +1,9 @@
 /* A job's attempts: every lease of it and how its run ended (the
  * job_attempts table, GET /v1/jobs/ID's "runs"). The queue writes them
- * as a lease begins and ends, in the batch of the job's change.
+ * as a lease begins and ends, in the batch of the job's change. Each is
+ * numbered by its lease's token, which grows by one with every lease of
+ * the job: the worker knows its run's number. A lease older than the
+ * table is made at its end.
  *
  * The reply's member is "runs", not "attempts": the job object has an
  * integer "attempts" already (the leases that counted), which a second

@@ -170,7 +170,6 @@ struct store_engine {
 	int (*team_budgets)(struct store *st, team_budget_cb cb, void *arg);
 
 	int (*attempt_put)(struct store *st, const struct attempt *a);
-	int (*attempt_last)(struct store *st, int64_t job, int *attempt);
 	int (*attempts)(struct store *st, int64_t job, attempt_cb cb, void *arg);
 
 	/* Only for an engine that several serves share (NULL otherwise):
@@ -211,6 +210,6 @@ struct store_engine {
 	STORE_ENGINE_OP(ledger_open), STORE_ENGINE_OP(ledger_add), STORE_ENGINE_OP(ledger_sums),          \
 	STORE_ENGINE_OP(alert_put), STORE_ENGINE_OP(alert_delete), STORE_ENGINE_OP(alerts),               \
 	STORE_ENGINE_OP(team_budget_set), STORE_ENGINE_OP(team_budgets),                                  \
-	STORE_ENGINE_OP(attempt_put), STORE_ENGINE_OP(attempt_last), STORE_ENGINE_OP(attempts)
+	STORE_ENGINE_OP(attempt_put), STORE_ENGINE_OP(attempts)
 
 #endif

@@ -1264,19 +1264,6 @@ static int op_attempt_put(struct store *base, const struct attempt *at)
 	return insert(impl(base), S_ATTEMPT_PUT, &schema_attempts, at, NULL);
 }
 
-static int op_attempt_last(struct store *base, int64_t job, int *attempt)
-{
-	struct pg_args a = {0};
-	int64_t last = 0;
-	int n;
-
-	pg_args_int(&a, job);
-	if (read_array(impl(base), S_ATTEMPT_LAST, &a, &schema_int64s, &last, 1, &n) != 0)
-		return -1;
-	*attempt = (int)last;
-	return 0;
-}
-
 static int op_attempts(struct store *base, int64_t job, attempt_cb cb, void *arg)
 {
 	struct pg_args a = {0};

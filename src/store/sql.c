@@ -51,7 +51,6 @@ static const char *const common[S_COUNT] = {
 	[S_ATTEMPT_PUT] = "INSERT INTO job_attempts VALUES ({job_attempts:marks}) ON CONFLICT (job_id, attempt)"
 			  " DO UPDATE SET ended_at = ?8, outcome = ?9, exit = ?10, items_done = ?11, checkpoint = ?12,"
 			  " reason = ?13",
-	[S_ATTEMPT_LAST] = "SELECT COALESCE(MAX(attempt), 0) FROM job_attempts WHERE job_id = ?1",
 	[S_ATTEMPTS] = "SELECT {job_attempts} FROM job_attempts WHERE job_id = ?1 ORDER BY attempt",
 };
 

@@ -742,18 +742,6 @@ static int op_attempt_put(struct store *base, const struct attempt *a)
 	return insert(impl(base), S_ATTEMPT_PUT, &schema_attempts, a, NULL);
 }
 
-static int op_attempt_last(struct store *base, int64_t job, int *attempt)
-{
-	int64_t last = 0;
-	int n;
-
-	sqlite3_bind_int64(impl(base)->stmt[S_ATTEMPT_LAST], 1, job);
-	if (read_array(impl(base), S_ATTEMPT_LAST, &schema_int64s, &last, 1, &n) != 0)
-		return -1;
-	*attempt = (int)last;
-	return 0;
-}
-
 static int op_attempts(struct store *base, int64_t job, attempt_cb cb, void *arg)
 {
 	sqlite3_bind_int64(impl(base)->stmt[S_ATTEMPTS], 1, job);

@@ -526,11 +526,6 @@ int store_alerts(struct store *st, alert_cb cb, void *arg)
 
 int store_attempt_put(struct store *st, const struct attempt *a) { return ENGINE(st, attempt_put(st, a)); }
 
-int store_attempt_last(struct store *st, int64_t job, int *attempt)
-{
-	return ENGINE(st, attempt_last(st, job, attempt));
-}
-
 int store_attempts(struct store *st, int64_t job, attempt_cb cb, void *arg)
 {
 	return ENGINE(st, attempts(st, job, cb, arg));

@@ -152,7 +152,7 @@ struct team_budget {
  * attempts): made at the lease, written again at its end. */
 struct attempt {
 	int64_t job;
-	int attempt;      /* 1, 2, ... in lease order: every lease counts */
+	int attempt;      /* 1, 2, ... in lease order, every lease: its lease token */
 	int64_t instance; /* 0: a worker ebb did not launch */
 	char offer[CONF_NAME_MAX + 1]; /* its instance's, "" for none */
 	enum market market;
@@ -335,8 +335,6 @@ int store_usage(struct store *st, int64_t since_ms, int64_t now_ms, int64_t *ins
 /* Writes the attempt (job, attempt): made at its lease, and at its end
  * the end's columns (ended, outcome, exit, items, checkpoint, reason). */
 int store_attempt_put(struct store *st, const struct attempt *a) STORE_CHECK;
-/* The job's latest attempt number, 0 when it has none. */
-int store_attempt_last(struct store *st, int64_t job, int *attempt) STORE_CHECK;
 /* The job's attempts, oldest first. */
 int store_attempts(struct store *st, int64_t job, attempt_cb cb, void *arg) STORE_CHECK;
 
