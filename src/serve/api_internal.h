@@ -67,6 +67,8 @@ int api_submit_array(struct api_call *c);
 int api_list(struct api_call *c);
 int api_get(struct api_call *c);
 int api_cancel(struct api_call *c);
+int api_requeue(struct api_call *c);
+int api_workers(struct api_call *c);
 int api_stats(struct api_call *c);
 int api_teams(struct api_call *c);
 int api_team_budget(struct api_call *c);

@@ -180,6 +180,9 @@ struct store_engine {
 			 log_line_cb cb, void *arg);
 	int (*log_delete)(struct store *st, int64_t job, int attempt, int64_t after, int64_t upto);
 
+	int (*attempt_put)(struct store *st, const struct attempt *a);
+	int (*attempts)(struct store *st, int64_t job, attempt_cb cb, void *arg);
+
 	/* Only for an engine that several serves share (NULL otherwise):
 	 * lead takes the lock that makes one of them the leader, if it is
 	 * free (1 this one leads, 0 another does); notify tells the others,
@@ -220,6 +223,6 @@ struct store_engine {
 	STORE_ENGINE_OP(team_budget_set), STORE_ENGINE_OP(team_budgets), STORE_ENGINE_OP(log_meta),        \
 	STORE_ENGINE_OP(log_meta_put), STORE_ENGINE_OP(log_metas_oldest), STORE_ENGINE_OP(log_meta_delete), \
 	STORE_ENGINE_OP(log_total), STORE_ENGINE_OP(log_insert), STORE_ENGINE_OP(log_lines),               \
-	STORE_ENGINE_OP(log_delete)
+	STORE_ENGINE_OP(log_delete), STORE_ENGINE_OP(attempt_put), STORE_ENGINE_OP(attempts)
 
 #endif

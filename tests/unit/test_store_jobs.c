@@ -850,6 +850,53 @@ static void dead_letters_per_lane_since(void **state)
 	assert_string_equal(harness_rows_text(&r, 0), "");
 }
 
+/* ---- a job's attempts ---- */
+
+static int see_attempt(void *arg, const struct attempt *a)
+{
+	return harness_row(arg, "%lld#%d i%lld %s/%s %s %lld-%lld %s exit=%d items=%lld cp=%s why=%s",
+			   (long long)a->job, a->attempt, (long long)a->instance, a->offer, market_name(a->market),
+			   a->worker, (long long)a->started_ms, (long long)a->ended_ms, a->outcome, a->exit,
+			   (long long)a->items_done, a->checkpoint ? a->checkpoint : "-", a->reason ? a->reason : "-");
+}
+
+/* An attempt is made whole at its lease; its end writes only the end's
+ * columns, over whatever the end's row says of the rest. Each job's are
+ * its own, oldest first, and outlive a reopen; a rollback undoes them. */
+static void attempts_begin_end_and_walk(void **state)
+{
+	struct harness_store *h = *state;
+	struct attempt a = {.job = 7, .attempt = 1, .instance = 3, .offer = "g5", .market = MARKET_SPOT,
+			    .worker = "i-3", .started_ms = 100, .outcome = "running", .exit = -1};
+	struct harness_rows r = {0};
+
+	begin(h);
+	STORE_OK(h, store_attempt_put(h->st, &a));
+	a = (struct attempt){.job = 7, .attempt = 1, .offer = "ignored", .worker = "ignored", .started_ms = 1,
+			     .ended_ms = 200, .outcome = "failed", .exit = 3, .items_done = 4,
+			     .checkpoint = "tok", .reason = "exit status 3"};
+	STORE_OK(h, store_attempt_put(h->st, &a));
+	a = (struct attempt){.job = 7, .attempt = 2, .worker = "manual-1", .started_ms = 300, .outcome = "running",
+			     .exit = -1, .checkpoint = "tok"};
+	STORE_OK(h, store_attempt_put(h->st, &a));
+	a = (struct attempt){.job = 8, .attempt = 1, .worker = "w", .started_ms = 5, .outcome = "running", .exit = -1};
+	STORE_OK(h, store_attempt_put(h->st, &a));
+	commit(h);
+	begin(h);
+	a = (struct attempt){.job = 8, .attempt = 2, .worker = "w", .outcome = "running", .exit = -1};
+	STORE_OK(h, store_attempt_put(h->st, &a));
+	STORE_OK(h, store_rollback(h->st));
+	harness_store_reopen(h);
+	STORE_OK(h, store_attempts(h->st, 8, see_attempt, &r));
+	assert_string_equal(harness_rows_text(&r, 0), "8#1 i0 /on-demand w 5-0 running exit=-1 items=0 cp=- why=-");
+	r = (struct harness_rows){0};
+	STORE_OK(h, store_attempts(h->st, 7, see_attempt, &r));
+	assert_string_equal(harness_rows_text(&r, 0),
+			    "7#1 i3 g5/spot i-3 100-200 failed exit=3 items=4 cp=tok why=exit status 3 | "
+			    "7#2 i0 /on-demand manual-1 300-0 running exit=-1 items=0 cp=tok why=-");
+	assert_walk_stops(r, store_attempts(h->st, 7, see_attempt, &r));
+}
+
 /* ---- walks ---- */
 
 /* Every walk over jobs, of two rows or more: a callback's nonzero return
@@ -905,6 +952,7 @@ int main(void)
 		T(recent_durations_of_succeeded_jobs),
 		T(dead_letters_per_lane_since),
 		T(callback_stops_every_job_walk),
+		T(attempts_begin_end_and_walk),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
