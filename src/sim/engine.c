@@ -302,6 +302,8 @@ static void start_job(struct sim *s, int k, int job)
 	int gpus = sim_job_gpus(s, job);
 
 	take(s, job);
+	if (!j->ran && s->result->first_start_ms)
+		s->result->first_start_ms[job] = s->now;
 	j->waited_ms += s->now - j->since;
 	if (j->ran)
 		requeue_wait(s, s->now - j->since);
@@ -597,6 +599,11 @@ static void start(struct sim *s)
 	double slowest = 1, longest_ms = 0;
 
 	s->jobs = sim_grown(NULL, t->n + 1, sizeof *s->jobs);
+	if (s->opts->job_starts) {
+		s->result->first_start_ms = sim_grown(NULL, t->n + 1, sizeof *s->result->first_start_ms);
+		for (size_t k = 0; k < t->n; k++)
+			s->result->first_start_ms[k] = -1;
+	}
 	s->waits = sim_grown(NULL, t->n + 1, sizeof *s->waits);
 	for (int k = 0; k < s->opts->noffers; k++)
 		slowest = fmin(slowest, s->opts->offers[k].speed);
@@ -763,6 +770,8 @@ void sim_run(const struct trace *t, const struct policy *p, const struct sim_opt
 
 void sim_result_free(struct sim_result *r)
 {
+	free(r->first_start_ms);
+	r->first_start_ms = NULL;
 	free(r->samples);
 	r->samples = NULL;
 	r->nsamples = 0;

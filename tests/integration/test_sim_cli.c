@@ -554,6 +554,21 @@ static void replays_in_serves_lease_order(void **state)
 		p = json_array_get(v, 0);
 		assert_int(JINT(p, "jobs"), 3);
 		assert_int(JINT(p, "max_instances"), 1);
+		if (k == 0) {
+			/* Job by job: express (2), then standard (0), then batch (1). */
+			char *csv, jobs[4200];
+			snprintf(jobs, sizeof jobs, "%s/jobs.csv", harness_tmpdir());
+			harness_run_free(&r);
+			harness_ebb(&r, NULL, "sim", trace, "--offers", conf, "--policy", "ebb", "--policy", "bound",
+				    "--jobs", jobs, NULL);
+			assert_int(r.status, 0);
+			csv = harness_read_file(jobs, NULL);
+			assert_string_equal(csv, "policy,job,submit_s,start_s,wait_s\n"
+						 "\"ebb\",0,0.000,130.000,130.000\n"
+						 "\"ebb\",1,1.000,430.000,429.000\n"
+						 "\"ebb\",2,2.000,120.000,118.000\n");
+			free(csv);
+		}
 		if (json_number_value(json_object_get(p, "wait_p95_s")) != 429 ||
 		    json_number_value(json_object_get(p, "wait_p50_s")) != 130)
 			fail_msg("trace %zu: waits p50 %g s and p95 %g s, expected 130 and 429", k,
