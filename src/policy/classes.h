@@ -13,8 +13,9 @@
  * classes[0..*n), added when new if there is room (*n < cap): then empty,
  * its oldest job submitted at oldest_ms. NULL: none and no room (the
  * caller grows the array and asks again). lane_rank is lease_lane_rank()'s
- * (policy/lease_order.h): lanes not in the config are one class, after
- * the others, waiting the default target. */
+ * (policy/lease_order.h). Its wait target is its lane's [lane.NAME]
+ * wait_target, or the default one (5 min) for the lanes not in the
+ * config, which are one class, after the others. */
 struct plan_class *classes_find(struct plan_class *classes, int *n, int cap, const struct plan_settings *s, int gpus,
 				int min_vram_gb, int lane_rank, int team, int64_t oldest_ms);
 

@@ -35,7 +35,5 @@ void plan_idle_timeouts(const struct plan_settings *s, const struct offer *offer
 /* The lane's rank (0 is served first), or -1 for a lane not in [queue]
  * lanes. */
 int plan_lane_rank(const struct plan_settings *s, const char *lane);
-/* The lane's wait target: its [lane.NAME] wait_target, or the default. */
-int64_t plan_wait_target_ms(const struct plan_settings *s, const char *lane);
 
 #endif

@@ -19,10 +19,6 @@ void ebb_start(struct sim *s)
 
 	s->ebb.result = sim_grown(NULL, 1, sizeof *s->ebb.result);
 	s->ebb.fleet = sim_grown(NULL, 1, sizeof *s->ebb.fleet); /* grown with the instances */
-	for (int c = 0; c < s->nq; c++) {
-		struct squeue *q = &s->q[c];
-		q->wait_target_ms = plan_wait_target_ms(st, s->trace->lanes[q->lane]);
-	}
 	s->ebb.last_submit = -1;
 	/* Before any gap: the fixed timeout, or auto's least. */
 	plan_idle_timeouts(st, s->opts->offers, s->opts->noffers, NULL, 0, s->ebb.idle_timeout_ms, s->ebb.idle_surplus_ms,

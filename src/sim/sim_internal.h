@@ -89,11 +89,9 @@ struct squeue {
 	int64_t running; /* its jobs running */
 	double work_ms; /* reference work of the queued jobs */
 	int64_t est_work_ms; /* their work as ebb expects it (known.c) */
-	/* ebb's (ebb.c). The lane's wait target, looked up once: plan() is
-	 * called millions of times. The jobs and reference work submitted,
-	 * each weighted by exp(-age / arrival_window) as of arrivals_at: the
+	/* ebb's (ebb.c): the jobs and reference work submitted, each
+	 * weighted by exp(-age / arrival_window) as of arrivals_at: the
 	 * class's arrival rate. */
-	int64_t wait_target_ms;
 	double arrived_jobs, arrived_work_ms;
 	int64_t arrivals_at;
 };
