@@ -7,6 +7,7 @@
 #include "common/instance.h"
 #include "common/log.h"
 #include "common/rng.h"
+#include "policy/lease_order.h"
 #include "serve/metrics.h"
 #include "serve/team_state.h"
 
@@ -337,10 +338,6 @@ int queue_fail(struct queue *q, int64_t id, int64_t token, const char *reason, i
 	return save(q, out, &how, err);
 }
 
-/* Interrupted jobs sort before every job queued the usual way (seq 0),
- * among themselves in the order they were submitted. */
-#define SEQ_RESUMED (INT64_MIN / 2)
-
 int queue_interrupt(struct queue *q, int64_t id, int64_t token, const char *checkpoint,
 		    int64_t checkpoint_items, int64_t items_done, const char *reason, int reclaimed,
 		    struct job *out, struct ebb_error *err)
@@ -385,7 +382,8 @@ int queue_interrupt(struct queue *q, int64_t id, int64_t token, const char *chec
 		out->state = JOB_DELAYED;
 		out->run_at_ms = clock_now(q->clock) + q->cfg->preempt_backoff_ms;
 	}
-	out->seq = SEQ_RESUMED + out->id;
+	/* Before every job queued the usual way (policy/lease_order.h). */
+	out->seq = lease_seq(out->id, 1);
 	job_set_str(&out->error, reason);
 	queue_ready_changed(q);
 	log_info("job interrupted", "job=%lld worker=%s items_done=%lld items_lost=%lld reason=%s",

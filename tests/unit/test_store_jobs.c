@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "policy/lease_order.h"
 #include "store/store.h"
 
 #define begin(h) STORE_OK((h), store_begin((h)->st))
@@ -556,6 +557,47 @@ static void next_ready_order(void **state)
 	assert_string_equal(next_ready(h, &o), "none");
 }
 
+/* The lease query orders as policy/lease_order.h does, which the
+ * simulator leases by: the same jobs (lanes, priorities, some put back
+ * after an interruption, submitted in a scrambled order), leased in turn
+ * from the store and sorted by lease_compare(), come out the same. */
+static void next_ready_is_the_policy_order(void **state)
+{
+	struct harness_store *h = *state;
+	struct lease_offer o = {.gpus = 1};
+	struct lease_key keys[40];
+	int n = (int)(sizeof keys / sizeof *keys);
+
+	for (int k = 0; k < n; k++) {
+		struct job j = named(harness_fmt("j%d", k));
+		j.lane_rank = (k * 7) % 3;
+		j.priority = (k * 5) % 4 == 0 ? 100 : (k * 11) % 3 - 1;
+		put(h, &j);
+		/* Every fourth one interrupted since: serve's seq for it. */
+		if (k % 4 == 1) {
+			j.seq = lease_seq(j.id, 1);
+			put(h, &j);
+		}
+		keys[k] = (struct lease_key){.lane_rank = j.lane_rank, .priority = j.priority, .seq = j.seq, .id = j.id};
+		job_free(&j);
+	}
+	qsort(keys, (size_t)n, sizeof *keys, lease_compare);
+	for (int k = 0; k < n; k++) {
+		struct job j;
+
+		STORE_OK(h, store_job_next_ready(h->st, &o, &j));
+		if (j.id != keys[k].id)
+			fail_msg("lease %d: the store gave job %lld (rank %d, priority %d, seq %lld), the policy's order"
+				 " job %lld (rank %d, priority %d, seq %lld)", k, (long long)j.id, j.lane_rank,
+				 j.priority, (long long)j.seq, (long long)keys[k].id, keys[k].lane_rank,
+				 keys[k].priority, (long long)keys[k].seq);
+		j.state = JOB_LEASED;
+		put(h, &j);
+		job_free(&j);
+	}
+	assert_string_equal(next_ready(h, &o), "none");
+}
+
 /* Each job ahead of the next in the order, so that only its own filter
  * passes it over; the offer grows step by step. */
 static void next_ready_filters(void **state)
@@ -942,6 +984,7 @@ int main(void)
 		T(update_of_a_missing_job_fails),
 		T(get_by_team_and_key),
 		T(next_ready_order),
+		T(next_ready_is_the_policy_order),
 		T(next_ready_filters),
 		T(job_list_filters_and_pages),
 		T(jobs_leased_on_an_instance),
