@@ -32,6 +32,9 @@ void api_reply_job(struct api_call *c, const struct job *job, const char *key, c
  * else replies 403 and returns -1. what names the call for the message. */
 int api_own_instance(struct api_call *c, int64_t instance, const char *what);
 /* The same check, with the error in err instead of a reply. */
+/* The job c->id as c's token may read it (its team's; an instance's
+ * token, a job leased on it): 0, or -1 with the error replied. */
+int api_job_read(struct api_call *c, struct job *job);
 int api_check_own_instance(const struct api_call *c, int64_t instance, const char *what, struct ebb_error *err);
 /* Checks the body against fields; on error replies and returns -1. */
 int api_body(struct api_call *c, const struct field *fields);

@@ -281,22 +281,30 @@ static int why_held(struct api_call *c, const struct job *job, char *why, size_t
 	return rc < 0 ? -1 : rc;
 }
 
-int api_get(struct api_call *c)
+int api_job_read(struct api_call *c, struct job *job)
 {
 	struct ebb_error err;
+
+	if (queue_get(c->api->queue, c->id, c->team, job, &err) != 0)
+		return api_fail(c, &err);
+	if (c->instance && job->instance != c->instance) {
+		job_free(job);
+		error_set(&err, 403, "forbidden", NULL, "the token of instance %lld reads only the jobs leased on it",
+			  (long long)c->instance);
+		return api_fail(c, &err);
+	}
+	return 0;
+}
+
+int api_get(struct api_call *c)
+{
 	struct job job;
 	struct jsonout o = {0};
 	char why[400] = "", *text;
 	int held, rc;
 
-	if (queue_get(c->api->queue, c->id, c->team, &job, &err) != 0)
-		return api_fail(c, &err);
-	if (c->instance && job.instance != c->instance) {
-		job_free(&job);
-		error_set(&err, 403, "forbidden", NULL, "the token of instance %lld reads only the jobs leased on it",
-			  (long long)c->instance);
-		return api_fail(c, &err);
-	}
+	if (api_job_read(c, &job) != 0)
+		return -1;
 	held = job.state == JOB_QUEUED && c->api->cfg->nteams > 0 ? why_held(c, &job, why, sizeof why) : 0;
 	if (held < 0) {
 		job_free(&job);

@@ -152,14 +152,8 @@ int api_logs_read(struct api_call *c)
 	    api_query_int(c, "tail", 0, JOBLOG_READ_MAX, 0, &tail) != 0 ||
 	    api_query_int(c, "wait", 0, WAIT_MAX_S, 0, &wait_s) != 0)
 		return -1;
-	if (queue_get(c->api->queue, c->id, c->team, &job, &err) != 0)
-		return api_fail(c, &err);
-	if (c->instance && job.instance != c->instance) {
-		job_free(&job);
-		error_set(&err, 403, "forbidden", NULL, "the token of instance %lld reads only the jobs leased on it",
-			  (long long)c->instance);
-		return api_fail(c, &err);
-	}
+	if (api_job_read(c, &job) != 0)
+		return -1;
 	if (attempt > job.lease_token) {
 		error_set(&err, 404, "not_found", "attempt", "job %lld has had %lld attempts, not %lld", (long long)c->id,
 			  (long long)job.lease_token, (long long)attempt);
