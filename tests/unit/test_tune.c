@@ -360,7 +360,8 @@ static const char *traces_dir(void)
  * offer and with the mix: the search's recommendation is the grid's, or
  * at most 1% dearer within the same wait, and ebb's ratio to the best
  * baseline at each wait of the comparisons is within 1% of the grid's,
- * for at most two thirds of the replays. */
+ * for at most four fifths of the replays (the baselines are replayed
+ * whole: about half of the grid). */
 static void test_search_matches_the_grid_on_shared_traces(void **state)
 {
 	static const struct sample {
@@ -403,7 +404,7 @@ static void test_search_matches_the_grid_on_shared_traces(void **state)
 			fail_msg("%s: %s", what, err);
 		printf("%s: %zu jobs, %zu replays of %zu\n", what, t.n, search.n + search.partial, search.grid);
 		assert_int(whole_grid.grid, search.grid);
-		assert_true((search.n + search.partial) * 3 <= search.grid * 2);
+		assert_true((search.n + search.partial) * 5 <= search.grid * 4);
 		assert_int(whole_grid.recommended >= 0, search.recommended >= 0);
 		if (search.recommended >= 0) {
 			const struct tune_point *w = &whole_grid.points[whole_grid.recommended];
