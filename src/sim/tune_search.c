@@ -1,13 +1,13 @@
-/* The search of `ebb tune` (see tune_internal.h): far fewer replays than
- * the whole grid, for the same answers. The answers are ebb's cheapest
+/* The search of `ebb tune` (see tune_internal.h): fewer replays than the
+ * whole grid, for the same answers. The answers are ebb's cheapest
  * setting within a few waits: the target (the recommendation), and the
  * waits the ratios compare at (two boots, keda-default's p95, the
  * clairvoyant's). ebb's grid of knobs is searched by coordinate descent
- * toward each of those waits from the grid's corners; its warm floors,
- * few, and the baselines' grids, whose
- * answers are as much the ratios' and whose replays are the cheaper, are
- * replayed whole: coordinate descent misses their best settings, which can
- * be two knobs away from any other that is as quick (docs/SIMULATION.md). */
+ * toward each of those waits from the grid's corners. Its warm floors,
+ * few, and the baselines' grids, whose answers are the ratios' other
+ * half and whose replays are the cheaper, are replayed whole: coordinate
+ * descent misses their best settings, which can be two knobs away from
+ * any other as quick (docs/SIMULATION.md). */
 #include <stdlib.h>
 #include <string.h>
 
