@@ -37,7 +37,7 @@ struct tune {
 	char partial_spec[512]; /* the first of them */
 	char fragment[1024];
 	double wait_p95_s; /* the target */
-	size_t grid;       /* the points of the whole grid; n of them replayed whole */
+	size_t grid;       /* the settings of the whole grid, replayed or not */
 	int oracle_durations; /* ebb's replays were told the trace's durations */
 };
 

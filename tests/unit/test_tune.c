@@ -356,12 +356,14 @@ static const char *traces_dir(void)
 	return access(harness_fmt("%s/README.md", dir), R_OK) == 0 ? dir : NULL;
 }
 
-/* On half a day or a day of each shared trace (30 s of azure's), with one
+/* On 12 hours of genai, 30 s of azure and a day of openb, with one
  * offer and with the mix: the search's recommendation is the grid's, or
  * at most 1% dearer within the same wait, and ebb's ratio to the best
  * baseline at each wait of the comparisons is within 1% of the grid's,
  * for at most four fifths of the replays (the baselines are replayed
- * whole: about half of the grid). */
+ * whole: about half of the grid). Not every window holds: on the first 6
+ * hours of this genai one, with one offer, the search's ebb within
+ * keda-default's p95 is 12% dearer than the grid's (docs/SIMULATION.md). */
 static void test_search_matches_the_grid_on_shared_traces(void **state)
 {
 	static const struct sample {
