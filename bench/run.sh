@@ -24,7 +24,7 @@ main() {
 	export EBB_SRC="${EBB_SRC:-$root}"
 
 	# In the order of the document's sections; others after them.
-	order="cycle idle longpoll replay provider scrape slowdb"
+	order="cycle idle longpoll replay tune provider scrape slowdb"
 	for p in "$dir"/*; do
 		[ -x "$p" ] || continue
 		case " $order " in *" $(basename "$p") "*) ;; *) order="$order $(basename "$p")" ;; esac
@@ -95,7 +95,10 @@ event loop share one commit).
 4. **Simulator replay**: \`ebb sim\` loading a synthetic trace of a
    million jobs and replaying it against ebb's policy and keda, in the
    benchmark's own process (no serve); the load, each replay and the peak
-   resident memory.
+   resident memory. (4b) \`ebb tune\` on 100,000 jobs built from the
+   shared cluster trace, one 8-GPU offer, on two threads: the search
+   against \`--exhaustive\` (skipped where the shared traces are not
+   beside the source tree).
 5. **The API while the provider is slow**: request latency while the exec
    provider's launches hang (a cloud API that takes minutes). Baseline:
    the same serve with launches that answer at once.

@@ -3,6 +3,9 @@
 # every policy on each trace with one offer and with a mix of offers, the
 # frontiers of `ebb tune`, and ebb tuned on the first half of a trace and
 # replayed on the second, for each trace. Run from anywhere; takes a few minutes.
+# `ebb tune` runs with --exhaustive: the whole grid, so that every frontier
+# and the "tuned" baselines are the full sweep's (the search draws ebb's
+# frontier from fewer points; docs/SIMULATION.md).
 set -eu
 cd "$(dirname "$0")/.."
 make -s
@@ -20,7 +23,7 @@ run() { # title, trace, filter, config, name
 	"$ebb" sim "$trace" ${filter:+--filter "$filter"} --offers "$config" --plot "docs/sim/$name.svg"
 	printf '```\n\n![%s over time](sim/%s.svg)\n\n' "$name" "$name"
 	printf '`ebb tune ... --wait-p95 240`: each policy'"'"'s frontier (cost against p95 wait)\n\n```\n'
-	"$ebb" tune "$trace" ${filter:+--filter "$filter"} --offers "$config" --wait-p95 240 \
+	"$ebb" tune "$trace" ${filter:+--filter "$filter"} --offers "$config" --wait-p95 240 --exhaustive \
 		--plot "docs/sim/$name-frontier.svg"
 	printf '```\n\n![%s frontiers](sim/%s-frontier.svg)\n' "$name" "$name"
 }
@@ -32,7 +35,7 @@ tuned() { # title, trace, filter, config, half (seconds)
 	title=$1 trace=$2 filter=$3 config=$4 half=$5
 	printf '\n### %s\n\n```\n' "$title"
 	"$ebb" tune "$trace" ${filter:+--filter "$filter"} --offers "$config" --to "$half" \
-		--wait-p95 240 --write "$tmp/tuned.conf" --json >"$tmp/tune.json"
+		--wait-p95 240 --exhaustive --write "$tmp/tuned.conf" --json >"$tmp/tune.json"
 	cat "$tmp/tuned.conf"
 	cat "$config" "$tmp/tuned.conf" > "$tmp/replay.conf"
 	baselines=$(jq -r '[.points[] | select(.family != "ebb" and .family != "clairvoyant"

@@ -2,6 +2,7 @@
  * policies' knobs over a trace and recommends ebb settings (see tune.h). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "cli/cmd.h"
 #include "cli/simcli.h"
@@ -13,6 +14,8 @@ struct tune_args {
 	struct simcli sim;
 	double wait;            /* --wait-p95 */
 	const char *write_path; /* --write */
+	int jobs;               /* --jobs; 0: the online CPUs */
+	int exhaustive;         /* --exhaustive */
 };
 
 static const struct option_spec options[] = {
@@ -21,6 +24,10 @@ static const struct option_spec options[] = {
 	 .fmax = 1e10, .required = 1},
 	{"write", 0, OPTION_STRING, "FILE", OPTION_AT(struct tune_args, write_path),
 	 "write the recommended settings as a config fragment"},
+	{"jobs", 0, OPTION_INT, "N", OPTION_AT(struct tune_args, jobs),
+	 "replays at once, on as many threads (default: the online CPUs)", .min = 1, .max = 1024},
+	{"exhaustive", 0, OPTION_FLAG, NULL, OPTION_AT(struct tune_args, exhaustive),
+	 "replay every point of the grid, not the search"},
 	{.kind = OPTION_GROUP, .group = simcli_options, .at = OPTION_AT(struct tune_args, sim)},
 	{0},
 };
@@ -29,7 +36,10 @@ static const struct usage usage = {"ebb tune TRACE --wait-p95 S [OPTIONS]",
 	"Sweeps the knobs of ebb's policy and of each baseline over a trace, prints each\n"
 	"one's cost against p95-wait frontier and ebb's cost against the best baseline at\n"
 	"the same p95 or shorter (and against keda's defaults, the clairvoyant and the\n"
-	"bound), and recommends ebb settings meeting the wait.",
+	"bound), and recommends ebb settings meeting the wait. ebb's settings are\n"
+	"searched (coordinate descent toward the waits compared at, from the grid's\n"
+	"corners), the baselines' replayed whole; --exhaustive replays ebb's whole grid\n"
+	"too. On a terminal, a progress line on stderr.",
 	options,
 	.max_words = 1,
 };
@@ -196,10 +206,34 @@ static int write_fragment(const struct tune *t, const char *path)
 	return failed;
 }
 
+/* The progress line, on stderr when it is a terminal: redrawn in place
+ * at most five times a second, and when a round of replays ends. */
+struct progress_line {
+	double drawn_s;
+};
+
+static void draw_progress(const struct tune_progress *p, void *arg)
+{
+	struct progress_line *line = arg;
+
+	if (p->done < p->queued && p->elapsed_s - line->drawn_s < 0.2)
+		return;
+	line->drawn_s = p->elapsed_s;
+	fprintf(stderr, "\r\033[Kebb tune: %zu/%zu replays (the grid: %zu), ", p->done, p->queued, p->grid);
+	if (p->best)
+		fprintf(stderr, "best ebb within the wait $%.2f (p95 %.0f s)", p->best->cost_usd, p->best->wait_p95_s);
+	else
+		fprintf(stderr, "no ebb within the wait yet");
+	fprintf(stderr, ", %.0f s so far, about %.0f s left", p->elapsed_s, p->left_s);
+	fflush(stderr);
+}
+
 int cmd_tune(int argc, char **argv)
 {
 	struct tune_args a = {.write_path = NULL};
 	struct simcli *cli = &a.sim;
+	struct progress_line line = {0};
+	struct tune_options to = {0};
 	struct tune t;
 	struct trace tr;
 	char err[600];
@@ -207,7 +241,16 @@ int cmd_tune(int argc, char **argv)
 
 	if ((rc = simcli_start(cli, &usage, &a, argc, argv, &tr)) != OPTIONS_GO_ON)
 		return rc;
-	if (tune_run(&tr, &cli->o, cli->offers, a.wait, &t, err, sizeof err) != 0) {
+	to.jobs = a.jobs ? a.jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	to.exhaustive = a.exhaustive;
+	if (isatty(STDERR_FILENO)) { /* scripts and tests see the output unchanged */
+		to.progress = draw_progress;
+		to.arg = &line;
+	}
+	rc = tune_run(&tr, &cli->o, cli->offers, a.wait, &to, &t, err, sizeof err);
+	if (to.progress)
+		fprintf(stderr, "\r\033[K");
+	if (rc != 0) {
 		fprintf(stderr, "ebb tune: %s\n", err);
 		trace_free(&tr);
 		return 1;

@@ -7,6 +7,7 @@
 
 #include "common/mem.h"
 #include "sim/spec.h"
+#include "sim/tune_internal.h"
 
 #define N(a) (sizeof(a) / sizeof *(a))
 
@@ -35,38 +36,36 @@ static const int keda_polls_s[] = {10, 30, 60};
 static const int keda_cooldowns_s[] = {0, 60, 300, 900};
 static const int keda_stabilizes_s[] = {0, 60, 300, 900};
 
-/* Replays spec and adds its point (with the ebb knobs k, if any): 0, or
- * -1 with err. A replay that did not run every job it could place (it
- * stalled, or its limits allowed no launch) is no point on a frontier:
- * it is counted instead. */
-static int add_point(struct tune *t, const char *family, const char *spec, const struct tune_knobs *k,
-		     const struct trace *tr, const struct sim_options *o, const char *config_path, char *err,
-		     size_t errsize)
+/* Adds a setting to the space and, with a grid, as its next cell. */
+static size_t add(struct tune_space *s, struct tune_grid *g, const char *family, const char *spec,
+		  const struct tune_knobs *k)
 {
-	struct tune_point *pt;
-	struct sim_result r;
-	struct policy p;
+	struct tune_cand *c;
 
-	if (policy_parse(spec, config_path, o->plugins, &p, err, errsize) != 0)
-		return -1;
-	sim_run(tr, &p, o, &r);
-	policy_free(&p);
-	sim_result_free(&r); /* its samples: the figures stay */
-	if (r.jobs_done + r.unplaceable < r.jobs) {
-		if (t->partial++ == 0)
-			snprintf(t->partial_spec, sizeof t->partial_spec, "%s", spec);
-		return 0;
-	}
-	t->points = xrealloc(t->points, (t->n + 1) * sizeof *t->points);
-	pt = &t->points[t->n++];
-	memset(pt, 0, sizeof *pt);
-	snprintf(pt->spec, sizeof pt->spec, "%s", spec);
-	snprintf(pt->family, sizeof pt->family, "%s", family);
-	pt->cost_usd = r.cost_usd;
-	pt->wait_p95_s = r.wait_p95_s;
+	s->cands = xrealloc(s->cands, (s->n + 1) * sizeof *s->cands);
+	c = &s->cands[s->n];
+	memset(c, 0, sizeof *c);
+	snprintf(c->pt.spec, sizeof c->pt.spec, "%s", spec);
+	snprintf(c->pt.family, sizeof c->pt.family, "%s", family);
 	if (k)
-		pt->ebb = *k;
-	return 0;
+		c->pt.ebb = *k;
+	if (g)
+		g->cells[g->ncells++] = s->n;
+	return s->n++;
+}
+
+/* A new grid of the given knobs' sizes. */
+static struct tune_grid *grid(struct tune_space *s, int searched, int ndims, const int *size)
+{
+	struct tune_grid *g = &s->grids[s->ngrids++];
+	size_t cells = 1;
+
+	g->ndims = ndims;
+	for (int d = 0; d < ndims; d++)
+		cells *= (size_t)(g->size[d] = size[d]);
+	g->cells = xcalloc(cells, sizeof *g->cells);
+	g->searched = searched;
+	return g;
 }
 
 /* An idle or surplus timeout of the sweep as the config writes it: "600s", "auto". */
@@ -78,9 +77,8 @@ static const char *idle_text(int s, char *buf, size_t size)
 	return buf;
 }
 
-/* One point of ebb's sweep. */
-static int add_ebb(struct tune *t, struct tune_knobs k, const struct trace *tr, const struct sim_options *o,
-		   const char *config_path, char *err, size_t errsize)
+/* One setting of ebb's. */
+static void add_ebb(struct tune_space *s, struct tune_grid *g, struct tune_knobs k)
 {
 	char spec[256], idle[16], surplus[16];
 	int n = snprintf(spec, sizeof spec,
@@ -92,54 +90,102 @@ static int add_ebb(struct tune *t, struct tune_knobs k, const struct trace *tr, 
 		n += snprintf(spec + n, sizeof spec - (size_t)n, ",scaler.warm=* * %d", k.warm);
 	if (k.max_instances)
 		snprintf(spec + n, sizeof spec - (size_t)n, ",scaler.max_instances=%d", k.max_instances);
-	return add_point(t, "ebb", spec, &k, tr, o, config_path, err, errsize);
+	add(s, g, "ebb", spec, &k);
 }
 
-/* The baselines' sweeps, and the references (the clairvoyant, the bound). */
-static int add_baselines(struct tune *t, const struct trace *tr, const struct sim_options *o, const char *config_path,
-			 char *err, size_t errsize)
+/* The fleet sizes tried, 1 to 4 then doubling up to the trace's peak
+ * concurrency, into n (room for 64); returns how many. */
+static int fleet_sizes(const struct trace *tr, int *n)
+{
+	int count = 0;
+
+	for (int64_t k = 1, peak = sim_peak_concurrency(tr); k <= peak && count < 64; k = k < 4 ? k + 1 : k * 2)
+		n[count++] = (int)k;
+	return count;
+}
+
+/* ebb's settings: the grid of its knobs, searched, and its warm floors
+ * (a floor with a short or a 10 minute target, or a fixed pool), three
+ * settings a fleet size, replayed whole: descent missed their best on the
+ * shared traces (a floor of 8 with a short target where 3 with a long one
+ * was cheaper within the wait), and they are few. */
+static void ebb_space(struct tune_space *s, const int *fleet, int nfleet)
+{
+	struct tune_grid *g = grid(s, 1, 4, (int[]){N(wait_targets_s), N(idle_timeouts_s), N(surplus_s),
+						     N(arrival_windows_s)});
+
+	for (size_t a = 0; a < N(wait_targets_s); a++)
+		for (size_t b = 0; b < N(idle_timeouts_s); b++)
+			for (size_t c = 0; c < N(surplus_s); c++)
+				for (size_t d = 0; d < N(arrival_windows_s); d++)
+					add_ebb(s, g, (struct tune_knobs){wait_targets_s[a], idle_timeouts_s[b], surplus_s[c],
+									   arrival_windows_s[d], 0, 0});
+	g = grid(s, 0, 2, (int[]){nfleet, N(warm_wait_targets_s) + 1});
+	for (int k = 0; k < nfleet; k++) {
+		for (size_t a = 0; a < N(warm_wait_targets_s); a++)
+			add_ebb(s, g, (struct tune_knobs){warm_wait_targets_s[a], 600, 60, 0, fleet[k], 0});
+		add_ebb(s, g, (struct tune_knobs){600, 600, 0, 0, fleet[k], fleet[k]});
+	}
+}
+
+/* The baselines' settings, each family a grid replayed whole, and the
+ * fixed points: keda's defaults, the clairvoyant and the bound. */
+static void baseline_space(struct tune_space *s, const int *fleet, int nfleet, int noffers)
 {
 	char spec[160];
-	int rc = 0;
+	struct tune_grid *g = grid(s, 0, 1, (int[]){nfleet}), *keda = NULL;
+	size_t defaults = 0;
 
-	for (int64_t n = 1, peak = sim_peak_concurrency(tr); n <= peak && rc == 0; n = n < 4 ? n + 1 : n * 2) {
-		snprintf(spec, sizeof spec, "always-on:n=%lld", (long long)n);
-		rc = add_point(t, "always-on", spec, NULL, tr, o, config_path, err, errsize);
+	for (int k = 0; k < nfleet; k++) {
+		snprintf(spec, sizeof spec, "always-on:n=%d", fleet[k]);
+		add(s, g, "always-on", spec, NULL);
 	}
-	for (size_t a = 0; a < N(min1_idles_s) && rc == 0; a++) {
+	g = grid(s, 0, 1, (int[]){N(min1_idles_s)});
+	for (size_t a = 0; a < N(min1_idles_s); a++) {
 		snprintf(spec, sizeof spec, "min1:idle=%d", min1_idles_s[a]);
-		rc = add_point(t, "min1", spec, NULL, tr, o, config_path, err, errsize);
+		add(s, g, "min1", spec, NULL);
 	}
+	g = grid(s, 0, 3, (int[]){N(util_ups), N(util_downs), N(util_windows_s)});
 	for (size_t a = 0; a < N(util_ups); a++)
 		for (size_t b = 0; b < N(util_downs); b++)
-			for (size_t c = 0; c < N(util_windows_s) && rc == 0; c++) {
+			for (size_t c = 0; c < N(util_windows_s); c++) {
 				snprintf(spec, sizeof spec, "util:up=%g,down=%g,window=%d", util_ups[a], util_downs[b],
 					 util_windows_s[c]);
-				rc = add_point(t, "util", spec, NULL, tr, o, config_path, err, errsize);
+				add(s, g, "util", spec, NULL);
 			}
 	/* keda on the config's first offer, and, with several offers, keda
 	 * with Karpenter choosing among them all: what people run. */
-	for (int karpenter = 0; karpenter < (o->noffers > 1 ? 2 : 1); karpenter++)
+	for (int karpenter = 0; karpenter < (noffers > 1 ? 2 : 1); karpenter++) {
+		g = grid(s, 0, 4, (int[]){N(keda_targets), N(keda_polls_s), N(keda_cooldowns_s), N(keda_stabilizes_s)});
+		if (!karpenter)
+			keda = g;
 		for (size_t a = 0; a < N(keda_targets); a++)
 			for (size_t b = 0; b < N(keda_polls_s); b++)
 				for (size_t c = 0; c < N(keda_cooldowns_s); c++)
-					for (size_t d = 0; d < N(keda_stabilizes_s) && rc == 0; d++) {
-						/* The defaults are added below, by name. */
+					for (size_t d = 0; d < N(keda_stabilizes_s); d++) {
+						/* The defaults' cell is the point named "keda", added below. */
 						if (!karpenter && keda_targets[a] == 1 && keda_polls_s[b] == 30 &&
-						    keda_cooldowns_s[c] == 300 && keda_stabilizes_s[d] == 300)
+						    keda_cooldowns_s[c] == 300 && keda_stabilizes_s[d] == 300) {
+							defaults = g->ncells++;
 							continue;
+						}
 						snprintf(spec, sizeof spec, "keda:target=%d,poll=%d,cooldown=%d,stabilize=%d%s",
 							 keda_targets[a], keda_polls_s[b], keda_cooldowns_s[c],
 							 keda_stabilizes_s[d], karpenter ? ",placement=cheapest" : "");
-						rc = add_point(t, karpenter ? "keda+karpenter" : "keda", spec, NULL, tr, o,
-							       config_path, err, errsize);
+						add(s, g, karpenter ? "keda+karpenter" : "keda", spec, NULL);
 					}
+	}
 	/* keda's defaults, named as such: the ratios' first reference. */
-	if (rc == 0)
-		rc = add_point(t, "keda", "keda", NULL, tr, o, config_path, err, errsize);
-	if (rc == 0)
-		rc = add_point(t, "clairvoyant", "clairvoyant", NULL, tr, o, config_path, err, errsize);
-	return rc == 0 ? add_point(t, "bound", "bound", NULL, tr, o, config_path, err, errsize) : rc;
+	keda->cells[defaults] = s->fixed[0] = add(s, NULL, "keda", "keda", NULL);
+	s->fixed[1] = add(s, NULL, "clairvoyant", "clairvoyant", NULL);
+	s->fixed[2] = add(s, NULL, "bound", "bound", NULL);
+}
+
+static void space_free(struct tune_space *s)
+{
+	for (int g = 0; g < s->ngrids; g++)
+		free(s->grids[g].cells);
+	free(s->cands);
 }
 
 /* The cheapest ebb point within the wait, as a config fragment. */
@@ -191,37 +237,51 @@ static void mark_frontiers(struct tune *t)
 	}
 }
 
-int tune_run(const struct trace *tr, const struct sim_options *o, const char *config_path,
-	     double wait_p95_s, struct tune *t, char *err, size_t errsize)
+/* The points replayed whole, in the grid's order, and the settings left out. */
+static void assemble(struct tune *t, const struct tune_space *s)
 {
+	t->points = xcalloc(s->n ? s->n : 1, sizeof *t->points);
+	t->grid = s->n;
+	for (size_t k = 0; k < s->n; k++) {
+		const struct tune_cand *c = &s->cands[k];
+		if (c->state == CAND_DONE)
+			t->points[t->n++] = c->pt;
+		else if (c->state == CAND_PARTIAL && t->partial++ == 0)
+			snprintf(t->partial_spec, sizeof t->partial_spec, "%s", c->pt.spec);
+	}
+}
+
+int tune_run(const struct trace *tr, const struct sim_options *o, const char *config_path, double wait_p95_s,
+	     const struct tune_options *to, struct tune *t, char *err, size_t errsize)
+{
+	struct tune_space s = {.n = 0};
+	struct tune_job j = {tr, o, config_path, wait_p95_s, to, {.done = 0}, 0};
+	int fleet[64], nfleet = fleet_sizes(tr, fleet), rc;
+
 	memset(t, 0, sizeof *t);
 	t->recommended = -1;
 	t->wait_p95_s = wait_p95_s;
 	t->oracle_durations = o->oracle_durations;
-	for (size_t a = 0; a < N(wait_targets_s); a++)
-		for (size_t b = 0; b < N(idle_timeouts_s); b++)
-			for (size_t c = 0; c < N(surplus_s); c++)
-				for (size_t d = 0; d < N(arrival_windows_s); d++) {
-					struct tune_knobs k = {wait_targets_s[a], idle_timeouts_s[b], surplus_s[c],
-							       arrival_windows_s[d], 0, 0};
-					if (add_ebb(t, k, tr, o, config_path, err, errsize) != 0)
-						return -1;
-				}
-	for (int64_t n = 1, peak = sim_peak_concurrency(tr); n <= peak; n = n < 4 ? n + 1 : n * 2) {
-		struct tune_knobs fixed = {600, 600, 0, 0, (int)n, (int)n};
-		for (size_t a = 0; a < N(warm_wait_targets_s); a++) {
-			struct tune_knobs k = {warm_wait_targets_s[a], 600, 60, 0, (int)n, 0};
-			if (add_ebb(t, k, tr, o, config_path, err, errsize) != 0)
-				return -1;
-		}
-		if (add_ebb(t, fixed, tr, o, config_path, err, errsize) != 0)
-			return -1;
+	ebb_space(&s, fleet, nfleet);
+	baseline_space(&s, fleet, nfleet, o->noffers);
+	j.progress.grid = s.n;
+	j.start_s = tune_now_s();
+	if (to->exhaustive) {
+		size_t *all = xcalloc(s.n, sizeof *all);
+		for (size_t k = 0; k < s.n; k++)
+			all[k] = k;
+		rc = tune_replay(&s, &j, all, s.n, err, errsize);
+		free(all);
+	} else {
+		rc = tune_search(&s, &j, err, errsize);
 	}
-	if (add_baselines(t, tr, o, config_path, err, errsize) != 0)
-		return -1;
-	mark_frontiers(t);
-	recommend(t, wait_p95_s, tr->n);
-	return 0;
+	if (rc == 0) {
+		assemble(t, &s);
+		mark_frontiers(t);
+		recommend(t, wait_p95_s, tr->n);
+	}
+	space_free(&s);
+	return rc;
 }
 
 static int by_wait_then_cost(const void *a, const void *b)

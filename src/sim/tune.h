@@ -37,6 +37,7 @@ struct tune {
 	char partial_spec[512]; /* the first of them */
 	char fragment[1024];
 	double wait_p95_s; /* the target */
+	size_t grid;       /* the settings of the whole grid, replayed or not */
 	int oracle_durations; /* ebb's replays were told the trace's durations */
 };
 
@@ -65,9 +66,30 @@ size_t tune_frontier(const struct tune *t, const char *family, const struct tune
 
 void tune_ratios(const struct tune *t, double boot_s, struct tune_ratios *r);
 
-/* Runs the sweep; -1 with err when a policy spec fails to parse. */
-int tune_run(const struct trace *t, const struct sim_options *o, const char *config_path,
-	     double wait_p95_s, struct tune *out, char *err, size_t errsize);
+/* Where a sweep stands, for a progress line: replays done and queued
+ * (the search queues each round's as the last one ends), the wall time
+ * so far and, at that pace, what the queued ones still need; and ebb's
+ * cheapest point within the wait so far (NULL: none yet). */
+struct tune_progress {
+	size_t done, queued, grid; /* grid: the points of the whole grid */
+	double elapsed_s, left_s;
+	const struct tune_point *best;
+};
+
+/* How the sweep runs: jobs replays at once (threads; at least 1), every
+ * point of the grid or the search (tune_search.c), and a function told
+ * after each replay, on the calling thread (NULL: none). */
+struct tune_options {
+	int jobs;
+	int exhaustive;
+	void (*progress)(const struct tune_progress *p, void *arg);
+	void *arg;
+};
+
+/* Runs the sweep; -1 with err when a policy spec fails to parse. The
+ * points are in the grid's order whatever the threads. */
+int tune_run(const struct trace *t, const struct sim_options *o, const char *config_path, double wait_p95_s,
+	     const struct tune_options *to, struct tune *out, char *err, size_t errsize);
 void tune_free(struct tune *t);
 
 #endif

@@ -1,10 +1,16 @@
 /* `ebb tune` as a user runs it: the real binary on a trace and an offers
  * file written here. The table, the fragment it writes and that fragment
- * replayed by `ebb sim`, the JSON, the chart and the usage errors. */
+ * replayed by `ebb sim`, the JSON, the chart, the threads, the progress
+ * line on a terminal (and nothing on a pipe) and the usage errors. */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <pty.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -174,6 +180,96 @@ static void plot_draws_the_frontiers(void **state)
 	harness_run_free(&r);
 }
 
+/* The output is the same on one thread as on three, and nothing goes to
+ * stderr when it is no terminal; --exhaustive replays the whole grid,
+ * more points than the search. */
+static void threads_and_the_whole_grid(void **state)
+{
+	struct harness_run one, three, all;
+	struct files f;
+	json_t *searched, *whole;
+
+	(void)state;
+	files(&f);
+	harness_ebb(&one, NULL, "tune", f.trace, "--offers", f.conf, "--wait-p95", "300", "--json", "--jobs", "1", NULL);
+	run_ok(&one);
+	harness_ebb(&three, NULL, "tune", f.trace, "--offers", f.conf, "--wait-p95", "300", "--json", "--jobs", "3",
+		    NULL);
+	run_ok(&three);
+	assert_string_equal(one.out, three.out);
+	assert_string_equal(one.err, "");
+	assert_string_equal(three.err, "");
+	harness_ebb(&all, NULL, "tune", f.trace, "--offers", f.conf, "--wait-p95", "300", "--json", "--exhaustive", NULL);
+	run_ok(&all);
+	assert_string_equal(all.err, "");
+	searched = harness_json(one.out);
+	whole = harness_json(all.out);
+	assert_true(json_array_size(json_object_get(searched, "points")) <
+		    json_array_size(json_object_get(whole, "points")));
+	json_decref(searched);
+	json_decref(whole);
+	harness_run_free(&one);
+	harness_run_free(&three);
+	harness_run_free(&all);
+}
+
+/* `ebb tune` with its stderr on a terminal (a pseudo-terminal here) and
+ * its stdout in a file: what it wrote to the terminal, into buf. */
+static void tune_on_a_terminal(const struct files *f, const char *out_path, char *buf, size_t size)
+{
+	int master, status;
+	size_t len = 0;
+	pid_t pid = forkpty(&master, NULL, NULL, NULL);
+
+	if (pid < 0)
+		fail_msg("forkpty: %s", strerror(errno));
+	if (pid == 0) {
+		int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, STDOUT_FILENO);
+		execl(harness_ebb_bin(), "ebb", "tune", f->trace, "--offers", f->conf, "--wait-p95", "300", "--json",
+		      (char *)NULL);
+		_exit(127);
+	}
+	for (;;) { /* until the child closes the terminal: EIO on Linux */
+		ssize_t got = read(master, buf + len, size - 1 - len);
+		if (got > 0 && (len += (size_t)got) < size - 1)
+			continue;
+		if (got < 0 && errno == EINTR)
+			continue;
+		break;
+	}
+	buf[len] = '\0';
+	close(master);
+	assert_int(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* On a terminal, a progress line redrawn in place and cleared at the end;
+ * the output itself is what a pipe gets. */
+static void progress_line_on_a_terminal(void **state)
+{
+	struct harness_run r;
+	struct files f;
+	char tty[65536], out_path[4300], *out;
+
+	(void)state;
+	files(&f);
+	snprintf(out_path, sizeof out_path, "%s/out.json", f.dir);
+	tune_on_a_terminal(&f, out_path, tty, sizeof tty);
+	assert_contains(tty, "\r\033[Kebb tune: ");
+	assert_contains(tty, " replays (the grid: ");
+	assert_contains(tty, "best ebb within the wait $");
+	assert_contains(tty, "s left");
+	/* The last thing on the terminal clears the line. */
+	assert_true(strlen(tty) >= 4 && strcmp(tty + strlen(tty) - 4, "\r\033[K") == 0);
+	harness_ebb(&r, NULL, "tune", f.trace, "--offers", f.conf, "--wait-p95", "300", "--json", NULL);
+	run_ok(&r);
+	out = harness_read_file(out_path, NULL);
+	assert_string_equal(out, r.out);
+	free(out);
+	harness_run_free(&r);
+}
+
 static void usage_errors(void **state)
 {
 	struct harness_run r;
@@ -197,6 +293,11 @@ static void usage_errors(void **state)
 	assert_contains(r.err, "--write");
 	harness_run_free(&r);
 
+	harness_ebb(&r, NULL, "tune", f.trace, "--offers", f.conf, "--wait-p95", "600", "--jobs", "0", NULL);
+	assert_int(r.status, 2);
+	assert_contains(r.err, "--jobs");
+	harness_run_free(&r);
+
 	harness_ebb(&r, NULL, "tune", harness_fmt("%s/absent.csv", f.dir), "--wait-p95", "600", NULL);
 	assert_int(r.status, 1);
 	assert_contains(r.err, "absent.csv");
@@ -209,6 +310,8 @@ int main(void)
 		cmocka_unit_test(writes_a_fragment_that_replays),
 		cmocka_unit_test(json_frontiers_in_order_of_wait),
 		cmocka_unit_test(plot_draws_the_frontiers),
+		cmocka_unit_test(threads_and_the_whole_grid),
+		cmocka_unit_test(progress_line_on_a_terminal),
 		cmocka_unit_test(usage_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, harness_cleanup);
