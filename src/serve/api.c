@@ -37,6 +37,7 @@ static const struct route routes[] = {
 	{"POST", "/v1/jobs", SUBMIT, api_submit, 1},
 	{"GET", "/v1/jobs", SUBMIT, api_list},
 	{"GET", "/v1/jobs/{id}", SUBMIT | WORKER, api_get},
+	{"GET", "/v1/history", SUBMIT, api_history},
 	{"POST", "/v1/jobs/{id}/cancel", SUBMIT, api_cancel},
 	{"POST", "/v1/jobs/{id}/heartbeat", WORKER, api_heartbeat},
 	{"POST", "/v1/jobs/{id}/checkpoint", WORKER, api_checkpoint},

@@ -175,6 +175,7 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_LIST] = "SELECT {jobs} FROM jobs WHERE id > $5"
 		   " AND ($1::text IS NULL OR state = $1) AND ($2::text IS NULL OR lane = $2)"
 		   " AND ($3::text IS NULL OR team = $3) AND ($4::text IS NULL OR type = $4)"
+		   " AND ($7::bigint = 0 OR finished_at >= $7) AND ($8::bigint = 0 OR finished_at < $8)"
 		   " ORDER BY id LIMIT $6",
 	[S_LEASED_ON] = "SELECT id, GREATEST(gpus, 1) FROM jobs WHERE state = 'leased' AND instance_id = $1"
 			" ORDER BY id LIMIT $2",
@@ -984,6 +985,8 @@ static int op_job_list(struct store *base, const struct job_filter *f, job_cb cb
 	pg_args_text(&a, f->type);
 	pg_args_int(&a, f->after_id);
 	pg_args_limit(&a, f->limit);
+	pg_args_int(&a, f->finished_from_ms);
+	pg_args_int(&a, f->finished_to_ms);
 	return walk(impl(base), S_LIST, &a, &schema_jobs, (union schema_cb){.job = cb}, arg);
 }
 

@@ -176,6 +176,7 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_LIST] = "SELECT {jobs} FROM jobs WHERE id > ?5"
 		   " AND (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR lane = ?2)"
 		   " AND (?3 IS NULL OR team = ?3) AND (?4 IS NULL OR type = ?4)"
+		   " AND (?7 = 0 OR finished_at >= ?7) AND (?8 = 0 OR finished_at < ?8)"
 		   " ORDER BY id LIMIT ?6",
 	[S_LEASED_ON] = "SELECT id, MAX(gpus, 1) FROM jobs WHERE state = 'leased' AND instance_id = ?1 ORDER BY id"
 			" LIMIT ?2",
@@ -488,6 +489,8 @@ static int op_job_list(struct store *base, const struct job_filter *f, job_cb cb
 	bind_text(st, 4, f->type);
 	sqlite3_bind_int64(st, 5, f->after_id);
 	sqlite3_bind_int(st, 6, f->limit);
+	sqlite3_bind_int64(st, 7, f->finished_from_ms);
+	sqlite3_bind_int64(st, 8, f->finished_to_ms);
 	return walk(impl(base), S_LIST, &schema_jobs, (union schema_cb){.job = cb}, arg);
 }
 

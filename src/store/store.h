@@ -52,6 +52,8 @@ struct job_filter {
 	const char *lane, *team, *type;
 	int64_t after_id; /* ids greater than this, ascending */
 	int limit;
+	/* Finished at or after from, before to; 0: no bound. */
+	int64_t finished_from_ms, finished_to_ms;
 };
 
 
