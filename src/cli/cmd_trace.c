@@ -52,7 +52,7 @@ int cmd_trace(int argc, char **argv)
 		cli_close(&a.cli);
 		return cli_error(&a.cli, "%s: cannot write", a.output);
 	}
-	rc = history_export(&a.cli, a.since, a.until, out);
+	rc = history_export(&a.cli, a.since, a.until, out, NULL);
 	if (out != stdout && fclose(out) != 0 && rc == 0)
 		rc = cli_error(&a.cli, "%s: cannot write", a.output);
 	cli_close(&a.cli);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/mem.h"
 #include "common/units.h"
 
 int history_when(void *at, const char *arg, char *why, size_t size)
@@ -33,6 +34,20 @@ int history_when(void *at, const char *arg, char *why, size_t size)
 			   arg);
 }
 
+void history_facts_free(struct history_facts *f)
+{
+	free(f->waits);
+}
+
+static void gather(struct history_facts *f, json_t *row, size_t *cap)
+{
+	if (f->jobs == *cap) {
+		*cap = *cap ? *cap * 2 : 1024;
+		f->waits = xrealloc(f->waits, *cap * sizeof *f->waits);
+	}
+	f->waits[f->jobs++] = json_number_value(json_object_get(row, "wait_s"));
+}
+
 /* One row of the trace: the columns the loader knows (src/sim/trace.c),
  * submit_time_s from origin. */
 static void write_row(FILE *out, json_t *row, int64_t origin)
@@ -52,11 +67,14 @@ static void write_row(FILE *out, json_t *row, int64_t origin)
 	fprintf(out, ",%s\n", json_string_value(json_object_get(row, "team")));
 }
 
-int history_export(struct cli *cli, int64_t since, int64_t until, FILE *out)
+int history_export(struct cli *cli, int64_t since, int64_t until, FILE *out, struct history_facts *facts)
 {
 	json_t *reply, *row, *next;
-	size_t i;
+	size_t cap = 0, i;
 	int64_t origin = -1;
+
+	if (facts)
+		*facts = (struct history_facts){0};
 
 	if (since)
 		json_object_set_new(cli->query, "since", json_integer(since));
@@ -75,7 +93,11 @@ int history_export(struct cli *cli, int64_t since, int64_t until, FILE *out)
 					(long long)origin);
 			}
 			write_row(out, row, origin);
+			if (facts)
+				gather(facts, row, &cap);
 		}
+		if (facts && json_is_string(json_object_get(reply, "team")))
+			snprintf(facts->team, sizeof facts->team, "%s", json_string_value(json_object_get(reply, "team")));
 		next = json_object_get(reply, "next_after");
 		if (!json_is_integer(next)) {
 			json_decref(reply);
@@ -84,6 +106,8 @@ int history_export(struct cli *cli, int64_t since, int64_t until, FILE *out)
 		json_object_set_new(cli->query, "after", json_integer(json_integer_value(next)));
 		json_decref(reply);
 	}
+	if (facts)
+		facts->origin = origin;
 	if (fflush(out) != 0 || ferror(out))
 		return cli_error(cli, "cannot write the trace");
 	return 0;

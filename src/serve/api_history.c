@@ -142,6 +142,7 @@ int api_history(struct api_call *c)
 		return api_store_failed(c);
 	}
 	jsonout_close(&out, ']');
+	jsonout_string(&out, "team", f.team);
 	if (p.n == f.limit)
 		jsonout_int(&out, "next_after", p.rows[p.n - 1].id);
 	else

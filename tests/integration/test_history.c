@@ -92,6 +92,8 @@ static const char *row_of(const char *csv, json_t *job, double origin)
 	return p + 1;
 }
 
+static void tune_on_history(struct harness_server *s, const int64_t *first, const int64_t *later);
+
 static void test_export_loads_in_sim_and_keeps_teams_apart(void **state)
 {
 	struct harness_server *s = serve();
@@ -174,7 +176,77 @@ static void test_export_loads_in_sim_and_keeps_teams_apart(void **state)
 	assert_int(json_array_size(harness_jget(job, "jobs")), 2);
 	assert_true(json_is_integer(harness_jget(job, "next_after")));
 	json_decref(job);
+
+	tune_on_history(s, first, later);
 }
+
+/* `ebb tune --history`: the sweep on the same jobs, and beside it what
+ * the running settings did: replayed, and in fact (the ledger's cost, the
+ * p95 of the jobs' own waits, the longest of three). */
+static void tune_on_history(struct harness_server *s, const int64_t *first, const int64_t *later)
+{
+	struct harness_run r;
+	double longest = 0;
+	json_t *v, *job, *report, *before, *fleet;
+
+	for (int k = 0; k < 3; k++) {
+		job = harness_get_job(s, k == 0 ? first[0] : later[k - 1]);
+		longest = fmax(longest, JNUM(job, "started_at") - JNUM(job, "created_at"));
+		json_decref(job);
+	}
+	harness_ebb(&r, s, "tune", "--history", "1d", "--offers", s->conf, "--wait-p95", "600", NULL);
+	if (r.status != 0)
+		harness_fail_with_log(s, "ebb tune --history: status %d\n%s", r.status, r.err);
+	assert_contains(r.out, "<- recommended");
+	assert_contains(r.out, "over serve's history (3 jobs finished since ");
+	assert_contains(r.out, "the recommendation, replayed");
+	assert_contains(r.out, "the running settings, replayed");
+	assert_contains(r.out, "the running settings, in fact");
+	harness_run_free(&r);
+
+	harness_ebb(&r, s, "tune", "--history", "1d", "--offers", s->conf, "--wait-p95", "600", "--json", NULL);
+	if (r.status != 0)
+		harness_fail_with_log(s, "ebb tune --history --json: status %d\n%s", r.status, r.err);
+	v = json_loads(r.out, 0, NULL);
+	assert_non_null(v);
+	assert_int(JINT(v, "history.jobs"), 3);
+	assert_true(json_is_null(harness_jget(v, "history.team")));
+	assert_true(JNUM(v, "history.running_actual.cost_usd") > 0);
+	assert_true(JNUM(v, "history.running_actual.cost_usd") > 0);
+	assert_true(JNUM(v, "history.running_replayed.cost_usd") > 0);
+	if (fabs(JNUM(v, "history.running_actual.wait_p95_s") - longest) > 0.002)
+		fail_msg("actual p95 wait %.3f, the longest of the three waits %.3f",
+			 JNUM(v, "history.running_actual.wait_p95_s"), longest);
+	assert_string_equal(JSTR(v, "history.recommended.policy"), JSTR(v, "recommendation.policy"));
+	json_decref(v);
+	harness_run_free(&r);
+
+	/* A team's token tunes on its own jobs; its cost is its chargeback
+	 * line's, which grows while an instance idles: read before and after. */
+	before = harness_get(s, "/v1/report?team=a");
+	harness_ebb(&r, s, "tune", "--history", "1d", "--offers", s->conf, "--wait-p95", "600", "--json", "--token",
+		    TEAM_A_SECRET, NULL);
+	if (r.status != 0)
+		harness_fail_with_log(s, "ebb tune --history as team a: status %d\n%s", r.status, r.err);
+	v = json_loads(r.out, 0, NULL);
+	assert_int(JINT(v, "history.jobs"), 2);
+	assert_string_equal(JSTR(v, "history.team"), "a");
+	report = harness_get(s, "/v1/report?team=a");
+	if (!(JNUM(before, "total.cost_usd") <= JNUM(v, "history.running_actual.cost_usd") &&
+	      JNUM(v, "history.running_actual.cost_usd") <= JNUM(report, "total.cost_usd")))
+		fail_msg("team a's actual cost %.6f, its report's %.6f before and %.6f after",
+			 JNUM(v, "history.running_actual.cost_usd"), JNUM(before, "total.cost_usd"),
+			 JNUM(report, "total.cost_usd"));
+	/* Less than the fleet's: b's job is not in it. */
+	fleet = harness_get(s, "/v1/report");
+	assert_true(JNUM(report, "total.cost_usd") < JNUM(fleet, "total.cost_usd"));
+	json_decref(fleet);
+	json_decref(before);
+	json_decref(report);
+	json_decref(v);
+	harness_run_free(&r);
+}
+
 
 /* Bad bounds: a clear error from the command and from the API. */
 static void test_bad_bounds_are_refused(void **state)
