@@ -15,6 +15,7 @@ struct tune_args {
 	double wait;            /* --wait-p95 */
 	const char *write_path; /* --write */
 	int64_t history;        /* --history: Unix seconds; 0: a trace file instead */
+	int publish;            /* --publish */
 	struct client_args conn; /* the serve --history reads */
 };
 
@@ -29,6 +30,8 @@ static const struct option_spec options[] = {
 	 "@UNIX_SECONDS, YYYY-MM-DD) in place of a trace, and print\n"
 	 "what the running settings (--offers: serve's config) did",
 	 .parse = history_when},
+	{"publish", 0, OPTION_FLAG, NULL, OPTION_AT(struct tune_args, publish),
+	 "with --history: keep the comparison in serve for its\ndashboard (an admin token)"},
 	{.kind = OPTION_GROUP, .group = simcli_options, .at = OPTION_AT(struct tune_args, sim)},
 	{.kind = OPTION_GROUP, .group = cli_server_options, .at = OPTION_AT(struct tune_args, conn)},
 	{0},
@@ -216,6 +219,8 @@ static int load(struct tune_args *a, int argc, char **argv, struct tune_history 
 	if ((rc = simcli_parse(cli, &usage, a, argc, argv)) != OPTIONS_GO_ON)
 		return rc;
 	if (!a->history) {
+		if (a->publish)
+			return options_usage_error(argv[0], "--publish needs --history");
 		if (optind == argc)
 			return options_usage_error(argv[0], "expected one trace file, or --history WHEN");
 		return simcli_load(cli, argv[optind], tr) == 0 ? OPTIONS_GO_ON : 1;
@@ -271,6 +276,8 @@ int cmd_tune(int argc, char **argv)
 			tune_history_print(&h, &t, stdout);
 	}
 	rc = a.write_path ? write_fragment(&t, a.write_path) : 0;
+	if (a.publish && tune_history_publish(&h, &t, argv[0], &a.conn) != 0)
+		rc = 1;
 	if (cli->plot && simout_frontier_plot(&t, cli->plot, err, sizeof err) != 0) {
 		fprintf(stderr, "ebb tune: %s\n", err);
 		rc = 1;

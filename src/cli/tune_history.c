@@ -129,6 +129,21 @@ json_t *tune_history_json(const struct tune_history *h, const struct tune *t)
 			 h->actual_p95_s);
 }
 
+int tune_history_publish(const struct tune_history *h, const struct tune *t, const char *name,
+			 const struct client_args *conn)
+{
+	struct cli cli = {.name = name, .conn = *conn, .query = json_object()};
+	json_t *body = json_pack("{s:o}", "comparison", tune_history_json(h, t)), *reply;
+	int rc = cli_call(&cli, "POST", "/v1/admin/tuning", body, &reply) < 0;
+
+	json_decref(body);
+	json_decref(reply);
+	cli_close(&cli);
+	if (rc == 0)
+		fprintf(stderr, "%s: published: the dashboard shows this comparison\n", name);
+	return rc;
+}
+
 void tune_history_done(struct tune_history *h)
 {
 	if (h->path[0])

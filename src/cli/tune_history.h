@@ -33,6 +33,10 @@ int tune_history_replay(struct tune_history *h, const struct trace *tr, const st
 /* The comparison: lines for people, or an object for --json. */
 void tune_history_print(const struct tune_history *h, const struct tune *t, FILE *out);
 json_t *tune_history_json(const struct tune_history *h, const struct tune *t);
+/* --publish: POST /v1/admin/tuning with tune_history_json(), for the
+ * dashboard. 0, or 1 after a message. */
+int tune_history_publish(const struct tune_history *h, const struct tune *t, const char *name,
+			 const struct client_args *conn);
 /* Removes the trace and frees what h holds. */
 void tune_history_done(struct tune_history *h);
 

@@ -61,6 +61,7 @@ static const struct route routes[] = {
 	{"POST", "/v1/fleet/{id}/reclaim", ADMIN, api_reclaim},
 	{"GET", "/v1/fleet/{id}/notice", WORKER, api_notice},
 	{"POST", "/v1/admin/clock", ADMIN, api_clock},
+	{"POST", "/v1/admin/tuning", ADMIN, api_tuning_publish},
 	{NULL, NULL, 0, NULL},
 };
 

@@ -169,6 +169,9 @@ struct store_engine {
 	int (*team_budget_set)(struct store *st, const struct team_budget *b);
 	int (*team_budgets)(struct store *st, team_budget_cb cb, void *arg);
 
+	int (*tuning_set)(struct store *st, const struct tuning_row *t);
+	int (*tunings)(struct store *st, tuning_cb cb, void *arg);
+
 	/* Only for an engine that several serves share (NULL otherwise):
 	 * lead takes the lock that makes one of them the leader, if it is
 	 * free (1 this one leads, 0 another does); notify tells the others,
@@ -206,6 +209,7 @@ struct store_engine {
 	STORE_ENGINE_OP(offer_stat_add), STORE_ENGINE_OP(offer_stats), STORE_ENGINE_OP(ledger),           \
 	STORE_ENGINE_OP(ledger_open), STORE_ENGINE_OP(ledger_add), STORE_ENGINE_OP(ledger_sums),          \
 	STORE_ENGINE_OP(alert_put), STORE_ENGINE_OP(alert_delete), STORE_ENGINE_OP(alerts),               \
-	STORE_ENGINE_OP(team_budget_set), STORE_ENGINE_OP(team_budgets)
+	STORE_ENGINE_OP(team_budget_set), STORE_ENGINE_OP(team_budgets), STORE_ENGINE_OP(tuning_set),    \
+	STORE_ENGINE_OP(tunings)
 
 #endif

@@ -124,6 +124,9 @@ static const char *const migrations[] = {
 	 * a lease may start past a point of it (S_NEXT_READY_AFTER) */
 	("CREATE INDEX jobs_ready_order ON jobs(lane_rank, (-priority), seq, id) WHERE state = 'queued';"
 	 "DROP INDEX jobs_ready;"),
+	/* 5: SQLite's 11: the last comparison `ebb tune --history --publish`
+	 * sent, for the dashboard */
+	"CREATE TABLE tunings (name TEXT PRIMARY KEY, body TEXT NOT NULL, published_at BIGINT NOT NULL);",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -229,6 +232,7 @@ static const char *const stmt_sql[S_COUNT] = {
 		   " WHERE state = 'dead' AND finished_at >= $1 GROUP BY lane ORDER BY " C_ORDER("lane"),
 	[S_ALERTS] = "SELECT {alerts} FROM alerts ORDER BY " C_ORDER("key"),
 	[S_BUDGETS] = "SELECT {team_budgets} FROM team_budgets ORDER BY " C_ORDER("team"),
+	[S_TUNINGS] = "SELECT {tunings} FROM tunings ORDER BY " C_ORDER("name"),
 	/* The database's clock, and who leads: what several serves share. */
 	[S_NOW] = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
 	/* The session that holds SERVE_LOCK (one key of 64 bits: its low
@@ -1263,6 +1267,16 @@ static int op_team_budget_set(struct store *base, const struct team_budget *b)
 static int op_team_budgets(struct store *base, team_budget_cb cb, void *arg)
 {
 	return walk(impl(base), S_BUDGETS, NULL, &schema_team_budgets, (union schema_cb){.team_budget = cb}, arg);
+}
+
+static int op_tuning_set(struct store *base, const struct tuning_row *t)
+{
+	return insert(impl(base), S_TUNING_SET, &schema_tunings, t, NULL);
+}
+
+static int op_tunings(struct store *base, tuning_cb cb, void *arg)
+{
+	return walk(impl(base), S_TUNINGS, NULL, &schema_tunings, (union schema_cb){.tuning = cb}, arg);
 }
 
 /* ---- open and close ---- */

@@ -253,10 +253,22 @@ const struct schema_table schema_team_budgets = {
 	"COUNT(*), COALESCE(SUM(budget), 0)",
 };
 
+static const struct schema_column tuning_columns[] = {
+	COLUMN(struct tuning_row, "name", BORROWED, name, 0),
+	COLUMN(struct tuning_row, "body", BORROWED, body, 0),
+	COLUMN(struct tuning_row, "published_at", INT64, published_ms, 0),
+};
+
+static int emit_tuning(union schema_cb cb, void *arg, void *row) { return cb.tuning(arg, row); }
+
+const struct schema_table schema_tunings = {
+	"tunings", COLUMNS(tuning_columns, struct tuning_row), emit_tuning, "COUNT(*)",
+};
+
 /* More entries than SCHEMA_NTABLES do not compile. */
 const struct schema_table *const schema_tables[] = {
 	&schema_jobs, &schema_instances, &schema_instance_events, &schema_decisions, &schema_segments,
-	&schema_offer_stats, &schema_ledger_sums, &schema_alerts, &schema_team_budgets, NULL,
+	&schema_offer_stats, &schema_ledger_sums, &schema_alerts, &schema_team_budgets, &schema_tunings, NULL,
 };
 
 /* ---- the rows of the other queries ---- */

@@ -47,6 +47,8 @@ static const char *const common[S_COUNT] = {
 	[S_ALERT_DELETE] = "DELETE FROM alerts WHERE key = ?1",
 	[S_BUDGET_SET] = "INSERT INTO team_budgets VALUES ({team_budgets:marks}) ON CONFLICT (team) DO UPDATE"
 			 " SET budget = ?2, set_at = ?3",
+	[S_TUNING_SET] = "INSERT INTO tunings VALUES ({tunings:marks}) ON CONFLICT (name) DO UPDATE"
+			 " SET body = ?2, published_at = ?3",
 };
 
 /* An update's "name = ?2, ...": the id is ?1. */

@@ -147,6 +147,9 @@ static const char *const migrations[] = {
 	"CREATE TABLE team_budgets (team TEXT PRIMARY KEY, budget REAL NOT NULL, set_at INTEGER NOT NULL)"
 	" WITHOUT ROWID;"
 	"ALTER TABLE instances ADD COLUMN team TEXT NOT NULL DEFAULT '';",
+	/* 11: the last comparison `ebb tune --history --publish` sent, for
+	 * the dashboard */
+	"CREATE TABLE tunings (name TEXT PRIMARY KEY, body TEXT NOT NULL, published_at INTEGER NOT NULL) WITHOUT ROWID;",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -220,6 +223,7 @@ static const char *const stmt_sql[S_COUNT] = {
 		   " WHERE state = 'dead' AND finished_at >= ?1 GROUP BY lane ORDER BY lane",
 	[S_ALERTS] = "SELECT {alerts} FROM alerts ORDER BY key",
 	[S_BUDGETS] = "SELECT {team_budgets} FROM team_budgets ORDER BY team",
+	[S_TUNINGS] = "SELECT {tunings} FROM tunings ORDER BY name",
 };
 
 struct sqlite_store {
@@ -731,6 +735,16 @@ static int op_team_budget_set(struct store *base, const struct team_budget *b)
 static int op_team_budgets(struct store *base, team_budget_cb cb, void *arg)
 {
 	return walk(impl(base), S_BUDGETS, &schema_team_budgets, (union schema_cb){.team_budget = cb}, arg);
+}
+
+static int op_tuning_set(struct store *base, const struct tuning_row *t)
+{
+	return insert(impl(base), S_TUNING_SET, &schema_tunings, t, NULL);
+}
+
+static int op_tunings(struct store *base, tuning_cb cb, void *arg)
+{
+	return walk(impl(base), S_TUNINGS, &schema_tunings, (union schema_cb){.tuning = cb}, arg);
 }
 
 /* ---- open and close ---- */

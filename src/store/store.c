@@ -537,3 +537,15 @@ int store_team_budgets(struct store *st, team_budget_cb cb, void *arg)
 {
 	return ENGINE(st, team_budgets(st, cb, arg));
 }
+
+/* ---- the published tuning ---- */
+
+int store_tuning_set(struct store *st, const struct tuning_row *t)
+{
+	return ENGINE(st, tuning_set(st, t));
+}
+
+int store_tunings(struct store *st, tuning_cb cb, void *arg)
+{
+	return ENGINE(st, tunings(st, cb, arg));
+}

@@ -150,6 +150,14 @@ struct team_budget {
 	int64_t set_ms;
 };
 
+/* The last comparison `ebb tune --history --publish` sent (its JSON
+ * text), for the dashboard (docs/SIMULATION.md). */
+struct tuning_row {
+	const char *name; /* "last": the one row */
+	const char *body;
+	int64_t published_ms;
+};
+
 /* An alert that is pending or firing (serve/alerts.c), kept so that it
  * outlives a restart of serve. */
 struct alert_row {
@@ -208,6 +216,7 @@ typedef int (*ledger_sum_cb)(void *arg, const struct ledger_sum *sum);
 typedef int (*dead_letters_cb)(void *arg, const struct dead_letters *d);
 typedef int (*alert_cb)(void *arg, const struct alert_row *a);
 typedef int (*team_budget_cb)(void *arg, const struct team_budget *b);
+typedef int (*tuning_cb)(void *arg, const struct tuning_row *t);
 
 /* The engines' shares of the configuration, for struct conf_plugins. */
 extern const struct conf_plugin *const store_plugins[];
@@ -369,5 +378,11 @@ int store_alerts(struct store *st, alert_cb cb, void *arg) STORE_CHECK;
 int store_team_budget_set(struct store *st, const struct team_budget *b) STORE_CHECK;
 /* Every team's, by name. */
 int store_team_budgets(struct store *st, team_budget_cb cb, void *arg) STORE_CHECK;
+
+/* ---- the published tuning ---- */
+/* Writes the row of its name, made if new. */
+int store_tuning_set(struct store *st, const struct tuning_row *t) STORE_CHECK;
+/* The rows, by name (none before a publish). */
+int store_tunings(struct store *st, tuning_cb cb, void *arg) STORE_CHECK;
 
 #endif

@@ -221,6 +221,26 @@ static void tune_on_history(struct harness_server *s, const int64_t *first, cons
 	json_decref(v);
 	harness_run_free(&r);
 
+	/* --publish keeps it in serve; the dashboard's JSON carries it. */
+	harness_ebb(&r, s, "tune", "--history", "1d", "--offers", s->conf, "--wait-p95", "600", "--json", "--publish",
+		    NULL);
+	if (r.status != 0)
+		harness_fail_with_log(s, "ebb tune --history --publish: status %d\n%s", r.status, r.err);
+	assert_contains(r.err, "published");
+	v = json_loads(r.out, 0, NULL);
+	report = harness_get(s, "/v1/dashboard");
+	assert_int(JINT(report, "tuning.comparison.jobs"), 3);
+	assert_int(JINT(report, "tuning.comparison.since"), JINT(v, "history.since"));
+	assert_string_equal(JSTR(report, "tuning.comparison.recommended.policy"), JSTR(v, "history.recommended.policy"));
+	assert_true(fabs(JNUM(report, "tuning.comparison.running_replayed.cost_usd") -
+			 JNUM(v, "history.running_replayed.cost_usd")) < 1e-6);
+	assert_true(fabs(JNUM(report, "tuning.comparison.running_actual.wait_p95_s") -
+			 JNUM(v, "history.running_actual.wait_p95_s")) < 1e-6);
+	assert_true(JNUM(report, "tuning.published_at") > (double)JINT(v, "history.since"));
+	json_decref(report);
+	json_decref(v);
+	harness_run_free(&r);
+
 	/* A team's token tunes on its own jobs; its cost is its chargeback
 	 * line's, which grows while an instance idles: read before and after. */
 	before = harness_get(s, "/v1/report?team=a");
@@ -244,6 +264,13 @@ static void tune_on_history(struct harness_server *s, const int64_t *first, cons
 	json_decref(before);
 	json_decref(report);
 	json_decref(v);
+	harness_run_free(&r);
+
+	/* Publishing is an admin's: a team's token is refused. */
+	harness_ebb(&r, s, "tune", "--history", "1d", "--offers", s->conf, "--wait-p95", "600", "--publish", "--token",
+		    TEAM_A_SECRET, NULL);
+	assert_int(r.status, 1);
+	assert_contains(r.err, "may not call POST /v1/admin/tuning");
 	harness_run_free(&r);
 }
 
@@ -271,6 +298,17 @@ static void test_bad_bounds_are_refused(void **state)
 	reply = harness_call_ok(s, "GET", "/v1/history?since=200&until=100", NULL, 400);
 	assert_string_equal(JSTR(reply, "error.field"), "until");
 	json_decref(reply);
+	/* Nothing published yet; a comparison that is not an object. */
+	reply = harness_get(s, "/v1/dashboard");
+	assert_true(json_is_null(harness_jget(reply, "tuning")));
+	json_decref(reply);
+	reply = harness_call_ok(s, "POST", "/v1/admin/tuning", "{\"comparison\": 3}", 400);
+	assert_string_equal(JSTR(reply, "error.field"), "comparison");
+	json_decref(reply);
+	harness_ebb(&r, s, "tune", "t.csv", "--wait-p95", "60", "--publish", NULL);
+	assert_int(r.status, 2);
+	assert_contains(r.err, "--publish needs --history");
+	harness_run_free(&r);
 }
 
 int main(void)
