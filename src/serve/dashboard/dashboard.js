@@ -103,7 +103,7 @@ function showTuning(t) {
   $("tuning-section").hidden = t === null;
   if (t === null) return;
   const c = t.comparison, line = (name, x, key) =>
-    row([name, x.cost_usd === null ? "-" : usd(x.cost_usd), span(x.wait_p95_s)], {settings: key});
+    row([name, usd(x.cost_usd), span(x.wait_p95_s)], {settings: key});
   const rows = [];
   if (c.recommended) rows.push(line("recommended: " + c.recommended.policy + ", replayed", c.recommended, "recommended"));
   rows.push(line("running, replayed", c.running_replayed, "running-replayed"));
