@@ -21,7 +21,7 @@ CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -Isrc -MMD -MP \
 # libpq when a PostgreSQL store is opened (src/store/pq_lazy.h), so that an
 # idle serve on the default store maps neither: only their headers are
 # used at build time.
-LDLIBS  += $(shell pkg-config --libs $(PKGS)) -lm -ldl
+LDLIBS  += $(shell pkg-config --libs $(PKGS)) -lm -ldl -lpthread
 # Tests and benchmarks may call libcurl and libpq directly.
 CURLLIB := $(shell pkg-config --libs libcurl libpq)
 

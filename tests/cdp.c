@@ -54,7 +54,14 @@ static void event(struct cdp *c, json_t *m)
 		note_error(c, "console.error", json_string_value(json_object_get(arg, "value")));
 	} else if (strcmp(method, "Log.entryAdded") == 0 &&
 		   strcmp(json_string_value(json_object_get(json_object_get(p, "entry"), "level")), "error") == 0) {
-		note_error(c, "log", json_string_value(json_object_get(json_object_get(p, "entry"), "text")));
+		/* The text, and the URL it is about where it has one (a
+		 * resource that failed to load). */
+		json_t *entry = json_object_get(p, "entry");
+		const char *what = json_string_value(json_object_get(entry, "text"));
+		const char *url = json_string_value(json_object_get(entry, "url"));
+		char text[400];
+		snprintf(text, sizeof text, "%s%s%s", what ? what : "?", url ? " at " : "", url ? url : "");
+		note_error(c, "log", text);
 	}
 }
 

@@ -187,6 +187,15 @@ static int print_done(struct cli *cli, json_t *reply, void *arg)
 	return 0;
 }
 
+int cli_id_word(struct cli *cli, int argc, char **argv, const char *what, int64_t *id)
+{
+	if (optind == argc)
+		return cli_usage_error(cli, "which %s? (give its id)", what);
+	if (parse_int64(argv[optind], id) != 0 || *id <= 0)
+		return cli_usage_error(cli, "'%s' is not a %s id (a positive integer)", argv[optind], what);
+	return OPTIONS_GO_ON;
+}
+
 int cli_by_id(int argc, char **argv, const struct cli_by_id *c)
 {
 	struct cli cli = {0};
@@ -197,9 +206,7 @@ int cli_by_id(int argc, char **argv, const struct cli_by_id *c)
 
 	if (rc != OPTIONS_GO_ON)
 		return rc;
-	if (optind == argc || parse_int64(argv[optind], &id) != 0 || id <= 0) {
-		rc = optind == argc ? cli_usage_error(&cli, "which %s? (give its id)", c->what)
-				    : cli_usage_error(&cli, "'%s' is not a %s id (a positive integer)", argv[optind], c->what);
+	if ((rc = cli_id_word(&cli, argc, argv, c->what, &id)) != OPTIONS_GO_ON) {
 		cli_close(&cli);
 		return rc;
 	}

@@ -77,6 +77,9 @@ struct cli_by_id {
 };
 /* Runs it; returns the exit code. */
 int cli_by_id(int argc, char **argv, const struct cli_by_id *c);
+/* The id word after the options (argv[optind]) of a what ("job"):
+ * OPTIONS_GO_ON, or 2 after the usage error. */
+int cli_id_word(struct cli *cli, int argc, char **argv, const char *what, int64_t *id);
 
 /* The member at a dotted path ("markets.spot.price"), or NULL. */
 json_t *cli_jpath(json_t *v, const char *path);

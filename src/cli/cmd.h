@@ -13,6 +13,12 @@ struct command {
 
 extern const struct command commands[];
 
+/* The command called name, or NULL. */
+const struct command *cmd_find(const char *name);
+/* A usage error for an unknown command: "CMD: unknown command 'NAME'",
+ * "; did you mean 'NEAR'?" when one is close, and "see 'ebb help'" on the
+ * next line. cmd is "ebb" or "ebb help". Returns 2. */
+int cmd_unknown(const char *cmd, const char *name);
 /* Runs c on its arguments, argv[0] its name: "ebb NAME" for messages. */
 int cmd_run(const struct command *c, int argc, char **argv);
 
@@ -32,6 +38,7 @@ int cmd_submit(int argc, char **argv);
 int cmd_jobs(int argc, char **argv);
 int cmd_job(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
+int cmd_logs(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_store(int argc, char **argv);
 int cmd_worker(int argc, char **argv);

@@ -6,7 +6,9 @@
 
 #include "cli/cli.h"
 #include "cli/cmd.h"
+#include "cli/logs_follow.h"
 #include "cli/submit_jobs.h"
+#include "common/job.h"
 
 #define DAY_S (86400LL)
 
@@ -14,6 +16,7 @@ struct submit_args {
 	struct cli cli;
 	json_t *body;     /* POST /v1/jobs's: the flags but --jobs, and COMMAND */
 	const char *jobs; /* --jobs FILE */
+	int wait, follow; /* --wait, --follow */
 };
 
 #define BODY OPTION_AT(struct submit_args, body)
@@ -22,8 +25,9 @@ static const struct option_spec options[] = {
 	{"jobs", 0, OPTION_STRING, "FILE", OPTION_AT(struct submit_args, jobs),
 	 "submit every job of FILE ('-': standard input), a JSON object\n"
 	 "a line as POST /v1/jobs takes it, the other flags and COMMAND\n"
-	 "as defaults; sent 1000 a call. Prints an id a line; exits 1 if\n"
-	 "a job was refused (its line named on stderr)"},
+	 "as defaults; sent 1000 a call. Prints an id a line (--json: each\n"
+	 "job or refusal as a line of JSON); exits 1 if a job was refused\n"
+	 "(its line named on stderr)"},
 	{"lane", 0, OPTION_STRING, "L", BODY, "lane (default: the server's [queue] default_lane)", .field = "lane"},
 	{"priority", 0, OPTION_INT, "N", BODY, "-1000 to 1000, higher first within a lane (default 0)", .min = -1000,
 	 .max = 1000, .field = "priority"},
@@ -47,6 +51,16 @@ static const struct option_spec options[] = {
 	{"idempotency-key", 0, OPTION_STRING, "K", BODY, "a retried submit with the same key and body returns the same job",
 	 .field = "idempotency_key"},
 	{"payload", 0, OPTION_JSON, "JSON", BODY, "any JSON value for the worker", .field = "payload"},
+	{"allow-unplaceable", 0, OPTION_FLAG, NULL, BODY,
+	 "queue it even if no offer and no worker registered now can\n"
+	 "hold its GPUs and memory (for workers to come)",
+	 .field = "allow_unplaceable"},
+	{"wait", 0, OPTION_FLAG, NULL, OPTION_AT(struct submit_args, wait),
+	 "wait for the job to finish; exit 0 when it succeeded, the last\n"
+	 "attempt's exit status when it failed (1 when it has none), 130\n"
+	 "when it was cancelled"},
+	{"follow", 0, OPTION_FLAG, NULL, OPTION_AT(struct submit_args, follow),
+	 "with --wait: print the job's log as it runs (as ebb logs -f)"},
 	{.kind = OPTION_GROUP, .group = cli_client_options, .at = OPTION_AT(struct submit_args, cli)},
 	{0},
 };
@@ -91,14 +105,58 @@ static int words(struct submit_args *a, int argc, char **argv)
 	return OPTIONS_GO_ON;
 }
 
+/* The exit code of a job that finished: 0 succeeded, 130 cancelled, else
+ * the exit status its last attempt's error begins with, or 1. */
+static int job_exit_code(json_t *job)
+{
+	const char *state = json_string_value(json_object_get(job, "state"));
+	const char *error = json_string_value(json_object_get(job, "error"));
+	int code;
+
+	if (state && strcmp(state, "succeeded") == 0)
+		return 0;
+	if (state && strcmp(state, "cancelled") == 0)
+		return 130;
+	/* The worker's words for an exit (job_run.c): "exit status N[: ...]". */
+	if (error && sscanf(error, "exit status %d", &code) == 1 && code > 0 && code < 256)
+		return code;
+	return 1;
+}
+
+/* --wait: follows the job to its end (printing its log with --follow)
+ * and gives its exit code. */
+static int wait_for(struct cli *cli, int64_t id, int follow)
+{
+	struct logs_follow f = {.job = id, .follow = 1, .quiet = !follow};
+	char path[64];
+	const char *error;
+	json_t *job;
+	int rc;
+
+	if (logs_follow(cli, &f) != 0)
+		return 1;
+	snprintf(path, sizeof path, "/v1/jobs/%lld", (long long)id);
+	if (cli_call(cli, "GET", path, NULL, &job) < 0)
+		return 1;
+	rc = job_exit_code(job);
+	error = json_string_value(json_object_get(job, "error"));
+	if (rc != 0)
+		fprintf(stderr, "%s: job %lld %s%s%s\n", cli->name, (long long)id,
+			json_string_value(json_object_get(job, "state")), error ? ": " : "", error ? error : "");
+	json_decref(job);
+	return rc;
+}
+
 /* POST /v1/jobs, and its id for scripts, or the job under --json. */
-static int submit_one(struct cli *cli, json_t *body)
+static int submit_one(struct cli *cli, json_t *body, int wait, int follow)
 {
 	json_t *job;
 	int status = cli_call(cli, "POST", "/v1/jobs", body, &job);
+	int64_t id;
 
 	if (status < 0)
 		return 1;
+	id = json_integer_value(json_object_get(job, "id"));
 	if (cli->json) {
 		cli_print_json(job);
 	} else {
@@ -108,7 +166,8 @@ static int submit_one(struct cli *cli, json_t *body)
 				(long long)json_integer_value(json_object_get(job, "id")));
 	}
 	json_decref(job);
-	return 0;
+	fflush(stdout);
+	return wait ? wait_for(cli, id, follow) : 0;
 }
 
 int cmd_submit(int argc, char **argv)
@@ -118,8 +177,12 @@ int cmd_submit(int argc, char **argv)
 
 	if (rc == OPTIONS_GO_ON)
 		rc = words(&a, argc, argv);
+	if (rc == OPTIONS_GO_ON && (a.wait || a.follow) && a.jobs)
+		rc = cli_usage_error(&a.cli, "--wait and --follow are for one job, not --jobs");
+	else if (rc == OPTIONS_GO_ON && a.follow && !a.wait)
+		rc = cli_usage_error(&a.cli, "--follow goes with --wait");
 	if (rc == OPTIONS_GO_ON)
-		rc = a.jobs ? submit_jobs(&a.cli, a.jobs, a.body) : submit_one(&a.cli, a.body);
+		rc = a.jobs ? submit_jobs(&a.cli, a.jobs, a.body) : submit_one(&a.cli, a.body, a.wait, a.follow);
 	json_decref(a.body);
 	cli_close(&a.cli);
 	return rc;

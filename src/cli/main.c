@@ -10,6 +10,7 @@ const struct command commands[] = {
 	{"jobs", cmd_jobs, "list jobs"},
 	{"job", cmd_job, "show one job"},
 	{"cancel", cmd_cancel, "cancel a job"},
+	{"logs", cmd_logs, "print what a job wrote to stdout and stderr, or follow it as it runs"},
 	{"fleet", cmd_fleet, "list the instances, the idle timeout in force, instance time against job time"},
 	{"decisions", cmd_decisions, "show the scaler's last decisions and their reasons"},
 	{"alerts", cmd_alerts, "show the alerts firing and pending: idle instances, waiting queues, failing launches, ..."},
@@ -33,6 +34,8 @@ const struct command commands[] = {
 
 int main(int argc, char **argv)
 {
+	const struct command *c;
+
 	if (argc < 2) {
 		cmd_help(argc, argv);
 		return 2;
@@ -41,10 +44,7 @@ int main(int argc, char **argv)
 		return cmd_help(1, argv);
 	if (strcmp(argv[1], "--version") == 0)
 		return cmd_version(1, argv);
-	for (const struct command *c = commands; c->name; c++) {
-		if (strcmp(c->name, argv[1]) == 0)
-			return cmd_run(c, argc - 1, argv + 1);
-	}
-	fprintf(stderr, "ebb: unknown command '%s' (see 'ebb help')\n", argv[1]);
-	return 2;
+	if ((c = cmd_find(argv[1])))
+		return cmd_run(c, argc - 1, argv + 1);
+	return cmd_unknown("ebb", argv[1]);
 }

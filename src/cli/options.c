@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "common/suggest.h"
 #include "common/units.h"
 
 /* More than any command has; a larger table is refused at its first run
@@ -219,6 +220,20 @@ static int set(const struct option_spec *o, char *at, const char *arg, char *why
 	}
 }
 
+/* "unknown option '--prioirty'; did you mean '--priority'?": the nearest
+ * of the command's long options (--help too), when one is close. */
+static int unknown_option(const struct parser *p, const char *word, size_t len)
+{
+	struct suggest near;
+
+	suggest_init(&near, word + 2, len);
+	for (const struct option *o = p->longopts; o->name; o++)
+		suggest_consider(&near, o->name);
+	if (near.best)
+		return options_usage_error(p->cmd, "unknown option '%s'; did you mean '--%s'?", word, near.best);
+	return options_usage_error(p->cmd, "unknown option '%s'", word);
+}
+
 /* getopt_long's '?': an unknown short option, or a word of "--" that names
  * no option, names several (the start of each), or gives a flag a value. */
 static int bad_option(const struct parser *p, const char *word)
@@ -239,7 +254,7 @@ static int bad_option(const struct parser *p, const char *word)
 	}
 	if (matches > 1)
 		return options_usage_error(p->cmd, "ambiguous option '%.*s': %s?", (int)len + 2, word, names);
-	return options_usage_error(p->cmd, "unknown option '%s'", word);
+	return unknown_option(p, word, len);
 }
 
 static int short_index(const struct parser *p, int c)

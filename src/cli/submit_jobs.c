@@ -55,8 +55,9 @@ static int send_batch(struct cli *cli, const char *path, json_t *jobs, json_t *l
 		return -1;
 	json_array_foreach(json_object_get(reply, "jobs"), i, result) {
 		json_t *error = json_object_get(result, "error");
-		if (cli->json) {
-			cli_print_json(result);
+		if (cli->json) { /* JSON Lines, as the file: a script reads a job a line */
+			json_dumpf(result, stdout, JSON_COMPACT | JSON_REAL_PRECISION(13));
+			fputc('\n', stdout);
 		} else if (!error) {
 			printf("%lld\n", (long long)json_integer_value(json_object_get(result, "id")));
 		}

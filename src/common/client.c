@@ -167,10 +167,24 @@ int client_init(struct client *c, const char *server, const char *token, const c
 	return 0;
 }
 
+int client_interruptible(struct client *c)
+{
+	if (!(c->multi = curl_multi_init())) {
+		snprintf(c->err, sizeof c->err, "libcurl: cannot create a multi handle");
+		return -1;
+	}
+	return 0;
+}
+
+void client_interrupt(struct client *c) { curl_multi_wakeup(c->multi); }
+
 void client_free(struct client *c)
 {
 	if (!c->curl)
 		return;
+	if (c->multi)
+		curl_multi_cleanup(c->multi);
+	c->multi = NULL;
 	curl_easy_cleanup(c->curl);
 	curl_global_cleanup();
 	c->curl = NULL;
@@ -211,6 +225,28 @@ static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off
 	(void)ultotal;
 	(void)ulnow;
 	return *(volatile sig_atomic_t *)arg != 0;
+}
+
+/* The transfer; in c's multi handle when another thread may interrupt
+ * it, whose wake-up ends the poll at once to look at the abort flag. */
+static CURLcode perform(struct client *c, CURL *h)
+{
+	CURLcode rc = CURLE_ABORTED_BY_CALLBACK;
+	CURLMsg *m;
+	int running = 1, left;
+
+	if (!c->multi)
+		return curl_easy_perform(h);
+	curl_multi_add_handle(c->multi, h);
+	while (running && !*c->abort_flag && curl_multi_perform(c->multi, &running) == CURLM_OK) {
+		if (running && !*c->abort_flag)
+			curl_multi_poll(c->multi, NULL, 0, 1000, NULL);
+	}
+	while ((m = curl_multi_info_read(c->multi, &left)))
+		if (m->msg == CURLMSG_DONE)
+			rc = m->data.result;
+	curl_multi_remove_handle(c->multi, h);
+	return rc;
 }
 
 /* One try at c->server: the HTTP status, or -1 with c->err; *refused
@@ -263,7 +299,7 @@ static int call_once(struct client *c, const char *method, const char *path, con
 		curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
 		curl_easy_setopt(h, CURLOPT_XFERINFODATA, (void *)c->abort_flag);
 	}
-	rc = curl_easy_perform(h);
+	rc = perform(c, h);
 	curl_slist_free_all(headers);
 	if (rc != CURLE_OK) {
 		*refused = rc == CURLE_COULDNT_CONNECT;

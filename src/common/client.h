@@ -31,6 +31,9 @@ struct client {
 	/* When it points at a nonzero flag, a call in flight is given up (a
 	 * worker's long-poll on SIGTERM). NULL: calls run to their end. */
 	volatile sig_atomic_t *abort_flag;
+	/* CURLM *, with client_interruptible: a call in another thread is
+	 * cut short at once by client_interrupt. NULL: none. */
+	void *multi;
 };
 
 /* Which serve to call and how, as a command line says it (ebb worker's,
@@ -51,6 +54,10 @@ void client_use(struct client *c, int i);
 /* Is url on one of c's serves (the same base URL, then '/' or its end)? */
 int client_owns_url(const struct client *c, const char *url);
 void client_free(struct client *c);
+/* Lets another thread cut this client's call in flight short: the call's
+ * thread sets *abort_flag, then client_interrupt(). -1 with c->err. */
+int client_interruptible(struct client *c);
+void client_interrupt(struct client *c);
 
 /* Sends METHOD path (e.g. "/v1/jobs") with body (not stolen; NULL for none).
  * Returns the HTTP status and the parsed JSON reply in *reply (NULL when

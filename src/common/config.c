@@ -13,6 +13,7 @@
 
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/suggest.h"
 #include "common/units.h"
 
 const struct conf_plugin *config_plugin_named(const struct conf_plugin *const *list, const char *name)
@@ -122,6 +123,12 @@ static const struct conf_key queue_keys[] = {
 	 "Delay before the first retry; it doubles with each attempt, with jitter (half to all of it)."},
 	{"retry_max", CONF_DURATION, CFG(retry_max_ms), 0, 7 * DAY_MS, "10m", NULL,
 	 "Longest delay between two attempts."},
+	{"log_max", CONF_SIZE, CFG(log_max), 4096, 1LL << 30, "4MiB", NULL,
+	 "Most bytes of a job's output kept per attempt: its first half, and the last lines past it; the bytes between are counted as dropped."},
+	{"log_retention", CONF_DURATION, CFG(log_retention_ms), 1000, 3650 * DAY_MS, "7d", NULL,
+	 "A job's log is deleted this long after its last line."},
+	{"logs_max_total", CONF_SIZE, CFG(logs_max_total), 1LL << 20, 1LL << 40, "1GiB", NULL,
+	 "Most bytes of all the jobs' logs in the store: past it, the oldest logs are deleted first."},
 	{0},
 };
 
@@ -249,6 +256,10 @@ static const struct conf_key alerts_keys[] = {
 	 "The share of a team's monthly budget that makes the first alert.", .fmin = 0.01, .fmax = 1},
 	{"team_budget_for", CONF_DURATION, ALERT(team_budget_for_ms), 0, 30 * DAY_MS, "0s", NULL,
 	 "How long the spend stays past the mark before EbbTeamBudget fires."},
+	{"unplaceable", CONF_BOOL, ALERT(unplaceable), 0, 1, "on", NULL,
+	 "Alert EbbJobsUnplaceable: queued jobs of a lane that no [offer.NAME] and no worker registered now can hold (their GPUs or GPU memory)."},
+	{"unplaceable_for", CONF_DURATION, ALERT(unplaceable_for_ms), 0, 30 * DAY_MS, "0s", NULL,
+	 "How long such jobs stay queued before EbbJobsUnplaceable fires."},
 	{"webhook_timeout", CONF_DURATION, ALERT(webhook_timeout_ms), 100, 600 * 1000, "10s", NULL,
 	 "A webhook's answer must come within this long, or the post is tried again."},
 	{"webhook_retry_max", CONF_DURATION, ALERT(webhook_retry_max_ms), 1000, DAY_MS, "5m", NULL,
@@ -458,6 +469,41 @@ static void section_names(const struct config *cfg, char *buf, size_t size)
 	}
 }
 
+/* The section an unknown one may have meant, into buf ("scaler" for
+ * "scalr", "lane.gpu" for "lan.gpu"); NULL when none is close. */
+static const char *near_section(const struct config *cfg, const char *section, char *buf, size_t size)
+{
+	const char *dot = strchr(section, '.');
+	struct suggest near;
+
+	suggest_init(&near, section, dot ? (size_t)(dot - section) : strlen(section));
+	for (const struct conf_section *s = core_sections; s->name; s++) {
+		if (!s->multi == !dot)
+			suggest_consider(&near, s->name);
+	}
+	for (int i = 0; i < cfg->nsections && !dot; i++)
+		suggest_consider(&near, cfg->sections[i].plugin->name);
+	if (!near.best)
+		return NULL;
+	snprintf(buf, size, "%s%s", near.best, dot ? dot : "");
+	return buf;
+}
+
+/* "; did you mean 'interval'?" for an unknown key, into buf, when one of
+ * the section's keys is close to it; else "". */
+static const char *near_key(const struct conf_key *keys, const char *key, char *buf, size_t size)
+{
+	struct suggest near;
+
+	suggest_init(&near, key, strlen(key));
+	for (const struct conf_key *k = keys; k->name; k++)
+		suggest_consider(&near, k->name);
+	if (!near.best)
+		return "";
+	snprintf(buf, size, "; did you mean '%s'?", near.best);
+	return buf;
+}
+
 int config_set(struct config *cfg, const char *section, const char *key, const char *value,
 	       char *err, size_t errsize)
 {
@@ -468,6 +514,10 @@ int config_set(struct config *cfg, const char *section, const char *key, const c
 	char why[200], names[512];
 	void *base = cfg;
 
+	if (!s && plugin < 0 && near_section(cfg, section, why, sizeof why)) {
+		conftab_errf(err, errsize, "[%s]: unknown section; did you mean [%s]?", section, why);
+		return -1;
+	}
 	if (!s && plugin < 0) {
 		section_names(cfg, names, sizeof names);
 		conftab_errf(err, errsize, "[%s]: unknown section (expected %s)", section, names);
@@ -484,7 +534,8 @@ int config_set(struct config *cfg, const char *section, const char *key, const c
 	if (plugin >= 0)
 		base = cfg->sections[plugin].values;
 	if (!(k = conftab_key(s ? s->keys : cfg->sections[plugin].plugin->keys, key))) {
-		conftab_errf(err, errsize, "[%s] %s: unknown key", section, key);
+		conftab_errf(err, errsize, "[%s] %s: unknown key%s", section, key,
+			     near_key(s ? s->keys : cfg->sections[plugin].plugin->keys, key, why, sizeof why));
 		return -1;
 	}
 	if (conftab_set(k, base, value, cfg, why, sizeof why) != 0) {

@@ -86,6 +86,7 @@ struct alerts_conf {
 	int64_t team_budget;
 	double team_budget_warn;
 	int64_t team_budget_for_ms;
+	int64_t unplaceable, unplaceable_for_ms;
 	int64_t webhook_timeout_ms, webhook_retry_max_ms;
 };
 
@@ -142,6 +143,9 @@ struct config {
 	int64_t max_attempts;
 	int64_t retry_base_ms;
 	int64_t retry_max_ms;
+	int64_t log_max;
+	int64_t log_retention_ms;
+	int64_t logs_max_total;
 	/* [scaler] */
 	int64_t scaler_interval_ms;
 	int64_t max_instances;

@@ -28,7 +28,8 @@ static const struct lazy_sym syms[] = {
 	SYM(easy_reset), SYM(easy_setopt), SYM(easy_perform), SYM(easy_getinfo),
 	SYM(slist_append), SYM(slist_free_all), SYM(easy_strerror), SYM(multi_init),
 	SYM(multi_cleanup), SYM(multi_setopt), SYM(multi_add_handle), SYM(multi_remove_handle),
-	SYM(multi_socket_action), SYM(multi_info_read), SYM(multi_assign),
+	SYM(multi_socket_action), SYM(multi_info_read), SYM(multi_assign), SYM(multi_perform),
+	SYM(multi_poll), SYM(multi_wakeup),
 };
 
 const struct curl_lib *curl_lib(void)

@@ -31,6 +31,10 @@ struct curl_lib {
 	CURLMcode (*multi_socket_action)(CURLM *m, curl_socket_t s, int ev_bitmask, int *running);
 	CURLMsg *(*multi_info_read)(CURLM *m, int *msgs_in_queue);
 	CURLMcode (*multi_assign)(CURLM *m, curl_socket_t s, void *data);
+	/* A call another thread may cut short (client_interrupt). */
+	CURLMcode (*multi_perform)(CURLM *m, int *running);
+	CURLMcode (*multi_poll)(CURLM *m, struct curl_waitfd *extra, unsigned n, int timeout_ms, int *ret);
+	CURLMcode (*multi_wakeup)(CURLM *m);
 };
 
 /* The table; when libcurl cannot be loaded, one whose global_init fails
@@ -61,5 +65,8 @@ const char *curl_lib_error(void);
 #define curl_multi_socket_action (curl_lib()->multi_socket_action)
 #define curl_multi_info_read (curl_lib()->multi_info_read)
 #define curl_multi_assign (curl_lib()->multi_assign)
+#define curl_multi_perform (curl_lib()->multi_perform)
+#define curl_multi_poll (curl_lib()->multi_poll)
+#define curl_multi_wakeup (curl_lib()->multi_wakeup)
 
 #endif

@@ -4,6 +4,7 @@
 #ifndef EBB_PLAN_INTERNAL_H
 #define EBB_PLAN_INTERNAL_H
 
+#include "policy/placeable.h"
 #include "policy/plan.h"
 #include "policy/teams.h"
 
@@ -72,7 +73,7 @@ static inline void plan_wake_at(struct planner *p, int64_t at)
 /* Does offer o fit a job of class c? */
 static inline int plan_fits(const struct offer *o, const struct plan_class *c)
 {
-	return o->gpus >= c->gpus && o->vram_gb >= c->min_vram_gb;
+	return placeable_holds(o->gpus, o->vram_gb, c->gpus, c->min_vram_gb);
 }
 
 /* The action added, or NULL when the result is full (then plan() looks

@@ -8,6 +8,7 @@
 
 #include "common/mem.h"
 #include "common/units.h"
+#include "policy/placeable.h"
 #include "serve/team_state.h"
 
 #define ON(f) offsetof(struct alerts_conf, f)
@@ -21,6 +22,7 @@ const struct alert_rule_info alert_rules[ALERT_NRULES] = {
 	[RULE_WORKER_LOST] = {"EbbWorkerLost", "warning", ON(worker_lost), ON(worker_lost_for_ms)},
 	[RULE_STORE_ERRORS] = {"EbbStoreErrors", "critical", ON(store_errors), ON(store_errors_for_ms)},
 	[RULE_TEAM_BUDGET] = {"EbbTeamBudget", "warning", ON(team_budget), ON(team_budget_for_ms)},
+	[RULE_JOBS_UNPLACEABLE] = {"EbbJobsUnplaceable", "warning", ON(unplaceable), ON(unplaceable_for_ms)},
 };
 
 int alert_rule_on(const struct alerts_conf *c, enum alert_rule r)
@@ -223,6 +225,70 @@ static int queue_waiting(struct ctx *c)
 	return rc;
 }
 
+/* The queued jobs no offer and no live instance holds, by lane: their
+ * count, the oldest's submit time and the first class's reason. */
+struct unplaceable {
+	struct ctx *c;
+	struct {
+		char lane[CONF_NAME_MAX + 1];
+		int64_t jobs, oldest_ms;
+		char why[200];
+	} v[CONF_MAX_LANES * 4];
+	int n;
+};
+
+static int add_unplaceable(void *arg, const struct demand_row *d)
+{
+	struct unplaceable *u = arg;
+	const struct ledger *l = u->c->env->ledger;
+	char why[200];
+	int k;
+
+	if (placeable(l->offers, l->noffers, u->c->live, u->c->nlive, d->gpus, d->min_vram_gb, why, sizeof why))
+		return 0;
+	for (k = 0; k < u->n && strcmp(u->v[k].lane, d->lane) != 0; k++)
+		;
+	if (k == u->n) {
+		if (u->n == (int)(sizeof u->v / sizeof *u->v))
+			return 0;
+		snprintf(u->v[k].lane, sizeof u->v[k].lane, "%s", d->lane);
+		snprintf(u->v[k].why, sizeof u->v[k].why, "%s", why);
+		u->n++;
+	}
+	if (!u->v[k].oldest_ms || d->oldest_ms < u->v[k].oldest_ms)
+		u->v[k].oldest_ms = d->oldest_ms;
+	u->v[k].jobs += d->jobs;
+	return 0;
+}
+
+/* Only where the config has offers, as the submit's refusal. */
+static int jobs_unplaceable(struct ctx *c)
+{
+	struct unplaceable *u;
+	int rc = 0;
+
+	if (c->env->cfg->noffers == 0)
+		return 0;
+	if (!(u = mem_calloc(1, sizeof *u)))
+		return c->oom = 1, -1;
+	u->c = c;
+	if (store_demand(c->env->store, add_unplaceable, u) != 0) {
+		free(u);
+		return -1;
+	}
+	for (int k = 0; k < u->n && rc == 0; k++) {
+		struct alert_cond *cond = add(c, RULE_JOBS_UNPLACEABLE, u->v[k].oldest_ms, (double)u->v[k].jobs,
+					      "lane %s: %lld queued jobs nothing can run: %s", u->v[k].lane,
+					      (long long)u->v[k].jobs, u->v[k].why);
+		if (!cond)
+			rc = -1;
+		else
+			snprintf(cond->labels.lane, sizeof cond->labels.lane, "%s", u->v[k].lane);
+	}
+	free(u);
+	return rc;
+}
+
 static int add_dead(void *arg, const struct dead_letters *d)
 {
 	struct ctx *c = arg;
@@ -349,12 +415,13 @@ static int run(struct ctx *c)
 	if (on[RULE_STORE_ERRORS] && store_errors_rule(c) != 0)
 		return -1;
 	e->done[RULE_STORE_ERRORS] = 1;
-	if (on[RULE_INSTANCE_IDLE] || on[RULE_SPOT_SHARE_LOW]) {
+	if (on[RULE_INSTANCE_IDLE] || on[RULE_SPOT_SHARE_LOW] || on[RULE_JOBS_UNPLACEABLE]) {
 		if (store_instance_list(c->env->store, 0, add_live, c) != 0 ||
 		    (on[RULE_INSTANCE_IDLE] && instance_idle(c) != 0) ||
-		    (on[RULE_SPOT_SHARE_LOW] && spot_share_low(c) != 0))
+		    (on[RULE_SPOT_SHARE_LOW] && spot_share_low(c) != 0) ||
+		    (on[RULE_JOBS_UNPLACEABLE] && jobs_unplaceable(c) != 0))
 			return -1;
-		e->done[RULE_INSTANCE_IDLE] = e->done[RULE_SPOT_SHARE_LOW] = 1;
+		e->done[RULE_INSTANCE_IDLE] = e->done[RULE_SPOT_SHARE_LOW] = e->done[RULE_JOBS_UNPLACEABLE] = 1;
 	}
 	if (on[RULE_QUEUE_WAITING]) {
 		if (queue_waiting(c) != 0)

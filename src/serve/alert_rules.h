@@ -17,6 +17,11 @@
  * the ledger's daily sums) against its [team.NAME] monthly_budget: one
  * alert at team_budget_warn of it and one more at all of it, told apart
  * by their label threshold.
+ *
+ * EbbJobsUnplaceable reads the queued jobs by class against the offers of
+ * the config and the live instances (policy/placeable.h): a job the
+ * submit would refuse now, queued before the config changed or with
+ * allow_unplaceable.
  */
 #ifndef EBB_ALERT_RULES_H
 #define EBB_ALERT_RULES_H
@@ -34,6 +39,7 @@ enum alert_rule {
 	RULE_WORKER_LOST,
 	RULE_STORE_ERRORS,
 	RULE_TEAM_BUDGET,
+	RULE_JOBS_UNPLACEABLE,
 	ALERT_NRULES
 };
 

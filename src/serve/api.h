@@ -12,7 +12,9 @@
 #include "serve/batch.h"
 #include "serve/fleet.h"
 #include "serve/httpd.h"
+#include "serve/logwait.h"
 #include "serve/longpoll.h"
+#include "serve/watch.h"
 #include "serve/metrics.h"
 #include "serve/queue.h"
 #include "serve/snapshot.h"
@@ -36,6 +38,8 @@ struct api {
 	struct queue *queue;
 	struct fleet *fleet;
 	struct longpoll *longpoll;
+	struct watch *watch;
+	struct logwait *logwait; /* log reads that wait for lines */
 	struct scaler *scaler;     /* NULL: [provider] kind = none */
 	struct provider *provider; /* NULL: [provider] kind = none */
 	const struct offer *offers; /* the catalogue as configured */
@@ -49,5 +53,7 @@ struct api {
 
 /* Entry point for every complete request. */
 void api_handle(struct api *api, struct request *req);
+/* logwait's try for a log read that waits (api_logs.c); ctx: the api. */
+int api_logs_try(void *ctx, struct request *req, const void *query, int last);
 
 #endif

@@ -82,10 +82,15 @@ int api_team_budget(struct api_call *c);
 
 int api_lease(struct api_call *c);
 int api_heartbeat(struct api_call *c);
+int api_watch(struct api_call *c);
 int api_checkpoint(struct api_call *c);
 int api_complete(struct api_call *c);
 int api_fail_job(struct api_call *c);
 int api_interrupt(struct api_call *c);
+/* The jobs' logs (api_logs.c): a worker ships lines, a client reads them. */
+extern const struct field api_logs_fields[];
+int api_logs_ship(struct api_call *c);
+int api_logs_read(struct api_call *c);
 
 int api_register(struct api_call *c);
 int api_leave(struct api_call *c);

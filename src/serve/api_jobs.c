@@ -6,6 +6,7 @@
 #include "common/fnv.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "policy/placeable.h"
 #include "serve/longpoll.h"
 #include "serve/team_state.h"
 #include "store/store.h"
@@ -29,6 +30,7 @@ const struct field api_submit_fields[] = {
 	{"delay_s", F_INT, 0, 365 * DAY_S},
 	{"run_at", F_INT, 0, 4102444800LL}, /* Unix seconds, before 2100 */
 	{"idempotency_key", F_STRING, 1, JOB_KEY_MAX},
+	{"allow_unplaceable", F_BOOL, 0, 0},
 	{NULL, 0, 0, 0},
 };
 
@@ -112,6 +114,55 @@ static int job_from_body(struct api_call *c, json_t *b, const char *team, struct
 	return 0;
 }
 
+struct live {
+	struct instance *v;
+	int n, cap, nomem;
+};
+
+static int add_live(void *arg, const struct instance *inst)
+{
+	struct live *l = arg;
+
+	if (l->n == l->cap) {
+		int cap = l->cap ? l->cap * 2 : 16;
+		struct instance *v = mem_realloc(l->v, (size_t)cap * sizeof *v);
+		if (!v)
+			return l->nomem = -1;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = *inst;
+	return 0;
+}
+
+/* Refuses a job that no offer and no worker registered now can hold
+ * (policy/placeable.h), unless the body allows it for workers to come.
+ * Only where the config has offers: without, workers started by hand are
+ * what runs jobs, and serve does not know them before they ask. The
+ * fleet is read only when no offer holds the job. */
+static int check_placeable(struct api_call *c, json_t *body, const struct job *job, struct ebb_error *err)
+{
+	const struct api *a = c->api;
+	struct live live = {0};
+	char why[300];
+	int rc;
+
+	if (a->cfg->noffers == 0 || json_get_bool(body, "allow_unplaceable", 0) ||
+	    placeable(a->offers, a->noffers, NULL, 0, job->gpus, job->min_vram_gb, why, sizeof why))
+		return 0;
+	if (store_instance_list(a->store, 0, add_live, &live) != 0) {
+		free(live.v);
+		return live.nomem ? error_set(err, 500, "out_of_memory", NULL, ERROR_OUT_OF_MEMORY)
+				  : store_failure(a->store, err);
+	}
+	rc = placeable(a->offers, a->noffers, live.v, live.n, job->gpus, job->min_vram_gb, why, sizeof why);
+	free(live.v);
+	if (rc)
+		return 0;
+	return error_set(err, 422, "unplaceable", job->min_vram_gb > 0 ? "min_vram_gb" : "gpus",
+			 "%s, nor does any worker registered now; allow_unplaceable queues it for workers to come", why);
+}
+
 int api_submit_job(struct api_call *c, json_t *body, struct job *job, int *existed, struct ebb_error *err)
 {
 	const char *team = json_get_str(body, "team", NULL);
@@ -123,7 +174,7 @@ int api_submit_job(struct api_call *c, json_t *body, struct job *job, int *exist
 		return error_set(err, 403, "forbidden", "team", "token '%s' submits for team '%s', not '%s'",
 				 c->token->name, c->team, team);
 	team = c->team ? c->team : team ? team : "default";
-	if (job_from_body(c, body, team, job, err) != 0 ||
+	if (job_from_body(c, body, team, job, err) != 0 || check_placeable(c, body, job, err) != 0 ||
 	    queue_submit(c->api->queue, job, json_get_int(body, "delay_s", 0) * 1000, existed, err) != 0) {
 		job_free(job);
 		return -1;

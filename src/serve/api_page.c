@@ -1,6 +1,7 @@
-/* GET /, /dashboard.js, /dashboard.css, /favicon.svg: the dashboard, served
- * from the binary (assets.h) to anyone: it holds no data, and reads
- * everything from GET /v1/dashboard with the token typed into it. */
+/* GET /, /dashboard.js, /jobs.js, /dashboard.css, /favicon.svg: the
+ * dashboard, served from the binary (assets.h) to anyone: it holds no
+ * data, and reads everything from the API (GET /v1/dashboard, the jobs)
+ * with the token typed into it. */
 #include <string.h>
 
 #include "serve/api_internal.h"

@@ -106,13 +106,28 @@ const struct field api_heartbeat_fields[] = {
 	{NULL, 0, 0, 0},
 };
 
+/* A caller with an instance's own token acts only on the jobs leased on
+ * that instance: 0, or replies and returns -1. what names the call. */
+static int own_job(struct api_call *c, const char *what)
+{
+	struct ebb_error err;
+	struct job job;
+	int64_t on;
+
+	if (!c->instance)
+		return 0;
+	if (queue_get(c->api->queue, c->id, NULL, &job, &err) != 0)
+		return api_fail(c, &err);
+	on = job.instance;
+	job_free(&job);
+	return on == c->instance ? 0 : api_own_instance(c, on, what);
+}
+
 /* Reads the lease token every worker call must carry. A caller with an
  * instance's own token reports only the jobs leased on that instance. */
 static int lease_token(struct api_call *c, const struct field *fields, int64_t *token)
 {
 	struct ebb_error err;
-	struct job job;
-	int64_t on;
 
 	if (api_body(c, fields) != 0)
 		return -1;
@@ -121,13 +136,7 @@ static int lease_token(struct api_call *c, const struct field *fields, int64_t *
 		error_set(&err, 400, "missing_field", "lease_token", "lease_token: required, from the lease");
 		return api_fail(c, &err);
 	}
-	if (!c->instance)
-		return 0;
-	if (queue_get(c->api->queue, c->id, NULL, &job, &err) != 0)
-		return api_fail(c, &err);
-	on = job.instance;
-	job_free(&job);
-	return on == c->instance ? 0 : api_own_instance(c, on, "report a job leased on instance");
+	return own_job(c, "report a job leased on instance");
 }
 
 /* Replies with the job after a successful call, or with the error. */
@@ -189,6 +198,26 @@ int api_heartbeat(struct api_call *c)
 		return reply(c, 0, &job, &err);
 	api_reply_job(c, &job, "preempt", preempt);
 	job_free(&job);
+	return 0;
+}
+
+/* The running job's wake-up (watch.h): ?token= the lease's, &wait= up to
+ * 600 seconds. */
+int api_watch(struct api_call *c)
+{
+	struct ebb_error err;
+	int64_t token, wait_s;
+
+	if (api_query_int(c, "token", 1, INT64_MAX, 0, &token) != 0 ||
+	    api_query_int(c, "wait", 0, 600, 0, &wait_s) != 0)
+		return -1;
+	if (token == 0) {
+		error_set(&err, 400, "missing_field", "token", "token: required, the lease's token");
+		return api_fail(c, &err);
+	}
+	if (own_job(c, "watch a job leased on instance") != 0)
+		return -1;
+	watch_lease(c->api->watch, c->req, c->id, token, wait_s * 1000);
 	return 0;
 }
 

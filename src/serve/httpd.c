@@ -48,7 +48,7 @@ struct request {
 	const char *content_type;
 	int page; /* a page of the dashboard: sent with its security headers */
 	struct request *next_ready;
-	void *data;
+	struct request_keeper *keeper;
 };
 
 struct httpd {
@@ -510,7 +510,7 @@ void httpd_stop(struct httpd *h)
 const char *request_method(const struct request *req) { return req->method; }
 const char *request_path(const struct request *req) { return req->path; }
 int request_body_too_large(const struct request *req) { return req->too_large; }
-void request_set_data(struct request *req, void *data) { req->data = data; }
+void request_set_keeper(struct request *req, struct request_keeper *k) { req->keeper = k; }
 int request_status(const struct request *req) { return req->state == R_READING ? 0 : req->status; }
 
 int request_peer_gone(const struct request *req)
@@ -527,7 +527,7 @@ int request_peer_gone(const struct request *req)
 	p.fd = ci->connect_fd;
 	return poll(&p, 1, 0) < 0 || (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
-void *request_data(const struct request *req) { return req->data; }
+struct request_keeper *request_keeper(const struct request *req) { return req->keeper; }
 
 const char *request_header(const struct request *req, const char *name)
 {

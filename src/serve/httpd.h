@@ -65,8 +65,13 @@ int request_body_too_large(const struct request *req);
 /* Has the client of a parked request closed its connection? MHD does not
  * watch suspended connections, so ask the socket. */
 int request_peer_gone(const struct request *req);
-void request_set_data(struct request *req, void *data);
-void *request_data(const struct request *req);
+/* What holds a parked request (a lease's long-poll, a job's watch): told
+ * through serve's done hook once the request is gone, sent as there. */
+struct request_keeper {
+	void (*gone)(struct request_keeper *k, int sent);
+};
+void request_set_keeper(struct request *req, struct request_keeper *k);
+struct request_keeper *request_keeper(const struct request *req);
 /* The status of the reply made (after a failed commit: its error's); 0 if none. */
 int request_status(const struct request *req);
 

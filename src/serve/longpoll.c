@@ -9,6 +9,7 @@
 #include "serve/scaler.h"
 
 struct waiter {
+	struct request_keeper keeper; /* first: the request's keeper is the waiter */
 	struct longpoll *lp;
 	struct request *req;
 	struct lease_request r;
@@ -123,6 +124,8 @@ static int try_lease(struct waiter *w, struct job *jobs, struct ebb_error *err)
 	return rc < 0 && n == 0 ? -1 : n;
 }
 
+static void gone(struct request_keeper *k, int sent);
+
 void lease_request_free(const struct lease_request *r)
 {
 	json_decref(r->offer.labels);
@@ -150,7 +153,8 @@ void longpoll_lease(struct longpoll *lp, struct request *req, const struct lease
 	w->lp = lp;
 	w->req = req;
 	w->r = *r;
-	request_set_data(req, w);
+	w->keeper.gone = gone;
+	request_set_keeper(req, &w->keeper);
 	if (r->may_lease && !lp->stopping)
 		n = try_lease(w, jobs, &err);
 	if (n < 0) {
@@ -230,13 +234,14 @@ static int dispatch(void *arg)
 	return 0;
 }
 
-void longpoll_done(struct longpoll *lp, struct request *req, int sent)
+/* The request is gone: unparks it, and takes back a lease its reply did
+ * not deliver. */
+static void gone(struct request_keeper *k, int sent)
 {
-	struct waiter *w = request_data(req);
+	struct waiter *w = (struct waiter *)k;
+	struct longpoll *lp = w->lp;
 	struct ebb_error err;
 
-	if (!w)
-		return;
 	unpark(w);
 	for (int i = 0; !sent && i < w->ngranted; i++) {
 		if (batch_begin(lp->batch) != 0)

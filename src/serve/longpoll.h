@@ -49,9 +49,6 @@ void lease_request_free(const struct lease_request *r);
 /* Leases at once, or parks req for r->wait_ms if nothing fits; the reply
  * is req's. Takes r's labels and done. */
 void longpoll_lease(struct longpoll *lp, struct request *req, const struct lease_request *r);
-/* The request is gone (httpd's done): unparks it, and takes back a lease
- * its reply did not deliver. */
-void longpoll_done(struct longpoll *lp, struct request *req, int sent);
 /* Answers every parked request with no job, and every later one at once
  * (at shutdown). */
 void longpoll_release_all(struct longpoll *lp);

@@ -34,7 +34,15 @@ int preempt_add(struct preempts *p, int64_t job, int64_t token, const char *team
 	p->n++;
 	if (team)
 		count(p, team);
+	if (p->added)
+		p->added(p->added_arg, job);
 	return 1;
+}
+
+void preempt_on_add(struct preempts *p, void (*fn)(void *arg, int64_t job), void *arg)
+{
+	p->added = fn;
+	p->added_arg = arg;
 }
 
 const char *preempt_reason(const struct preempts *p, int64_t job, int64_t token)

@@ -1,7 +1,7 @@
 /* Leased jobs asked to give their GPUs back to a team owed them
  * (docs/TEAMS.md). The scaler adds a job when plan() preempts it; its
- * worker hears it in the reply to its next heartbeat ("preempt": the
- * reason) and stops the job as it does for a reclaim notice: SIGTERM,
+ * worker hears it at once through its watch of the lease (watch.h), or
+ * else in the reply to its next heartbeat ("preempt": the reason), and stops the job as it does for a reclaim notice: SIGTERM,
  * reclaim_grace for a last checkpoint, reported interrupted, queued again
  * at the head of its lane with its checkpoint, no attempt counted. Kept
  * in memory, by lease (job and token), and a lease that ended takes its
@@ -33,12 +33,18 @@ struct preempts {
 		int64_t n;
 	} count[CONF_MAX_TEAMS + 1];
 	int nteams;
+	/* Told of each lease asked to stop (preempt_on_add). */
+	void (*added)(void *arg, int64_t job);
+	void *added_arg;
 };
 
 /* Asks the lease of team's job to stop, and counts it (team NULL: not
  * counted, a restored one): 1 when new, 0 when asked before, -1 when
  * full. */
 int preempt_add(struct preempts *p, int64_t job, int64_t token, const char *team, const char *reason);
+/* fn(arg, job) whenever a lease of job is asked to stop: its worker's
+ * watch hears it at once (watch.h). */
+void preempt_on_add(struct preempts *p, void (*fn)(void *arg, int64_t job), void *arg);
 /* Why the lease is asked to stop, or NULL when it is not. */
 const char *preempt_reason(const struct preempts *p, int64_t job, int64_t token);
 /* The preemptions of leases still running, from the newest

@@ -26,7 +26,10 @@
 #include "serve/history.h"
 #include "serve/httpd.h"
 #include "serve/ledger.h"
+#include "common/timer.h"
+#include "serve/joblog.h"
 #include "serve/longpoll.h"
+#include "serve/watch.h"
 #include "serve/metrics.h"
 #include "serve/preflight.h"
 #include "serve/queue.h"
@@ -50,6 +53,9 @@ struct server {
 	struct tls *tls; /* NULL: plain HTTP */
 	struct deadline *deadline;
 	struct longpoll *longpoll;
+	struct watch *watch; /* running jobs' wake-ups */
+	struct logwait *logwait;
+	struct event *log_sweep; /* the jobs' logs past their retention or the total */
 	struct provider *provider; /* NULL: [provider] kind = none */
 	struct scaler *scaler;
 	struct webhooks *webhooks;
@@ -87,8 +93,11 @@ static void on_done(void *ctx, struct request *req, int sent)
 {
 	struct server *s = ctx;
 
+	struct request_keeper *k = request_keeper(req);
+
 	serve_metrics_http(&s->metrics, request_status(req));
-	longpoll_done(s->longpoll, req, sent);
+	if (k)
+		k->gone(k, sent);
 }
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
@@ -98,6 +107,8 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	(void)what;
 	log_info("shutting down", "signal=%s", sig == SIGTERM ? "TERM" : "INT");
 	longpoll_release_all(s->longpoll);
+	watch_release_all(s->watch);
+	logwait_release_all(s->logwait);
 	batch_flush(s->batch);
 	event_base_loopbreak(s->base);
 }
@@ -259,6 +270,27 @@ static void on_tick(void *arg)
 	}
 }
 
+/* A slice of the logs' sweep (serve/joblog.h) every LOG_SWEEP_MS, or at
+ * once while there is more to do: slices, so that no step holds the loop. */
+#define LOG_SWEEP_MS 5000
+
+static void on_log_sweep(evutil_socket_t fd, short what, void *arg)
+{
+	struct server *s = arg;
+	int more = 0;
+
+	(void)fd;
+	(void)what;
+	if (batch_begin(s->batch) == 0) {
+		more = joblog_sweep(s->store, s->cfg, clock_now(&s->clock));
+		if (more < 0)
+			log_error("cannot sweep the jobs' logs", "error=\"%s\"", store_error(s->store));
+		batch_end(s->batch, more >= 0);
+		batch_flush(s->batch);
+	}
+	timer_add_ms(s->log_sweep, more > 0 ? 0 : LOG_SWEEP_MS);
+}
+
 /* The parts below the API, in the order they depend on each other. */
 static int start(struct server *s, const struct server_options *o, char *err, size_t errsize)
 {
@@ -323,12 +355,17 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 					 !leads)) ||
 	    !(s->history = history_new(s->base, &s->clock, s->store, s->batch)))
 		goto nomem;
-	if (!(s->longpoll = longpoll_new(s->base, s->batch, &s->queue, s->scaler, &s->fleet)))
+	if (!(s->longpoll = longpoll_new(s->base, s->batch, &s->queue, s->scaler, &s->fleet)) ||
+	    !(s->watch = watch_new(s->base, s->batch, &s->queue)) ||
+	    !(s->logwait = logwait_new(s->base, s->batch, api_logs_try, &s->api)) ||
+	    !(s->log_sweep = evtimer_new(s->base, on_log_sweep, s)))
 		goto nomem;
+	timer_add_ms(s->log_sweep, LOG_SWEEP_MS);
 	s->api = (struct api){
 		.cfg = cfg, .clock = &s->clock, .test_clock = o->test_clock, .started_ms = clock_now(&s->clock),
 		.store = s->store, .batch = s->batch, .queue = &s->queue, .fleet = &s->fleet,
-		.longpoll = s->longpoll, .scaler = s->scaler, .provider = s->provider, .offers = s->offers,
+		.longpoll = s->longpoll, .watch = s->watch, .logwait = s->logwait, .scaler = s->scaler,
+		.provider = s->provider, .offers = s->offers,
 		.noffers = s->noffers, .settings = &s->settings, .metrics = &s->metrics, .alerts = s->alerts,
 		.history = s->history, .leads = leads,
 		.snap = {.cfg = cfg, .store = s->store, .clock = &s->clock, .ledger = &s->ledger, .offers = s->offers,
@@ -347,13 +384,17 @@ nomem:
 }
 
 /* In the reverse order of start(): the HTTP server first, whose last
- * connections end through longpoll_done(), the batch and the store. */
+ * connections end through their keepers (longpoll, watch), the batch and the store. */
 static void stop(struct server *s)
 {
 	httpd_stop(s->httpd);
 	tls_free(s->tls);
 	replica_free(s->replica);
 	longpoll_free(s->longpoll);
+	watch_free(s->watch);
+	logwait_free(s->logwait);
+	if (s->log_sweep)
+		event_free(s->log_sweep);
 	provider_close(s->provider);
 	scaler_free(s->scaler);
 	alerts_free(s->alerts);

@@ -169,6 +169,16 @@ struct store_engine {
 	int (*team_budget_set)(struct store *st, const struct team_budget *b);
 	int (*team_budgets)(struct store *st, team_budget_cb cb, void *arg);
 
+	/* The jobs' logs: as store.h's store_log_*. */
+	int (*log_meta)(struct store *st, int64_t job, int attempt, struct log_meta *out);
+	int (*log_meta_put)(struct store *st, const struct log_meta *m);
+	int (*log_metas_oldest)(struct store *st, int64_t before_ms, int limit, log_meta_cb cb, void *arg);
+	int (*log_meta_delete)(struct store *st, int64_t job, int attempt);
+	int (*log_total)(struct store *st, int64_t *bytes);
+	int (*log_insert)(struct store *st, const struct log_line *l);
+	int (*log_lines)(struct store *st, int64_t job, int attempt, int64_t after, int limit, int last,
+			 log_line_cb cb, void *arg);
+	int (*log_delete)(struct store *st, int64_t job, int attempt, int64_t after, int64_t upto);
 	int (*tuning_set)(struct store *st, const struct tuning_row *t);
 	int (*tunings)(struct store *st, tuning_cb cb, void *arg);
 
@@ -209,7 +219,9 @@ struct store_engine {
 	STORE_ENGINE_OP(offer_stat_add), STORE_ENGINE_OP(offer_stats), STORE_ENGINE_OP(ledger),           \
 	STORE_ENGINE_OP(ledger_open), STORE_ENGINE_OP(ledger_add), STORE_ENGINE_OP(ledger_sums),          \
 	STORE_ENGINE_OP(alert_put), STORE_ENGINE_OP(alert_delete), STORE_ENGINE_OP(alerts),               \
-	STORE_ENGINE_OP(team_budget_set), STORE_ENGINE_OP(team_budgets), STORE_ENGINE_OP(tuning_set),    \
-	STORE_ENGINE_OP(tunings)
+	STORE_ENGINE_OP(team_budget_set), STORE_ENGINE_OP(team_budgets), STORE_ENGINE_OP(log_meta),        \
+	STORE_ENGINE_OP(log_meta_put), STORE_ENGINE_OP(log_metas_oldest), STORE_ENGINE_OP(log_meta_delete), \
+	STORE_ENGINE_OP(log_total), STORE_ENGINE_OP(log_insert), STORE_ENGINE_OP(log_lines),               \
+	STORE_ENGINE_OP(log_delete), STORE_ENGINE_OP(tuning_set), STORE_ENGINE_OP(tunings)
 
 #endif

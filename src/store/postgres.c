@@ -124,7 +124,15 @@ static const char *const migrations[] = {
 	 * a lease may start past a point of it (S_NEXT_READY_AFTER) */
 	("CREATE INDEX jobs_ready_order ON jobs(lane_rank, (-priority), seq, id) WHERE state = 'queued';"
 	 "DROP INDEX jobs_ready;"),
-	/* 5: SQLite's 11: the last comparison `ebb tune --history --publish`
+	/* 5: SQLite's 11: what the jobs wrote, per attempt (serve/joblog.c) */
+	"CREATE TABLE job_logs (job_id BIGINT NOT NULL, attempt INTEGER NOT NULL, seq BIGINT NOT NULL,"
+	" at BIGINT NOT NULL, stream TEXT NOT NULL, text TEXT NOT NULL, PRIMARY KEY (job_id, attempt, seq));"
+	"CREATE TABLE job_log_meta (job_id BIGINT NOT NULL, attempt INTEGER NOT NULL, next_seq BIGINT NOT NULL,"
+	" dropped BIGINT NOT NULL, trimmed BIGINT NOT NULL, bytes BIGINT NOT NULL,"
+	" head_end BIGINT NOT NULL, updated_at BIGINT NOT NULL,"
+	" PRIMARY KEY (job_id, attempt));"
+	"CREATE INDEX job_log_meta_updated ON job_log_meta(updated_at);",
+	/* 6: SQLite's 12: the last comparison `ebb tune --history --publish`
 	 * sent, for the dashboard */
 	"CREATE TABLE tunings (name TEXT PRIMARY KEY, body TEXT NOT NULL, published_at BIGINT NOT NULL);",
 };
@@ -232,6 +240,8 @@ static const char *const stmt_sql[S_COUNT] = {
 		   " WHERE state = 'dead' AND finished_at >= $1 GROUP BY lane ORDER BY " C_ORDER("lane"),
 	[S_ALERTS] = "SELECT {alerts} FROM alerts ORDER BY " C_ORDER("key"),
 	[S_BUDGETS] = "SELECT {team_budgets} FROM team_budgets ORDER BY " C_ORDER("team"),
+	/* SUM of bigints is numeric. */
+	[S_LOG_TOTAL] = "SELECT COALESCE(SUM(bytes), 0)::bigint FROM job_log_meta",
 	[S_TUNINGS] = "SELECT {tunings} FROM tunings ORDER BY " C_ORDER("name"),
 	/* The database's clock, and who leads: what several serves share. */
 	[S_NOW] = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
@@ -1502,6 +1512,80 @@ static int op_now_ms(struct store *base, int64_t *ms)
 
 	return read_array(impl(base), S_NOW, NULL, &schema_int64s, ms, 1, &n);
 }
+/* ---- the jobs' logs ---- */
+
+/* The first parameters of most: the attempt's. */
+static void attempt_args(struct pg_args *a, int64_t job, int attempt)
+{
+	pg_args_int(a, job);
+	pg_args_int(a, attempt);
+}
+
+static int op_log_meta(struct store *base, int64_t job, int attempt, struct log_meta *out)
+{
+	struct pg_args a = {0};
+
+	attempt_args(&a, job, attempt);
+	return fetch(impl(base), S_LOG_META, &a, &schema_job_log_meta, out);
+}
+
+static int op_log_meta_put(struct store *base, const struct log_meta *m)
+{
+	return insert(impl(base), S_LOG_META_PUT, &schema_job_log_meta, m, NULL);
+}
+
+static int op_log_metas_oldest(struct store *base, int64_t before_ms, int limit, log_meta_cb cb, void *arg)
+{
+	struct pg_args a = {0};
+
+	pg_args_int(&a, before_ms);
+	pg_args_limit(&a, limit);
+	return walk(impl(base), S_LOG_METAS_OLDEST, &a, &schema_job_log_meta, (union schema_cb){.log_meta = cb}, arg);
+}
+
+static int op_log_meta_delete(struct store *base, int64_t job, int attempt)
+{
+	struct pg_args a = {0};
+
+	attempt_args(&a, job, attempt);
+	return run_cmd(impl(base), S_LOG_META_DELETE, &a, "delete job_log_meta");
+}
+
+static int op_log_total(struct store *base, int64_t *bytes)
+{
+	int n;
+
+	*bytes = 0;
+	return read_array(impl(base), S_LOG_TOTAL, NULL, &schema_int64s, bytes, 1, &n);
+}
+
+static int op_log_insert(struct store *base, const struct log_line *l)
+{
+	return insert(impl(base), S_LOG_INSERT, &schema_job_logs, l, NULL);
+}
+
+static int op_log_lines(struct store *base, int64_t job, int attempt, int64_t after, int limit, int last,
+			log_line_cb cb, void *arg)
+{
+	struct pg_args a = {0};
+
+	attempt_args(&a, job, attempt);
+	pg_args_int(&a, after);
+	pg_args_limit(&a, limit);
+	return walk(impl(base), last ? S_LOG_LAST : S_LOG_LINES, &a, &schema_job_logs,
+		    (union schema_cb){.log_line = cb}, arg);
+}
+
+static int op_log_delete(struct store *base, int64_t job, int attempt, int64_t after, int64_t upto)
+{
+	struct pg_args a = {0};
+
+	attempt_args(&a, job, attempt);
+	pg_args_int(&a, after);
+	pg_args_int(&a, upto);
+	return run_cmd(impl(base), S_LOG_DELETE, &a, "delete job_logs");
+}
+
 
 const struct store_engine store_engine_postgres = {
 	.conf = {.name = "postgres",
@@ -1517,3 +1601,4 @@ const struct store_engine store_engine_postgres = {
 	.now_ms = op_now_ms,
 	.leader = op_leader,
 };
+

@@ -253,6 +253,44 @@ const struct schema_table schema_team_budgets = {
 	"COUNT(*), COALESCE(SUM(budget), 0)",
 };
 
+/* ---- the jobs' logs ---- */
+
+#define LOG_LINE(name, K, m) COLUMN(struct log_line, name, K, m, 0)
+static const struct schema_column job_log_columns[] = {
+	LOG_LINE("job_id", INT64, job),
+	LOG_LINE("attempt", INT, attempt),
+	LOG_LINE("seq", INT64, seq),
+	LOG_LINE("at", INT64, at_ms),
+	LOG_LINE("stream", BORROWED, stream),
+	LOG_LINE("text", BORROWED, text),
+};
+
+static int emit_log_line(union schema_cb cb, void *arg, void *row) { return cb.log_line(arg, row); }
+
+const struct schema_table schema_job_logs = {
+	"job_logs", COLUMNS(job_log_columns, struct log_line), emit_log_line,
+	"COUNT(*), COALESCE(SUM(job_id), 0), COALESCE(SUM(seq), 0)",
+};
+
+#define LOG_META(name, K, m) COLUMN(struct log_meta, name, K, m, 0)
+static const struct schema_column job_log_meta_columns[] = {
+	LOG_META("job_id", INT64, job),
+	LOG_META("attempt", INT, attempt),
+	LOG_META("next_seq", INT64, next),
+	LOG_META("dropped", INT64, dropped),
+	LOG_META("trimmed", INT64, trimmed),
+	LOG_META("bytes", INT64, bytes),
+	LOG_META("head_end", INT64, head_end),
+	LOG_META("updated_at", INT64, updated_ms),
+};
+
+static int emit_log_meta(union schema_cb cb, void *arg, void *row) { return cb.log_meta(arg, row); }
+
+const struct schema_table schema_job_log_meta = {
+	"job_log_meta", COLUMNS(job_log_meta_columns, struct log_meta), emit_log_meta,
+	"COUNT(*), COALESCE(SUM(next_seq), 0), COALESCE(SUM(bytes), 0), COALESCE(SUM(dropped + trimmed), 0)",
+};
+
 static const struct schema_column tuning_columns[] = {
 	COLUMN(struct tuning_row, "name", BORROWED, name, 0),
 	COLUMN(struct tuning_row, "body", BORROWED, body, 0),
@@ -268,7 +306,8 @@ const struct schema_table schema_tunings = {
 /* More entries than SCHEMA_NTABLES do not compile. */
 const struct schema_table *const schema_tables[] = {
 	&schema_jobs, &schema_instances, &schema_instance_events, &schema_decisions, &schema_segments,
-	&schema_offer_stats, &schema_ledger_sums, &schema_alerts, &schema_team_budgets, &schema_tunings, NULL,
+	&schema_offer_stats, &schema_ledger_sums, &schema_alerts, &schema_team_budgets, &schema_job_logs, &schema_job_log_meta,
+	&schema_tunings, NULL,
 };
 
 /* ---- the rows of the other queries ---- */

@@ -57,6 +57,8 @@ union schema_cb {
 	dead_letters_cb dead_letters;
 	alert_cb alert;
 	team_budget_cb team_budget;
+	log_line_cb log_line;
+	log_meta_cb log_meta;
 	tuning_cb tuning;
 	demand_cb demand;
 	arrival_cb arrival;
@@ -83,10 +85,10 @@ struct schema_table {
 #define SCHEMA_ROW_MAX 2048
 
 extern const struct schema_table schema_jobs, schema_instances, schema_instance_events, schema_decisions,
-	schema_segments, schema_offer_stats, schema_ledger_sums, schema_alerts, schema_team_budgets,
+	schema_segments, schema_offer_stats, schema_ledger_sums, schema_alerts, schema_team_budgets, schema_job_logs, schema_job_log_meta,
 	schema_tunings;
 /* Every table but the schema's version, parents first; NULL-terminated. */
-#define SCHEMA_NTABLES 10
+#define SCHEMA_NTABLES 12
 extern const struct schema_table *const schema_tables[SCHEMA_NTABLES + 1];
 
 /* The rows of the queries that are no table, in their SELECT's order:

@@ -47,6 +47,20 @@ static const char *const common[S_COUNT] = {
 	[S_ALERT_DELETE] = "DELETE FROM alerts WHERE key = ?1",
 	[S_BUDGET_SET] = "INSERT INTO team_budgets VALUES ({team_budgets:marks}) ON CONFLICT (team) DO UPDATE"
 			 " SET budget = ?2, set_at = ?3",
+	[S_LOG_META] = "SELECT {job_log_meta} FROM job_log_meta WHERE job_id = ?1 AND attempt = ?2",
+	[S_LOG_META_PUT] = "INSERT INTO job_log_meta VALUES ({job_log_meta:marks}) ON CONFLICT (job_id, attempt)"
+			   " DO UPDATE SET next_seq = ?3, dropped = ?4, trimmed = ?5, bytes = ?6, head_end = ?7,"
+			   " updated_at = ?8",
+	[S_LOG_METAS_OLDEST] = "SELECT {job_log_meta} FROM job_log_meta WHERE updated_at < ?1"
+			       " ORDER BY updated_at, job_id, attempt LIMIT ?2",
+	[S_LOG_META_DELETE] = "DELETE FROM job_log_meta WHERE job_id = ?1 AND attempt = ?2",
+	[S_LOG_TOTAL] = "SELECT COALESCE(SUM(bytes), 0) FROM job_log_meta",
+	[S_LOG_INSERT] = "INSERT INTO job_logs VALUES ({job_logs:marks})",
+	[S_LOG_LINES] = "SELECT {job_logs} FROM job_logs WHERE job_id = ?1 AND attempt = ?2 AND seq > ?3"
+			" ORDER BY seq LIMIT ?4",
+	[S_LOG_LAST] = "SELECT {job_logs} FROM job_logs WHERE job_id = ?1 AND attempt = ?2 AND seq > ?3"
+		       " ORDER BY seq DESC LIMIT ?4",
+	[S_LOG_DELETE] = "DELETE FROM job_logs WHERE job_id = ?1 AND attempt = ?2 AND seq > ?3 AND seq <= ?4",
 	[S_TUNING_SET] = "INSERT INTO tunings VALUES ({tunings:marks}) ON CONFLICT (name) DO UPDATE"
 			 " SET body = ?2, published_at = ?3",
 };

@@ -147,7 +147,17 @@ static const char *const migrations[] = {
 	"CREATE TABLE team_budgets (team TEXT PRIMARY KEY, budget REAL NOT NULL, set_at INTEGER NOT NULL)"
 	" WITHOUT ROWID;"
 	"ALTER TABLE instances ADD COLUMN team TEXT NOT NULL DEFAULT '';",
-	/* 11: the last comparison `ebb tune --history --publish` sent, for
+	/* 11: what the jobs wrote, per attempt (serve/joblog.c): the lines,
+	 * and what is known of each attempt's log beside them */
+	"CREATE TABLE job_logs (job_id INTEGER NOT NULL, attempt INTEGER NOT NULL, seq INTEGER NOT NULL,"
+	" at INTEGER NOT NULL, stream TEXT NOT NULL, text TEXT NOT NULL, PRIMARY KEY (job_id, attempt, seq))"
+	" WITHOUT ROWID;"
+	"CREATE TABLE job_log_meta (job_id INTEGER NOT NULL, attempt INTEGER NOT NULL, next_seq INTEGER NOT NULL,"
+	" dropped INTEGER NOT NULL, trimmed INTEGER NOT NULL, bytes INTEGER NOT NULL,"
+	" head_end INTEGER NOT NULL, updated_at INTEGER NOT NULL,"
+	" PRIMARY KEY (job_id, attempt)) WITHOUT ROWID;"
+	"CREATE INDEX job_log_meta_updated ON job_log_meta(updated_at);",
+	/* 12: the last comparison `ebb tune --history --publish` sent, for
 	 * the dashboard */
 	"CREATE TABLE tunings (name TEXT PRIMARY KEY, body TEXT NOT NULL, published_at INTEGER NOT NULL) WITHOUT ROWID;",
 };
@@ -866,8 +876,74 @@ static int op_open(struct store *base, const struct config *cfg)
 	}
 	return 0;
 }
+/* ---- the jobs' logs ---- */
+
+static int op_log_meta(struct store *base, int64_t job, int attempt, struct log_meta *out)
+{
+	sqlite3_bind_int64(impl(base)->stmt[S_LOG_META], 1, job);
+	sqlite3_bind_int(impl(base)->stmt[S_LOG_META], 2, attempt);
+	return fetch(impl(base), S_LOG_META, &schema_job_log_meta, out);
+}
+
+static int op_log_meta_put(struct store *base, const struct log_meta *m)
+{
+	return insert(impl(base), S_LOG_META_PUT, &schema_job_log_meta, m, NULL);
+}
+
+static int op_log_metas_oldest(struct store *base, int64_t before_ms, int limit, log_meta_cb cb, void *arg)
+{
+	sqlite3_bind_int64(impl(base)->stmt[S_LOG_METAS_OLDEST], 1, before_ms);
+	sqlite3_bind_int(impl(base)->stmt[S_LOG_METAS_OLDEST], 2, limit);
+	return walk(impl(base), S_LOG_METAS_OLDEST, &schema_job_log_meta, (union schema_cb){.log_meta = cb}, arg);
+}
+
+static int op_log_meta_delete(struct store *base, int64_t job, int attempt)
+{
+	sqlite3_bind_int64(impl(base)->stmt[S_LOG_META_DELETE], 1, job);
+	sqlite3_bind_int(impl(base)->stmt[S_LOG_META_DELETE], 2, attempt);
+	return step(impl(base), S_LOG_META_DELETE, "delete", "job_log_meta");
+}
+
+static int op_log_total(struct store *base, int64_t *bytes)
+{
+	int n;
+
+	*bytes = 0;
+	return read_array(impl(base), S_LOG_TOTAL, &schema_int64s, bytes, 1, &n);
+}
+
+static int op_log_insert(struct store *base, const struct log_line *l)
+{
+	return insert(impl(base), S_LOG_INSERT, &schema_job_logs, l, NULL);
+}
+
+static int op_log_lines(struct store *base, int64_t job, int attempt, int64_t after, int limit, int last,
+			log_line_cb cb, void *arg)
+{
+	enum stmt_id id = last ? S_LOG_LAST : S_LOG_LINES;
+	sqlite3_stmt *st = impl(base)->stmt[id];
+
+	sqlite3_bind_int64(st, 1, job);
+	sqlite3_bind_int(st, 2, attempt);
+	sqlite3_bind_int64(st, 3, after);
+	sqlite3_bind_int(st, 4, limit);
+	return walk(impl(base), id, &schema_job_logs, (union schema_cb){.log_line = cb}, arg);
+}
+
+static int op_log_delete(struct store *base, int64_t job, int attempt, int64_t after, int64_t upto)
+{
+	sqlite3_stmt *st = impl(base)->stmt[S_LOG_DELETE];
+
+	sqlite3_bind_int64(st, 1, job);
+	sqlite3_bind_int(st, 2, attempt);
+	sqlite3_bind_int64(st, 3, after);
+	sqlite3_bind_int64(st, 4, upto);
+	return step(impl(base), S_LOG_DELETE, "delete", "job_logs");
+}
+
 
 const struct store_engine store_engine_sqlite = {
 	.conf = {.name = "sqlite", .help = "The SQLite store: DATA_DIR/ebb.db."},
 	STORE_ENGINE_OPS,
 };
+

@@ -538,6 +538,49 @@ int store_team_budgets(struct store *st, team_budget_cb cb, void *arg)
 	return ENGINE(st, team_budgets(st, cb, arg));
 }
 
+/* ---- the jobs' logs ---- */
+
+int store_log_meta(struct store *st, int64_t job, int attempt, struct log_meta *out)
+{
+	return ENGINE(st, log_meta(st, job, attempt, out));
+}
+
+int store_log_meta_put(struct store *st, const struct log_meta *m)
+{
+	return ENGINE(st, log_meta_put(st, m));
+}
+
+int store_log_metas_oldest(struct store *st, int64_t before_ms, int limit, log_meta_cb cb, void *arg)
+{
+	return ENGINE(st, log_metas_oldest(st, before_ms, limit, cb, arg));
+}
+
+int store_log_meta_delete(struct store *st, int64_t job, int attempt)
+{
+	return ENGINE(st, log_meta_delete(st, job, attempt));
+}
+
+int store_log_total(struct store *st, int64_t *bytes)
+{
+	return ENGINE(st, log_total(st, bytes));
+}
+
+int store_log_insert(struct store *st, const struct log_line *l)
+{
+	return ENGINE(st, log_insert(st, l));
+}
+
+int store_log_lines(struct store *st, int64_t job, int attempt, int64_t after, int limit, int last, log_line_cb cb,
+		    void *arg)
+{
+	return ENGINE(st, log_lines(st, job, attempt, after, limit, last, cb, arg));
+}
+
+int store_log_delete(struct store *st, int64_t job, int attempt, int64_t after, int64_t upto)
+{
+	return ENGINE(st, log_delete(st, job, attempt, after, upto));
+}
+
 /* ---- the published tuning ---- */
 
 int store_tuning_set(struct store *st, const struct tuning_row *t)

@@ -150,6 +150,29 @@ struct team_budget {
 	int64_t set_ms;
 };
 
+/* One line a job wrote (serve/joblog.c): its attempt's seq numbers
+ * count from 0 in the order the worker shipped them. */
+struct log_line {
+	int64_t job;
+	int attempt; /* the lease's token */
+	int64_t seq;
+	int64_t at_ms;
+	const char *stream; /* "stdout" or "stderr" */
+	const char *text;
+};
+
+/* What the store keeps of one attempt's log beside its lines. */
+struct log_meta {
+	int64_t job;
+	int attempt;
+	int64_t next;       /* the seq it wants next: all before are stored or dropped */
+	int64_t dropped;    /* bytes the worker dropped, as it last said */
+	int64_t trimmed;    /* bytes removed to keep within [queue] log_max */
+	int64_t bytes;      /* of the lines kept */
+	int64_t head_end;   /* the last seq of the head, kept whole; -1 while it grows */
+	int64_t updated_ms; /* the last line's arrival: retention counts from it */
+};
+
 /* The last comparison `ebb tune --history --publish` sent (its JSON
  * text), for the dashboard (docs/SIMULATION.md). */
 struct tuning_row {
@@ -216,6 +239,8 @@ typedef int (*ledger_sum_cb)(void *arg, const struct ledger_sum *sum);
 typedef int (*dead_letters_cb)(void *arg, const struct dead_letters *d);
 typedef int (*alert_cb)(void *arg, const struct alert_row *a);
 typedef int (*team_budget_cb)(void *arg, const struct team_budget *b);
+typedef int (*log_line_cb)(void *arg, const struct log_line *l);
+typedef int (*log_meta_cb)(void *arg, const struct log_meta *m);
 typedef int (*tuning_cb)(void *arg, const struct tuning_row *t);
 
 /* The engines' shares of the configuration, for struct conf_plugins. */
@@ -379,6 +404,23 @@ int store_team_budget_set(struct store *st, const struct team_budget *b) STORE_C
 /* Every team's, by name. */
 int store_team_budgets(struct store *st, team_budget_cb cb, void *arg) STORE_CHECK;
 
+/* ---- the jobs' logs (serve/joblog.c) ---- */
+/* The attempt's meta, STORE_NOT_FOUND when it has no log. */
+int store_log_meta(struct store *st, int64_t job, int attempt, struct log_meta *out) STORE_CHECK;
+/* Writes m, made if new. */
+int store_log_meta_put(struct store *st, const struct log_meta *m) STORE_CHECK;
+/* Up to limit metas last written before before_ms, oldest first. */
+int store_log_metas_oldest(struct store *st, int64_t before_ms, int limit, log_meta_cb cb, void *arg) STORE_CHECK;
+int store_log_meta_delete(struct store *st, int64_t job, int attempt) STORE_CHECK;
+/* The bytes of every log kept. */
+int store_log_total(struct store *st, int64_t *bytes) STORE_CHECK;
+int store_log_insert(struct store *st, const struct log_line *l) STORE_CHECK;
+/* Up to limit lines of the attempt past seq after, in order; with last,
+ * the last limit of them, newest first. */
+int store_log_lines(struct store *st, int64_t job, int attempt, int64_t after, int limit, int last, log_line_cb cb,
+		    void *arg) STORE_CHECK;
+/* Deletes the attempt's lines with seq in (after, upto]. */
+int store_log_delete(struct store *st, int64_t job, int attempt, int64_t after, int64_t upto) STORE_CHECK;
 /* ---- the published tuning ---- */
 /* Writes the row of its name, made if new. */
 int store_tuning_set(struct store *st, const struct tuning_row *t) STORE_CHECK;

@@ -3,7 +3,9 @@
  * EBB_CHECKPOINT and EBB_CONTROL_FD, on which it writes lines
  * "progress N" and "checkpoint TOKEN N". Those are forwarded, heartbeats
  * keep the lease, the job is killed past its timeout, and its end is
- * reported with the items done. A job stopped from outside (a spot
+ * reported with the items done. Its stdout and stderr are read as lines
+ * and shipped to serve (output.h, ship.h), all of them before the end is
+ * reported; a failed run's error ends with its last lines. A job stopped from outside (a spot
  * reclaim notice, the worker stopped) is reported interrupted, with its
  * last checkpoint: it resumes elsewhere and the attempt does not count. */
 #include <errno.h>
@@ -23,9 +25,15 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "worker/control.h"
+#include "worker/output.h"
+#include "worker/ship.h"
+#include "worker/wakeup.h"
 #include "worker/worker_internal.h"
 
 #define KILL_AFTER_MS 5000 /* from SIGTERM to SIGKILL of a job that must stop */
+/* The longest wait, at the job's end, for serve to take the last of its
+ * output before the end is reported. */
+#define SHIP_FLUSH_MS 10000
 
 struct run {
 	struct worker *w;
@@ -34,6 +42,8 @@ struct run {
 	pid_t pid;
 	int control; /* read end of the job's control pipe */
 	struct control_reader *reader; /* its lines */
+	struct output *out; /* its stdout and stderr */
+	struct ship *ship;  /* their lines to serve */
 	int lost;             /* serve refused the lease: the job is not ours */
 	int64_t term_sent_ms; /* SIGTERM sent to the job, 0 if not */
 	int64_t kill_at_ms;   /* SIGKILL then, if it still runs; 0: none due */
@@ -44,6 +54,7 @@ struct run {
 	int64_t checkpoint_items;
 	char preempted[440]; /* killed_why of a preemption */
 	json_t *next;         /* the lease reply that came with the report, or NULL */
+	struct wakeup *wakeup; /* serve's news of the lease between heartbeats, or NULL */
 };
 
 /* SIGTERM to the job's process group, SIGKILL kill_after_ms later. */
@@ -110,20 +121,43 @@ static int job_call(struct run *r, const char *what, json_t *body)
 	return job_call_reply(r, what, body, NULL);
 }
 
-/* A heartbeat; a reply that says "preempt" stops the job as a reclaim
- * notice does: its GPUs go to a team owed them (docs/TEAMS.md). */
+/* A preemption stops the job as a reclaim notice does: its GPUs go to a
+ * team owed them (docs/TEAMS.md). */
+static void preempt(struct run *r, const char *why)
+{
+	if (r->term_sent_ms)
+		return;
+	snprintf(r->preempted, sizeof r->preempted, "preempted: %s", why);
+	r->interrupted = 1;
+	stop_job(r, r->preempted, reclaim_grace_ms(r->w));
+}
+
+/* A heartbeat; its reply may say "preempt". */
 static void heartbeat(struct run *r)
 {
 	json_t *reply = NULL;
 	const char *why;
 
 	if (job_call_reply(r, "heartbeat", json_object(), &reply) == 200 &&
-	    (why = json_string_value(json_object_get(reply, "preempt"))) && !r->term_sent_ms) {
-		snprintf(r->preempted, sizeof r->preempted, "preempted: %s", why);
-		r->interrupted = 1;
-		stop_job(r, r->preempted, reclaim_grace_ms(r->w));
-	}
+	    (why = json_string_value(json_object_get(reply, "preempt"))))
+		preempt(r, why);
 	json_decref(reply);
+}
+
+/* The wake-up's news: the lease is no longer ours (cancelled), or it is
+ * preempted; what the next heartbeat would have said. */
+static void woken(struct run *r)
+{
+	const char *why, *news = wakeup_news(r->wakeup, &why);
+
+	if (!news)
+		return;
+	log_info("woken by serve", "worker=%s job=%lld news=%s reason=\"%s\"", r->w->name, (long long)r->id, news,
+		 why);
+	if (strcmp(news, "preempt") == 0)
+		preempt(r, why);
+	else
+		r->lost = 1;
 }
 
 /* The end of a run must reach serve, or the job runs again once its lease
@@ -210,11 +244,12 @@ static void set_env_int(const char *name, long long v)
 }
 
 /* The child: its own process group (so a stop reaches its children too),
- * the job's environment, and the write end of the control pipe. It dies
+ * the job's environment, its output's pipes as stdout and stderr, and the
+ * write end of the control pipe. It dies
  * with its worker: a worker killed -9 could not stop it, and once the
  * lease expired the job would run twice at once. (Only the job's own
  * process: those it starts live on until they end.) */
-static void exec_job(json_t *job, char **argv, int control_w, pid_t worker)
+static void exec_job(json_t *job, char **argv, int control_w, const int out[2], pid_t worker)
 {
 	json_t *checkpoint = json_object_get(job, "checkpoint"), *payload = json_object_get(job, "payload");
 	struct sigaction dfl = {.sa_handler = SIG_DFL};
@@ -231,6 +266,8 @@ static void exec_job(json_t *job, char **argv, int control_w, pid_t worker)
 	sigaction(SIGPIPE, &dfl, NULL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	dup2(out[0], STDOUT_FILENO);
+	dup2(out[1], STDERR_FILENO);
 	/* fd 3: a shell's `>&$EBB_CONTROL_FD` takes one digit only (dash). */
 	if (control_w != 3 && dup2(control_w, 3) == 3) {
 		close(control_w);
@@ -263,8 +300,10 @@ static int supervise(struct run *r)
 
 	for (;;) {
 		int64_t now = clock_monotonic_ms(), wait_ms = 1000;
-		struct pollfd p[2] = {{.fd = w->sig->wake[0], .events = POLLIN},
+		struct pollfd p[5] = {{.fd = w->sig->wake[0], .events = POLLIN},
+				      {.fd = wakeup_fd(r->wakeup), .events = POLLIN},
 				      {.fd = r->control, .events = POLLIN}};
+		int nout = output_pollfds(r->out, &p[3]);
 
 		if (waitpid(r->pid, &status, WNOHANG) == r->pid)
 			return status;
@@ -302,13 +341,18 @@ static int supervise(struct run *r)
 			wait_ms = min64(wait_ms, r->kill_at_ms - now);
 		if (w->notice && !r->term_sent_ms)
 			wait_ms = min64(wait_ms, notice_wait_ms(w->notice, now));
-		poll(p, r->control >= 0 ? 2 : 1, (int)(wait_ms > 0 ? wait_ms : 0));
+		if (r->control < 0) /* no fd: poll leaves it be */
+			p[2].fd = -1;
+		poll(p, 3 + (nout > 0 ? nout : 0), (int)(wait_ms > 0 ? wait_ms : 0));
+		output_read(r->out, &p[3], nout);
 		if (p[0].revents) {
 			char buf[64];
 			while (read(w->sig->wake[0], buf, sizeof buf) > 0)
 				;
 		}
-		if (r->control >= 0 && p[1].revents && read_control(r) == 0) {
+		if (p[1].revents)
+			woken(r);
+		if (r->control >= 0 && p[2].revents && read_control(r) == 0) {
 			close(r->control);
 			r->control = -1;
 		}
@@ -317,7 +361,7 @@ static int supervise(struct run *r)
 
 static void report(struct run *r, int status)
 {
-	char why[160];
+	char why[160], last[400], error[sizeof why + sizeof last + 2];
 	int64_t run_ms = clock_monotonic_ms() - r->started_ms;
 
 	if (r->lost)
@@ -349,7 +393,10 @@ static void report(struct run *r, int status)
 		snprintf(why, sizeof why, "killed by signal %d", WTERMSIG(status));
 	log_info("job failed", "worker=%s job=%lld run_ms=%lld error=\"%s\"", r->w->name, (long long)r->id,
 		 (long long)run_ms, why);
-	job_report(r, "fail", json_pack("{s:s, s:b}", "error", why, "retry", 1), 1);
+	/* What the job said last, most often why it failed. */
+	output_last_lines(r->out, last, sizeof last);
+	snprintf(error, sizeof error, "%s%s%s", why, last[0] ? ": " : "", last);
+	job_report(r, "fail", json_pack("{s:s, s:b}", "error", error, "retry", 1), 1);
 }
 
 int job_run(struct worker *w, json_t *job, json_t **next)
@@ -362,7 +409,7 @@ int job_run(struct worker *w, json_t *job, json_t **next)
 		.items = json_integer_value(json_object_get(job, "items")),
 		.timeout_ms = json_integer_value(json_object_get(job, "timeout_s")) * 1000,
 	};
-	int pipefd[2], status;
+	int pipefd[2], outfd[2], status;
 	char **argv;
 	pid_t worker;
 
@@ -376,6 +423,14 @@ int job_run(struct worker *w, json_t *job, json_t **next)
 		job_call(&r, "fail", json_pack("{s:s, s:b}", "error", "worker: no pipe", "retry", 1));
 		return 0;
 	}
+	r.ship = ship_start(&w->client, r.id, r.token);
+	if (!(r.out = output_open(r.ship, outfd))) {
+		close(pipefd[0]);
+		close(pipefd[1]);
+		ship_finish(r.ship, 0);
+		job_call(&r, "fail", json_pack("{s:s, s:b}", "error", "worker: no pipe", "retry", 1));
+		return 0;
+	}
 	argv = command_argv(command);
 	r.reader = xcalloc(1, sizeof *r.reader);
 	r.started_ms = clock_monotonic_ms();
@@ -385,8 +440,9 @@ int job_run(struct worker *w, json_t *job, json_t **next)
 	worker = getpid();
 	r.pid = fork();
 	if (r.pid == 0)
-		exec_job(job, argv, pipefd[1], worker);
+		exec_job(job, argv, pipefd[1], outfd, worker);
 	close(pipefd[1]);
+	output_forked(r.out);
 	free(argv);
 	r.control = pipefd[0];
 	fcntl(r.control, F_SETFL, O_NONBLOCK);
@@ -395,15 +451,26 @@ int job_run(struct worker *w, json_t *job, json_t **next)
 	if (r.pid < 0) {
 		job_call(&r, "fail", json_pack("{s:s, s:b}", "error", "worker: cannot fork", "retry", 1));
 		status = 0;
-	} else if ((status = supervise(&r)) >= 0) {
+	} else {
+		r.wakeup = wakeup_start(&w->o->conn, w->client.current, r.id, r.token);
+		status = supervise(&r);
+		wakeup_stop(r.wakeup);
+	}
+	if (r.pid >= 0 && status >= 0) {
 		while (r.control >= 0 && read_control(&r) > 0)
 			;
+		output_drain(r.out);
+		ship_finish(r.ship, SHIP_FLUSH_MS);
+		r.ship = NULL;
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && r.items_done == 0)
 			r.items_done = r.items;
 		report(&r, status);
 	}
 	if (r.control >= 0)
 		close(r.control);
+	if (r.ship)
+		ship_finish(r.ship, 0);
+	output_close(r.out);
 	free(r.reader);
 	free(r.checkpoint);
 	*next = r.next;

@@ -20,8 +20,8 @@ struct named {
 };
 
 /* The dashboard's files: one row of the index, and DASHBOARD.md's. */
-static const char *const no_section[] = {"GET /", "GET /dashboard.js", "GET /dashboard.css", "GET /favicon.svg",
-					 NULL};
+static const char *const no_section[] = {"GET /", "GET /dashboard.js", "GET /jobs.js", "GET /dashboard.css",
+					 "GET /favicon.svg", NULL};
 
 /* "METHOD PATH" with each "ID" of the path as the table's "{id}". */
 static void as_pattern(char *out, size_t size, const char *method, const char *path, size_t len)
@@ -236,8 +236,8 @@ static void drift_is_found(void **state)
 			    "\nPOST /v1/leases: in the index, but no such route");
 	assert_string_equal(differences(drift(page, "| `GET /v1/stats` | submit, worker |", "| `GET /v1/stats` | submit |")),
 			    "\nGET /v1/stats: roles 'submit' in the index, 'submit, worker' in the table");
-	assert_string_equal(differences(drift(page, "| `GET /`, `/dashboard.js`, `/dashboard.css`, ",
-					      "| `GET /`, `/dashboard.js`, ")),
+	assert_string_equal(differences(drift(page, "| `GET /`, `/dashboard.js`, `/jobs.js`, `/dashboard.css`, ",
+					      "| `GET /`, `/dashboard.js`, `/jobs.js`, ")),
 			    "\nGET /dashboard.css: 0 rows in the index, not 1");
 	assert_string_equal(differences(drift(page, "\n## GET /v1/jobs/ID\n", "\n## GET /v1/job/ID\n")),
 			    "\nGET /v1/jobs/{id}: 0 sections of its own, not 1"

@@ -220,8 +220,12 @@ static void unknown_section(void **state)
 
 	(void)state;
 	err = load_error("[server]\nlisten = 127.0.0.1:1\n[servre]\nlisten = 127.0.0.1:2\n", &path);
-	assert_contains(err, harness_fmt("%s:4: [servre]: unknown section (expected server, store, queue",
-					 path));
+	assert_string_equal(err, harness_fmt("%s:4: [servre]: unknown section; did you mean [server]?", path));
+	/* A section of many keeps its name in the guess. */
+	assert_load_error("[lan.gpu]\nprio = 1\n", "%s:2: [lan.gpu]: unknown section; did you mean [lane.gpu]?");
+	/* None close: what there is. */
+	err = load_error("[sqeuence]\nx = 1\n", &path);
+	assert_contains(err, harness_fmt("%s:2: [sqeuence]: unknown section (expected server, store, queue", path));
 }
 
 static void not_ini(void **state)
@@ -407,6 +411,13 @@ static void set_one_key(void **state)
 	assert_int(cfg.retry_base_ms, 250);
 	assert_int(config_set(&cfg, "queue", "nope", "1", err, sizeof err), -1);
 	assert_string_equal(err, "[queue] nope: unknown key");
+	/* A near miss is named, in core and plug-in sections alike. */
+	assert_int(config_set(&cfg, "scaler", "interva", "5s", err, sizeof err), -1);
+	assert_string_equal(err, "[scaler] interva: unknown key; did you mean 'interval'?");
+	assert_int(config_set(&cfg, "queue", "max_attepmts", "5", err, sizeof err), -1);
+	assert_string_equal(err, "[queue] max_attepmts: unknown key; did you mean 'max_attempts'?");
+	assert_int(config_set(&cfg, "local", "gpu", "0", err, sizeof err), -1);
+	assert_string_equal(err, "[local] gpu: unknown key; did you mean 'gpus'?");
 	config_free(&cfg);
 }
 

@@ -249,6 +249,30 @@ static void usage_errors_name_the_flag(void **state)
 	}
 }
 
+/* An unknown long option names the nearest one when it is close: a
+ * letter missing, one too many, two swapped; nothing when none is. */
+static void unknown_options_are_guessed(void **state)
+{
+	static const char *const cases[][2] = {
+		{"--flga", "unknown option '--flga'; did you mean '--flag'?"},
+		{"--paylod={}", "unknown option '--paylod={}'; did you mean '--payload'?"},
+		{"--smalll", "unknown option '--smalll'; did you mean '--small'?"},
+		{"--hlep", "unknown option '--hlep'; did you mean '--help'?"},
+		{"--on-it", "unknown option '--on-it'"},
+		{"--bogus", "unknown option '--bogus'"},
+		{"--zz", "unknown option '--zz'"},
+	};
+	struct run r;
+
+	(void)state;
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		run(&r, &usage, cases[k][0], NULL);
+		assert_int(r.rc, 2);
+		assert_string_equal(r.err, harness_fmt("ebb test: %s\nsee 'ebb test --help'\n", cases[k][1]));
+		run_free(&r);
+	}
+}
+
 static void required_and_words(void **state)
 {
 	static const struct option_spec need[] = {
@@ -309,6 +333,7 @@ int main(void)
 		cmocka_unit_test(defaults_and_not_given),
 		cmocka_unit_test(help_is_the_table),
 		cmocka_unit_test(usage_errors_name_the_flag),
+		cmocka_unit_test(unknown_options_are_guessed),
 		cmocka_unit_test(required_and_words),
 		cmocka_unit_test(a_wrong_table_is_refused),
 	};

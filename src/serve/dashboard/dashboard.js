@@ -1,7 +1,8 @@
-// ebb's dashboard: reads GET /v1/dashboard every few seconds and shows it.
-// Read-only; no library; nothing but text goes into the page (textContent),
-// so no figure or name from the store can become markup. The token is
-// typed once and kept in this browser's localStorage.
+// ebb's dashboard: the overview (GET /v1/dashboard) at #, the jobs at
+// #jobs and one job at #job/ID (jobs.js), each read again every few
+// seconds. Read-only; no library; nothing but text goes into the page
+// (textContent), so no figure or name from the store can become markup.
+// The token is typed once and kept in this browser's localStorage.
 "use strict";
 
 const REFRESH_MS = 5000;
@@ -9,6 +10,7 @@ const TOKEN_KEY = "ebb-token";
 const $ = (id) => document.getElementById(id);
 
 let timer = null;
+let lastBoard = null; // the last GET /v1/dashboard: its lanes and teams fill the jobs' filters
 
 function token() {
   return localStorage.getItem(TOKEN_KEY) || "";
@@ -138,6 +140,7 @@ function showChart(h, now) {
 }
 
 function show(d) {
+  lastBoard = d;
   showCards(d);
   showLists(d);
   showTables(d);
@@ -145,7 +148,15 @@ function show(d) {
   showTuning(d.tuning);
   set("updated", "updated " + clock(d.at));
   set("status", "instances: " + d.fleet.live + ", queued: " + d.queue.queued);
-  $("board").hidden = false;
+  showView("board");
+}
+
+const VIEWS = ["board", "jobs-view", "job-view"];
+
+// Shows the view of that id, and the header's link to it as the current one.
+function showView(id) {
+  for (const v of VIEWS) $(v).hidden = v !== id;
+  for (const a of document.querySelectorAll("nav a")) a.classList.toggle("here", a.dataset.view === id.replace("-view", ""));
   $("login").hidden = true;
   $("forget").hidden = !token();
 }
@@ -153,9 +164,43 @@ function show(d) {
 function ask(why) {
   set("login-why", why);
   $("login").hidden = false;
-  $("board").hidden = true;
+  for (const v of VIEWS) $(v).hidden = true;
   set("status", "token needed");
   $("token").focus();
+}
+
+// A call to the API with the token: {status, body}, or null after a
+// refusal of the token (the page then asks for one). Throws when ebb
+// cannot be reached or its reply is not JSON.
+async function api(path, signal) {
+  const headers = token() ? {Authorization: "Bearer " + token()} : {};
+  const r = await fetch(path, {headers, cache: "no-store", signal});
+  const body = await r.json();
+  if (r.status === 401 || r.status === 403) {
+    ask(body.error ? body.error.message : "This ebb asks for a token.");
+    return null;
+  }
+  return {status: r.status, body};
+}
+
+function failure(reply) {
+  return new Error(reply.body.error ? reply.body.error.message : "HTTP " + reply.status);
+}
+
+async function refreshBoard() {
+  const reply = await api("/v1/dashboard");
+  if (!reply) return false;
+  if (reply.status !== 200) throw failure(reply);
+  show(reply.body);
+  return true;
+}
+
+// The view the address asks for: "#jobs?state=running", "#job/12?attempt=2", or the overview.
+function route() {
+  const m = /^#(jobs|job\/(\d+))(?:\?(.*))?$/.exec(location.hash);
+  if (!m) return {view: "board"};
+  const query = new URLSearchParams(m[3] || "");
+  return m[2] ? {view: "job", id: m[2], query} : {view: "jobs", query};
 }
 
 // Whether this ebb wants a token: asked of /healthz, which anyone may
@@ -172,15 +217,11 @@ async function refresh() {
       ask("This ebb asks for a token.");
       return;
     }
-    const headers = token() ? {Authorization: "Bearer " + token()} : {};
-    const r = await fetch("/v1/dashboard", {headers, cache: "no-store"});
-    const body = await r.json();
-    if (r.status === 401 || r.status === 403) {
-      ask(body.error ? body.error.message : "This ebb asks for a token.");
-      return;
-    }
-    if (!r.ok) throw new Error(body.error ? body.error.message : "HTTP " + r.status);
-    show(body);
+    const r = route();
+    if (r.view !== "job") stopFollowing();
+    const shown = r.view === "jobs" ? await refreshJobs(r.query)
+                : r.view === "job" ? await refreshJob(r.id, r.query) : await refreshBoard();
+    if (!shown) return;
   } catch (e) {
     set("status", "cannot reach ebb: " + e.message);
   }
@@ -200,4 +241,5 @@ $("forget").addEventListener("click", () => {
 document.addEventListener("visibilitychange", () => {
   if (!document.hidden) refresh();
 });
+window.addEventListener("hashchange", refresh);
 refresh();
