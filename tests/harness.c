@@ -32,7 +32,9 @@
 
 #define START_TIMEOUT_MS 15000 /* a cold start under ASan on a busy machine */
 #define STOP_TIMEOUT_MS 15000
-#define RUN_TIMEOUT_MS 20000
+/* A command run to its end: the tree-wide checks (check-dead.sh, shellcheck)
+ * take 20 s of a loaded machine under the sanitizers' runs beside them. */
+#define RUN_TIMEOUT_MS 120000
 
 struct tmpdir {
 	char *path;

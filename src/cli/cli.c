@@ -233,6 +233,8 @@ json_t *cli_jpath(json_t *v, const char *path)
 
 double cli_num(json_t *v, const char *path) { return json_number_value(cli_jpath(v, path)); }
 
+const char *cli_state_text(const char *state) { return strcmp(state, "leased") == 0 ? "running" : state; }
+
 void cli_span_text(double seconds, char *buf, size_t size)
 {
 	long long s = seconds > 0 ? (long long)seconds : 0;

@@ -92,6 +92,9 @@ void cli_span_text(double seconds, char *buf, size_t size);
 /* A command's argv as a shell would read it back ("sh -c 'a b'"), cut
  * with "..." at size; control characters shown as '?'. */
 void cli_argv_text(json_t *argv, char *buf, size_t size);
+/* A job's state as people read it: a leased job is "running" (the API's
+ * state stays "leased"). */
+const char *cli_state_text(const char *state);
 /* Cuts s to at most max characters (UTF-8), the last three "...". */
 void cli_truncate(char *s, size_t max);
 

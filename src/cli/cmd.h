@@ -39,6 +39,8 @@ int cmd_jobs(int argc, char **argv);
 int cmd_job(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
+int cmd_requeue(int argc, char **argv);
+int cmd_workers(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_store(int argc, char **argv);
 int cmd_worker(int argc, char **argv);

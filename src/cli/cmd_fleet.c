@@ -12,11 +12,17 @@ static const struct option_spec options[] = {
 	{0},
 };
 
-static const struct usage usage = {"ebb fleet [--all]", "Lists the instances the scaler runs.", options};
+static const struct usage usage = {"ebb fleet [--all]",
+	"Lists the instances the scaler runs: GPUS is how many each has, GPU IDS the\n"
+	"devices it was given (the local provider's; `-` where the provider does not\n"
+	"say, as exec).",
+	options,
+};
 
 static void add_row(struct table *t, json_t *inst)
 {
 	json_t *job = json_object_get(inst, "job"), *idle = json_object_get(inst, "idle_s");
+	const char *gpu_ids = json_string_value(json_object_get(inst, "gpu_ids"));
 	char idle_text[16] = "-";
 
 	if (json_is_number(idle))
@@ -25,7 +31,9 @@ static void add_row(struct table *t, json_t *inst)
 	table_add(t, "%s", json_string_value(json_object_get(inst, "state")));
 	table_add(t, "%s", json_string_value(json_object_get(inst, "offer")));
 	table_add(t, "%s", json_string_value(json_object_get(inst, "market")));
-	table_add(t, "%s", json_string_value(json_object_get(inst, "gpu_ids")));
+	table_add(t, "%lld", (long long)json_integer_value(json_object_get(inst, "gpus")));
+	/* Only a provider that hands out devices (local) knows them. */
+	table_add(t, "%s", gpu_ids && gpu_ids[0] ? gpu_ids : "-");
 	table_add(t, "%s", idle_text);
 	if (json_is_integer(job))
 		table_add(t, "%lld", (long long)json_integer_value(job));
@@ -36,8 +44,8 @@ static void add_row(struct table *t, json_t *inst)
 
 static int print_fleet(struct cli *cli, json_t *reply, void *arg)
 {
-	static const char *const headers[] = {"ID", "STATE", "OFFER", "MARKET", "GPUS", "IDLE", "JOB",
-					      "REASON", NULL};
+	static const char *const headers[] = {"ID", "STATE", "OFFER", "MARKET", "GPUS", "GPU IDS", "IDLE",
+					      "JOB", "REASON", NULL};
 	json_t *inst, *limits = json_object_get(reply, "limits");
 	struct table t;
 	size_t i;

@@ -10,7 +10,8 @@
 #include "common/units.h"
 
 #define KEY_WIDTH 17
-#define JSON_WIDTH 200 /* payload and result; --json shows them whole */
+#define JSON_WIDTH 200 /* payload, result, checkpoint; --json shows them whole */
+#define CELL_WIDTH 40  /* a run's checkpoint and reason in its row */
 
 static void line(const char *key, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -49,17 +50,80 @@ static long long num(json_t *job, const char *name)
 	return (long long)json_integer_value(json_object_get(job, name));
 }
 
-/* Unix seconds as UTC ISO 8601; "-" for null (not yet, or never). */
-static void time_line(const char *key, json_t *t)
+/* Unix seconds as UTC ISO 8601 into buf; "-" for null (not yet, or
+ * never). */
+static void time_text(json_t *t, char *buf, size_t size)
 {
 	time_t s = (time_t)json_number_value(t);
-	char buf[32];
 	struct tm tm;
 
-	if (!json_is_number(t) || !gmtime_r(&s, &tm) || !strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm))
-		line(key, "-");
+	if (!json_is_number(t) || !gmtime_r(&s, &tm) || !strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(buf, size, "-");
+}
+
+static void time_line(const char *key, json_t *t)
+{
+	char buf[32];
+
+	time_text(t, buf, sizeof buf);
+	line(key, "%s", buf);
+}
+
+/* A string cut for a cell or a line; "-" for null. */
+static void cut_text(json_t *v, size_t width, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s", json_is_string(v) ? json_string_value(v) : "-");
+	cli_truncate(buf, width);
+}
+
+/* One run (docs/API.md, GET /v1/jobs/ID's runs): where and when it ran,
+ * how it ended and why. */
+static void add_run(struct table *t, json_t *run)
+{
+	json_t *inst = json_object_get(run, "instance"), *exit = json_object_get(run, "exit");
+	json_t *ended = json_object_get(run, "ended_at");
+	char buf[256], span[16];
+
+	table_add(t, "%lld", num(run, "attempt"));
+	table_add(t, "%s", str(run, "outcome"));
+	if (json_is_integer(exit))
+		table_add(t, "%lld", (long long)json_integer_value(exit));
 	else
-		line(key, "%s", buf);
+		table_add(t, "-");
+	table_add(t, "%s", str(run, "worker"));
+	if (json_is_integer(inst))
+		table_add(t, "%lld %s %s", (long long)json_integer_value(inst), str(run, "offer"), str(run, "market"));
+	else
+		table_add(t, "-");
+	time_text(json_object_get(run, "started_at"), buf, sizeof buf);
+	table_add(t, "%s", buf);
+	if (json_is_number(ended)) {
+		cli_span_text(json_number_value(ended) - cli_num(run, "started_at"), span, sizeof span);
+		table_add(t, "%s", span);
+	} else {
+		table_add(t, "-");
+	}
+	table_add(t, "%lld", num(run, "items_done"));
+	cut_text(json_object_get(run, "checkpoint"), CELL_WIDTH, buf, sizeof buf);
+	table_add(t, "%s", buf);
+	cut_text(json_object_get(run, "reason"), CELL_WIDTH, buf, sizeof buf);
+	table_add(t, "%s", buf);
+}
+
+static int runs_table(json_t *runs)
+{
+	static const char *const headers[] = {"RUN", "OUTCOME", "EXIT", "WORKER", "INSTANCE", "STARTED", "RAN",
+					      "ITEMS", "CHECKPOINT", "REASON", NULL};
+	struct table t;
+	int rc;
+
+	if (json_array_size(runs) == 0)
+		return 0;
+	printf("\n");
+	table_rows(&t, headers, runs, add_run);
+	rc = table_print(&t, stdout);
+	table_free(&t);
+	return rc;
 }
 
 static void json_line(const char *key, json_t *v)
@@ -79,9 +143,9 @@ static int print_job(struct cli *cli, json_t *job, void *arg)
 	char buf[4096];
 	size_t i;
 
-	(void)cli, (void)arg;
+	(void)arg;
 	line("id:", "%lld", num(job, "id"));
-	line("state:", "%s", str(job, "state"));
+	line("state:", "%s", cli_state_text(str(job, "state")));
 	line("lane:", "%s", str(job, "lane"));
 	line("priority:", "%lld", num(job, "priority"));
 	line("type:", "%s", str(job, "type"));
@@ -127,16 +191,24 @@ static int print_job(struct cli *cli, json_t *job, void *arg)
 		line("lease token:", "%lld", num(lease, "token"));
 		time_line("lease expires:", json_object_get(lease, "expires_at"));
 	}
-	if (json_object_get(job, "checkpoint"))
-		line("checkpoint:", "%zu bytes", json_string_length(json_object_get(job, "checkpoint")));
+	if (json_object_get(job, "checkpoint")) {
+		cut_text(json_object_get(job, "checkpoint"), JSON_WIDTH, buf, sizeof buf);
+		line("checkpoint:", "%s", buf);
+	}
 	if (json_object_get(job, "error"))
 		text_line("error:", str(job, "error"));
 	json_line("result:", json_object_get(job, "result"));
-	return 0;
+	return runs_table(json_object_get(job, "runs")) != 0 ? cli_error(cli, "out of memory") : 0;
 }
 
 static const struct cli_by_id show_job = {
-	{"ebb job ID", "Shows one job.", cli_client_options, .max_words = 1},
+	{"ebb job ID",
+	 "Shows one job (a leased one as `running`), its checkpoint and the current\n"
+	 "attempt's error, then each of its runs, oldest first: its outcome and exit\n"
+	 "status, the worker and the instance (offer, market) it ran on, when it began\n"
+	 "and how long it ran, the items done and the checkpoint as of its end, and why\n"
+	 "it ended. --json gives GET /v1/jobs/ID as is.",
+	 cli_client_options, .max_words = 1},
 	"job", "GET", "/v1/jobs/%lld", print_job, NULL,
 };
 

@@ -1,6 +1,7 @@
 /* `ebb jobs [--state S] [--lane L] [--team T] [--type T] [--limit N]
  * [--after ID]`: GET /v1/jobs, a table for people or the reply as is. */
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "cli/cli.h"
@@ -9,8 +10,8 @@
 #define COMMAND_WIDTH 40
 
 static const struct option_spec options[] = {
-	{"state", 0, OPTION_STRING, "S", CLI_QUERY, "queued, delayed, leased, succeeded, failed, dead or cancelled",
-	 .field = "state"},
+	{"state", 0, OPTION_STRING, "S", CLI_QUERY,
+	 "queued, delayed, running (leased), succeeded, failed, dead or cancelled", .field = "state"},
 	{"lane", 0, OPTION_STRING, "L", CLI_QUERY, "only this lane", .field = "lane"},
 	{"team", 0, OPTION_STRING, "T", CLI_QUERY, "only this team (a submit token sees its own team only)", .field = "team"},
 	{"type", 0, OPTION_STRING, "T", CLI_QUERY, "only this job type", .field = "type"},
@@ -22,9 +23,10 @@ static const struct option_spec options[] = {
 };
 
 static const struct usage usage = {"ebb jobs [--state S] [--lane L] [--team T] [--type T] [--limit N] [--after ID]",
-	"Lists jobs, oldest first. A queued job its team holds back (its team's monthly\n"
-	"budget spent, or the team at its share of the GPUs) is `queued (held)`, and why\n"
-	"is said once per reason on stderr.",
+	"Lists jobs, oldest first. A leased job is shown as `running` (the API's state\n"
+	"stays `leased`). A queued job its team holds back (its team's monthly budget\n"
+	"spent, or the team at its share of the GPUs) is `queued (held)`, and why is\n"
+	"said once per reason on stderr.",
 	options,
 };
 
@@ -58,12 +60,14 @@ static void add_row(struct table *t, json_t *job)
 	if (json_is_string(json_object_get(job, "held")))
 		table_add(t, "%s (held)", str(job, "state"));
 	else
-		table_add(t, "%s", str(job, "state"));
+		table_add(t, "%s", cli_state_text(str(job, "state")));
 	table_add(t, "%s", str(job, "lane"));
 	table_add(t, "%lld", (long long)json_integer_value(json_object_get(job, "priority")));
 	table_add(t, "%s", str(job, "type"));
 	table_add(t, "%s", str(job, "team"));
 	table_add(t, "%lld", (long long)json_integer_value(json_object_get(job, "gpus")));
+	table_add(t, "%lld/%lld", (long long)json_integer_value(json_object_get(job, "items_done")),
+		  (long long)json_integer_value(json_object_get(job, "items")));
 	table_add(t, "%lld/%lld", (long long)json_integer_value(json_object_get(job, "attempts")),
 		  (long long)json_integer_value(json_object_get(job, "max_attempts")));
 	table_add(t, "%s", age);
@@ -73,7 +77,7 @@ static void add_row(struct table *t, json_t *job)
 static int print_table(struct cli *cli, json_t *reply, void *arg)
 {
 	static const char *const headers[] = {"ID", "STATE", "LANE", "PRI", "TYPE", "TEAM",
-					      "GPUS", "ATTEMPTS", "AGE", "COMMAND", NULL};
+					      "GPUS", "PROGRESS", "ATTEMPTS", "AGE", "COMMAND", NULL};
 	json_t *jobs = json_object_get(reply, "jobs"), *job, *next = json_object_get(reply, "next_after");
 	json_t *said = json_object();
 	struct table t;
@@ -103,4 +107,17 @@ static int print_table(struct cli *cli, json_t *reply, void *arg)
 	return 0;
 }
 
-int cmd_jobs(int argc, char **argv) { return cli_get(argc, argv, &usage, "/v1/jobs", print_table); }
+int cmd_jobs(int argc, char **argv)
+{
+	struct cli cli = {0};
+	const char *state;
+	int rc = cli_parse(&cli, &usage, &cli, argc, argv);
+
+	if (rc != OPTIONS_GO_ON)
+		return rc;
+	/* People say running; the API keeps leased. */
+	state = json_string_value(json_object_get(cli.query, "state"));
+	if (state && strcmp(state, "running") == 0)
+		json_object_set_new(cli.query, "state", json_string("leased"));
+	return cli_show(&cli, "GET", "/v1/jobs", print_table, NULL);
+}

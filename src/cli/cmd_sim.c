@@ -19,6 +19,7 @@ struct policies {
 struct sim_args {
 	struct simcli sim;
 	struct policies policies;
+	const char *jobs; /* --jobs FILE.csv */
 };
 
 static int add_policy(void *at, const char *arg, char *why, size_t size)
@@ -43,6 +44,9 @@ static const struct option_spec options[] = {
 	 "keda:placement=cheapest puts each replica where Karpenter would",
 	 .parse = add_policy},
 	{.kind = OPTION_GROUP, .group = simcli_options, .at = OPTION_AT(struct sim_args, sim)},
+	{"jobs", 0, OPTION_STRING, "FILE.csv", OPTION_AT(struct sim_args, jobs),
+	 "write when each job first started and how long it had\n"
+	 "waited, a line per job and policy"},
 	{0},
 };
 
@@ -76,6 +80,7 @@ int cmd_sim(int argc, char **argv)
 			specs[nspecs++] = "keda:placement=cheapest";
 	}
 	cli->o.sample_ms = cli->plot ? simout_sample_step(&t) : 0;
+	cli->o.job_starts = a.jobs != NULL;
 	rc = 0;
 	for (int k = 0; k < nspecs; k++) {
 		struct policy p;
@@ -94,6 +99,10 @@ int cmd_sim(int argc, char **argv)
 		else
 			simout_table(results, nspecs, stdout);
 		if (cli->plot && simout_plot(results, nspecs, &cli->o, cli->plot, err, sizeof err) != 0) {
+			fprintf(stderr, "%s: %s\n", cli->name, err);
+			rc = 1;
+		}
+		if (a.jobs && simout_jobs(results, nspecs, &t, a.jobs, err, sizeof err) != 0) {
 			fprintf(stderr, "%s: %s\n", cli->name, err);
 			rc = 1;
 		}

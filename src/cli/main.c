@@ -11,6 +11,8 @@ const struct command commands[] = {
 	{"job", cmd_job, "show one job"},
 	{"cancel", cmd_cancel, "cancel a job"},
 	{"logs", cmd_logs, "print what a job wrote to stdout and stderr, or follow it as it runs"},
+	{"requeue", cmd_requeue, "queue a failed or dead job again, with a new budget of attempts"},
+	{"workers", cmd_workers, "list the workers, by instance or by name, and the jobs they run"},
 	{"fleet", cmd_fleet, "list the instances, the idle timeout in force, instance time against job time"},
 	{"decisions", cmd_decisions, "show the scaler's last decisions and their reasons"},
 	{"alerts", cmd_alerts, "show the alerts firing and pending: idle instances, waiting queues, failing launches, ..."},

@@ -109,10 +109,3 @@ int plan_lane_rank(const struct plan_settings *s, const char *lane)
 	}
 	return -1;
 }
-
-int64_t plan_wait_target_ms(const struct plan_settings *s, const char *lane)
-{
-	int rank = plan_lane_rank(s, lane);
-
-	return rank >= 0 ? s->lanes[rank].wait_target_ms : s->default_wait_target_ms;
-}

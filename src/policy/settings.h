@@ -26,13 +26,14 @@ void plan_settings_from_config(const struct config *cfg, struct plan_settings *o
  * gaps, in the order they came, is reordered. why, unless NULL, gets one
  * line per offer for `ebb fleet`. */
 #define PLAN_IDLE_WHY 800
+/* How many of the latest gaps auto looks at: serve reads that many from
+ * its store, a replay keeps that many as jobs arrive. */
+#define PLAN_IDLE_GAPS 1000
 void plan_idle_timeouts(const struct plan_settings *s, const struct offer *offers, int noffers, int64_t *gaps,
 			size_t n, int64_t *out_ms, int64_t *surplus_ms, char (*why)[PLAN_IDLE_WHY]);
 
 /* The lane's rank (0 is served first), or -1 for a lane not in [queue]
  * lanes. */
 int plan_lane_rank(const struct plan_settings *s, const char *lane);
-/* The lane's wait target: its [lane.NAME] wait_target, or the default. */
-int64_t plan_wait_target_ms(const struct plan_settings *s, const char *lane);
 
 #endif

@@ -48,6 +48,7 @@ struct api {
 	struct serve_metrics *metrics;
 	struct alerts *alerts;
 	struct history *history; /* the dashboard's chart */
+	struct workers *workers; /* those heard from (GET /v1/workers) */
 	struct snapshot_env snap; /* what GET /metrics and the dashboard read */
 };
 

@@ -9,34 +9,62 @@
 #include "serve/api_internal.h"
 #include "serve/reclaim.h"
 #include "serve/scaler.h"
+#include "serve/workers.h"
 #include "store/store.h"
 
-const struct field api_register_fields[] = {{"instance", F_INT, 1, INT64_MAX}, {NULL, 0, 0, 0}};
+const struct field api_register_fields[] = {
+	{"instance", F_INT, 1, INT64_MAX},
+	{"name", F_STRING, 1, CONF_NAME_MAX},
+	{"gpus", F_INT, 0, INSTANCE_GPUS_MAX},
+	{NULL, 0, 0, 0},
+};
 
+/* The settings a worker should use, beside what it registered as. */
+static json_t *register_reply(struct api *a, const char *key, json_t *what)
+{
+	const struct config *cfg = a->cfg;
+
+	return json_pack("{s:o, s:f, s:f, s:f, s:f, s:f}", key, what, "idle_timeout_s",
+			 (double)(a->scaler ? scaler_worker_idle_timeout(a->scaler) : 0) / 1000.0, "orphan_timeout_s",
+			 (double)cfg->orphan_timeout_ms / 1000.0, "lease_s", (double)cfg->lease_timeout_ms / 1000.0,
+			 "heartbeat_s", (double)cfg->lease_timeout_ms / 3000.0, "reclaim_grace_s",
+			 (double)cfg->reclaim_grace_ms / 1000.0);
+}
+
+/* A worker registers: one started by a provider by its instance, one
+ * started by hand by its name (it is then listed by GET /v1/workers). */
 int api_register(struct api_call *c)
 {
 	struct api *a = c->api;
-	const struct config *cfg = a->cfg;
+	int64_t id, now = clock_now(a->clock);
+	const char *name;
 	struct instance inst;
 	struct ebb_error err;
+	char own[32];
 
 	if (api_body(c, api_register_fields) != 0)
 		return -1;
-	if (!json_get_int(c->body, "instance", 0)) {
-		error_set(&err, 400, "missing_field", "instance", "instance: required, the instance id");
+	id = json_get_int(c->body, "instance", 0);
+	name = json_get_str(c->body, "name", NULL);
+	if (!id && !name) {
+		error_set(&err, 400, "missing_field", "instance",
+			  "instance or name: required, the instance id (a worker a provider started) or the "
+			  "worker's name (one started by hand)");
 		return api_fail(c, &err);
 	}
-	if (api_own_instance(c, json_get_int(c->body, "instance", 0), "register instance") != 0)
+	if (!id) {
+		workers_seen(a->workers, name, 0, (int)json_get_int(c->body, "gpus", -1), now, 1);
+		request_reply(c->req, 200,
+			      register_reply(a, "worker", json_pack("{s:s, s:n}", "name", name, "instance")));
+		return 0;
+	}
+	if (api_own_instance(c, id, "register instance") != 0)
 		return -1;
-	if (fleet_register(a->fleet, json_get_int(c->body, "instance", 0), &inst, &err) != 0)
+	if (fleet_register(a->fleet, id, &inst, &err) != 0)
 		return api_fail(c, &err);
-	request_reply(c->req, 200,
-		      json_pack("{s:o, s:f, s:f, s:f, s:f, s:f}", "instance",
-				instance_to_json(&inst, clock_now(a->clock)), "idle_timeout_s",
-				(double)(a->scaler ? scaler_worker_idle_timeout(a->scaler) : 0) / 1000.0, "orphan_timeout_s", (double)cfg->orphan_timeout_ms / 1000.0,
-				"lease_s", (double)cfg->lease_timeout_ms / 1000.0, "heartbeat_s",
-				(double)cfg->lease_timeout_ms / 3000.0, "reclaim_grace_s",
-				(double)cfg->reclaim_grace_ms / 1000.0));
+	snprintf(own, sizeof own, "i-%lld", (long long)id);
+	workers_seen(a->workers, name ? name : own, id, inst.gpus, now, 1);
+	request_reply(c->req, 200, register_reply(a, "instance", instance_to_json(&inst, now)));
 	return 0;
 }
 

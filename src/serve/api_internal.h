@@ -76,6 +76,8 @@ int api_tuning_publish(struct api_call *c);
 int api_tuning_last(struct api_call *c, json_t **out);
 int api_get(struct api_call *c);
 int api_cancel(struct api_call *c);
+int api_requeue(struct api_call *c);
+int api_workers(struct api_call *c);
 int api_stats(struct api_call *c);
 int api_teams(struct api_call *c);
 int api_team_budget(struct api_call *c);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "serve/api_internal.h"
+#include "serve/attempts.h"
 #include "common/fnv.h"
 #include "common/log.h"
 #include "common/mem.h"
@@ -284,8 +285,9 @@ int api_get(struct api_call *c)
 {
 	struct ebb_error err;
 	struct job job;
-	char why[400] = "";
-	int held;
+	struct jsonout o = {0};
+	char why[400] = "", *text;
+	int held, rc;
 
 	if (queue_get(c->api->queue, c->id, c->team, &job, &err) != 0)
 		return api_fail(c, &err);
@@ -300,8 +302,18 @@ int api_get(struct api_call *c)
 		job_free(&job);
 		return api_store_failed(c);
 	}
-	api_reply_job(c, &job, held ? "held" : NULL, why);
+	/* The job and every lease of it. */
+	job_write_json_held(&o, NULL, &job, held ? why : NULL);
+	jsonout_reopen(&o);
+	rc = attempts_write_json(c->api->store, job.id, &o, "runs");
+	jsonout_close(&o, '}');
 	job_free(&job);
+	text = jsonout_finish(&o);
+	if (rc != 0) {
+		free(text);
+		return api_store_failed(c);
+	}
+	request_reply_json(c->req, 200, text);
 	return 0;
 }
 
@@ -313,6 +325,22 @@ int api_cancel(struct api_call *c)
 	if (api_body(c, api_no_fields) != 0)
 		return -1;
 	if (queue_cancel(c->api->queue, c->id, c->team, &job, &err) != 0)
+		return api_fail(c, &err);
+	request_reply_json(c->req, 200, job_json_text(&job));
+	job_free(&job);
+	return 0;
+}
+
+static const struct field requeue_fields[] = {{"fresh", F_BOOL, 0, 0}, {NULL, 0, 0, 0}};
+
+int api_requeue(struct api_call *c)
+{
+	struct ebb_error err;
+	struct job job;
+
+	if (api_body(c, requeue_fields) != 0)
+		return -1;
+	if (queue_requeue(c->api->queue, c->id, c->team, json_get_bool(c->body, "fresh", 0), &job, &err) != 0)
 		return api_fail(c, &err);
 	request_reply_json(c->req, 200, job_json_text(&job));
 	job_free(&job);

@@ -8,6 +8,7 @@
 #include "common/mem.h"
 
 #include "serve/api_internal.h"
+#include "serve/workers.h"
 
 #define ITEMS_MAX 1000000000000LL
 
@@ -74,6 +75,7 @@ static int lease(struct api_call *c, struct lease_request *r)
 	int64_t held[INSTANCE_GPUS_MAX];
 	int nheld = 0, rc = 0;
 
+	workers_seen(c->api->workers, r->worker, r->instance, r->offer.gpus, clock_now(c->api->clock), 0);
 	/* A worker that asks for work runs only the jobs it names ("running",
 	 * beside which its free GPUs take more): without them its instance is
 	 * idle, or drains and gets no job. A job still leased on it that it
@@ -193,6 +195,7 @@ int api_heartbeat(struct api_call *c)
 		return -1;
 	if (queue_heartbeat(c->api->queue, c->id, token, &job, &err) != 0)
 		return api_fail(c, &err);
+	workers_seen(c->api->workers, job.worker, job.instance, -1, clock_now(c->api->clock), 0);
 	/* The worker stops the job at its checkpoint when told "preempt". */
 	if (!(preempt = preempt_reason(&c->api->queue->preempts, c->id, token)))
 		return reply(c, 0, &job, &err);
@@ -275,6 +278,7 @@ const struct field api_fail_fields[] = {
 	{"lease_token", F_INT, 1, INT64_MAX},
 	{"error", F_STRING, 0, 4096},
 	{"retry", F_BOOL, 0, 0},
+	{"exit", F_INT, 0, 255},
 	{"next", F_ANY, 0, 0},
 	{NULL, 0, 0, 0},
 };
@@ -290,7 +294,7 @@ int api_fail_job(struct api_call *c)
 	if (lease_token(c, api_fail_fields, &token) != 0 || read_next(c, &r, &next) != 0)
 		return -1;
 	rc = queue_fail(c->api->queue, c->id, token, json_get_str(c->body, "error", "failed"),
-			json_get_bool(c->body, "retry", 1), &job, &err);
+			json_get_bool(c->body, "retry", 1), (int)json_get_int(c->body, "exit", -1), &job, &err);
 	return reply_next(c, rc, &job, &err, next, &r);
 }
 

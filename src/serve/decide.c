@@ -8,10 +8,8 @@
 #include "policy/settings.h"
 #include "serve/estimates.h"
 
-#define GAPS 1000 /* the gaps between submissions auto looks at */
-
 struct gaps {
-	int64_t prev, v[GAPS];
+	int64_t prev, v[PLAN_IDLE_GAPS];
 	size_t n;
 };
 
@@ -20,7 +18,7 @@ static int add_gap(void *arg, int64_t ms)
 	struct gaps *g = arg;
 
 	/* Newest first: each gap is the previous (later) time minus this one. */
-	if (g->prev && g->n < GAPS)
+	if (g->prev && g->n < PLAN_IDLE_GAPS)
 		g->v[g->n++] = g->prev - ms;
 	g->prev = ms;
 	return 0;
@@ -37,7 +35,7 @@ int decide_idle_timeouts(struct store *st, const struct plan_settings *s, const 
 		plan_idle_timeouts(s, offers, noffers, NULL, 0, out_ms, surplus_ms, why);
 		return 0;
 	}
-	if (!(g = mem_calloc(1, sizeof *g)) || store_recent_submits(st, GAPS + 1, add_gap, g) != 0) {
+	if (!(g = mem_calloc(1, sizeof *g)) || store_recent_submits(st, PLAN_IDLE_GAPS + 1, add_gap, g) != 0) {
 		snprintf(error, error_size, "%s", g ? store_error(st) : "out of memory");
 		free(g);
 		return -1;

@@ -7,6 +7,7 @@
 #include "common/instance.h"
 #include "common/log.h"
 #include "common/rng.h"
+#include "policy/lease_order.h"
 #include "serve/metrics.h"
 #include "serve/team_state.h"
 
@@ -49,6 +50,12 @@ static int write_job(struct queue *q, struct job *job, const struct job_change *
 	c.from = job->stored_state;
 	c.job = job;
 	if (store_job_update(q->store, job) != 0)
+		return failed(q, err);
+	/* Its attempts follow each lease's begin and end. */
+	if (c.from != JOB_LEASED && job->state == JOB_LEASED && attempts_begin(q->store, job) != 0)
+		return failed(q, err);
+	if (c.from == JOB_LEASED && job->state != JOB_LEASED &&
+	    attempts_end(q->store, job, &c.ended, job->updated_ms) != 0)
 		return failed(q, err);
 	for (int i = 0; c.from != job->state && i < q->nhooks; i++) {
 		if (q->hooks[i].fn(q->hooks[i].arg, &c) != 0)
@@ -194,6 +201,8 @@ int queue_lease(struct queue *q, const struct lease_offer *offer, const char *wo
 	out->started_ms = now;
 	out->items_start = out->items_done; /* the run resumes from here */
 	out->updated_ms = now;
+	/* The error is the last run's: its attempt keeps it. */
+	job_set_str(&out->error, NULL);
 	if (write_job(q, out, NULL, err) != 0) {
 		job_free(out);
 		return -1;
@@ -312,9 +321,11 @@ static void retry_or_bury(struct queue *q, struct job *job, const char *reason, 
 		 job->max_attempts, log_quote(quoted, sizeof quoted, reason));
 }
 
-int queue_fail(struct queue *q, int64_t id, int64_t token, const char *reason, int retry,
+int queue_fail(struct queue *q, int64_t id, int64_t token, const char *reason, int retry, int exit,
 	       struct job *out, struct ebb_error *err)
 {
+	struct job_change how = {.ended = {.has_exit = exit >= 0, .exit = exit}};
+
 	if (get_leased(q, id, token, out, err) != 0)
 		return -1;
 	if (retry) {
@@ -324,28 +335,28 @@ int queue_fail(struct queue *q, int64_t id, int64_t token, const char *reason, i
 		job_set_str(&out->error, reason);
 		queue_ready_changed(q);
 	}
-	return save(q, out, NULL, err);
+	return save(q, out, &how, err);
 }
-
-/* Interrupted jobs sort before every job queued the usual way (seq 0),
- * among themselves in the order they were submitted. */
-#define SEQ_RESUMED (INT64_MIN / 2)
 
 int queue_interrupt(struct queue *q, int64_t id, int64_t token, const char *checkpoint,
 		    int64_t checkpoint_items, int64_t items_done, const char *reason, int reclaimed,
 		    struct job *out, struct ebb_error *err)
 {
-	struct job_change how = {.interrupted = 1, .reclaimed = reclaimed};
 	const char *preempted = preempt_reason(&q->preempts, id, token);
-	char quoted[600], why[sizeof PREEMPTED_ERROR + sizeof q->preempts.at[0].reason];
+	struct job_change how = {.interrupted = 1, .reclaimed = reclaimed,
+				 .ended.outcome = preempted ? "preempted" : "interrupted"};
+	char quoted[600], why[sizeof PREEMPTED_ERROR + sizeof q->preempts.at[0].reason], last[16] = "";
 	int64_t lost = 0;
 	int again;
 
 	if (get_leased(q, id, token, out, err) != 0)
 		return -1;
-	/* Its last run ended by a preemption too: the error says so until
-	 * this one sets its own. */
-	again = preempted && out->error && strncmp(out->error, PREEMPTED_ERROR, strlen(PREEMPTED_ERROR)) == 0;
+	/* Its last run ended by a preemption too. */
+	if (preempted && attempts_last_outcome(q->store, id, last, sizeof last) != 0) {
+		job_free(out);
+		return failed(q, err);
+	}
+	again = preempted && strcmp(last, "preempted") == 0;
 	if (preempted) {
 		snprintf(why, sizeof why, PREEMPTED_ERROR "%s", preempted);
 		reason = why;
@@ -371,7 +382,8 @@ int queue_interrupt(struct queue *q, int64_t id, int64_t token, const char *chec
 		out->state = JOB_DELAYED;
 		out->run_at_ms = clock_now(q->clock) + q->cfg->preempt_backoff_ms;
 	}
-	out->seq = SEQ_RESUMED + out->id;
+	/* Before every job queued the usual way (policy/lease_order.h). */
+	out->seq = lease_seq(out->id, 1);
 	job_set_str(&out->error, reason);
 	queue_ready_changed(q);
 	log_info("job interrupted", "job=%lld worker=%s items_done=%lld items_lost=%lld reason=%s",
@@ -398,14 +410,41 @@ int queue_cancel(struct queue *q, int64_t id, const char *team, struct job *out,
 	return save(q, out, NULL, err);
 }
 
+int queue_requeue(struct queue *q, int64_t id, const char *team, int fresh, struct job *out,
+		  struct ebb_error *err)
+{
+	if (queue_get(q, id, team, out, err) != 0)
+		return -1;
+	if (out->state != JOB_FAILED && out->state != JOB_DEAD) {
+		error_set(err, 409, "not_failed", NULL, "job %lld is %s: only a failed or dead job is requeued",
+			  (long long)id, job_state_name(out->state));
+		job_free(out);
+		return -1;
+	}
+	out->state = JOB_QUEUED;
+	out->attempts = 0;
+	out->finished_ms = 0;
+	out->run_at_ms = clock_now(q->clock);
+	job_set_str(&out->error, NULL);
+	if (fresh) {
+		job_set_str(&out->checkpoint, NULL);
+		out->items_done = 0;
+	}
+	queue_ready_changed(q);
+	log_info("job requeued", "job=%lld fresh=%d", (long long)id, fresh);
+	return save(q, out, NULL, err);
+}
+
 /* The leased job back in the queue, its attempt not counted; freed. */
 static int unlease(struct queue *q, struct job *job, struct ebb_error *err)
 {
+	struct job_change how = {.ended = {"interrupted", "the lease's reply never reached its worker"}};
+
 	job->state = JOB_QUEUED;
 	job->attempts--;
 	queue_ready_changed(q);
 	log_warn("lease reply lost, job queued again", "job=%lld worker=%s", (long long)job->id, job->worker);
-	if (save(q, job, NULL, err) != 0)
+	if (save(q, job, &how, err) != 0)
 		return -1;
 	job_free(job);
 	return 0;
@@ -460,6 +499,7 @@ int queue_process_due(struct queue *q, struct ebb_error *err)
 		if (store_job_due(q->store, now, ids, 256, &n) != 0)
 			return failed(q, err);
 		for (int i = 0; i < n; i++) {
+			struct job_change how = {0};
 			struct job job;
 			if (queue_get(q, ids[i], NULL, &job, err) != 0)
 				return -1;
@@ -477,8 +517,9 @@ int queue_process_due(struct queue *q, struct ebb_error *err)
 				char why[200];
 				snprintf(why, sizeof why, "lease expired on worker %s", job.worker);
 				retry_or_bury(q, &job, why, 0);
+				how.ended.outcome = "expired";
 			}
-			if (save(q, &job, NULL, err) != 0)
+			if (save(q, &job, &how, err) != 0)
 				return -1;
 			job_free(&job);
 		}

@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/error.h"
+#include "serve/attempts.h"
 #include "serve/preempt.h"
 #include "store/store.h"
 
@@ -26,6 +27,8 @@ struct job_change {
 	/* Its run was stopped from outside (queue_interrupt); reclaimed: by
 	 * a cloud's spot reclaim, as its worker said. */
 	int interrupted, reclaimed;
+	/* How the run of its lease ended, when the change ends one. */
+	struct attempt_end ended;
 };
 
 /* A subscriber: nonzero fails the step that made the change. */
@@ -83,8 +86,9 @@ int queue_checkpoint(struct queue *q, int64_t id, int64_t token, const char *che
 int queue_complete(struct queue *q, int64_t id, int64_t token, int64_t items_done,
 		   const char *result, struct job *out, struct ebb_error *err);
 /* retry = 0: the job failed for good; otherwise it is retried after a
- * backoff, or dead once its attempts are spent. */
-int queue_fail(struct queue *q, int64_t id, int64_t token, const char *reason, int retry,
+ * backoff, or dead once its attempts are spent. exit: the process's exit
+ * status, -1 when there is none (it never ran, or a signal ended it). */
+int queue_fail(struct queue *q, int64_t id, int64_t token, const char *reason, int retry, int exit,
 	       struct job *out, struct ebb_error *err);
 /* The run was stopped from outside (a spot reclaim, its worker stopped):
  * the job is queued again at the head of its lane, the attempt is not
@@ -101,6 +105,11 @@ int queue_interrupt(struct queue *q, int64_t id, int64_t token, const char *chec
 /* team: the caller's team scope, or NULL for all. */
 int queue_cancel(struct queue *q, int64_t id, const char *team, struct job *out,
 		 struct ebb_error *err);
+/* A failed or dead job queued again with a new budget of attempts, its
+ * checkpoint and items done kept, or dropped with fresh. 409 for a job
+ * in another state. team: the caller's team scope, or NULL for all. */
+int queue_requeue(struct queue *q, int64_t id, const char *team, int fresh, struct job *out,
+		  struct ebb_error *err);
 /* Takes back a lease whose reply never reached its worker: the job is
  * queued again and the attempt is not counted. */
 int queue_unlease(struct queue *q, int64_t id, int64_t token, struct ebb_error *err);

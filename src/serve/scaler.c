@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/timer.h"
+#include "policy/placeable.h"
 #include "policy/plan.h"
 #include "policy/settings.h"
 #include "common/secret.h"
@@ -31,6 +32,14 @@ struct scaler {
 	int64_t idle_timeout_ms;
 	int warm_floor;
 	struct offer offers[64]; /* in force: the config's, with what was measured */
+	/* The classes of queued jobs that nothing could run at the last run,
+	 * flagged by a decision once each: a restart with a config that lost
+	 * their offer flags them at its first run. */
+	struct stuck {
+		char lane[CONF_NAME_MAX + 1];
+		int gpus, min_vram_gb;
+	} stuck[32];
+	int nstuck;
 };
 
 static void schedule(struct scaler *sc, int64_t at)
@@ -354,6 +363,60 @@ static int reconcile(struct scaler *sc, const struct listed *l)
 	return reconcile_run(&r, l->items, l->n, on_terminated, sc);
 }
 
+static int was_stuck(const struct scaler *sc, const struct plan_class *c)
+{
+	for (int k = 0; k < sc->nstuck; k++) {
+		const struct stuck *u = &sc->stuck[k];
+		if (strcmp(u->lane, c->lane) == 0 && u->gpus == c->gpus && u->min_vram_gb == c->min_vram_gb)
+			return 1;
+	}
+	return 0;
+}
+
+/* A decision for each class of queued jobs that no offer and no live
+ * worker can hold, when it becomes so (as the submit refuses such a job,
+ * only where the config has offers): the alert EbbJobsUnplaceable fires
+ * for them too. Classes of several teams share a lane's flag. */
+static int flag_unplaceable(struct scaler *sc, const struct decision_now *d)
+{
+	struct stuck now[sizeof sc->stuck / sizeof *sc->stuck];
+	int n = 0, rc = 0;
+
+	if (sc->env.noffers == 0)
+		return 0;
+	for (int k = 0; k < d->view.nclasses && rc == 0; k++) {
+		const struct plan_class *c = &d->view.classes[k];
+		char why[200], reason[400];
+		int seen = 0;
+
+		if (placeable(d->offers, d->noffers, d->view.records, d->view.nfleet, c->gpus, c->min_vram_gb, why,
+			      sizeof why))
+			continue;
+		for (int j = 0; j < n && !seen; j++)
+			seen = strcmp(now[j].lane, c->lane) == 0 && now[j].gpus == c->gpus &&
+			       now[j].min_vram_gb == c->min_vram_gb;
+		if (seen || n == (int)(sizeof now / sizeof *now))
+			continue;
+		snprintf(now[n].lane, sizeof now[n].lane, "%s", c->lane);
+		now[n].gpus = c->gpus;
+		now[n].min_vram_gb = c->min_vram_gb;
+		n++;
+		if (was_stuck(sc, c))
+			continue;
+		snprintf(reason, sizeof reason, "lane %s: queued jobs of %d GPU(s) with %d GB each that nothing can run: %s",
+			 c->lane, c->gpus, c->min_vram_gb, why);
+		log_warn("unplaceable jobs", "reason=\"%s\"", reason);
+		rc = store_decision_insert(sc->env.store, &(struct decision){.at_ms = clock_now(sc->env.clock),
+									     .kind = "unplaceable", .offer = "",
+									     .reason = reason});
+	}
+	if (rc == 0) {
+		memcpy(sc->stuck, now, (size_t)n * sizeof *now);
+		sc->nstuck = n;
+	}
+	return rc;
+}
+
 static int run(struct scaler *sc, const struct listed *l)
 {
 	int64_t now = clock_now(sc->env.clock);
@@ -377,7 +440,7 @@ static int run(struct scaler *sc, const struct listed *l)
 	/* What the workers' lease replies hold to. */
 	sc->idle_timeout_ms = plan_idle_timeout_longest(d->idle_timeout_ms, d->noffers);
 	sc->warm_floor = warm_floor(&sc->settings.warm, now);
-	rc = 0;
+	rc = flag_unplaceable(sc, d);
 	for (int k = 0; k < d->result->n && rc == 0; k++)
 		rc = carry_out(sc, d, &d->result->actions[k]);
 	if (rc == 0 && d->result->next_ms)

@@ -38,6 +38,7 @@
 #include "serve/scaler.h"
 #include "serve/tls.h"
 #include "serve/webhook.h"
+#include "serve/workers.h"
 #include "store/store.h"
 
 struct server {
@@ -61,6 +62,7 @@ struct server {
 	struct webhooks *webhooks;
 	struct alerts *alerts;
 	struct history *history;
+	struct workers *workers;
 	struct replica *replica; /* one of several serves on the store, or alone */
 	int ticks;
 	struct api api;
@@ -358,7 +360,8 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 	if (!(s->longpoll = longpoll_new(s->base, s->batch, &s->queue, s->scaler, &s->fleet)) ||
 	    !(s->watch = watch_new(s->base, s->batch, &s->queue)) ||
 	    !(s->logwait = logwait_new(s->base, s->batch, api_logs_try, &s->api)) ||
-	    !(s->log_sweep = evtimer_new(s->base, on_log_sweep, s)))
+	    !(s->log_sweep = evtimer_new(s->base, on_log_sweep, s)) ||
+	    !(s->workers = mem_calloc(1, sizeof *s->workers)))
 		goto nomem;
 	timer_add_ms(s->log_sweep, LOG_SWEEP_MS);
 	s->api = (struct api){
@@ -367,7 +370,7 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 		.longpoll = s->longpoll, .watch = s->watch, .logwait = s->logwait, .scaler = s->scaler,
 		.provider = s->provider, .offers = s->offers,
 		.noffers = s->noffers, .settings = &s->settings, .metrics = &s->metrics, .alerts = s->alerts,
-		.history = s->history, .leads = leads,
+		.history = s->history, .workers = s->workers, .leads = leads,
 		.snap = {.cfg = cfg, .store = s->store, .clock = &s->clock, .ledger = &s->ledger, .offers = s->offers,
 			 .noffers = s->noffers, .with_provider = s->provider != NULL},
 	};
@@ -395,6 +398,7 @@ static void stop(struct server *s)
 	logwait_free(s->logwait);
 	if (s->log_sweep)
 		event_free(s->log_sweep);
+	free(s->workers);
 	provider_close(s->provider);
 	scaler_free(s->scaler);
 	alerts_free(s->alerts);

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "common/mem.h"
+#include "policy/classes.h"
 #include "policy/durations.h"
+#include "policy/lease_order.h"
 #include "policy/settings.h"
 #include "serve/team_state.h"
 
@@ -80,33 +82,22 @@ static double estimate_s(const struct medians *m, const char *type, int64_t est_
 	return (double)durations_estimate_ms(m->d, type_number(m, type), est_s * 1000, st->default_est_ms) / 1000.0;
 }
 
-/* The view's class of (GPUs, VRAM, lane, team), added when new. Without
- * teams, every job is of team 0. */
+/* The view's class of (GPUs, VRAM, lane, team), added when new
+ * (policy/classes.h). Without teams, every job is of team 0. */
 static struct plan_class *class_for(struct view *b, int gpus, int min_vram_gb, const char *lane,
 				    const char *team_name, int64_t oldest_ms)
 {
 	const struct plan_settings *st = b->settings;
-	int rank = plan_lane_rank(st, lane), team = teams_index(st->teams, st->nteams, team_name);
-	struct plan_class *c, *grown;
+	int rank = lease_lane_rank(st, lane), team = teams_index(st->teams, st->nteams, team_name);
+	struct plan_class *c = classes_find(b->classes, &b->nclasses, b->nclasses, st, gpus, min_vram_gb, rank, team,
+					    oldest_ms), *grown;
 
-	for (int k = 0; k < b->nclasses; k++) {
-		c = &b->classes[k];
-		if (c->gpus == gpus && c->min_vram_gb == min_vram_gb && c->lane_rank == rank && c->team == team)
-			return c;
-	}
+	if (c)
+		return c;
 	if (!(grown = mem_realloc(b->classes, (size_t)(b->nclasses + 1) * sizeof *b->classes)))
 		return NULL;
 	b->classes = grown;
-	c = &b->classes[b->nclasses++];
-	memset(c, 0, sizeof *c);
-	c->lane = rank >= 0 ? st->lanes[rank].name : "?";
-	c->gpus = gpus;
-	c->min_vram_gb = min_vram_gb;
-	c->lane_rank = rank;
-	c->team = team;
-	c->oldest_ms = oldest_ms;
-	c->wait_target_ms = plan_wait_target_ms(st, c->lane);
-	return c;
+	return classes_find(b->classes, &b->nclasses, b->nclasses + 1, st, gpus, min_vram_gb, rank, team, oldest_ms);
 }
 
 static int add_demand(void *arg, const struct demand_row *r)
@@ -116,17 +107,9 @@ static int add_demand(void *arg, const struct demand_row *r)
 
 	if (!c)
 		return VIEW_NOMEM;
-	if (c->top_jobs == 0 || r->priority > c->top_priority) {
-		c->top_priority = r->priority;
-		c->top_jobs = 0;
-	}
-	if (r->priority == c->top_priority)
-		c->top_jobs += r->jobs;
-	c->jobs += r->jobs;
-	c->items += r->items;
-	c->work_s += (double)r->est_s + (double)r->jobs_without_est * estimate_s(b->med, r->type, 0, b->settings);
-	if (r->oldest_ms < c->oldest_ms)
-		c->oldest_ms = r->oldest_ms;
+	classes_add_queued(c, r->priority, r->jobs, r->items,
+			   (double)r->est_s + (double)r->jobs_without_est * estimate_s(b->med, r->type, 0, b->settings),
+			   r->oldest_ms);
 	return 0;
 }
 
@@ -240,12 +223,11 @@ static int add_instance(void *arg, const struct instance *inst)
 			return rc;
 		if (rc == 0) {
 			double est = estimate_s(b->med, job.type, job.est_s, b->settings);
-			p->busy_until_ms = job.started_ms + (int64_t)(est * 1000.0);
-			p->busy_since_ms = job.started_ms;
-			p->team = teams_index(b->settings->teams, b->settings->nteams, job.team);
-			p->team_gpus = job.gpus > 1 ? job.gpus : 1;
-			p->priority = job.priority;
-			p->lane_rank = plan_lane_rank(b->settings, job.lane);
+			classes_running(p, &(struct running_job){
+				.since_ms = job.started_ms, .until_ms = job.started_ms + (int64_t)(est * 1000.0),
+				.team = teams_index(b->settings->teams, b->settings->nteams, job.team),
+				.gpus = job.gpus, .priority = job.priority,
+				.lane_rank = lease_lane_rank(b->settings, job.lane)});
 			p->preempting = w->preempts && preempt_reason(w->preempts, job.id, job.lease_token);
 			job_free(&job);
 		}

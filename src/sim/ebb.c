@@ -8,6 +8,7 @@
  * team past its monthly budget gets no launch (replay_teams.c). */
 #include <string.h>
 
+#include "policy/classes.h"
 #include "policy/plan.h"
 #include "policy/settings.h"
 #include "sim/sim_internal.h"
@@ -18,14 +19,6 @@ void ebb_start(struct sim *s)
 
 	s->ebb.result = sim_grown(NULL, 1, sizeof *s->ebb.result);
 	s->ebb.fleet = sim_grown(NULL, 1, sizeof *s->ebb.fleet); /* grown with the instances */
-	for (int c = 0; c < s->nq; c++) {
-		struct squeue *q = &s->q[c];
-		const char *lane = s->trace->lanes[q->lane];
-		q->lane_rank = plan_lane_rank(st, lane);
-		if (q->lane_rank < 0)
-			q->lane_rank = st->nlanes; /* after the config's lanes */
-		q->wait_target_ms = plan_wait_target_ms(st, lane);
-	}
 	s->ebb.last_submit = -1;
 	/* Before any gap: the fixed timeout, or auto's least. */
 	plan_idle_timeouts(st, s->opts->offers, s->opts->noffers, NULL, 0, s->ebb.idle_timeout_ms, s->ebb.idle_surplus_ms,
@@ -50,7 +43,7 @@ void ebb_arrival(struct sim *s, int job)
 		known_arrived(s, job);
 	}
 	if (s->ebb.last_submit >= 0) {
-		s->ebb.gaps[s->ebb.ngaps % EBB_GAPS] = at - s->ebb.last_submit;
+		s->ebb.gaps[s->ebb.ngaps % PLAN_IDLE_GAPS] = at - s->ebb.last_submit;
 		s->ebb.ngaps++;
 	}
 	s->ebb.last_submit = at;
@@ -58,9 +51,9 @@ void ebb_arrival(struct sim *s, int job)
 	 * 100 arrivals to keep a million-job replay fast. The gaps in the
 	 * order they came: the surplus timeout adds two in a row. */
 	if ((st->idle_timeout.ms == CONF_AUTO || st->idle_surplus_ms == CONF_AUTO) && s->ebb.ngaps % 100 == 1) {
-		int64_t gaps[EBB_GAPS];
-		size_t n = s->ebb.ngaps < EBB_GAPS ? s->ebb.ngaps : EBB_GAPS, oldest = s->ebb.ngaps % EBB_GAPS;
-		if (n < EBB_GAPS)
+		int64_t gaps[PLAN_IDLE_GAPS];
+		size_t n = s->ebb.ngaps < PLAN_IDLE_GAPS ? s->ebb.ngaps : PLAN_IDLE_GAPS, oldest = s->ebb.ngaps % PLAN_IDLE_GAPS;
+		if (n < PLAN_IDLE_GAPS)
 			oldest = 0;
 		memcpy(gaps, s->ebb.gaps + oldest, (n - oldest) * sizeof *gaps);
 		memcpy(gaps + (n - oldest), s->ebb.gaps, oldest * sizeof *gaps);
@@ -115,22 +108,23 @@ void ebb_policy(struct sim *s)
 
 	for (int c = 0; c < s->nq; c++) {
 		struct squeue *q = &s->q[c];
+		struct plan_class *pc;
 		double window_s = (double)st->arrival_window_ms / 1000.0;
+		int64_t oldest = q->len ? s->trace->jobs[q->items[q->head]].submit_ms : s->now;
 		if (window_s > 0)
 			known_decay(s, q);
 		/* A class with nothing queued and hardly any arrivals lately
 		 * needs nothing: left out, as serve leaves it out. */
 		if (!q->len && (window_s <= 0 || q->arrived_jobs < 1e-3))
 			continue;
-		classes[nc++] = (struct plan_class){
-			.lane = s->trace->lanes[q->lane], .gpus = q->gpus, .lane_rank = q->lane_rank,
-			.jobs = (int64_t)q->len, .items = (int64_t)q->len,
-			.work_s = (known_estimates(s) ? (double)q->est_work_ms : q->work_ms) / 1000.0,
-			.oldest_ms = q->len ? s->trace->jobs[q->items[q->head]].submit_ms : s->now,
-			.arrival_jobs_per_s = window_s > 0 ? q->arrived_jobs / window_s : 0,
-			.arrival_work_per_s = window_s > 0 ? q->arrived_work_ms / 1000.0 / window_s : 0,
-			.wait_target_ms = q->wait_target_ms, .team = q->team,
-		};
+		/* Room for every queue: classes_find() cannot fail. */
+		pc = classes_find(classes, &nc, s->nq, st, q->gpus, 0, q->lane_rank, q->team, oldest);
+		classes_add_queued(pc, q->priority, (int64_t)q->len, (int64_t)q->len,
+				   (known_estimates(s) ? (double)q->est_work_ms : q->work_ms) / 1000.0, oldest);
+		if (window_s > 0) {
+			pc->arrival_jobs_per_s += q->arrived_jobs / window_s;
+			pc->arrival_work_per_s += q->arrived_work_ms / 1000.0 / window_s;
+		}
 	}
 	v.classes = classes;
 	v.nclasses = nc;
@@ -187,17 +181,20 @@ void ebb_fleet_sync(struct sim *s, int k)
 	/* Launch order is index order, and removals keep the order: roster[]
 	 * is sorted. A busy one is shown by its newest job, as serve shows
 	 * it, with the GPUs none of its jobs holds. */
-	s->ebb.fleet[sim_position(s->roster, s->nroster, k)] = (struct plan_instance){
+	struct plan_instance *p = &s->ebb.fleet[sim_position(s->roster, s->nroster, k)];
+
+	*p = (struct plan_instance){
 		.id = k + 1, .offer = i->offer, .market = i->market,
 		.state = i->draining ? INST_DRAINING : map[i->state], .running = busy,
 		.launched_ms = i->launched, .idle_since_ms = i->idle_since,
-		.busy_until_ms = busy ? known_end_ms(s, k) : 0,
-		.busy_since_ms = busy ? s->jobs[i->newest].since : 0,
-		.team = busy ? s->q[s->jobs[i->newest].cls].team : 0,
-		.lane_rank = busy ? s->q[s->jobs[i->newest].cls].lane_rank : 0,
-		.team_gpus = busy ? sim_job_gpus(s, i->newest) : 1,
-		.free_gpus = busy ? i->free_gpus : 0,
+		.team_gpus = 1, .free_gpus = busy ? i->free_gpus : 0,
 	};
+	if (busy) {
+		const struct squeue *q = &s->q[s->jobs[i->newest].cls];
+		classes_running(p, &(struct running_job){.since_ms = s->jobs[i->newest].since, .until_ms = known_end_ms(s, k),
+							 .team = q->team, .gpus = sim_job_gpus(s, i->newest),
+							 .priority = q->priority, .lane_rank = q->lane_rank});
+	}
 }
 
 void ebb_fleet_end(struct sim *s, int k)

@@ -4,7 +4,7 @@
  * instance boots, job ends and spot reclaims are pushed as they are
  * scheduled. After each batch of events at one instant, instances with
  * GPUs free take queued jobs that fit them, as many as fit, in serve's
- * order (lane, priority, arrival), and the policy looks when it is due:
+ * lease order (policy/lease_order.h), and the policy looks when it is due:
  * ebb's (ebb.c) or a baseline (baselines.c). An instance runs jobs side
  * by side, as serve's workers do, and is idle only with all its GPUs
  * free. Instances are billed as they stop, under their offer's billing
@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "common/rng.h"
+#include "policy/lease_order.h"
 
 void *sim_grown(void *p, size_t n, size_t size)
 {
@@ -96,19 +97,36 @@ void sim_push(struct sim *s, struct event e)
 
 /* ---- the queue ---- */
 
-/* The class of (gpus, lane, team), made if new. */
-static int class_of(struct sim *s, int gpus, int lane, int team)
+/* The class of job k, made if new. */
+static int class_of(struct sim *s, const struct trace_job *j, int team)
 {
+	struct squeue *q;
+
 	for (int k = 0; k < s->nq; k++) {
-		if (s->q[k].gpus == gpus && s->q[k].lane == lane && s->q[k].team == team)
+		q = &s->q[k];
+		if (q->gpus == j->gpus && q->lane == j->lane && q->team == team && q->priority == j->priority)
 			return k;
 	}
 	s->q = sim_grown(s->q, (size_t)s->nq + 1, sizeof *s->q);
-	memset(&s->q[s->nq], 0, sizeof *s->q);
-	s->q[s->nq].gpus = gpus;
-	s->q[s->nq].lane = lane;
-	s->q[s->nq].team = team;
+	q = &s->q[s->nq];
+	*q = (struct squeue){.gpus = j->gpus, .lane = j->lane, .team = team, .priority = j->priority,
+			     .lane_rank = lease_lane_rank(&s->policy->settings, s->trace->lanes[j->lane])};
 	return s->nq++;
+}
+
+/* Where job goes in its queue put back: after the jobs put back before
+ * it that were submitted earlier, as serve's seq orders them. */
+static size_t put_back_at(const struct sim *s, const struct squeue *q, int job)
+{
+	size_t at = 0;
+
+	while (at < q->len) {
+		int other = q->items[(q->head + at) % q->cap];
+		if (!s->jobs[other].ran || other > job)
+			break;
+		at++;
+	}
+	return at;
 }
 
 void sim_enqueue(struct sim *s, int job, int front)
@@ -118,8 +136,11 @@ void sim_enqueue(struct sim *s, int job, int front)
 	if (q->len == q->cap)
 		q->items = sim_ring_grow(q->items, &q->head, q->len, &q->cap, sizeof *q->items);
 	if (front) {
+		size_t at = put_back_at(s, q, job);
 		q->head = (q->head + q->cap - 1) % q->cap;
-		q->items[q->head] = job;
+		for (size_t k = 0; k < at; k++)
+			q->items[(q->head + k) % q->cap] = q->items[(q->head + k + 1) % q->cap];
+		q->items[(q->head + at) % q->cap] = job;
 	} else {
 		q->items[(q->head + q->len) % q->cap] = job;
 	}
@@ -235,13 +256,24 @@ static void requeue_wait(struct sim *s, int64_t ms)
 	s->requeue_waits[s->nrequeue_waits++] = ms;
 }
 
-/* The queued job instance k takes, -1 if none: the head of the queues
- * whose jobs fit its free GPUs, lanes in order, then priority and
- * arrival, as serve's lease query orders them for the GPUs a worker has
- * free; the clairvoyant's own choice. */
+/* The head of class c in the lease order: a job is the id its index
+ * is (the trace is in submission order), put back once it ran. */
+static struct lease_key head_key(const struct sim *s, int c)
+{
+	const struct squeue *q = &s->q[c];
+	int job = q->items[q->head];
+
+	return (struct lease_key){.lane_rank = q->lane_rank, .priority = q->priority,
+				  .seq = lease_seq(job, s->jobs[job].ran), .id = job};
+}
+
+/* The queued job instance k takes, -1 if none: the first in serve's
+ * lease order (policy/lease_order.h) of the jobs that fit its free GPUs,
+ * the heads of their classes' queues; the clairvoyant's own choice. */
 static int job_for(struct sim *s, int k)
 {
 	int best = -1, room = s->inst[k].free_gpus;
+	struct lease_key best_key = {0}, key;
 
 	if (s->policy->kind == POL_CLAIRVOYANT)
 		return clairvoyant_take(s, k);
@@ -249,14 +281,15 @@ static int job_for(struct sim *s, int k)
 	if (s->policy->kind == POL_KEDA && s->keda.replica_gpus - s->gpus_busy < room)
 		room = (int)(s->keda.replica_gpus - s->gpus_busy);
 	for (int c = 0; c < s->nq; c++) {
-		struct squeue *q = &s->q[c], *b = best >= 0 ? &s->q[best] : NULL;
+		struct squeue *q = &s->q[c];
 		int gpus = q->gpus > 1 ? q->gpus : 1;
 		if (!q->len || gpus > room || (s->nteams && gpus > s->team_room[q->team]))
 			continue;
-		if (!b || q->lane < b->lane ||
-		    (q->lane == b->lane &&
-		     s->trace->jobs[q->items[q->head]].submit_ms < s->trace->jobs[b->items[b->head]].submit_ms))
+		key = head_key(s, c);
+		if (best < 0 || lease_before(&key, &best_key)) {
 			best = c;
+			best_key = key;
+		}
 	}
 	return best < 0 ? -1 : s->q[best].items[s->q[best].head];
 }
@@ -269,6 +302,8 @@ static void start_job(struct sim *s, int k, int job)
 	int gpus = sim_job_gpus(s, job);
 
 	take(s, job);
+	if (!j->ran && s->result->first_start_ms)
+		s->result->first_start_ms[job] = s->now;
 	j->waited_ms += s->now - j->since;
 	if (j->ran)
 		requeue_wait(s, s->now - j->since);
@@ -564,6 +599,11 @@ static void start(struct sim *s)
 	double slowest = 1, longest_ms = 0;
 
 	s->jobs = sim_grown(NULL, t->n + 1, sizeof *s->jobs);
+	if (s->opts->job_starts) {
+		s->result->first_start_ms = sim_grown(NULL, t->n + 1, sizeof *s->result->first_start_ms);
+		for (size_t k = 0; k < t->n; k++)
+			s->result->first_start_ms[k] = -1;
+	}
 	s->waits = sim_grown(NULL, t->n + 1, sizeof *s->waits);
 	for (int k = 0; k < s->opts->noffers; k++)
 		slowest = fmin(slowest, s->opts->offers[k].speed);
@@ -576,7 +616,7 @@ static void start(struct sim *s)
 		s->nteams = s->policy->settings.nteams;
 	}
 	for (size_t k = 0; k < t->n; k++) {
-		int cls = class_of(s, t->jobs[k].gpus, t->jobs[k].lane, s->nteams ? s->team_index[t->jobs[k].team] : 0);
+		int cls = class_of(s, &t->jobs[k], s->nteams ? s->team_index[t->jobs[k].team] : 0);
 		s->jobs[k] = (struct sjob){.left_ms = t->jobs[k].duration_ms, .cls = cls};
 		longest_ms = fmax(longest_ms, (double)t->jobs[k].duration_ms / slowest);
 		/* A job no usable offer fits could never run: it is left out and
@@ -730,6 +770,8 @@ void sim_run(const struct trace *t, const struct policy *p, const struct sim_opt
 
 void sim_result_free(struct sim_result *r)
 {
+	free(r->first_start_ms);
+	r->first_start_ms = NULL;
 	free(r->samples);
 	r->samples = NULL;
 	r->nsamples = 0;

@@ -23,6 +23,8 @@ struct sim_options {
 	/* ebb's plan() is told each job's exact duration from the trace, a
 	 * what-if; by default it is told what serve would know. */
 	int oracle_durations;
+	/* Keep when each job first started (sim_result.first_start_ms). */
+	int job_starts;
 	/* The plug-ins a config file may name, so that serve's own config
 	 * (with a [local] section, say) loads; NULL: the core sections only. */
 	const struct conf_plugins *plugins;
@@ -65,6 +67,9 @@ struct sim_team_result {
 
 struct sim_result {
 	char policy[512];
+	/* With sim_options.job_starts, per job of the trace (its index),
+	 * when it first started, -1: never; else NULL. bound runs none. */
+	int64_t *first_start_ms;
 	/* What the policy knew of durations: "estimated" (ebb, as serve
 	 * would), "oracle" (ebb told the trace's own: --oracle-durations),
 	 * "foresight" (the references, which see the whole trace by

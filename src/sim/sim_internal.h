@@ -10,6 +10,7 @@
 
 #include "common/mem.h"
 #include "policy/plan.h"
+#include "policy/settings.h"
 #include "sim/sim.h"
 
 /* EV_RESUME: a job preempted twice in a row back in the queue once its
@@ -75,21 +76,22 @@ struct sjob {
 	char preempted; /* its last run ended by a preemption */
 };
 
-/* Queued jobs of one class (GPUs, lane, team), oldest first. */
+/* Queued jobs of one class (GPUs, lane, team, priority) in lease order
+ * (policy/lease_order.h): those put back first, then the others as they
+ * were submitted. */
 struct squeue {
 	int gpus, lane;
 	int team; /* its [team.NAME] index (teams_index), 0 without teams */
+	int priority;
+	int lane_rank; /* lease_lane_rank() of its lane, looked up once */
 	int *items;
 	size_t head, len, cap;
 	int64_t running; /* its jobs running */
 	double work_ms; /* reference work of the queued jobs */
 	int64_t est_work_ms; /* their work as ebb expects it (known.c) */
-	/* ebb's (ebb.c). The lane's rank and wait target, looked up once:
-	 * plan() is called millions of times. The jobs and reference work
-	 * submitted, each weighted by exp(-age / arrival_window) as of
-	 * arrivals_at: the class's arrival rate. */
-	int lane_rank;
-	int64_t wait_target_ms;
+	/* ebb's (ebb.c): the jobs and reference work submitted, each
+	 * weighted by exp(-age / arrival_window) as of arrivals_at: the
+	 * class's arrival rate. */
 	double arrived_jobs, arrived_work_ms;
 	int64_t arrivals_at;
 };
@@ -118,8 +120,6 @@ struct known_state {
 	struct known_type *types;
 };
 
-#define EBB_GAPS 1000 /* as many as serve looks at */
-
 /* ebb's, between its plans (ebb.c). */
 struct ebb_state {
 	/* plan()'s classes and answer, reused from call to call */
@@ -132,7 +132,7 @@ struct ebb_state {
 	struct plan_instance *fleet;
 	int starting; /* the first plan, before any job: its launches are up already */
 	/* The latest gaps between submissions, for the auto idle timeout. */
-	int64_t gaps[EBB_GAPS];
+	int64_t gaps[PLAN_IDLE_GAPS];
 	size_t ngaps;
 	int64_t last_submit;
 	int64_t idle_timeout_ms[SIM_MAX_OFFERS]; /* in force, for each offer */

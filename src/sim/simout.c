@@ -292,6 +292,33 @@ int simout_plot(const struct sim_result *r, int n, const struct sim_options *o, 
 	return 0;
 }
 
+int simout_jobs(const struct sim_result *r, int n, const struct trace *t, const char *path, char *err,
+		size_t errsize)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		snprintf(err, errsize, "--jobs %s: cannot write", path);
+		return -1;
+	}
+	fprintf(f, "policy,job,submit_s,start_s,wait_s\n");
+	for (int k = 0; k < n; k++) {
+		for (size_t j = 0; r[k].first_start_ms && j < t->n; j++) {
+			int64_t at = r[k].first_start_ms[j], submit = t->jobs[j].submit_ms;
+			fprintf(f, "\"%s\",%zu,%.3f,", r[k].policy, j, (double)submit / 1000.0);
+			if (at >= 0)
+				fprintf(f, "%.3f,%.3f\n", (double)at / 1000.0, (double)(at - submit) / 1000.0);
+			else
+				fprintf(f, ",\n");
+		}
+	}
+	if (fclose(f) != 0) {
+		snprintf(err, errsize, "--jobs %s: write failed", path);
+		return -1;
+	}
+	return 0;
+}
+
 /* Log scales: waits and costs span orders of magnitude (an always-on
  * fleet waits 0 s and costs ten times the rest). */
 struct logaxis {

@@ -18,6 +18,12 @@ json_t *simout_result_json(const struct sim_result *r);
  * offer. */
 int simout_plot(const struct sim_result *r, int n, const struct sim_options *o, const char *path,
 		char *err, size_t errsize);
+/* Each job's first start and wait under each policy that ran jobs, as
+ * CSV: policy,job,submit_s,start_s,wait_s (start_s and wait_s empty for a
+ * job that never started); job is its row among the trace's, in
+ * submission order. */
+int simout_jobs(const struct sim_result *r, int n, const struct trace *t, const char *path, char *err,
+		size_t errsize);
 struct tune;
 /* Cost against p95 wait, each family's frontier as a line. */
 int simout_frontier_plot(const struct tune *t, const char *path, char *err, size_t errsize);

@@ -272,6 +272,9 @@ static int read_row(struct loader *l, char *line, const struct trace_filter *fil
 	if (l->index[C_PRIORITY] >= 0 && fields[l->index[C_PRIORITY]][0]) {
 		if (number(l, fields, C_PRIORITY, -1000, 1000, &v) != 0)
 			return -1;
+		/* serve takes a whole priority: the lease order compares them. */
+		if (v != floor(v))
+			return bad(l, l->index[C_PRIORITY], "expected a whole priority", fields[l->index[C_PRIORITY]]);
 		job->priority = (int)v;
 	}
 	/* What a submitter told serve, in the whole seconds serve takes. */

@@ -132,7 +132,12 @@ static const char *const migrations[] = {
 	" head_end BIGINT NOT NULL, updated_at BIGINT NOT NULL,"
 	" PRIMARY KEY (job_id, attempt));"
 	"CREATE INDEX job_log_meta_updated ON job_log_meta(updated_at);",
-	/* 6: SQLite's 12: the last comparison `ebb tune --history --publish`
+	/* 6: SQLite's 12: every lease of a job and how its run ended */
+	"CREATE TABLE job_attempts (job_id BIGINT NOT NULL, attempt INTEGER NOT NULL, instance_id BIGINT NOT NULL,"
+	" offer TEXT NOT NULL, market TEXT NOT NULL, worker TEXT NOT NULL, started_at BIGINT NOT NULL,"
+	" ended_at BIGINT NOT NULL, outcome TEXT NOT NULL, exit INTEGER NOT NULL, items_done BIGINT NOT NULL,"
+	" checkpoint TEXT, reason TEXT, PRIMARY KEY (job_id, attempt));",
+	/* 7: SQLite's 13: the last comparison `ebb tune --history --publish`
 	 * sent, for the dashboard */
 	"CREATE TABLE tunings (name TEXT PRIMARY KEY, body TEXT NOT NULL, published_at BIGINT NOT NULL);",
 };
@@ -1267,6 +1272,21 @@ static int op_alert_delete(struct store *base, const char *key)
 static int op_alerts(struct store *base, alert_cb cb, void *arg)
 {
 	return walk(impl(base), S_ALERTS, NULL, &schema_alerts, (union schema_cb){.alert = cb}, arg);
+}
+
+/* ---- a job's attempts ---- */
+
+static int op_attempt_put(struct store *base, const struct attempt *at)
+{
+	return insert(impl(base), S_ATTEMPT_PUT, &schema_attempts, at, NULL);
+}
+
+static int op_attempts(struct store *base, int64_t job, attempt_cb cb, void *arg)
+{
+	struct pg_args a = {0};
+
+	pg_args_int(&a, job);
+	return walk(impl(base), S_ATTEMPTS, &a, &schema_attempts, (union schema_cb){.attempt = cb}, arg);
 }
 
 static int op_team_budget_set(struct store *base, const struct team_budget *b)

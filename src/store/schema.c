@@ -81,6 +81,32 @@ const struct schema_table schema_jobs = {
 	"COUNT(*), COALESCE(SUM(id), 0), COALESCE(SUM(attempts), 0), COALESCE(SUM(items_done), 0), COALESCE(SUM(cost), 0)",
 };
 
+/* Every lease of a job, the run it began and how that ended: written
+ * whole at the lease, then again at its end (store_attempt_put). */
+#define ATTEMPT(name, K, m, flags) COLUMN(struct attempt, name, K, m, flags)
+static const struct schema_column attempt_columns[] = {
+	ATTEMPT("job_id", INT64, job, 0),
+	ATTEMPT("attempt", INT, attempt, 0),
+	ATTEMPT("instance_id", INT64, instance, 0),
+	ATTEMPT("offer", CHARS, offer, 0),
+	ATTEMPT("market", MARKET, market, 0),
+	ATTEMPT("worker", CHARS, worker, 0),
+	ATTEMPT("started_at", INT64, started_ms, 0),
+	ATTEMPT("ended_at", INT64, ended_ms, 0),
+	ATTEMPT("outcome", CHARS, outcome, 0),
+	ATTEMPT("exit", INT, exit, 0),
+	ATTEMPT("items_done", INT64, items_done, 0),
+	ATTEMPT("checkpoint", TEXT, checkpoint, SCHEMA_NULL),
+	ATTEMPT("reason", TEXT, reason, SCHEMA_NULL),
+};
+
+static int emit_attempt(union schema_cb cb, void *arg, void *row) { return cb.attempt(arg, row); }
+
+const struct schema_table schema_attempts = {
+	"job_attempts", COLUMNS(attempt_columns, struct attempt), emit_attempt,
+	"COUNT(*), COALESCE(SUM(job_id), 0), COALESCE(SUM(attempt), 0), COALESCE(SUM(ended_at), 0)",
+};
+
 /* ---- the fleet and the decisions ---- */
 
 #define INST(name, K, m) COLUMN(struct instance, name, K, m, 0)
@@ -305,9 +331,9 @@ const struct schema_table schema_tunings = {
 
 /* More entries than SCHEMA_NTABLES do not compile. */
 const struct schema_table *const schema_tables[] = {
-	&schema_jobs, &schema_instances, &schema_instance_events, &schema_decisions, &schema_segments,
-	&schema_offer_stats, &schema_ledger_sums, &schema_alerts, &schema_team_budgets, &schema_job_logs, &schema_job_log_meta,
-	&schema_tunings, NULL,
+	&schema_jobs, &schema_attempts, &schema_instances, &schema_instance_events, &schema_decisions,
+	&schema_segments, &schema_offer_stats, &schema_ledger_sums, &schema_alerts, &schema_team_budgets,
+	&schema_job_logs, &schema_job_log_meta, &schema_tunings, NULL,
 };
 
 /* ---- the rows of the other queries ---- */

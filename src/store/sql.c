@@ -61,6 +61,11 @@ static const char *const common[S_COUNT] = {
 	[S_LOG_LAST] = "SELECT {job_logs} FROM job_logs WHERE job_id = ?1 AND attempt = ?2 AND seq > ?3"
 		       " ORDER BY seq DESC LIMIT ?4",
 	[S_LOG_DELETE] = "DELETE FROM job_logs WHERE job_id = ?1 AND attempt = ?2 AND seq > ?3 AND seq <= ?4",
+	/* An attempt's end writes its end's columns alone. */
+	[S_ATTEMPT_PUT] = "INSERT INTO job_attempts VALUES ({job_attempts:marks}) ON CONFLICT (job_id, attempt)"
+			  " DO UPDATE SET ended_at = ?8, outcome = ?9, exit = ?10, items_done = ?11, checkpoint = ?12,"
+			  " reason = ?13",
+	[S_ATTEMPTS] = "SELECT {job_attempts} FROM job_attempts WHERE job_id = ?1 ORDER BY attempt",
 	[S_TUNING_SET] = "INSERT INTO tunings VALUES ({tunings:marks}) ON CONFLICT (name) DO UPDATE"
 			 " SET body = ?2, published_at = ?3",
 };

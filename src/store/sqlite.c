@@ -157,7 +157,12 @@ static const char *const migrations[] = {
 	" head_end INTEGER NOT NULL, updated_at INTEGER NOT NULL,"
 	" PRIMARY KEY (job_id, attempt)) WITHOUT ROWID;"
 	"CREATE INDEX job_log_meta_updated ON job_log_meta(updated_at);",
-	/* 12: the last comparison `ebb tune --history --publish` sent, for
+	/* 12: every lease of a job and how its run ended */
+	"CREATE TABLE job_attempts (job_id INTEGER NOT NULL, attempt INTEGER NOT NULL, instance_id INTEGER NOT NULL,"
+	" offer TEXT NOT NULL, market TEXT NOT NULL, worker TEXT NOT NULL, started_at INTEGER NOT NULL,"
+	" ended_at INTEGER NOT NULL, outcome TEXT NOT NULL, exit INTEGER NOT NULL, items_done INTEGER NOT NULL,"
+	" checkpoint TEXT, reason TEXT, PRIMARY KEY (job_id, attempt)) WITHOUT ROWID;",
+	/* 13: the last comparison `ebb tune --history --publish` sent, for
 	 * the dashboard */
 	"CREATE TABLE tunings (name TEXT PRIMARY KEY, body TEXT NOT NULL, published_at INTEGER NOT NULL) WITHOUT ROWID;",
 };
@@ -745,6 +750,19 @@ static int op_team_budget_set(struct store *base, const struct team_budget *b)
 static int op_team_budgets(struct store *base, team_budget_cb cb, void *arg)
 {
 	return walk(impl(base), S_BUDGETS, &schema_team_budgets, (union schema_cb){.team_budget = cb}, arg);
+}
+
+/* ---- a job's attempts ---- */
+
+static int op_attempt_put(struct store *base, const struct attempt *a)
+{
+	return insert(impl(base), S_ATTEMPT_PUT, &schema_attempts, a, NULL);
+}
+
+static int op_attempts(struct store *base, int64_t job, attempt_cb cb, void *arg)
+{
+	sqlite3_bind_int64(impl(base)->stmt[S_ATTEMPTS], 1, job);
+	return walk(impl(base), S_ATTEMPTS, &schema_attempts, (union schema_cb){.attempt = cb}, arg);
 }
 
 static int op_tuning_set(struct store *base, const struct tuning_row *t)

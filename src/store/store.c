@@ -522,6 +522,15 @@ int store_alerts(struct store *st, alert_cb cb, void *arg)
 	return ENGINE(st, alerts(st, cb, arg));
 }
 
+/* ---- a job's attempts ---- */
+
+int store_attempt_put(struct store *st, const struct attempt *a) { return ENGINE(st, attempt_put(st, a)); }
+
+int store_attempts(struct store *st, int64_t job, attempt_cb cb, void *arg)
+{
+	return ENGINE(st, attempts(st, job, cb, arg));
+}
+
 /* ---- team budgets set at run time ---- */
 
 int store_team_budget_set(struct store *st, const struct team_budget *b)

@@ -173,6 +173,23 @@ struct log_meta {
 	int64_t updated_ms; /* the last line's arrival: retention counts from it */
 };
 
+/* One lease of a job and how its run ended (docs/API.md, a job's
+ * attempts): made at the lease, written again at its end. */
+struct attempt {
+	int64_t job;
+	int attempt;      /* 1, 2, ... in lease order, every lease: its lease token */
+	int64_t instance; /* 0: a worker ebb did not launch */
+	char offer[CONF_NAME_MAX + 1]; /* its instance's, "" for none */
+	enum market market;
+	char worker[CONF_NAME_MAX + 1];
+	int64_t started_ms, ended_ms; /* ended 0: running */
+	char outcome[16]; /* running, succeeded, failed, expired, interrupted, cancelled, preempted */
+	int exit;         /* the process's exit status; -1: not known */
+	int64_t items_done;
+	char *checkpoint; /* as of its end; NULL: none */
+	char *reason;     /* why it failed or ended; NULL: none */
+};
+
 /* The last comparison `ebb tune --history --publish` sent (its JSON
  * text), for the dashboard (docs/SIMULATION.md). */
 struct tuning_row {
@@ -241,6 +258,7 @@ typedef int (*alert_cb)(void *arg, const struct alert_row *a);
 typedef int (*team_budget_cb)(void *arg, const struct team_budget *b);
 typedef int (*log_line_cb)(void *arg, const struct log_line *l);
 typedef int (*log_meta_cb)(void *arg, const struct log_meta *m);
+typedef int (*attempt_cb)(void *arg, const struct attempt *a);
 typedef int (*tuning_cb)(void *arg, const struct tuning_row *t);
 
 /* The engines' shares of the configuration, for struct conf_plugins. */
@@ -348,6 +366,13 @@ int store_dead_letters(struct store *st, int64_t since_ms, dead_letters_cb cb, v
  * of finished jobs, both since since_ms. */
 int store_usage(struct store *st, int64_t since_ms, int64_t now_ms, int64_t *instance_ms,
 		int64_t *job_ms) STORE_CHECK;
+
+/* ---- a job's attempts ---- */
+/* Writes the attempt (job, attempt): made at its lease, and at its end
+ * the end's columns (ended, outcome, exit, items, checkpoint, reason). */
+int store_attempt_put(struct store *st, const struct attempt *a) STORE_CHECK;
+/* The job's attempts, oldest first. */
+int store_attempts(struct store *st, int64_t job, attempt_cb cb, void *arg) STORE_CHECK;
 
 /* ---- the fleet and the scaler's decisions ---- */
 /* Assigns inst->id. */

@@ -175,9 +175,15 @@ static void job_report(struct run *r, const char *what, json_t *body, int ask_ne
 	for (;;) {
 		json_t *reply = NULL;
 		int status = job_call_reply(r, what, json_incref(body), &reply);
+		const char *refused = json_string_value(json_object_get(json_object_get(reply, "error"), "field"));
+		/* A serve older than this worker knows no exit status: the
+		 * report goes again without it. */
+		int again = status == 400 && refused && strcmp(refused, "exit") == 0;
 		if (status == 200 && next)
 			r->next = json_incref(json_object_get(reply, "next"));
 		json_decref(reply);
+		if (again && json_object_del(body, "exit") == 0)
+			continue;
 		/* With the lease's token: which run's report serve took (the
 		 * chaos run, bench/ha_chaos.sh, checks that one run's only). */
 		if (status == 200)
@@ -396,7 +402,11 @@ static void report(struct run *r, int status)
 	/* What the job said last, most often why it failed. */
 	output_last_lines(r->out, last, sizeof last);
 	snprintf(error, sizeof error, "%s%s%s", why, last[0] ? ": " : "", last);
-	job_report(r, "fail", json_pack("{s:s, s:b}", "error", error, "retry", 1), 1);
+	json_t *fail = json_pack("{s:s, s:b}", "error", error, "retry", 1);
+	/* Its exit status, when it exited: what the job's attempt shows. */
+	if (fail && WIFEXITED(status) && !r->killed_why)
+		json_object_set_new(fail, "exit", json_integer(WEXITSTATUS(status)));
+	job_report(r, "fail", fail, 1);
 }
 
 int job_run(struct worker *w, json_t *job, json_t **next)

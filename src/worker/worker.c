@@ -193,6 +193,20 @@ static int register_instance(struct worker *w)
 	return 0;
 }
 
+/* A worker started by hand registers by its name, so that serve lists it
+ * (ebb workers) before its first lease; one that cannot (a serve older
+ * than this) runs all the same: its lease requests name it too. */
+static void register_name(struct worker *w)
+{
+	json_t *body = json_pack("{s:s, s:i}", "name", w->name, "gpus", w->o->gpus), *reply = NULL;
+	int status = body ? worker_call(w, "POST", "/v1/workers/register", body, &reply) : -1;
+
+	if (status != 200)
+		log_failed(w, "register failed", status, reply);
+	json_decref(body);
+	json_decref(reply);
+}
+
 /* What the worker offers: its GPUs free, and the jobs its runners run
  * (serve takes back a lease on the instance that it does not name: its
  * reply was lost). A worker that runs nothing sends what it always did. */
@@ -415,6 +429,8 @@ int worker_run(const struct worker_options *o)
 	} else if (o->instance && register_instance(&w) != 0) {
 		why = orphaned(&w) ? WORKER_ORPHANED : "serve says the instance is gone";
 	} else {
+		if (!o->instance)
+			register_name(&w);
 		/* While a job runs its heartbeats are the only contact with serve:
 		 * they must come well within orphan_timeout, or a job longer than
 		 * it is killed as if serve were gone. */

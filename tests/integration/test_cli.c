@@ -215,7 +215,9 @@ static void errors(void **state)
 	harness_ebb(&r, srv, "job", NULL);
 	assert_failed(&r, 2, "job", "which job");
 	harness_run_free(&r);
-	harness_ebb(&r, srv, "jobs", "--state", "running", NULL);
+	/* running is leased to people (test_attempts); a state that is no
+	 * state is refused. */
+	harness_ebb(&r, srv, "jobs", "--state", "runing", NULL);
 	assert_int(r.status == 1 || r.status == 2, 1);
 	assert_contains(r.err, "state");
 	harness_run_free(&r);
@@ -421,12 +423,13 @@ static void submit_jobs_json_lines(void **state)
 static void json_everywhere(void **state)
 {
 	static const char *const runs[][4] = {
-		{"submit", "--", "true"}, {"jobs"}, {"job", "ID"}, {"logs", "ID"}, {"cancel", "ID"}, {"fleet"},
+		{"submit", "--", "true"}, {"jobs"}, {"job", "ID"}, {"logs", "ID"}, {"workers"}, {"cancel", "ID"}, {"fleet"},
 		{"decisions"}, {"alerts"}, {"teams"}, {"report"}, {"offers"}, {"status"}, {"version"},
 	};
 	/* Checked by the tests that have what they need: teams, a trace, an
-	 * instance (drain and reclaim print through cli_by_id, as cancel does). */
-	static const char *const elsewhere[] = {"team", "sim", "tune", "drain", "reclaim", NULL};
+	 * instance (drain and reclaim print through cli_by_id, as cancel does),
+	 * a failed job (requeue: test_attempts). */
+	static const char *const elsewhere[] = {"team", "sim", "tune", "drain", "reclaim", "requeue", NULL};
 	struct harness_run help, r;
 	char *line, *save = NULL;
 	int checked = 0;

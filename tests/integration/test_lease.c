@@ -298,6 +298,9 @@ static void expiry_and_fencing(void **state)
 	assert_string_equal(JSTR(j, "state"), "queued");
 	assert_int(JINT(j, "attempts"), 1);
 	assert_contains(JSTR(j, "error"), "lease expired");
+	/* Its run ended so, with the same why. */
+	assert_string_equal(JSTR(json_array_get(json_object_get(j, "runs"), 0), "outcome"), "expired");
+	assert_contains(JSTR(json_array_get(json_object_get(j, "runs"), 0), "reason"), "lease expired");
 	json_decref(j);
 
 	assert_int(harness_call(s, "POST", job_path(id, "complete"), token_body(t1), &r), 409);

@@ -292,6 +292,13 @@ static void malformed_trace_names_file_line_and_column(void **state)
 	assert_one_line_error(&r, 1, (const char *const[]){harness_fmt("%s:3:", f.trace), "columns", NULL});
 	harness_run_free(&r);
 
+	/* serve takes whole priorities, which the lease order compares. */
+	files(&f, "submit_time_s,duration_s,priority\n0,60,1\n5,60,2.5\n");
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, NULL);
+	assert_one_line_error(&r, 1, (const char *const[]){harness_fmt("%s:3:", f.trace), "column 3 (priority)",
+							    "expected a whole priority", "'2.5'", NULL});
+	harness_run_free(&r);
+
 	files(&f, "submit_time_s,gpus\n0,1\n");
 	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, NULL);
 	assert_one_line_error(&r, 1, (const char *const[]){harness_fmt("%s:1:", f.trace), "duration_s", NULL});
@@ -512,6 +519,66 @@ static void same_seed_same_output(void **state)
 	harness_run_free(&c);
 }
 
+/* Serve's lease order, worked by hand (issue 25): jobs of 300 s, 1,000 s
+ * and 10 s arrive at 0, 1 and 2 s; one instance of one GPU, up at 120 s.
+ * In serve's order the 10 s job goes first (its lane ranks first, or it
+ * has the higher priority): waits 118, 130 (ends at 430) and 429 s. In
+ * arrival order it would wait 1,418 s. */
+static const char lease_conf[] = "[queue]\nlanes = express,standard,batch\n[scaler]\nmax_instances = 1\n"
+				 "[offer.gpu]\ngpus = 1\nprice_ondemand = 1.0\nboot = 120s\n";
+
+static void replays_in_serves_lease_order(void **state)
+{
+	static const char *const traces[] = {
+		/* by lane: [queue] lanes, not the order lanes appear in the trace */
+		"submit_time_s,duration_s,gpus,lane,priority\n0,300,1,standard,0\n1,1000,1,batch,0\n"
+		"2,10,1,express,0\n",
+		/* one lane: the higher priority first */
+		"submit_time_s,duration_s,gpus,lane,priority\n0,300,1,standard,0\n1,1000,1,standard,0\n"
+		"2,10,1,standard,100\n",
+	};
+	struct harness_run r;
+	char trace[4200], conf[4200];
+
+	(void)state;
+	snprintf(conf, sizeof conf, "%s/lease.conf", harness_tmpdir());
+	harness_write_file(conf, lease_conf);
+	for (size_t k = 0; k < sizeof traces / sizeof *traces; k++) {
+		json_t *v, *p;
+		snprintf(trace, sizeof trace, "%s/lease%zu.csv", harness_tmpdir(), k);
+		harness_write_file(trace, traces[k]);
+		harness_ebb(&r, NULL, "sim", trace, "--offers", conf, "--policy", "ebb", "--json", NULL);
+		if (r.status != 0)
+			fail_msg("status %d: %s", r.status, r.err);
+		v = harness_json(r.out);
+		p = json_array_get(v, 0);
+		assert_int(JINT(p, "jobs"), 3);
+		assert_int(JINT(p, "max_instances"), 1);
+		if (k == 0) {
+			/* Job by job: express (2), then standard (0), then batch (1). */
+			char *csv, jobs[4200];
+			snprintf(jobs, sizeof jobs, "%s/jobs.csv", harness_tmpdir());
+			harness_run_free(&r);
+			harness_ebb(&r, NULL, "sim", trace, "--offers", conf, "--policy", "ebb", "--policy", "bound",
+				    "--jobs", jobs, NULL);
+			assert_int(r.status, 0);
+			csv = harness_read_file(jobs, NULL);
+			assert_string_equal(csv, "policy,job,submit_s,start_s,wait_s\n"
+						 "\"ebb\",0,0.000,130.000,130.000\n"
+						 "\"ebb\",1,1.000,430.000,429.000\n"
+						 "\"ebb\",2,2.000,120.000,118.000\n");
+			free(csv);
+		}
+		if (json_number_value(json_object_get(p, "wait_p95_s")) != 429 ||
+		    json_number_value(json_object_get(p, "wait_p50_s")) != 130)
+			fail_msg("trace %zu: waits p50 %g s and p95 %g s, expected 130 and 429", k,
+				 json_number_value(json_object_get(p, "wait_p50_s")),
+				 json_number_value(json_object_get(p, "wait_p95_s")));
+		json_decref(v);
+		harness_run_free(&r);
+	}
+}
+
 /* --oracle-durations tells ebb the trace's durations, a what-if that
  * every output says: the table and the chart of sim, the table of tune,
  * and their JSON, policy by policy. Without it, ebb is told what serve
@@ -580,6 +647,7 @@ int main(void)
 		cmocka_unit_test(tune_wait_p95_is_checked),
 		cmocka_unit_test(plot_writes_svg_with_three_panels),
 		cmocka_unit_test(same_seed_same_output),
+		cmocka_unit_test(replays_in_serves_lease_order),
 		cmocka_unit_test(oracle_durations_are_labelled),
 		cmocka_unit_test(teams_table_and_json),
 	};

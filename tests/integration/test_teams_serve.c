@@ -317,6 +317,8 @@ static void test_preempt_within_a_team_and_backoff(void **state)
 	assert_int(JINT(j, "interruptions"), 2);
 	assert_contains(JSTR(j, "error"), "interrupted: preempted: ");
 	assert_contains(JSTR(j, "error"), "(preempt_within)");
+	/* Both of its runs so far ended preempted. */
+	assert_string_equal(JSTR(json_array_get(json_object_get(j, "runs"), 1), "outcome"), "preempted");
 	at = (int64_t)json_number_value(harness_jget(j, "run_at")) - (int64_t)time(NULL);
 	assert_true(at > 3500 && at <= 3600);
 	json_decref(j);

@@ -162,6 +162,53 @@ static void test_a_config_change_flags_queued_jobs(void **state)
 	WAIT_FOR(s, 30000, !unplaceable_firing(s, ""), "EbbJobsUnplaceable did not resolve within 30 s");
 }
 
+/* The decisions of kind unplaceable whose reason has has. */
+static int unplaceable_decisions(struct harness_server *s, const char *has)
+{
+	json_t *r = harness_get(s, "/v1/decisions?limit=1000"), *d;
+	int n = 0;
+	size_t i;
+
+	json_array_foreach(json_object_get(r, "decisions"), i, d) {
+		n += strcmp(JSTR(d, "kind"), "unplaceable") == 0 && strstr(JSTR(d, "reason"), has) != NULL;
+	}
+	json_decref(r);
+	return n;
+}
+
+/* With a scaler, the restart's first run records a decision for the
+ * queued class nothing can run now, once: a later run that finds a
+ * second such class records that one alone. max_instances = 0: nothing
+ * launches, so the jobs stay queued. */
+static void test_a_config_change_is_a_decision(void **state)
+{
+	struct harness_server *s = harness_serve(OFFERS "[offer.big]\ngpus = 1\nvram_gb = 80\nprice_ondemand = 9.0\n"
+						 "[provider]\nkind = local\n[local]\ngpus = 0\n"
+						 "[scaler]\ninterval = 200ms\nmax_instances = 0\n",
+						 0);
+	char *conf, *cut, *rest;
+
+	(void)state;
+	harness_own_workers(s);
+	harness_submit(s, "{\"command\": [\"true\"], \"min_vram_gb\": 80}");
+	assert_int(unplaceable_decisions(s, ""), 0);
+	assert_int(harness_server_stop(s), 0);
+	conf = harness_read_file(s->conf, NULL);
+	assert_non_null(cut = strstr(conf, "[offer.big]"));
+	assert_non_null(rest = strstr(cut, "[provider]"));
+	memmove(cut, rest, strlen(rest) + 1);
+	harness_write_file(s->conf, conf);
+	free(conf);
+	harness_server_start(s);
+	WAIT_FOR(s, 30000, unplaceable_decisions(s, "lane standard: queued jobs of 1 GPU(s) with 80 GB each"
+						 " that nothing can run: " VRAM_80) == 1,
+		 "no unplaceable decision within 30 s of the restart");
+	harness_submit(s, "{\"command\": [\"true\"], \"gpus\": 2, \"min_vram_gb\": 80, \"allow_unplaceable\": true}");
+	WAIT_FOR(s, 30000, unplaceable_decisions(s, "of 2 GPU(s) with 80 GB each") == 1,
+		 "no unplaceable decision for the second class within 30 s");
+	assert_int(unplaceable_decisions(s, "of 1 GPU(s) with 80 GB each"), 1);
+}
+
 /* Without offers in the config, nothing is refused. */
 static void test_no_offers_refuse_nothing(void **state)
 {
@@ -177,6 +224,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_submit_refused_with_the_reason, harness_cleanup),
 		cmocka_unit_test_teardown(test_a_registered_worker_makes_it_placeable, harness_cleanup),
 		cmocka_unit_test_teardown(test_a_config_change_flags_queued_jobs, harness_cleanup),
+		cmocka_unit_test_teardown(test_a_config_change_is_a_decision, harness_cleanup),
 		cmocka_unit_test_teardown(test_no_offers_refuse_nothing, harness_cleanup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -349,7 +349,7 @@ static void expired_lease_requeued(void **state)
 	assert_int(queue_complete(&f->q, id, 1, -1, NULL, &j, &err), -1);
 	assert_int(err.status, 409);
 	assert_string_equal(err.code, "stale_lease");
-	assert_int(queue_fail(&f->q, id, 1, "x", 1, &j, &err), -1);
+	assert_int(queue_fail(&f->q, id, 1, "x", 1, -1, &j, &err), -1);
 	assert_int(err.status, 409);
 	assert_int(queue_checkpoint(&f->q, id, 1, "c", 1, &j, &err), -1);
 	assert_int(err.status, 409);
@@ -424,7 +424,7 @@ static void fail_retries_with_backoff(void **state)
 		token = j.lease_token;
 		job_free(&j);
 		begin(f);
-		assert_int(queue_fail(&f->q, id, token, "oom", 1, &j, &err), 0);
+		assert_int(queue_fail(&f->q, id, token, "oom", 1, -1, &j, &err), 0);
 		commit(f);
 		assert_string_equal(job_state_name(j.state), "delayed");
 		assert_string_equal(j.error, "oom");
@@ -453,7 +453,7 @@ static void dead_after_max_attempts(void **state)
 		token = j.lease_token;
 		job_free(&j);
 		begin(f);
-		assert_int(queue_fail(&f->q, id, token, harness_fmt("boom %d", attempt), 1, &j, &err), 0);
+		assert_int(queue_fail(&f->q, id, token, harness_fmt("boom %d", attempt), 1, -1, &j, &err), 0);
 		commit(f);
 		if (attempt < 3) {
 			assert_string_equal(job_state_name(j.state), "delayed");
@@ -506,7 +506,7 @@ static void fail_without_retry(void **state)
 	assert_int(lease_with(f, &o, 60000, &j), 1);
 	job_free(&j);
 	begin(f);
-	assert_int(queue_fail(&f->q, id, 1, "bad input", 0, &j, &err), 0);
+	assert_int(queue_fail(&f->q, id, 1, "bad input", 0, -1, &j, &err), 0);
 	commit(f);
 	assert_string_equal(job_state_name(j.state), "failed");
 	assert_int(j.attempts, 1); /* two left, none used */

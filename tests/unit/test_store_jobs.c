@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "policy/lease_order.h"
 #include "store/store.h"
 
 #define begin(h) STORE_OK((h), store_begin((h)->st))
@@ -556,6 +557,47 @@ static void next_ready_order(void **state)
 	assert_string_equal(next_ready(h, &o), "none");
 }
 
+/* The lease query orders as policy/lease_order.h does, which the
+ * simulator leases by: the same jobs (lanes, priorities, some put back
+ * after an interruption, submitted in a scrambled order), leased in turn
+ * from the store and sorted by lease_compare(), come out the same. */
+static void next_ready_is_the_policy_order(void **state)
+{
+	struct harness_store *h = *state;
+	struct lease_offer o = {.gpus = 1};
+	struct lease_key keys[40];
+	int n = (int)(sizeof keys / sizeof *keys);
+
+	for (int k = 0; k < n; k++) {
+		struct job j = named(harness_fmt("j%d", k));
+		j.lane_rank = (k * 7) % 3;
+		j.priority = (k * 5) % 4 == 0 ? 100 : (k * 11) % 3 - 1;
+		put(h, &j);
+		/* Every fourth one interrupted since: serve's seq for it. */
+		if (k % 4 == 1) {
+			j.seq = lease_seq(j.id, 1);
+			put(h, &j);
+		}
+		keys[k] = (struct lease_key){.lane_rank = j.lane_rank, .priority = j.priority, .seq = j.seq, .id = j.id};
+		job_free(&j);
+	}
+	qsort(keys, (size_t)n, sizeof *keys, lease_compare);
+	for (int k = 0; k < n; k++) {
+		struct job j;
+
+		STORE_OK(h, store_job_next_ready(h->st, &o, &j));
+		if (j.id != keys[k].id)
+			fail_msg("lease %d: the store gave job %lld (rank %d, priority %d, seq %lld), the policy's order"
+				 " job %lld (rank %d, priority %d, seq %lld)", k, (long long)j.id, j.lane_rank,
+				 j.priority, (long long)j.seq, (long long)keys[k].id, keys[k].lane_rank,
+				 keys[k].priority, (long long)keys[k].seq);
+		j.state = JOB_LEASED;
+		put(h, &j);
+		job_free(&j);
+	}
+	assert_string_equal(next_ready(h, &o), "none");
+}
+
 /* Each job ahead of the next in the order, so that only its own filter
  * passes it over; the offer grows step by step. */
 static void next_ready_filters(void **state)
@@ -850,6 +892,53 @@ static void dead_letters_per_lane_since(void **state)
 	assert_string_equal(harness_rows_text(&r, 0), "");
 }
 
+/* ---- a job's attempts ---- */
+
+static int see_attempt(void *arg, const struct attempt *a)
+{
+	return harness_row(arg, "%lld#%d i%lld %s/%s %s %lld-%lld %s exit=%d items=%lld cp=%s why=%s",
+			   (long long)a->job, a->attempt, (long long)a->instance, a->offer, market_name(a->market),
+			   a->worker, (long long)a->started_ms, (long long)a->ended_ms, a->outcome, a->exit,
+			   (long long)a->items_done, a->checkpoint ? a->checkpoint : "-", a->reason ? a->reason : "-");
+}
+
+/* An attempt is made whole at its lease; its end writes only the end's
+ * columns, over whatever the end's row says of the rest. Each job's are
+ * its own, oldest first, and outlive a reopen; a rollback undoes them. */
+static void attempts_begin_end_and_walk(void **state)
+{
+	struct harness_store *h = *state;
+	struct attempt a = {.job = 7, .attempt = 1, .instance = 3, .offer = "g5", .market = MARKET_SPOT,
+			    .worker = "i-3", .started_ms = 100, .outcome = "running", .exit = -1};
+	struct harness_rows r = {0};
+
+	begin(h);
+	STORE_OK(h, store_attempt_put(h->st, &a));
+	a = (struct attempt){.job = 7, .attempt = 1, .offer = "ignored", .worker = "ignored", .started_ms = 1,
+			     .ended_ms = 200, .outcome = "failed", .exit = 3, .items_done = 4,
+			     .checkpoint = "tok", .reason = "exit status 3"};
+	STORE_OK(h, store_attempt_put(h->st, &a));
+	a = (struct attempt){.job = 7, .attempt = 2, .worker = "manual-1", .started_ms = 300, .outcome = "running",
+			     .exit = -1, .checkpoint = "tok"};
+	STORE_OK(h, store_attempt_put(h->st, &a));
+	a = (struct attempt){.job = 8, .attempt = 1, .worker = "w", .started_ms = 5, .outcome = "running", .exit = -1};
+	STORE_OK(h, store_attempt_put(h->st, &a));
+	commit(h);
+	begin(h);
+	a = (struct attempt){.job = 8, .attempt = 2, .worker = "w", .outcome = "running", .exit = -1};
+	STORE_OK(h, store_attempt_put(h->st, &a));
+	STORE_OK(h, store_rollback(h->st));
+	harness_store_reopen(h);
+	STORE_OK(h, store_attempts(h->st, 8, see_attempt, &r));
+	assert_string_equal(harness_rows_text(&r, 0), "8#1 i0 /on-demand w 5-0 running exit=-1 items=0 cp=- why=-");
+	r = (struct harness_rows){0};
+	STORE_OK(h, store_attempts(h->st, 7, see_attempt, &r));
+	assert_string_equal(harness_rows_text(&r, 0),
+			    "7#1 i3 g5/spot i-3 100-200 failed exit=3 items=4 cp=tok why=exit status 3 | "
+			    "7#2 i0 /on-demand manual-1 300-0 running exit=-1 items=0 cp=tok why=-");
+	assert_walk_stops(r, store_attempts(h->st, 7, see_attempt, &r));
+}
+
 /* ---- walks ---- */
 
 /* Every walk over jobs, of two rows or more: a callback's nonzero return
@@ -895,6 +984,7 @@ int main(void)
 		T(update_of_a_missing_job_fails),
 		T(get_by_team_and_key),
 		T(next_ready_order),
+		T(next_ready_is_the_policy_order),
 		T(next_ready_filters),
 		T(job_list_filters_and_pages),
 		T(jobs_leased_on_an_instance),
@@ -905,6 +995,7 @@ int main(void)
 		T(recent_durations_of_succeeded_jobs),
 		T(dead_letters_per_lane_since),
 		T(callback_stops_every_job_walk),
+		T(attempts_begin_end_and_walk),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
