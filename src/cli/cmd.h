@@ -46,6 +46,7 @@ int cmd_store(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
 int cmd_fleet(int argc, char **argv);
 int cmd_decisions(int argc, char **argv);
 int cmd_teams(int argc, char **argv);

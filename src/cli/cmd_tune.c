@@ -6,6 +6,7 @@
 
 #include "cli/cmd.h"
 #include "cli/simcli.h"
+#include "cli/tune_history.h"
 #include "common/mem.h"
 #include "sim/simout.h"
 #include "sim/tune.h"
@@ -16,6 +17,9 @@ struct tune_args {
 	const char *write_path; /* --write */
 	int jobs;               /* --jobs; 0: the online CPUs */
 	int exhaustive;         /* --exhaustive */
+	int64_t history;        /* --history: Unix seconds; 0: a trace file instead */
+	int publish;            /* --publish */
+	struct client_args conn; /* the serve --history reads */
 };
 
 static const struct option_spec options[] = {
@@ -28,11 +32,20 @@ static const struct option_spec options[] = {
 	 "replays at once, on as many threads (default: the online CPUs)", .min = 1, .max = 1024},
 	{"exhaustive", 0, OPTION_FLAG, NULL, OPTION_AT(struct tune_args, exhaustive),
 	 "replay every point of the grid, not the search"},
+	{"history", 0, OPTION_CALL, "WHEN", OPTION_AT(struct tune_args, history),
+	 "tune on serve's own jobs that finished since WHEN (30d,\n"
+	 "@UNIX_SECONDS, YYYY-MM-DD) in place of a trace, and print\n"
+	 "what the running settings (--offers: serve's config) did",
+	 .parse = history_when},
+	{"publish", 0, OPTION_FLAG, NULL, OPTION_AT(struct tune_args, publish),
+	 "with --history: keep the comparison in serve for its\ndashboard (an admin token)"},
 	{.kind = OPTION_GROUP, .group = simcli_options, .at = OPTION_AT(struct tune_args, sim)},
+	{.kind = OPTION_GROUP, .group = cli_server_options, .at = OPTION_AT(struct tune_args, conn)},
 	{0},
 };
 
-static const struct usage usage = {"ebb tune TRACE --wait-p95 S [OPTIONS]",
+static const struct usage usage = {"ebb tune TRACE --wait-p95 S [OPTIONS]\n"
+	"ebb tune --history WHEN --offers CONFIG --wait-p95 S [OPTIONS]",
 	"Sweeps the knobs of ebb's policy and of each baseline over a trace, prints each\n"
 	"one's cost against p95-wait frontier and ebb's cost against the best baseline at\n"
 	"the same p95 or shorter (and against keda's defaults, the clairvoyant and the\n"
@@ -228,19 +241,45 @@ static void draw_progress(const struct tune_progress *p, void *arg)
 	fflush(stderr);
 }
 
+/* The trace: the word, or serve's history into h. OPTIONS_GO_ON, or the
+ * exit code. */
+static int load(struct tune_args *a, int argc, char **argv, struct tune_history *h, struct trace *tr)
+{
+	struct simcli *cli = &a->sim;
+	int rc;
+
+	if ((rc = simcli_parse(cli, &usage, a, argc, argv)) != OPTIONS_GO_ON)
+		return rc;
+	if (!a->history) {
+		if (a->publish)
+			return options_usage_error(argv[0], "--publish needs --history");
+		if (optind == argc)
+			return options_usage_error(argv[0], "expected one trace file, or --history WHEN");
+		return simcli_load(cli, argv[optind], tr) == 0 ? OPTIONS_GO_ON : 1;
+	}
+	if (optind < argc)
+		return options_usage_error(argv[0], "give a trace file or --history, not both");
+	if (tune_history_fetch(h, argv[0], &a->conn, a->history) != 0)
+		return 1;
+	return simcli_load(cli, h->path, tr) == 0 ? OPTIONS_GO_ON : 1;
+}
+
 int cmd_tune(int argc, char **argv)
 {
 	struct tune_args a = {.write_path = NULL};
 	struct simcli *cli = &a.sim;
 	struct progress_line line = {0};
 	struct tune_options to = {0};
+	struct tune_history h = {.path = ""};
 	struct tune t;
 	struct trace tr;
 	char err[600];
 	int rc;
 
-	if ((rc = simcli_start(cli, &usage, &a, argc, argv, &tr)) != OPTIONS_GO_ON)
+	if ((rc = load(&a, argc, argv, &h, &tr)) != OPTIONS_GO_ON) {
+		tune_history_done(&h);
 		return rc;
+	}
 	to.jobs = a.jobs ? a.jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
 	to.exhaustive = a.exhaustive;
 	if (isatty(STDERR_FILENO)) { /* scripts and tests see the output unchanged */
@@ -250,8 +289,9 @@ int cmd_tune(int argc, char **argv)
 	rc = tune_run(&tr, &cli->o, cli->offers, a.wait, &to, &t, err, sizeof err);
 	if (to.progress)
 		fprintf(stderr, "\r\033[K");
-	if (rc != 0) {
+	if (rc != 0 || (a.history && tune_history_replay(&h, &tr, cli, err, sizeof err) != 0)) {
 		fprintf(stderr, "ebb tune: %s\n", err);
+		tune_history_done(&h);
 		trace_free(&tr);
 		return 1;
 	}
@@ -260,6 +300,8 @@ int cmd_tune(int argc, char **argv)
 			" (`ebb sim --policy` on one says why), %s the first\n", t.partial, t.partial_spec);
 	if (cli->json) {
 		json_t *j = tune_json(&t, a.wait, (double)cli->o.offers[0].boot_ms / 1000.0);
+		if (a.history)
+			json_object_set_new(j, "history", tune_history_json(&h, &t));
 		json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
 		fputc('\n', stdout);
 		json_decref(j);
@@ -272,12 +314,17 @@ int cmd_tune(int argc, char **argv)
 			printf("\n%s", t.fragment);
 		else
 			printf("\nno setting of ebb reaches a p95 wait of %.0f s on this trace\n", a.wait);
+		if (a.history)
+			tune_history_print(&h, &t, stdout);
 	}
 	rc = a.write_path ? write_fragment(&t, a.write_path) : 0;
+	if (a.publish && tune_history_publish(&h, &t, argv[0], &a.conn) != 0)
+		rc = 1;
 	if (cli->plot && simout_frontier_plot(&t, cli->plot, err, sizeof err) != 0) {
 		fprintf(stderr, "ebb tune: %s\n", err);
 		rc = 1;
 	}
+	tune_history_done(&h);
 	tune_free(&t);
 	trace_free(&tr);
 	return rc;

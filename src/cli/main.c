@@ -25,6 +25,7 @@ const struct command commands[] = {
 	{"worker", cmd_worker, "run the agent that leases and runs jobs on an instance"},
 	{"sim", cmd_sim, "replay a job trace against ebb's policy and the usual ones"},
 	{"tune", cmd_tune, "sweep the policies' settings over a trace; recommend ebb's"},
+	{"trace", cmd_trace, "write serve's succeeded jobs as a trace for sim and tune: trace export [--since WHEN]"},
 	{"config", cmd_config, "check a config file, or print the example config"},
 	{"store", cmd_store, "copy a SQLite store into an empty PostgreSQL database: store copy --from sqlite:DIR --to postgres:URL"},
 	{"status", cmd_status, "which serve answered (of several: the leader), its role and its store"},

@@ -85,8 +85,7 @@ static int no_jobs(const struct simcli *c, const char *trace_path, const struct 
 	return 1;
 }
 
-/* The trace and the offers; 0, or 1 after a message. */
-static int load(struct simcli *c, const char *trace_path, struct trace *t)
+int simcli_load(struct simcli *c, const char *trace_path, struct trace *t)
 {
 	char err[600];
 	size_t n;
@@ -114,18 +113,23 @@ static int load(struct simcli *c, const char *trace_path, struct trace *t)
 	return 0;
 }
 
-int simcli_start(struct simcli *c, const struct usage *u, void *args, int argc, char **argv, struct trace *t)
+int simcli_parse(struct simcli *c, const struct usage *u, void *args, int argc, char **argv)
 {
-	int rc;
-
 	/* What "not given" means; the defaults are the table's. */
 	memset(c, 0, sizeof *c);
 	c->name = argv[0];
 	c->to_s = INFINITY;
 	c->o.plugins = &cmd_plugins;
-	if ((rc = options_parse(u, args, argc, argv)) != OPTIONS_GO_ON)
+	return options_parse(u, args, argc, argv);
+}
+
+int simcli_start(struct simcli *c, const struct usage *u, void *args, int argc, char **argv, struct trace *t)
+{
+	int rc;
+
+	if ((rc = simcli_parse(c, u, args, argc, argv)) != OPTIONS_GO_ON)
 		return rc;
 	if (optind == argc)
 		return options_usage_error(argv[0], "expected one trace file");
-	return load(c, argv[optind], t) == 0 ? OPTIONS_GO_ON : 1;
+	return simcli_load(c, argv[optind], t) == 0 ? OPTIONS_GO_ON : 1;
 }

@@ -34,5 +34,10 @@ extern const struct option_spec simcli_options[];
  * one word names and the offers. Returns OPTIONS_GO_ON with *t loaded,
  * else the exit code, after a message. */
 int simcli_start(struct simcli *c, const struct usage *u, void *args, int argc, char **argv, struct trace *t);
+/* Its two halves, for a command whose trace is not a word (`ebb tune
+ * --history`): the parse, which returns as options_parse; and the load
+ * of the trace at trace_path and the offers, 0 or 1 after a message. */
+int simcli_parse(struct simcli *c, const struct usage *u, void *args, int argc, char **argv);
+int simcli_load(struct simcli *c, const char *trace_path, struct trace *t);
 
 #endif

@@ -38,6 +38,7 @@ static const struct route routes[] = {
 	{"POST", "/v1/jobs", SUBMIT, api_submit, 1},
 	{"GET", "/v1/jobs", SUBMIT, api_list},
 	{"GET", "/v1/jobs/{id}", SUBMIT | WORKER, api_get},
+	{"GET", "/v1/history", SUBMIT, api_history},
 	{"POST", "/v1/jobs/{id}/cancel", SUBMIT, api_cancel},
 	{"POST", "/v1/jobs/{id}/requeue", SUBMIT, api_requeue},
 	{"POST", "/v1/jobs/{id}/heartbeat", WORKER, api_heartbeat},
@@ -66,6 +67,7 @@ static const struct route routes[] = {
 	{"POST", "/v1/fleet/{id}/reclaim", ADMIN, api_reclaim},
 	{"GET", "/v1/fleet/{id}/notice", WORKER, api_notice},
 	{"POST", "/v1/admin/clock", ADMIN, api_clock},
+	{"POST", "/v1/admin/tuning", ADMIN, api_tuning_publish},
 	{NULL, NULL, 0, NULL},
 };
 

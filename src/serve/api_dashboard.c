@@ -125,7 +125,7 @@ int api_dashboard(struct api_call *c)
 {
 	struct api *a = c->api;
 	struct snapshot *x = mem_alloc(sizeof *x);
-	json_t *decisions = json_array();
+	json_t *decisions = json_array(), *tuning = NULL;
 	struct team_state ts = {0};
 	struct ebb_error err;
 	int rc;
@@ -138,18 +138,21 @@ int api_dashboard(struct api_call *c)
 	if ((rc = snapshot_take(x, &a->snap)) == 0 &&
 	    (rc = store_decision_list(a->store, DECISIONS, add_decision, decisions)) == 0)
 		rc = team_state_read(&ts, a->store, a->cfg, x->now_ms);
+	if (rc == 0)
+		rc = api_tuning_last(c, &tuning);
 	if (rc != 0) {
+		json_decref(tuning);
 		team_state_free(&ts);
 		free(x);
 		json_decref(decisions);
 		return api_store_failed(c);
 	}
 	request_reply(c->req, 200,
-		      json_pack("{s:f, s:o, s:o, s:{s:o, s:o, s:o}, s:o, s:o, s:o, s:o}", "at", (double)x->now_ms / 1000.0,
+		      json_pack("{s:f, s:o, s:o, s:{s:o, s:o, s:o}, s:o, s:o, s:o, s:o, s:o}", "at", (double)x->now_ms / 1000.0,
 				"queue", queue_json(x), "fleet", fleet_json(x), "money", "today",
 				money_json(&x->money[SNAP_TODAY]), "month", money_json(&x->money[SNAP_MONTH]), "all",
 				money_json(&x->money[SNAP_ALL]), "alerts", firing(a), "decisions", decisions, "teams",
-				teams_json(x, &ts), "history", history_json(a->history)));
+				teams_json(x, &ts), "history", history_json(a->history), "tuning", tuning));
 	team_state_free(&ts);
 	free(x);
 	return 0;

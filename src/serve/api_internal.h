@@ -43,7 +43,8 @@ extern const struct field api_no_fields[];
 /* Each endpoint's body fields, which its handler checks with api_body. */
 extern const struct field api_submit_fields[], api_lease_fields[], api_heartbeat_fields[],
 	api_checkpoint_fields[], api_complete_fields[], api_fail_fields[], api_interrupt_fields[],
-	api_register_fields[], api_leave_fields[], api_clock_fields[], api_team_budget_fields[];
+	api_register_fields[], api_leave_fields[], api_clock_fields[], api_team_budget_fields[],
+	api_tuning_fields[];
 /* The route pattern ("/v1/jobs/{id}/cancel") for method and path, with
  * its {id} in *id and *status 200; or NULL with *status 404 (no such
  * path) or 405 (the path has routes, not for method). */
@@ -68,6 +69,14 @@ int api_submit_job(struct api_call *c, json_t *body, struct job *job, int *exist
 /* POST /v1/jobs with an array of jobs (api_submit_array.c). */
 int api_submit_array(struct api_call *c);
 int api_list(struct api_call *c);
+/* GET /v1/history: succeeded jobs as trace rows (api_history.c). */
+int api_history(struct api_call *c);
+/* POST /v1/admin/tuning: keeps the comparison `ebb tune --history
+ * --publish` sends (api_tuning.c). */
+int api_tuning_publish(struct api_call *c);
+/* The last one kept, {published_at, comparison}, or JSON null before any
+ * (NULL out of memory); 0, or -1 on a store error. */
+int api_tuning_last(struct api_call *c, json_t **out);
 int api_get(struct api_call *c);
 int api_cancel(struct api_call *c);
 int api_requeue(struct api_call *c);

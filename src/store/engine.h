@@ -179,6 +179,8 @@ struct store_engine {
 	int (*log_lines)(struct store *st, int64_t job, int attempt, int64_t after, int limit, int last,
 			 log_line_cb cb, void *arg);
 	int (*log_delete)(struct store *st, int64_t job, int attempt, int64_t after, int64_t upto);
+	int (*tuning_set)(struct store *st, const struct tuning_row *t);
+	int (*tunings)(struct store *st, tuning_cb cb, void *arg);
 
 	int (*attempt_put)(struct store *st, const struct attempt *a);
 	int (*attempts)(struct store *st, int64_t job, attempt_cb cb, void *arg);
@@ -223,6 +225,7 @@ struct store_engine {
 	STORE_ENGINE_OP(team_budget_set), STORE_ENGINE_OP(team_budgets), STORE_ENGINE_OP(log_meta),        \
 	STORE_ENGINE_OP(log_meta_put), STORE_ENGINE_OP(log_metas_oldest), STORE_ENGINE_OP(log_meta_delete), \
 	STORE_ENGINE_OP(log_total), STORE_ENGINE_OP(log_insert), STORE_ENGINE_OP(log_lines),               \
-	STORE_ENGINE_OP(log_delete), STORE_ENGINE_OP(attempt_put), STORE_ENGINE_OP(attempts)
+	STORE_ENGINE_OP(log_delete), STORE_ENGINE_OP(attempt_put), STORE_ENGINE_OP(attempts), STORE_ENGINE_OP(tuning_set),   \
+	STORE_ENGINE_OP(tunings)
 
 #endif

@@ -137,6 +137,9 @@ static const char *const migrations[] = {
 	" offer TEXT NOT NULL, market TEXT NOT NULL, worker TEXT NOT NULL, started_at BIGINT NOT NULL,"
 	" ended_at BIGINT NOT NULL, outcome TEXT NOT NULL, exit INTEGER NOT NULL, items_done BIGINT NOT NULL,"
 	" checkpoint TEXT, reason TEXT, PRIMARY KEY (job_id, attempt));",
+	/* 7: SQLite's 13: the last comparison `ebb tune --history --publish`
+	 * sent, for the dashboard */
+	"CREATE TABLE tunings (name TEXT PRIMARY KEY, body TEXT NOT NULL, published_at BIGINT NOT NULL);",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -188,6 +191,7 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_LIST] = "SELECT {jobs} FROM jobs WHERE id > $5"
 		   " AND ($1::text IS NULL OR state = $1) AND ($2::text IS NULL OR lane = $2)"
 		   " AND ($3::text IS NULL OR team = $3) AND ($4::text IS NULL OR type = $4)"
+		   " AND ($7::bigint = 0 OR finished_at >= $7) AND ($8::bigint = 0 OR finished_at < $8)"
 		   " ORDER BY id LIMIT $6",
 	[S_LEASED_ON] = "SELECT id, GREATEST(gpus, 1) FROM jobs WHERE state = 'leased' AND instance_id = $1"
 			" ORDER BY id LIMIT $2",
@@ -243,6 +247,7 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_BUDGETS] = "SELECT {team_budgets} FROM team_budgets ORDER BY " C_ORDER("team"),
 	/* SUM of bigints is numeric. */
 	[S_LOG_TOTAL] = "SELECT COALESCE(SUM(bytes), 0)::bigint FROM job_log_meta",
+	[S_TUNINGS] = "SELECT {tunings} FROM tunings ORDER BY " C_ORDER("name"),
 	/* The database's clock, and who leads: what several serves share. */
 	[S_NOW] = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
 	/* The session that holds SERVE_LOCK (one key of 64 bits: its low
@@ -999,6 +1004,8 @@ static int op_job_list(struct store *base, const struct job_filter *f, job_cb cb
 	pg_args_text(&a, f->type);
 	pg_args_int(&a, f->after_id);
 	pg_args_limit(&a, f->limit);
+	pg_args_int(&a, f->finished_from_ms);
+	pg_args_int(&a, f->finished_to_ms);
 	return walk(impl(base), S_LIST, &a, &schema_jobs, (union schema_cb){.job = cb}, arg);
 }
 
@@ -1290,6 +1297,16 @@ static int op_team_budget_set(struct store *base, const struct team_budget *b)
 static int op_team_budgets(struct store *base, team_budget_cb cb, void *arg)
 {
 	return walk(impl(base), S_BUDGETS, NULL, &schema_team_budgets, (union schema_cb){.team_budget = cb}, arg);
+}
+
+static int op_tuning_set(struct store *base, const struct tuning_row *t)
+{
+	return insert(impl(base), S_TUNING_SET, &schema_tunings, t, NULL);
+}
+
+static int op_tunings(struct store *base, tuning_cb cb, void *arg)
+{
+	return walk(impl(base), S_TUNINGS, NULL, &schema_tunings, (union schema_cb){.tuning = cb}, arg);
 }
 
 /* ---- open and close ---- */

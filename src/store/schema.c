@@ -317,11 +317,23 @@ const struct schema_table schema_job_log_meta = {
 	"COUNT(*), COALESCE(SUM(next_seq), 0), COALESCE(SUM(bytes), 0), COALESCE(SUM(dropped + trimmed), 0)",
 };
 
+static const struct schema_column tuning_columns[] = {
+	COLUMN(struct tuning_row, "name", BORROWED, name, 0),
+	COLUMN(struct tuning_row, "body", BORROWED, body, 0),
+	COLUMN(struct tuning_row, "published_at", INT64, published_ms, 0),
+};
+
+static int emit_tuning(union schema_cb cb, void *arg, void *row) { return cb.tuning(arg, row); }
+
+const struct schema_table schema_tunings = {
+	"tunings", COLUMNS(tuning_columns, struct tuning_row), emit_tuning, "COUNT(*)",
+};
+
 /* More entries than SCHEMA_NTABLES do not compile. */
 const struct schema_table *const schema_tables[] = {
 	&schema_jobs, &schema_attempts, &schema_instances, &schema_instance_events, &schema_decisions,
 	&schema_segments, &schema_offer_stats, &schema_ledger_sums, &schema_alerts, &schema_team_budgets,
-	&schema_job_logs, &schema_job_log_meta, NULL,
+	&schema_job_logs, &schema_job_log_meta, &schema_tunings, NULL,
 };
 
 /* ---- the rows of the other queries ---- */

@@ -60,6 +60,7 @@ union schema_cb {
 	log_line_cb log_line;
 	log_meta_cb log_meta;
 	attempt_cb attempt;
+	tuning_cb tuning;
 	demand_cb demand;
 	arrival_cb arrival;
 	duration_cb duration;
@@ -86,9 +87,9 @@ struct schema_table {
 
 extern const struct schema_table schema_jobs, schema_attempts, schema_instances, schema_instance_events,
 	schema_decisions, schema_segments, schema_offer_stats, schema_ledger_sums, schema_alerts, schema_team_budgets,
-	schema_job_logs, schema_job_log_meta;
+	schema_job_logs, schema_job_log_meta, schema_tunings;
 /* Every table but the schema's version, parents first; NULL-terminated. */
-#define SCHEMA_NTABLES 12
+#define SCHEMA_NTABLES 13
 extern const struct schema_table *const schema_tables[SCHEMA_NTABLES + 1];
 
 /* The rows of the queries that are no table, in their SELECT's order:

@@ -66,6 +66,8 @@ static const char *const common[S_COUNT] = {
 			  " DO UPDATE SET ended_at = ?8, outcome = ?9, exit = ?10, items_done = ?11, checkpoint = ?12,"
 			  " reason = ?13",
 	[S_ATTEMPTS] = "SELECT {job_attempts} FROM job_attempts WHERE job_id = ?1 ORDER BY attempt",
+	[S_TUNING_SET] = "INSERT INTO tunings VALUES ({tunings:marks}) ON CONFLICT (name) DO UPDATE"
+			 " SET body = ?2, published_at = ?3",
 };
 
 /* An update's "name = ?2, ...": the id is ?1. */

@@ -162,6 +162,9 @@ static const char *const migrations[] = {
 	" offer TEXT NOT NULL, market TEXT NOT NULL, worker TEXT NOT NULL, started_at INTEGER NOT NULL,"
 	" ended_at INTEGER NOT NULL, outcome TEXT NOT NULL, exit INTEGER NOT NULL, items_done INTEGER NOT NULL,"
 	" checkpoint TEXT, reason TEXT, PRIMARY KEY (job_id, attempt)) WITHOUT ROWID;",
+	/* 13: the last comparison `ebb tune --history --publish` sent, for
+	 * the dashboard */
+	"CREATE TABLE tunings (name TEXT PRIMARY KEY, body TEXT NOT NULL, published_at INTEGER NOT NULL) WITHOUT ROWID;",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -191,6 +194,7 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_LIST] = "SELECT {jobs} FROM jobs WHERE id > ?5"
 		   " AND (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR lane = ?2)"
 		   " AND (?3 IS NULL OR team = ?3) AND (?4 IS NULL OR type = ?4)"
+		   " AND (?7 = 0 OR finished_at >= ?7) AND (?8 = 0 OR finished_at < ?8)"
 		   " ORDER BY id LIMIT ?6",
 	[S_LEASED_ON] = "SELECT id, MAX(gpus, 1) FROM jobs WHERE state = 'leased' AND instance_id = ?1 ORDER BY id"
 			" LIMIT ?2",
@@ -234,6 +238,7 @@ static const char *const stmt_sql[S_COUNT] = {
 		   " WHERE state = 'dead' AND finished_at >= ?1 GROUP BY lane ORDER BY lane",
 	[S_ALERTS] = "SELECT {alerts} FROM alerts ORDER BY key",
 	[S_BUDGETS] = "SELECT {team_budgets} FROM team_budgets ORDER BY team",
+	[S_TUNINGS] = "SELECT {tunings} FROM tunings ORDER BY name",
 };
 
 struct sqlite_store {
@@ -503,6 +508,8 @@ static int op_job_list(struct store *base, const struct job_filter *f, job_cb cb
 	bind_text(st, 4, f->type);
 	sqlite3_bind_int64(st, 5, f->after_id);
 	sqlite3_bind_int(st, 6, f->limit);
+	sqlite3_bind_int64(st, 7, f->finished_from_ms);
+	sqlite3_bind_int64(st, 8, f->finished_to_ms);
 	return walk(impl(base), S_LIST, &schema_jobs, (union schema_cb){.job = cb}, arg);
 }
 
@@ -756,6 +763,16 @@ static int op_attempts(struct store *base, int64_t job, attempt_cb cb, void *arg
 {
 	sqlite3_bind_int64(impl(base)->stmt[S_ATTEMPTS], 1, job);
 	return walk(impl(base), S_ATTEMPTS, &schema_attempts, (union schema_cb){.attempt = cb}, arg);
+}
+
+static int op_tuning_set(struct store *base, const struct tuning_row *t)
+{
+	return insert(impl(base), S_TUNING_SET, &schema_tunings, t, NULL);
+}
+
+static int op_tunings(struct store *base, tuning_cb cb, void *arg)
+{
+	return walk(impl(base), S_TUNINGS, &schema_tunings, (union schema_cb){.tuning = cb}, arg);
 }
 
 /* ---- open and close ---- */

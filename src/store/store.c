@@ -589,3 +589,15 @@ int store_log_delete(struct store *st, int64_t job, int attempt, int64_t after, 
 {
 	return ENGINE(st, log_delete(st, job, attempt, after, upto));
 }
+
+/* ---- the published tuning ---- */
+
+int store_tuning_set(struct store *st, const struct tuning_row *t)
+{
+	return ENGINE(st, tuning_set(st, t));
+}
+
+int store_tunings(struct store *st, tuning_cb cb, void *arg)
+{
+	return ENGINE(st, tunings(st, cb, arg));
+}

@@ -52,6 +52,8 @@ struct job_filter {
 	const char *lane, *team, *type;
 	int64_t after_id; /* ids greater than this, ascending */
 	int limit;
+	/* Finished at or after from, before to; 0: no bound. */
+	int64_t finished_from_ms, finished_to_ms;
 };
 
 
@@ -188,6 +190,14 @@ struct attempt {
 	char *reason;     /* why it failed or ended; NULL: none */
 };
 
+/* The last comparison `ebb tune --history --publish` sent (its JSON
+ * text), for the dashboard (docs/SIMULATION.md). */
+struct tuning_row {
+	const char *name; /* "last": the one row */
+	const char *body;
+	int64_t published_ms;
+};
+
 /* An alert that is pending or firing (serve/alerts.c), kept so that it
  * outlives a restart of serve. */
 struct alert_row {
@@ -249,6 +259,7 @@ typedef int (*team_budget_cb)(void *arg, const struct team_budget *b);
 typedef int (*log_line_cb)(void *arg, const struct log_line *l);
 typedef int (*log_meta_cb)(void *arg, const struct log_meta *m);
 typedef int (*attempt_cb)(void *arg, const struct attempt *a);
+typedef int (*tuning_cb)(void *arg, const struct tuning_row *t);
 
 /* The engines' shares of the configuration, for struct conf_plugins. */
 extern const struct conf_plugin *const store_plugins[];
@@ -435,5 +446,10 @@ int store_log_lines(struct store *st, int64_t job, int attempt, int64_t after, i
 		    void *arg) STORE_CHECK;
 /* Deletes the attempt's lines with seq in (after, upto]. */
 int store_log_delete(struct store *st, int64_t job, int attempt, int64_t after, int64_t upto) STORE_CHECK;
+/* ---- the published tuning ---- */
+/* Writes the row of its name, made if new. */
+int store_tuning_set(struct store *st, const struct tuning_row *t) STORE_CHECK;
+/* The rows, by name (none before a publish). */
+int store_tunings(struct store *st, tuning_cb cb, void *arg) STORE_CHECK;
 
 #endif

@@ -11,7 +11,7 @@
 static const struct field *const tables[] = {
 	api_submit_fields, api_lease_fields, api_heartbeat_fields, api_checkpoint_fields,
 	api_complete_fields, api_fail_fields, api_interrupt_fields, api_register_fields,
-	api_leave_fields, api_clock_fields, api_team_budget_fields, api_no_fields,
+	api_leave_fields, api_clock_fields, api_team_budget_fields, api_tuning_fields, api_no_fields,
 };
 #define NTABLES (sizeof tables / sizeof tables[0])
 

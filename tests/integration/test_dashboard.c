@@ -175,6 +175,20 @@ static void the_page_against_the_api(void **state)
 	wait_text(s, c, lane_cell("standard", 2), "3");
 	wait_text(s, c, "#teams tr[data-team=\"cv\"] td:nth-child(2)", "1");
 
+	/* A comparison `ebb tune --history --publish` sent (test_history
+	 * sends a real one): its panel shows, hidden until then. */
+	assert_true(cdp_eval_true(c, "document.getElementById('tuning-section').hidden"));
+	json_decref(harness_call_ok(s, "POST", "/v1/admin/tuning",
+				    "{\"comparison\": {\"since\": 1764288000, \"team\": null, \"origin\": 1764288000,"
+				    " \"jobs\": 812, \"recommended\": {\"policy\": \"ebb:idle_timeout=120s\","
+				    " \"cost_usd\": 41.5, \"wait_p95_s\": 250}, \"running_replayed\": {\"cost_usd\": 52.25,"
+				    " \"wait_p95_s\": 130}, \"running_actual\": {\"cost_usd\": null, \"wait_p95_s\": 95}}}",
+				    200));
+	wait_text(s, c, "#tuning tr[data-settings=\"running-replayed\"] td:nth-child(2)", "$52.25");
+	wait_text(s, c, "#tuning tr[data-settings=\"recommended\"] td:nth-child(3)", "4 m 10 s");
+	wait_text(s, c, "#tuning tr[data-settings=\"running-actual\"] td:nth-child(2)", "-");
+	assert_contains(text_of(c, "#tuning-sum", buf, sizeof buf), "812 jobs finished since 2025-11-28");
+
 	/* Typed once: a new load does not ask again. */
 	cdp_navigate(c, harness_fmt("%s/", s->url));
 	WAIT_FOR(s, 15000, !cdp_eval_true(c, "document.getElementById('board').hidden"),

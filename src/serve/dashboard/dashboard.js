@@ -99,6 +99,22 @@ function showTables(d) {
         {team: t.name})));
 }
 
+// What `ebb tune --history --publish` last sent: the recommendation
+// beside the running settings over the same jobs (docs/SIMULATION.md).
+function showTuning(t) {
+  $("tuning-section").hidden = t === null;
+  if (t === null) return;
+  const c = t.comparison, line = (name, x, key) =>
+    row([name, usd(x.cost_usd), span(x.wait_p95_s)], {settings: key});
+  const rows = [];
+  if (c.recommended) rows.push(line("recommended: " + c.recommended.policy + ", replayed", c.recommended, "recommended"));
+  rows.push(line("running, replayed", c.running_replayed, "running-replayed"));
+  rows.push(line("running, in fact", c.running_actual, "running-actual"));
+  fill($("tuning").tBodies[0], rows);
+  set("tuning-sum", c.jobs + " jobs finished since " + new Date(c.since * 1000).toISOString().slice(0, 10) +
+      (c.team ? " (team " + c.team + ")" : "") + ", published " + clock(t.published_at));
+}
+
 // Queued, running and instances over the samples of the last hours and
 // now, as step lines scaled to the largest value.
 function showChart(h, now) {
@@ -129,6 +145,7 @@ function show(d) {
   showLists(d);
   showTables(d);
   showChart(d.history, [d.at, d.queue.queued, d.queue.leased, d.fleet.live]);
+  showTuning(d.tuning);
   set("updated", "updated " + clock(d.at));
   set("status", "instances: " + d.fleet.live + ", queued: " + d.queue.queued);
   showView("board");
