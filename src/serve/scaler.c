@@ -363,11 +363,11 @@ static int reconcile(struct scaler *sc, const struct listed *l)
 	return reconcile_run(&r, l->items, l->n, on_terminated, sc);
 }
 
-static int was_stuck(const struct scaler *sc, const struct plan_class *c)
+/* Whether c's lane and needs are among v[0..n). */
+static int stuck_among(const struct stuck *v, int n, const struct plan_class *c)
 {
-	for (int k = 0; k < sc->nstuck; k++) {
-		const struct stuck *u = &sc->stuck[k];
-		if (strcmp(u->lane, c->lane) == 0 && u->gpus == c->gpus && u->min_vram_gb == c->min_vram_gb)
+	for (int k = 0; k < n; k++) {
+		if (strcmp(v[k].lane, c->lane) == 0 && v[k].gpus == c->gpus && v[k].min_vram_gb == c->min_vram_gb)
 			return 1;
 	}
 	return 0;
@@ -387,21 +387,16 @@ static int flag_unplaceable(struct scaler *sc, const struct decision_now *d)
 	for (int k = 0; k < d->view.nclasses && rc == 0; k++) {
 		const struct plan_class *c = &d->view.classes[k];
 		char why[200], reason[400];
-		int seen = 0;
 
 		if (placeable(d->offers, d->noffers, d->view.records, d->view.nfleet, c->gpus, c->min_vram_gb, why,
-			      sizeof why))
-			continue;
-		for (int j = 0; j < n && !seen; j++)
-			seen = strcmp(now[j].lane, c->lane) == 0 && now[j].gpus == c->gpus &&
-			       now[j].min_vram_gb == c->min_vram_gb;
-		if (seen || n == (int)(sizeof now / sizeof *now))
+			      sizeof why) ||
+		    stuck_among(now, n, c) || n == (int)(sizeof now / sizeof *now))
 			continue;
 		snprintf(now[n].lane, sizeof now[n].lane, "%s", c->lane);
 		now[n].gpus = c->gpus;
 		now[n].min_vram_gb = c->min_vram_gb;
 		n++;
-		if (was_stuck(sc, c))
+		if (stuck_among(sc->stuck, sc->nstuck, c))
 			continue;
 		snprintf(reason, sizeof reason, "lane %s: queued jobs of %d GPU(s) with %d GB each that nothing can run: %s",
 			 c->lane, c->gpus, c->min_vram_gb, why);
