@@ -136,21 +136,11 @@ function fieldRow([name, value]) {
   return tr;
 }
 
-// A job's attempts, every lease of it: its `runs` (its `attempts` being
-// the count), or an `attempts` array as contracts-27.md first had them;
-// null from an ebb that lists none.
-function attemptsOf(j) {
-  if (Array.isArray(j.runs)) return j.runs;
-  return Array.isArray(j.attempts) ? j.attempts : null;
-}
-
+// A job's attempts, every lease of it: its `runs` (its `attempts` is
+// the count), served by the same ebb as this page.
 function showAttempts(j, shown) {
-  const list = attemptsOf(j);
-  $("attempts").hidden = !list || list.length === 0;
-  if (!list) {
-    set("attempts-note", "This ebb does not list a job's attempts; it counts " + j.attempts + ".");
-    return;
-  }
+  const list = j.runs || [];
+  $("attempts").hidden = list.length === 0;
   set("attempts-note", list.length ? "" : "None yet: the job has not run.");
   fill($("attempts").tBodies[0], list.map((a) => {
     const tr = linkCell(row([a.attempt, a.worker, a.instance ?? "-", a.offer ? a.offer + " " + (a.market || "") : "-",
