@@ -50,11 +50,13 @@ int tune_history_fetch(struct tune_history *h, const char *name, const struct cl
 {
 	struct cli cli = {.name = name, .conn = *conn, .query = json_object()};
 	FILE *f;
-	int fd, rc;
+	int fd = -1, rc;
+	/* Where the user keeps temporary files, as mktemp(1) does. */
+	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 
 	*h = (struct tune_history){.since = since, .actual_cost_usd = -1};
-	snprintf(h->path, sizeof h->path, "/tmp/ebb-history-XXXXXX");
-	if ((fd = mkstemp(h->path)) < 0 || !(f = fdopen(fd, "w"))) {
+	rc = snprintf(h->path, sizeof h->path, "%s/ebb-history-XXXXXX", tmp);
+	if (rc < 0 || (size_t)rc >= sizeof h->path || (fd = mkstemp(h->path)) < 0 || !(f = fdopen(fd, "w"))) {
 		fprintf(stderr, "%s: %s: cannot make a temporary file\n", name, h->path);
 		if (fd >= 0)
 			close(fd);

@@ -14,7 +14,7 @@
 #include "sim/tune.h"
 
 struct tune_history {
-	char path[64]; /* the trace, a temporary file; "" once removed */
+	char path[512]; /* the trace, a temporary file; "" once removed */
 	int64_t since; /* Unix seconds */
 	struct history_facts facts;
 	double actual_cost_usd; /* the ledger's since then; < 0: not known */
