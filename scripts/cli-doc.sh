@@ -53,6 +53,12 @@ INTRO
 		printf '\n## ebb %s\n\n```\n' "$c"
 		"$ebb" "$c" --help
 		printf '```\n'
+		# The subcommands with a help of their own.
+		if [ "$c" = store ]; then
+			printf '\n## ebb store check\n\n```\n'
+			"$ebb" store check --help
+			printf '```\n'
+		fi
 	done
 } > "$out"
 echo "wrote $out"

@@ -43,6 +43,7 @@ int cmd_requeue(int argc, char **argv);
 int cmd_workers(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_store(int argc, char **argv);
+int cmd_store_check(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
 int cmd_tune(int argc, char **argv);

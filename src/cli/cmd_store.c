@@ -1,5 +1,6 @@
 /* `ebb store copy --from sqlite:DIR --to postgres:URL`: a SQLite store
- * into an empty PostgreSQL database (store/copy.h). */
+ * into an empty PostgreSQL database (store/copy.h); `ebb store check` is
+ * cmd_store_check.c's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,19 +50,29 @@ static const struct option_spec options[] = {
 	{0},
 };
 
-static const struct usage usage = {"ebb store copy --from sqlite:DIR --to postgres:URL", NULL, options, .max_words = 1};
+static const struct usage usage = {"ebb store copy --from sqlite:DIR --to postgres:URL", NULL, options,
+	"`ebb store check` compares the tallies serve keeps with a count of the jobs\n"
+	"(see 'ebb store check --help').",
+	.max_words = 1};
 
 int cmd_store(int argc, char **argv)
 {
 	struct store_args a = {0};
 	struct config src, dst;
 	char err[1024];
-	int rc = options_parse(&usage, &a, argc, argv);
+	int rc;
 
-	if (rc != OPTIONS_GO_ON)
+	if (argc > 1 && strcmp(argv[1], "check") == 0) {
+		char *args[argc];
+		args[0] = "store check";
+		for (int i = 2; i <= argc; i++)
+			args[i - 1] = argv[i];
+		return cmd_store_check(argc - 1, args);
+	}
+	if ((rc = options_parse(&usage, &a, argc, argv)) != OPTIONS_GO_ON)
 		return rc;
 	if (optind == argc || strcmp(argv[optind], "copy") != 0)
-		return options_usage_error(argv[0], "expected the subcommand copy");
+		return options_usage_error(argv[0], "expected the subcommand copy or check");
 	config_defaults(&src, &cmd_plugins);
 	config_defaults(&dst, &cmd_plugins);
 	free(src.data_dir);

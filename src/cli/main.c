@@ -27,7 +27,7 @@ const struct command commands[] = {
 	{"tune", cmd_tune, "sweep the policies' settings over a trace; recommend ebb's"},
 	{"trace", cmd_trace, "write serve's succeeded jobs as a trace for sim and tune: trace export [--since WHEN]"},
 	{"config", cmd_config, "check a config file, or print the example config"},
-	{"store", cmd_store, "copy a SQLite store into an empty PostgreSQL database: store copy --from sqlite:DIR --to postgres:URL"},
+	{"store", cmd_store, "copy a SQLite store into an empty PostgreSQL database (store copy --from sqlite:DIR --to postgres:URL); check its tallies (store check)"},
 	{"status", cmd_status, "which serve answered (of several: the leader), its role and its store"},
 	{"version", cmd_version, "print the version"},
 	{"help", cmd_help, "list the commands, or print one's help: help COMMAND"},

@@ -28,3 +28,10 @@ void clock_init_virtual(struct clock *c, int64_t start_ms)
 void clock_advance(struct clock *c, int64_t ms) { c->base_ms += ms; }
 
 int64_t clock_monotonic_ms(void) { return ts_ms(CLOCK_MONOTONIC); }
+
+int64_t clock_monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}

@@ -22,5 +22,7 @@ static inline int64_t clock_now(const struct clock *c) { return c->read_ms(c); }
 /* The host's monotonic clock in milliseconds, for measuring intervals that
  * no test needs to move (benchmarks, log timestamps are wall time). */
 int64_t clock_monotonic_ms(void);
+/* The same in nanoseconds, for what takes less than a millisecond. */
+int64_t clock_monotonic_ns(void);
 
 #endif

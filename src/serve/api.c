@@ -68,6 +68,7 @@ static const struct route routes[] = {
 	{"GET", "/v1/fleet/{id}/notice", WORKER, api_notice},
 	{"POST", "/v1/admin/clock", ADMIN, api_clock},
 	{"POST", "/v1/admin/tuning", ADMIN, api_tuning_publish},
+	{"GET", "/v1/store/check", ADMIN, api_store_check},
 	{NULL, NULL, 0, NULL},
 };
 

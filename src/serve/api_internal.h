@@ -69,6 +69,8 @@ int api_submit_job(struct api_call *c, json_t *body, struct job *job, int *exist
 /* POST /v1/jobs with an array of jobs (api_submit_array.c). */
 int api_submit_array(struct api_call *c);
 int api_list(struct api_call *c);
+/* GET /v1/store/check: the tallies against a recount (api_store.c). */
+int api_store_check(struct api_call *c);
 /* GET /v1/history: succeeded jobs as trace rows (api_history.c). */
 int api_history(struct api_call *c);
 /* POST /v1/admin/tuning: keeps the comparison `ebb tune --history

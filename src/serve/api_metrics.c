@@ -177,6 +177,9 @@ static void write_serve(struct prom *p, const struct api *a)
 	prom_family(p, "ebb_lease_latency_seconds", "histogram",
 		    "Time from a job becoming ready to its lease, per lease granted since serve started.");
 	prom_histogram(p, &m->lease_latency);
+	prom_family(p, "ebb_scaler_run_seconds", "histogram",
+		    "Time serve's thread spent in each scaler run (the view, the plan and its actions), since serve started.");
+	prom_histogram(p, &m->scaler_run);
 	prom_family(p, "ebb_http_requests_total", "counter",
 		    "HTTP requests answered since serve started, by status code.");
 	for (int i = 100; i < 600; i++) {

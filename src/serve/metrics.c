@@ -168,10 +168,15 @@ void prom_histogram(struct prom *p, const struct histogram *h)
 static const double lease_bounds[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
 				      2.5,   5,    10,    30,   60,  120,  300, 600};
 
+/* A run holds serve's only thread: milliseconds are its budget
+ * (docs/ARCHITECTURE.md, "The tallies"). */
+static const double run_bounds[] = {0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1};
+
 void serve_metrics_init(struct serve_metrics *m)
 {
 	memset(m, 0, sizeof *m);
 	histogram_init(&m->lease_latency, lease_bounds, (int)(sizeof lease_bounds / sizeof *lease_bounds));
+	histogram_init(&m->scaler_run, run_bounds, (int)(sizeof run_bounds / sizeof *run_bounds));
 }
 
 void serve_metrics_http(struct serve_metrics *m, int status)

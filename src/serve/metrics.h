@@ -53,6 +53,9 @@ void prom_histogram(struct prom *p, const struct histogram *h);
 struct serve_metrics {
 	/* Job ready (its last state change) to lease granted, seconds. */
 	struct histogram lease_latency;
+	/* A scaler run (reconcile, view, plan, its actions), seconds of
+	 * serve's thread. */
+	struct histogram scaler_run;
 	/* Replies by HTTP status, counted when a request is done. */
 	uint64_t http_requests[600];
 };

@@ -414,7 +414,7 @@ static int flag_unplaceable(struct scaler *sc, const struct decision_now *d)
 
 static int run(struct scaler *sc, const struct listed *l)
 {
-	int64_t now = clock_now(sc->env.clock);
+	int64_t now = clock_now(sc->env.clock), started = clock_monotonic_ns();
 	struct decide_env e = {sc->env.store, &sc->settings, sc->env.offers, sc->env.noffers, 1,
 			       &sc->env.queue->preempts};
 	struct decision_now *d = mem_calloc(1, sizeof *d); /* freed whole, whatever was filled */
@@ -458,6 +458,8 @@ out:
 		decision_now_free(d);
 	free(d);
 	sc->last_run_ms = now;
+	if (sc->env.run_seconds)
+		histogram_observe(sc->env.run_seconds, (double)(clock_monotonic_ns() - started) / 1e9);
 	return rc;
 }
 

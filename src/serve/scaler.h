@@ -16,6 +16,7 @@
 #include "provider/provider.h"
 #include "serve/batch.h"
 #include "serve/fleet.h"
+#include "serve/metrics.h"
 #include "serve/queue.h"
 
 struct scaler;
@@ -31,6 +32,7 @@ struct scaler_env {
 	struct provider *provider;
 	const struct offer *offers; /* the catalogue as configured */
 	int noffers;
+	struct histogram *run_seconds; /* each run's time; NULL: not measured */
 };
 
 /* Adopts the live instances a previous serve left, and plans soon. */

@@ -200,6 +200,7 @@ static int start_scaler(struct server *s, char *err, size_t errsize)
 	struct scaler_env senv = {
 		.cfg = cfg, .clock = &s->clock, .base = s->base, .store = s->store, .batch = s->batch,
 		.queue = &s->queue, .fleet = &s->fleet, .offers = s->offers, .noffers = s->noffers,
+		.run_seconds = &s->metrics.scaler_run,
 	};
 
 	if (strcmp(cfg->provider_kind, "none") == 0)

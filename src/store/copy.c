@@ -19,6 +19,7 @@
 #include "store/pg_args.h"
 #include "store/pq_lazy.h"
 #include "store/rows.h"
+#include "store/sql.h"
 #include "store/store.h"
 
 /* The most sums a table's check compares (schema.h: check). */
@@ -256,6 +257,9 @@ static int copy_all(struct copy *c, FILE *out)
 			return -1;
 	}
 	if (pg_exec(c, "ALTER TABLE instances ENABLE TRIGGER USER") != 0)
+		return -1;
+	/* The tallies are the jobs', counted (store/counts.h). */
+	if (pg_exec(c, PG_TALLIES_FILL) != 0)
 		return -1;
 	for (t = schema_tables; *t; t++) {
 		if (verify(c, *t) != 0)

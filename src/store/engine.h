@@ -21,10 +21,9 @@
  *   inside a batch every job and instance it reads by id until the batch
  *   ends (SELECT ... FOR UPDATE), pass over the ready and due jobs another
  *   batch holds (SKIP LOCKED), so that no job is ever leased twice at
- *   once, and count the jobs for the front end (job_count_rows, and
- *   job_count_live_rows of the jobs not finished), which reads them
- *   again: those not finished every COUNTS_FRESH_MS, all of them every
- *   COUNTS_ALL_MS.
+ *   once, and keep the jobs' tallies in rows of its own that each batch
+ *   changes with the jobs (tallies_add), which the front end reads again
+ *   (job_count_rows) every COUNTS_FRESH_MS.
  *
  * - Synchronous calls. Every call returns when its work is done, and serve
  *   waits for it on its only thread: an engine answers from a local file
@@ -89,10 +88,6 @@ struct offer_filters {
 void offer_filters_make(const struct lease_offer *o, struct offer_filters *f);
 void offer_filters_free(struct offer_filters *f);
 
-/* A row of job counts as the engine reads them at open. */
-typedef int (*count_row_cb)(void *arg, enum job_state state, const char *lane, const char *type,
-			    const char *team, int64_t n);
-
 struct store_engine {
 	/* Its name ([store] kind) and, if it has keys of its own, its
 	 * section. First: the registry lists these. */
@@ -109,12 +104,13 @@ struct store_engine {
 	int (*release)(struct store *st);
 	int (*rollback_savepoint)(struct store *st);
 
-	/* Every job's (state, lane, type, team), counted: the front end's
-	 * counts start from these. */
-	int (*job_count_rows)(struct store *st, count_row_cb cb, void *arg);
-	/* The same of the queued, delayed and leased jobs alone, cheaply (a
-	 * shared engine's; NULL: the front end counts all). */
-	int (*job_count_live_rows)(struct store *st, count_row_cb cb, void *arg);
+	/* The jobs' tallies (counts.h), as the engine keeps them: the front
+	 * end's start from these. An engine that keeps none counts the jobs
+	 * (and the oldest submission of each key). */
+	int (*job_count_rows)(struct store *st, count_cb cb, void *arg);
+	/* The oldest submission among the queued jobs of a class: 0, or
+	 * STORE_NOT_FOUND when there are none. An index seek. */
+	int (*queued_oldest)(struct store *st, const struct job_count *key, int64_t *ms);
 	int (*job_insert)(struct store *st, struct job *job);
 	int (*job_update)(struct store *st, const struct job *job);
 	int (*job_get)(struct store *st, int64_t id, struct job *out);
@@ -124,7 +120,6 @@ struct store_engine {
 	int (*job_due)(struct store *st, int64_t now_ms, int64_t *ids, int max, int *n);
 	int (*job_leased_on)(struct store *st, int64_t instance, struct job_on *out, int max, int *n);
 	int (*next_deadline)(struct store *st, int64_t *out_ms);
-	int (*demand)(struct store *st, demand_cb cb, void *arg);
 	int (*recent_submits)(struct store *st, int limit, time_cb cb, void *arg);
 	int (*recent_durations)(struct store *st, int limit, duration_cb cb, void *arg);
 	/* The newest `limit` jobs, newest first (the front end stops at the
@@ -199,11 +194,16 @@ struct store_engine {
 	int (*now_ms)(struct store *st, int64_t *ms);
 	/* The name of the leading serve (config_serve_id()). */
 	int (*leader)(struct store *st, char *name, size_t size);
+	/* Adds a batch's delta to the tallies' rows, before it commits. */
+	int (*tallies_add)(struct store *st, const struct job_count *delta);
+	/* Counts the jobs for store_check(), having stopped other writers'
+	 * changes of the tallies' rows until the batch ends. */
+	int (*job_recount)(struct store *st, count_cb cb, void *arg);
 };
 
 /* The ops every engine has, each an engine's function op_NAME: its
  * struct store_engine lists them as STORE_ENGINE_OPS, then those only it
- * has (job_count_live_rows, lead ... leader), so that an op added above
+ * has (lead ... job_recount), so that an op added above
  * is one each engine must define. */
 #define STORE_ENGINE_OP(name) .name = op_##name
 #define STORE_ENGINE_OPS                                                                                  \
@@ -212,7 +212,7 @@ struct store_engine {
 	STORE_ENGINE_OP(rollback_savepoint), STORE_ENGINE_OP(job_count_rows), STORE_ENGINE_OP(job_insert), \
 	STORE_ENGINE_OP(job_update), STORE_ENGINE_OP(job_get), STORE_ENGINE_OP(job_get_by_key),           \
 	STORE_ENGINE_OP(job_next_ready), STORE_ENGINE_OP(job_list), STORE_ENGINE_OP(job_due),             \
-	STORE_ENGINE_OP(job_leased_on), STORE_ENGINE_OP(next_deadline), STORE_ENGINE_OP(demand),          \
+	STORE_ENGINE_OP(job_leased_on), STORE_ENGINE_OP(next_deadline), STORE_ENGINE_OP(queued_oldest),   \
 	STORE_ENGINE_OP(recent_submits), STORE_ENGINE_OP(recent_durations), STORE_ENGINE_OP(arrivals),    \
 	STORE_ENGINE_OP(usage), STORE_ENGINE_OP(dead_letters), STORE_ENGINE_OP(instance_insert),          \
 	STORE_ENGINE_OP(instance_update), STORE_ENGINE_OP(instance_get), STORE_ENGINE_OP(instance_by_token), \

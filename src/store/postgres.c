@@ -10,6 +10,7 @@
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/config.h"
 #include "common/fnv.h"
@@ -140,6 +141,19 @@ static const char *const migrations[] = {
 	/* 7: SQLite's 13: the last comparison `ebb tune --history --publish`
 	 * sent, for the dashboard */
 	"CREATE TABLE tunings (name TEXT PRIMARY KEY, body TEXT NOT NULL, published_at BIGINT NOT NULL);",
+	/* 8: the jobs' tallies (store/counts.h), kept by every writer in the
+	 * batch that changes the jobs, one set of rows per shard of serves,
+	 * so that the counts and the scaler's demand read O(classes) rows;
+	 * SQLite's 14, the seeks for a class's oldest queued job and for the
+	 * jobs leased on an instance */
+	"CREATE TABLE job_tallies (shard INTEGER NOT NULL, state TEXT NOT NULL, lane TEXT NOT NULL,"
+	" type TEXT NOT NULL, team TEXT NOT NULL, gpus INTEGER NOT NULL, min_vram_gb INTEGER NOT NULL,"
+	" priority INTEGER NOT NULL, n BIGINT NOT NULL, items BIGINT NOT NULL, no_est BIGINT NOT NULL,"
+	" est_s BIGINT NOT NULL, PRIMARY KEY (shard, state, lane, type, team, gpus, min_vram_gb, priority));"
+	PG_TALLIES_FILL ";"
+	"CREATE INDEX jobs_queued_class ON jobs(lane, type, team, gpus, min_vram_gb, priority, created_at)"
+	" WHERE state = 'queued';"
+	"CREATE INDEX jobs_leased_on ON jobs(instance_id) WHERE state = 'leased';",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -198,14 +212,17 @@ static const char *const stmt_sql[S_COUNT] = {
 	/* LEAST passes over a NULL: no job delayed, or none leased. */
 	[S_NEXT_DEADLINE] = "SELECT LEAST((SELECT MIN(run_at) FROM jobs WHERE state = 'delayed'),"
 			    " (SELECT MIN(lease_expires) FROM jobs WHERE state = 'leased'))",
-	/* Through the partial indexes of the three: as fast with a million
-	 * finished jobs as with none. */
-	[S_COUNT_LIVE] = "SELECT state, lane, type, team, COUNT(*) FROM jobs"
-			 " WHERE state = 'queued' OR state = 'delayed' OR state = 'leased' GROUP BY 1, 2, 3, 4",
-	[S_DEMAND] = "SELECT gpus, min_vram_gb, lane, type, COUNT(*), SUM((est_s = 0)::int), SUM(est_s),"
-		     " MIN(created_at), SUM(items), team, priority FROM jobs WHERE state = 'queued'"
-		     " GROUP BY gpus, min_vram_gb, lane, type, team, priority"
-		     " ORDER BY gpus, min_vram_gb, " C_ORDER("lane") ", " C_ORDER("type") ", " C_ORDER("team") ", priority",
+	/* The tallies of every shard, summed: O(classes). */
+	[S_TALLIES] = "SELECT state, lane, type, team, gpus, min_vram_gb, priority, SUM(n), SUM(items), SUM(no_est),"
+		      " SUM(est_s), 0 FROM job_tallies GROUP BY 1, 2, 3, 4, 5, 6, 7"
+		      " HAVING SUM(n) <> 0 OR SUM(items) <> 0 OR SUM(est_s) <> 0",
+	[S_TALLY_ADD] = "INSERT INTO job_tallies VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+			" ON CONFLICT (shard, state, lane, type, team, gpus, min_vram_gb, priority) DO UPDATE"
+			" SET n = job_tallies.n + EXCLUDED.n, items = job_tallies.items + EXCLUDED.items,"
+			" no_est = job_tallies.no_est + EXCLUDED.no_est, est_s = job_tallies.est_s + EXCLUDED.est_s",
+	/* Writers change the tallies in the batch that changes the jobs:
+	 * while this is held, the jobs counted and the tallies read agree. */
+	[S_TALLY_LOCK] = "LOCK TABLE job_tallies IN SHARE MODE",
 	[S_RECENT_DURATIONS] = "SELECT type, finished_at - started_at FROM jobs"
 			       " WHERE state = 'succeeded' AND started_at > 0"
 			       " ORDER BY finished_at DESC, id DESC LIMIT $1",
@@ -276,6 +293,7 @@ struct pg_store {
 	int unread;        /* the queries whose results are not read yet */
 	int doomed;        /* one of them failed: the batch must not commit */
 	int64_t last_job;  /* the job this batch read or wrote last */
+	int shard;         /* of the tallies' rows this serve writes */
 	const struct pg_conf *conf;
 	const struct config *cfg;
 	/* [postgres] active: several serves write at once. leads: this one
@@ -1036,19 +1054,56 @@ static int op_next_deadline(struct store *base, int64_t *out_ms)
 	return read_array(impl(base), S_NEXT_DEADLINE, NULL, &schema_int64s, out_ms, 1, &n);
 }
 
-static int op_job_count_rows(struct store *base, count_row_cb cb, void *arg)
+static int op_job_count_rows(struct store *base, count_cb cb, void *arg)
 {
+	return walk(impl(base), S_TALLIES, NULL, &schema_job_counts, (union schema_cb){.count_row = cb}, arg);
+}
+
+static int op_job_recount(struct store *base, count_cb cb, void *arg)
+{
+	if (run_cmd(impl(base), S_TALLY_LOCK, NULL, "lock the tallies") != 0)
+		return -1;
 	return walk(impl(base), S_COUNT_ROWS, NULL, &schema_job_counts, (union schema_cb){.count_row = cb}, arg);
 }
 
-static int op_job_count_live_rows(struct store *base, count_row_cb cb, void *arg)
+/* Serves apart write rows apart: two that share a shard only wait for
+ * each other's commit (counts_changes() orders the keys, so never in a
+ * cycle). */
+#define TALLY_SHARDS 16
+
+static int op_tallies_add(struct store *base, const struct job_count *d)
 {
-	return walk(impl(base), S_COUNT_LIVE, NULL, &schema_job_counts, (union schema_cb){.count_row = cb}, arg);
+	struct pg_args a = {0};
+
+	pg_args_int(&a, impl(base)->shard);
+	pg_args_text(&a, job_state_name(d->state));
+	pg_args_text(&a, d->lane);
+	pg_args_text(&a, d->type);
+	pg_args_text(&a, d->team);
+	pg_args_int(&a, d->gpus);
+	pg_args_int(&a, d->min_vram_gb);
+	pg_args_int(&a, d->priority);
+	pg_args_int(&a, d->n);
+	pg_args_int(&a, d->items);
+	pg_args_int(&a, d->no_est);
+	pg_args_int(&a, d->est_s);
+	return run_cmd(impl(base), S_TALLY_ADD, &a, "add to the tallies");
 }
 
-static int op_demand(struct store *base, demand_cb cb, void *arg)
+static int op_queued_oldest(struct store *base, const struct job_count *k, int64_t *ms)
 {
-	return walk(impl(base), S_DEMAND, NULL, &schema_demand, (union schema_cb){.demand = cb}, arg);
+	struct pg_args a = {0};
+	int n, rc;
+
+	pg_args_text(&a, k->lane);
+	pg_args_text(&a, k->type);
+	pg_args_text(&a, k->team);
+	pg_args_int(&a, k->gpus);
+	pg_args_int(&a, k->min_vram_gb);
+	pg_args_int(&a, k->priority);
+	*ms = 0;
+	rc = read_array(impl(base), S_QUEUED_OLDEST, &a, &schema_int64s, ms, 1, &n);
+	return rc == 0 && *ms == 0 ? STORE_NOT_FOUND : rc;
 }
 
 static int op_recent_submits(struct store *base, int limit, time_cb cb, void *arg)
@@ -1443,6 +1498,7 @@ static int op_open(struct store *base, const struct config *cfg)
 	}
 	s->conf = conf;
 	s->cfg = cfg;
+	s->shard = (int)(getpid() % TALLY_SHARDS);
 	s->shared = conf->active != 0;
 	base->shared = s->shared;
 	if (sql_texts(stmt_sql, '$', s->sql, base->errmsg, sizeof base->errmsg) != 0)
@@ -1613,7 +1669,8 @@ const struct store_engine store_engine_postgres = {
 		 .keys = pg_keys,
 		 .size = sizeof(struct pg_conf)},
 	STORE_ENGINE_OPS,
-	.job_count_live_rows = op_job_count_live_rows,
+	.tallies_add = op_tallies_add,
+	.job_recount = op_job_recount,
 	.lead = op_lead,
 	.notify = op_notify,
 	.wake_fd = op_wake_fd,

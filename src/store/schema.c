@@ -338,25 +338,6 @@ const struct schema_table *const schema_tables[] = {
 
 /* ---- the rows of the other queries ---- */
 
-#define DEMAND(name, K, m) COLUMN(struct demand_row, name, K, m, 0)
-static const struct schema_column demand_columns[] = {
-	DEMAND("gpus", INT, gpus),
-	DEMAND("min_vram_gb", INT, min_vram_gb),
-	DEMAND("lane", BORROWED, lane),
-	DEMAND("type", BORROWED, type),
-	DEMAND("jobs", INT64, jobs),
-	DEMAND("jobs without est_s", INT64, jobs_without_est),
-	DEMAND("est_s", INT64, est_s),
-	DEMAND("oldest", INT64, oldest_ms),
-	DEMAND("items", INT64, items),
-	DEMAND("team", BORROWED, team),
-	DEMAND("priority", INT, priority),
-};
-
-static int emit_demand(union schema_cb cb, void *arg, void *row) { return cb.demand(arg, row); }
-
-const struct schema_table schema_demand = {"demand", COLUMNS(demand_columns, struct demand_row), emit_demand, NULL};
-
 #define ARRIVAL(name, K, m) COLUMN(struct arrival_row, name, K, m, 0)
 static const struct schema_column arrival_columns[] = {
 	ARRIVAL("gpus", INT, gpus),
@@ -426,30 +407,26 @@ static int emit_ledger(union schema_cb cb, void *arg, void *row)
 
 const struct schema_table schema_ledger = {"ledger", COLUMNS(ledger_columns, struct ledger_read), emit_ledger, NULL};
 
-struct job_count_read {
-	enum job_state state;
-	const char *lane, *type, *team;
-	int64_t n;
-};
-
-#define COUNT(name, K, m) COLUMN(struct job_count_read, name, K, m, 0)
+#define COUNT(name, K, m) COLUMN(struct job_count, name, K, m, 0)
 static const struct schema_column job_count_columns[] = {
 	COUNT("state", JOB_STATE, state),
 	COUNT("lane", BORROWED, lane),
 	COUNT("type", BORROWED, type),
 	COUNT("team", BORROWED, team),
+	COUNT("gpus", INT, gpus),
+	COUNT("min_vram_gb", INT, min_vram_gb),
+	COUNT("priority", INT, priority),
 	COUNT("n", INT64, n),
+	COUNT("items", INT64, items),
+	COUNT("no_est", INT64, no_est),
+	COUNT("est_s", INT64, est_s),
+	COUNT("oldest", INT64, oldest_ms),
 };
 
-static int emit_job_count(union schema_cb cb, void *arg, void *row)
-{
-	const struct job_count_read *c = row;
-
-	return cb.count_row(arg, c->state, c->lane, c->type, c->team, c->n);
-}
+static int emit_job_count(union schema_cb cb, void *arg, void *row) { return cb.count_row(arg, row); }
 
 const struct schema_table schema_job_counts = {
-	"job counts", COLUMNS(job_count_columns, struct job_count_read), emit_job_count, NULL};
+	"job counts", COLUMNS(job_count_columns, struct job_count), emit_job_count, NULL};
 
 struct duration_read {
 	const char *type;

@@ -61,11 +61,10 @@ union schema_cb {
 	log_meta_cb log_meta;
 	attempt_cb attempt;
 	tuning_cb tuning;
-	demand_cb demand;
 	arrival_cb arrival;
 	duration_cb duration;
 	time_cb time;
-	count_row_cb count_row;
+	count_cb count_row;
 };
 
 /* A table, or the row of a query. */
@@ -93,14 +92,14 @@ extern const struct schema_table schema_jobs, schema_attempts, schema_instances,
 extern const struct schema_table *const schema_tables[SCHEMA_NTABLES + 1];
 
 /* The rows of the queries that are no table, in their SELECT's order:
- * the queued work (struct demand_row), the arrivals (struct arrival_row),
+ * the arrivals (struct arrival_row),
  * the dead letters (struct dead_letters), the ledger's join of a segment,
- * its instance and its job (struct ledger_row), the job counts (state,
- * lane, type, team, n: count_row_cb), the run times (type, ms:
+ * its instance and its job (struct ledger_row), the jobs' tallies (struct
+ * job_count), the run times (type, ms:
  * duration_cb) and the submit times (ms: time_cb); and those read into
  * an array or one struct: integers (int64_t), the jobs on an instance
  * (struct job_on), an open segment (struct segment_found). */
-extern const struct schema_table schema_demand, schema_arrivals, schema_dead_letters, schema_ledger,
+extern const struct schema_table schema_arrivals, schema_dead_letters, schema_ledger,
 	schema_job_counts, schema_durations, schema_submits, schema_int64s, schema_jobs_on, schema_segment_found;
 
 /* The table's SQL type of a column, in engine "sqlite" or "postgres" (as

@@ -15,8 +15,14 @@ static const char *const common[S_COUNT] = {
 	[S_DUE] = "SELECT id FROM jobs WHERE state = 'delayed' AND run_at <= ?1"
 		  " UNION ALL SELECT id FROM jobs WHERE state = 'leased' AND lease_expires <= ?1"
 		  " LIMIT ?2",
-	/* One scan at open; the front end keeps the counts from then on. */
-	[S_COUNT_ROWS] = "SELECT state, lane, type, team, COUNT(*) FROM jobs GROUP BY 1, 2, 3, 4",
+	/* The jobs' tallies counted (counts.h): SQLite's at open, and what
+	 * store_check() compares with those kept. */
+	[S_COUNT_ROWS] = "SELECT state, lane, type, team, gpus, min_vram_gb, priority, COUNT(*), SUM(items),"
+			 " SUM(CASE WHEN est_s = 0 THEN 1 ELSE 0 END), SUM(est_s), MIN(created_at) FROM jobs"
+			 " GROUP BY 1, 2, 3, 4, 5, 6, 7",
+	/* An index seek (jobs_queued_class); MIN() of none is NULL: 0. */
+	[S_QUEUED_OLDEST] = "SELECT MIN(created_at) FROM jobs WHERE state = 'queued' AND lane = ?1 AND type = ?2"
+			    " AND team = ?3 AND gpus = ?4 AND min_vram_gb = ?5 AND priority = ?6",
 	[S_RECENT_SUBMITS] = "SELECT created_at FROM jobs ORDER BY id DESC LIMIT ?1",
 	/* Newest first by id, the submission order: a walk back from the end
 	 * of the table that stops at the window's start. */

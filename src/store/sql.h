@@ -15,21 +15,28 @@
 
 enum stmt_id {
 	/* written alike, here */
-	S_UPDATE, S_GET, S_GET_BY_KEY, S_DUE, S_COUNT_ROWS, S_RECENT_SUBMITS, S_ARRIVALS, S_JOB_COST,
+	S_UPDATE, S_GET, S_GET_BY_KEY, S_DUE, S_COUNT_ROWS, S_QUEUED_OLDEST, S_RECENT_SUBMITS, S_ARRIVALS, S_JOB_COST,
 	S_INST_UPDATE, S_INST_GET, S_INST_BY_TOKEN, S_DATA_SET, S_DATA_GET, S_INST_LIVE, S_INST_ALL,
 	S_DEC_INSERT, S_DEC_LIST, S_SEG_OPEN, S_SEG_FIND, S_SEG_CLOSE, S_SUM_ADD, S_ALERT_PUT, S_ALERT_DELETE,
 	S_BUDGET_SET, S_LOG_META, S_LOG_META_PUT, S_LOG_METAS_OLDEST, S_LOG_META_DELETE, S_LOG_TOTAL, S_LOG_INSERT,
 	S_LOG_LINES, S_LOG_LAST, S_LOG_DELETE, S_ATTEMPT_PUT, S_ATTEMPTS, S_TUNING_SET,
 	/* in each engine's dialect */
-	S_INSERT, S_NEXT_READY, S_LIST, S_LEASED_ON, S_NEXT_DEADLINE, S_DEMAND, S_RECENT_DURATIONS, S_USAGE,
+	S_INSERT, S_NEXT_READY, S_LIST, S_LEASED_ON, S_NEXT_DEADLINE, S_RECENT_DURATIONS, S_USAGE,
 	S_DEAD, S_INST_INSERT, S_STAT_ADD, S_STATS, S_LEDGER, S_LEDGER_OPEN, S_SUMS, S_ALERTS, S_BUDGETS,
 	S_TUNINGS,
 	/* SQLite's alone: a batch's frame (PostgreSQL's is sent deferred) */
 	S_BEGIN, S_COMMIT, S_ROLLBACK, S_SAVEPOINT, S_RELEASE, S_ROLLBACK_TO,
 	/* PostgreSQL's alone: reads that lock, and what several serves share */
-	S_GET_LOCKED, S_INST_GET_LOCKED, S_DUE_LOCKED, S_NEXT_READY_AFTER, S_COUNT_LIVE, S_NOW, S_LEADER,
+	S_GET_LOCKED, S_INST_GET_LOCKED, S_DUE_LOCKED, S_NEXT_READY_AFTER, S_TALLIES, S_TALLY_ADD, S_TALLY_LOCK, S_NOW, S_LEADER,
 	S_COUNT
 };
+
+/* The jobs' tallies counted into PostgreSQL's table (shard 0), where they
+ * are made from the jobs: its migration, and `ebb store copy`. */
+#define PG_TALLIES_FILL                                                                                    \
+	"INSERT INTO job_tallies SELECT 0, state, lane, type, team, gpus, min_vram_gb, priority, COUNT(*),"  \
+	" SUM(items), SUM(CASE WHEN est_s = 0 THEN 1 ELSE 0 END), SUM(est_s) FROM jobs"                    \
+	" GROUP BY 2, 3, 4, 5, 6, 7, 8"
 
 /* An engine's texts of every statement, into out: its own (own[id]) or,
  * where it has none, the one written here, with the columns in and each

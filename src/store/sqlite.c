@@ -165,6 +165,14 @@ static const char *const migrations[] = {
 	/* 13: the last comparison `ebb tune --history --publish` sent, for
 	 * the dashboard */
 	"CREATE TABLE tunings (name TEXT PRIMARY KEY, body TEXT NOT NULL, published_at INTEGER NOT NULL) WITHOUT ROWID;",
+	/* 14: the oldest queued job of a class, found by a seek, for the
+	 * scaler's demand kept in tallies (store/counts.h); the jobs leased on
+	 * an instance, by a seek too (the planner walked the whole table in
+	 * id order for S_LEASED_ON's ORDER BY id, once per instance and
+	 * decision) */
+	"CREATE INDEX jobs_queued_class ON jobs(lane, type, team, gpus, min_vram_gb, priority, created_at)"
+	" WHERE state = 'queued';"
+	"CREATE INDEX jobs_leased_on ON jobs(instance_id) WHERE state = 'leased';",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -201,9 +209,6 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_NEXT_DEADLINE] = "SELECT MIN(t) FROM ("
 			    " SELECT MIN(run_at) AS t FROM jobs WHERE state = 'delayed'"
 			    " UNION ALL SELECT MIN(lease_expires) FROM jobs WHERE state = 'leased')",
-	[S_DEMAND] = "SELECT gpus, min_vram_gb, lane, type, COUNT(*), SUM(est_s = 0), SUM(est_s),"
-		     " MIN(created_at), SUM(items), team, priority FROM jobs WHERE state = 'queued'"
-		     " GROUP BY gpus, min_vram_gb, lane, type, team, priority",
 	[S_RECENT_DURATIONS] = "SELECT type, finished_at - started_at FROM jobs"
 			       " WHERE state = 'succeeded' AND started_at > 0"
 			       " ORDER BY finished_at DESC LIMIT ?",
@@ -536,14 +541,27 @@ static int op_next_deadline(struct store *base, int64_t *out_ms)
 	return read_array(impl(base), S_NEXT_DEADLINE, &schema_int64s, out_ms, 1, &n);
 }
 
-static int op_job_count_rows(struct store *base, count_row_cb cb, void *arg)
+/* SQLite keeps no tallies: one process writes it, and counts them in
+ * memory from these. */
+static int op_job_count_rows(struct store *base, count_cb cb, void *arg)
 {
 	return walk(impl(base), S_COUNT_ROWS, &schema_job_counts, (union schema_cb){.count_row = cb}, arg);
 }
 
-static int op_demand(struct store *base, demand_cb cb, void *arg)
+static int op_queued_oldest(struct store *base, const struct job_count *k, int64_t *ms)
 {
-	return walk(impl(base), S_DEMAND, &schema_demand, (union schema_cb){.demand = cb}, arg);
+	sqlite3_stmt *st = impl(base)->stmt[S_QUEUED_OLDEST];
+	int n, rc;
+
+	bind_text(st, 1, k->lane);
+	bind_text(st, 2, k->type);
+	bind_text(st, 3, k->team);
+	sqlite3_bind_int(st, 4, k->gpus);
+	sqlite3_bind_int(st, 5, k->min_vram_gb);
+	sqlite3_bind_int(st, 6, k->priority);
+	*ms = 0;
+	rc = read_array(impl(base), S_QUEUED_OLDEST, &schema_int64s, ms, 1, &n);
+	return rc == 0 && *ms == 0 ? STORE_NOT_FOUND : rc;
 }
 
 static int op_recent_submits(struct store *base, int limit, time_cb cb, void *arg)

@@ -34,11 +34,9 @@ static int counted(struct store *st, int rc)
 extern const struct store_engine store_engine_sqlite, store_engine_postgres;
 const struct conf_plugin *const store_plugins[] = {&store_engine_sqlite.conf, &store_engine_postgres.conf, NULL};
 
-static int add_count_row(void *arg, enum job_state state, const char *lane, const char *type,
-			 const char *team, int64_t n)
+static int add_count_row(void *arg, const struct job_count *row)
 {
-	counts_add(arg, state, lane, type, team, n);
-	return 0;
+	return counts_add(arg, row) == 0 ? 0 : -1;
 }
 
 struct store *store_open(const struct config *cfg, char *err, size_t errsize)
@@ -56,10 +54,10 @@ struct store *store_open(const struct config *cfg, char *err, size_t errsize)
 		return NULL;
 	}
 	st->engine = (const struct store_engine *)e;
-	st->counts_read_ms = st->counts_all_read_ms = clock_monotonic_ms();
+	st->counts_read_ms = clock_monotonic_ms();
 	if (st->engine->open(st, cfg) != 0 ||
 	    st->engine->job_count_rows(st, add_count_row, st->counts) != 0) {
-		snprintf(err, errsize, "%s", st->errmsg);
+		snprintf(err, errsize, "%s", st->errmsg[0] ? st->errmsg : "store: out of memory for the job counts");
 		store_close(st);
 		return NULL;
 	}
@@ -123,40 +121,23 @@ int store_failure(const struct store *st, struct ebb_error *e)
 	return error_set(e, 500, "store", NULL, "store: %s", st->errmsg[0] ? st->errmsg : st->lasterr);
 }
 
-/* How old the counts of a shared store may grow before a batch reads
- * them again: other serves' changes to the jobs not finished show within
- * COUNTS_FRESH_MS. Those of the finished (which grow without end, and
- * only the reports read) are read whole every COUNTS_ALL_MS, and are
- * this serve's own changes on top of that meanwhile. */
+/* How old the tallies of a shared store may grow before a batch reads
+ * them again: other serves' changes show within COUNTS_FRESH_MS. The
+ * engine reads them from the rows its writers keep (O(keys)). */
 #define COUNTS_FRESH_MS 1000
-#define COUNTS_ALL_MS 60000
 
-static int add_finished(void *arg, const struct job_count *c)
-{
-	if (c->state != JOB_QUEUED && c->state != JOB_DELAYED && c->state != JOB_LEASED)
-		counts_add(arg, c->state, c->lane, c->type, c->team, c->n);
-	return 0;
-}
-
-/* The counts as the engine has them now, between batches. */
+/* The tallies as the engine has them now, between batches. */
 static int recount(struct store *st)
 {
-	int64_t now = clock_monotonic_ms();
-	int all = !st->engine->job_count_live_rows || now - st->counts_all_read_ms >= COUNTS_ALL_MS;
 	struct counts *fresh = counts_new();
 
-	if (!fresh || (all ? st->engine->job_count_rows(st, add_count_row, fresh)
-			   : st->engine->job_count_live_rows(st, add_count_row, fresh)) != 0) {
+	if (!fresh || st->engine->job_count_rows(st, add_count_row, fresh) != 0) {
 		counts_free(fresh);
 		return -1;
 	}
-	if (!all)
-		counts_each(st->counts, add_finished, fresh);
-	else
-		st->counts_all_read_ms = now;
 	counts_free(st->counts);
 	st->counts = fresh;
-	st->counts_read_ms = now;
+	st->counts_read_ms = clock_monotonic_ms();
 	return 0;
 }
 
@@ -169,8 +150,19 @@ int store_begin(struct store *st)
 	return ENGINE(st, begin(st));
 }
 
+/* A shared engine keeps the tallies in rows that its writers change in
+ * the batch that changes the jobs: the batch's deltas, key by key. */
+static int flush_tally(void *arg, const struct job_count *delta)
+{
+	struct store *st = arg;
+
+	return ENGINE(st, tallies_add(st, delta));
+}
+
 int store_commit(struct store *st)
 {
+	if (st->engine->tallies_add && counts_changes(st->counts, flush_tally, st) != 0)
+		return -1;
 	if (ENGINE(st, commit(st)) != 0)
 		return -1; /* the caller rolls back, and the counts with it */
 	counts_commit(st->counts);
@@ -212,12 +204,21 @@ static int read_job(int rc, struct job *job)
 	return rc;
 }
 
+/* The engine wrote, the tallies could not follow: the caller rolls the
+ * batch back, and the write with it. */
+static int out_of_memory(struct store *st)
+{
+	snprintf(st->errmsg, sizeof st->errmsg, "store: out of memory for the job counts");
+	return counted(st, -1);
+}
+
 int store_job_insert(struct store *st, struct job *job)
 {
 	if (ENGINE(st, job_insert(st, job)) != 0)
 		return -1;
+	if (counts_move(st->counts, job, -1, job->state) != 0)
+		return out_of_memory(st);
 	job->stored_state = job->state;
-	counts_add(st->counts, job->state, job->lane, job->type, job->team, 1);
 	st->changes++;
 	return 0;
 }
@@ -227,8 +228,8 @@ int store_job_update(struct store *st, struct job *job)
 	if (ENGINE(st, job_update(st, job)) != 0)
 		return -1;
 	if (job->stored_state != job->state) {
-		counts_add(st->counts, job->stored_state, job->lane, job->type, job->team, -1);
-		counts_add(st->counts, job->state, job->lane, job->type, job->team, 1);
+		if (counts_move(st->counts, job, (int)job->stored_state, job->state) != 0)
+			return out_of_memory(st);
 		job->stored_state = job->state;
 	}
 	st->changes++;
@@ -326,9 +327,55 @@ int64_t store_count_in_state(const struct store *st, enum job_state state)
 	return counts_in_state(st->counts, state);
 }
 
+/* A queued class as the scaler reads it: its oldest submission, where
+ * the tallies lost it, from the engine (an index seek). */
+struct demand_walk {
+	struct store *st;
+	demand_cb cb;
+	void *arg;
+};
+
+static int demand_of(void *arg, const struct job_count *c, int64_t *oldest_ms)
+{
+	struct demand_walk *w = arg;
+	struct demand_row row = {.gpus = c->gpus, .min_vram_gb = c->min_vram_gb, .lane = c->lane, .type = c->type,
+				 .team = c->team, .priority = c->priority, .jobs = c->n, .items = c->items,
+				 .jobs_without_est = c->no_est, .est_s = c->est_s};
+	int rc;
+
+	if (*oldest_ms == 0 && (rc = ENGINE(w->st, queued_oldest(w->st, c, oldest_ms))) != 0)
+		return rc == STORE_NOT_FOUND ? 0 : rc; /* another serve leased them all */
+	row.oldest_ms = *oldest_ms;
+	return w->cb(w->arg, &row);
+}
+
 int store_demand(struct store *st, demand_cb cb, void *arg)
 {
-	return ENGINE(st, demand(st, cb, arg));
+	struct demand_walk w = {st, cb, arg};
+
+	return counts_queued(st->counts, demand_of, &w);
+}
+
+int store_check(struct store *st, count_diff_cb cb, void *arg, int64_t *keys)
+{
+	struct counts *fresh = counts_new(), *kept = NULL;
+	int rc = -1;
+
+	/* Counted first: a shared engine takes its lock on the tallies there,
+	 * so that the rows read next are those of the same jobs. */
+	if (!fresh || (st->engine->job_recount ? ENGINE(st, job_recount(st, add_count_row, fresh))
+						 : ENGINE(st, job_count_rows(st, add_count_row, fresh))) != 0)
+		goto done;
+	if (st->engine->job_recount &&
+	    (!(kept = counts_new()) || ENGINE(st, job_count_rows(st, add_count_row, kept)) != 0))
+		goto done;
+	rc = counts_compare(kept ? kept : st->counts, fresh, cb, arg, keys);
+done:
+	if (rc < 0 && !st->errmsg[0])
+		snprintf(st->errmsg, sizeof st->errmsg, "store: out of memory for the job counts");
+	counts_free(fresh);
+	counts_free(kept);
+	return rc;
 }
 
 int store_recent_submits(struct store *st, int limit, time_cb cb, void *arg)

@@ -347,12 +347,18 @@ struct job_on {
 int store_job_leased_on(struct store *st, int64_t instance, struct job_on *out, int max, int *n) STORE_CHECK;
 /* The earliest run_at of a delayed job or expiry of a lease; 0 if none. */
 int store_next_deadline(struct store *st, int64_t *out_ms) STORE_CHECK;
-/* The job counts per state, lane, type and team (kept in memory). */
+/* The jobs' tallies per state and class (kept in memory: O(keys)). */
 int store_job_counts(struct store *st, count_cb cb, void *arg) STORE_CHECK;
 /* Jobs in one state, all lanes, types and teams. */
 int64_t store_count_in_state(const struct store *st, enum job_state state);
-/* Queued work per (GPUs, VRAM, lane, type, team). */
+/* Queued work per (GPUs, VRAM, lane, type, team, priority), from the
+ * tallies: O(classes), whatever the backlog. */
 int store_demand(struct store *st, demand_cb cb, void *arg) STORE_CHECK;
+/* Counts the jobs again and compares them with the tallies the store
+ * keeps: each key that differs to cb; *keys, the keys compared. Inside a
+ * batch: on a shared engine it holds the other serves' writes of the
+ * tallies until the batch ends (docs/ARCHITECTURE.md, "The tallies"). */
+int store_check(struct store *st, count_diff_cb cb, void *arg, int64_t *keys) STORE_CHECK;
 /* Submit times of the newest `limit` jobs, newest first. */
 int store_recent_submits(struct store *st, int limit, time_cb cb, void *arg) STORE_CHECK;
 /* Run times of the newest `limit` succeeded jobs, newest first. */

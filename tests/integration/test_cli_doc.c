@@ -37,6 +37,11 @@ static void every_help_is_in_the_page(void **state)
 		commands++;
 	}
 	assert_true(commands >= 15);
+	harness_ebb(&r, NULL, "store", "check", "--help", NULL);
+	assert_int(r.status, 0);
+	if (!strstr(page, harness_fmt("## ebb store check\n\n```\n%s```\n", r.out)))
+		fail_msg("docs/CLI.md lacks `ebb store check --help` as it is now; run scripts/cli-doc.sh");
+	harness_run_free(&r);
 	harness_run_free(&help);
 	free(page);
 }

@@ -304,8 +304,12 @@ static void store_copy_from_sqlite(void **state)
 	copied = harness_get(b, "/v1/decisions");
 	assert_true(json_equal(copied, decisions));
 	json_decref(copied);
-	/* New ids follow the copied ones. */
+	/* New ids follow the copied ones; the tallies are the copied jobs'. */
 	assert_int(harness_submit(b, "{\"command\": [\"true\"]}"), 6);
+	copied = harness_get(b, "/v1/store/check");
+	assert_true(json_is_true(harness_jget(copied, "ok")));
+	assert_true(harness_jint(copied, "keys", __FILE__, __LINE__) >= 3);
+	json_decref(copied);
 	assert_int(harness_server_stop(b), 0);
 
 	harness_ebb(&r, NULL, "store", "copy", "--from", from, "--to", to, NULL);

@@ -234,6 +234,12 @@ static void no_job_is_leased_twice(void **state)
 		 "A's counts never showed the queue empty");
 	WAIT_FOR(b, 10000, harness_stat(b, "states.queued") + harness_stat(b, "states.leased") == 0,
 		 "B's counts never showed the queue empty");
+	/* The tallies both kept in their transactions at once equal a
+	 * count of the jobs. */
+	r = harness_get(b, "/v1/store/check");
+	if (!json_is_true(harness_jget(r, "ok")))
+		fail_msg("the tallies differ: %s", json_dumps(r, 0));
+	json_decref(r);
 	assert_int(harness_server_stop(b), 0);
 	assert_int(harness_server_stop(a), 0);
 }

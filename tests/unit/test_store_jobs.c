@@ -807,6 +807,68 @@ static void demand_groups_queued_work(void **state)
 			    " | 2x0 standard train: jobs=1 items=1 no_est=1 est=0 oldest=100");
 }
 
+static int see_diff(void *arg, const struct job_count *kept, const struct job_count *counted)
+{
+	return harness_row(arg, "%s %s: kept %lld counted %lld", job_state_name(kept->state), kept->lane,
+			   (long long)kept->n, (long long)counted->n);
+}
+
+/* The oldest of a class as its jobs come and go: kept while younger ones
+ * leave, found again (a seek) when the oldest leaves, and back when a
+ * batch that leased it rolls back; the tallies equal a recount. */
+static void demand_follows_the_oldest_and_agrees_with_a_recount(void **state)
+{
+	struct harness_store *h = *state;
+	struct job a = job_of("a", "standard", "train", "t", 100), b = job_of("b", "standard", "train", "t", 200),
+		   c = job_of("c", "standard", "train", "t", 300), d = job_of("d", "batch", "train", "t", 50);
+	struct harness_rows r = {0};
+	int64_t keys = -1;
+
+	put(h, &a);
+	put(h, &b);
+	put(h, &c);
+	put(h, &d);
+	r.n = 0;
+	STORE_OK(h, store_demand(h->st, see_demand, &r));
+	assert_string_equal(harness_rows_text(&r, 1), "1x0 batch train: jobs=1 items=1 no_est=1 est=0 oldest=50"
+						       " | 1x0 standard train: jobs=3 items=3 no_est=3 est=0 oldest=100");
+	move(h, c.id, JOB_LEASED); /* a younger one leaves: the oldest stays */
+	move(h, a.id, JOB_LEASED); /* the oldest leaves */
+	r.n = 0;
+	STORE_OK(h, store_demand(h->st, see_demand, &r));
+	assert_string_equal(harness_rows_text(&r, 1), "1x0 batch train: jobs=1 items=1 no_est=1 est=0 oldest=50"
+						       " | 1x0 standard train: jobs=1 items=1 no_est=1 est=0 oldest=200");
+	begin(h);
+	b = get(h, b.id);
+	b.state = JOB_LEASED;
+	STORE_OK(h, store_job_update(h->st, &b));
+	r.n = 0;
+	STORE_OK(h, store_demand(h->st, see_demand, &r));
+	assert_string_equal(harness_rows_text(&r, 1), "1x0 batch train: jobs=1 items=1 no_est=1 est=0 oldest=50");
+	STORE_OK(h, store_rollback(h->st));
+	job_free(&b);
+	r.n = 0;
+	STORE_OK(h, store_demand(h->st, see_demand, &r));
+	assert_string_equal(harness_rows_text(&r, 1), "1x0 batch train: jobs=1 items=1 no_est=1 est=0 oldest=50"
+						       " | 1x0 standard train: jobs=1 items=1 no_est=1 est=0 oldest=200");
+	begin(h);
+	r.n = 0;
+	STORE_OK(h, store_check(h->st, see_diff, &r, &keys));
+	STORE_OK(h, store_rollback(h->st));
+	assert_string_equal(harness_rows_text(&r, 1), "");
+	assert_int(keys, 3); /* queued standard, queued batch, leased standard */
+	harness_store_reopen(h);
+	begin(h);
+	r.n = 0;
+	STORE_OK(h, store_check(h->st, see_diff, &r, &keys));
+	STORE_OK(h, store_rollback(h->st));
+	assert_string_equal(harness_rows_text(&r, 1), "");
+	r.n = 0;
+	STORE_OK(h, store_demand(h->st, see_demand, &r));
+	assert_string_equal(harness_rows_text(&r, 1), "1x0 batch train: jobs=1 items=1 no_est=1 est=0 oldest=50"
+						       " | 1x0 standard train: jobs=1 items=1 no_est=1 est=0 oldest=200");
+}
+
 /* Submits, newest first: all of them, and those since a time with what
  * they need. Every state counts. */
 static void recent_submits_and_arrivals(void **state)
@@ -991,6 +1053,7 @@ int main(void)
 		T(job_due_at_now),
 		T(next_deadline_of_delays_and_leases),
 		T(demand_groups_queued_work),
+		T(demand_follows_the_oldest_and_agrees_with_a_recount),
 		T(recent_submits_and_arrivals),
 		T(recent_durations_of_succeeded_jobs),
 		T(dead_letters_per_lane_since),

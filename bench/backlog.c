@@ -1,0 +1,305 @@
+/* Benchmark 9: a backlog of a million queued jobs. Two serves side by
+ * side on SQLite: one with no provider (the baseline), one with the
+ * local provider, the scaler at interval = 500ms and one instance of one
+ * GPU whose job sleeps, so that the work does not compete for the CPU.
+ * `ebb submit --jobs` (1,000 a call, as users submit floods) fills both
+ * in steps to each size; at each, on the serve with the scaler: GET
+ * /metrics, GET /v1/dashboard, the scaler's runs (ebb_scaler_run_seconds
+ * over a window), a lease's round trip, and serve's CPU and memory at
+ * rest.
+ *
+ * Environment: BENCH_BACKLOG_SIZES ("0,100000,400000,1000000", in
+ * increasing order), BENCH_SCRAPES (20 per size, after one to warm up),
+ * BENCH_LEASES (200 per size), BENCH_REST_S (10), EBB_BIN. */
+#include <sys/wait.h>
+
+#include "bench.h"
+
+#define MAX_SIZES 8
+#define BAR_JOBS 400000
+#define GOAL_SUBMIT_RATIO 1.5
+#define GOAL_SCRAPE_MS 50.0
+#define GOAL_DECISION_MS 5.0
+#define GOAL_LEASE_P99_MS 10.0
+#define GOAL_REST_CPU 1.0 /* % of a core */
+
+struct level {
+	long size;
+	double submit_s[2]; /* reaching this size from the last: no provider, scaler on */
+	double scrape_ms, scrape_p90_ms, dashboard_ms, decision_ms;
+	long decisions;
+	double lease_p50_ms, lease_p99_ms;
+	double rest_cpu[2]; /* % of a core */
+	long rss_kb[2];
+};
+
+/* n jobs, a JSON object a line, of six classes (three lanes, two types). */
+static int write_jobs(const char *path, long n)
+{
+	static const char *const lanes[] = {"express", "standard", "batch"};
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	for (long k = 0; k < n; k++)
+		fprintf(f, "{\"command\":[\"sleep\",\"600\"],\"lane\":\"%s\",\"type\":\"%s\",\"est_s\":60}\n",
+			lanes[k % 3], k % 2 ? "infer" : "embed");
+	return fclose(f);
+}
+
+/* `ebb submit --jobs path` against url: its wall time, or -1. */
+static double submit_file(const char *url, const char *path)
+{
+	const char *bin = getenv("EBB_BIN") ? getenv("EBB_BIN") : "build/ebb";
+	double t0 = now_s();
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+		dup2(fd, 1);
+		execl(bin, "ebb", "submit", "-s", url, "--jobs", path, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "backlog: ebb submit --jobs %s to %s failed\n", path, url);
+		return -1;
+	}
+	return now_s() - t0;
+}
+
+/* The _sum and _count of a histogram in a scrape. */
+static void histogram_of(const char *text, const char *name, double *sum, long *count)
+{
+	char key[128];
+	const char *p;
+
+	snprintf(key, sizeof key, "\n%s_sum ", name);
+	*sum = (p = strstr(text, key)) ? strtod(p + strlen(key), NULL) : 0;
+	snprintf(key, sizeof key, "\n%s_count ", name);
+	*count = (p = strstr(text, key)) ? strtol(p + strlen(key), NULL, 10) : 0;
+}
+
+/* GET path n times after one more to warm up: the median and p90, ms. */
+static int time_gets(struct http *h, const char *path, int n, double *med, double *p90)
+{
+	double *v = calloc((size_t)n, sizeof *v);
+
+	if (!v || http_call(h, path, NULL) != 200) {
+		free(v);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		double t0 = now_s();
+		if (http_call(h, path, NULL) != 200) {
+			free(v);
+			return -1;
+		}
+		v[i] = (now_s() - t0) * 1000;
+	}
+	*med = median(v, n);
+	if (p90)
+		*p90 = quantile(v, n, 0.9);
+	free(v);
+	return 0;
+}
+
+/* The scaler's runs so far: the sum of their times and their count. */
+static int scaler_runs(const char *url, double *sum, long *count)
+{
+	struct http h;
+	int rc = http_init(&h, url) == 0 && http_call(&h, "/metrics", NULL) == 200 ? 0 : -1;
+
+	if (rc == 0)
+		histogram_of(h.body, "ebb_scaler_run_seconds", sum, count);
+	http_free(&h);
+	return rc;
+}
+
+/* n leases, one after the other, of jobs there are: p50 and p99, ms. */
+static int time_leases(struct http *h, int n, struct level *l)
+{
+	double *v = calloc((size_t)n, sizeof *v);
+
+	if (!v)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		double t0 = now_s();
+		if (http_call(h, "/v1/lease", "{\"worker\":\"bench\",\"gpus\":1,\"lease_s\":3600}") != 200) {
+			fprintf(stderr, "backlog: lease: %s\n", h->body);
+			free(v);
+			return -1;
+		}
+		v[i] = (now_s() - t0) * 1000;
+	}
+	l->lease_p50_ms = median(v, n);
+	l->lease_p99_ms = quantile(v, n, 0.99);
+	free(v);
+	return 0;
+}
+
+/* Both serves' CPU over rest_s seconds of nothing asked, and their RSS. */
+static void at_rest(const struct serve *s, double rest_s, struct level *l)
+{
+	double c0[2], t0 = now_s();
+
+	for (int k = 0; k < 2; k++)
+		c0[k] = proc_cpu_s(s[k].pid);
+	sleep_s(rest_s);
+	for (int k = 0; k < 2; k++) {
+		l->rest_cpu[k] = (proc_cpu_s(s[k].pid) - c0[k]) / (now_s() - t0) * 100;
+		l->rss_kb[k] = proc_status(s[k].pid, "VmRSS");
+	}
+}
+
+static int parse_sizes(long *sizes)
+{
+	const char *spec = getenv("BENCH_BACKLOG_SIZES") ? getenv("BENCH_BACKLOG_SIZES") : "0,100000,400000,1000000";
+	int n = 0;
+
+	for (const char *p = spec; *p && n < MAX_SIZES; p += strcspn(p, ","), p += *p == ',')
+		sizes[n++] = strtol(p, NULL, 10);
+	return n;
+}
+
+static int measure(struct serve *s, struct level *l, long from, const char *dir)
+{
+	char path[600], probes[600];
+	struct http h;
+	int scrapes = (int)env_long("BENCH_SCRAPES", 20), leases = (int)env_long("BENCH_LEASES", 200), rc = -1;
+	double p90_unused, sum0, sum1;
+	long n0, n1;
+
+	snprintf(path, sizeof path, "%s/jobs-%ld.jsonl", dir, l->size);
+	snprintf(probes, sizeof probes, "%s/probes.jsonl", dir);
+	if (write_jobs(path, l->size - from) != 0)
+		return -1;
+	if (scaler_runs(s[1].url, &sum0, &n0) != 0)
+		return -1;
+	for (int k = 0; k < 2; k++) {
+		l->submit_s[k] = l->size > from ? submit_file(s[k].url, path) : 0;
+		if (l->submit_s[k] < 0)
+			return -1;
+	}
+	/* The runs the submits brought on: each one woke the scaler. */
+	if (scaler_runs(s[1].url, &sum1, &n1) != 0)
+		return -1;
+	l->decisions = n1 - n0;
+	l->decision_ms = n1 > n0 ? (sum1 - sum0) / (double)(n1 - n0) * 1000 : 0;
+	unlink(path);
+	fprintf(stderr, "backlog: %ld queued: submitted in %.1f s (no provider), %.1f s (scaler on)\n", l->size,
+		l->submit_s[0], l->submit_s[1]);
+	if (http_init(&h, s[1].url) != 0 || time_gets(&h, "/metrics", scrapes, &l->scrape_ms, &l->scrape_p90_ms) != 0 ||
+	    time_gets(&h, "/v1/dashboard", scrapes / 2, &l->dashboard_ms, &p90_unused) != 0)
+		goto out;
+	at_rest(s, (double)env_long("BENCH_REST_S", 10), l);
+	/* The leases on the baseline, whose jobs no worker takes; their jobs
+	 * put there first, ahead in lease order whatever the backlog. */
+	http_free(&h);
+	if (write_jobs(probes, leases) != 0 || submit_file(s[0].url, probes) < 0 || http_init(&h, s[0].url) != 0 ||
+	    time_leases(&h, leases, l) != 0)
+		goto out;
+	rc = 0;
+out:
+	http_free(&h);
+	fprintf(stderr, "backlog: %ld queued: /metrics %.2f ms, dashboard %.2f ms, scaler run %.2f ms (%ld runs),"
+			" lease p50 %.2f p99 %.2f ms, at rest %.1f%% / %.1f%% of a core\n",
+		l->size, l->scrape_ms, l->dashboard_ms, l->decision_ms, l->decisions, l->lease_p50_ms, l->lease_p99_ms,
+		l->rest_cpu[0], l->rest_cpu[1]);
+	return rc;
+}
+
+static void report(const struct level *l, int n)
+{
+	double bar[2] = {0, 0};
+	const struct level *big = &l[n - 1], *mid = NULL;
+	long bar_jobs = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (l[i].size <= BAR_JOBS) {
+			for (int k = 0; k < 2; k++)
+				bar[k] += l[i].submit_s[k];
+			bar_jobs = l[i].size;
+		}
+		if (l[i].size == 100000)
+			mid = &l[i];
+	}
+	printf("## 9. A million queued jobs\n\n");
+	printf("Two serves side by side on SQLite: the baseline with no provider, and one with the local provider,\n"
+	       "the scaler at `interval = 500ms` and one instance of one GPU whose job sleeps (so that the work\n"
+	       "does not compete for the CPU); `[queue] max_queued` above the backlog. `ebb submit --jobs` (1,000\n"
+	       "jobs a call) fills both in steps up to each size, jobs of six classes. At each size, on the serve\n"
+	       "with the scaler: `GET /metrics` and `GET /v1/dashboard` (medians of %ld and %ld, after one to warm\n"
+	       "up), the mean scaler run while the submits to that size came (`ebb_scaler_run_seconds`: the view,\n"
+	       "the plan and the actions; each submit wakes the scaler),\n"
+	       "and serve's CPU at rest over %ld s with nothing asked; on the baseline, %ld leases one after another\n"
+	       "(jobs that are there: a lease's round trip through the lease query at that backlog). One run.\n\n",
+	       env_long("BENCH_SCRAPES", 20), env_long("BENCH_SCRAPES", 20) / 2, env_long("BENCH_REST_S", 10),
+	       env_long("BENCH_LEASES", 200));
+	printf("| queued | submit to here, jobs/s: no provider | scaler on | ratio | /metrics, ms | p90 | dashboard, ms "
+	       "| scaler run, ms (runs) | lease p50, ms | p99 | CPU at rest: no provider | scaler on | RSS, MB: no "
+	       "provider | scaler on |\n");
+	printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	for (int i = 0; i < n; i++) {
+		long added = l[i].size - (i ? l[i - 1].size : 0);
+		if (added > 0)
+			printf("| %ld | %.0f | %.0f | %.2f× ", l[i].size, added / l[i].submit_s[0], added / l[i].submit_s[1],
+			       l[i].submit_s[1] / l[i].submit_s[0]);
+		else
+			printf("| %ld | - | - | - ", l[i].size);
+		printf("| %.2f | %.2f | %.2f | %.2f (%ld) | %.2f | %.2f | %.1f%% | %.1f%% | %.0f | %.0f |\n", l[i].scrape_ms,
+		       l[i].scrape_p90_ms, l[i].dashboard_ms, l[i].decision_ms, l[i].decisions, l[i].lease_p50_ms,
+		       l[i].lease_p99_ms, l[i].rest_cpu[0], l[i].rest_cpu[1], l[i].rss_kb[0] / 1024.0,
+		       l[i].rss_kb[1] / 1024.0);
+	}
+	printf("\n");
+	if (bar[0] > 0)
+		printf("The bar: %ld jobs submitted in %.1f s with the scaler on against %.1f s with no provider, %.2f× "
+		       "(at most %.1f×) — %s; `/metrics` with %ld queued in %.2f ms (at most %.0f) — %s.\n\n",
+		       bar_jobs, bar[1], bar[0], bar[1] / bar[0], GOAL_SUBMIT_RATIO,
+		       goal_word(bar[1] / bar[0] <= GOAL_SUBMIT_RATIO), big->size, big->scrape_ms, GOAL_SCRAPE_MS,
+		       goal_word(big->scrape_ms <= GOAL_SCRAPE_MS));
+	printf("Goals at %ld queued: a scaler run ≤ %.0f ms (%.2f) — %s; a scrape ≤ %.0f ms (%.2f) — %s; lease p99 ≤ %.0f "
+	       "ms (%.2f) — %s; CPU at rest ≤ %.0f%% of a core (%.1f%%) — %s",
+	       big->size, GOAL_DECISION_MS, big->decision_ms, goal_word(big->decision_ms <= GOAL_DECISION_MS),
+	       GOAL_SCRAPE_MS, big->scrape_ms, goal_word(big->scrape_ms <= GOAL_SCRAPE_MS), GOAL_LEASE_P99_MS,
+	       big->lease_p99_ms, goal_word(big->lease_p99_ms <= GOAL_LEASE_P99_MS), GOAL_REST_CPU, big->rest_cpu[1],
+	       goal_word(big->rest_cpu[1] <= GOAL_REST_CPU));
+	if (mid && mid != big)
+		printf("; against %ld queued: /metrics %.2f×, scaler run %.2f×, lease p99 %.2f× (at most 1.5×)",
+		       mid->size, big->scrape_ms / mid->scrape_ms, mid->decision_ms > 0 ? big->decision_ms / mid->decision_ms : 0,
+		       big->lease_p99_ms / mid->lease_p99_ms);
+	printf(".\n\n");
+}
+
+int main(void)
+{
+	struct serve s[2];
+	struct level l[MAX_SIZES] = {{0}};
+	long sizes[MAX_SIZES];
+	int n = parse_sizes(sizes), rc = 1, done = 0;
+	char queue[512];
+
+	snprintf(queue, sizeof queue, "[queue]\nmax_queued = %ld\nlanes = express,standard,batch\n",
+		 sizes[n - 1] + 100000);
+	if (serve_start(&s[0], queue) != 0)
+		return 1;
+	if (serve_start(&s[1], strcat(queue, "[provider]\nkind = local\n[local]\ngpus = 0\n"
+					     "[scaler]\ninterval = 500ms\n"
+					     "[offer.one]\ngpus = 1\nprice_ondemand = 1.0\nmax_instances = 1\n")) != 0) {
+		serve_stop(&s[0]);
+		return 1;
+	}
+	for (int i = 0; i < n; i++) {
+		l[i].size = sizes[i];
+		if (measure(s, &l[i], i ? sizes[i - 1] : 0, s[0].dir) != 0)
+			goto out;
+		done++;
+	}
+	report(l, done);
+	rc = 0;
+out:
+	serve_stop(&s[1]);
+	serve_stop(&s[0]);
+	return rc;
+}
