@@ -1,4 +1,4 @@
-/* Benchmark 9: a backlog of a million queued jobs. Two serves side by
+/* Benchmark 8: a backlog of a million queued jobs. Two serves side by
  * side on SQLite: one with no provider (the baseline), one with the
  * local provider, the scaler at interval = 500ms and one instance of one
  * GPU whose job sleeps, so that the work does not compete for the CPU.
@@ -8,12 +8,17 @@
  * over a window), a lease's round trip, and serve's CPU and memory at
  * rest.
  *
+ * The same on PostgreSQL (a throwaway PostgreSQL 15, a fresh database
+ * for each serve: the first step is a burst into a database no analyze
+ * has seen), where the CPU at rest is serve's and the server's.
+ *
  * Environment: BENCH_BACKLOG_SIZES ("0,100000,400000,1000000", in
- * increasing order), BENCH_SCRAPES (20 per size, after one to warm up),
- * BENCH_LEASES (200 per size), BENCH_REST_S (10), EBB_BIN. */
+ * increasing order), BENCH_BACKLOG_ENGINES ("sqlite,postgres"),
+ * BENCH_SCRAPES (20 per size, after one to warm up), BENCH_LEASES (200
+ * per size), BENCH_REST_S (10), EBB_BIN, EBB_SRC. */
 #include <sys/wait.h>
 
-#include "bench.h"
+#include "pg.h"
 
 #define MAX_SIZES 8
 #define BAR_JOBS 400000
@@ -138,16 +143,32 @@ static int time_leases(struct http *h, int n, struct level *l)
 	return 0;
 }
 
-/* Both serves' CPU over rest_s seconds of nothing asked, and their RSS. */
+/* The CPU seconds of the PostgreSQL server's processes, 0 without one. */
+static double pg_cpu_s(void)
+{
+	pid_t pids[256];
+	int n = pg_dir[0] ? pg_pids(pids, 256) : 0;
+	double sum = 0;
+
+	for (int i = 0; i < n; i++) {
+		double c = proc_cpu_s(pids[i]);
+		sum += c > 0 ? c : 0;
+	}
+	return sum;
+}
+
+/* Both serves' CPU over rest_s seconds of nothing asked (with the
+ * PostgreSQL server's, which both share), and their RSS. */
 static void at_rest(const struct serve *s, double rest_s, struct level *l)
 {
-	double c0[2], t0 = now_s();
+	double c0[2], pg0 = pg_cpu_s(), pg, t0 = now_s();
 
 	for (int k = 0; k < 2; k++)
 		c0[k] = proc_cpu_s(s[k].pid);
 	sleep_s(rest_s);
+	pg = pg_cpu_s() - pg0;
 	for (int k = 0; k < 2; k++) {
-		l->rest_cpu[k] = (proc_cpu_s(s[k].pid) - c0[k]) / (now_s() - t0) * 100;
+		l->rest_cpu[k] = (proc_cpu_s(s[k].pid) - c0[k] + pg) / (now_s() - t0) * 100;
 		l->rss_kb[k] = proc_status(s[k].pid, "VmRSS");
 	}
 }
@@ -209,7 +230,7 @@ out:
 	return rc;
 }
 
-static void report(const struct level *l, int n)
+static void report(const char *engine, const struct level *l, int n)
 {
 	double bar[2] = {0, 0};
 	const struct level *big = &l[n - 1], *mid = NULL;
@@ -224,16 +245,17 @@ static void report(const struct level *l, int n)
 		if (l[i].size == 100000)
 			mid = &l[i];
 	}
-	printf("## 9. A million queued jobs\n\n");
-	printf("Two serves side by side on SQLite: the baseline with no provider, and one with the local provider,\n"
+	printf("### %s\n\n", engine);
+	printf("Two serves side by side: the baseline with no provider, and one with the local provider,\n"
 	       "the scaler at `interval = 500ms` and one instance of one GPU whose job sleeps (so that the work\n"
 	       "does not compete for the CPU); `[queue] max_queued` above the backlog. `ebb submit --jobs` (1,000\n"
 	       "jobs a call) fills both in steps up to each size, jobs of six classes. At each size, on the serve\n"
 	       "with the scaler: `GET /metrics` and `GET /v1/dashboard` (medians of %ld and %ld, after one to warm\n"
 	       "up), the mean scaler run while the submits to that size came (`ebb_scaler_run_seconds`: the view,\n"
 	       "the plan and the actions; each submit wakes the scaler),\n"
-	       "and serve's CPU at rest over %ld s with nothing asked; on the baseline, %ld leases one after another\n"
-	       "(jobs that are there: a lease's round trip through the lease query at that backlog). One run.\n\n",
+	       "and serve's CPU at rest over %ld s with nothing asked (on PostgreSQL, with the server's, which both\n"
+	       "share); on the baseline, %ld leases one after another (jobs that are there: a lease's round trip,\n"
+	       "its commit included, through the lease query at that backlog). One run.\n\n",
 	       env_long("BENCH_SCRAPES", 20), env_long("BENCH_SCRAPES", 20) / 2, env_long("BENCH_REST_S", 10),
 	       env_long("BENCH_LEASES", 200));
 	printf("| queued | submit to here, jobs/s: no provider | scaler on | ratio | /metrics, ms | p90 | dashboard, ms "
@@ -272,34 +294,66 @@ static void report(const struct level *l, int n)
 	printf(".\n\n");
 }
 
-int main(void)
+/* One engine's run: 0, or -1. */
+static int run_engine(const char *engine, const long *sizes, int n)
 {
 	struct serve s[2];
 	struct level l[MAX_SIZES] = {{0}};
-	long sizes[MAX_SIZES];
-	int n = parse_sizes(sizes), rc = 1, done = 0;
-	char queue[512];
+	char conf[2][2048];
+	int done = 0;
 
-	snprintf(queue, sizeof queue, "[queue]\nmax_queued = %ld\nlanes = express,standard,batch\n",
-		 sizes[n - 1] + 100000);
-	if (serve_start(&s[0], queue) != 0)
-		return 1;
-	if (serve_start(&s[1], strcat(queue, "[provider]\nkind = local\n[local]\ngpus = 0\n"
-					     "[scaler]\ninterval = 500ms\n"
-					     "[offer.one]\ngpus = 1\nprice_ondemand = 1.0\nmax_instances = 1\n")) != 0) {
+	for (int k = 0; k < 2; k++) {
+		char store[900] = "";
+		if (strcmp(engine, "postgres") == 0) {
+			char db[32];
+			snprintf(db, sizeof db, "backlog_%d_%d", (int)getpid(), k);
+			if (pg_create(db) != 0)
+				return -1;
+			snprintf(store, sizeof store, "[store]\nkind = postgres\n[postgres]\nurl = %s dbname=%s\n", pg_url, db);
+		}
+		snprintf(conf[k], sizeof conf[k], "%s[queue]\nmax_queued = %ld\nlanes = express,standard,batch\n%s", store,
+			 sizes[n - 1] + 100000,
+			 k ? "[provider]\nkind = local\n[local]\ngpus = 0\n[scaler]\ninterval = 500ms\n"
+			     "[offer.one]\ngpus = 1\nprice_ondemand = 1.0\nmax_instances = 1\n"
+			   : "");
+	}
+	if (serve_start(&s[0], conf[0]) != 0)
+		return -1;
+	if (serve_start(&s[1], conf[1]) != 0) {
 		serve_stop(&s[0]);
-		return 1;
+		return -1;
 	}
 	for (int i = 0; i < n; i++) {
 		l[i].size = sizes[i];
+		fprintf(stderr, "backlog: %s\n", engine);
 		if (measure(s, &l[i], i ? sizes[i - 1] : 0, s[0].dir) != 0)
-			goto out;
+			break;
 		done++;
 	}
-	report(l, done);
-	rc = 0;
-out:
 	serve_stop(&s[1]);
 	serve_stop(&s[0]);
+	if (done)
+		report(strcmp(engine, "postgres") == 0 ? "PostgreSQL, one serve per database" : "SQLite", l, done);
+	return done == n ? 0 : -1;
+}
+
+int main(void)
+{
+	const char *engines = getenv("BENCH_BACKLOG_ENGINES") ? getenv("BENCH_BACKLOG_ENGINES") : "sqlite,postgres";
+	long sizes[MAX_SIZES];
+	int n = parse_sizes(sizes), rc = 0;
+
+	printf("## 8. A million queued jobs\n\n");
+	if (strstr(engines, "sqlite") && run_engine("sqlite", sizes, n) != 0)
+		rc = 1;
+	if (strstr(engines, "postgres")) {
+		if (pg_start() != 0) {
+			printf("### PostgreSQL\n\nSkipped: no PostgreSQL 15 could be started (scripts/pg.sh).\n\n");
+		} else {
+			if (run_engine("postgres", sizes, n) != 0)
+				rc = 1;
+			pg_stop();
+		}
+	}
 	return rc;
 }

@@ -345,7 +345,7 @@ violations=$(sort -u "$W/violations" | wc -l)
 count() { sort -u "$W/violations" | grep -cE "$1"; }
 note "takeovers: $kills, median $(median_max "$W/takeovers"); the scaler's: median $(median_max "$W/scaler"); checks $checks, violations $violations"
 cat <<EOF
-## 8. Leader killed every ${every} s (bench/ha_chaos.sh)
+## 9. Leader killed every ${every} s (bench/ha_chaos.sh)
 
 Three \`ebb serve\`s on one PostgreSQL 15 (scripts/pg.sh), all \`$mode = on\`
 ([HA.md](HA.md)). Three submitters (\`ebb submit --server\`, idempotency keys,

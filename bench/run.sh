@@ -24,7 +24,7 @@ main() {
 	export EBB_SRC="${EBB_SRC:-$root}"
 
 	# In the order of the document's sections; others after them.
-	order="cycle idle longpoll replay tune provider scrape slowdb"
+	order="cycle idle longpoll replay tune provider scrape slowdb backlog"
 	for p in "$dir"/*; do
 		[ -x "$p" ] || continue
 		case " $order " in *" $(basename "$p") "*) ;; *) order="$order $(basename "$p")" ;; esac
@@ -109,7 +109,12 @@ event loop share one commit).
    (\`GET /healthz\` timed under load) on the PostgreSQL store, with 0 to
    100 ms added to every round trip to the database server. Baseline: the
    same server on its unix socket.
-8. **A leader killed every 20 s** (bench/ha_chaos.sh): three active serves
+8. **A million queued jobs**: two serves side by side, one with no
+   provider (the baseline) and one with the scaler at 500 ms, filled by
+   `ebb submit --jobs` to 0, 100,000, 400,000 and 1,000,000 queued jobs:
+   the submit rate of each, and at each size the scrape, the dashboard,
+   the scaler's runs, a lease and serve at rest.
+9. **A leader killed every 20 s** (bench/ha_chaos.sh): three active serves
    on one PostgreSQL, submitters and workers spread over them, under the
    soak's load for seven minutes (21 kills): the takeover times, the time
    until the new leader's scaler acts, and the invariants of the soak.
