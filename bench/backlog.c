@@ -9,8 +9,11 @@
  * rest.
  *
  * The same on PostgreSQL (a throwaway PostgreSQL 15, a fresh database
- * for each serve: the first step is a burst into a database no analyze
- * has seen), where the CPU at rest is serve's and the server's.
+ * for each setup: the first step is a burst into a database no analyze
+ * has seen), where the setup with the scaler is three active serves on
+ * one database (the first leads and is the one measured; the others
+ * read the tallies again every second), and the CPU at rest is the
+ * serves' and the server's.
  *
  * Environment: BENCH_BACKLOG_SIZES ("0,100000,400000,1000000", in
  * increasing order), BENCH_BACKLOG_ENGINES ("sqlite,postgres"),
@@ -157,18 +160,21 @@ static double pg_cpu_s(void)
 	return sum;
 }
 
-/* Both serves' CPU over rest_s seconds of nothing asked (with the
- * PostgreSQL server's, which both share), and their RSS. */
-static void at_rest(const struct serve *s, double rest_s, struct level *l)
+/* The setups' CPU over rest_s seconds of nothing asked (with the
+ * PostgreSQL server's, which both share; the scaler's with its two
+ * followers, s[2] and s[3], where it has them), and their RSS. */
+static void at_rest(const struct serve *s, int nserves, double rest_s, struct level *l)
 {
-	double c0[2], pg0 = pg_cpu_s(), pg, t0 = now_s();
+	double c0[4], pg0 = pg_cpu_s(), pg, t0 = now_s(), used[2] = {0, 0};
 
-	for (int k = 0; k < 2; k++)
+	for (int k = 0; k < nserves; k++)
 		c0[k] = proc_cpu_s(s[k].pid);
 	sleep_s(rest_s);
 	pg = pg_cpu_s() - pg0;
+	for (int k = 0; k < nserves; k++)
+		used[k ? 1 : 0] += proc_cpu_s(s[k].pid) - c0[k];
 	for (int k = 0; k < 2; k++) {
-		l->rest_cpu[k] = (proc_cpu_s(s[k].pid) - c0[k] + pg) / (now_s() - t0) * 100;
+		l->rest_cpu[k] = (used[k] + pg) / (now_s() - t0) * 100;
 		l->rss_kb[k] = proc_status(s[k].pid, "VmRSS");
 	}
 }
@@ -183,7 +189,7 @@ static int parse_sizes(long *sizes)
 	return n;
 }
 
-static int measure(struct serve *s, struct level *l, long from, const char *dir)
+static int measure(struct serve *s, int nserves, struct level *l, long from, const char *dir)
 {
 	char path[600], probes[600];
 	struct http h;
@@ -213,7 +219,7 @@ static int measure(struct serve *s, struct level *l, long from, const char *dir)
 	if (http_init(&h, s[1].url) != 0 || time_gets(&h, "/metrics", scrapes, &l->scrape_ms, &l->scrape_p90_ms) != 0 ||
 	    time_gets(&h, "/v1/dashboard", scrapes / 2, &l->dashboard_ms, &p90_unused) != 0)
 		goto out;
-	at_rest(s, (double)env_long("BENCH_REST_S", 10), l);
+	at_rest(s, nserves, (double)env_long("BENCH_REST_S", 10), l);
 	/* The leases on the baseline, whose jobs no worker takes; their jobs
 	 * put there first, ahead in lease order whatever the backlog. */
 	http_free(&h);
@@ -297,19 +303,20 @@ static void report(const char *engine, const struct level *l, int n)
 /* One engine's run: 0, or -1. */
 static int run_engine(const char *engine, const long *sizes, int n)
 {
-	struct serve s[2];
+	struct serve s[4];
 	struct level l[MAX_SIZES] = {{0}};
 	char conf[2][2048];
-	int done = 0;
+	int done = 0, pg = strcmp(engine, "postgres") == 0, nserves = pg ? 4 : 2, started = 0;
 
 	for (int k = 0; k < 2; k++) {
 		char store[900] = "";
-		if (strcmp(engine, "postgres") == 0) {
+		if (pg) {
 			char db[32];
 			snprintf(db, sizeof db, "backlog_%d_%d", (int)getpid(), k);
 			if (pg_create(db) != 0)
 				return -1;
-			snprintf(store, sizeof store, "[store]\nkind = postgres\n[postgres]\nurl = %s dbname=%s\n", pg_url, db);
+			snprintf(store, sizeof store, "[store]\nkind = postgres\n[postgres]\nurl = %s dbname=%s\n%s", pg_url,
+				 db, k ? "active = on\n" : "");
 		}
 		snprintf(conf[k], sizeof conf[k], "%s[queue]\nmax_queued = %ld\nlanes = express,standard,batch\n%s", store,
 			 sizes[n - 1] + 100000,
@@ -317,23 +324,20 @@ static int run_engine(const char *engine, const long *sizes, int n)
 			     "[offer.one]\ngpus = 1\nprice_ondemand = 1.0\nmax_instances = 1\n"
 			   : "");
 	}
-	if (serve_start(&s[0], conf[0]) != 0)
-		return -1;
-	if (serve_start(&s[1], conf[1]) != 0) {
-		serve_stop(&s[0]);
-		return -1;
-	}
-	for (int i = 0; i < n; i++) {
+	/* s[1] first of the three on its database: it leads. */
+	while (started < nserves && serve_start(&s[started], conf[started ? 1 : 0]) == 0)
+		started++;
+	for (int i = 0; i < n && started == nserves; i++) {
 		l[i].size = sizes[i];
 		fprintf(stderr, "backlog: %s\n", engine);
-		if (measure(s, &l[i], i ? sizes[i - 1] : 0, s[0].dir) != 0)
+		if (measure(s, nserves, &l[i], i ? sizes[i - 1] : 0, s[0].dir) != 0)
 			break;
 		done++;
 	}
-	serve_stop(&s[1]);
-	serve_stop(&s[0]);
+	while (started > 0)
+		serve_stop(&s[--started]);
 	if (done)
-		report(strcmp(engine, "postgres") == 0 ? "PostgreSQL, one serve per database" : "SQLite", l, done);
+		report(pg ? "PostgreSQL: the baseline one serve, the scaler three active serves" : "SQLite", l, done);
 	return done == n ? 0 : -1;
 }
 

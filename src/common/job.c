@@ -26,6 +26,13 @@ int job_state_terminal(enum job_state s)
 	return s == JOB_SUCCEEDED || s == JOB_FAILED || s == JOB_DEAD || s == JOB_CANCELLED;
 }
 
+int64_t job_run_ms(const struct job *job)
+{
+	int counted = job->state == JOB_SUCCEEDED || job->state == JOB_FAILED || job->state == JOB_DEAD;
+
+	return counted && job->started_ms > 0 ? job->finished_ms - job->started_ms : 0;
+}
+
 void job_set_str(char **dst, const char *src)
 {
 	free(*dst);

@@ -67,6 +67,7 @@ struct job {
 	/* The state the store holds for this job: set when it is read or
 	 * written, so an update knows what it changes. */
 	enum job_state stored_state;
+	int64_t stored_run_ms; /* job_run_ms() of the job as the store holds it */
 	/* Order within a lane and priority, before the id: smaller first. */
 	int64_t seq;
 };
@@ -74,6 +75,9 @@ struct job {
 const char *job_state_name(enum job_state s);
 int job_state_parse(const char *name); /* -1: unknown */
 int job_state_terminal(enum job_state s);
+/* The run time a finished job counts for (succeeded, failed or dead,
+ * after a start): finished - started; 0 for any other. */
+int64_t job_run_ms(const struct job *job);
 
 void job_free(struct job *job);
 /* Replaces *dst with a copy of src (NULL stays NULL). */

@@ -142,7 +142,7 @@ int api_fleet(struct api_call *c)
 	int64_t instance_ms = 0, job_ms = 0;
 
 	if (store_instance_list(a->store, all && strcmp(all, "1") == 0, add_instance, &l) != 0 ||
-	    store_usage(a->store, 0, l.now_ms, &instance_ms, &job_ms) != 0 ||
+	    store_usage(a->store, l.now_ms, &instance_ms, &job_ms) != 0 ||
 	    (a->scaler && !(idle = idle_timeouts_json(a->scaler)))) {
 		json_decref(l.instances);
 		return api_store_failed(c);

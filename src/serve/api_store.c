@@ -17,8 +17,9 @@ struct check {
 
 static json_t *sums(const struct job_count *c)
 {
-	return json_pack("{s:I, s:I, s:I, s:I}", "jobs", (json_int_t)c->n, "items", (json_int_t)c->items,
-			 "without_est", (json_int_t)c->no_est, "est_s", (json_int_t)c->est_s);
+	return json_pack("{s:I, s:I, s:I, s:I, s:I}", "jobs", (json_int_t)c->n, "items", (json_int_t)c->items,
+			 "without_est", (json_int_t)c->no_est, "est_s", (json_int_t)c->est_s, "run_ms",
+			 (json_int_t)c->run_ms);
 }
 
 static int add_diff(void *arg, const struct job_count *kept, const struct job_count *counted)

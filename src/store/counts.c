@@ -10,7 +10,7 @@
 #include "common/mem.h"
 
 struct sums {
-	int64_t n, items, no_est, est_s;
+	int64_t n, items, no_est, est_s, run_ms;
 };
 
 struct entry {
@@ -29,7 +29,7 @@ struct entry {
 struct change {
 	size_t slot;
 	int sign;
-	int64_t items, est_s, created_ms;
+	int64_t items, est_s, run_ms, created_ms;
 };
 
 struct counts {
@@ -115,6 +115,7 @@ static struct job_count row_of(const struct entry *e)
 	row.items = e->sum.items;
 	row.no_est = e->sum.no_est;
 	row.est_s = e->sum.est_s;
+	row.run_ms = e->sum.run_ms;
 	return row;
 }
 
@@ -192,6 +193,7 @@ static void add_sums(struct sums *to, const struct sums *d)
 	to->items += d->items;
 	to->no_est += d->no_est;
 	to->est_s += d->est_s;
+	to->run_ms += d->run_ms;
 }
 
 int counts_add(struct counts *c, const struct job_count *row)
@@ -201,7 +203,7 @@ int counts_add(struct counts *c, const struct job_count *row)
 	if (reserve(c, 1) != 0)
 		return -1;
 	e = &c->slots[slot_of(c, row)];
-	add_sums(&e->sum, &(struct sums){row->n, row->items, row->no_est, row->est_s});
+	add_sums(&e->sum, &(struct sums){row->n, row->items, row->no_est, row->est_s, row->run_ms});
 	c->by_state[e->state] += row->n;
 	e->oldest_known = row->oldest_ms > 0;
 	e->oldest_ms = row->oldest_ms;
@@ -216,7 +218,7 @@ static void apply(struct counts *c, const struct change *ch)
 	struct entry *e = &c->slots[ch->slot];
 
 	add_sums(&e->sum, &(struct sums){ch->sign, ch->sign * ch->items, ch->sign * (ch->est_s == 0),
-					 ch->sign * ch->est_s});
+					 ch->sign * ch->est_s, ch->sign * ch->run_ms});
 	c->by_state[e->state] += ch->sign;
 	if (ch->sign > 0 && e->sum.n == 1) {
 		e->oldest_known = 1;
@@ -229,12 +231,13 @@ static void apply(struct counts *c, const struct change *ch)
 	}
 }
 
-/* The change of a job entering (sign 1) or leaving (-1) state's key. */
-static void change(struct counts *c, const struct job *job, enum job_state state, int sign)
+/* The change of a job entering (sign 1) or leaving (-1) state's key with
+ * run_ms of run time. */
+static void change(struct counts *c, const struct job *job, enum job_state state, int sign, int64_t run_ms)
 {
 	struct job_count k = {.state = state, .lane = job->lane, .type = job->type, .team = job->team,
 			      .gpus = job->gpus, .min_vram_gb = job->min_vram_gb, .priority = job->priority};
-	struct change ch = {slot_of(c, &k), sign, job->items, job->est_s, job->created_ms};
+	struct change ch = {slot_of(c, &k), sign, job->items, job->est_s, run_ms, job->created_ms};
 
 	apply(c, &ch);
 	if (c->in_batch)
@@ -246,8 +249,8 @@ int counts_move(struct counts *c, const struct job *job, int from, enum job_stat
 	if (reserve(c, 2) != 0)
 		return -1;
 	if (from >= 0)
-		change(c, job, (enum job_state)from, -1);
-	change(c, job, to, 1);
+		change(c, job, (enum job_state)from, -1, job->stored_run_ms);
+	change(c, job, to, 1, job_run_ms(job));
 	return 0;
 }
 
@@ -330,7 +333,7 @@ int counts_changes(struct counts *c, count_cb cb, void *arg)
 			touched[n++] = e;
 		}
 		add_sums(&e->pending, &(struct sums){ch->sign, ch->sign * ch->items, ch->sign * (ch->est_s == 0),
-						     ch->sign * ch->est_s});
+						     ch->sign * ch->est_s, ch->sign * ch->run_ms});
 	}
 	qsort(touched, n, sizeof *touched, key_cmp);
 	for (size_t k = 0; k < n; k++) {
@@ -341,7 +344,8 @@ int counts_changes(struct counts *c, count_cb cb, void *arg)
 		row.items = e->pending.items;
 		row.no_est = e->pending.no_est;
 		row.est_s = e->pending.est_s;
-		if (rc == 0 && (row.n || row.items || row.no_est || row.est_s))
+		row.run_ms = e->pending.run_ms;
+		if (rc == 0 && (row.n || row.items || row.no_est || row.est_s || row.run_ms))
 			rc = cb(arg, &row);
 	}
 	return rc;
@@ -350,6 +354,16 @@ int counts_changes(struct counts *c, count_cb cb, void *arg)
 int64_t counts_in_state(const struct counts *c, enum job_state state)
 {
 	return c->by_state[state];
+}
+
+int64_t counts_run_ms(const struct counts *c)
+{
+	int64_t sum = 0;
+
+	for (size_t k = 0; k < c->cap; k++)
+		if (c->slots[k].used)
+			sum += c->slots[k].sum.run_ms;
+	return sum;
 }
 
 int counts_each(const struct counts *c, count_cb cb, void *arg)
@@ -430,11 +444,11 @@ static int differ(const struct counts *a, const struct counts *b, int flipped, c
 		const struct entry *e = &a->slots[k], *o;
 		struct job_count here, there;
 		int rc;
-		if (!e->used || (e->sum.n == 0 && e->sum.items == 0 && e->sum.est_s == 0))
+		if (!e->used || (e->sum.n == 0 && e->sum.items == 0 && e->sum.est_s == 0 && e->sum.run_ms == 0))
 			continue;
 		here = row_of(e);
 		o = lookup(b, &here);
-		if (flipped && o && (o->sum.n || o->sum.items || o->sum.est_s))
+		if (flipped && o && (o->sum.n || o->sum.items || o->sum.est_s || o->sum.run_ms))
 			continue; /* seen from the other side */
 		(*keys)++;
 		there = here;
@@ -442,8 +456,9 @@ static int differ(const struct counts *a, const struct counts *b, int flipped, c
 		there.items = o ? o->sum.items : 0;
 		there.no_est = o ? o->sum.no_est : 0;
 		there.est_s = o ? o->sum.est_s : 0;
+		there.run_ms = o ? o->sum.run_ms : 0;
 		if (there.n == here.n && there.items == here.items && there.no_est == here.no_est &&
-		    there.est_s == here.est_s)
+		    there.est_s == here.est_s && there.run_ms == here.run_ms)
 			continue;
 		if ((rc = flipped ? cb(arg, &there, &here) : cb(arg, &here, &there)) != 0)
 			return rc;

@@ -30,6 +30,7 @@ struct job_count {
 	int64_t items;
 	int64_t no_est; /* of them, those without an estimate */
 	int64_t est_s;  /* summed over those with one */
+	int64_t run_ms; /* job_run_ms() summed: the finished jobs' run time */
 	/* The oldest submission among them, where the reader knows it
 	 * (counts_add() from an engine's count; 0 otherwise). */
 	int64_t oldest_ms;
@@ -53,8 +54,10 @@ void counts_free(struct counts *c);
 /* Adds an engine's row (not journaled: outside any batch). -1: no
  * memory, nothing added. */
 int counts_add(struct counts *c, const struct job_count *row);
-/* The job leaves the key of state `from` (-1: it is new) for that of
- * `to`, journaled while a batch is open. -1: no memory, nothing moved. */
+/* The job leaves the key of state `from` (-1: it is new), with the run
+ * time the store held for it (job->stored_run_ms), for that of `to`,
+ * with job_run_ms(job); journaled while a batch is open. -1: no memory,
+ * nothing moved. */
 int counts_move(struct counts *c, const struct job *job, int from, enum job_state to);
 
 /* The batch and savepoint boundaries of the store, mirrored. */
@@ -71,6 +74,8 @@ void counts_rollback_savepoint(struct counts *c);
 int counts_changes(struct counts *c, count_cb cb, void *arg);
 
 int64_t counts_in_state(const struct counts *c, enum job_state state);
+/* The finished jobs' run time, all keys. */
+int64_t counts_run_ms(const struct counts *c);
 /* Every key with jobs. */
 int counts_each(const struct counts *c, count_cb cb, void *arg);
 /* Every queued class with jobs. */

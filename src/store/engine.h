@@ -125,8 +125,8 @@ struct store_engine {
 	/* The newest `limit` jobs, newest first (the front end stops at the
 	 * window's start). */
 	int (*arrivals)(struct store *st, int limit, arrival_cb cb, void *arg);
-	int (*usage)(struct store *st, int64_t since_ms, int64_t now_ms, int64_t *instance_ms,
-		     int64_t *job_ms);
+	/* Instance time billed of all time. */
+	int (*usage)(struct store *st, int64_t now_ms, int64_t *instance_ms);
 	int (*dead_letters)(struct store *st, int64_t since_ms, dead_letters_cb cb, void *arg);
 
 	int (*instance_insert)(struct store *st, struct instance *inst);

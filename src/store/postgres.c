@@ -149,7 +149,7 @@ static const char *const migrations[] = {
 	"CREATE TABLE job_tallies (shard INTEGER NOT NULL, state TEXT NOT NULL, lane TEXT NOT NULL,"
 	" type TEXT NOT NULL, team TEXT NOT NULL, gpus INTEGER NOT NULL, min_vram_gb INTEGER NOT NULL,"
 	" priority INTEGER NOT NULL, n BIGINT NOT NULL, items BIGINT NOT NULL, no_est BIGINT NOT NULL,"
-	" est_s BIGINT NOT NULL, PRIMARY KEY (shard, state, lane, type, team, gpus, min_vram_gb, priority));"
+	" est_s BIGINT NOT NULL, run_ms BIGINT NOT NULL, PRIMARY KEY (shard, state, lane, type, team, gpus, min_vram_gb, priority));"
 	PG_TALLIES_FILL ";"
 	"CREATE INDEX jobs_queued_class ON jobs(lane, type, team, gpus, min_vram_gb, priority, created_at)"
 	" WHERE state = 'queued';"
@@ -214,12 +214,13 @@ static const char *const stmt_sql[S_COUNT] = {
 			    " (SELECT MIN(lease_expires) FROM jobs WHERE state = 'leased'))",
 	/* The tallies of every shard, summed: O(classes). */
 	[S_TALLIES] = "SELECT state, lane, type, team, gpus, min_vram_gb, priority, SUM(n), SUM(items), SUM(no_est),"
-		      " SUM(est_s), 0 FROM job_tallies GROUP BY 1, 2, 3, 4, 5, 6, 7"
-		      " HAVING SUM(n) <> 0 OR SUM(items) <> 0 OR SUM(est_s) <> 0",
-	[S_TALLY_ADD] = "INSERT INTO job_tallies VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+		      " SUM(est_s), SUM(run_ms), 0 FROM job_tallies GROUP BY 1, 2, 3, 4, 5, 6, 7"
+		      " HAVING SUM(n) <> 0 OR SUM(items) <> 0 OR SUM(est_s) <> 0 OR SUM(run_ms) <> 0",
+	[S_TALLY_ADD] = "INSERT INTO job_tallies VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
 			" ON CONFLICT (shard, state, lane, type, team, gpus, min_vram_gb, priority) DO UPDATE"
 			" SET n = job_tallies.n + EXCLUDED.n, items = job_tallies.items + EXCLUDED.items,"
-			" no_est = job_tallies.no_est + EXCLUDED.no_est, est_s = job_tallies.est_s + EXCLUDED.est_s",
+			" no_est = job_tallies.no_est + EXCLUDED.no_est, est_s = job_tallies.est_s + EXCLUDED.est_s,"
+			" run_ms = job_tallies.run_ms + EXCLUDED.run_ms",
 	/* Writers change the tallies in the batch that changes the jobs:
 	 * while this is held, the jobs counted and the tallies read agree. */
 	[S_TALLY_LOCK] = "LOCK TABLE job_tallies IN SHARE MODE",
@@ -227,11 +228,8 @@ static const char *const stmt_sql[S_COUNT] = {
 			       " WHERE state = 'succeeded' AND started_at > 0"
 			       " ORDER BY finished_at DESC, id DESC LIMIT $1",
 	[S_INST_INSERT] = "INSERT INTO instances ({instances:fields}) VALUES ({instances:marks}) RETURNING id",
-	[S_USAGE] = "SELECT (SELECT COALESCE(SUM(CASE WHEN terminated_at > 0 THEN terminated_at ELSE $2::bigint END"
-		    " - launched_at), 0) FROM instances WHERE launched_at >= $1::bigint),"
-		    " (SELECT COALESCE(SUM(finished_at - started_at), 0) FROM jobs"
-		    "  WHERE finished_at >= $1::bigint AND started_at > 0"
-		    "  AND state IN ('succeeded', 'failed', 'dead'))",
+	[S_USAGE] = "SELECT COALESCE(SUM(CASE WHEN terminated_at > 0 THEN terminated_at ELSE $1::bigint END"
+		    " - launched_at), 0) FROM instances",
 	/* $1 to $22: the columns; $23: a launch worked. */
 	[S_STAT_ADD] = "INSERT INTO offer_stats AS o ({offer_stats:fields}) VALUES ({offer_stats:marks})"
 		       " ON CONFLICT (offer, market) DO UPDATE SET runs = o.runs + $3, speed_sum = o.speed_sum + $4,"
@@ -1087,6 +1085,7 @@ static int op_tallies_add(struct store *base, const struct job_count *d)
 	pg_args_int(&a, d->items);
 	pg_args_int(&a, d->no_est);
 	pg_args_int(&a, d->est_s);
+	pg_args_int(&a, d->run_ms);
 	return run_cmd(impl(base), S_TALLY_ADD, &a, "add to the tallies");
 }
 
@@ -1130,17 +1129,15 @@ static int op_recent_durations(struct store *base, int limit, duration_cb cb, vo
 	return walk(impl(base), S_RECENT_DURATIONS, &a, &schema_durations, (union schema_cb){.duration = cb}, arg);
 }
 
-static int op_usage(struct store *base, int64_t since_ms, int64_t now_ms, int64_t *instance_ms, int64_t *job_ms)
+static int op_usage(struct store *base, int64_t now_ms, int64_t *instance_ms)
 {
 	struct pg_args a = {0};
 	PGresult *r;
 
-	pg_args_int(&a, since_ms);
 	pg_args_int(&a, now_ms);
 	if (!(r = run(impl(base), S_USAGE, &a, "usage")))
 		return -1;
 	*instance_ms = c_int(r, 0, 0);
-	*job_ms = c_int(r, 0, 1);
 	PQclear(r);
 	return 0;
 }

@@ -420,6 +420,7 @@ static const struct schema_column job_count_columns[] = {
 	COUNT("items", INT64, items),
 	COUNT("no_est", INT64, no_est),
 	COUNT("est_s", INT64, est_s),
+	COUNT("run_ms", INT64, run_ms),
 	COUNT("oldest", INT64, oldest_ms),
 };
 

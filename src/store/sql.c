@@ -18,7 +18,7 @@ static const char *const common[S_COUNT] = {
 	/* The jobs' tallies counted (counts.h): SQLite's at open, and what
 	 * store_check() compares with those kept. */
 	[S_COUNT_ROWS] = "SELECT state, lane, type, team, gpus, min_vram_gb, priority, COUNT(*), SUM(items),"
-			 " SUM(CASE WHEN est_s = 0 THEN 1 ELSE 0 END), SUM(est_s), MIN(created_at) FROM jobs"
+			 " SUM(CASE WHEN est_s = 0 THEN 1 ELSE 0 END), SUM(est_s), " RUN_MS_SUM ", MIN(created_at) FROM jobs"
 			 " GROUP BY 1, 2, 3, 4, 5, 6, 7",
 	/* An index seek (jobs_queued_class); MIN() of none is NULL: 0. */
 	[S_QUEUED_OLDEST] = "SELECT MIN(created_at) FROM jobs WHERE state = 'queued' AND lane = ?1 AND type = ?2"

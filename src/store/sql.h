@@ -31,11 +31,16 @@ enum stmt_id {
 	S_COUNT
 };
 
+/* A tally's run time (job_run_ms()) summed over the jobs of a group. */
+#define RUN_MS_SUM                                                                                         \
+	"SUM(CASE WHEN state IN ('succeeded', 'failed', 'dead') AND started_at > 0"                          \
+	" THEN finished_at - started_at ELSE 0 END)"
+
 /* The jobs' tallies counted into PostgreSQL's table (shard 0), where they
  * are made from the jobs: its migration, and `ebb store copy`. */
 #define PG_TALLIES_FILL                                                                                    \
 	"INSERT INTO job_tallies SELECT 0, state, lane, type, team, gpus, min_vram_gb, priority, COUNT(*),"  \
-	" SUM(items), SUM(CASE WHEN est_s = 0 THEN 1 ELSE 0 END), SUM(est_s) FROM jobs"                    \
+	" SUM(items), SUM(CASE WHEN est_s = 0 THEN 1 ELSE 0 END), SUM(est_s), " RUN_MS_SUM " FROM jobs"    \
 	" GROUP BY 2, 3, 4, 5, 6, 7, 8"
 
 /* An engine's texts of every statement, into out: its own (own[id]) or,

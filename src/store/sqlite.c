@@ -213,10 +213,8 @@ static const char *const stmt_sql[S_COUNT] = {
 			       " WHERE state = 'succeeded' AND started_at > 0"
 			       " ORDER BY finished_at DESC LIMIT ?",
 	[S_INST_INSERT] = "INSERT INTO instances ({instances:fields}) VALUES ({instances:marks})",
-	[S_USAGE] = "SELECT (SELECT COALESCE(SUM(CASE WHEN terminated_at > 0 THEN terminated_at ELSE ?2 END"
-		    " - launched_at), 0) FROM instances WHERE launched_at >= ?1),"
-		    " (SELECT COALESCE(SUM(finished_at - started_at), 0) FROM jobs"
-		    "  WHERE finished_at >= ?1 AND started_at > 0 AND state IN ('succeeded', 'failed', 'dead'))",
+	[S_USAGE] = "SELECT COALESCE(SUM(CASE WHEN terminated_at > 0 THEN terminated_at ELSE ?1 END"
+		    " - launched_at), 0) FROM instances",
 	/* ?1 to ?22: the columns; ?23: a launch worked. */
 	[S_STAT_ADD] = "INSERT INTO offer_stats VALUES ({offer_stats:marks})"
 		       " ON CONFLICT DO UPDATE SET runs = runs + ?3, speed_sum = speed_sum + ?4,"
@@ -582,18 +580,15 @@ static int op_recent_durations(struct store *base, int limit, duration_cb cb, vo
 	return walk(impl(base), S_RECENT_DURATIONS, &schema_durations, (union schema_cb){.duration = cb}, arg);
 }
 
-static int op_usage(struct store *base, int64_t since_ms, int64_t now_ms, int64_t *instance_ms,
-		    int64_t *job_ms)
+static int op_usage(struct store *base, int64_t now_ms, int64_t *instance_ms)
 {
 	struct sqlite_store *s = impl(base);
 	sqlite3_stmt *st = s->stmt[S_USAGE];
 	int rc;
 
-	sqlite3_bind_int64(st, 1, since_ms);
-	sqlite3_bind_int64(st, 2, now_ms);
+	sqlite3_bind_int64(st, 1, now_ms);
 	rc = sqlite3_step(st);
 	*instance_ms = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-	*job_ms = rc == SQLITE_ROW ? sqlite3_column_int64(st, 1) : 0;
 	sqlite3_reset(st);
 	return rc == SQLITE_ROW ? 0 : fail(s, "usage", NULL);
 }

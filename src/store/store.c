@@ -199,8 +199,10 @@ int store_rollback_savepoint(struct store *st)
 /* A job read from an engine knows the state the store holds for it. */
 static int read_job(int rc, struct job *job)
 {
-	if (rc == 0)
+	if (rc == 0) {
 		job->stored_state = job->state;
+		job->stored_run_ms = job_run_ms(job);
+	}
 	return rc;
 }
 
@@ -219,6 +221,7 @@ int store_job_insert(struct store *st, struct job *job)
 	if (counts_move(st->counts, job, -1, job->state) != 0)
 		return out_of_memory(st);
 	job->stored_state = job->state;
+	job->stored_run_ms = job_run_ms(job);
 	st->changes++;
 	return 0;
 }
@@ -227,10 +230,11 @@ int store_job_update(struct store *st, struct job *job)
 {
 	if (ENGINE(st, job_update(st, job)) != 0)
 		return -1;
-	if (job->stored_state != job->state) {
+	if (job->stored_state != job->state || job->stored_run_ms != job_run_ms(job)) {
 		if (counts_move(st->counts, job, (int)job->stored_state, job->state) != 0)
 			return out_of_memory(st);
 		job->stored_state = job->state;
+		job->stored_run_ms = job_run_ms(job);
 	}
 	st->changes++;
 	return 0;
@@ -292,6 +296,7 @@ static int list_row(void *arg, const struct job *row)
 	struct job job = *row;
 
 	job.stored_state = job.state;
+	job.stored_run_ms = job_run_ms(&job);
 	return w->cb(w->arg, &job);
 }
 
@@ -416,10 +421,10 @@ int store_arrivals(struct store *st, int64_t since_ms, int limit, arrival_cb cb,
 	return w.ended ? 0 : rc;
 }
 
-int store_usage(struct store *st, int64_t since_ms, int64_t now_ms, int64_t *instance_ms,
-		int64_t *job_ms)
+int store_usage(struct store *st, int64_t now_ms, int64_t *instance_ms, int64_t *job_ms)
 {
-	return ENGINE(st, usage(st, since_ms, now_ms, instance_ms, job_ms));
+	*job_ms = counts_run_ms(st->counts);
+	return ENGINE(st, usage(st, now_ms, instance_ms));
 }
 
 /* ---- the fleet and the decisions ---- */

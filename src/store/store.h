@@ -368,10 +368,9 @@ int store_arrivals(struct store *st, int64_t since_ms, int limit, arrival_cb cb,
 		   void *arg) STORE_CHECK;
 /* The jobs dead-lettered since since_ms, per lane. */
 int store_dead_letters(struct store *st, int64_t since_ms, dead_letters_cb cb, void *arg) STORE_CHECK;
-/* Instance time billed (launch to termination, or now) and job run time
- * of finished jobs, both since since_ms. */
-int store_usage(struct store *st, int64_t since_ms, int64_t now_ms, int64_t *instance_ms,
-		int64_t *job_ms) STORE_CHECK;
+/* Instance time billed (launch to termination, or now) and the run time
+ * of the finished jobs (from the tallies), of all time. */
+int store_usage(struct store *st, int64_t now_ms, int64_t *instance_ms, int64_t *job_ms) STORE_CHECK;
 
 /* ---- a job's attempts ---- */
 /* Writes the attempt (job, attempt): made at its lease, and at its end

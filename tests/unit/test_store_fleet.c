@@ -728,17 +728,19 @@ static void ledger_open_rows(void **state)
 						       " | h100 on-demand 1g idle 200-0 $0 job=-/- done=0 lost=0");
 }
 
-/* Instance time from launch to termination (or now) of the instances
- * launched since; run time of the jobs that finished since. */
-static void usage_since(void **state)
+/* Instance time from launch to termination (or now), and the run time
+ * of the jobs that finished (succeeded, failed, dead), of all time: a
+ * job taken back to the queue takes its run time with it, a batch rolled
+ * back leaves the sum as it was, and a restart counts the same. */
+static void usage_of_all_time(void **state)
 {
 	struct harness_store *h = *state;
 	struct instance i[] = {instance_of("live", MARKET_SPOT, INST_IDLE, 5000),
 			       instance_of("gone", MARKET_SPOT, INST_TERMINATED, 1000),
 			       instance_of("before", MARKET_SPOT, INST_TERMINATED, 500)};
 	struct job j[] = {ran("t", "ok", JOB_SUCCEEDED, 1000, 1500), ran("t", "failed", JOB_FAILED, 2000, 2200),
-			  ran("t", "dead", JOB_DEAD, 3000, 3030), ran("t", "early", JOB_SUCCEEDED, 100, 900),
-			  ran("t", "running", JOB_LEASED, 1000, 0)};
+			  ran("t", "dead", JOB_DEAD, 3000, 3030), ran("u", "early", JOB_SUCCEEDED, 100, 900),
+			  ran("t", "running", JOB_LEASED, 1000, 0), ran("t", "cancelled", JOB_CANCELLED, 10, 20)};
 	int64_t inst_ms = -1, job_ms = -1;
 
 	i[1].terminated_ms = 4000;
@@ -746,15 +748,33 @@ static void usage_since(void **state)
 	begin(h);
 	for (int k = 0; k < 3; k++)
 		STORE_OK(h, store_instance_insert(h->st, &i[k]));
-	for (int k = 0; k < 5; k++)
+	for (int k = 0; k < 6; k++)
 		STORE_OK(h, store_job_insert(h->st, &j[k]));
 	commit(h);
-	STORE_OK(h, store_usage(h->st, 1000, 10000, &inst_ms, &job_ms));
-	assert_int(inst_ms, 5000 + 3000);
-	assert_int(job_ms, 500 + 200 + 30);
-	STORE_OK(h, store_usage(h->st, 0, 10000, &inst_ms, &job_ms));
+	STORE_OK(h, store_usage(h->st, 10000, &inst_ms, &job_ms));
 	assert_int(inst_ms, 5000 + 3000 + 400);
 	assert_int(job_ms, 500 + 200 + 30 + 800);
+	/* The failed one back in the queue, its run time gone with it. */
+	begin(h);
+	j[1].state = JOB_QUEUED;
+	j[1].finished_ms = 0;
+	STORE_OK(h, store_job_update(h->st, &j[1]));
+	STORE_OK(h, store_usage(h->st, 10000, &inst_ms, &job_ms));
+	assert_int(job_ms, 500 + 30 + 800);
+	STORE_OK(h, store_rollback(h->st));
+	STORE_OK(h, store_usage(h->st, 10000, &inst_ms, &job_ms));
+	assert_int(job_ms, 500 + 200 + 30 + 800);
+	/* The struct still says what the undone update made it: read again. */
+	begin(h);
+	STORE_OK(h, store_job_get(h->st, j[1].id, &j[1]));
+	j[1].state = JOB_QUEUED;
+	j[1].finished_ms = 0;
+	STORE_OK(h, store_job_update(h->st, &j[1]));
+	commit(h);
+	job_free(&j[1]);
+	harness_store_reopen(h);
+	STORE_OK(h, store_usage(h->st, 10000, &inst_ms, &job_ms));
+	assert_int(job_ms, 500 + 30 + 800);
 }
 
 /* ---- alerts ---- */
@@ -915,7 +935,7 @@ int main(void)
 		T(ledger_rows_since),
 		T(ledger_sums_by_day_and_all_time),
 		T(ledger_open_rows),
-		T(usage_since),
+		T(usage_of_all_time),
 		T(open_names_the_engine),
 		T(callback_stops_every_fleet_walk),
 	};
