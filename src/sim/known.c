@@ -1,4 +1,4 @@
-/* What the replay tells ebb's plan() of durations (see sim_internal.h). serve
+/* What the replay tells ebb's plan() of durations (see ebb_internal.h). serve
  * knows a job's run time only from the est_s it was submitted with, else
  * from the median of the newest finished jobs of its type
  * (policy/durations.h), and so does the replay: it adds each job to that
@@ -11,15 +11,16 @@
 
 #include "policy/durations.h"
 #include "sim/sim_internal.h"
+#include "sim/ebb_internal.h"
 
 int known_estimates(const struct sim *s)
 {
-	return s->policy->kind == POL_EBB && !s->opts->oracle_durations;
+	return !s->opts->oracle_durations;
 }
 
 void known_start(struct sim *s)
 {
-	struct known_state *k = &s->known;
+	struct known_state *k = &ebb_of(s)->known;
 
 	if (!known_estimates(s))
 		return;
@@ -32,10 +33,12 @@ void known_start(struct sim *s)
 
 void known_free(struct sim *s)
 {
-	for (int t = 0; s->known.types && t < s->trace->ntypes; t++)
-		free(s->known.types[t].in);
-	free(s->known.types);
-	durations_free(s->known.history);
+	struct known_state *k = &ebb_of(s)->known;
+
+	for (int t = 0; k->types && t < s->trace->ntypes; t++)
+		free(k->types[t].in);
+	free(k->types);
+	durations_free(k->history);
 }
 
 /* A job that serve would know nothing of but its type's history. */
@@ -47,7 +50,7 @@ static int by_type(const struct sim *s, int job)
 /* The type's entry for class cls, made if new; NULL when out of memory. */
 static struct known_class *in_class(struct sim *s, int type, int cls)
 {
-	struct known_type *kt = &s->known.types[type];
+	struct known_type *kt = &ebb_of(s)->known.types[type];
 
 	for (int c = 0; c < kt->nin; c++) {
 		if (kt->in[c].cls == cls)
@@ -74,7 +77,7 @@ void known_queued(struct sim *s, int job, int delta)
 	} else {
 		c = in_class(s, j->type, s->jobs[job].cls);
 		c->queued += delta;
-		q->est_work_ms += delta * s->known.types[j->type].est_ms;
+		q->est_work_ms += delta * ebb_of(s)->known.types[j->type].est_ms;
 	}
 }
 
@@ -85,7 +88,7 @@ void known_running(struct sim *s, int k, int running)
 
 	if (!by_type(s, i->newest))
 		return;
-	kt = &s->known.types[s->trace->jobs[i->newest].type];
+	kt = &ebb_of(s)->known.types[s->trace->jobs[i->newest].type];
 	if (running) {
 		i->type_prev = -1;
 		i->type_next = kt->running;
@@ -134,7 +137,7 @@ void known_arrived(struct sim *s, int job)
 		c = in_class(s, j->type, s->jobs[job].cls);
 		age(s, c);
 		c->arrived += 1;
-		q->arrived_work_ms += (double)s->known.types[j->type].est_ms;
+		q->arrived_work_ms += (double)ebb_of(s)->known.types[j->type].est_ms;
 	}
 }
 
@@ -142,8 +145,8 @@ void known_arrived(struct sim *s, int job)
  * its jobs queued, arrived and running. */
 static void refresh(struct sim *s, int type)
 {
-	struct known_type *kt = &s->known.types[type];
-	int64_t est = durations_estimate_ms(s->known.history, type, 0, s->policy->settings.default_est_ms);
+	struct known_type *kt = &ebb_of(s)->known.types[type];
+	int64_t est = durations_estimate_ms(ebb_of(s)->known.history, type, 0, s->policy->settings.default_est_ms);
 	int64_t delta = est - kt->est_ms;
 
 	if (delta == 0)
@@ -169,7 +172,7 @@ void known_finished(struct sim *s, int job, int64_t run_ms)
 
 	if (!known_estimates(s))
 		return;
-	if ((other = durations_add(s->known.history, type, run_ms)) == -2)
+	if ((other = durations_add(ebb_of(s)->known.history, type, run_ms)) == -2)
 		mem_out("the durations' history");
 	refresh(s, type);
 	if (other >= 0)
@@ -185,5 +188,5 @@ int64_t known_end_ms(const struct sim *s, int k)
 		return sim_run_end(s, job);
 	/* serve's: the lease's start and the reference run time expected,
 	 * whatever the offer's speed. */
-	return s->jobs[job].since + (j->est_ms ? j->est_ms : s->known.types[j->type].est_ms);
+	return s->jobs[job].since + (j->est_ms ? j->est_ms : ebb_of(s)->known.types[j->type].est_ms);
 }
