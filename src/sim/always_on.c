@@ -51,6 +51,10 @@ static void always_on_reclaim(struct sim *s, int k)
 	sim_launch(s, s->policy->offer, s->policy->market, 0);
 }
 
+/* `ebb tune`: every fleet size. */
+static const struct sweep_knob swept[] = {{"n", NULL, 0}};
+static const struct sim_sweep sweeps[] = {{.family = "always-on", .knobs = SWEEP_ARRAY(swept)}, {0}};
+
 const struct sim_policy sim_policy_always_on = {
 	.name = "always-on",
 	.knobs = knobs,
@@ -62,4 +66,5 @@ const struct sim_policy sim_policy_always_on = {
 	.start = always_on_start,
 	.floor = always_on_floor,
 	.reclaim = always_on_reclaim,
+	.sweeps = sweeps,
 };

@@ -41,4 +41,5 @@ const struct sim_policy sim_policy_bound = {
 	.name = "bound",
 	.durations = "foresight",
 	.offline = bound_run,
+	.reference = 1,
 };

@@ -364,4 +364,5 @@ const struct sim_policy sim_policy_clairvoyant = {
 	.on_change = sim_now, /* at every change: an instance whose chain is done goes */
 	.take = clairvoyant_take,
 	.reclaim = clairvoyant_reclaim,
+	.reference = 1,
 };

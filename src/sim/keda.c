@@ -267,6 +267,22 @@ static int keda_check(struct policy *p, const char *spec, int market_given, int 
 	return policy_check_offer(p, spec, market_given, offer_given, err, errsize);
 }
 
+/* `ebb tune`: on the config's first offer, its defaults the reference
+ * point "keda"; and, with several offers, with Karpenter choosing among
+ * them all: what people run. */
+static const double targets[] = {1, 2, 4, 8};
+static const double polls_s[] = {10, 30, 60};
+static const double cooldowns_s[] = {0, 60, 300, 900};
+static const double stabilizes_s[] = {0, 60, 300, 900};
+static const struct sweep_knob swept[] = {{"target", SWEEP_ARRAY(targets)},
+					  {"poll", SWEEP_ARRAY(polls_s)},
+					  {"cooldown", SWEEP_ARRAY(cooldowns_s)},
+					  {"stabilize", SWEEP_ARRAY(stabilizes_s)}};
+static const struct sim_sweep sweeps[] = {
+	{.family = "keda", .defaults_cell = 1, .knobs = SWEEP_ARRAY(swept)},
+	{.family = "keda+karpenter", .suffix = ",placement=cheapest", .several_offers = 1, .knobs = SWEEP_ARRAY(swept)},
+	{0}};
+
 const struct sim_policy sim_policy_keda = {
 	.name = "keda",
 	.knobs = knobs,
@@ -274,6 +290,8 @@ const struct sim_policy sim_policy_keda = {
 	.defaults = &defaults,
 	.check = keda_check,
 	.any_offer = keda_any_offer,
+	/* keda as people run it with several offers: with Karpenter. */
+	.several_offers_spec = "keda:placement=cheapest",
 	.durations = "unused",
 	.state_size = sizeof(struct keda_state),
 	.free = keda_free,
@@ -281,4 +299,6 @@ const struct sim_policy sim_policy_keda = {
 	.look = keda_look,
 	.take = keda_take,
 	.reclaim = keda_reclaim,
+	.sweeps = sweeps,
+	.reference = 1,
 };

@@ -48,6 +48,12 @@ static void min1_reclaim(struct sim *s, int k)
 		sim_launch(s, s->policy->offer, s->policy->market, 0);
 }
 
+/* `ebb tune`: idle times as widely as each baseline's knobs, so that
+ * each is compared at its best. */
+static const double idles_s[] = {0, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600};
+static const struct sweep_knob swept[] = {{"idle", SWEEP_ARRAY(idles_s)}};
+static const struct sim_sweep sweeps[] = {{.family = "min1", .knobs = SWEEP_ARRAY(swept)}, {0}};
+
 const struct sim_policy sim_policy_min1 = {
 	.name = "min1",
 	.knobs = knobs,
@@ -60,4 +66,5 @@ const struct sim_policy sim_policy_min1 = {
 	.on_change = sim_now, /* at every change */
 	.floor = baseline_one,
 	.reclaim = min1_reclaim,
+	.sweeps = sweeps,
 };

@@ -38,6 +38,31 @@ struct knob {
 /* Seconds: 31 years, a knob's "never". */
 #define KNOB_NEVER 1e9
 
+/* How `ebb tune` sweeps a baseline: each knob's values (a knob with no
+ * values: the fleet sizes, 1 to 4 then doubling up to the trace's peak,
+ * which only the sweep knows), every combination a setting of the
+ * family, the last knob fastest, each replayed. */
+struct sweep_knob {
+	const char *name;
+	const double *values;
+	int n;
+};
+
+#define SWEEP_MAX_KNOBS 4
+struct sim_sweep {
+	const char *family; /* its points' family in the sweep's report */
+	const char *suffix; /* knobs every setting of it adds; NULL: none */
+	int several_offers; /* swept only when the offers are several */
+	/* The cell of the policy's defaults is its reference point (below),
+	 * not a point of its own. */
+	int defaults_cell;
+	const struct sweep_knob *knobs;
+	int nknobs; /* SWEEP_MAX_KNOBS at most */
+};
+
+/* An array and its length, for sweep_knob's values and sim_sweep's knobs. */
+#define SWEEP_ARRAY(a) (a), (int)(sizeof(a) / sizeof *(a))
+
 struct sim_policy {
 	const char *name;
 
@@ -60,6 +85,9 @@ struct sim_policy {
 	/* Whether it launches on every offer rather than on p->offer; NULL:
 	 * on p->offer. */
 	int (*any_offer)(const struct policy *p);
+	/* A spec `ebb sim` replays by default beside NAME when the offers are
+	 * several; NULL: none. */
+	const char *several_offers_spec;
 
 	/* ---- its replay (engine.c) ---- */
 
@@ -111,6 +139,15 @@ struct sim_policy {
 	void (*changed)(struct sim *s, int k);
 	void (*grow)(struct sim *s, size_t cap);
 	void (*moved)(struct sim *s, int from, int to);
+
+	/* ---- `ebb tune` (tune.c) ---- */
+
+	/* Its sweeps, ended by one with no family; NULL: none (ebb's own
+	 * grid is the tuner's). */
+	const struct sim_sweep *sweeps;
+	/* Its defaults (the spec NAME alone) are one of the sweep's
+	 * references: replayed first, and compared against (tune.h). */
+	int reference;
 };
 
 /* The registry (sim_policy.c): every policy, in the order `ebb sim` runs

@@ -224,6 +224,18 @@ int policy_parse(const char *spec, const char *config_path, const struct conf_pl
 	return 0;
 }
 
+int policy_defaults(int several_offers, const char **out)
+{
+	int n = 0;
+
+	for (int k = 0; sim_policies[k]; k++) {
+		out[n++] = sim_policies[k]->name;
+		if (several_offers && sim_policies[k]->several_offers_spec)
+			out[n++] = sim_policies[k]->several_offers_spec;
+	}
+	return n;
+}
+
 int policy_every_offer(const struct policy *p)
 {
 	(void)p;

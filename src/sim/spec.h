@@ -33,6 +33,12 @@ struct policy {
  * placement=cheapest, the clairvoyant), not on one. */
 int policy_any_offer(const struct policy *p);
 
+/* The specs `ebb sim` replays when given none, into out (room for
+ * POLICY_MAX_DEFAULTS): every policy, and with several offers, the
+ * variants they run with those. Returns how many. */
+#define POLICY_MAX_DEFAULTS 16
+int policy_defaults(int several_offers, const char **out);
+
 /* Parses "NAME[:k=v,...]" with the config at config_path (NULL: the
  * defaults), which may name plugins. ebb takes SECTION.KEY=VALUE
  * overrides of that config. */

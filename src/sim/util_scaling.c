@@ -85,6 +85,14 @@ static int util_check(struct policy *p, const char *spec, int market_given, int 
 	return policy_check_offer(p, spec, market_given, offer_given, err, errsize);
 }
 
+/* `ebb tune`: its thresholds and windows. */
+static const double ups[] = {0.5, 0.6, 0.7, 0.8, 0.9};
+static const double downs[] = {0.1, 0.2, 0.3, 0.4};
+static const double windows_s[] = {60, 300, 900};
+static const struct sweep_knob swept[] = {
+	{"up", SWEEP_ARRAY(ups)}, {"down", SWEEP_ARRAY(downs)}, {"window", SWEEP_ARRAY(windows_s)}};
+static const struct sim_sweep sweeps[] = {{.family = "util", .knobs = SWEEP_ARRAY(swept)}, {0}};
+
 const struct sim_policy sim_policy_util = {
 	.name = "util",
 	.knobs = knobs,
@@ -97,4 +105,5 @@ const struct sim_policy sim_policy_util = {
 	.start = util_start,
 	.look = util_look,
 	.floor = baseline_one, /* never below one instance */
+	.sweeps = sweeps,
 };
