@@ -1,10 +1,10 @@
-/* The offline lower bound: a reference that replays nothing (sim_policy.h,
- * offline), to show what the work itself costs. */
+/* The offline lower bound, a reference that replays nothing
+ * (sim_policy.offline): what the work itself costs. */
 #include "sim/sim_internal.h"
 
-/* The offline lower bound: every job at the lowest price per unit of work
- * among the offers it fits, paying its GPUs' share of the instance, with
- * no idle time and no boot. */
+/* Every job at the lowest price per unit of work among the offers it
+ * fits, paying its GPUs' share of the instance, with no idle time and no
+ * boot. */
 static void bound_run(const struct trace *t, const struct sim_options *o, struct sim_result *r)
 {
 	for (size_t k = 0; k < t->n; k++) {
