@@ -23,7 +23,7 @@ static void ebb_arrival(struct sim *s, int job)
 	struct ebb_state *e = ebb_of(s);
 	const struct plan_settings *st = &s->policy->settings;
 	int64_t at = s->trace->jobs[job].submit_ms;
-	struct squeue *q = &s->q[s->jobs[job].cls];
+	struct ebb_queue *q = &e->queues[s->jobs[job].cls];
 
 	if (st->arrival_window_ms > 0) {
 		known_decay(s, q);
@@ -50,12 +50,14 @@ static void ebb_arrival(struct sim *s, int job)
 	}
 }
 
-/* Its view of the fleet follows the engine's, slot for slot of roster[]. */
-static void ebb_fleet_grow(struct sim *s, size_t cap)
+/* Room for cap instances: its view of the fleet follows the engine's,
+ * slot for slot of roster[], and each instance's links. */
+static void ebb_grow(struct sim *s, size_t cap)
 {
 	struct ebb_state *e = ebb_of(s);
 
 	e->fleet = sim_grown(e->fleet, cap, sizeof *e->fleet);
+	e->links = sim_grown(e->links, cap, sizeof *e->links);
 }
 
 static void ebb_fleet_sync(struct sim *s, int k)
@@ -136,22 +138,23 @@ static void ebb_look(struct sim *s)
 
 	for (int c = 0; c < s->nq; c++) {
 		struct squeue *q = &s->q[c];
+		struct ebb_queue *eq = &e->queues[c];
 		struct plan_class *pc;
 		double window_s = (double)st->arrival_window_ms / 1000.0;
 		int64_t oldest = q->len ? s->trace->jobs[q->items[q->head]].submit_ms : s->now;
 		if (window_s > 0)
-			known_decay(s, q);
+			known_decay(s, eq);
 		/* A class with nothing queued and hardly any arrivals lately
 		 * needs nothing: left out, as serve leaves it out. */
-		if (!q->len && (window_s <= 0 || q->arrived_jobs < 1e-3))
+		if (!q->len && (window_s <= 0 || eq->arrived_jobs < 1e-3))
 			continue;
 		/* Room for every queue: classes_find() cannot fail. */
 		pc = classes_find(classes, &nc, s->nq, st, q->gpus, 0, q->lane_rank, q->team, oldest);
 		classes_add_queued(pc, q->priority, (int64_t)q->len, (int64_t)q->len,
-				   (known_estimates(s) ? (double)q->est_work_ms : q->work_ms) / 1000.0, oldest);
+				   (known_estimates(s) ? (double)eq->est_work_ms : q->work_ms) / 1000.0, oldest);
 		if (window_s > 0) {
-			pc->arrival_jobs_per_s += q->arrived_jobs / window_s;
-			pc->arrival_work_per_s += q->arrived_work_ms / 1000.0 / window_s;
+			pc->arrival_jobs_per_s += eq->arrived_jobs / window_s;
+			pc->arrival_work_per_s += eq->arrived_work_ms / 1000.0 / window_s;
 		}
 	}
 	v.classes = classes;
@@ -203,6 +206,8 @@ static void ebb_start(struct sim *s)
 	const struct plan_settings *st = &s->policy->settings;
 
 	known_start(s);
+	/* The engine's classes are all made before the replay starts. */
+	e->queues = xcalloc((size_t)s->nq + 1, sizeof *e->queues);
 	e->result = sim_grown(NULL, 1, sizeof *e->result);
 	e->fleet = sim_grown(NULL, 1, sizeof *e->fleet); /* grown with the instances */
 	e->last_submit = -1;
@@ -248,6 +253,8 @@ static void ebb_free(struct sim *s)
 {
 	struct ebb_state *e = ebb_of(s);
 
+	free(e->queues);
+	free(e->links);
 	free(e->classes);
 	free(e->fleet);
 	free(e->result);
@@ -321,6 +328,6 @@ const struct sim_policy sim_policy_ebb = {
 	.running = known_running,
 	.finished = ebb_finished,
 	.changed = ebb_fleet_sync,
-	.grow = ebb_fleet_grow,
+	.grow = ebb_grow,
 	.moved = ebb_moved,
 };

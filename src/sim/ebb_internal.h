@@ -31,8 +31,27 @@ struct known_state {
 	struct known_type *types;
 };
 
+/* What ebb knows of a class of the engine's (s->q, same index) beyond
+ * its queue: its queued jobs' work as ebb expects it (known.c), and the
+ * jobs and reference work submitted, each weighted by exp(-age /
+ * arrival_window) as of arrivals_at: the class's arrival rate. */
+struct ebb_queue {
+	int64_t est_work_ms;
+	double arrived_jobs, arrived_work_ms;
+	int64_t arrivals_at;
+};
+
+/* Per instance (known.c): the other instances whose newest job (the one
+ * serve shows) is of the same type, whose expected ends move together
+ * with its estimate. */
+struct type_link {
+	int next, prev;
+};
+
 /* ebb's, between its plans (ebb.c). */
 struct ebb_state {
+	struct ebb_queue *queues; /* per class */
+	struct type_link *links;  /* per instance, grown with the fleet */
 	/* plan()'s classes and answer, reused from call to call */
 	struct plan_class *classes;
 	size_t cap_classes;
@@ -83,8 +102,8 @@ void known_finished(struct sim *s, int job, int64_t run_ms);
  * shows the newest: its start and its est_s, else its type's estimate;
  * with --oracle-durations, its end. */
 int64_t known_end_ms(const struct sim *s, int k);
-/* The arrivals of class q aged to now (arrival_window). */
-void known_decay(const struct sim *s, struct squeue *q);
+/* A class's arrivals aged to now (arrival_window). */
+void known_decay(const struct sim *s, struct ebb_queue *q);
 /* A job arrived: its class's arrivals count it, and the work expected of it. */
 void known_arrived(struct sim *s, int job);
 

@@ -67,7 +67,7 @@ static struct known_class *in_class(struct sim *s, int type, int cls)
 void known_queued(struct sim *s, int job, int delta)
 {
 	const struct trace_job *j = &s->trace->jobs[job];
-	struct squeue *q = &s->q[s->jobs[job].cls];
+	struct ebb_queue *q = &ebb_of(s)->queues[s->jobs[job].cls];
 	struct known_class *c;
 
 	if (!known_estimates(s))
@@ -83,29 +83,30 @@ void known_queued(struct sim *s, int job, int delta)
 
 void known_running(struct sim *s, int k, int running)
 {
-	struct sinst *i = &s->inst[k];
+	struct type_link *l = ebb_of(s)->links;
+	int newest = s->inst[k].newest;
 	struct known_type *kt;
 
-	if (!by_type(s, i->newest))
+	if (!by_type(s, newest))
 		return;
-	kt = &ebb_of(s)->known.types[s->trace->jobs[i->newest].type];
+	kt = &ebb_of(s)->known.types[s->trace->jobs[newest].type];
 	if (running) {
-		i->type_prev = -1;
-		i->type_next = kt->running;
+		l[k].prev = -1;
+		l[k].next = kt->running;
 		if (kt->running >= 0)
-			s->inst[kt->running].type_prev = k;
+			l[kt->running].prev = k;
 		kt->running = k;
 		return;
 	}
-	if (i->type_prev >= 0)
-		s->inst[i->type_prev].type_next = i->type_next;
+	if (l[k].prev >= 0)
+		l[l[k].prev].next = l[k].next;
 	else
-		kt->running = i->type_next;
-	if (i->type_next >= 0)
-		s->inst[i->type_next].type_prev = i->type_prev;
+		kt->running = l[k].next;
+	if (l[k].next >= 0)
+		l[l[k].next].prev = l[k].prev;
 }
 
-void known_decay(const struct sim *s, struct squeue *q)
+void known_decay(const struct sim *s, struct ebb_queue *q)
 {
 	double f;
 
@@ -128,7 +129,7 @@ static void age(const struct sim *s, struct known_class *c)
 void known_arrived(struct sim *s, int job)
 {
 	const struct trace_job *j = &s->trace->jobs[job];
-	struct squeue *q = &s->q[s->jobs[job].cls];
+	struct ebb_queue *q = &ebb_of(s)->queues[s->jobs[job].cls];
 	struct known_class *c;
 
 	if (!by_type(s, job)) {
@@ -154,7 +155,7 @@ static void refresh(struct sim *s, int type)
 	kt->est_ms = est;
 	for (int n = 0; n < kt->nin; n++) {
 		struct known_class *c = &kt->in[n];
-		struct squeue *q = &s->q[c->cls];
+		struct ebb_queue *q = &ebb_of(s)->queues[c->cls];
 		q->est_work_ms += c->queued * delta;
 		if (c->arrived > 0) {
 			known_decay(s, q);
@@ -162,7 +163,7 @@ static void refresh(struct sim *s, int type)
 			q->arrived_work_ms += c->arrived * (double)delta;
 		}
 	}
-	for (int k = kt->running; k >= 0; k = s->inst[k].type_next)
+	for (int k = kt->running; k >= 0; k = ebb_of(s)->links[k].next)
 		ebb_fleet_end(s, k);
 }
 

@@ -49,10 +49,6 @@ struct sinst {
 	int njobs;        /* jobs running on it */
 	int newest;       /* the job it started last, -1: none; the others follow (sjob.next_on) */
 	char open;        /* in open[] */
-	/* ebb's (known.c): the other instances whose newest job (the one
-	 * serve shows) is of the same type, whose expected ends move together
-	 * with its estimate */
-	int type_next, type_prev;
 	/* ebb with teams: the team (index of [team.NAME]) whose work it was
 	 * launched for, -1: none; and its jobs' runs so far, in USD, so that
 	 * what no job used is known as it is billed. */
@@ -89,12 +85,6 @@ struct squeue {
 	size_t head, len, cap;
 	int64_t running; /* its jobs running */
 	double work_ms; /* reference work of the queued jobs */
-	int64_t est_work_ms; /* their work as ebb expects it (known.c) */
-	/* ebb's (ebb.c): the jobs and reference work submitted, each
-	 * weighted by exp(-age / arrival_window) as of arrivals_at: the
-	 * class's arrival rate. */
-	double arrived_jobs, arrived_work_ms;
-	int64_t arrivals_at;
 };
 
 /* Timed values over a sliding window, oldest first (window.c). */
