@@ -334,10 +334,31 @@ size_t tune_frontier(const struct tune *t, const char *family, const struct tune
 	return n;
 }
 
-/* Not a baseline: ebb, and the references that no policy can reach. */
+/* Not a baseline: a family no policy's sweep makes (ebb's, and the
+ * references that no policy can reach). */
 static int reference(const char *family)
 {
-	return strcmp(family, "ebb") == 0 || strcmp(family, "clairvoyant") == 0 || strcmp(family, "bound") == 0;
+	for (int k = 0; sim_policies[k]; k++) {
+		for (const struct sim_sweep *w = sim_policies[k]->sweeps; w && w->family; w++) {
+			if (strcmp(w->family, family) == 0)
+				return 0;
+		}
+	}
+	return 1;
+}
+
+/* Which of the ratios' references the point is, by its policy's kind:
+ * a baseline's defaults (it has sweeps), the bound (offline) or the
+ * clairvoyant (neither); NULL if it is none. */
+static const struct tune_point **reference_of(const struct tune_point *p, struct tune_ratios *r)
+{
+	for (int k = 0; sim_policies[k]; k++) {
+		const struct sim_policy *pol = sim_policies[k];
+		if (!pol->reference || strcmp(p->spec, pol->name) != 0)
+			continue;
+		return pol->sweeps ? &r->keda : pol->offline ? &r->bound : &r->clairvoyant;
+	}
+	return NULL;
 }
 
 /* The cheapest point of the family (or of every baseline, family NULL)
@@ -366,13 +387,9 @@ void tune_ratios(const struct tune *t, double boot_s, struct tune_ratios *r)
 
 	memset(r, 0, sizeof *r);
 	for (size_t k = 0; k < t->n; k++) {
-		const struct tune_point *p = &t->points[k], *ebb;
-		if (strcmp(p->spec, "keda") == 0)
-			r->keda = p;
-		if (strcmp(p->family, "bound") == 0)
-			r->bound = p;
-		if (strcmp(p->family, "clairvoyant") == 0)
-			r->clairvoyant = p;
+		const struct tune_point *p = &t->points[k], *ebb, **ref = reference_of(p, r);
+		if (ref)
+			*ref = p;
 		if (reference(p->family))
 			continue;
 		ebb = cheapest_within(t, "ebb", p->wait_p95_s);
