@@ -1,7 +1,6 @@
 /* `ebb sim TRACE [--policy SPEC]... [options]`: replays a trace against
  * policies (see sim.h) and prints what each would have cost. */
 #include <stdio.h>
-#include <string.h>
 
 #include "cli/cmd.h"
 #include "cli/simcli.h"
@@ -57,9 +56,6 @@ static const struct usage usage = {"ebb sim TRACE [OPTIONS]",
 	.max_words = 1,
 };
 
-static const char *const default_policies[] = {"ebb", "always-on", "min1", "util", "keda", "clairvoyant", "bound"};
-#define NDEFAULT (sizeof default_policies / sizeof *default_policies)
-
 int cmd_sim(int argc, char **argv)
 {
 	struct sim_args a = {.policies.n = 0};
@@ -72,13 +68,7 @@ int cmd_sim(int argc, char **argv)
 
 	if ((rc = simcli_start(cli, &usage, &a, argc, argv, &t)) != OPTIONS_GO_ON)
 		return rc;
-	nspecs = a.policies.n;
-	for (size_t k = 0; a.policies.n == 0 && k < NDEFAULT; k++) {
-		specs[nspecs++] = default_policies[k];
-		/* With several offers, keda as people run it too: with Karpenter. */
-		if (strcmp(default_policies[k], "keda") == 0 && cli->o.noffers > 1)
-			specs[nspecs++] = "keda:placement=cheapest";
-	}
+	nspecs = a.policies.n ? a.policies.n : policy_defaults(cli->o.noffers > 1, specs);
 	cli->o.sample_ms = cli->plot ? simout_sample_step(&t) : 0;
 	cli->o.job_starts = a.jobs != NULL;
 	rc = 0;

@@ -63,9 +63,12 @@ static void print_table(const struct tune *t, FILE *out)
 {
 	const struct tune_point **pts = xcalloc(t->n ? t->n : 1, sizeof *pts);
 
+	const char *families[TUNE_MAX_FAMILIES];
+	int nfamilies = tune_families(families);
+
 	fprintf(out, "%-10s %10s %10s  %s\n", "POLICY", "COST $", "P95 WAIT", "SETTINGS (frontier points)");
-	for (size_t f = 0; f < TUNE_NFAMILIES; f++) {
-		size_t n = tune_frontier(t, tune_families[f], pts);
+	for (int f = 0; f < nfamilies; f++) {
+		size_t n = tune_frontier(t, families[f], pts);
 		for (size_t k = 0, alike; k < n; k += alike) {
 			const struct tune_point *p = pts[k];
 			int recommended = 0;
@@ -174,16 +177,18 @@ static json_t *tune_json(const struct tune *t, double wait, double boot_s)
 {
 	json_t *frontiers = json_object(), *all = json_array(), *rec = json_null();
 	const struct tune_point **pts = xcalloc(t->n ? t->n : 1, sizeof *pts);
+	const char *families[TUNE_MAX_FAMILIES];
+	int nfamilies = tune_families(families);
 
 	for (size_t k = 0; k < t->n; k++)
 		json_array_append_new(all, point_json(&t->points[k]));
-	for (size_t f = 0; f < TUNE_NFAMILIES; f++) {
-		size_t n = tune_frontier(t, tune_families[f], pts);
+	for (int f = 0; f < nfamilies; f++) {
+		size_t n = tune_frontier(t, families[f], pts);
 		json_t *list = json_array();
 		for (size_t k = 0; k < n; k++)
 			json_array_append_new(list, point_json(pts[k]));
 		if (n)
-			json_object_set_new(frontiers, tune_families[f], list);
+			json_object_set_new(frontiers, families[f], list);
 		else
 			json_decref(list);
 	}

@@ -32,6 +32,35 @@
  * the boot, shared by a chain's jobs, does not count. */
 #define PRICED_OVER_S 1e9
 
+/* Its plan: chains of jobs, each run by
+ * one instance of its offer and market, side by side as its GPUs hold
+ * them, launched a boot before its first job; and, as it replays, each
+ * instance's chain and the chains whose instance was reclaimed, to
+ * launch again. */
+struct chain {
+	int first, next; /* jobs: its first, and the first not started (-1: none) */
+	int retake;      /* the first of its jobs a reclaim put back (-1: none) */
+	int offer;
+	enum market market;
+	int64_t launch_at;
+};
+
+struct clairvoyant_state {
+	int *next_job; /* per job: the next of its chain, -1 */
+	int *retake_next; /* per job put back: the next of its chain's retake */
+	struct chain *chains; /* by launch time */
+	int nchains, launched;
+	int *chain_of; /* per instance */
+	size_t cap_chain_of;
+	int *relaunch;
+	int nrelaunch;
+};
+
+static struct clairvoyant_state *cv_of(const struct sim *s)
+{
+	return s->policy_state;
+}
+
 /* The pool (offer * MARKET_COUNT + market) cheapest per unit of job k's
  * work for its GPUs' share; -1 when no offer fits it. */
 static int pool_of(const struct sim *s, size_t k)
@@ -118,7 +147,7 @@ static void ended_by(struct sim *s, struct making *mk, int64_t at)
 {
 	while (mk->running.n && mk->running.e[0].at <= at) {
 		struct event e = heap_pop(&mk->running);
-		int c = e.inst, q = s->cv.chains[c].offer * MARKET_COUNT + (int)s->cv.chains[c].market;
+		int c = e.inst, q = cv_of(s)->chains[c].offer * MARKET_COUNT + (int)cv_of(s)->chains[c].market;
 		listed(s, mk, q, c, 0);
 		mk->free[c] += sim_job_gpus(s, e.job);
 		if (mk->free[c] == pool_gpus(s, q)) {
@@ -143,7 +172,7 @@ static int busy_fitting(const struct sim *s, const struct making *mk, int p, int
 /* Job k, of pool p, joins a chain or starts one. */
 static void chain_job(struct sim *s, struct making *mk, size_t k, int p)
 {
-	struct clairvoyant_state *cv = &s->cv;
+	struct clairvoyant_state *cv = cv_of(s);
 	const struct offer *o = &s->opts->offers[p / MARKET_COUNT];
 	int64_t at = s->trace->jobs[k].submit_ms, end;
 	int gpus = sim_job_gpus(s, (int)k), c;
@@ -172,9 +201,69 @@ static void chain_job(struct sim *s, struct making *mk, size_t k, int p)
 	heap_push(&mk->running, (struct event){end, EV_FINISH, c, (int)k});
 }
 
-void clairvoyant_start(struct sim *s)
+/* The first job of chain c not started yet, -1 when none is left. Its
+ * jobs start in order; those a reclaim put back are in ch->retake. */
+static int chain_next(struct sim *s, int c)
 {
-	struct clairvoyant_state *cv = &s->cv;
+	struct chain *ch = &cv_of(s)->chains[c];
+
+	while (ch->next >= 0 && s->jobs[ch->next].ran)
+		ch->next = cv_of(s)->next_job[ch->next];
+	return ch->next;
+}
+
+static void launch(struct sim *s, int c)
+{
+	struct clairvoyant_state *cv = cv_of(s);
+	const struct chain *ch = &cv->chains[c];
+	int k = sim_launch(s, ch->offer, ch->market, s->now == 0 && ch->launch_at <= 0);
+
+	if ((size_t)k >= cv->cap_chain_of) {
+		size_t cap = cv->cap_chain_of ? 2 * cv->cap_chain_of : 64;
+		cv->cap_chain_of = cap > (size_t)k ? cap : (size_t)k + 1;
+		cv->chain_of = sim_grown(cv->chain_of, cv->cap_chain_of, sizeof *cv->chain_of);
+	}
+	cv->chain_of[k] = c;
+}
+
+static void clairvoyant_look(struct sim *s)
+{
+	struct clairvoyant_state *cv = cv_of(s);
+	int kept = 0;
+
+	while (cv->launched < cv->nchains && cv->chains[cv->launched].launch_at <= s->now)
+		launch(s, cv->launched++);
+	if (cv->launched < cv->nchains)
+		s->next_policy = min_positive(s->next_policy, cv->chains[cv->launched].launch_at);
+	/* A reclaimed chain, at once for the jobs it put back, else again a
+	 * boot before its next job. */
+	for (int r = 0; r < cv->nrelaunch; r++) {
+		int c = cv->relaunch[r], j = chain_next(s, c);
+		int64_t at = s->now;
+		if (cv->chains[c].retake < 0 && j < 0)
+			continue;
+		if (cv->chains[c].retake < 0)
+			at = s->trace->jobs[j].submit_ms - s->opts->offers[cv->chains[c].offer].boot_ms;
+		if (at <= s->now) {
+			launch(s, c);
+			continue;
+		}
+		s->next_policy = min_positive(s->next_policy, at);
+		cv->relaunch[kept++] = c;
+	}
+	cv->nrelaunch = kept;
+	/* An instance whose chain is done goes. */
+	for (int a = 0; a < s->nopen; a++) {
+		int k = s->open[a], c = cv->chain_of[k];
+		if (s->inst[k].state == S_IDLE && chain_next(s, c) < 0 && cv->chains[c].retake < 0)
+			sim_stop(s, k);
+	}
+}
+
+/* Its plan, from the whole trace; the chains due at the start are up. */
+static void clairvoyant_start(struct sim *s)
+{
+	struct clairvoyant_state *cv = cv_of(s);
 	size_t n = s->trace->n + 1;
 	struct making mk = {0};
 
@@ -209,102 +298,71 @@ void clairvoyant_start(struct sim *s)
 	/* Made, the chains are known by their index only from now on. */
 	qsort(cv->chains, (size_t)cv->nchains, sizeof *cv->chains, by_launch);
 	/* Those due before the start are up at the start. */
-	clairvoyant_policy(s);
+	clairvoyant_look(s);
 }
 
-/* The first job of chain c not started yet, -1 when none is left. Its
- * jobs start in order; those a reclaim put back are in ch->retake. */
-static int chain_next(struct sim *s, int c)
+/* The job instance k takes now: one of its chain's put back by a
+ * reclaim, else the next of its chain once queued, if it fits the
+ * instance's free GPUs; -1 if none. */
+static int clairvoyant_take(struct sim *s, int k)
 {
-	struct chain *ch = &s->cv.chains[c];
-
-	while (ch->next >= 0 && s->jobs[ch->next].ran)
-		ch->next = s->cv.next_job[ch->next];
-	return ch->next;
-}
-
-static void launch(struct sim *s, int c)
-{
-	struct clairvoyant_state *cv = &s->cv;
-	const struct chain *ch = &cv->chains[c];
-	int k = sim_launch(s, ch->offer, ch->market, s->now == 0 && ch->launch_at <= 0);
-
-	if ((size_t)k >= cv->cap_chain_of) {
-		size_t cap = cv->cap_chain_of ? 2 * cv->cap_chain_of : 64;
-		cv->cap_chain_of = cap > (size_t)k ? cap : (size_t)k + 1;
-		cv->chain_of = sim_grown(cv->chain_of, cv->cap_chain_of, sizeof *cv->chain_of);
-	}
-	cv->chain_of[k] = c;
-}
-
-void clairvoyant_policy(struct sim *s)
-{
-	struct clairvoyant_state *cv = &s->cv;
-	int kept = 0;
-
-	while (cv->launched < cv->nchains && cv->chains[cv->launched].launch_at <= s->now)
-		launch(s, cv->launched++);
-	if (cv->launched < cv->nchains)
-		s->next_policy = min_positive(s->next_policy, cv->chains[cv->launched].launch_at);
-	/* A reclaimed chain, at once for the jobs it put back, else again a
-	 * boot before its next job. */
-	for (int r = 0; r < cv->nrelaunch; r++) {
-		int c = cv->relaunch[r], j = chain_next(s, c);
-		int64_t at = s->now;
-		if (cv->chains[c].retake < 0 && j < 0)
-			continue;
-		if (cv->chains[c].retake < 0)
-			at = s->trace->jobs[j].submit_ms - s->opts->offers[cv->chains[c].offer].boot_ms;
-		if (at <= s->now) {
-			launch(s, c);
-			continue;
-		}
-		s->next_policy = min_positive(s->next_policy, at);
-		cv->relaunch[kept++] = c;
-	}
-	cv->nrelaunch = kept;
-	/* An instance whose chain is done goes. */
-	for (int a = 0; a < s->nopen; a++) {
-		int k = s->open[a], c = cv->chain_of[k];
-		if (s->inst[k].state == S_IDLE && chain_next(s, c) < 0 && cv->chains[c].retake < 0)
-			sim_stop(s, k);
-	}
-}
-
-int clairvoyant_take(struct sim *s, int k)
-{
-	struct chain *ch = &s->cv.chains[s->cv.chain_of[k]];
+	struct chain *ch = &cv_of(s)->chains[cv_of(s)->chain_of[k]];
 	int free_gpus = s->inst[k].free_gpus, j;
 
 	/* Those a reclaim put back first: they came before the others. */
-	for (int *at = &ch->retake; *at >= 0; at = &s->cv.retake_next[*at]) {
+	for (int *at = &ch->retake; *at >= 0; at = &cv_of(s)->retake_next[*at]) {
 		if (sim_job_gpus(s, *at) <= free_gpus) {
 			j = *at;
-			*at = s->cv.retake_next[j];
+			*at = cv_of(s)->retake_next[j];
 			return j;
 		}
 	}
-	j = chain_next(s, s->cv.chain_of[k]);
+	j = chain_next(s, cv_of(s)->chain_of[k]);
 	return j >= 0 && s->jobs[j].queued && sim_job_gpus(s, j) <= free_gpus ? j : -1;
 }
 
-void clairvoyant_reclaimed(struct sim *s, int k)
+/* Instance k was reclaimed: its chain is launched again. */
+static void clairvoyant_reclaim(struct sim *s, int k)
 {
-	struct chain *ch = &s->cv.chains[s->cv.chain_of[k]];
+	struct chain *ch = &cv_of(s)->chains[cv_of(s)->chain_of[k]];
 
 	/* Newest first, each to the front: the oldest is taken first. */
 	for (int j = s->inst[k].newest; j >= 0; j = s->jobs[j].next_on) {
-		s->cv.retake_next[j] = ch->retake;
+		cv_of(s)->retake_next[j] = ch->retake;
 		ch->retake = j;
 	}
-	s->cv.relaunch[s->cv.nrelaunch++] = s->cv.chain_of[k];
+	cv_of(s)->relaunch[cv_of(s)->nrelaunch++] = cv_of(s)->chain_of[k];
+	sim_stop(s, k);
 }
 
-void clairvoyant_free(struct sim *s)
+static void clairvoyant_free(struct sim *s)
 {
-	free(s->cv.next_job);
-	free(s->cv.retake_next);
-	free(s->cv.chains);
-	free(s->cv.chain_of);
-	free(s->cv.relaunch);
+	free(cv_of(s)->next_job);
+	free(cv_of(s)->retake_next);
+	free(cv_of(s)->chains);
+	free(cv_of(s)->chain_of);
+	free(cv_of(s)->relaunch);
 }
+
+static int clairvoyant_check(struct policy *p, const char *spec, int market_given, int offer_given, char *err,
+			     size_t errsize)
+{
+	(void)p;
+	return policy_check_no_offer(spec, market_given, offer_given,
+				     "the clairvoyant chooses the offer and market of each job", err, errsize);
+}
+
+const struct sim_policy sim_policy_clairvoyant = {
+	.name = "clairvoyant",
+	.check = clairvoyant_check,
+	.any_offer = policy_every_offer,
+	.durations = "foresight",
+	.state_size = sizeof(struct clairvoyant_state),
+	.free = clairvoyant_free,
+	.start = clairvoyant_start,
+	.look = clairvoyant_look,
+	.on_change = sim_now, /* at every change: an instance whose chain is done goes */
+	.take = clairvoyant_take,
+	.reclaim = clairvoyant_reclaim,
+	.reference = 1,
+};

@@ -4,8 +4,8 @@
  * instance boots, job ends and spot reclaims are pushed as they are
  * scheduled. After each batch of events at one instant, instances with
  * GPUs free take queued jobs that fit them, as many as fit, in serve's
- * lease order (policy/lease_order.h), and the policy looks when it is due:
- * ebb's (ebb.c) or a baseline (baselines.c). An instance runs jobs side
+ * lease order (policy/lease_order.h), and the policy looks when it is due,
+ * called only through its hooks (sim_policy.h). An instance runs jobs side
  * by side, as serve's workers do, and is idle only with all its GPUs
  * free. Instances are billed as they stop, under their offer's billing
  * rule. */
@@ -151,11 +151,12 @@ void sim_enqueue(struct sim *s, int job, int front)
 	s->jobs[job].queued = 1;
 	s->jobs[job].since = s->now;
 	s->result->requeues += front;
-	known_queued(s, job, 1);
+	if (s->kind->queued)
+		s->kind->queued(s, job, 1);
 }
 
-/* Takes a job out of its class's queue: its head, but for the
- * clairvoyant, whose instances each take the job they were launched for. */
+/* Takes a job out of its class's queue: its head, but for a policy that
+ * chooses the job each instance takes (sim_policy.take). */
 static void take(struct sim *s, int job)
 {
 	struct squeue *q = &s->q[s->jobs[job].cls];
@@ -171,7 +172,8 @@ static void take(struct sim *s, int job)
 	s->queued--;
 	s->queued_gpus -= sim_job_gpus(s, job);
 	s->jobs[job].queued = 0;
-	known_queued(s, job, -1);
+	if (s->kind->queued)
+		s->kind->queued(s, job, -1);
 }
 
 /* ---- money ---- */
@@ -184,8 +186,8 @@ static void advance(struct sim *s, int64_t to)
 	if (dt <= 0)
 		return;
 	s->cost += s->spend_per_ms * dt;
-	s->util_alive_ms += dt * (double)s->gpus_live;
-	s->util_busy_ms += dt * (double)s->gpus_busy;
+	s->gpu_up_ms += dt * (double)s->gpus_live;
+	s->gpu_busy_ms += dt * (double)s->gpus_busy;
 	s->now = to;
 }
 
@@ -214,6 +216,11 @@ static void sample(struct sim *s, int64_t to)
 	}
 }
 
+int64_t sim_now(const struct sim *s)
+{
+	return s->now;
+}
+
 int64_t sim_run_end(const struct sim *s, int job)
 {
 	const struct sjob *j = &s->jobs[job];
@@ -236,10 +243,9 @@ static void finish(struct sim *s, int job)
 	struct sjob *j = &s->jobs[job];
 	int64_t ran = s->now - j->since;
 
-	if (s->policy->kind == POL_EBB)
-		s->ebb.work_done_s += (double)ran / 1000.0 * sim_offer(s, &s->inst[j->inst])->speed;
 	sim_job_leaves(s, job);
-	known_finished(s, job, ran);
+	if (s->kind->finished)
+		s->kind->finished(s, job, ran);
 	j->left_ms = 0;
 	s->waits[s->nwaits++] = j->waited_ms;
 	j->counted = 1;
@@ -267,19 +273,11 @@ static struct lease_key head_key(const struct sim *s, int c)
 				  .seq = lease_seq(job, s->jobs[job].ran), .id = job};
 }
 
-/* The queued job instance k takes, -1 if none: the first in serve's
- * lease order (policy/lease_order.h) of the jobs that fit its free GPUs,
- * the heads of their classes' queues; the clairvoyant's own choice. */
-static int job_for(struct sim *s, int k)
+int sim_lease_next(struct sim *s, int room)
 {
-	int best = -1, room = s->inst[k].free_gpus;
+	int best = -1;
 	struct lease_key best_key = {0}, key;
 
-	if (s->policy->kind == POL_CLAIRVOYANT)
-		return clairvoyant_take(s, k);
-	/* keda's jobs run in its replicas, as many as the HPA keeps. */
-	if (s->policy->kind == POL_KEDA && s->keda.replica_gpus - s->gpus_busy < room)
-		room = (int)(s->keda.replica_gpus - s->gpus_busy);
 	for (int c = 0; c < s->nq; c++) {
 		struct squeue *q = &s->q[c];
 		int gpus = q->gpus > 1 ? q->gpus : 1;
@@ -313,8 +311,8 @@ static void start_job(struct sim *s, int k, int job)
 	if (i->njobs++ == 0) {
 		i->state = S_BUSY;
 		s->idling--;
-	} else {
-		known_running(s, k, 0); /* no longer the newest */
+	} else if (s->kind->running) {
+		s->kind->running(s, k, 0); /* no longer the newest */
 	}
 	j->next_on = i->newest;
 	i->newest = job;
@@ -324,8 +322,16 @@ static void start_job(struct sim *s, int k, int job)
 	s->running++;
 	s->gpus_busy += gpus;
 	sim_push(s, (struct event){sim_run_end(s, job), EV_FINISH, k, job});
-	known_running(s, k, 1);
+	if (s->kind->running)
+		s->kind->running(s, k, 1);
 	sim_changed(s, k);
+}
+
+/* The queued job instance k takes: the policy's choice, else the first
+ * in lease order that fits its free GPUs. */
+static int job_for(struct sim *s, int k)
+{
+	return s->kind->take ? s->kind->take(s, k) : sim_lease_next(s, s->inst[k].free_gpus);
 }
 
 /* Instances with room take queued jobs, as many as fit each. */
@@ -405,78 +411,29 @@ static int placeable(const struct sim *s, int gpus)
 	return 0;
 }
 
-/* What the policy has up when the replay starts, and when it first
- * looks: the pollers at once, the clairvoyant at its first launch, the
- * others at the first change. */
-static void start_policy(struct sim *s)
-{
-	if (s->policy->kind == POL_EBB) {
-		known_start(s);
-		ebb_start(s);
-		s->next_policy = 0;
-	} else if (s->policy->kind == POL_CLAIRVOYANT) {
-		clairvoyant_start(s);
-	} else {
-		baseline_start(s);
-		s->next_policy = s->policy->kind == POL_UTIL || s->policy->kind == POL_KEDA ? 1 : 0;
-	}
-}
-
 static void run_policy(struct sim *s)
 {
 	/* Cleared first: what the policy itself stops is a change to look at
 	 * again, as serve is woken when an instance it released is gone (an
 	 * idle one released makes room under the limits for queued work). */
 	s->dirty = 0;
-	switch (s->policy->kind) {
-	case POL_EBB:
-		ebb_policy(s);
-		break;
-	case POL_MIN1:
-		min1_policy(s);
-		break;
-	case POL_UTIL:
-		util_policy(s);
-		break;
-	case POL_KEDA:
-		keda_policy(s);
-		break;
-	case POL_CLAIRVOYANT:
-		clairvoyant_policy(s);
-		break;
-	case POL_ALWAYS_ON:
-	case POL_BOUND:
-		break;
-	}
+	if (s->kind->look)
+		s->kind->look(s);
 	s->last_policy = s->now;
 }
 
 /* When the policy looks next (INT64_MAX: not until something happens):
- * ebb after any change, at most once per [scaler] interval, and when
- * plan() asked; min1 after any change and at idle expiries; the pollers
- * on their period. */
+ * when it asked (next_policy), and after a change as it says. */
 static int64_t policy_due(const struct sim *s)
 {
 	int64_t due = s->next_policy ? s->next_policy : INT64_MAX, soon = INT64_MAX;
 
-	if (s->policy->kind == POL_EBB && s->dirty)
-		soon = s->last_policy < 0 ? s->now : s->last_policy + s->policy->settings.interval_ms;
-	if ((s->policy->kind == POL_MIN1 || s->policy->kind == POL_CLAIRVOYANT) && s->dirty)
-		soon = s->now;
+	if (s->dirty && s->kind->on_change)
+		soon = s->kind->on_change(s);
 	return soon < due ? soon : due;
 }
 
 /* ---- the tail ---- */
-
-/* The fleet the policy keeps with no work at all. */
-static int64_t standing_floor(const struct sim *s)
-{
-	const struct warm_schedule *w = &s->policy->settings.warm;
-
-	if (s->policy->kind == POL_EBB)
-		return w->n ? warm_floor(w, s->now) : 0;
-	return s->floor;
-}
 
 /* Every job has ended: whether the replay ends now, the policy being
  * down to its standing floor. At the first call, the last job has just
@@ -492,7 +449,8 @@ static int tail_over(struct sim *s)
 				s->cost_at_tail += sim_billed_usd(s, s->roster[a]);
 		}
 	}
-	return s->nup <= standing_floor(s);
+	/* The fleet the policy keeps with no work at all. */
+	return s->nup <= (s->kind->floor ? s->kind->floor(s) : 0);
 }
 
 /* ---- what the replay measured ---- */
@@ -607,9 +565,10 @@ static void start(struct sim *s)
 	s->waits = sim_grown(NULL, t->n + 1, sizeof *s->waits);
 	for (int k = 0; k < s->opts->noffers; k++)
 		slowest = fmin(slowest, s->opts->offers[k].speed);
-	/* Teams are ebb's: a job of a team with no [team.NAME] is the
-	 * default team's, as in serve. */
-	if (s->policy->kind == POL_EBB && s->policy->settings.nteams > 0) {
+	/* Teams are those of a policy that shares GPUs among them: a
+	 * job of a team with no [team.NAME] is the default team's, as in
+	 * serve. */
+	if (s->kind->teams && s->policy->settings.nteams > 0) {
 		s->team_index = sim_grown(NULL, (size_t)t->nteams + 1, sizeof *s->team_index);
 		for (int k = 0; k < t->nteams; k++)
 			s->team_index[k] = teams_index(s->policy->settings.teams, s->policy->settings.nteams, t->teams[k]);
@@ -643,43 +602,40 @@ static void release(struct sim *s)
 	free(s->team_index);
 	free(s->waits);
 	free(s->requeue_waits);
-	free(s->ebb.classes);
-	free(s->ebb.fleet);
-	free(s->ebb.result);
-	known_free(s);
-	clairvoyant_free(s);
-	window_free(&s->keda.recommendations);
-	window_free(&s->util);
+	if (s->kind->free)
+		s->kind->free(s);
+	free(s->policy_state);
 	window_free(&s->idled);
-	free(s->victims);
 }
 
-/* What the policy is told of durations, for the outputs to say. */
+/* What the policy is told of durations, for the outputs to say: one told
+ * estimates is told the trace's own with --oracle-durations. */
 static const char *durations_told(const struct policy *p, const struct sim_options *o)
 {
-	if (p->kind == POL_EBB)
-		return o->oracle_durations ? "oracle" : "estimated";
-	return p->kind == POL_BOUND || p->kind == POL_CLAIRVOYANT ? "foresight" : "unused";
+	return o->oracle_durations && strcmp(p->kind->durations, "estimated") == 0 ? "oracle" : p->kind->durations;
 }
 
 void sim_run(const struct trace *t, const struct policy *p, const struct sim_options *o,
 	     struct sim_result *r)
 {
-	struct sim s = {.trace = t, .policy = p, .opts = o, .result = r, .rng = o->seed ? o->seed : 1, .last_policy = -1,
-			.tail_from = -1};
+	struct sim s = {.trace = t, .policy = p, .kind = p->kind, .opts = o, .result = r,
+			.rng = o->seed ? o->seed : 1, .last_policy = -1, .tail_from = -1};
 	size_t next = 0;
 
 	memset(r, 0, sizeof *r);
 	snprintf(r->policy, sizeof r->policy, "%s", p->spec);
 	r->durations = durations_told(p, o);
 	r->jobs = (int64_t)t->n;
-	if (p->kind == POL_BOUND) {
-		bound_run(t, o, r);
+	if (p->kind->offline) {
+		p->kind->offline(t, o, r);
 		return;
 	}
 	start(&s);
 	sim_teams_start(&s);
-	start_policy(&s);
+	if (s.kind->state_size)
+		s.policy_state = xcalloc(1, s.kind->state_size);
+	if (s.kind->start)
+		s.kind->start(&s);
 	for (;;) {
 		int64_t t_arrival, t_event = s.events.n ? s.events.e[0].at : INT64_MAX, t_policy = policy_due(&s), at;
 
@@ -711,8 +667,8 @@ void sim_run(const struct trace *t, const struct policy *p, const struct sim_opt
 		advance(&s, at);
 		while (next < t->n && t->jobs[next].submit_ms <= s.now) {
 			if (placeable(&s, t->jobs[next].gpus)) {
-				if (p->kind == POL_EBB)
-					ebb_arrival(&s, (int)next);
+				if (s.kind->arrival)
+					s.kind->arrival(&s, (int)next);
 				sim_enqueue(&s, (int)next, 0);
 				s.dirty = 1;
 			}
@@ -731,15 +687,10 @@ void sim_run(const struct trace *t, const struct policy *p, const struct sim_opt
 				continue;
 			if (e.kind == EV_RECLAIM) {
 				s.result->reclaims++;
-				if (p->kind == POL_KEDA)
-					keda_reclaimed(&s, e.inst);
-				if (p->kind == POL_CLAIRVOYANT)
-					clairvoyant_reclaimed(&s, e.inst);
-				sim_stop(&s, e.inst);
-				/* A fixed fleet and min1's one warm instance are replaced, as a
-				 * node group does; the others launch on demand. */
-				if (p->kind == POL_ALWAYS_ON || (p->kind == POL_MIN1 && s.nup == 0))
-					sim_launch(&s, p->offer, p->market, 0);
+				if (s.kind->reclaim)
+					s.kind->reclaim(&s, e.inst);
+				else
+					sim_stop(&s, e.inst);
 			} else if (e.kind == EV_READY) {
 				s.booting--;
 				sim_make_idle(&s, e.inst);

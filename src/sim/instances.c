@@ -18,8 +18,8 @@ static double price_per_ms(const struct sim *s, const struct sinst *i)
 
 void sim_changed(struct sim *s, int k)
 {
-	if (s->policy->kind == POL_EBB)
-		ebb_fleet_sync(s, k);
+	if (s->kind->changed)
+		s->kind->changed(s, k);
 }
 
 /* Whether the instance of an entry of idled[] is idle since then. */
@@ -50,8 +50,8 @@ void sim_make_idle(struct sim *s, int k)
 	s->idling++;
 	s->inst[k].state = S_IDLE;
 	s->inst[k].idle_since = s->now;
-	/* ebb's plan() chooses what to release itself. */
-	if (s->policy->kind == POL_EBB)
+	/* A policy that chooses what to stop needs no order of them. */
+	if (s->kind->picks_stops)
 		return;
 	/* The entries of instances busy or gone since are dropped when there
 	 * are more of them than of the idle ones: a list as long as the
@@ -87,8 +87,8 @@ void sim_compact(struct sim *s)
 	for (int a = 0; a < s->nroster; a++) {
 		if (s->inst[s->roster[a]].state == S_GONE)
 			continue;
-		if (s->policy->kind == POL_EBB)
-			s->ebb.fleet[kept] = s->ebb.fleet[a];
+		if (s->kind->moved)
+			s->kind->moved(s, a, kept);
 		s->roster[kept++] = s->roster[a];
 	}
 	s->nroster = kept;
@@ -108,8 +108,8 @@ static void grow_fleet(struct sim *s)
 	s->inst = sim_grown(s->inst, cap, sizeof *s->inst);
 	s->roster = sim_grown(s->roster, cap, sizeof *s->roster);
 	s->open = sim_grown(s->open, cap, sizeof *s->open);
-	if (s->policy->kind == POL_EBB)
-		ebb_fleet_grow(s, cap);
+	if (s->kind->grow)
+		s->kind->grow(s, cap);
 	s->capinst = (int)cap;
 }
 
@@ -194,8 +194,8 @@ void sim_job_leaves(struct sim *s, int job)
 	s->result->gpu_hours_busy += (double)(s->now - j->since) * gpus / 3600000.0;
 	i->busy_usd += usd;
 	sim_teams_ran(s, job, usd);
-	if (newest)
-		known_running(s, k, 0);
+	if (newest && s->kind->running)
+		s->kind->running(s, k, 0);
 	unlink_job(s, k, job);
 	s->q[j->cls].running--;
 	s->running--;
@@ -204,8 +204,8 @@ void sim_job_leaves(struct sim *s, int job)
 	if (--i->njobs == 0) {
 		sim_make_idle(s, k);
 	} else {
-		if (newest)
-			known_running(s, k, 1);
+		if (newest && s->kind->running)
+			s->kind->running(s, k, 1);
 		sim_open(s, k);
 	}
 	s->dirty = 1;

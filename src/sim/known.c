@@ -1,4 +1,4 @@
-/* What the replay tells ebb's plan() of durations (see sim_internal.h). serve
+/* What the replay tells ebb's plan() of durations (see ebb_internal.h). serve
  * knows a job's run time only from the est_s it was submitted with, else
  * from the median of the newest finished jobs of its type
  * (policy/durations.h), and so does the replay: it adds each job to that
@@ -11,15 +11,16 @@
 
 #include "policy/durations.h"
 #include "sim/sim_internal.h"
+#include "sim/ebb_internal.h"
 
 int known_estimates(const struct sim *s)
 {
-	return s->policy->kind == POL_EBB && !s->opts->oracle_durations;
+	return !s->opts->oracle_durations;
 }
 
 void known_start(struct sim *s)
 {
-	struct known_state *k = &s->known;
+	struct known_state *k = &ebb_of(s)->known;
 
 	if (!known_estimates(s))
 		return;
@@ -32,10 +33,12 @@ void known_start(struct sim *s)
 
 void known_free(struct sim *s)
 {
-	for (int t = 0; s->known.types && t < s->trace->ntypes; t++)
-		free(s->known.types[t].in);
-	free(s->known.types);
-	durations_free(s->known.history);
+	struct known_state *k = &ebb_of(s)->known;
+
+	for (int t = 0; k->types && t < s->trace->ntypes; t++)
+		free(k->types[t].in);
+	free(k->types);
+	durations_free(k->history);
 }
 
 /* A job that serve would know nothing of but its type's history. */
@@ -47,7 +50,7 @@ static int by_type(const struct sim *s, int job)
 /* The type's entry for class cls, made if new; NULL when out of memory. */
 static struct known_class *in_class(struct sim *s, int type, int cls)
 {
-	struct known_type *kt = &s->known.types[type];
+	struct known_type *kt = &ebb_of(s)->known.types[type];
 
 	for (int c = 0; c < kt->nin; c++) {
 		if (kt->in[c].cls == cls)
@@ -64,7 +67,7 @@ static struct known_class *in_class(struct sim *s, int type, int cls)
 void known_queued(struct sim *s, int job, int delta)
 {
 	const struct trace_job *j = &s->trace->jobs[job];
-	struct squeue *q = &s->q[s->jobs[job].cls];
+	struct ebb_queue *q = &ebb_of(s)->queues[s->jobs[job].cls];
 	struct known_class *c;
 
 	if (!known_estimates(s))
@@ -74,35 +77,36 @@ void known_queued(struct sim *s, int job, int delta)
 	} else {
 		c = in_class(s, j->type, s->jobs[job].cls);
 		c->queued += delta;
-		q->est_work_ms += delta * s->known.types[j->type].est_ms;
+		q->est_work_ms += delta * ebb_of(s)->known.types[j->type].est_ms;
 	}
 }
 
 void known_running(struct sim *s, int k, int running)
 {
-	struct sinst *i = &s->inst[k];
+	struct type_link *l = ebb_of(s)->links;
+	int newest = s->inst[k].newest;
 	struct known_type *kt;
 
-	if (!by_type(s, i->newest))
+	if (!by_type(s, newest))
 		return;
-	kt = &s->known.types[s->trace->jobs[i->newest].type];
+	kt = &ebb_of(s)->known.types[s->trace->jobs[newest].type];
 	if (running) {
-		i->type_prev = -1;
-		i->type_next = kt->running;
+		l[k].prev = -1;
+		l[k].next = kt->running;
 		if (kt->running >= 0)
-			s->inst[kt->running].type_prev = k;
+			l[kt->running].prev = k;
 		kt->running = k;
 		return;
 	}
-	if (i->type_prev >= 0)
-		s->inst[i->type_prev].type_next = i->type_next;
+	if (l[k].prev >= 0)
+		l[l[k].prev].next = l[k].next;
 	else
-		kt->running = i->type_next;
-	if (i->type_next >= 0)
-		s->inst[i->type_next].type_prev = i->type_prev;
+		kt->running = l[k].next;
+	if (l[k].next >= 0)
+		l[l[k].next].prev = l[k].prev;
 }
 
-void known_decay(const struct sim *s, struct squeue *q)
+void known_decay(const struct sim *s, struct ebb_queue *q)
 {
 	double f;
 
@@ -125,7 +129,7 @@ static void age(const struct sim *s, struct known_class *c)
 void known_arrived(struct sim *s, int job)
 {
 	const struct trace_job *j = &s->trace->jobs[job];
-	struct squeue *q = &s->q[s->jobs[job].cls];
+	struct ebb_queue *q = &ebb_of(s)->queues[s->jobs[job].cls];
 	struct known_class *c;
 
 	if (!by_type(s, job)) {
@@ -134,7 +138,7 @@ void known_arrived(struct sim *s, int job)
 		c = in_class(s, j->type, s->jobs[job].cls);
 		age(s, c);
 		c->arrived += 1;
-		q->arrived_work_ms += (double)s->known.types[j->type].est_ms;
+		q->arrived_work_ms += (double)ebb_of(s)->known.types[j->type].est_ms;
 	}
 }
 
@@ -142,8 +146,8 @@ void known_arrived(struct sim *s, int job)
  * its jobs queued, arrived and running. */
 static void refresh(struct sim *s, int type)
 {
-	struct known_type *kt = &s->known.types[type];
-	int64_t est = durations_estimate_ms(s->known.history, type, 0, s->policy->settings.default_est_ms);
+	struct known_type *kt = &ebb_of(s)->known.types[type];
+	int64_t est = durations_estimate_ms(ebb_of(s)->known.history, type, 0, s->policy->settings.default_est_ms);
 	int64_t delta = est - kt->est_ms;
 
 	if (delta == 0)
@@ -151,7 +155,7 @@ static void refresh(struct sim *s, int type)
 	kt->est_ms = est;
 	for (int n = 0; n < kt->nin; n++) {
 		struct known_class *c = &kt->in[n];
-		struct squeue *q = &s->q[c->cls];
+		struct ebb_queue *q = &ebb_of(s)->queues[c->cls];
 		q->est_work_ms += c->queued * delta;
 		if (c->arrived > 0) {
 			known_decay(s, q);
@@ -159,7 +163,7 @@ static void refresh(struct sim *s, int type)
 			q->arrived_work_ms += c->arrived * (double)delta;
 		}
 	}
-	for (int k = kt->running; k >= 0; k = s->inst[k].type_next)
+	for (int k = kt->running; k >= 0; k = ebb_of(s)->links[k].next)
 		ebb_fleet_end(s, k);
 }
 
@@ -169,7 +173,7 @@ void known_finished(struct sim *s, int job, int64_t run_ms)
 
 	if (!known_estimates(s))
 		return;
-	if ((other = durations_add(s->known.history, type, run_ms)) == -2)
+	if ((other = durations_add(ebb_of(s)->known.history, type, run_ms)) == -2)
 		mem_out("the durations' history");
 	refresh(s, type);
 	if (other >= 0)
@@ -185,5 +189,5 @@ int64_t known_end_ms(const struct sim *s, int k)
 		return sim_run_end(s, job);
 	/* serve's: the lease's start and the reference run time expected,
 	 * whatever the offer's speed. */
-	return s->jobs[job].since + (j->est_ms ? j->est_ms : s->known.types[j->type].est_ms);
+	return s->jobs[job].since + (j->est_ms ? j->est_ms : ebb_of(s)->known.types[j->type].est_ms);
 }

@@ -1,7 +1,7 @@
 /* The simulator's insides, shared by its discrete-event engine (engine.c:
  * events, queues, instances, billing, the replay) and the policies it
- * replays: ebb's adapter to plan() (ebb.c) and the baselines
- * (baselines.c). Only src/sim uses it; sim.h is the simulator's API. */
+ * replays (sim_policy.h: ebb's adapter to plan() in ebb.c, each baseline
+ * in its own file). Only src/sim uses it; sim.h is the simulator's API. */
 #ifndef EBB_SIM_INTERNAL_H
 #define EBB_SIM_INTERNAL_H
 
@@ -12,6 +12,7 @@
 #include "policy/plan.h"
 #include "policy/settings.h"
 #include "sim/sim.h"
+#include "sim/sim_policy.h"
 
 /* EV_RESUME: a job preempted twice in a row back in the queue once its
  * [scaler] preempt_backoff is over (inst: -1). */
@@ -48,10 +49,6 @@ struct sinst {
 	int njobs;        /* jobs running on it */
 	int newest;       /* the job it started last, -1: none; the others follow (sjob.next_on) */
 	char open;        /* in open[] */
-	/* ebb's (known.c): the other instances whose newest job (the one
-	 * serve shows) is of the same type, whose expected ends move together
-	 * with its estimate */
-	int type_next, type_prev;
 	/* ebb with teams: the team (index of [team.NAME]) whose work it was
 	 * launched for, -1: none; and its jobs' runs so far, in USD, so that
 	 * what no job used is known as it is billed. */
@@ -88,59 +85,6 @@ struct squeue {
 	size_t head, len, cap;
 	int64_t running; /* its jobs running */
 	double work_ms; /* reference work of the queued jobs */
-	int64_t est_work_ms; /* their work as ebb expects it (known.c) */
-	/* ebb's (ebb.c): the jobs and reference work submitted, each
-	 * weighted by exp(-age / arrival_window) as of arrivals_at: the
-	 * class's arrival rate. */
-	double arrived_jobs, arrived_work_ms;
-	int64_t arrivals_at;
-};
-
-/* What ebb is told of durations (known.c), per type of the trace: the
- * estimate in force for its jobs submitted without one, the instances
- * running one of its jobs, and the classes its jobs without an estimate
- * are queued in or arrived in lately, so that a change of the estimate
- * reaches the work plan() sees at once. */
-struct known_class {
-	int cls;
-	int64_t queued;
-	double arrived; /* weighted by exp(-age / arrival_window) as of arrived_at */
-	int64_t arrived_at;
-};
-
-struct known_type {
-	int64_t est_ms;
-	int running; /* the first instance of the list, -1: none */
-	struct known_class *in;
-	int nin, capin;
-};
-
-struct known_state {
-	struct durations *history;
-	struct known_type *types;
-};
-
-/* ebb's, between its plans (ebb.c). */
-struct ebb_state {
-	/* plan()'s classes and answer, reused from call to call */
-	struct plan_class *classes;
-	size_t cap_classes;
-	struct plan_result *result;
-	/* The fleet as plan() sees it, kept in step with roster[] (same order,
-	 * same length) as instances change, rather than built for each of
-	 * the million calls of a long trace. */
-	struct plan_instance *fleet;
-	int starting; /* the first plan, before any job: its launches are up already */
-	/* The latest gaps between submissions, for the auto idle timeout. */
-	int64_t gaps[PLAN_IDLE_GAPS];
-	size_t ngaps;
-	int64_t last_submit;
-	int64_t idle_timeout_ms[SIM_MAX_OFFERS]; /* in force, for each offer */
-	int64_t idle_surplus_ms[SIM_MAX_OFFERS]; /* the same for idle_surplus_timeout */
-	/* As serve's offer statistics count them: the reference work of the
-	 * finished runs, and the launches. */
-	double work_done_s;
-	int64_t launches;
 };
 
 /* Timed values over a sliding window, oldest first (window.c). */
@@ -152,47 +96,11 @@ struct window {
 	size_t head, n, cap;
 };
 
-/* keda's (keda.c): the last moment with work, and the HPA's
- * recommendations of its stabilisation window (each with a: the
- * recommendation), only those that a later and larger one does not hide:
- * the first is the largest. */
-struct keda_state {
-	int64_t last_active;
-	struct window recommendations;
-	/* The GPUs of the replicas the HPA keeps: its jobs run in them. */
-	int64_t replica_gpus;
-	/* placement=cheapest: until when Karpenter leaves each offer's spot
-	 * out after one of its instances was reclaimed. */
-	int64_t spot_unavailable_until[SIM_MAX_OFFERS];
-};
-
-/* The clairvoyant's plan (clairvoyant.c): chains of jobs, each run by
- * one instance of its offer and market, side by side as its GPUs hold
- * them, launched a boot before its first job; and, as it replays, each
- * instance's chain and the chains whose instance was reclaimed, to
- * launch again. */
-struct chain {
-	int first, next; /* jobs: its first, and the first not started (-1: none) */
-	int retake;      /* the first of its jobs a reclaim put back (-1: none) */
-	int offer;
-	enum market market;
-	int64_t launch_at;
-};
-
-struct clairvoyant_state {
-	int *next_job; /* per job: the next of its chain, -1 */
-	int *retake_next; /* per job put back: the next of its chain's retake */
-	struct chain *chains; /* by launch time */
-	int nchains, launched;
-	int *chain_of; /* per instance */
-	size_t cap_chain_of;
-	int *relaunch;
-	int nrelaunch;
-};
-
 struct sim {
 	const struct trace *trace;
 	const struct policy *policy;
+	const struct sim_policy *kind; /* policy->kind */
+	void *policy_state;            /* its own (sim_policy.state_size) */
 	const struct sim_options *opts;
 	struct sim_result *result;
 	int64_t now;
@@ -226,18 +134,15 @@ struct sim {
 	/* when the policy looks */
 	int64_t next_policy, last_policy;
 	int dirty;
-	/* GPU time up and held by jobs since the replay's start, for util,
-	 * and its polls' (a: up, b: busy, in GPU-ms as of each). */
-	double util_alive_ms, util_busy_ms;
-	struct window util;
+	/* GPU time up and held by jobs since the replay's start (GPU-ms). */
+	double gpu_up_ms, gpu_busy_ms;
 	int64_t next_sample;
 	size_t cap_samples; /* room in r->samples */
 	/* The last job end, or the last moment with no work outstanding; the
 	 * replay stops when work has waited stall_ms past it (sim.h). */
 	int64_t progress_ms, stall_ms;
-	/* The fleet always-on, min1 and util keep with no work; the last
-	 * job's end (-1 before) and the cost had everything stopped then. */
-	int64_t floor;
+	/* The last job's end (-1 before) and the cost had everything stopped
+	 * then. */
 	int64_t tail_from;
 	double cost_at_tail;
 	/* ebb with [team.NAME] sections (0: none, or another policy): each of
@@ -255,19 +160,12 @@ struct sim {
 	int64_t month_end_ms;
 	uint64_t over_budget;
 	int launch_line[CONF_MAX_TEAMS + 1];
-	struct ebb_state ebb;
-	struct known_state known;
 	/* The instances as they became idle (a: the instance), oldest first;
 	 * an entry is stale once its instance is busy or gone since
 	 * (sim_longest_idle). The first not yet booted is at boot_head or
 	 * after. */
 	struct window idled;
 	int boot_head;
-	struct keda_state keda;
-	struct clairvoyant_state cv;
-	/* The baselines' scratch for choosing what to stop (baselines.c). */
-	struct victim *victims;
-	size_t cap_victims;
 };
 
 /* ---- the engine (engine.c) ---- */
@@ -284,6 +182,12 @@ struct event heap_pop(struct heap *h);
 void sim_push(struct sim *s, struct event e);
 /* A job joins its class's queue, at its head when it was put back. */
 void sim_enqueue(struct sim *s, int job, int front);
+/* The queued job instance k takes, -1 if none: the first in serve's
+ * lease order (policy/lease_order.h) of the heads of the classes' queues
+ * whose jobs fit in room GPUs (and their team's share). */
+int sim_lease_next(struct sim *s, int room);
+/* The replay's clock: an on_change that looks at every change at once. */
+int64_t sim_now(const struct sim *s);
 /* When a running job ends, at its instance's speed. */
 int64_t sim_run_end(const struct sim *s, int job);
 
@@ -333,7 +237,8 @@ static inline int sim_job_gpus(const struct sim *s, int job)
 {
 	return s->trace->jobs[job].gpus > 1 ? s->trace->jobs[job].gpus : 1;
 }
-/* ebb's view of the fleet follows every change of an instance. */
+/* The policy's view of the fleet (sim_policy.changed) follows every
+ * change of an instance. */
 void sim_changed(struct sim *s, int k);
 /* roster[] and open[] without their holes. */
 void sim_compact(struct sim *s);
@@ -364,47 +269,6 @@ static inline int sim_position(const int *a, int n, int k)
 /* The earlier of two times, 0 meaning none. */
 static inline int64_t min_positive(int64_t a, int64_t b) { return a == 0 ? b : b == 0 ? a : a < b ? a : b; }
 
-/* ---- ebb (ebb.c) ---- */
-
-/* Its arrays, its classes' lanes, and its first plan: the warm floor is
- * up when the replay starts. -1 when out of memory. */
-void ebb_start(struct sim *s);
-/* A job arrived: the arrival rates and the auto idle timeout follow. */
-void ebb_arrival(struct sim *s, int job);
-/* plan() on the simulated state, and its actions carried out. */
-void ebb_policy(struct sim *s);
-/* Its view of the fleet follows the engine's, slot for slot of roster[]
- * (sim_compact() moves both): room for cap instances (-1 when out of
- * memory), instance k changed. */
-void ebb_fleet_grow(struct sim *s, size_t cap);
-void ebb_fleet_sync(struct sim *s, int k);
-/* Only the expected end of instance k's job changed. */
-void ebb_fleet_end(struct sim *s, int k);
-
-/* ---- what ebb is told of durations (known.c) ---- */
-
-/* Whether the replay tells ebb what serve would know (not the trace's
- * exact durations): then the hooks below keep it. */
-int known_estimates(const struct sim *s);
-/* Its arrays; -1 when out of memory. */
-void known_start(struct sim *s);
-void known_free(struct sim *s);
-/* A job joins (+1) or leaves (-1) its class's queue. */
-void known_queued(struct sim *s, int job, int delta);
-/* Instance k's newest job starts (1) or stops (0) being the one whose
- * end ebb expects (it started, ended, or one started after it). */
-void known_running(struct sim *s, int k, int running);
-/* A job succeeded after running run_ms: the estimates follow. */
-void known_finished(struct sim *s, int job, int64_t run_ms);
-/* When ebb expects the newest job of busy instance k to end, as serve
- * shows the newest: its start and its est_s, else its type's estimate;
- * with --oracle-durations, its end. */
-int64_t known_end_ms(const struct sim *s, int k);
-/* The arrivals of class q aged to now (arrival_window). */
-void known_decay(const struct sim *s, struct squeue *q);
-/* A job arrived: its class's arrivals count it, and the work expected of it. */
-void known_arrived(struct sim *s, int job);
-
 /* ---- sliding windows (window.c) ---- */
 
 /* Adds the newest entry. */
@@ -417,34 +281,15 @@ void window_pop_back(struct window *w);
 void window_keep(struct window *w, int (*keep)(const struct window_entry *e, const void *arg), const void *arg);
 void window_free(struct window *w);
 
-/* ---- the baselines (baselines.c, util_scaling.c, keda.c) ---- */
+/* ---- what the baselines share (baselines.c) ---- */
 
-/* The fleet always-on, min1 and util start the replay with. */
-void baseline_start(struct sim *s);
+/* The most jobs (weighted by GPUs if by_gpus) of the trace running at
+ * once had each started when it arrived. */
+int64_t sim_peak_running(const struct trace *t, int by_gpus);
 /* Stops instances while those left have want GPUs at least: idle ones
- * first (the longest idle), then booting; if allow_busy (keda's replicas
- * deleted), first puts back running jobs until they hold want GPUs at
- * most. */
-void baseline_scale_down(struct sim *s, int64_t want, int allow_busy);
-void min1_policy(struct sim *s);
-void util_policy(struct sim *s);
-void keda_policy(struct sim *s);
-/* Instance k was reclaimed: Karpenter leaves its offering out a while. */
-void keda_reclaimed(struct sim *s, int k);
-/* ---- the clairvoyant (clairvoyant.c) ---- */
-
-/* Its plan, from the whole trace; -1 when out of memory. */
-void clairvoyant_start(struct sim *s);
-void clairvoyant_policy(struct sim *s);
-/* The job instance k takes now (dispatch starts it): one of its chain's
- * put back by a reclaim, else the next of its chain once queued, if it
- * fits the instance's free GPUs; -1 if none. */
-int clairvoyant_take(struct sim *s, int k);
-/* Instance k was reclaimed: its chain is launched again. */
-void clairvoyant_reclaimed(struct sim *s, int k);
-void clairvoyant_free(struct sim *s);
-
-/* The offline lower bound: no replay, each job at its cheapest. */
-void bound_run(const struct trace *t, const struct sim_options *o, struct sim_result *r);
+ * first (the longest idle), then booting. */
+void baseline_scale_down(struct sim *s, int64_t want);
+/* A floor of one instance (sim_policy.floor). */
+int64_t baseline_one(const struct sim *s);
 
 #endif

@@ -335,6 +335,8 @@ static double log_pos(const struct logaxis *a, double v)
 int simout_frontier_plot(const struct tune *t, const char *path, char *err, size_t errsize)
 {
 	const struct tune_point **pts = xcalloc(t->n ? t->n : 1, sizeof *pts);
+	const char *families[TUNE_MAX_FAMILIES];
+	int nfamilies = tune_families(families);
 	const int w = 900, h = 560, left = 80, right = 160, top = 40, bottom = 60;
 	double cmin = INFINITY, cmax = 0, wmax = 1;
 	struct logaxis xa, ya;
@@ -379,9 +381,9 @@ int simout_frontier_plot(const struct tune *t, const char *path, char *err, size
 		left + (w - left - right) / 2, h - 20);
 	fprintf(f, "<text x='18' y='%d' font-size='12' transform='rotate(-90 18 %d)' text-anchor='middle'>cost (USD)</text>\n",
 		h / 2, h / 2);
-	for (int fam = 0; pts && fam < TUNE_NFAMILIES; fam++) {
+	for (int fam = 0; pts && fam < nfamilies; fam++) {
 		const char *col = colours[fam % 10];
-		size_t m = tune_frontier(t, tune_families[fam], pts);
+		size_t m = tune_frontier(t, families[fam], pts);
 		if (!m)
 			continue;
 		/* The points in order of wait, joined by a line. */
@@ -396,7 +398,7 @@ int simout_frontier_plot(const struct tune *t, const char *path, char *err, size
 		fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='%s' stroke-width='3'/>"
 			   "<text x='%d' y='%d' font-size='12'>%s</text>\n",
 			w - right + 12, top + 14 + fam * 18, w - right + 32, top + 14 + fam * 18, col, w - right + 38,
-			top + 18 + fam * 18, tune_families[fam]);
+			top + 18 + fam * 18, families[fam]);
 	}
 	free(pts);
 	if (t->oracle_durations)

@@ -12,10 +12,10 @@
 #include "common/offer.h"
 #include "policy/plan.h"
 
-enum policy_kind { POL_EBB, POL_ALWAYS_ON, POL_MIN1, POL_UTIL, POL_KEDA, POL_CLAIRVOYANT, POL_BOUND };
+struct sim_policy; /* sim_policy.h: the policies' registry */
 
 struct policy {
-	enum policy_kind kind;
+	const struct sim_policy *kind;
 	char spec[512]; /* as given, for the output */
 	/* ebb: the config with the policy's overrides applied, and the
 	 * settings plan() gets, read from it by plan_settings_from_config()
@@ -25,22 +25,19 @@ struct policy {
 	/* baselines: one offer and market */
 	int offer;
 	enum market market;
-	int64_t n;           /* always-on; 0: the trace's peak concurrency */
-	int64_t idle_ms;     /* min1 */
-	double up, down;     /* util */
-	int64_t window_ms;   /* util */
-	int64_t poll_ms;     /* util, keda */
-	double target;       /* keda */
-	int64_t cooldown_ms, stabilize_ms; /* keda */
-	/* keda: each replica on the offer and market given, or (cheapest)
-	 * where Karpenter would put it: the cheapest offer that fits, spot
-	 * first, on demand when spot fails */
-	enum placement { PLACE_OFFER, PLACE_CHEAPEST } placement;
+	/* the kind's own knobs (sim_policy.params_size bytes; NULL: none) */
+	void *params;
 };
 
 /* Whether the policy launches on every offer (ebb, keda with
  * placement=cheapest, the clairvoyant), not on one. */
 int policy_any_offer(const struct policy *p);
+
+/* The specs `ebb sim` replays when given none, into out (room for
+ * POLICY_MAX_DEFAULTS): every policy, and with several offers, the
+ * variants they run with those. Returns how many. */
+#define POLICY_MAX_DEFAULTS 16
+int policy_defaults(int several_offers, const char **out);
 
 /* Parses "NAME[:k=v,...]" with the config at config_path (NULL: the
  * defaults), which may name plugins. ebb takes SECTION.KEY=VALUE

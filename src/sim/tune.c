@@ -1,18 +1,33 @@
 /* The sweep behind `ebb tune` (see tune.h). */
 #include "sim/tune.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/mem.h"
+#include "sim/sim_policy.h"
 #include "sim/spec.h"
 #include "sim/tune_internal.h"
 
 #define N(a) (sizeof(a) / sizeof *(a))
 
-const char *const tune_families[TUNE_NFAMILIES] = {"ebb",	     "always-on", "min1",	 "util",
-						    "keda", "keda+karpenter", "clairvoyant", "bound"};
+int tune_families(const char **out)
+{
+	int n = 0;
+
+	/* Each policy's sweeps' families, or its name (ebb: the tuner's own
+	 * grid; the references with no sweep). */
+	for (int k = 0; sim_policies[k]; k++) {
+		const struct sim_sweep *w = sim_policies[k]->sweeps;
+		if (!w)
+			out[n++] = sim_policies[k]->name;
+		for (; w && w->family; w++)
+			out[n++] = w->family;
+	}
+	return n;
+}
 
 /* ebb's knobs: how long work may wait before capacity is added, how long
  * the last idle instance stays and how fast the others go, and how far
@@ -25,16 +40,6 @@ static const int arrival_windows_s[] = {0, 60, 600};
  * with launches above it for bursts, or none: a fixed pool (the floor
  * is the limit) is one of ebb's settings too. */
 static const int warm_wait_targets_s[] = {10, 600};
-
-/* The baselines' knobs, as widely: each is compared at its best. */
-static const int min1_idles_s[] = {0, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600};
-static const double util_ups[] = {0.5, 0.6, 0.7, 0.8, 0.9};
-static const double util_downs[] = {0.1, 0.2, 0.3, 0.4};
-static const int util_windows_s[] = {60, 300, 900};
-static const int keda_targets[] = {1, 2, 4, 8};
-static const int keda_polls_s[] = {10, 30, 60};
-static const int keda_cooldowns_s[] = {0, 60, 300, 900};
-static const int keda_stabilizes_s[] = {0, 60, 300, 900};
 
 /* Adds a setting to the space and, with a grid, as its next cell. */
 static size_t add(struct tune_space *s, struct tune_grid *g, const char *family, const char *spec,
@@ -128,57 +133,79 @@ static void ebb_space(struct tune_space *s, const int *fleet, int nfleet)
 	}
 }
 
-/* The baselines' settings, each family a grid replayed whole, and the
- * fixed points: keda's defaults, the clairvoyant and the bound. */
+/* A knob's default for the policy, as its sweep writes it: seconds for a
+ * duration. */
+static double default_of(const struct sim_policy *p, const char *name)
+{
+	for (const struct knob *k = p->knobs; k && k->name; k++) {
+		const char *at = (const char *)p->defaults + k->offset;
+		if (strcmp(k->name, name) != 0)
+			continue;
+		if (k->type == K_NUMBER)
+			return *(const double *)at;
+		return (double)*(const int64_t *)at / (k->type == K_SECONDS ? 1000 : 1);
+	}
+	return NAN;
+}
+
+/* A baseline's sweep: a grid replayed whole, every combination of its
+ * knobs' values, the last fastest. The cell of the policy's defaults, with
+ * defaults_cell, is left for its reference point: *cell in *at. */
+static void sweep_space(struct tune_space *s, const struct sim_policy *p, const struct sim_sweep *w,
+			const int *fleet, int nfleet, struct tune_grid **at, size_t *cell)
+{
+	int size[SWEEP_MAX_KNOBS];
+	size_t cells = 1;
+	struct tune_grid *g;
+
+	for (int d = 0; d < w->nknobs; d++)
+		cells *= (size_t)(size[d] = w->knobs[d].values ? w->knobs[d].n : nfleet);
+	g = grid(s, 0, w->nknobs, size);
+	for (size_t c = 0; c < cells; c++) {
+		char spec[160];
+		int n = snprintf(spec, sizeof spec, "%s:", p->name), defaults = w->defaults_cell;
+		for (int d = 0; d < w->nknobs; d++) {
+			size_t stride = 1;
+			int i;
+			double v;
+			for (int e = d + 1; e < w->nknobs; e++)
+				stride *= (size_t)size[e];
+			i = (int)(c / stride % (size_t)size[d]);
+			v = w->knobs[d].values ? w->knobs[d].values[i] : fleet[i];
+			n += snprintf(spec + n, sizeof spec - (size_t)n, "%s%s=%g", d ? "," : "", w->knobs[d].name, v);
+			defaults &= v == default_of(p, w->knobs[d].name);
+		}
+		snprintf(spec + n, sizeof spec - (size_t)n, "%s", w->suffix ? w->suffix : "");
+		if (defaults) {
+			*at = g;
+			*cell = g->ncells++;
+			continue;
+		}
+		add(s, g, w->family, spec, NULL);
+	}
+}
+
+/* The baselines' settings, each sweep a grid replayed whole, and the
+ * fixed points: the references' defaults (keda's, the clairvoyant, the
+ * bound), in the registry's order. */
 static void baseline_space(struct tune_space *s, const int *fleet, int nfleet, int noffers)
 {
-	char spec[160];
-	struct tune_grid *g = grid(s, 0, 1, (int[]){nfleet}), *keda = NULL;
-	size_t defaults = 0;
-
-	for (int k = 0; k < nfleet; k++) {
-		snprintf(spec, sizeof spec, "always-on:n=%d", fleet[k]);
-		add(s, g, "always-on", spec, NULL);
+	for (int k = 0; sim_policies[k]; k++) {
+		const struct sim_policy *p = sim_policies[k];
+		struct tune_grid *g = NULL;
+		size_t cell = 0;
+		for (const struct sim_sweep *w = p->sweeps; w && w->family; w++) {
+			if (!w->several_offers || noffers > 1)
+				sweep_space(s, p, w, fleet, nfleet, &g, &cell);
+		}
+		if (!p->reference)
+			continue;
+		s->fixed[s->nfixed] = add(s, NULL, p->name, p->name, NULL);
+		if (g)
+			g->cells[cell] = s->fixed[s->nfixed];
+		/* The waits the search aims at: a reference's that replays. */
+		s->fixed_waits[s->nfixed++] = !p->offline;
 	}
-	g = grid(s, 0, 1, (int[]){N(min1_idles_s)});
-	for (size_t a = 0; a < N(min1_idles_s); a++) {
-		snprintf(spec, sizeof spec, "min1:idle=%d", min1_idles_s[a]);
-		add(s, g, "min1", spec, NULL);
-	}
-	g = grid(s, 0, 3, (int[]){N(util_ups), N(util_downs), N(util_windows_s)});
-	for (size_t a = 0; a < N(util_ups); a++)
-		for (size_t b = 0; b < N(util_downs); b++)
-			for (size_t c = 0; c < N(util_windows_s); c++) {
-				snprintf(spec, sizeof spec, "util:up=%g,down=%g,window=%d", util_ups[a], util_downs[b],
-					 util_windows_s[c]);
-				add(s, g, "util", spec, NULL);
-			}
-	/* keda on the config's first offer, and, with several offers, keda
-	 * with Karpenter choosing among them all: what people run. */
-	for (int karpenter = 0; karpenter < (noffers > 1 ? 2 : 1); karpenter++) {
-		g = grid(s, 0, 4, (int[]){N(keda_targets), N(keda_polls_s), N(keda_cooldowns_s), N(keda_stabilizes_s)});
-		if (!karpenter)
-			keda = g;
-		for (size_t a = 0; a < N(keda_targets); a++)
-			for (size_t b = 0; b < N(keda_polls_s); b++)
-				for (size_t c = 0; c < N(keda_cooldowns_s); c++)
-					for (size_t d = 0; d < N(keda_stabilizes_s); d++) {
-						/* The defaults' cell is the point named "keda", added below. */
-						if (!karpenter && keda_targets[a] == 1 && keda_polls_s[b] == 30 &&
-						    keda_cooldowns_s[c] == 300 && keda_stabilizes_s[d] == 300) {
-							defaults = g->ncells++;
-							continue;
-						}
-						snprintf(spec, sizeof spec, "keda:target=%d,poll=%d,cooldown=%d,stabilize=%d%s",
-							 keda_targets[a], keda_polls_s[b], keda_cooldowns_s[c],
-							 keda_stabilizes_s[d], karpenter ? ",placement=cheapest" : "");
-						add(s, g, karpenter ? "keda+karpenter" : "keda", spec, NULL);
-					}
-	}
-	/* keda's defaults, named as such: the ratios' first reference. */
-	keda->cells[defaults] = s->fixed[0] = add(s, NULL, "keda", "keda", NULL);
-	s->fixed[1] = add(s, NULL, "clairvoyant", "clairvoyant", NULL);
-	s->fixed[2] = add(s, NULL, "bound", "bound", NULL);
 }
 
 static void space_free(struct tune_space *s)
@@ -307,10 +334,31 @@ size_t tune_frontier(const struct tune *t, const char *family, const struct tune
 	return n;
 }
 
-/* Not a baseline: ebb, and the references that no policy can reach. */
+/* Not a baseline: a family no policy's sweep makes (ebb's, and the
+ * references that no policy can reach). */
 static int reference(const char *family)
 {
-	return strcmp(family, "ebb") == 0 || strcmp(family, "clairvoyant") == 0 || strcmp(family, "bound") == 0;
+	for (int k = 0; sim_policies[k]; k++) {
+		for (const struct sim_sweep *w = sim_policies[k]->sweeps; w && w->family; w++) {
+			if (strcmp(w->family, family) == 0)
+				return 0;
+		}
+	}
+	return 1;
+}
+
+/* Which of the ratios' references the point is, by its policy's kind:
+ * a baseline's defaults (it has sweeps), the bound (offline) or the
+ * clairvoyant (neither); NULL if it is none. */
+static const struct tune_point **reference_of(const struct tune_point *p, struct tune_ratios *r)
+{
+	for (int k = 0; sim_policies[k]; k++) {
+		const struct sim_policy *pol = sim_policies[k];
+		if (!pol->reference || strcmp(p->spec, pol->name) != 0)
+			continue;
+		return pol->sweeps ? &r->keda : pol->offline ? &r->bound : &r->clairvoyant;
+	}
+	return NULL;
 }
 
 /* The cheapest point of the family (or of every baseline, family NULL)
@@ -339,13 +387,9 @@ void tune_ratios(const struct tune *t, double boot_s, struct tune_ratios *r)
 
 	memset(r, 0, sizeof *r);
 	for (size_t k = 0; k < t->n; k++) {
-		const struct tune_point *p = &t->points[k], *ebb;
-		if (strcmp(p->spec, "keda") == 0)
-			r->keda = p;
-		if (strcmp(p->family, "bound") == 0)
-			r->bound = p;
-		if (strcmp(p->family, "clairvoyant") == 0)
-			r->clairvoyant = p;
+		const struct tune_point *p = &t->points[k], *ebb, **ref = reference_of(p, r);
+		if (ref)
+			*ref = p;
 		if (reference(p->family))
 			continue;
 		ebb = cheapest_within(t, "ebb", p->wait_p95_s);

@@ -22,12 +22,13 @@ struct tune_point {
 	struct tune_knobs ebb; /* of an ebb point */
 };
 
-/* The families of points, in the order they are reported: ebb, the
- * baselines (keda+karpenter is keda with placement=cheapest, swept when
- * the offers are several), and the references: the clairvoyant (perfect
- * foresight, no wait) and the bound (no idle, no boot). */
-extern const char *const tune_families[];
-#define TUNE_NFAMILIES 8
+/* The families of points, in the order they are reported, into out (room
+ * for TUNE_MAX_FAMILIES): ebb, the baselines' sweeps (keda+karpenter is
+ * keda with placement=cheapest, swept when the offers are several), and
+ * the references: the clairvoyant (perfect foresight, no wait) and the
+ * bound (no idle, no boot). Returns how many. */
+#define TUNE_MAX_FAMILIES 16
+int tune_families(const char **out);
 
 struct tune {
 	struct tune_point *points;

@@ -29,12 +29,17 @@ struct tune_grid {
 };
 
 #define TUNE_MAX_GRIDS 8
+#define TUNE_MAX_FIXED 4
 struct tune_space {
 	struct tune_cand *cands; /* in the order of the exhaustive sweep */
 	size_t n;
 	struct tune_grid grids[TUNE_MAX_GRIDS];
 	int ngrids;
-	size_t fixed[3]; /* keda's defaults, the clairvoyant, the bound */
+	/* The fixed points: the references' defaults (sim_policy.reference),
+	 * and whether each is replayed (its p95 is one the search aims at). */
+	size_t fixed[TUNE_MAX_FIXED];
+	int fixed_waits[TUNE_MAX_FIXED];
+	int nfixed;
 };
 
 /* What every replay of a sweep shares. */

@@ -14,7 +14,7 @@
 #include "common/mem.h"
 #include "sim/tune_internal.h"
 
-#define TUNE_MAX_WAITS 4
+#define TUNE_MAX_WAITS (2 + TUNE_MAX_FIXED)
 /* The best settings at each wait whose neighbours are replayed: with the
  * best alone, descent stopped 14% dearer than the grid's best on genai
  * with the mix (two knobs away); with two it found every answer of the
@@ -124,16 +124,16 @@ static int flush(struct tune_space *s, struct tune_job *j, size_t *batch, size_t
 	return rc;
 }
 
-/* The waits the descent aims at: the target, two boots, and keda-default's
- * and the clairvoyant's p95, once replayed. */
+/* The waits the descent aims at: the target, two boots, and the p95 of
+ * each reference replayed (keda's defaults, the clairvoyant), once it is. */
 static int waits(const struct tune_space *s, const struct tune_job *j, double *w)
 {
 	int n = 0;
 
 	w[n++] = j->wait_p95_s;
 	w[n++] = 2.0 * (double)j->o->offers[0].boot_ms / 1000.0;
-	for (int k = 0; k < 2; k++) /* s->fixed: keda's defaults, the clairvoyant */
-		if (s->cands[s->fixed[k]].state == CAND_DONE)
+	for (int k = 0; k < s->nfixed; k++)
+		if (s->fixed_waits[k] && s->cands[s->fixed[k]].state == CAND_DONE)
 			w[n++] = s->cands[s->fixed[k]].pt.wait_p95_s;
 	return n;
 }
@@ -146,7 +146,7 @@ int tune_search(struct tune_space *s, struct tune_job *j, char *err, size_t errs
 	int nw, rc;
 
 	/* First the fixed points, the baselines' grids and the corners. */
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < s->nfixed; k++)
 		queue(s, s->fixed[k], batch, &n, queued);
 	for (int g = 0; g < s->ngrids; g++) {
 		if (s->grids[g].searched)

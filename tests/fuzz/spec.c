@@ -1,7 +1,8 @@
 /* Policy specs for `ebb sim` and `ebb tune` (sim/spec.c): "NAME[:k=v,...]",
  * on the default config. A spec is refused with a reason, or gives a
- * policy whose knobs are within their documented ranges. */
+ * policy whose knobs (sim_policy.h) are within their documented ranges. */
 #include "cli/cmd.h"
+#include "sim/sim_policy.h"
 #include "sim/spec.h"
 
 #include <math.h>
@@ -18,11 +19,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (policy_parse(spec, NULL, &cmd_plugins, p, err, sizeof err) != 0) {
 		FUZZ_ASSERT(err[0]);
 	} else {
-		FUZZ_ASSERT(p->kind >= POL_EBB && p->kind <= POL_BOUND);
-		FUZZ_ASSERT(p->n >= 0 && p->idle_ms >= 0 && p->window_ms >= 0 && p->poll_ms >= 1);
-		FUZZ_ASSERT(p->up >= 0 && p->up <= 1 && p->down >= 0 && p->down <= 1);
-		FUZZ_ASSERT(isfinite(p->target) && p->target >= 1);
-		FUZZ_ASSERT(p->cooldown_ms >= 0 && p->stabilize_ms >= 0);
+		FUZZ_ASSERT(p->kind && (p->params != NULL) == (p->kind->params_size > 0));
+		for (const struct knob *k = p->kind->knobs; k && k->name; k++) {
+			const char *at = (const char *)p->params + k->offset;
+			if (k->type == K_INT)
+				FUZZ_ASSERT(*(const int64_t *)at >= k->min && *(const int64_t *)at <= k->max);
+			else if (k->type == K_SECONDS)
+				FUZZ_ASSERT(*(const int64_t *)at >= k->min * 1000 && *(const int64_t *)at <= k->max * 1000);
+			else if (k->type == K_NUMBER)
+				FUZZ_ASSERT(isfinite(*(const double *)at) && *(const double *)at >= k->min &&
+					    *(const double *)at <= k->max);
+		}
 		policy_free(p);
 	}
 	free(p);

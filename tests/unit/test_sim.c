@@ -48,6 +48,7 @@
 #include "common/mem.h"
 #include "harness.h"
 #include "sim/sim.h"
+#include "sim/sim_policy.h"
 #include "sim/simout.h"
 #include "sim/spec.h"
 
@@ -1498,6 +1499,17 @@ static void assert_spec_fails(const char *conf_path, const char *spec, const cha
 	assert_contains(err, needle);
 }
 
+/* Where the policy's own knob of that name is, in its params. */
+static const void *knob_at(const struct policy *p, const char *name)
+{
+	for (const struct knob *k = p->kind->knobs; k && k->name; k++) {
+		if (strcmp(k->name, name) == 0)
+			return (const char *)p->params + k->offset;
+	}
+	fail_msg("%s has no knob %s", p->kind->name, name);
+	return NULL;
+}
+
 static void test_policy_spec_errors(void **state)
 {
 	struct setup s;
@@ -1566,8 +1578,8 @@ static void test_policy_spec_errors(void **state)
 	assert_int(policy_parse("keda:target=2,poll=5,cooldown=0,stabilize=0,offer=quad,market=spot", s.conf,
 				NULL, &p, err, sizeof err),
 		   0);
-	assert_near(p.target, 2);
-	assert_int(p.poll_ms, 5000);
+	assert_near(*(double *)knob_at(&p, "target"), 2);
+	assert_int(*(int64_t *)knob_at(&p, "poll"), 5000);
 	assert_int(p.offer, 2);
 	assert_int(p.market, MARKET_SPOT);
 	policy_free(&p);

@@ -145,7 +145,9 @@ static void test_frontiers_hold_the_undominated_points(void **state)
 {
 	struct sweep s;
 	const struct tune_point **front;
+	const char *families[TUNE_MAX_FAMILIES];
 	size_t total = 0;
+	int nfamilies;
 
 	(void)state;
 	sweep(&s, 600);
@@ -161,10 +163,12 @@ static void test_frontiers_hold_the_undominated_points(void **state)
 	/* Each family's frontier from the shortest wait on: a longer wait
 	 * is only on it if it is cheaper. */
 	front = calloc(s.tune.n, sizeof *front);
-	for (int f = 0; f < TUNE_NFAMILIES; f++) {
-		size_t n = tune_frontier(&s.tune, tune_families[f], front);
+	nfamilies = tune_families(families);
+	assert_int(nfamilies, 8);
+	for (int f = 0; f < nfamilies; f++) {
+		size_t n = tune_frontier(&s.tune, families[f], front);
 		/* keda with Karpenter is swept only with several offers. */
-		assert_true((n > 0) == (strcmp(tune_families[f], "keda+karpenter") != 0));
+		assert_true((n > 0) == (strcmp(families[f], "keda+karpenter") != 0));
 		total += n;
 		for (size_t k = 1; k < n; k++) {
 			assert_true(front[k]->wait_p95_s >= front[k - 1]->wait_p95_s);
