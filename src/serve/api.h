@@ -13,6 +13,7 @@
 #include "serve/fleet.h"
 #include "serve/httpd.h"
 #include "serve/logwait.h"
+#include "serve/slices.h"
 #include "serve/longpoll.h"
 #include "serve/watch.h"
 #include "serve/metrics.h"
@@ -40,6 +41,7 @@ struct api {
 	struct longpoll *longpoll;
 	struct watch *watch;
 	struct logwait *logwait; /* log reads that wait for lines */
+	struct slices *slices;   /* requests that walk history a slice a turn */
 	struct scaler *scaler;     /* NULL: [provider] kind = none */
 	struct provider *provider; /* NULL: [provider] kind = none */
 	const struct offer *offers; /* the catalogue as configured */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "serve/api_internal.h"
+#include "common/mem.h"
 #include "policy/plan.h"
 #include "serve/report.h"
 #include "serve/estimates.h"
@@ -46,9 +47,19 @@ static int query_number(struct api_call *c, const char *name, double lo, double 
 
 /* ---- GET /v1/report ---- */
 
+/* Segment ids a turn of the loop walks: some 10 ms of serve's thread
+ * (BENCHMARKS.md, "A scrape against the length of history": a million
+ * segments in 1.3 s); a longer ledger is walked over several turns, the
+ * requests that came meanwhile served between them (serve/slices.h). */
+#define REPORT_SLICE_IDS 8000
+
+/* A report being added up: the ids walked so far, and the last one when
+ * it was asked for; segments made after it are not in it. */
 struct report_call {
 	struct api *api;
 	struct report r;
+	int by;
+	int64_t since_ms, after_id, last_id;
 	int oom;
 };
 
@@ -79,17 +90,58 @@ static void add_prices(const struct report_call *rc, json_t *reply)
 	}
 }
 
+/* The next slice of the ledger into rc's report; when the last is in,
+ * the reply. 1 answered, 0 more to walk; with last, answered (or gone). */
+static int report_step(void *state, struct request *req, int last)
+{
+	struct report_call *rc = state;
+	int64_t upto = rc->after_id + REPORT_SLICE_IDS;
+	struct ebb_error err;
+	json_t *reply;
+
+	if (store_ledger(rc->api->store, rc->since_ms, rc->after_id, upto, add_row, rc) != 0) {
+		if (rc->oom)
+			error_set(&err, 500, "store", NULL, "store: out of memory adding up the ledger");
+		else
+			store_failure(rc->api->store, &err);
+		request_reply(req, err.status, error_to_json(&err));
+		return 1;
+	}
+	rc->after_id = upto;
+	if (rc->after_id < rc->last_id) {
+		if (!last)
+			return 0;
+		error_set(&err, 503, "stopping", NULL, "serve is stopping (or the client left): the report was not finished");
+		request_reply(req, err.status, error_to_json(&err));
+		return 1;
+	}
+	report_finish(&rc->r);
+	reply = report_to_json(&rc->r);
+	if (rc->by == REPORT_BY_MARKET)
+		add_prices(rc, reply);
+	request_reply(req, 200, reply);
+	return 1;
+}
+
+/* slices.h's free: the report and its call. */
+static void report_call_free(void *state)
+{
+	struct report_call *rc = state;
+
+	report_free(&rc->r);
+	free(rc);
+}
+
 int api_report(struct api_call *c)
 {
 	struct api *a = c->api;
-	struct report_call rc = {.api = a};
+	struct report_call *rc;
 	const char *by_s = request_query(c->req, "by"), *month = request_query(c->req, "month");
 	const char *team = request_query(c->req, "team");
 	int64_t now = clock_now(a->clock), since_ms, until_ms = 0;
 	int by = by_s ? report_by_parse(by_s) : REPORT_BY_OFFER;
 	double since;
 	struct ebb_error err;
-	json_t *reply;
 
 	if (by < 0)
 		return bad_query(c, "by", "expected team, offer, market or type");
@@ -109,22 +161,30 @@ int api_report(struct api_call *c)
 	/* A calendar month (UTC): the chargeback's period. */
 	if (month && report_month(month, &since_ms, &until_ms) != 0)
 		return bad_query(c, "month", "expected a month YYYY-MM, e.g. 2026-11");
-	report_init(&rc.r, (enum report_by)by, since_ms, now);
-	rc.r.until_ms = until_ms;
-	rc.r.team = team;
-	if (store_ledger(a->store, since_ms, add_row, &rc) != 0) {
-		report_free(&rc.r);
-		if (!rc.oom)
-			return api_store_failed(c);
-		error_set(&err, 500, "store", NULL, "store: out of memory adding up the ledger");
+	if (!(rc = mem_calloc(1, sizeof *rc))) {
+		error_set(&err, 500, "out_of_memory", NULL, ERROR_OUT_OF_MEMORY);
 		return api_fail(c, &err);
 	}
-	report_finish(&rc.r);
-	reply = report_to_json(&rc.r);
-	if (by == REPORT_BY_MARKET)
-		add_prices(&rc, reply);
-	report_free(&rc.r);
-	request_reply(c->req, 200, reply);
+	rc->api = a;
+	rc->by = by;
+	rc->since_ms = since_ms;
+	report_init(&rc->r, (enum report_by)by, since_ms, now);
+	rc->r.until_ms = until_ms;
+	rc->r.team = team;
+	if (store_segment_last_id(a->store, &rc->last_id) != 0) {
+		report_call_free(rc);
+		return api_store_failed(c);
+	}
+	/* The first slice now: most ledgers are one. */
+	if (report_step(rc, c->req, 0) == 1) {
+		report_call_free(rc);
+		return request_status(c->req) == 200 ? 0 : -1;
+	}
+	if (slices_park(a->slices, c->req, report_step, report_call_free, rc) != 0) {
+		report_call_free(rc);
+		error_set(&err, 500, "out_of_memory", NULL, ERROR_OUT_OF_MEMORY);
+		return api_fail(c, &err);
+	}
 	return 0;
 }
 

@@ -56,6 +56,7 @@ struct server {
 	struct longpoll *longpoll;
 	struct watch *watch; /* running jobs' wake-ups */
 	struct logwait *logwait;
+	struct slices *slices;
 	struct event *log_sweep; /* the jobs' logs past their retention or the total */
 	struct provider *provider; /* NULL: [provider] kind = none */
 	struct scaler *scaler;
@@ -111,6 +112,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	longpoll_release_all(s->longpoll);
 	watch_release_all(s->watch);
 	logwait_release_all(s->logwait);
+	slices_release_all(s->slices);
 	batch_flush(s->batch);
 	event_base_loopbreak(s->base);
 }
@@ -361,6 +363,7 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 	if (!(s->longpoll = longpoll_new(s->base, s->batch, &s->queue, s->scaler, &s->fleet)) ||
 	    !(s->watch = watch_new(s->base, s->batch, &s->queue)) ||
 	    !(s->logwait = logwait_new(s->base, s->batch, api_logs_try, &s->api)) ||
+	    !(s->slices = slices_new(s->base, s->batch)) ||
 	    !(s->log_sweep = evtimer_new(s->base, on_log_sweep, s)) ||
 	    !(s->workers = mem_calloc(1, sizeof *s->workers)))
 		goto nomem;
@@ -368,7 +371,8 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 	s->api = (struct api){
 		.cfg = cfg, .clock = &s->clock, .test_clock = o->test_clock, .started_ms = clock_now(&s->clock),
 		.store = s->store, .batch = s->batch, .queue = &s->queue, .fleet = &s->fleet,
-		.longpoll = s->longpoll, .watch = s->watch, .logwait = s->logwait, .scaler = s->scaler,
+		.longpoll = s->longpoll, .watch = s->watch, .logwait = s->logwait, .slices = s->slices,
+		.scaler = s->scaler,
 		.provider = s->provider, .offers = s->offers,
 		.noffers = s->noffers, .settings = &s->settings, .metrics = &s->metrics, .alerts = s->alerts,
 		.history = s->history, .workers = s->workers, .leads = leads,
@@ -397,6 +401,7 @@ static void stop(struct server *s)
 	longpoll_free(s->longpoll);
 	watch_free(s->watch);
 	logwait_free(s->logwait);
+	slices_free(s->slices);
 	if (s->log_sweep)
 		event_free(s->log_sweep);
 	free(s->workers);

@@ -147,7 +147,8 @@ struct store_engine {
 	int (*job_add_cost)(struct store *st, int64_t job, double usd);
 	int (*offer_stat_add)(struct store *st, const struct offer_stat *delta);
 	int (*offer_stats)(struct store *st, offer_stat_cb cb, void *arg);
-	int (*ledger)(struct store *st, int64_t since_ms, ledger_cb cb, void *arg);
+	int (*ledger)(struct store *st, int64_t since_ms, int64_t after_id, int64_t upto_id, ledger_cb cb, void *arg);
+	int (*segment_last_id)(struct store *st, int64_t *id);
 	int (*ledger_open)(struct store *st, ledger_cb cb, void *arg);
 	/* Adds delta to the row of (day, offer, market, kind, team), made if
 	 * new; day is any integer the front end names (it keeps the sums of
@@ -219,7 +220,7 @@ struct store_engine {
 	STORE_ENGINE_OP(instance_data_set), STORE_ENGINE_OP(instance_data), STORE_ENGINE_OP(instance_list), \
 	STORE_ENGINE_OP(decision_insert), STORE_ENGINE_OP(decision_list), STORE_ENGINE_OP(segment_open),  \
 	STORE_ENGINE_OP(segment_find), STORE_ENGINE_OP(segment_end), STORE_ENGINE_OP(job_add_cost),       \
-	STORE_ENGINE_OP(offer_stat_add), STORE_ENGINE_OP(offer_stats), STORE_ENGINE_OP(ledger),           \
+	STORE_ENGINE_OP(offer_stat_add), STORE_ENGINE_OP(offer_stats), STORE_ENGINE_OP(ledger), STORE_ENGINE_OP(segment_last_id), \
 	STORE_ENGINE_OP(ledger_open), STORE_ENGINE_OP(ledger_add), STORE_ENGINE_OP(ledger_sums),          \
 	STORE_ENGINE_OP(alert_put), STORE_ENGINE_OP(alert_delete), STORE_ENGINE_OP(alerts),               \
 	STORE_ENGINE_OP(team_budget_set), STORE_ENGINE_OP(team_budgets), STORE_ENGINE_OP(log_meta),        \

@@ -247,7 +247,7 @@ static const char *const stmt_sql[S_COUNT] = {
 		       "  ELSE o.failing_since END,"
 		       " lost = o.lost + $21, last_lost_at = GREATEST(o.last_lost_at, $22)",
 	[S_STATS] = "SELECT {offer_stats} FROM offer_stats ORDER BY " C_ORDER("offer") ", " C_ORDER("market"),
-	[S_LEDGER] = LEDGER_SELECT " WHERE s.end_at >= $1 OR s.end_at = 0 ORDER BY s.id",
+	[S_LEDGER] = LEDGER_SELECT " WHERE s.id > $2 AND s.id <= $3 AND (s.end_at >= $1 OR s.end_at = 0) ORDER BY s.id",
 	[S_LEDGER_OPEN] = LEDGER_SELECT " WHERE s.end_at = 0 ORDER BY s.instance_id",
 	[S_SUMS] = "SELECT offer, market, kind, team, SUM(ms), SUM(gpu_ms), SUM(cost), SUM(items) FROM ledger_sums"
 		   " WHERE day BETWEEN $1 AND $2 GROUP BY offer, market, kind, team"
@@ -1274,12 +1274,22 @@ static int op_offer_stat_add(struct store *base, const struct offer_stat *d)
 	return run_cmd(impl(base), S_STAT_ADD, &a, schema_offer_stats.name);
 }
 
-static int op_ledger(struct store *base, int64_t since_ms, ledger_cb cb, void *arg)
+static int op_ledger(struct store *base, int64_t since_ms, int64_t after_id, int64_t upto_id, ledger_cb cb, void *arg)
 {
 	struct pg_args a = {0};
 
 	pg_args_int(&a, since_ms);
+	pg_args_int(&a, after_id);
+	pg_args_int(&a, upto_id);
 	return walk(impl(base), S_LEDGER, &a, &schema_ledger, (union schema_cb){.ledger = cb}, arg);
+}
+
+static int op_segment_last_id(struct store *base, int64_t *id)
+{
+	int n;
+
+	*id = 0;
+	return read_array(impl(base), S_SEG_LAST, NULL, &schema_int64s, id, 1, &n);
 }
 
 static int op_ledger_open(struct store *base, ledger_cb cb, void *arg)

@@ -47,6 +47,7 @@ static const char *const common[S_COUNT] = {
 	[S_SEG_FIND] = "SELECT id, kind, job_id, start_at, gpus FROM segments WHERE instance_id = ?1 AND end_at = 0"
 		       " LIMIT 1",
 	[S_SEG_CLOSE] = "UPDATE segments SET end_at = ?2, cost = ?3 WHERE id = ?1",
+	[S_SEG_LAST] = "SELECT COALESCE(MAX(id), 0) FROM segments",
 	[S_SUM_ADD] = "INSERT INTO ledger_sums AS l VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
 		      " ON CONFLICT (day, offer, market, kind, team) DO UPDATE SET ms = l.ms + ?6,"
 		      " gpu_ms = l.gpu_ms + ?7, cost = l.cost + ?8, items = l.items + ?9",

@@ -229,7 +229,7 @@ static const char *const stmt_sql[S_COUNT] = {
 		       " failing_since = CASE WHEN ?23 OR failing_since = 0 THEN ?20 ELSE failing_since END,"
 		       " lost = lost + ?21, last_lost_at = MAX(last_lost_at, ?22)",
 	[S_STATS] = "SELECT {offer_stats} FROM offer_stats",
-	[S_LEDGER] = LEDGER_SELECT " WHERE s.end_at >= ?1 OR s.end_at = 0 ORDER BY s.id",
+	[S_LEDGER] = LEDGER_SELECT " WHERE s.id > ?2 AND s.id <= ?3 AND (s.end_at >= ?1 OR s.end_at = 0) ORDER BY s.id",
 	/* segments_open, the partial index, holds these rows alone, in its
 	 * order: by id, the query would walk the whole table. */
 	[S_LEDGER_OPEN] = LEDGER_SELECT " WHERE s.end_at = 0 ORDER BY s.instance_id",
@@ -708,10 +708,20 @@ static int op_offer_stats(struct store *base, offer_stat_cb cb, void *arg)
 	return walk(impl(base), S_STATS, &schema_offer_stats, (union schema_cb){.offer_stat = cb}, arg);
 }
 
-static int op_ledger(struct store *base, int64_t since_ms, ledger_cb cb, void *arg)
+static int op_ledger(struct store *base, int64_t since_ms, int64_t after_id, int64_t upto_id, ledger_cb cb, void *arg)
 {
 	sqlite3_bind_int64(impl(base)->stmt[S_LEDGER], 1, since_ms);
+	sqlite3_bind_int64(impl(base)->stmt[S_LEDGER], 2, after_id);
+	sqlite3_bind_int64(impl(base)->stmt[S_LEDGER], 3, upto_id);
 	return walk(impl(base), S_LEDGER, &schema_ledger, (union schema_cb){.ledger = cb}, arg);
+}
+
+static int op_segment_last_id(struct store *base, int64_t *id)
+{
+	int n;
+
+	*id = 0;
+	return read_array(impl(base), S_SEG_LAST, &schema_int64s, id, 1, &n);
 }
 
 static int op_ledger_open(struct store *base, ledger_cb cb, void *arg)

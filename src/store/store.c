@@ -527,9 +527,14 @@ int store_offer_stats(struct store *st, offer_stat_cb cb, void *arg)
 	return ENGINE(st, offer_stats(st, cb, arg));
 }
 
-int store_ledger(struct store *st, int64_t since_ms, ledger_cb cb, void *arg)
+int store_ledger(struct store *st, int64_t since_ms, int64_t after_id, int64_t upto_id, ledger_cb cb, void *arg)
 {
-	return ENGINE(st, ledger(st, since_ms, cb, arg));
+	return ENGINE(st, ledger(st, since_ms, after_id, upto_id, cb, arg));
+}
+
+int store_segment_last_id(struct store *st, int64_t *id)
+{
+	return ENGINE(st, segment_last_id(st, id));
 }
 
 int store_ledger_open(struct store *st, ledger_cb cb, void *arg)

@@ -409,8 +409,13 @@ int store_job_add_cost(struct store *st, int64_t job, double usd) STORE_CHECK;
  * later. */
 int store_offer_stat_add(struct store *st, const struct offer_stat *delta) STORE_CHECK;
 int store_offer_stats(struct store *st, offer_stat_cb cb, void *arg) STORE_CHECK;
-/* Segments that ended at or after since_ms, and the open ones. */
-int store_ledger(struct store *st, int64_t since_ms, ledger_cb cb, void *arg) STORE_CHECK;
+/* Segments that ended at or after since_ms, and the open ones, of those
+ * whose ids are in (after_id, upto_id], in id order: a slice of the
+ * ledger, so that a walk of its history can stop between slices. */
+int store_ledger(struct store *st, int64_t since_ms, int64_t after_id, int64_t upto_id, ledger_cb cb,
+		 void *arg) STORE_CHECK;
+/* The largest segment id, 0 when there is none. */
+int store_segment_last_id(struct store *st, int64_t *id) STORE_CHECK;
 /* The open segments alone, as store_ledger gives them: what the sums do
  * not hold yet. Bounded by the live instances, not by history. */
 int store_ledger_open(struct store *st, ledger_cb cb, void *arg) STORE_CHECK;
