@@ -52,14 +52,16 @@ static struct harness_server *serve(const char *extra, int flags)
 }
 
 /* A job of `gpus` GPUs that writes its pid to dir/pid.ID and the GPUs it
- * sees to dir/started.ID, then waits for dir/end.ID or dir/end (all). */
+ * sees to dir/started.ID (whole: written aside, then renamed, so that a
+ * test that finds the file finds what it says), then waits for dir/end.ID or dir/end (all). */
 static int64_t submit_gpus(struct harness_server *s, const char *dir, int gpus)
 {
 	return harness_submit(s, harness_fmt("{\"command\": [\"sh\", \"-c\", \"echo $$ > %s/pid.$EBB_JOB_ID;"
-					     " echo $CUDA_VISIBLE_DEVICES > %s/started.$EBB_JOB_ID;"
+					     " echo $CUDA_VISIBLE_DEVICES > %s/seen.$EBB_JOB_ID;"
+					     " mv %s/seen.$EBB_JOB_ID %s/started.$EBB_JOB_ID;"
 					     " until [ -e %s/end ] || [ -e %s/end.$EBB_JOB_ID ]; do sleep 0.05; done\"],"
 					     " \"gpus\": %d, \"est_s\": 30}",
-					     dir, dir, dir, dir, gpus));
+					     dir, dir, dir, dir, dir, dir, gpus));
 }
 
 /* The pid job id wrote. */
