@@ -1235,10 +1235,18 @@ static int op_instance_data(struct store *base, int64_t id, char *buf, size_t si
 	return ret;
 }
 
-static int op_instance_list(struct store *base, int with_terminated, instance_cb cb, void *arg)
+static int op_instance_list(struct store *base, instance_cb cb, void *arg)
 {
-	return walk(impl(base), with_terminated ? S_INST_ALL : S_INST_LIVE, NULL, &schema_instances,
-		    (union schema_cb){.instance = cb}, arg);
+	return walk(impl(base), S_INST_LIVE, NULL, &schema_instances, (union schema_cb){.instance = cb}, arg);
+}
+
+static int op_instance_page(struct store *base, int64_t after_id, int limit, instance_cb cb, void *arg)
+{
+	struct pg_args a = {0};
+
+	pg_args_int(&a, after_id);
+	pg_args_limit(&a, limit);
+	return walk(impl(base), S_INST_PAGE, &a, &schema_instances, (union schema_cb){.instance = cb}, arg);
 }
 
 static int op_decision_insert(struct store *base, const struct decision *d)
@@ -1246,10 +1254,11 @@ static int op_decision_insert(struct store *base, const struct decision *d)
 	return insert(impl(base), S_DEC_INSERT, &schema_decisions, d, NULL);
 }
 
-static int op_decision_list(struct store *base, int limit, decision_cb cb, void *arg)
+static int op_decision_list(struct store *base, int64_t before_id, int limit, decision_cb cb, void *arg)
 {
 	struct pg_args a = {0};
 
+	pg_args_int(&a, before_id);
 	pg_args_limit(&a, limit);
 	return walk(impl(base), S_DEC_LIST, &a, &schema_decisions, (union schema_cb){.decision = cb}, arg);
 }
