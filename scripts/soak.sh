@@ -82,6 +82,16 @@ fd_count() {
 	echo ${#f[@]}
 }
 get() { api "$url$1"; }
+# Every instance, the terminated ones too, as one reply: the pages of
+# GET /v1/fleet?all=1 followed to the last.
+fleet_all() {
+	local after=0 page
+	while [ "$after" != null ]; do
+		page=$(get "/v1/fleet?all=1&limit=1000&after=$after") || return
+		printf '%s\n' "$page"
+		after=$(jq '.next_after' <<<"$page")
+	done | jq -s '{instances: [.[].instances[]]}'
+}
 
 submit_job() {
 	local reply code
@@ -171,7 +181,7 @@ check_end() {
 	acked_total=$((acked_total + $(wc -l <"$P/acked")))
 	final_total=$((final_total + $(jq -s '[.[] | select(.state | test("succeeded|dead|failed|cancelled"))] | length' "$P/jobs")))
 	check
-	get "/v1/fleet?all=1" >"$P/fleet"
+	fleet_all >"$P/fleet"
 	get "/v1/report" >"$P/report"
 	jq -e --slurpfile f "$P/fleet" -n '
 		def rule(o): {g1: [1000, 5000], m1: [60000, 0]}[o];

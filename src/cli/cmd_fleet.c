@@ -1,18 +1,22 @@
-/* `ebb fleet [--all]`: the instances, their state, offer, idle time and
- * job, the idle timeout in force and why, and instance time against job
- * time. */
+/* `ebb fleet [--all [--limit N] [--after ID]]`: the instances, their
+ * state, offer, idle time and job (all of them a page at a time), the
+ * idle timeout in force and why, and instance time against job time. */
 #include <stdio.h>
 
 #include "cli/cli.h"
 #include "cli/cmd.h"
 
 static const struct option_spec options[] = {
-	{"all", 0, OPTION_FLAG, NULL, CLI_QUERY, "terminated instances too", .field = "all"},
+	{"all", 0, OPTION_FLAG, NULL, CLI_QUERY, "terminated instances too, a page at a time", .field = "all"},
+	{"limit", 0, OPTION_INT, "N", CLI_QUERY, "with --all: at most N instances, 1 to 1000 (100 unless given)",
+	 .min = 1, .max = 1000, .field = "limit"},
+	{"after", 0, OPTION_INT, "ID", CLI_QUERY, "with --all: instances after this id: the next page",
+	 .max = INT64_MAX, .field = "after"},
 	{.kind = OPTION_GROUP, .group = cli_client_options},
 	{0},
 };
 
-static const struct usage usage = {"ebb fleet [--all]",
+static const struct usage usage = {"ebb fleet [--all [--limit N] [--after ID]]",
 	"Lists the instances the scaler runs: GPUS is how many each has, GPU IDS the\n"
 	"devices it was given (the local provider's; `-` where the provider does not\n"
 	"say, as exec).",
@@ -46,7 +50,7 @@ static int print_fleet(struct cli *cli, json_t *reply, void *arg)
 {
 	static const char *const headers[] = {"ID", "STATE", "OFFER", "MARKET", "GPUS", "GPU IDS", "IDLE",
 					      "JOB", "REASON", NULL};
-	json_t *inst, *limits = json_object_get(reply, "limits");
+	json_t *inst, *limits = json_object_get(reply, "limits"), *next = json_object_get(reply, "next_after");
 	struct table t;
 	size_t i;
 	int rc;
@@ -57,6 +61,8 @@ static int print_fleet(struct cli *cli, json_t *reply, void *arg)
 	table_free(&t);
 	if (rc != 0)
 		return cli_error(cli, "out of memory");
+	if (json_is_integer(next))
+		fprintf(stderr, "(more instances: add --after %lld)\n", (long long)json_integer_value(next));
 	printf("\n");
 	json_array_foreach(json_object_get(reply, "idle_timeouts"), i, inst) {
 		printf("idle timeout of %s: %.0fs", json_string_value(json_object_get(inst, "offer")),

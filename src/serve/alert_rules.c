@@ -416,7 +416,7 @@ static int run(struct ctx *c)
 		return -1;
 	e->done[RULE_STORE_ERRORS] = 1;
 	if (on[RULE_INSTANCE_IDLE] || on[RULE_SPOT_SHARE_LOW] || on[RULE_JOBS_UNPLACEABLE]) {
-		if (store_instance_list(c->env->store, 0, add_live, c) != 0 ||
+		if (store_instance_list(c->env->store, add_live, c) != 0 ||
 		    (on[RULE_INSTANCE_IDLE] && instance_idle(c) != 0) ||
 		    (on[RULE_SPOT_SHARE_LOW] && spot_share_low(c) != 0) ||
 		    (on[RULE_JOBS_UNPLACEABLE] && jobs_unplaceable(c) != 0))

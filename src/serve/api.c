@@ -147,6 +147,21 @@ int api_query_int(struct api_call *c, const char *name, int64_t min, int64_t max
 	return 0;
 }
 
+int api_query_page(struct api_call *c, int64_t def, int64_t *after, int *limit)
+{
+	int64_t n;
+
+	if (api_query_int(c, "after", 0, INT64_MAX, 0, after) != 0 || api_query_int(c, "limit", 1, 1000, def, &n) != 0)
+		return -1;
+	*limit = (int)n;
+	return 0;
+}
+
+json_t *api_next_after(int n, int limit, int64_t last_id)
+{
+	return n == limit ? json_integer(last_id) : json_null();
+}
+
 /* Matches path against pattern, reading {id} into *id. 1 on a match. */
 static int match(const char *pattern, const char *path, int64_t *id)
 {

@@ -136,7 +136,7 @@ int api_dashboard(struct api_call *c)
 		return api_fail(c, &err);
 	}
 	if ((rc = snapshot_take(x, &a->snap)) == 0 &&
-	    (rc = store_decision_list(a->store, DECISIONS, add_decision, decisions)) == 0)
+	    (rc = store_decision_list(a->store, INT64_MAX, DECISIONS, add_decision, decisions)) == 0)
 		rc = team_state_read(&ts, a->store, a->cfg, x->now_ms);
 	if (rc == 0)
 		rc = api_tuning_last(c, &tuning);

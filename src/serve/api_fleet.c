@@ -102,12 +102,44 @@ int api_leave(struct api_call *c)
 struct fleet_list {
 	json_t *instances;
 	int64_t now_ms;
+	int n;
+	int64_t last_id;
 };
 
 static int add_instance(void *arg, const struct instance *inst)
 {
 	struct fleet_list *l = arg;
 	json_array_append_new(l->instances, instance_to_json(inst, l->now_ms));
+	l->n++;
+	l->last_id = inst->id;
+	return 0;
+}
+
+/* The live fleet whole (max_instances bounds it), or with all=1 a page
+ * of every instance that ever was; *next the page's next_after (null for
+ * the live fleet). 0, 1 after a reply of a bad query, -1 on a store
+ * error. */
+static int list_instances(struct api_call *c, struct fleet_list *l, json_t **next)
+{
+	const char *all = request_query(c->req, "all");
+	int64_t after;
+	int limit;
+	struct ebb_error err;
+
+	*next = json_null();
+	if (!all || strcmp(all, "1") != 0) {
+		if (!request_query(c->req, "after") && !request_query(c->req, "limit"))
+			return store_instance_list(c->api->store, add_instance, l) != 0 ? -1 : 0;
+		error_set(&err, 400, "bad_value", request_query(c->req, "after") ? "after" : "limit",
+			  "after, limit: they page all=1, every instance that ever was; the live fleet comes whole");
+		api_fail(c, &err);
+		return 1;
+	}
+	if (api_query_page(c, 100, &after, &limit) != 0)
+		return 1;
+	if (store_instance_page(c->api->store, after, limit, add_instance, l) != 0)
+		return -1;
+	*next = api_next_after(l->n, limit, l->last_id);
 	return 0;
 }
 
@@ -136,18 +168,18 @@ static json_t *idle_timeouts_json(struct scaler *sc)
 int api_fleet(struct api_call *c)
 {
 	struct api *a = c->api;
-	const char *all = request_query(c->req, "all");
 	struct fleet_list l = {.instances = json_array(), .now_ms = clock_now(a->clock)};
-	json_t *reply, *idle = NULL;
+	json_t *reply, *idle = NULL, *next = NULL;
 	int64_t instance_ms = 0, job_ms = 0;
+	int rc = list_instances(c, &l, &next);
 
-	if (store_instance_list(a->store, all && strcmp(all, "1") == 0, add_instance, &l) != 0 ||
-	    store_usage(a->store, l.now_ms, &instance_ms, &job_ms) != 0 ||
+	if (rc != 0 || store_usage(a->store, l.now_ms, &instance_ms, &job_ms) != 0 ||
 	    (a->scaler && !(idle = idle_timeouts_json(a->scaler)))) {
 		json_decref(l.instances);
-		return api_store_failed(c);
+		json_decref(next);
+		return rc > 0 ? -1 : api_store_failed(c);
 	}
-	reply = json_pack("{s:o, s:o, s:{s:I, s:I, s:f}, s:f, s:f}", "instances", l.instances,
+	reply = json_pack("{s:o, s:o, s:o, s:{s:I, s:I, s:f}, s:f, s:f}", "instances", l.instances, "next_after", next,
 			  "idle_timeouts", idle ? idle : json_array(), "limits",
 			  "max_instances", (json_int_t)a->cfg->max_instances, "max_gpus",
 			  (json_int_t)a->cfg->max_gpus, "max_spend_per_hour", a->cfg->max_spend_per_hour,
@@ -156,9 +188,19 @@ int api_fleet(struct api_call *c)
 	return 0;
 }
 
+struct decision_list {
+	json_t *decisions;
+	int n;
+	int64_t last_id;
+};
+
 static int add_decision(void *arg, const struct decision *d)
 {
-	json_array_append_new(arg, json_pack("{s:I, s:f, s:s, s:s, s:i, s:o, s:s}", "id", (json_int_t)d->id,
+	struct decision_list *l = arg;
+
+	l->n++;
+	l->last_id = d->id;
+	json_array_append_new(l->decisions, json_pack("{s:I, s:f, s:s, s:s, s:i, s:o, s:s}", "id", (json_int_t)d->id,
 					      "at", (double)d->at_ms / 1000.0, "kind", d->kind, "offer",
 					      d->offer, "count", d->count, "instance",
 					      d->instance ? json_integer(d->instance) : json_null(),
@@ -166,19 +208,23 @@ static int add_decision(void *arg, const struct decision *d)
 	return 0;
 }
 
+/* Newest first: a page after another is of the decisions before it,
+ * below the id it ended with. */
 int api_decisions(struct api_call *c)
 {
-	json_t *list;
-	int64_t limit;
+	struct decision_list l = {0};
+	int64_t after;
+	int limit;
 
-	if (api_query_int(c, "limit", 1, 1000, 20, &limit) != 0)
+	if (api_query_page(c, 20, &after, &limit) != 0)
 		return -1;
-	list = json_array();
-	if (store_decision_list(c->api->store, (int)limit, add_decision, list) != 0) {
-		json_decref(list);
+	l.decisions = json_array();
+	if (store_decision_list(c->api->store, after ? after : INT64_MAX, limit, add_decision, &l) != 0) {
+		json_decref(l.decisions);
 		return api_store_failed(c);
 	}
-	request_reply(c->req, 200, json_pack("{s:o}", "decisions", list));
+	request_reply(c->req, 200, json_pack("{s:o, s:o}", "decisions", l.decisions, "next_after",
+					     api_next_after(l.n, limit, l.last_id)));
 	return 0;
 }
 

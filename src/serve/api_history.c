@@ -113,13 +113,12 @@ int api_history(struct api_call *c)
 	struct history_page p = {0};
 	struct jsonout out = {0};
 	struct ebb_error err;
-	int64_t since, until, limit;
+	int64_t since, until;
 
 	f.team = c->team ? c->team : request_query(c->req, "team");
 	if (api_query_int(c, "since", 0, INT64_MAX / 1000, 0, &since) != 0 ||
 	    api_query_int(c, "until", 0, INT64_MAX / 1000, 0, &until) != 0 ||
-	    api_query_int(c, "after", 0, INT64_MAX, 0, &f.after_id) != 0 ||
-	    api_query_int(c, "limit", 1, 1000, 1000, &limit) != 0)
+	    api_query_page(c, 1000, &f.after_id, &f.limit) != 0)
 		return -1;
 	if (until && until <= since) {
 		error_set(&err, 400, "bad_value", "until", "until (%lld) is not after since (%lld)", (long long)until,
@@ -128,8 +127,7 @@ int api_history(struct api_call *c)
 	}
 	f.finished_from_ms = since * 1000;
 	f.finished_to_ms = until * 1000;
-	f.limit = (int)limit;
-	if (!(p.rows = mem_calloc((size_t)limit, sizeof *p.rows))) {
+	if (!(p.rows = mem_calloc((size_t)f.limit, sizeof *p.rows))) {
 		error_set(&err, 500, "out_of_memory", NULL, ERROR_OUT_OF_MEMORY);
 		return api_fail(c, &err);
 	}

@@ -58,6 +58,13 @@ const char *api_route_at(size_t i, const char **method, int *roles);
  * on error replies and returns -1. */
 int api_query_int(struct api_call *c, const char *name, int64_t min, int64_t max, int64_t def,
 		  int64_t *out);
+/* A keyset page's query (docs/API.md, "Pages"): after, where the page
+ * before ended (0: the first page), and limit, 1 to 1000, def when
+ * absent; on error replies and returns -1. */
+int api_query_page(struct api_call *c, int64_t def, int64_t *after, int *limit);
+/* A page's next_after: the id of its last row when it is full (the next
+ * page may be empty), null when it is not (nothing more). */
+json_t *api_next_after(int n, int limit, int64_t last_id);
 
 int api_submit(struct api_call *c);
 /* Checks and queues the job body describes, for the caller's team: 0

@@ -151,7 +151,7 @@ static int check_placeable(struct api_call *c, json_t *body, const struct job *j
 	if (a->cfg->noffers == 0 || json_get_bool(body, "allow_unplaceable", 0) ||
 	    placeable(a->offers, a->noffers, NULL, 0, job->gpus, job->min_vram_gb, why, sizeof why))
 		return 0;
-	if (store_instance_list(a->store, 0, add_live, &live) != 0) {
+	if (store_instance_list(a->store, add_live, &live) != 0) {
 		free(live.v);
 		return live.nomem ? error_set(err, 500, "out_of_memory", NULL, ERROR_OUT_OF_MEMORY)
 				  : store_failure(a->store, err);
@@ -226,7 +226,6 @@ int api_list(struct api_call *c)
 	struct list_ctx l = {0};
 	struct team_state ts;
 	struct ebb_error err;
-	int64_t limit;
 	int rc;
 
 	f.lane = request_query(c->req, "lane");
@@ -237,10 +236,8 @@ int api_list(struct api_call *c)
 			  "state: expected queued, delayed, leased, succeeded, failed, dead or cancelled");
 		return api_fail(c, &err);
 	}
-	if (api_query_int(c, "after", 0, INT64_MAX, 0, &f.after_id) != 0 ||
-	    api_query_int(c, "limit", 1, 1000, 100, &limit) != 0)
+	if (api_query_page(c, 100, &f.after_id, &f.limit) != 0)
 		return -1;
-	f.limit = (int)limit;
 	/* Read once for the page: why its queued jobs wait for their team. */
 	if ((rc = team_state_read(&ts, c->api->store, c->api->cfg, clock_now(c->api->clock))) != 0) {
 		team_state_free(&ts);

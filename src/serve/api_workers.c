@@ -72,7 +72,7 @@ int api_workers(struct api_call *c)
 			rc = store_job_list(a->store, &leased, add_leased, &l);
 	} while (rc == 0 && l.n == leased.limit);
 	if (rc == 0)
-		rc = store_instance_list(a->store, 0, add_instance, &l);
+		rc = store_instance_list(a->store, add_instance, &l);
 	/* Those started by hand. */
 	for (int i = 0; rc == 0 && i < a->workers->n; i++) {
 		const struct worker_seen *w = &a->workers->at[i];

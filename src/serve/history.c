@@ -38,7 +38,7 @@ static void take(struct history *h)
 			   .queued = store_count_in_state(h->store, JOB_QUEUED),
 			   .leased = store_count_in_state(h->store, JOB_LEASED)};
 
-	if (store_instance_list(h->store, 0, count_live, &s.instances) != 0) {
+	if (store_instance_list(h->store, count_live, &s.instances) != 0) {
 		log_warn("history: no sample, the store failed", "error=\"%s\"", store_error(h->store));
 		return;
 	}

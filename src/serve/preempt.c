@@ -104,7 +104,7 @@ int preempt_restore(struct preempts *p, struct store *st)
 
 	if (!r.d)
 		return -1;
-	rc = store_decision_list(st, PREEMPT_RESTORE_DECISIONS, add_decision, &r) != 0 ||
+	rc = store_decision_list(st, INT64_MAX, PREEMPT_RESTORE_DECISIONS, add_decision, &r) != 0 ||
 	     store_job_list(st, &leased, match_lease, &r) != 0 ? -1 : 0;
 	for (int k = 0; k < r.n; k++) {
 		if (r.d[k].job && preempt_add(p, r.d[k].job, r.d[k].token, NULL, r.d[k].reason) < 0)

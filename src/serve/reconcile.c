@@ -168,7 +168,7 @@ int reconcile_run(const struct reconcile *r, const struct provider_item *items, 
 	struct ebb_error err;
 	int rc = 0;
 
-	if (store_instance_list(r->store, 0, add_live, &l) != 0) {
+	if (store_instance_list(r->store, add_live, &l) != 0) {
 		if (l.nomem)
 			log_error("reconcile: out of memory", "instances=%d", l.n);
 		free(l.v);

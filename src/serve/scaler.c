@@ -533,7 +533,7 @@ struct scaler *scaler_new(const struct scaler_env *env)
 		scaler_free(sc);
 		return NULL;
 	}
-	if (store_instance_list(env->store, 0, adopt, sc) != 0)
+	if (store_instance_list(env->store, adopt, sc) != 0)
 		log_error("scaler: the fleet could not be read to adopt it", "error=\"%s\"", store_error(env->store));
 	if (preempt_restore(&env->queue->preempts, env->store) != 0)
 		log_error("scaler: the preemptions in progress could not be read back", "error=\"%s\"",

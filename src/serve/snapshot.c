@@ -190,7 +190,7 @@ int snapshot_take(struct snapshot *x, const struct snapshot_env *env)
 		}
 	}
 	if (store_job_counts(st, add_count, &t) != 0 || store_demand(st, add_demand, &t) != 0 ||
-	    store_instance_list(st, 0, add_instance, &t) != 0 || store_offer_stats(st, add_stat, &t) != 0 ||
+	    store_instance_list(st, add_instance, &t) != 0 || store_offer_stats(st, add_stat, &t) != 0 ||
 	    store_ledger_open(st, add_open, &t) != 0)
 		return -1;
 	for (t.period = 0; t.period < SNAP_PERIODS; t.period++) {

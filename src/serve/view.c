@@ -279,7 +279,7 @@ int view_build(struct view *v, struct store *st, const struct plan_settings *set
 		return walked(v, st, VIEW_NOMEM);
 	if (walked(v, st, store_recent_durations(st, DURATIONS_HISTORY, add_duration, v->med)) != 0 ||
 	    walked(v, st, medians_fill(v->med)) != 0 ||
-	    walked(v, st, store_instance_list(st, 0, add_instance, &fw)) != 0 ||
+	    walked(v, st, store_instance_list(st, add_instance, &fw)) != 0 ||
 	    walked(v, st, store_demand(st, add_demand, v)) != 0 ||
 	    walked(v, st, add_arrivals(v, st, now_ms, settings->arrival_window_ms)) != 0 ||
 	    walked(v, st, store_offer_stats(st, add_launch_work, &lw)) != 0)

@@ -135,9 +135,10 @@ struct store_engine {
 	int (*instance_by_token)(struct store *st, const char *token, struct instance *out);
 	int (*instance_data_set)(struct store *st, int64_t id, const char *data);
 	int (*instance_data)(struct store *st, int64_t id, char *buf, size_t size);
-	int (*instance_list)(struct store *st, int with_terminated, instance_cb cb, void *arg);
+	int (*instance_list)(struct store *st, instance_cb cb, void *arg);
+	int (*instance_page)(struct store *st, int64_t after_id, int limit, instance_cb cb, void *arg);
 	int (*decision_insert)(struct store *st, const struct decision *d);
-	int (*decision_list)(struct store *st, int limit, decision_cb cb, void *arg);
+	int (*decision_list)(struct store *st, int64_t before_id, int limit, decision_cb cb, void *arg);
 
 	int (*segment_open)(struct store *st, const struct segment *seg);
 	/* One of the instance's open segments (its kind, job, start and
@@ -218,7 +219,8 @@ struct store_engine {
 	STORE_ENGINE_OP(usage), STORE_ENGINE_OP(dead_letters), STORE_ENGINE_OP(instance_insert),          \
 	STORE_ENGINE_OP(instance_update), STORE_ENGINE_OP(instance_get), STORE_ENGINE_OP(instance_by_token), \
 	STORE_ENGINE_OP(instance_data_set), STORE_ENGINE_OP(instance_data), STORE_ENGINE_OP(instance_list), \
-	STORE_ENGINE_OP(decision_insert), STORE_ENGINE_OP(decision_list), STORE_ENGINE_OP(segment_open),  \
+	STORE_ENGINE_OP(instance_page), STORE_ENGINE_OP(decision_insert), STORE_ENGINE_OP(decision_list),   \
+	STORE_ENGINE_OP(segment_open),                                                                    \
 	STORE_ENGINE_OP(segment_find), STORE_ENGINE_OP(segment_end), STORE_ENGINE_OP(job_add_cost),       \
 	STORE_ENGINE_OP(offer_stat_add), STORE_ENGINE_OP(offer_stats), STORE_ENGINE_OP(ledger), STORE_ENGINE_OP(segment_last_id), \
 	STORE_ENGINE_OP(ledger_open), STORE_ENGINE_OP(ledger_add), STORE_ENGINE_OP(ledger_sums),          \

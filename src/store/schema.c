@@ -336,6 +336,33 @@ const struct schema_table *const schema_tables[] = {
 	&schema_job_logs, &schema_job_log_meta, &schema_tunings, NULL,
 };
 
+/* PostgreSQL's tallies of the jobs (store/counts.h): derived from the
+ * jobs, kept by its writers, made again by `ebb store copy` rather than
+ * copied; SQLite keeps them in memory only. */
+struct tally_row {
+	int shard;
+	struct job_count c;
+};
+
+#define TALLY(name, K, m) COLUMN(struct tally_row, name, K, m, 0)
+static const struct schema_column tally_columns[] = {
+	TALLY("shard", INT, shard),
+	TALLY("state", JOB_STATE, c.state),
+	TALLY("lane", BORROWED, c.lane),
+	TALLY("type", BORROWED, c.type),
+	TALLY("team", BORROWED, c.team),
+	TALLY("gpus", INT, c.gpus),
+	TALLY("min_vram_gb", INT, c.min_vram_gb),
+	TALLY("priority", INT, c.priority),
+	TALLY("n", INT64, c.n),
+	TALLY("items", INT64, c.items),
+	TALLY("no_est", INT64, c.no_est),
+	TALLY("est_s", INT64, c.est_s),
+	TALLY("run_ms", INT64, c.run_ms),
+};
+
+const struct schema_table schema_job_tallies = {"job_tallies", COLUMNS(tally_columns, struct tally_row), NULL, NULL};
+
 /* ---- the rows of the other queries ---- */
 
 #define ARRIVAL(name, K, m) COLUMN(struct arrival_row, name, K, m, 0)

@@ -87,7 +87,11 @@ struct schema_table {
 extern const struct schema_table schema_jobs, schema_attempts, schema_instances, schema_instance_events,
 	schema_decisions, schema_segments, schema_offer_stats, schema_ledger_sums, schema_alerts, schema_team_budgets,
 	schema_job_logs, schema_job_log_meta, schema_tunings;
-/* Every table but the schema's version, parents first; NULL-terminated. */
+/* A table PostgreSQL alone keeps: the jobs' tallies, derived data its
+ * writers keep up (store/counts.h), not copied but made again. */
+extern const struct schema_table schema_job_tallies;
+/* Every table but the schema's version and the tallies, parents first;
+ * NULL-terminated. */
 #define SCHEMA_NTABLES 13
 extern const struct schema_table *const schema_tables[SCHEMA_NTABLES + 1];
 

@@ -40,9 +40,9 @@ static const char *const common[S_COUNT] = {
 	/* Two statements, not one with "?1 OR": the live ones' partial index
 	 * serves only a WHERE that is its own. */
 	[S_INST_LIVE] = "SELECT {instances} FROM instances WHERE state <> 'terminated' ORDER BY id",
-	[S_INST_ALL] = "SELECT {instances} FROM instances ORDER BY id",
+	[S_INST_PAGE] = "SELECT {instances} FROM instances WHERE id > ?1 ORDER BY id LIMIT ?2",
 	[S_DEC_INSERT] = "INSERT INTO decisions ({decisions:fields}) VALUES ({decisions:marks})",
-	[S_DEC_LIST] = "SELECT {decisions} FROM decisions ORDER BY id DESC LIMIT ?1",
+	[S_DEC_LIST] = "SELECT {decisions} FROM decisions WHERE id < ?1 ORDER BY id DESC LIMIT ?2",
 	[S_SEG_OPEN] = "INSERT INTO segments ({segments:fields}) VALUES ({segments:marks})",
 	[S_SEG_FIND] = "SELECT id, kind, job_id, start_at, gpus FROM segments WHERE instance_id = ?1 AND end_at = 0"
 		       " LIMIT 1",

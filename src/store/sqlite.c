@@ -657,10 +657,18 @@ static int op_instance_data(struct store *base, int64_t id, char *buf, size_t si
 	return ret;
 }
 
-static int op_instance_list(struct store *base, int with_terminated, instance_cb cb, void *arg)
+static int op_instance_list(struct store *base, instance_cb cb, void *arg)
 {
-	return walk(impl(base), with_terminated ? S_INST_ALL : S_INST_LIVE, &schema_instances,
-		    (union schema_cb){.instance = cb}, arg);
+	return walk(impl(base), S_INST_LIVE, &schema_instances, (union schema_cb){.instance = cb}, arg);
+}
+
+static int op_instance_page(struct store *base, int64_t after_id, int limit, instance_cb cb, void *arg)
+{
+	sqlite3_stmt *st = impl(base)->stmt[S_INST_PAGE];
+
+	sqlite3_bind_int64(st, 1, after_id);
+	sqlite3_bind_int(st, 2, limit);
+	return walk(impl(base), S_INST_PAGE, &schema_instances, (union schema_cb){.instance = cb}, arg);
 }
 
 static int op_decision_insert(struct store *base, const struct decision *d)
@@ -668,9 +676,10 @@ static int op_decision_insert(struct store *base, const struct decision *d)
 	return insert(impl(base), S_DEC_INSERT, &schema_decisions, d, NULL);
 }
 
-static int op_decision_list(struct store *base, int limit, decision_cb cb, void *arg)
+static int op_decision_list(struct store *base, int64_t before_id, int limit, decision_cb cb, void *arg)
 {
-	sqlite3_bind_int(impl(base)->stmt[S_DEC_LIST], 1, limit);
+	sqlite3_bind_int64(impl(base)->stmt[S_DEC_LIST], 1, before_id);
+	sqlite3_bind_int(impl(base)->stmt[S_DEC_LIST], 2, limit);
 	return walk(impl(base), S_DEC_LIST, &schema_decisions, (union schema_cb){.decision = cb}, arg);
 }
 

@@ -465,9 +465,14 @@ int store_instance_data(struct store *st, int64_t id, char *buf, size_t size)
 	return ENGINE(st, instance_data(st, id, buf, size));
 }
 
-int store_instance_list(struct store *st, int with_terminated, instance_cb cb, void *arg)
+int store_instance_list(struct store *st, instance_cb cb, void *arg)
 {
-	return ENGINE(st, instance_list(st, with_terminated, cb, arg));
+	return ENGINE(st, instance_list(st, cb, arg));
+}
+
+int store_instance_page(struct store *st, int64_t after_id, int limit, instance_cb cb, void *arg)
+{
+	return ENGINE(st, instance_page(st, after_id, limit, cb, arg));
 }
 
 int store_decision_insert(struct store *st, const struct decision *d)
@@ -475,9 +480,9 @@ int store_decision_insert(struct store *st, const struct decision *d)
 	return ENGINE(st, decision_insert(st, d));
 }
 
-int store_decision_list(struct store *st, int limit, decision_cb cb, void *arg)
+int store_decision_list(struct store *st, int64_t before_id, int limit, decision_cb cb, void *arg)
 {
-	return ENGINE(st, decision_list(st, limit, cb, arg));
+	return ENGINE(st, decision_list(st, before_id, limit, cb, arg));
 }
 
 /* ---- the ledger and the offers' statistics ---- */

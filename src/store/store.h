@@ -390,12 +390,18 @@ int store_instance_by_token(struct store *st, const char *token, struct instance
  * ""): set once its launch answered, read into buf. */
 int store_instance_data_set(struct store *st, int64_t id, const char *data) STORE_CHECK;
 int store_instance_data(struct store *st, int64_t id, char *buf, size_t size) STORE_CHECK;
-/* All instances but the terminated ones, or all of them, by id. */
-int store_instance_list(struct store *st, int with_terminated, instance_cb cb,
+/* All instances but the terminated ones, by id: the live fleet, which
+ * [scaler] max_instances bounds. */
+int store_instance_list(struct store *st, instance_cb cb, void *arg) STORE_CHECK;
+/* A page of every instance, the terminated ones too, which grow without
+ * end: at most limit, those with ids above after_id, by id. */
+int store_instance_page(struct store *st, int64_t after_id, int limit, instance_cb cb,
 			void *arg) STORE_CHECK;
 int store_decision_insert(struct store *st, const struct decision *d) STORE_CHECK;
-/* The newest `limit` decisions, newest first. */
-int store_decision_list(struct store *st, int limit, decision_cb cb, void *arg) STORE_CHECK;
+/* A page of the decisions, newest first: at most limit, those with ids
+ * below before_id (INT64_MAX: from the newest). */
+int store_decision_list(struct store *st, int64_t before_id, int limit, decision_cb cb,
+			void *arg) STORE_CHECK;
 
 /* ---- the ledger and what was measured of the offers ---- */
 int store_segment_open(struct store *st, const struct segment *seg) STORE_CHECK;

@@ -3,16 +3,21 @@
  * serve can start on the same database, or a standby waiting for it take
  * over (measured); a lost connection made again, and a serve that lost
  * its lock to a standby exiting; the password read from [postgres]
- * password_file, never written to the log; ebb store copy from SQLite.
- * Every test skips itself with another engine (EBB_TEST_STORE). */
+ * password_file, never written to the log; ebb store copy from SQLite;
+ * the lease read in lease order from its index before the database has
+ * any statistics. Every test skips itself with another engine
+ * (EBB_TEST_STORE). */
 #include <libpq-fe.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
+#include "policy/lease_order.h"
+#include "store/store.h"
 
 static void postgres_only(void)
 {
@@ -366,6 +371,160 @@ static void password_from_file(void **state)
 	harness_run_free(&r);
 }
 
+/* What auto_explain said, NOTICEs appended. */
+static void collect_notice(void *arg, const char *message)
+{
+	char *buf = arg;
+	size_t n = strlen(buf);
+
+	snprintf(buf + n, 65536 - n, "%s", message);
+}
+
+/* The plans of ebb_next_ready's query, the one the store runs for a
+ * lease (S_NEXT_READY, S_NEXT_READY_AFTER), for the offer whose
+ * parameters args are, as the server ran them: auto_explain logs the
+ * nested query's plan to this client. Ten calls, so that the plan the
+ * function caches after five (a generic one) is among them. */
+static const char *next_ready_plans(const char *db, const char *args)
+{
+	static char notices[65536];
+	char sql[512];
+	PGconn *c = PQconnectdb(harness_fmt("%s dbname=%s", getenv("EBB_TEST_PG"), db));
+	const char *setup = "LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0;"
+			    " SET auto_explain.log_nested_statements = on; SET auto_explain.log_level = notice; BEGIN";
+	PGresult *r;
+
+	if (PQstatus(c) != CONNECTION_OK)
+		fail_msg("connect: %s", PQerrorMessage(c));
+	notices[0] = '\0';
+	PQsetNoticeProcessor(c, collect_notice, notices);
+	PQclear(PQexec(c, setup));
+	snprintf(sql, sizeof sql, "SELECT id FROM ebb_next_ready(%s)", args);
+	for (int k = 0; k < 10; k++) {
+		r = PQexec(c, sql);
+		if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
+			fail_msg("ebb_next_ready(%s): %s (%d rows)", args, PQresultErrorMessage(r), PQntuples(r));
+		PQclear(r);
+	}
+	PQclear(PQexec(c, "ROLLBACK"));
+	PQfinish(c);
+	return notices;
+}
+
+static double now_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+/* Leases the next n jobs, in one batch or in a batch each, as the queue
+ * does (each read, then written back leased), and checks that they are
+ * the next n of want, the lease order; prints how long the reads took,
+ * the slowest too. */
+static void lease_in_order(struct harness_store *h, const struct lease_offer *o, const struct lease_key *want,
+			   int n, int one_batch)
+{
+	double total = 0, slowest = 0;
+
+	for (int k = 0; k < n; k++) {
+		struct job j;
+		double t0, us;
+		if (k == 0 || !one_batch)
+			STORE_OK(h, store_begin(h->st));
+		t0 = now_us();
+		STORE_OK(h, store_job_next_ready(h->st, o, &j));
+		us = now_us() - t0;
+		total += us;
+		slowest = us > slowest ? us : slowest;
+		if (j.id != want[k].id)
+			fail_msg("lease %d: job %lld, where the lease order has %lld", k, (long long)j.id,
+				 (long long)want[k].id);
+		j.state = JOB_LEASED;
+		STORE_OK(h, store_job_update(h->st, &j));
+		job_free(&j);
+		if (k == n - 1 || !one_batch)
+			STORE_OK(h, store_commit(h->st));
+	}
+	print_message("%d leases in %s: %.0f us each on average, the slowest %.0f us\n", n,
+		      one_batch ? "one batch" : "a batch each", total / n, slowest);
+}
+
+/* A burst of 50,000 queued jobs, submitted through the store into a fresh
+ * database whose jobs table no analyze may visit (autovacuum off for it):
+ * the planner knows nothing of them, and would sort them all for each
+ * lease (it did: 200 ms a lease, until autovacuum's first analyze).
+ * Each lease's query reads jobs_ready_order in lease order and stops at
+ * the first row, with every offer's parameters and in the plan the
+ * function caches, and leases come out in the policy's order. The
+ * leases' times are printed, not held to a bound: this machine's load is
+ * not the store's. */
+static void lease_reads_the_index_before_any_analyze(void **state)
+{
+	enum { NJOBS = 50000, PER_BATCH = 1000, NLEASES = 100 };
+	struct harness_store *h = *state;
+	struct lease_offer plain = {.gpus = 1, .vram_gb = 80};
+	struct lease_key *keys = calloc(NJOBS, sizeof *keys);
+	const char *plans;
+	char db[64];
+	PGconn *c;
+	PGresult *r;
+	double t0;
+
+	postgres_only();
+	snprintf(db, sizeof db, "%s", conn_value(harness_store_url(h->dir), "dbname"));
+	psql(db, "ALTER TABLE jobs SET (autovacuum_enabled = false)");
+	t0 = now_us();
+	for (int b = 0; b < NJOBS / PER_BATCH; b++) {
+		STORE_OK(h, store_begin(h->st));
+		for (int k = b * PER_BATCH; k < (b + 1) * PER_BATCH; k++) {
+			struct job j = {.gpus = 1, .items = 1, .max_attempts = 3, .created_ms = 1, .updated_ms = 1};
+			snprintf(j.lane, sizeof j.lane, "%s", k % 3 ? "batch" : "express");
+			snprintf(j.type, sizeof j.type, "%s", k % 4 ? "train" : "infer");
+			snprintf(j.team, sizeof j.team, "t%d", k % 2);
+			j.lane_rank = k % 3 ? 1 : 0;
+			j.priority = (k * 7) % 5;
+			j.labels = k % 5 ? NULL : strdup("[\"a\"]");
+			STORE_OK(h, store_job_insert(h->st, &j));
+			keys[k] = (struct lease_key){.lane_rank = j.lane_rank, .priority = j.priority, .id = j.id};
+			job_free(&j);
+		}
+		STORE_OK(h, store_commit(h->st));
+	}
+	print_message("%d jobs submitted in %.1f s\n", NJOBS, (now_us() - t0) / 1e6);
+	qsort(keys, NJOBS, sizeof *keys, lease_compare);
+
+	/* Never analyzed, nor vacuumed: no statistics at all. */
+	c = PQconnectdb(harness_fmt("%s dbname=%s", getenv("EBB_TEST_PG"), db));
+	r = PQexec(c, "SELECT reltuples FROM pg_class WHERE relname = 'jobs'");
+	assert_int(PQresultStatus(r), PGRES_TUPLES_OK);
+	assert_string_equal(PQgetvalue(r, 0, 0), "-1");
+	PQclear(r);
+	PQfinish(c);
+
+	/* The offers' parameters as the store sends them: gpus, VRAM, the
+	 * types at their limit, the labels, the teams' room; then the point
+	 * of the lease order to start past (from below every job's, or past
+	 * the first job's). */
+	for (int k = 0; k < 4; k++) {
+		const char *offer = k % 2 ? "1, 80, NULL, NULL, NULL"
+					  : "1, 80, '[\"infer\"]', '[\"a\"]', '{\"t1\": \"8\"}'";
+		const char *from = k < 2 ? "-1, 0, 0, 0"
+					 : harness_fmt("%d, %d, 0, %lld", keys[0].lane_rank, -keys[0].priority,
+						       (long long)keys[0].id);
+		plans = next_ready_plans(db, harness_fmt("%s, %s", offer, from));
+		assert_contains(plans, "Index Scan using jobs_ready_order on jobs");
+		assert_contains(plans, "Limit");
+		if (strstr(plans, "Sort") || strstr(plans, "Bitmap") || strstr(plans, "Seq Scan"))
+			fail_msg("a lease's plan reads more than the index in order:\n%s", plans);
+	}
+
+	lease_in_order(h, &plain, keys, NLEASES, 1);
+	lease_in_order(h, &plain, keys + NLEASES, NLEASES, 0);
+	free(keys);
+}
+
 #define T(fn) cmocka_unit_test_teardown(fn, harness_cleanup)
 
 int main(void)
@@ -378,6 +537,8 @@ int main(void)
 		T(serve_that_lost_the_lock_exits),
 		T(store_copy_from_sqlite),
 		T(password_from_file),
+		cmocka_unit_test_setup_teardown(lease_reads_the_index_before_any_analyze, harness_store_setup,
+						harness_store_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, harness_cleanup);

@@ -119,21 +119,35 @@ static double cost_of(struct harness_store *h, int64_t job)
 
 /* ---- what the store holds, as text ---- */
 
+/* The live instances (0), or all of them (1: a page of 100, enough). */
 static const char *instances(struct harness_store *h, int with_terminated)
 {
 	struct harness_rows r = {0};
 
-	STORE_OK(h, store_instance_list(h->st, with_terminated, see_instance, &r));
+	if (with_terminated)
+		STORE_OK(h, store_instance_page(h->st, 0, 100, see_instance, &r));
+	else
+		STORE_OK(h, store_instance_list(h->st, see_instance, &r));
 	return harness_rows_text(&r, 0);
 }
 
-static const char *decisions(struct harness_store *h, int limit)
+static const char *instance_page(struct harness_store *h, int64_t after_id, int limit)
 {
 	struct harness_rows r = {0};
 
-	STORE_OK(h, store_decision_list(h->st, limit, see_decision, &r));
+	STORE_OK(h, store_instance_page(h->st, after_id, limit, see_instance, &r));
 	return harness_rows_text(&r, 0);
 }
+
+static const char *decision_page(struct harness_store *h, int64_t before_id, int limit)
+{
+	struct harness_rows r = {0};
+
+	STORE_OK(h, store_decision_list(h->st, before_id, limit, see_decision, &r));
+	return harness_rows_text(&r, 0);
+}
+
+static const char *decisions(struct harness_store *h, int limit) { return decision_page(h, INT64_MAX, limit); }
 
 static const char *stats(struct harness_store *h)
 {
@@ -432,6 +446,10 @@ static void instance_list_by_id(void **state)
 	commit(h);
 	assert_string_equal(instances(h, 0), "a busy | c requested | d draining");
 	assert_string_equal(instances(h, 1), "a busy | b terminated | c requested | d draining");
+	/* Pages of all of them: past an id, at most so many. */
+	assert_string_equal(instance_page(h, 0, 2), "a busy | b terminated");
+	assert_string_equal(instance_page(h, i[1].id, 2), "c requested | d draining");
+	assert_string_equal(instance_page(h, i[3].id, 2), "");
 	i[0].state = INST_TERMINATED;
 	begin(h);
 	STORE_OK(h, store_instance_update(h->st, &i[0]));
@@ -454,6 +472,10 @@ static void decisions_newest_first(void **state)
 	assert_string_equal(decisions(h, 3), "400 terminate h100 x4 i40: why 4 | 300 launch a100 x3 i30: why 3"
 					     " | 200 terminate h100 x2 i20: why 2");
 	assert_string_equal(decisions(h, 1), "400 terminate h100 x4 i40: why 4");
+	/* A page after another: those below the id it ended with (ids 1 to
+	 * 4, in a store of its own). */
+	assert_string_equal(decision_page(h, 3, 3), "200 terminate h100 x2 i20: why 2 | 100 launch a100 x1 i10: why 1");
+	assert_string_equal(decision_page(h, 1, 3), "");
 }
 
 /* ---- the ledger and the offers ---- */
@@ -905,8 +927,9 @@ static void callback_stops_every_fleet_walk(void **state)
 	STORE_OK(h, store_offer_stat_add(h->st, &o));
 	STORE_OK(h, store_offer_stat_add(h->st, &p));
 	commit(h);
-	assert_walk_stops(r, store_instance_list(h->st, 1, see_instance, &r));
-	assert_walk_stops(r, store_decision_list(h->st, 10, see_decision, &r));
+	assert_walk_stops(r, store_instance_list(h->st, see_instance, &r));
+	assert_walk_stops(r, store_instance_page(h->st, 0, 10, see_instance, &r));
+	assert_walk_stops(r, store_decision_list(h->st, INT64_MAX, 10, see_decision, &r));
 	assert_walk_stops(r, store_offer_stats(h->st, see_stat, &r));
 	assert_walk_stops(r, store_ledger(h->st, 0, 0, INT64_MAX, see_ledger, &r));
 	assert_walk_stops(r, store_ledger_open(h->st, see_ledger, &r));
