@@ -445,8 +445,10 @@ static void worker_takes_next_with_report(void **state)
 	assert_int(harness_stat(s, "states.succeeded"), 4);
 	assert_int(harness_stat(s, "states.dead"), 1);
 	/* The scrape before, one lease, five reports, the idle long-poll(s)
-	 * (one a second at most). Without next: five more leases. */
-	assert_between(after - before, 1 + 1 + 5 + 1, 1 + 1 + 5 + 2);
+	 * (one a second at most: up to three on a loaded machine, where the
+	 * worker's idle second can span three). Without next: five more
+	 * leases, twelve at least. */
+	assert_between(after - before, 1 + 1 + 5 + 1, 1 + 1 + 5 + 3);
 	assert_int(harness_server_stop(s), 0);
 	harness_server_free(s);
 }
