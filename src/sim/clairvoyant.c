@@ -1,28 +1,47 @@
 /* The clairvoyant: a reference that knows every future arrival and
  * duration, to show how far an online policy is from perfect foresight.
- * No job waits for it: each runs as it arrives, on an instance launched a
- * boot ahead, beside other jobs while the instance's GPUs hold them. An
- * instance is kept idle (all its GPUs free) only until the next job it
- * will run, and only when that job comes before holding it has cost as
- * much as a boot, the price of a new one; else it stops, and another is
- * launched a boot before that job.
+ * With its defaults no job waits for it: each runs as it arrives, on an
+ * instance launched a boot ahead, beside other jobs while the instance's
+ * GPUs hold them. An instance is kept idle (all its GPUs free) only until
+ * the next job it will run, and only when that job comes before holding
+ * it has cost as much as a boot, the price of a new one; else it stops,
+ * and another is launched a boot before that job.
+ *
+ * clairvoyant:wait=W is the same under a wait budget: a job may start up
+ * to W seconds after it arrives, so that no job waits longer than W (nor,
+ * then, the p95). A heuristic, not an optimum: a job that no instance up
+ * holds now waits, within W, for the instance that can take it soonest,
+ * when jobs planned on it end; it then adds no boot and no time with the
+ * instance idle (it runs while that instance is up anyway, or after, for
+ * no longer than it would run anywhere). Only when none can take it within W does it
+ * follow an idle instance or have one of its own, as with no wait. W = 0
+ * is exactly the plain clairvoyant. What it leaves out, for simplicity:
+ * delaying a job that starts an instance so that later ones pack with
+ * it, and running a short job ahead of one that waits (test_sim.c says
+ * where either would have been cheaper).
  *
  * The plan is made from the whole trace before the replay: each job on
  * the offer and market with the least expected cost per unit of its work
  * for its GPUs' share of the instance (plan()'s own price,
  * plan_cost_per_work_s, times its GPUs over the offer's, with the boot
  * left out: an instance runs many jobs); then, offer by offer, jobs in
- * order of arrival into chains, the jobs of one instance: each job beside
- * the jobs of a busy chain whose free GPUs hold it, the one with the
- * fewest (it costs nothing more); else after the idle chain whose last
- * job ended the latest before it arrived, if that one idled no longer
- * than a boot: the latest end leaves the earlier ones for later jobs,
- * which can wait on them less; else on a chain of its own. The replay
+ * order of arrival into chains, the jobs of one instance: each job (1)
+ * beside the jobs of a busy chain whose free GPUs hold it, the one with
+ * the fewest (it costs nothing more); else (2) with a wait budget, on the
+ * chain whose GPUs free for it the soonest within it, waiting until then;
+ * else (3) after the idle chain whose last job ended the latest before it
+ * arrived, if that one idled no longer than a boot: the latest end leaves
+ * the earlier ones for later jobs, which can wait on them less; else (4)
+ * on a chain of its own. A job waiting for a chain holds its GPUs in the
+ * plan from when it is placed, so that no later job takes them first:
+ * a chain's jobs start in the order they joined it, each when it has
+ * arrived and the GPUs are free, which is when the plan says. The replay
  * carries the plan out: each chain's instance is launched on time (ready
  * at the start if its boot would begin before it) and takes its chain's
- * jobs in order, and goes when its chain is done. Spot reclaims are not
- * foreseen: a reclaimed chain is launched again at once (or a boot
- * before its next job), and its jobs wait for it. */
+ * jobs in order, and goes when its chain is done; the waits it measures
+ * are the plan's. Spot reclaims are not foreseen: a reclaimed chain is
+ * launched again at once (or a boot before its next job), and its jobs
+ * wait for it. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -31,6 +50,15 @@
 /* The run, in reference seconds, its offer is priced over: so long that
  * the boot, shared by a chain's jobs, does not count. */
 #define PRICED_OVER_S 1e9
+
+struct clairvoyant_params {
+	int64_t wait_ms;
+};
+
+static const struct clairvoyant_params defaults = {.wait_ms = 0};
+
+static const struct knob knobs[] = {
+	{"wait", K_SECONDS, offsetof(struct clairvoyant_params, wait_ms), 0, KNOB_NEVER}, {0}};
 
 /* Its plan: chains of jobs, each run by
  * one instance of its offer and market, side by side as its GPUs hold
@@ -46,6 +74,7 @@ struct chain {
 };
 
 struct clairvoyant_state {
+	int64_t wait_ms; /* the most a job may wait (clairvoyant_params) */
 	int *next_job; /* per job: the next of its chain, -1 */
 	int *retake_next; /* per job put back: the next of its chain's retake */
 	struct chain *chains; /* by launch time */
@@ -99,7 +128,14 @@ struct making {
 	int top[POOLS]; /* per pool: chains idle, the latest ended on top */
 	/* per pool and GPUs free: the busy chains with that many free */
 	int busy[POOLS][INSTANCE_GPUS_MAX + 1];
-	struct heap running; /* the ends of the jobs running (inst: the chain, job: the job) */
+	/* the ends of the jobs placed and not ended by now (inst: the chain,
+	 * job: the job), those waiting to start included */
+	struct heap running;
+	/* with a wait budget: those due within it, and the GPUs each chain
+	 * frees by then, as soonest() walks them */
+	size_t *due_at;
+	struct event *due;
+	int *freed;
 };
 
 static int by_launch(const void *a, const void *b)
@@ -117,13 +153,16 @@ static int pool_gpus(const struct sim *s, int p)
 }
 
 /* Busy chain c, of pool p, joins (1) or leaves (0) its pool's list of
- * those with as many GPUs free, if some of its GPUs are free and some not. */
+ * those with as many GPUs free, if some of its GPUs are free and some not
+ * (none while a job waits for it: its GPUs free counts that job's, less
+ * than none). */
 static void listed(struct sim *s, struct making *mk, int p, int c, int in)
 {
-	int f = mk->free[c], *head = &mk->busy[p][f];
+	int f = mk->free[c], *head;
 
-	if (f == 0 || f == pool_gpus(s, p))
+	if (f <= 0 || f == pool_gpus(s, p))
 		return;
+	head = &mk->busy[p][f];
 	if (in) {
 		mk->prev[c] = -1;
 		mk->next[c] = *head;
@@ -169,16 +208,68 @@ static int busy_fitting(const struct sim *s, const struct making *mk, int p, int
 	return -1;
 }
 
+static int by_time(const void *a, const void *b)
+{
+	const struct event *x = a, *y = b;
+
+	if (x->at != y->at)
+		return x->at < y->at ? -1 : 1;
+	if (x->inst != y->inst)
+		return x->inst - y->inst;
+	return x->job - y->job;
+}
+
+/* The chain of pool p whose GPUs free enough for a job of gpus the
+ * soonest by until, and when (*start); -1 if none. Its jobs' ends are
+ * all it waits on: every job placed holds its GPUs from then, so a
+ * chain's free GPUs only grow as time goes on. (Those free now hold no
+ * such job: busy_fitting() found none.) */
+static int soonest(struct sim *s, struct making *mk, int p, int gpus, int64_t until, int64_t *start)
+{
+	const struct heap *h = &mk->running;
+	size_t n = 0, walked;
+	int c = -1;
+
+	/* The ends due by until: a heap's entries no later than until are
+	 * those whose parent is no later too. */
+	if (h->n && h->e[0].at <= until)
+		mk->due_at[n++] = 0;
+	for (size_t k = 0; k < n; k++) {
+		for (size_t child = 2 * mk->due_at[k] + 1; child <= 2 * mk->due_at[k] + 2 && child < h->n; child++) {
+			if (h->e[child].at <= until)
+				mk->due_at[n++] = child;
+		}
+	}
+	for (size_t k = 0; k < n; k++)
+		mk->due[k] = h->e[mk->due_at[k]];
+	qsort(mk->due, n, sizeof *mk->due, by_time);
+	for (walked = 0; walked < n && c < 0; walked++) {
+		const struct event *e = &mk->due[walked];
+		const struct chain *ch = &cv_of(s)->chains[e->inst];
+		if (ch->offer * MARKET_COUNT + (int)ch->market != p)
+			continue;
+		mk->freed[e->inst] += sim_job_gpus(s, e->job);
+		if (mk->free[e->inst] + mk->freed[e->inst] >= gpus) {
+			c = e->inst;
+			*start = e->at;
+		}
+	}
+	while (walked > 0)
+		mk->freed[mk->due[--walked].inst] = 0;
+	return c;
+}
+
 /* Job k, of pool p, joins a chain or starts one. */
 static void chain_job(struct sim *s, struct making *mk, size_t k, int p)
 {
 	struct clairvoyant_state *cv = cv_of(s);
 	const struct offer *o = &s->opts->offers[p / MARKET_COUNT];
-	int64_t at = s->trace->jobs[k].submit_ms, end;
+	int64_t at = s->trace->jobs[k].submit_ms, start = at, end;
 	int gpus = sim_job_gpus(s, (int)k), c;
 
 	ended_by(s, mk, at);
-	if ((c = busy_fitting(s, mk, p, gpus)) >= 0) {
+	if ((c = busy_fitting(s, mk, p, gpus)) >= 0 ||
+	    (cv->wait_ms > 0 && (c = soonest(s, mk, p, gpus, at + cv->wait_ms, &start)) >= 0)) {
 		listed(s, mk, p, c, 0);
 		cv->next_job[mk->last[c]] = (int)k;
 	} else if ((c = mk->top[p]) >= 0 && at - mk->end[c] <= o->boot_ms) {
@@ -196,7 +287,7 @@ static void chain_job(struct sim *s, struct making *mk, size_t k, int p)
 	mk->free[c] -= gpus;
 	listed(s, mk, p, c, 1);
 	mk->last[c] = (int)k;
-	end = at + (int64_t)ceil((double)s->trace->jobs[k].duration_ms / o->speed);
+	end = start + (int64_t)ceil((double)s->trace->jobs[k].duration_ms / o->speed);
 	mk->end[c] = end > mk->end[c] ? end : mk->end[c];
 	heap_push(&mk->running, (struct event){end, EV_FINISH, c, (int)k});
 }
@@ -267,6 +358,7 @@ static void clairvoyant_start(struct sim *s)
 	size_t n = s->trace->n + 1;
 	struct making mk = {0};
 
+	cv->wait_ms = ((const struct clairvoyant_params *)s->policy->params)->wait_ms;
 	cv->next_job = sim_grown(NULL, n, sizeof *cv->next_job);
 	cv->retake_next = sim_grown(NULL, n, sizeof *cv->retake_next);
 	cv->chains = sim_grown(NULL, n, sizeof *cv->chains);
@@ -277,6 +369,11 @@ static void clairvoyant_start(struct sim *s)
 	mk.free = sim_grown(NULL, n, sizeof *mk.free);
 	mk.prev = sim_grown(NULL, n, sizeof *mk.prev);
 	mk.next = sim_grown(NULL, n, sizeof *mk.next);
+	if (cv->wait_ms > 0) {
+		mk.due_at = sim_grown(NULL, n, sizeof *mk.due_at);
+		mk.due = sim_grown(NULL, n, sizeof *mk.due);
+		mk.freed = xcalloc(n, sizeof *mk.freed);
+	}
 	for (size_t p = 0; p < POOLS; p++) {
 		mk.top[p] = -1;
 		for (int f = 0; f <= INSTANCE_GPUS_MAX; f++)
@@ -295,6 +392,9 @@ static void clairvoyant_start(struct sim *s)
 	free(mk.prev);
 	free(mk.next);
 	free(mk.running.e);
+	free(mk.due_at);
+	free(mk.due);
+	free(mk.freed);
 	/* Made, the chains are known by their index only from now on. */
 	qsort(cv->chains, (size_t)cv->nchains, sizeof *cv->chains, by_launch);
 	/* Those due before the start are up at the start. */
@@ -354,6 +454,9 @@ static int clairvoyant_check(struct policy *p, const char *spec, int market_give
 
 const struct sim_policy sim_policy_clairvoyant = {
 	.name = "clairvoyant",
+	.knobs = knobs,
+	.params_size = sizeof(struct clairvoyant_params),
+	.defaults = &defaults,
 	.check = clairvoyant_check,
 	.any_offer = policy_every_offer,
 	.durations = "foresight",
