@@ -128,14 +128,13 @@ struct making {
 	int top[POOLS]; /* per pool: chains idle, the latest ended on top */
 	/* per pool and GPUs free: the busy chains with that many free */
 	int busy[POOLS][INSTANCE_GPUS_MAX + 1];
-	/* the ends of the jobs placed and not ended by now (inst: the chain,
-	 * job: the job), those waiting to start included */
-	struct heap running;
-	/* with a wait budget: those due within it, and the GPUs each chain
-	 * frees by then, as soonest() walks them */
-	size_t *due_at;
-	struct event *due;
-	int *freed;
+	/* per pool: the ends of the jobs placed and not ended by now (inst:
+	 * the chain, job: the job), those waiting to start included */
+	struct heap running[POOLS];
+	/* with a wait budget, soonest()'s: the ends next in order, the
+	 * chains walked, and the GPUs each frees as their jobs end */
+	size_t *edge;
+	int *walked, *freed;
 };
 
 static int by_launch(const void *a, const void *b)
@@ -179,14 +178,15 @@ static void listed(struct sim *s, struct making *mk, int p, int c, int in)
 		mk->prev[mk->next[c]] = mk->prev[c];
 }
 
-/* The jobs ended by `at` free their GPUs: a chain with all free is idle,
- * the latest on top of its pool's stack (ends leave the heap in order,
- * arrivals come in order). */
-static void ended_by(struct sim *s, struct making *mk, int64_t at)
+/* The jobs of pool q ended by `at` free their GPUs: a chain with all
+ * free is idle, the latest on top of its pool's stack (ends leave the
+ * heap in order, arrivals come in order). Pools share nothing: each is
+ * brought up to date when a job of its own comes. */
+static void ended_by(struct sim *s, struct making *mk, int q, int64_t at)
 {
-	while (mk->running.n && mk->running.e[0].at <= at) {
-		struct event e = heap_pop(&mk->running);
-		int c = e.inst, q = cv_of(s)->chains[c].offer * MARKET_COUNT + (int)cv_of(s)->chains[c].market;
+	while (mk->running[q].n && mk->running[q].e[0].at <= at) {
+		struct event e = heap_pop(&mk->running[q]);
+		int c = e.inst;
 		listed(s, mk, q, c, 0);
 		mk->free[c] += sim_job_gpus(s, e.job);
 		if (mk->free[c] == pool_gpus(s, q)) {
@@ -208,46 +208,71 @@ static int busy_fitting(const struct sim *s, const struct making *mk, int p, int
 	return -1;
 }
 
-static int by_time(const void *a, const void *b)
+/* Whether entry a of a running heap ends before entry b: by time, then
+ * chain, then job, an order that does not depend on the heap's shape. */
+static int before(const struct heap *h, size_t a, size_t b)
 {
-	const struct event *x = a, *y = b;
+	const struct event *x = &h->e[a], *y = &h->e[b];
 
 	if (x->at != y->at)
-		return x->at < y->at ? -1 : 1;
-	if (x->inst != y->inst)
-		return x->inst - y->inst;
-	return x->job - y->job;
+		return x->at < y->at;
+	return x->inst != y->inst ? x->inst < y->inst : x->job < y->job;
+}
+
+/* The ends not yet walked whose parent in running heap h was: a heap of
+ * its entries (as before()), in mk->edge, n of them. */
+static void edge_push(struct making *mk, const struct heap *h, size_t *n, size_t entry)
+{
+	size_t k = (*n)++;
+
+	for (; k > 0 && before(h, entry, mk->edge[(k - 1) / 2]); k = (k - 1) / 2)
+		mk->edge[k] = mk->edge[(k - 1) / 2];
+	mk->edge[k] = entry;
+}
+
+static size_t edge_pop(struct making *mk, const struct heap *h, size_t *n)
+{
+	size_t top = mk->edge[0], last = mk->edge[--*n], k = 0;
+
+	for (;;) {
+		size_t c = 2 * k + 1;
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && before(h, mk->edge[c + 1], mk->edge[c]))
+			c++;
+		if (!before(h, mk->edge[c], last))
+			break;
+		mk->edge[k] = mk->edge[c];
+		k = c;
+	}
+	if (*n)
+		mk->edge[k] = last;
+	return top;
 }
 
 /* The chain of pool p whose GPUs free enough for a job of gpus the
  * soonest by until, and when (*start); -1 if none. Its jobs' ends are
  * all it waits on: every job placed holds its GPUs from then, so a
  * chain's free GPUs only grow as time goes on. (Those free now hold no
- * such job: busy_fitting() found none.) */
+ * such job: busy_fitting() found none.) The ends are walked in order
+ * from the running heap's root, each entry's children once it is
+ * walked, until a chain has room or the next end is past until. */
 static int soonest(struct sim *s, struct making *mk, int p, int gpus, int64_t until, int64_t *start)
 {
-	const struct heap *h = &mk->running;
-	size_t n = 0, walked;
+	const struct heap *h = &mk->running[p];
+	size_t n = 0, walked = 0;
 	int c = -1;
 
-	/* The ends due by until: a heap's entries no later than until are
-	 * those whose parent is no later too. */
 	if (h->n && h->e[0].at <= until)
-		mk->due_at[n++] = 0;
-	for (size_t k = 0; k < n; k++) {
-		for (size_t child = 2 * mk->due_at[k] + 1; child <= 2 * mk->due_at[k] + 2 && child < h->n; child++) {
+		edge_push(mk, h, &n, 0);
+	while (n > 0 && c < 0) {
+		size_t k = edge_pop(mk, h, &n);
+		const struct event *e = &h->e[k];
+		for (size_t child = 2 * k + 1; child <= 2 * k + 2 && child < h->n; child++) {
 			if (h->e[child].at <= until)
-				mk->due_at[n++] = child;
+				edge_push(mk, h, &n, child);
 		}
-	}
-	for (size_t k = 0; k < n; k++)
-		mk->due[k] = h->e[mk->due_at[k]];
-	qsort(mk->due, n, sizeof *mk->due, by_time);
-	for (walked = 0; walked < n && c < 0; walked++) {
-		const struct event *e = &mk->due[walked];
-		const struct chain *ch = &cv_of(s)->chains[e->inst];
-		if (ch->offer * MARKET_COUNT + (int)ch->market != p)
-			continue;
+		mk->walked[walked++] = e->inst;
 		mk->freed[e->inst] += sim_job_gpus(s, e->job);
 		if (mk->free[e->inst] + mk->freed[e->inst] >= gpus) {
 			c = e->inst;
@@ -255,7 +280,7 @@ static int soonest(struct sim *s, struct making *mk, int p, int gpus, int64_t un
 		}
 	}
 	while (walked > 0)
-		mk->freed[mk->due[--walked].inst] = 0;
+		mk->freed[mk->walked[--walked]] = 0;
 	return c;
 }
 
@@ -267,7 +292,7 @@ static void chain_job(struct sim *s, struct making *mk, size_t k, int p)
 	int64_t at = s->trace->jobs[k].submit_ms, start = at, end;
 	int gpus = sim_job_gpus(s, (int)k), c;
 
-	ended_by(s, mk, at);
+	ended_by(s, mk, p, at);
 	if ((c = busy_fitting(s, mk, p, gpus)) >= 0 ||
 	    (cv->wait_ms > 0 && (c = soonest(s, mk, p, gpus, at + cv->wait_ms, &start)) >= 0)) {
 		listed(s, mk, p, c, 0);
@@ -289,7 +314,7 @@ static void chain_job(struct sim *s, struct making *mk, size_t k, int p)
 	mk->last[c] = (int)k;
 	end = start + (int64_t)ceil((double)s->trace->jobs[k].duration_ms / o->speed);
 	mk->end[c] = end > mk->end[c] ? end : mk->end[c];
-	heap_push(&mk->running, (struct event){end, EV_FINISH, c, (int)k});
+	heap_push(&mk->running[p], (struct event){end, EV_FINISH, c, (int)k});
 }
 
 /* The first job of chain c not started yet, -1 when none is left. Its
@@ -370,8 +395,8 @@ static void clairvoyant_start(struct sim *s)
 	mk.prev = sim_grown(NULL, n, sizeof *mk.prev);
 	mk.next = sim_grown(NULL, n, sizeof *mk.next);
 	if (cv->wait_ms > 0) {
-		mk.due_at = sim_grown(NULL, n, sizeof *mk.due_at);
-		mk.due = sim_grown(NULL, n, sizeof *mk.due);
+		mk.edge = sim_grown(NULL, n, sizeof *mk.edge);
+		mk.walked = sim_grown(NULL, n, sizeof *mk.walked);
 		mk.freed = xcalloc(n, sizeof *mk.freed);
 	}
 	for (size_t p = 0; p < POOLS; p++) {
@@ -391,9 +416,10 @@ static void clairvoyant_start(struct sim *s)
 	free(mk.free);
 	free(mk.prev);
 	free(mk.next);
-	free(mk.running.e);
-	free(mk.due_at);
-	free(mk.due);
+	for (size_t p = 0; p < POOLS; p++)
+		free(mk.running[p].e);
+	free(mk.edge);
+	free(mk.walked);
 	free(mk.freed);
 	/* Made, the chains are known by their index only from now on. */
 	qsort(cv->chains, (size_t)cv->nchains, sizeof *cv->chains, by_launch);
