@@ -494,4 +494,5 @@ const struct sim_policy sim_policy_clairvoyant = {
 	.take = clairvoyant_take,
 	.reclaim = clairvoyant_reclaim,
 	.reference = 1,
+	.at_target = "clairvoyant:wait",
 };
