@@ -10,15 +10,16 @@
  * clairvoyant:wait=W is the same under a wait budget: a job may start up
  * to W seconds after it arrives, so that no job waits longer than W (nor,
  * then, the p95). A heuristic, not an optimum: a job that no instance up
- * holds now waits, within W, for the instance that can take it soonest,
+ * holds now runs ahead of the jobs waiting for an instance if it ends
+ * before the first of them starts (on GPUs that would idle until then);
+ * else it waits, within W, for the instance that can take it soonest,
  * when jobs planned on it end; it then adds no boot and no time with the
  * instance idle (it runs while that instance is up anyway, or after, for
  * no longer than it would run anywhere). Only when none can take it within W does it
  * follow an idle instance or have one of its own, as with no wait. W = 0
  * is exactly the plain clairvoyant. What it leaves out, for simplicity:
  * delaying a job that starts an instance so that later ones pack with
- * it, and running a short job ahead of one that waits (test_sim.c says
- * where either would have been cheaper).
+ * it (test_sim.c says where that would have been cheaper).
  *
  * The plan is made from the whole trace before the replay: each job on
  * the offer and market with the least expected cost per unit of its work
@@ -27,15 +28,18 @@
  * left out: an instance runs many jobs); then, offer by offer, jobs in
  * order of arrival into chains, the jobs of one instance: each job (1)
  * beside the jobs of a busy chain whose free GPUs hold it, the one with
- * the fewest (it costs nothing more); else (2) with a wait budget, on the
- * chain whose GPUs free for it the soonest within it, waiting until then;
+ * the fewest (it costs nothing more); with a wait budget, else beside
+ * those of a chain with jobs waiting, if it ends before they start; else
+ * (2) on the chain whose GPUs free for it the soonest within it, waiting
+ * until then;
  * else (3) after the idle chain whose last job ended the latest before it
  * arrived, if that one idled no longer than a boot: the latest end leaves
  * the earlier ones for later jobs, which can wait on them less; else (4)
  * on a chain of its own. A job waiting for a chain holds its GPUs in the
  * plan from when it is placed, so that no later job takes them first:
- * a chain's jobs start in the order they joined it, each when it has
- * arrived and the GPUs are free, which is when the plan says. The replay
+ * a chain's jobs are kept in the order they start, and start in that
+ * order, each when it has arrived and the GPUs are free, which is when
+ * the plan says. The replay
  * carries the plan out: each chain's instance is launched on time (ready
  * at the start if its boot would begin before it) and takes its chain's
  * jobs in order, and goes when its chain is done; the waits it measures
@@ -135,6 +139,13 @@ struct making {
 	 * chains walked, and the GPUs each frees as their jobs end */
 	size_t *edge;
 	int *walked, *freed;
+	/* and per job, when it starts in the plan; per chain, its last job
+	 * started by now (its jobs are in order of start), the GPUs of the
+	 * jobs after it (waiting), and its neighbours in its pool's list of
+	 * chains with jobs waiting (wprev -2: not in it) */
+	int64_t *start;
+	int *started, *waiting, *wprev, *wnext;
+	int wait_head[POOLS];
 };
 
 static int by_launch(const void *a, const void *b)
@@ -284,19 +295,88 @@ static int soonest(struct sim *s, struct making *mk, int p, int gpus, int64_t un
 	return c;
 }
 
+/* Chain c's jobs started by `at` are no longer waiting. */
+static void started_by(const struct sim *s, struct making *mk, int c, int64_t at)
+{
+	const int *next = cv_of(s)->next_job;
+
+	for (int j; (j = next[mk->started[c]]) >= 0 && mk->start[j] <= at; mk->started[c] = j) {
+		if (mk->start[j] > s->trace->jobs[j].submit_ms)
+			mk->waiting[c] -= sim_job_gpus(s, j);
+	}
+}
+
+/* Chain c of pool p joins (1) or leaves (0) the pool's chains with jobs
+ * waiting. */
+static void waits_listed(struct making *mk, int p, int c, int in)
+{
+	if (in) {
+		mk->wprev[c] = -1;
+		mk->wnext[c] = mk->wait_head[p];
+		if (mk->wait_head[p] >= 0)
+			mk->wprev[mk->wait_head[p]] = c;
+		mk->wait_head[p] = c;
+		return;
+	}
+	if (mk->wprev[c] >= 0)
+		mk->wnext[mk->wprev[c]] = mk->wnext[c];
+	else
+		mk->wait_head[p] = mk->wnext[c];
+	if (mk->wnext[c] >= 0)
+		mk->wprev[mk->wnext[c]] = mk->wprev[c];
+	mk->wprev[c] = -2;
+}
+
+/* The chain of pool p with jobs waiting whose GPUs free now (not held
+ * for those) hold a job of gpus that ends by the time the first of them
+ * starts, the one with the fewest; -1 if none. The job runs ahead of
+ * them, on GPUs that would idle until then, and delays none: its
+ * instance takes it first (the chain's jobs are in order of start). */
+static int ahead_fitting(const struct sim *s, struct making *mk, int p, int gpus, int64_t at, int64_t end)
+{
+	int best = -1, best_free = 0;
+
+	for (int c = mk->wait_head[p], after; c >= 0; c = after) {
+		int f;
+		after = mk->wnext[c];
+		started_by(s, mk, c, at);
+		if (mk->waiting[c] == 0) {
+			waits_listed(mk, p, c, 0);
+			continue;
+		}
+		f = mk->free[c] + mk->waiting[c];
+		if (f >= gpus && end <= mk->start[cv_of(s)->next_job[mk->started[c]]] && (best < 0 || f < best_free)) {
+			best = c;
+			best_free = f;
+		}
+	}
+	return best;
+}
+
 /* Job k, of pool p, joins a chain or starts one. */
 static void chain_job(struct sim *s, struct making *mk, size_t k, int p)
 {
 	struct clairvoyant_state *cv = cv_of(s);
 	const struct offer *o = &s->opts->offers[p / MARKET_COUNT];
-	int64_t at = s->trace->jobs[k].submit_ms, start = at, end;
-	int gpus = sim_job_gpus(s, (int)k), c;
+	int64_t at = s->trace->jobs[k].submit_ms, start = at, run = (int64_t)ceil((double)s->trace->jobs[k].duration_ms / o->speed), end;
+	int gpus = sim_job_gpus(s, (int)k), c, ahead = 0;
 
 	ended_by(s, mk, p, at);
-	if ((c = busy_fitting(s, mk, p, gpus)) >= 0 ||
-	    (cv->wait_ms > 0 && (c = soonest(s, mk, p, gpus, at + cv->wait_ms, &start)) >= 0)) {
+	if ((c = busy_fitting(s, mk, p, gpus)) >= 0) {
 		listed(s, mk, p, c, 0);
 		cv->next_job[mk->last[c]] = (int)k;
+	} else if (cv->wait_ms > 0 && (c = ahead_fitting(s, mk, p, gpus, at, at + run)) >= 0) {
+		/* After its last job started, before those waiting. */
+		ahead = 1;
+		cv->next_job[k] = cv->next_job[mk->started[c]];
+		cv->next_job[mk->started[c]] = (int)k;
+		mk->started[c] = (int)k;
+	} else if (cv->wait_ms > 0 && (c = soonest(s, mk, p, gpus, at + cv->wait_ms, &start)) >= 0) {
+		listed(s, mk, p, c, 0);
+		cv->next_job[mk->last[c]] = (int)k;
+		if (mk->wprev[c] == -2)
+			waits_listed(mk, p, c, 1);
+		mk->waiting[c] += gpus;
 	} else if ((c = mk->top[p]) >= 0 && at - mk->end[c] <= o->boot_ms) {
 		mk->top[p] = mk->below[c];
 		cv->next_job[mk->last[c]] = (int)k;
@@ -308,11 +388,19 @@ static void chain_job(struct sim *s, struct making *mk, size_t k, int p)
 					       .market = (enum market)(p % MARKET_COUNT), .launch_at = at - o->boot_ms};
 		mk->free[c] = o->gpus;
 		mk->end[c] = at;
+		if (cv->wait_ms > 0) {
+			mk->started[c] = (int)k;
+			mk->waiting[c] = 0;
+			mk->wprev[c] = -2;
+		}
 	}
+	if (cv->wait_ms > 0)
+		mk->start[k] = start;
 	mk->free[c] -= gpus;
 	listed(s, mk, p, c, 1);
-	mk->last[c] = (int)k;
-	end = start + (int64_t)ceil((double)s->trace->jobs[k].duration_ms / o->speed);
+	if (!ahead)
+		mk->last[c] = (int)k;
+	end = start + run;
 	mk->end[c] = end > mk->end[c] ? end : mk->end[c];
 	heap_push(&mk->running[p], (struct event){end, EV_FINISH, c, (int)k});
 }
@@ -397,10 +485,16 @@ static void clairvoyant_start(struct sim *s)
 	if (cv->wait_ms > 0) {
 		mk.edge = sim_grown(NULL, n, sizeof *mk.edge);
 		mk.walked = sim_grown(NULL, n, sizeof *mk.walked);
+		mk.start = sim_grown(NULL, n, sizeof *mk.start);
+		mk.started = sim_grown(NULL, n, sizeof *mk.started);
+		mk.waiting = sim_grown(NULL, n, sizeof *mk.waiting);
+		mk.wprev = sim_grown(NULL, n, sizeof *mk.wprev);
+		mk.wnext = sim_grown(NULL, n, sizeof *mk.wnext);
 		mk.freed = xcalloc(n, sizeof *mk.freed);
 	}
 	for (size_t p = 0; p < POOLS; p++) {
 		mk.top[p] = -1;
+		mk.wait_head[p] = -1;
 		for (int f = 0; f <= INSTANCE_GPUS_MAX; f++)
 			mk.busy[p][f] = -1;
 	}
@@ -420,6 +514,11 @@ static void clairvoyant_start(struct sim *s)
 		free(mk.running[p].e);
 	free(mk.edge);
 	free(mk.walked);
+	free(mk.start);
+	free(mk.started);
+	free(mk.waiting);
+	free(mk.wprev);
+	free(mk.wnext);
 	free(mk.freed);
 	/* Made, the chains are known by their index only from now on. */
 	qsort(cv->chains, (size_t)cv->nchains, sizeof *cv->chains, by_launch);
