@@ -38,7 +38,8 @@ static const struct option_spec options[] = {
 	 "  ebb[:SECTION.KEY=VALUE,...]   ebb's own policy, with overrides\n"
 	 "  always-on[:n=N]  min1[:idle=600]  util[:up=0.8,down=0.2,window=300]\n"
 	 "  keda[:target=1,poll=30,cooldown=300,stabilize=300,placement=offer]\n"
-	 "  clairvoyant (knows the future: no wait)  bound (no idle, no boot)\n"
+	 "  clairvoyant[:wait=0] (knows the future; no wait longer than wait)\n"
+	 "  bound (no idle, no boot)\n"
 	 "baselines take offer=NAME and market=spot|on-demand too;\n"
 	 "keda:placement=cheapest puts each replica where Karpenter would",
 	 .parse = add_policy},

@@ -1,205 +1,47 @@
 /* The clairvoyant: a reference that knows every future arrival and
  * duration, to show how far an online policy is from perfect foresight.
- * No job waits for it: each runs as it arrives, on an instance launched a
- * boot ahead, beside other jobs while the instance's GPUs hold them. An
- * instance is kept idle (all its GPUs free) only until the next job it
- * will run, and only when that job comes before holding it has cost as
- * much as a boot, the price of a new one; else it stops, and another is
- * launched a boot before that job.
+ * With its defaults no job waits for it: each runs as it arrives, on an
+ * instance launched a boot ahead, beside other jobs while the instance's
+ * GPUs hold them. An instance is kept idle (all its GPUs free) only until
+ * the next job it will run, and only when that job comes before holding
+ * it has cost as much as a boot, the price of a new one; else it stops,
+ * and another is launched a boot before that job.
  *
- * The plan is made from the whole trace before the replay: each job on
- * the offer and market with the least expected cost per unit of its work
- * for its GPUs' share of the instance (plan()'s own price,
- * plan_cost_per_work_s, times its GPUs over the offer's, with the boot
- * left out: an instance runs many jobs); then, offer by offer, jobs in
- * order of arrival into chains, the jobs of one instance: each job beside
- * the jobs of a busy chain whose free GPUs hold it, the one with the
- * fewest (it costs nothing more); else after the idle chain whose last
- * job ended the latest before it arrived, if that one idled no longer
- * than a boot: the latest end leaves the earlier ones for later jobs,
- * which can wait on them less; else on a chain of its own. The replay
- * carries the plan out: each chain's instance is launched on time (ready
- * at the start if its boot would begin before it) and takes its chain's
- * jobs in order, and goes when its chain is done. Spot reclaims are not
- * foreseen: a reclaimed chain is launched again at once (or a boot
- * before its next job), and its jobs wait for it. */
-#include <math.h>
+ * clairvoyant:wait=W is the same under a wait budget: a job may start up
+ * to W seconds after it arrives, so that no job waits longer than W (nor,
+ * then, the p95). A heuristic, not an optimum: a job that no instance up
+ * holds now runs ahead of the jobs waiting for an instance if it ends
+ * before the first of them starts (on GPUs that would idle until then);
+ * else it waits, within W, for the instance that can take it soonest,
+ * when jobs planned on it end; it then adds no boot and no time with the
+ * instance idle (it runs while that instance is up anyway, or after, for
+ * no longer than it would run anywhere). Only when none can take it
+ * within W does it follow an idle instance or have one of its own, as
+ * with no wait. W = 0 is exactly the plain clairvoyant. What it leaves
+ * out, for simplicity: delaying a job that starts an instance so that
+ * later ones pack with it (test_sim.c says where that would have been
+ * cheaper).
+ *
+ * The plan (chains.c) is made from the whole trace before the replay;
+ * the replay carries it out: each chain's instance is launched on time
+ * (ready at the start if its boot would begin before it) and takes its
+ * chain's jobs in order, and goes when its chain is done; the waits it
+ * measures are the plan's. Spot reclaims are not foreseen: a reclaimed
+ * chain is launched again at once (or a boot before its next job), and
+ * its jobs wait for it. */
 #include <stdlib.h>
 
 #include "sim/sim_internal.h"
+#include "sim/clairvoyant_internal.h"
 
-/* The run, in reference seconds, its offer is priced over: so long that
- * the boot, shared by a chain's jobs, does not count. */
-#define PRICED_OVER_S 1e9
-
-/* Its plan: chains of jobs, each run by
- * one instance of its offer and market, side by side as its GPUs hold
- * them, launched a boot before its first job; and, as it replays, each
- * instance's chain and the chains whose instance was reclaimed, to
- * launch again. */
-struct chain {
-	int first, next; /* jobs: its first, and the first not started (-1: none) */
-	int retake;      /* the first of its jobs a reclaim put back (-1: none) */
-	int offer;
-	enum market market;
-	int64_t launch_at;
+struct clairvoyant_params {
+	int64_t wait_ms;
 };
 
-struct clairvoyant_state {
-	int *next_job; /* per job: the next of its chain, -1 */
-	int *retake_next; /* per job put back: the next of its chain's retake */
-	struct chain *chains; /* by launch time */
-	int nchains, launched;
-	int *chain_of; /* per instance */
-	size_t cap_chain_of;
-	int *relaunch;
-	int nrelaunch;
-};
+static const struct clairvoyant_params defaults = {.wait_ms = 0};
 
-static struct clairvoyant_state *cv_of(const struct sim *s)
-{
-	return s->policy_state;
-}
-
-/* The pool (offer * MARKET_COUNT + market) cheapest per unit of job k's
- * work for its GPUs' share; -1 when no offer fits it. */
-static int pool_of(const struct sim *s, size_t k)
-{
-	const struct trace_job *j = &s->trace->jobs[k];
-	int64_t ckpt = s->opts->checkpoint_every_ms > 0 ? s->opts->checkpoint_every_ms : INT64_MAX;
-	double best = INFINITY;
-	int pool = -1;
-
-	for (int f = 0; f < s->opts->noffers; f++) {
-		const struct offer *o = &s->opts->offers[f];
-		for (int m = 0; m < MARKET_COUNT; m++) {
-			double c;
-			if (o->gpus < j->gpus || o->price[m] < 0)
-				continue;
-			c = plan_cost_per_work_s(o, (enum market)m, ckpt, PRICED_OVER_S, (double)j->duration_ms / 1000.0) *
-			    sim_job_gpus(s, (int)k) / o->gpus;
-			if (c < best) {
-				best = c;
-				pool = f * MARKET_COUNT + m;
-			}
-		}
-	}
-	return pool;
-}
-
-#define POOLS (SIM_MAX_OFFERS * MARKET_COUNT)
-
-/* The chains' scratch while they are made. */
-struct making {
-	int64_t *end;  /* per chain: when its jobs so far have all ended */
-	int *last;     /* per chain: its last job */
-	int *below;    /* per chain: the chain under it on its pool's stack */
-	int *free;     /* per chain: its GPUs free now */
-	int *prev, *next; /* per chain: its neighbours among the busy ones of its pool as free */
-	int top[POOLS]; /* per pool: chains idle, the latest ended on top */
-	/* per pool and GPUs free: the busy chains with that many free */
-	int busy[POOLS][INSTANCE_GPUS_MAX + 1];
-	struct heap running; /* the ends of the jobs running (inst: the chain, job: the job) */
-};
-
-static int by_launch(const void *a, const void *b)
-{
-	const struct chain *x = a, *y = b;
-
-	if (x->launch_at != y->launch_at)
-		return x->launch_at < y->launch_at ? -1 : 1;
-	return x->first - y->first;
-}
-
-static int pool_gpus(const struct sim *s, int p)
-{
-	return s->opts->offers[p / MARKET_COUNT].gpus;
-}
-
-/* Busy chain c, of pool p, joins (1) or leaves (0) its pool's list of
- * those with as many GPUs free, if some of its GPUs are free and some not. */
-static void listed(struct sim *s, struct making *mk, int p, int c, int in)
-{
-	int f = mk->free[c], *head = &mk->busy[p][f];
-
-	if (f == 0 || f == pool_gpus(s, p))
-		return;
-	if (in) {
-		mk->prev[c] = -1;
-		mk->next[c] = *head;
-		if (*head >= 0)
-			mk->prev[*head] = c;
-		*head = c;
-		return;
-	}
-	if (mk->prev[c] >= 0)
-		mk->next[mk->prev[c]] = mk->next[c];
-	else
-		*head = mk->next[c];
-	if (mk->next[c] >= 0)
-		mk->prev[mk->next[c]] = mk->prev[c];
-}
-
-/* The jobs ended by `at` free their GPUs: a chain with all free is idle,
- * the latest on top of its pool's stack (ends leave the heap in order,
- * arrivals come in order). */
-static void ended_by(struct sim *s, struct making *mk, int64_t at)
-{
-	while (mk->running.n && mk->running.e[0].at <= at) {
-		struct event e = heap_pop(&mk->running);
-		int c = e.inst, q = cv_of(s)->chains[c].offer * MARKET_COUNT + (int)cv_of(s)->chains[c].market;
-		listed(s, mk, q, c, 0);
-		mk->free[c] += sim_job_gpus(s, e.job);
-		if (mk->free[c] == pool_gpus(s, q)) {
-			mk->below[c] = mk->top[q];
-			mk->top[q] = c;
-		}
-		listed(s, mk, q, c, 1);
-	}
-}
-
-/* The busy chain of pool p with the fewest GPUs free that hold gpus; -1
- * if none. */
-static int busy_fitting(const struct sim *s, const struct making *mk, int p, int gpus)
-{
-	for (int f = gpus; f < pool_gpus(s, p); f++) {
-		if (mk->busy[p][f] >= 0)
-			return mk->busy[p][f];
-	}
-	return -1;
-}
-
-/* Job k, of pool p, joins a chain or starts one. */
-static void chain_job(struct sim *s, struct making *mk, size_t k, int p)
-{
-	struct clairvoyant_state *cv = cv_of(s);
-	const struct offer *o = &s->opts->offers[p / MARKET_COUNT];
-	int64_t at = s->trace->jobs[k].submit_ms, end;
-	int gpus = sim_job_gpus(s, (int)k), c;
-
-	ended_by(s, mk, at);
-	if ((c = busy_fitting(s, mk, p, gpus)) >= 0) {
-		listed(s, mk, p, c, 0);
-		cv->next_job[mk->last[c]] = (int)k;
-	} else if ((c = mk->top[p]) >= 0 && at - mk->end[c] <= o->boot_ms) {
-		mk->top[p] = mk->below[c];
-		cv->next_job[mk->last[c]] = (int)k;
-	} else {
-		/* The latest ended too long ago: the others before it too. */
-		mk->top[p] = -1;
-		c = cv->nchains++;
-		cv->chains[c] = (struct chain){.first = (int)k, .next = (int)k, .retake = -1, .offer = p / MARKET_COUNT,
-					       .market = (enum market)(p % MARKET_COUNT), .launch_at = at - o->boot_ms};
-		mk->free[c] = o->gpus;
-		mk->end[c] = at;
-	}
-	mk->free[c] -= gpus;
-	listed(s, mk, p, c, 1);
-	mk->last[c] = (int)k;
-	end = at + (int64_t)ceil((double)s->trace->jobs[k].duration_ms / o->speed);
-	mk->end[c] = end > mk->end[c] ? end : mk->end[c];
-	heap_push(&mk->running, (struct event){end, EV_FINISH, c, (int)k});
-}
+static const struct knob knobs[] = {
+	{"wait", K_SECONDS, offsetof(struct clairvoyant_params, wait_ms), 0, KNOB_NEVER}, {0}};
 
 /* The first job of chain c not started yet, -1 when none is left. Its
  * jobs start in order; those a reclaim put back are in ch->retake. */
@@ -265,38 +107,11 @@ static void clairvoyant_start(struct sim *s)
 {
 	struct clairvoyant_state *cv = cv_of(s);
 	size_t n = s->trace->n + 1;
-	struct making mk = {0};
 
-	cv->next_job = sim_grown(NULL, n, sizeof *cv->next_job);
+	cv->wait_ms = ((const struct clairvoyant_params *)s->policy->params)->wait_ms;
 	cv->retake_next = sim_grown(NULL, n, sizeof *cv->retake_next);
-	cv->chains = sim_grown(NULL, n, sizeof *cv->chains);
 	cv->relaunch = sim_grown(NULL, n, sizeof *cv->relaunch);
-	mk.end = sim_grown(NULL, n, sizeof *mk.end);
-	mk.last = sim_grown(NULL, n, sizeof *mk.last);
-	mk.below = sim_grown(NULL, n, sizeof *mk.below);
-	mk.free = sim_grown(NULL, n, sizeof *mk.free);
-	mk.prev = sim_grown(NULL, n, sizeof *mk.prev);
-	mk.next = sim_grown(NULL, n, sizeof *mk.next);
-	for (size_t p = 0; p < POOLS; p++) {
-		mk.top[p] = -1;
-		for (int f = 0; f <= INSTANCE_GPUS_MAX; f++)
-			mk.busy[p][f] = -1;
-	}
-	for (size_t k = 0; k < s->trace->n; k++) {
-		int p = pool_of(s, k);
-		cv->next_job[k] = -1;
-		if (p >= 0)
-			chain_job(s, &mk, k, p);
-	}
-	free(mk.end);
-	free(mk.last);
-	free(mk.below);
-	free(mk.free);
-	free(mk.prev);
-	free(mk.next);
-	free(mk.running.e);
-	/* Made, the chains are known by their index only from now on. */
-	qsort(cv->chains, (size_t)cv->nchains, sizeof *cv->chains, by_launch);
+	clairvoyant_plan(s);
 	/* Those due before the start are up at the start. */
 	clairvoyant_look(s);
 }
@@ -354,6 +169,9 @@ static int clairvoyant_check(struct policy *p, const char *spec, int market_give
 
 const struct sim_policy sim_policy_clairvoyant = {
 	.name = "clairvoyant",
+	.knobs = knobs,
+	.params_size = sizeof(struct clairvoyant_params),
+	.defaults = &defaults,
 	.check = clairvoyant_check,
 	.any_offer = policy_every_offer,
 	.durations = "foresight",
@@ -365,4 +183,5 @@ const struct sim_policy sim_policy_clairvoyant = {
 	.take = clairvoyant_take,
 	.reclaim = clairvoyant_reclaim,
 	.reference = 1,
+	.at_target = "clairvoyant:wait",
 };

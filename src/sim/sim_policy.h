@@ -148,6 +148,10 @@ struct sim_policy {
 	/* Its defaults (the spec NAME alone) are one of the sweep's
 	 * references: replayed first, and compared against (tune.h). */
 	int reference;
+	/* A reference at the tune's wait target as well, of this family:
+	 * NAME:KNOB, a knob of seconds, replayed as NAME:KNOB=TARGET
+	 * ("clairvoyant:wait" makes clairvoyant:wait=600); NULL: none. */
+	const char *at_target;
 };
 
 /* The registry (sim_policy.c): every policy, in the order `ebb sim` runs

@@ -73,8 +73,8 @@ static int set_knob(struct policy *p, void *base, const struct knob *k, const ch
 	}
 	if (k->type == K_INT)
 		*(int64_t *)at = (int64_t)v;
-	else if (k->type == K_SECONDS)
-		*(int64_t *)at = (int64_t)(v * 1000);
+	else if (k->type == K_SECONDS) /* to the nearest millisecond: 100.001 * 1000 is 100000.99... */
+		*(int64_t *)at = llround(v * 1000);
 	else
 		*(double *)at = v;
 	return 0;

@@ -26,6 +26,12 @@ int tune_families(const char **out)
 		for (; w && w->family; w++)
 			out[n++] = w->family;
 	}
+	/* The references at the target last: the others keep their places
+	 * (and their colours in the plot). */
+	for (int k = 0; sim_policies[k]; k++) {
+		if (sim_policies[k]->at_target)
+			out[n++] = sim_policies[k]->at_target;
+	}
 	return n;
 }
 
@@ -187,8 +193,9 @@ static void sweep_space(struct tune_space *s, const struct sim_policy *p, const 
 
 /* The baselines' settings, each sweep a grid replayed whole, and the
  * fixed points: the references' defaults (keda's, the clairvoyant, the
- * bound), in the registry's order. */
-static void baseline_space(struct tune_space *s, const int *fleet, int nfleet, int noffers)
+ * bound), in the registry's order, then the references at the target
+ * (clairvoyant:wait). */
+static void baseline_space(struct tune_space *s, const int *fleet, int nfleet, int noffers, double wait_p95_s)
 {
 	for (int k = 0; sim_policies[k]; k++) {
 		const struct sim_policy *p = sim_policies[k];
@@ -205,6 +212,19 @@ static void baseline_space(struct tune_space *s, const int *fleet, int nfleet, i
 			g->cells[cell] = s->fixed[s->nfixed];
 		/* The waits the search aims at: a reference's that replays. */
 		s->fixed_waits[s->nfixed++] = !p->offline;
+	}
+	for (int k = 0; sim_policies[k]; k++) {
+		char spec[64];
+		if (!sim_policies[k]->at_target)
+			continue;
+		/* Seconds to the millisecond the knob keeps; a target past the
+		 * knob's "never" is never, one below none is none. Not a wait
+		 * the search aims at: its p95 is within the target, where the
+		 * search aims already. */
+		snprintf(spec, sizeof spec, "%s=%.13g", sim_policies[k]->at_target,
+			 fmax(0, fmin(wait_p95_s, KNOB_NEVER)));
+		s->fixed[s->nfixed] = add(s, NULL, sim_policies[k]->at_target, spec, NULL);
+		s->fixed_waits[s->nfixed++] = 0;
 	}
 }
 
@@ -290,7 +310,7 @@ int tune_run(const struct trace *tr, const struct sim_options *o, const char *co
 	t->wait_p95_s = wait_p95_s;
 	t->oracle_durations = o->oracle_durations;
 	ebb_space(&s, fleet, nfleet);
-	baseline_space(&s, fleet, nfleet, o->noffers);
+	baseline_space(&s, fleet, nfleet, o->noffers, wait_p95_s);
 	j.progress.grid = s.n;
 	j.start_s = tune_now_s();
 	if (to->exhaustive) {
@@ -349,11 +369,14 @@ static int reference(const char *family)
 
 /* Which of the ratios' references the point is, by its policy's kind:
  * a baseline's defaults (it has sweeps), the bound (offline) or the
- * clairvoyant (neither); NULL if it is none. */
+ * clairvoyant (neither), or the reference at the target; NULL if it is
+ * none. */
 static const struct tune_point **reference_of(const struct tune_point *p, struct tune_ratios *r)
 {
 	for (int k = 0; sim_policies[k]; k++) {
 		const struct sim_policy *pol = sim_policies[k];
+		if (pol->at_target && strcmp(p->family, pol->at_target) == 0)
+			return &r->clairvoyant_wait;
 		if (!pol->reference || strcmp(p->spec, pol->name) != 0)
 			continue;
 		return pol->sweeps ? &r->keda : pol->offline ? &r->bound : &r->clairvoyant;
@@ -403,6 +426,16 @@ void tune_ratios(const struct tune *t, double boot_s, struct tune_ratios *r)
 	r->at_two_boots = at_wait(t, 2 * boot_s);
 	r->at_target = at_wait(t, t->wait_p95_s);
 	r->at_clairvoyant = at_wait(t, r->clairvoyant ? r->clairvoyant->wait_p95_s : 0);
+}
+
+int tune_gap_closed(const struct tune_ratios *r, double *share)
+{
+	const struct tune_at *a = &r->at_target;
+
+	if (!a->ebb || !a->best || !r->clairvoyant_wait || !(r->clairvoyant_wait->cost_usd < a->best->cost_usd))
+		return -1;
+	*share = (a->best->cost_usd - a->ebb->cost_usd) / (a->best->cost_usd - r->clairvoyant_wait->cost_usd);
+	return 0;
 }
 
 void tune_free(struct tune *t)

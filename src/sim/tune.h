@@ -15,7 +15,7 @@ struct tune_knobs {
 };
 
 struct tune_point {
-	char family[16]; /* tune_families[] */
+	char family[24]; /* tune_families[] */
 	char spec[512];
 	double cost_usd, wait_p95_s;
 	int on_frontier;
@@ -25,8 +25,9 @@ struct tune_point {
 /* The families of points, in the order they are reported, into out (room
  * for TUNE_MAX_FAMILIES): ebb, the baselines' sweeps (keda+karpenter is
  * keda with placement=cheapest, swept when the offers are several), and
- * the references: the clairvoyant (perfect foresight, no wait) and the
- * bound (no idle, no boot). Returns how many. */
+ * the references: the clairvoyant (perfect foresight, no wait), the
+ * bound (no idle, no boot), and last clairvoyant:wait (the clairvoyant
+ * with no wait longer than the target). Returns how many. */
 #define TUNE_MAX_FAMILIES 16
 int tune_families(const char **out);
 
@@ -53,9 +54,9 @@ struct tune_at {
  * keda-default's p95, at two boots, at the target and at the
  * clairvoyant's p95 (no wait but after reclaims), ebb against the best
  * baseline there, and against keda's defaults, the clairvoyant and the
- * bound (NULL: not in the sweep). */
+ * bound; and clairvoyant:wait at the target (NULL: not in the sweep). */
 struct tune_ratios {
-	const struct tune_point *keda, *clairvoyant, *bound;
+	const struct tune_point *keda, *clairvoyant, *bound, *clairvoyant_wait;
 	struct tune_at at_keda, at_two_boots, at_target, at_clairvoyant;
 	int below_frontier; /* baseline points cheaper than ebb at the same or shorter wait */
 	char below[512];
@@ -66,6 +67,15 @@ struct tune_ratios {
 size_t tune_frontier(const struct tune *t, const char *family, const struct tune_point **out);
 
 void tune_ratios(const struct tune *t, double boot_s, struct tune_ratios *r);
+
+/* The share of the gap between the best baseline within the target and
+ * clairvoyant:wait at the target that ebb's cheapest point within it
+ * (its recommendation) closes: (baseline - ebb) / (baseline -
+ * reference), into *share (1: ebb costs what the reference does; above
+ * 1, less; below 0, more than the baseline). 0, or -1 when a figure is
+ * missing or the reference is not cheaper than the baseline (no gap to
+ * close). */
+int tune_gap_closed(const struct tune_ratios *r, double *share);
 
 /* Where a sweep stands, for a progress line: replays done and queued
  * (the search queues each round's as the last one ends), the wall time

@@ -35,8 +35,9 @@ struct tune_space {
 	size_t n;
 	struct tune_grid grids[TUNE_MAX_GRIDS];
 	int ngrids;
-	/* The fixed points: the references' defaults (sim_policy.reference),
-	 * and whether each is replayed (its p95 is one the search aims at). */
+	/* The fixed points: the references' defaults (sim_policy.reference)
+	 * and those at the target (sim_policy.at_target), and whether the
+	 * search aims at each one's p95. */
 	size_t fixed[TUNE_MAX_FIXED];
 	int fixed_waits[TUNE_MAX_FIXED];
 	int nfixed;

@@ -67,6 +67,9 @@ static void writes_a_fragment_that_replays(void **state)
 	assert_contains(r.out, "at keda-default's p95 (");
 	assert_contains(r.out, "the best baseline there");
 	assert_contains(r.out, "baseline points below ebb's frontier: ");
+	assert_contains(r.out, "clairvoyant:wait=600\n");
+	assert_contains(r.out, "ebb's recommendation closes ");
+	assert_contains(r.out, "% of the gap between the best tuned baseline within the target (");
 	written = harness_read_file(f.out, NULL);
 	assert_non_null(written);
 	assert_contains(written, "# ebb tune: the cheapest of ebb's settings with a p95 wait of at most 600 s");
@@ -102,7 +105,9 @@ static void writes_a_fragment_that_replays(void **state)
  * wait grows; the ratios; every point of the sweep. */
 static void json_frontiers_in_order_of_wait(void **state)
 {
-	static const char *const families[] = {"ebb", "always-on", "min1", "util", "keda", "clairvoyant", "bound"};
+	static const char *const families[] = {"ebb",         "always-on", "min1",
+					       "util",        "keda",      "clairvoyant",
+					       "bound",       "clairvoyant:wait"};
 	struct harness_run r;
 	struct files f;
 	json_t *v, *fronts;
@@ -152,6 +157,19 @@ static void json_frontiers_in_order_of_wait(void **state)
 		}
 	}
 	assert_true(json_real_value(harness_jget(v, "ratios.at_target.wait_p95_s")) == 300);
+	/* clairvoyant:wait at the target, within it, and the share of the gap
+	 * from the best baseline there to it that ebb's recommendation
+	 * closes (this trace has one: tune_gap_closed() says when not). */
+	assert_string_equal(JSTR(v, "ratios.clairvoyant_wait.policy"), "clairvoyant:wait=300");
+	assert_true(json_real_value(harness_jget(v, "ratios.clairvoyant_wait.wait_p95_s")) <= 300);
+	{
+		double base = json_real_value(harness_jget(v, "ratios.at_target.best_baseline.cost_usd"));
+		double ebb = json_real_value(harness_jget(v, "recommendation.cost_usd"));
+		double ref = json_real_value(harness_jget(v, "ratios.clairvoyant_wait.cost_usd"));
+		assert_true(ref < base);
+		assert_true(fabs(json_real_value(harness_jget(v, "ratios.gap_closed_at_target")) -
+				 (base - ebb) / (base - ref)) < 1e-9);
+	}
 	assert_true(json_real_value(harness_jget(v, "ratios.at_two_boots.wait_p95_s")) == 240);
 	json_decref(v);
 	harness_run_free(&r);

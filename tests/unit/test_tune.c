@@ -19,6 +19,8 @@ static const char offers[] = "[scaler]\nmax_instances = 12\nmax_gpus = 12\nmax_s
 			     "[offer.a]\ngpus = 1\nprice_ondemand = 1.0\nboot = 120s\n"
 			     "billing = per-second\nbilling_minimum = 60s\n";
 
+#define assert_near(got, want) assert_true(fabs((got) - (want)) < 1e-12)
+
 static struct tune_point point(const char *family, const char *spec, double cost, double wait)
 {
 	struct tune_point p;
@@ -46,9 +48,11 @@ static void test_ratios_by_hand(void **state)
 		point("keda+karpenter", "keda:placement=cheapest", 70, 250), /* ebb within 250 s: $80: below */
 		point("clairvoyant", "clairvoyant", 95, 0), /* references: not baselines */
 		point("bound", "bound", 40, 0),
+		point("clairvoyant:wait", "clairvoyant:wait=100", 70, 95), /* at the target */
 	};
 	struct tune t = {.points = pts, .n = sizeof pts / sizeof *pts, .recommended = -1, .wait_p95_s = 100};
 	struct tune_ratios r;
+	double share;
 
 	(void)state;
 	tune_ratios(&t, 120, &r);
@@ -74,6 +78,36 @@ static void test_ratios_by_hand(void **state)
 	assert_null(r.at_clairvoyant.best);
 	assert_int(r.below_frontier, 3);
 	assert_string_equal(r.below, "keda:x=1, min1:idle=1, keda:placement=cheapest");
+	/* clairvoyant:wait at the target, a reference too: at the target ebb
+	 * ($100) is above the best baseline ($90), and closes (90 - 100) /
+	 * (90 - 70) = -50% of the gap to it. */
+	assert_ptr_equal(r.clairvoyant_wait, &pts[10]);
+	assert_true(tune_gap_closed(&r, &share) == 0);
+	assert_near(share, -0.5);
+	/* At a target of 300 s: ebb $60 (ebb:c), the best baseline
+	 * keda+karpenter's $70: with the reference at $40, ebb closes (70 -
+	 * 60) / (70 - 40), a third of the gap; with it at $70, as dear as the
+	 * baseline, there is no gap to close; with it and ebb at $50, all. */
+	t.wait_p95_s = 300;
+	pts[10].cost_usd = 40;
+	tune_ratios(&t, 120, &r);
+	assert_ptr_equal(r.at_target.ebb, &pts[2]);
+	assert_ptr_equal(r.at_target.best, &pts[7]);
+	assert_true(tune_gap_closed(&r, &share) == 0);
+	assert_near(share, 1.0 / 3);
+	pts[10].cost_usd = 70;
+	tune_ratios(&t, 120, &r);
+	assert_true(tune_gap_closed(&r, &share) == -1);
+	pts[10].cost_usd = 50;
+	pts[2].cost_usd = 50;
+	tune_ratios(&t, 120, &r);
+	assert_true(tune_gap_closed(&r, &share) == 0);
+	assert_near(share, 1);
+	/* None without the reference, or without ebb within the target. */
+	t.n--;
+	tune_ratios(&t, 120, &r);
+	assert_null(r.clairvoyant_wait);
+	assert_true(tune_gap_closed(&r, &share) == -1);
 }
 
 /* A bursty trace: bursts of 6 jobs every 20 to 40 minutes, 1 to 10
@@ -164,7 +198,7 @@ static void test_frontiers_hold_the_undominated_points(void **state)
 	 * is only on it if it is cheaper. */
 	front = calloc(s.tune.n, sizeof *front);
 	nfamilies = tune_families(families);
-	assert_int(nfamilies, 8);
+	assert_int(nfamilies, 9); /* keda+karpenter (one offer: none), clairvoyant:wait last */
 	for (int f = 0; f < nfamilies; f++) {
 		size_t n = tune_frontier(&s.tune, families[f], front);
 		/* keda with Karpenter is swept only with several offers. */
