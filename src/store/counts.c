@@ -106,17 +106,34 @@ static struct job_count key_of(const struct entry *e)
 				  .gpus = e->gpus, .min_vram_gb = e->min_vram_gb, .priority = e->priority};
 }
 
-/* A key and its sums. */
-static struct job_count row_of(const struct entry *e)
+/* A key with sums. */
+static struct job_count with_sums(const struct entry *e, const struct sums *s)
 {
 	struct job_count row = key_of(e);
 
-	row.n = e->sum.n;
-	row.items = e->sum.items;
-	row.no_est = e->sum.no_est;
-	row.est_s = e->sum.est_s;
-	row.run_ms = e->sum.run_ms;
+	row.n = s->n;
+	row.items = s->items;
+	row.no_est = s->no_est;
+	row.est_s = s->est_s;
+	row.run_ms = s->run_ms;
 	return row;
+}
+
+static struct job_count row_of(const struct entry *e) { return with_sums(e, &e->sum); }
+
+static int sums_zero(const struct sums *s) { return !s->n && !s->items && !s->no_est && !s->est_s && !s->run_ms; }
+
+static int sums_equal(const struct sums *a, const struct sums *b)
+{
+	return a->n == b->n && a->items == b->items && a->no_est == b->no_est && a->est_s == b->est_s &&
+	       a->run_ms == b->run_ms;
+}
+
+/* What a change adds to its key's sums. */
+static struct sums delta_of(const struct change *ch)
+{
+	return (struct sums){ch->sign, ch->sign * ch->items, ch->sign * (ch->est_s == 0), ch->sign * ch->est_s,
+			     ch->sign * ch->run_ms};
 }
 
 /* Doubling moves entries to new slots; the journal follows them. -1:
@@ -217,8 +234,9 @@ static void apply(struct counts *c, const struct change *ch)
 {
 	struct entry *e = &c->slots[ch->slot];
 
-	add_sums(&e->sum, &(struct sums){ch->sign, ch->sign * ch->items, ch->sign * (ch->est_s == 0),
-					 ch->sign * ch->est_s, ch->sign * ch->run_ms});
+	struct sums d = delta_of(ch);
+
+	add_sums(&e->sum, &d);
 	c->by_state[e->state] += ch->sign;
 	if (ch->sign > 0 && e->sum.n == 1) {
 		e->oldest_known = 1;
@@ -325,27 +343,21 @@ int counts_changes(struct counts *c, count_cb cb, void *arg)
 	int rc = 0;
 
 	for (size_t j = 0; j < c->njournal; j++) {
-		const struct change *ch = &c->journal[j];
-		struct entry *e = &c->slots[ch->slot];
+		struct entry *e = &c->slots[c->journal[j].slot];
+		struct sums d = delta_of(&c->journal[j]);
 		if (!e->touched) {
 			e->touched = 1;
 			e->pending = (struct sums){0};
 			touched[n++] = e;
 		}
-		add_sums(&e->pending, &(struct sums){ch->sign, ch->sign * ch->items, ch->sign * (ch->est_s == 0),
-						     ch->sign * ch->est_s, ch->sign * ch->run_ms});
+		add_sums(&e->pending, &d);
 	}
 	qsort(touched, n, sizeof *touched, key_cmp);
 	for (size_t k = 0; k < n; k++) {
 		struct entry *e = touched[k];
-		struct job_count row = key_of(e);
+		struct job_count row = with_sums(e, &e->pending);
 		e->touched = 0;
-		row.n = e->pending.n;
-		row.items = e->pending.items;
-		row.no_est = e->pending.no_est;
-		row.est_s = e->pending.est_s;
-		row.run_ms = e->pending.run_ms;
-		if (rc == 0 && (row.n || row.items || row.no_est || row.est_s || row.run_ms))
+		if (rc == 0 && !sums_zero(&e->pending))
 			rc = cb(arg, &row);
 	}
 	return rc;
@@ -442,24 +454,20 @@ static int differ(const struct counts *a, const struct counts *b, int flipped, c
 {
 	for (size_t k = 0; k < a->cap; k++) {
 		const struct entry *e = &a->slots[k], *o;
+		const struct sums none = {0}, *other;
 		struct job_count here, there;
 		int rc;
-		if (!e->used || (e->sum.n == 0 && e->sum.items == 0 && e->sum.est_s == 0 && e->sum.run_ms == 0))
+		if (!e->used || sums_zero(&e->sum))
 			continue;
 		here = row_of(e);
 		o = lookup(b, &here);
-		if (flipped && o && (o->sum.n || o->sum.items || o->sum.est_s || o->sum.run_ms))
+		other = o ? &o->sum : &none;
+		if (flipped && !sums_zero(other))
 			continue; /* seen from the other side */
 		(*keys)++;
-		there = here;
-		there.n = o ? o->sum.n : 0;
-		there.items = o ? o->sum.items : 0;
-		there.no_est = o ? o->sum.no_est : 0;
-		there.est_s = o ? o->sum.est_s : 0;
-		there.run_ms = o ? o->sum.run_ms : 0;
-		if (there.n == here.n && there.items == here.items && there.no_est == here.no_est &&
-		    there.est_s == here.est_s && there.run_ms == here.run_ms)
+		if (sums_equal(&e->sum, other))
 			continue;
+		there = with_sums(e, other);
 		if ((rc = flipped ? cb(arg, &there, &here) : cb(arg, &here, &there)) != 0)
 			return rc;
 	}

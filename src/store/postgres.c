@@ -234,7 +234,7 @@ static const char *const stmt_sql[S_COUNT] = {
 	/* The tallies of every shard, summed: O(classes). */
 	[S_TALLIES] = "SELECT state, lane, type, team, gpus, min_vram_gb, priority, SUM(n), SUM(items), SUM(no_est),"
 		      " SUM(est_s), SUM(run_ms), 0 FROM job_tallies GROUP BY 1, 2, 3, 4, 5, 6, 7"
-		      " HAVING SUM(n) <> 0 OR SUM(items) <> 0 OR SUM(est_s) <> 0 OR SUM(run_ms) <> 0",
+		      " HAVING SUM(n) <> 0 OR SUM(items) <> 0 OR SUM(no_est) <> 0 OR SUM(est_s) <> 0 OR SUM(run_ms) <> 0",
 	[S_TALLY_ADD] = "INSERT INTO job_tallies VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
 			" ON CONFLICT (shard, state, lane, type, team, gpus, min_vram_gb, priority) DO UPDATE"
 			" SET n = job_tallies.n + EXCLUDED.n, items = job_tallies.items + EXCLUDED.items,"
