@@ -34,6 +34,9 @@ static int counted(struct store *st, int rc)
 extern const struct store_engine store_engine_sqlite, store_engine_postgres;
 const struct conf_plugin *const store_plugins[] = {&store_engine_sqlite.conf, &store_engine_postgres.conf, NULL};
 
+/* Why the tallies failed when nothing else said why. */
+#define COUNTS_NOMEM "store: out of memory for the job counts"
+
 static int add_count_row(void *arg, const struct job_count *row)
 {
 	return counts_add(arg, row) == 0 ? 0 : -1;
@@ -57,7 +60,7 @@ struct store *store_open(const struct config *cfg, char *err, size_t errsize)
 	st->counts_read_ms = clock_monotonic_ms();
 	if (st->engine->open(st, cfg) != 0 ||
 	    st->engine->job_count_rows(st, add_count_row, st->counts) != 0) {
-		snprintf(err, errsize, "%s", st->errmsg[0] ? st->errmsg : "store: out of memory for the job counts");
+		snprintf(err, errsize, "%s", st->errmsg[0] ? st->errmsg : COUNTS_NOMEM);
 		store_close(st);
 		return NULL;
 	}
@@ -196,13 +199,19 @@ int store_rollback_savepoint(struct store *st)
 
 /* ---- jobs ---- */
 
-/* A job read from an engine knows the state the store holds for it. */
+/* The job as the store holds it now, read or written: what its next
+ * update moves its tallies from. */
+static void stored(struct job *job)
+{
+	job->stored_state = job->state;
+	job->stored_run_ms = job_run_ms(job);
+}
+
+/* A job read from an engine knows what the store holds for it. */
 static int read_job(int rc, struct job *job)
 {
-	if (rc == 0) {
-		job->stored_state = job->state;
-		job->stored_run_ms = job_run_ms(job);
-	}
+	if (rc == 0)
+		stored(job);
 	return rc;
 }
 
@@ -210,7 +219,7 @@ static int read_job(int rc, struct job *job)
  * batch back, and the write with it. */
 static int out_of_memory(struct store *st)
 {
-	snprintf(st->errmsg, sizeof st->errmsg, "store: out of memory for the job counts");
+	snprintf(st->errmsg, sizeof st->errmsg, "%s", COUNTS_NOMEM);
 	return counted(st, -1);
 }
 
@@ -220,8 +229,7 @@ int store_job_insert(struct store *st, struct job *job)
 		return -1;
 	if (counts_move(st->counts, job, -1, job->state) != 0)
 		return out_of_memory(st);
-	job->stored_state = job->state;
-	job->stored_run_ms = job_run_ms(job);
+	stored(job);
 	st->changes++;
 	return 0;
 }
@@ -233,8 +241,7 @@ int store_job_update(struct store *st, struct job *job)
 	if (job->stored_state != job->state || job->stored_run_ms != job_run_ms(job)) {
 		if (counts_move(st->counts, job, (int)job->stored_state, job->state) != 0)
 			return out_of_memory(st);
-		job->stored_state = job->state;
-		job->stored_run_ms = job_run_ms(job);
+		stored(job);
 	}
 	st->changes++;
 	return 0;
@@ -295,8 +302,7 @@ static int list_row(void *arg, const struct job *row)
 	const struct list_walk *w = arg;
 	struct job job = *row;
 
-	job.stored_state = job.state;
-	job.stored_run_ms = job_run_ms(&job);
+	stored(&job);
 	return w->cb(w->arg, &job);
 }
 
@@ -377,7 +383,7 @@ int store_check(struct store *st, count_diff_cb cb, void *arg, int64_t *keys)
 	rc = counts_compare(kept ? kept : st->counts, fresh, cb, arg, keys);
 done:
 	if (rc < 0 && !st->errmsg[0])
-		snprintf(st->errmsg, sizeof st->errmsg, "store: out of memory for the job counts");
+		snprintf(st->errmsg, sizeof st->errmsg, "%s", COUNTS_NOMEM);
 	counts_free(fresh);
 	counts_free(kept);
 	return rc;
