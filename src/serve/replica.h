@@ -22,8 +22,7 @@ struct replica_hooks {
 	/* Another serve's word came (or may have been missed): a job may
 	 * be ready, or a deadline nearer. */
 	void (*woken)(void *arg);
-	/* Every REPLICA_TICK_MS: deadlines another serve set, and the
-	 * leader's scaler, look again. */
+	/* Every REPLICA_TICK_MS, after the bid for the lead. */
 	void (*tick)(void *arg);
 };
 
