@@ -25,9 +25,10 @@ static const struct option_spec options[] = {
 
 static const struct usage usage = {"ebb trace export [--since WHEN] [--until WHEN] [-o FILE]",
 	"Writes serve's jobs that succeeded as the simulator's CSV (submit_time_s in\n"
-	"Unix seconds, duration_s on the reference GPU: the run that succeeded times its\n"
-	"offer's speed), for `ebb sim` and `ebb tune`. A submit token exports its own\n"
-	"team's jobs only.",
+	"seconds from the first job's creation, which a first line `# origin=SECONDS`\n"
+	"gives in Unix seconds; duration_s on the reference GPU: the run that succeeded\n"
+	"times its offer's speed), for `ebb sim` and `ebb tune`. A submit token exports\n"
+	"its own team's jobs only.",
 	options,
 	.max_words = 1,
 };

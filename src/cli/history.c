@@ -67,6 +67,16 @@ static void write_row(FILE *out, json_t *row, int64_t origin)
 	fprintf(out, ",%s\n", json_string_value(json_object_get(row, "team")));
 }
 
+/* The header, after the trace's origin (src/sim/trace.c reads it: the
+ * replay's months are then the calendar's, as serve's budgets are); no
+ * origin for a trace of no jobs. */
+static void header(FILE *out, int64_t origin)
+{
+	if (origin >= 0)
+		fprintf(out, "# origin=%lld\n", (long long)origin);
+	fprintf(out, "submit_time_s,duration_s,gpus,priority,lane,job_class,est_s,team\n");
+}
+
 int history_export(struct cli *cli, int64_t since, int64_t until, FILE *out, struct history_facts *facts)
 {
 	json_t *reply, *row, *next;
@@ -80,7 +90,6 @@ int history_export(struct cli *cli, int64_t since, int64_t until, FILE *out, str
 		json_object_set_new(cli->query, "since", json_integer(since));
 	if (until)
 		json_object_set_new(cli->query, "until", json_integer(until));
-	fprintf(out, "submit_time_s,duration_s,gpus,priority,lane,job_class,est_s,team\n");
 	for (;;) {
 		if (cli_call(cli, "GET", "/v1/history", NULL, &reply) < 0)
 			return 1;
@@ -91,6 +100,7 @@ int history_export(struct cli *cli, int64_t since, int64_t until, FILE *out, str
 				origin = (int64_t)json_number_value(json_object_get(row, "created_at"));
 				fprintf(stderr, "%s: submit_time_s counts from %lld (Unix seconds)\n", cli->name,
 					(long long)origin);
+				header(out, origin);
 			}
 			write_row(out, row, origin);
 			if (facts)
@@ -106,6 +116,8 @@ int history_export(struct cli *cli, int64_t since, int64_t until, FILE *out, str
 		json_object_set_new(cli->query, "after", json_integer(json_integer_value(next)));
 		json_decref(reply);
 	}
+	if (origin < 0)
+		header(out, -1);
 	if (facts)
 		facts->origin = origin;
 	if (fflush(out) != 0 || ferror(out))

@@ -26,9 +26,10 @@ struct history_facts {
 
 /* Writes the jobs that succeeded and finished in [since, until) (0: no
  * bound) as the simulator's CSV into out, submit_time_s counted from the
- * whole second the first of them was created (said on stderr): the
- * replay's clock starts at 0, and would otherwise run from 1970 (pollers
- * polling, always-on billing) before the first job. Pages through cli;
+ * whole second the first of them was created (said on stderr, and in a
+ * "# origin=SECONDS" line before the header, by which the replay keeps
+ * calendar months): the replay's clock starts at 0, and would otherwise
+ * run from 1970 (pollers polling, always-on billing) before the first job. Pages through cli;
  * facts, when not NULL, gathers what they did (to history_facts_free).
  * 0, or 1 after a message. */
 int history_export(struct cli *cli, int64_t since, int64_t until, FILE *out, struct history_facts *facts);

@@ -67,7 +67,7 @@ void sim_teams_month(struct sim *s)
 
 	if (s->now >= s->month_end_ms) {
 		memset(s->month_spend, 0, sizeof s->month_spend);
-		s->month_end_ms = teams_month_start_ms(s->now, 1);
+		s->month_end_ms = teams_month_start_ms(s->trace->origin_ms + s->now, 1) - s->trace->origin_ms;
 	}
 	s->over_budget = teams_over_budget(st->teams, st->nteams, s->month_spend);
 }

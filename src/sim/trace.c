@@ -15,6 +15,7 @@
 #include "common/fnv.h"
 #include "common/job.h"
 #include "common/mem.h"
+#include "common/units.h"
 
 #define MAX_COLUMNS 64
 
@@ -131,8 +132,8 @@ static int column(struct loader *l, const char *name)
 		if (strcmp(l->names[i], name) != 0)
 			continue;
 		if (found >= 0) {
-			snprintf(l->err, l->errsize, "%s:1: columns %d and %d are both named %s", l->path, found + 1,
-				 i + 1, name);
+			snprintf(l->err, l->errsize, "%s:%zu: columns %d and %d are both named %s", l->path, l->line,
+				 found + 1, i + 1, name);
 			return -2;
 		}
 		found = i;
@@ -146,7 +147,7 @@ static int read_header(struct loader *l, char *line, const struct trace_filter *
 	int n = split(line, fields, MAX_COLUMNS);
 
 	if (n > MAX_COLUMNS) {
-		snprintf(l->err, l->errsize, "%s:1: more than %d columns", l->path, MAX_COLUMNS);
+		snprintf(l->err, l->errsize, "%s:%zu: more than %d columns", l->path, l->line, MAX_COLUMNS);
 		return -1;
 	}
 	for (int i = 0; i < n; i++) {
@@ -159,8 +160,8 @@ static int read_header(struct loader *l, char *line, const struct trace_filter *
 	}
 	for (int k = 0; k < 2; k++) {
 		if (l->index[k] < 0) {
-			snprintf(l->err, l->errsize, "%s:1: the header has no %s column (required: submit_time_s,"
-				 " duration_s)", l->path, known[k]);
+			snprintf(l->err, l->errsize, "%s:%zu: the header has no %s column (required: submit_time_s,"
+				 " duration_s)", l->path, l->line, known[k]);
 			return -1;
 		}
 	}
@@ -168,11 +169,31 @@ static int read_header(struct loader *l, char *line, const struct trace_filter *
 		if ((l->filter_col[f] = column(l, filters[f].column)) == -2)
 			return -1;
 		if (l->filter_col[f] < 0) {
-			snprintf(l->err, l->errsize, "%s:1: --filter %s=%s: no column %s in the header", l->path,
-				 filters[f].column, filters[f].value, filters[f].column);
+			snprintf(l->err, l->errsize, "%s:%zu: --filter %s=%s: no column %s in the header", l->path,
+				 l->line, filters[f].column, filters[f].value, filters[f].column);
 			return -1;
 		}
 	}
+	return 0;
+}
+
+/* A comment line before the header: "# origin=SECONDS" says when the
+ * trace's 0 was (Unix seconds; `ebb trace export` writes it), so that
+ * the replay's months are the calendar's; other comments are passed
+ * over. 0, or -1 with the error in l->err. */
+static int read_comment(struct loader *l, const char *line, struct trace *out)
+{
+	const char *at = line + 1 + strspn(line + 1, " \t");
+	int64_t origin;
+
+	if (strncmp(at, "origin=", 7) != 0)
+		return 0;
+	if (parse_int64(at + 7, &origin) != 0 || origin < 0 || origin > INT64_MAX / 1000) {
+		snprintf(l->err, l->errsize, "%s:%zu: origin=%s: expected Unix seconds (the trace's 0), e.g."
+			 " origin=1764547200", l->path, l->line, at + 7);
+		return -1;
+	}
+	out->origin_ms = origin * 1000;
 	return 0;
 }
 
@@ -376,9 +397,13 @@ int trace_load(const char *path, const struct trace_filter *filters, int nfilter
 		snprintf(err, errsize, "%s: cannot open: %s", path, strerror(errno));
 		return -1;
 	}
-	rc = next_line(&l, f, &line, &cap);
+	while ((rc = next_line(&l, f, &line, &cap)) > 0 && line[0] == '#') {
+		if ((rc = read_comment(&l, line, out)) != 0)
+			break;
+	}
 	if (rc == 0) {
-		snprintf(err, errsize, "%s:1: empty file (expected a header with submit_time_s,duration_s)", path);
+		snprintf(err, errsize, "%s:%zu: empty file (expected a header with submit_time_s,duration_s)", path,
+			 l.line + 1);
 		rc = -1;
 	} else if (rc > 0) {
 		/* The byte order mark that Windows tools write first. */
@@ -455,4 +480,5 @@ void trace_window(struct trace *t, int64_t from_ms, int64_t to_ms)
 		t->jobs[n++].submit_ms -= from_ms;
 	}
 	t->n = n;
+	t->origin_ms += from_ms;
 }

@@ -34,6 +34,9 @@ struct trace {
 	int nteams;
 	size_t skipped; /* bad rows passed over with skip_bad */
 	size_t filtered; /* rows a filter left out */
+	/* Unix ms of the trace's 0 (a "# origin=SECONDS" line before the
+	 * header): the replay's calendar months start from it; 0 without. */
+	int64_t origin_ms;
 };
 
 struct trace_filter {
@@ -46,7 +49,8 @@ int trace_load(const char *path, const struct trace_filter *filters, int nfilter
 	       struct trace *out, char *err, size_t errsize);
 void trace_free(struct trace *t);
 /* Keeps the jobs submitted in [from_ms, to_ms) and moves time so that
- * from_ms is 0: tune on one part of a history, replay another. */
+ * from_ms is 0 (and the origin with it): tune on one part of a history,
+ * replay another. */
 void trace_window(struct trace *t, int64_t from_ms, int64_t to_ms);
 
 #endif

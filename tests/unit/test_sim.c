@@ -1516,6 +1516,26 @@ static void test_teams_budget_in_the_replay(void **state)
 	sim_result_free(&r);
 }
 
+/* The same with the trace's origin (`ebb trace export` writes it): its 0
+ * is 30 November 2026, 23:00 UTC, so the month ends 3,600 s in, not on 1
+ * February 1970. a's second job, at +1700, waits 1,900 s for it. */
+static void test_teams_budget_by_the_origin(void **state)
+{
+	const char *csv = "# origin=1796079600\nsubmit_time_s,duration_s,est_s,team\n0,1500,1500,a\n1700,100,100,a\n"
+			  "1800,100,100,b\n";
+	const char *conf = OFFER_A(PER_SECOND) "[scaler]\nmax_gpus = 2\n[team.a]\nquota_gpus = 1\n"
+					       "monthly_budget = 1\n[team.b]\nquota_gpus = 1\n";
+	struct sim_result r;
+
+	(void)state;
+	sim(csv, conf, "ebb", &r);
+	assert_int(r.jobs_done, 3);
+	assert_near(r.teams[1].wait_p95_s, 0);
+	assert_true(r.teams[0].wait_p95_s >= 1900 - 1e-9);
+	assert_true(r.teams[0].wait_p95_s <= 1900 + 100 + 2 + 1e-9); /* a boot, a scaler interval */
+	sim_result_free(&r);
+}
+
 /* A trace of one team (or none) has no per-team results: the replay's
  * own are its. */
 static void test_one_team_reports_none(void **state)
@@ -1818,6 +1838,7 @@ int main(void)
 		cmocka_unit_test(test_teams_preempt_in_the_replay),
 		cmocka_unit_test(test_teams_preempt_backoff_in_the_replay),
 		cmocka_unit_test(test_teams_budget_in_the_replay),
+		cmocka_unit_test(test_teams_budget_by_the_origin),
 		cmocka_unit_test(test_one_team_reports_none),
 		cmocka_unit_test(test_replay_out_of_memory),
 		cmocka_unit_test(test_seventeen_offers),

@@ -466,6 +466,31 @@ static void test_empty_file_and_header_only(void **state)
 			  (const char *const[]){":4: column 2 (duration_s)", NULL});
 }
 
+/* Comment lines before the header: "# origin=SECONDS" is the trace's 0
+ * in Unix seconds (moved with a window), any other comment is passed
+ * over, and the header's errors name its own line. */
+static void test_origin_line(void **state)
+{
+	struct trace t;
+
+	(void)state;
+	assert_int(load("submit_time_s,duration_s\n0,1\n", 0, &t), 0);
+	assert_int(t.origin_ms, 0);
+	trace_free(&t);
+	assert_int(load("# written by hand\n#origin=1796079600\nsubmit_time_s,duration_s\n0,1\n10,1\n", 0, &t), 0);
+	assert_int(t.origin_ms, 1796079600000LL);
+	assert_int(t.n, 2);
+	trace_window(&t, 5000, 20000);
+	assert_int(t.origin_ms, 1796079605000LL);
+	assert_int(t.jobs[0].submit_ms, 5000);
+	trace_free(&t);
+	assert_load_fails("# origin=yesterday\nsubmit_time_s,duration_s\n",
+			  (const char *const[]){":1: origin=yesterday: expected Unix seconds", NULL});
+	assert_load_fails("# origin=-5\nsubmit_time_s,duration_s\n", (const char *const[]){":1: origin=-5", NULL});
+	assert_load_fails("# origin=1\nsubmit_time_s\n", (const char *const[]){":2: the header has no duration_s", NULL});
+	assert_load_fails("# origin=1\n", (const char *const[]){":2: empty file", NULL});
+}
+
 static void test_missing_file(void **state)
 {
 	struct trace t;
@@ -672,6 +697,7 @@ int main(void)
 		cmocka_unit_test(test_duplicate_columns),
 		cmocka_unit_test(test_unsorted_rows_get_sorted),
 		cmocka_unit_test(test_empty_file_and_header_only),
+		cmocka_unit_test(test_origin_line),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_line_ends_and_bom),
