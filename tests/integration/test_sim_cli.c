@@ -634,9 +634,34 @@ static void oracle_durations_are_labelled(void **state)
 	}
 }
 
+/* scripts/simulate.sh writes docs/SIMULATION.md as SIMULATION.intro.md
+ * and the results: what is written into the page by hand must be in the
+ * intro, or the next regeneration drops it. */
+static void simulation_md_starts_with_its_intro(void **state)
+{
+	const char *src = getenv("EBB_SRC");
+	char path[4200];
+	char *intro, *page;
+	size_t n;
+
+	(void)state;
+	snprintf(path, sizeof path, "%s/docs/SIMULATION.intro.md", src ? src : ".");
+	intro = harness_read_file(path, &n);
+	snprintf(path, sizeof path, "%s/docs/SIMULATION.md", src ? src : ".");
+	page = harness_read_file(path, NULL);
+	if (!intro || !page)
+		fail_msg("docs/SIMULATION.md or its intro not found (EBB_SRC is the source tree; make test sets it)");
+	if (strncmp(page, intro, n) != 0)
+		fail_msg("docs/SIMULATION.md does not start with docs/SIMULATION.intro.md: write the change into the"
+			 " intro too");
+	free(intro);
+	free(page);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(simulation_md_starts_with_its_intro),
 		cmocka_unit_test(json_has_every_key_for_each_policy),
 		cmocka_unit_test(table_by_default),
 		cmocka_unit_test(serve_config_with_plugin_sections),
