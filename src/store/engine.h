@@ -16,7 +16,9 @@
  *
  * - Writers. SQLite assumes that one process writes (serve holds a lock
  *   on its data directory): the front end keeps the job counts in memory,
- *   and a job read cannot change before the same batch writes it back.
+ *   exact, which such an engine may read (st->counts: the queued classes
+ *   of a lease), and a job read cannot change before the same batch
+ *   writes it back.
  *   An engine shared by several processes at once (st->shared) must lock
  *   inside a batch every job and instance it reads by id until the batch
  *   ends (SELECT ... FOR UPDATE), pass over the ready and due jobs another
