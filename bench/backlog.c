@@ -15,10 +15,20 @@
  * read the tallies again every second), and the CPU at rest is the
  * serves' and the server's.
  *
+ * A third serve (no provider; on PostgreSQL one serve on a database of
+ * its own) holds a backlog of the same size of two-GPU jobs, and
+ * BENCH_POLLERS one-GPU workers long-poll it, fitting none of them: its
+ * CPU while they wait, and the lease latency of one-GPU jobs submitted
+ * one at a time (from the submit's request to the lease reply that
+ * carries the job; the worker that got it parks again).
+ *
  * Environment: BENCH_BACKLOG_SIZES ("0,100000,400000,1000000", in
  * increasing order), BENCH_BACKLOG_ENGINES ("sqlite,postgres"),
  * BENCH_SCRAPES (20 per size, after one to warm up), BENCH_LEASES (200
- * per size), BENCH_REST_S (10), EBB_BIN, EBB_SRC. */
+ * per size), BENCH_REST_S (10), BENCH_POLLERS (1000), BENCH_POLL_JOBS
+ * (50 per size), EBB_BIN, EBB_SRC. */
+#include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "pg.h"
@@ -39,10 +49,14 @@ struct level {
 	double lease_p50_ms, lease_p99_ms;
 	double rest_cpu[2]; /* % of a core */
 	long rss_kb[2];
+	/* The pollers' serve: lease latency behind two-GPU jobs, its CPU
+	 * while they wait. */
+	double poll_p50_ms, poll_p99_ms, poll_cpu;
 };
 
-/* n jobs, a JSON object a line, of six classes (three lanes, two types). */
-static int write_jobs(const char *path, long n)
+/* n jobs of gpus GPUs each, a JSON object a line, of six classes (three
+ * lanes, two types). */
+static int write_jobs(const char *path, long n, int gpus)
 {
 	static const char *const lanes[] = {"express", "standard", "batch"};
 	FILE *f = fopen(path, "w");
@@ -50,8 +64,8 @@ static int write_jobs(const char *path, long n)
 	if (!f)
 		return -1;
 	for (long k = 0; k < n; k++)
-		fprintf(f, "{\"command\":[\"sleep\",\"600\"],\"lane\":\"%s\",\"type\":\"%s\",\"est_s\":60}\n",
-			lanes[k % 3], k % 2 ? "infer" : "embed");
+		fprintf(f, "{\"command\":[\"sleep\",\"600\"],\"lane\":\"%s\",\"type\":\"%s\",\"est_s\":60,\"gpus\":%d}\n",
+			lanes[k % 3], k % 2 ? "infer" : "embed", gpus);
 	return fclose(f);
 }
 
@@ -179,6 +193,128 @@ static void at_rest(const struct serve *s, int nserves, double rest_s, struct le
 	}
 }
 
+/* A poller's lease request: one GPU, parked up to a minute. */
+static int poll_request(struct wire *w)
+{
+	char body[128];
+
+	snprintf(body, sizeof body, "{\"worker\":\"p%d\",\"wait_s\":60,\"gpus\":1,\"lease_s\":3600}", w->tag);
+	return wire_send(w, "/v1/lease", body);
+}
+
+/* The stats reply's waiting_workers, polled until it reaches n. */
+static int wait_parked(const char *url, int n)
+{
+	struct http h;
+	long long got = -1;
+
+	http_init(&h, url);
+	for (double deadline = now_s() + 120; now_s() < deadline; sleep_s(0.05)) {
+		if (http_call(&h, "/v1/stats", NULL) == 200 && (got = reply_int(h.body, "waiting_workers")) >= n)
+			break;
+	}
+	http_free(&h);
+	if (got < n)
+		fprintf(stderr, "backlog: only %lld of %d pollers parked\n", got, n);
+	return got < n ? -1 : 0;
+}
+
+/* Sends a one-GPU job's submit on sub and reads the replies that come on
+ * the pollers (parking again each that was answered) and on sub until
+ * the job is leased, or 10 s pass: the time from the submit's request
+ * to the lease reply, ms, or -1. The lease may come before the submit's
+ * reply: it is offered to the pollers before the submit commits. */
+static double lease_of_submit(int ep, struct wire *sub)
+{
+	struct epoll_event evs[256];
+	double sent = now_s(), leased_at = 0, deadline = sent + 10;
+	long long id = -1, leased = -2;
+
+	if (wire_send(sub, "/v1/jobs", "{\"command\":[\"true\"],\"gpus\":1}") != 0)
+		return -1;
+	while ((id < 0 || leased != id) && now_s() < deadline) {
+		int k = epoll_wait(ep, evs, 256, 1000);
+		double t = now_s();
+		for (int i = 0; i < k; i++) {
+			struct wire *c = evs[i].data.ptr;
+			const char *body;
+			int status, r = wire_read(c, &status, &body);
+			if (r < 0)
+				return -1;
+			if (r == 0)
+				continue;
+			if (c == sub) {
+				if (status != 201)
+					return -1;
+				id = reply_int(body, "id");
+			} else if (status != 200 || poll_request(c) != 0) {
+				return -1;
+			} else if (!strstr(body, "\"job\":null")) {
+				leased = reply_int(body, "id");
+				leased_at = t;
+			}
+		}
+	}
+	if (id >= 0 && leased == id)
+		return (leased_at - sent) * 1000;
+	fprintf(stderr, "backlog: job %lld was not leased to a poller within 10 s\n", id);
+	return -1;
+}
+
+/* The pollers' serve p, its backlog grown to l->size two-GPU jobs: n
+ * pollers parked, its CPU over rest_s while they wait, then one-GPU jobs
+ * submitted one at a time and each one's lease latency. */
+static int measure_pollers(struct serve *p, struct level *l, long from, const char *dir)
+{
+	int n = (int)env_long("BENCH_POLLERS", 1000), jobs = (int)env_long("BENCH_POLL_JOBS", 50), ep = -1, rc = -1;
+	struct wire *conns = calloc((size_t)n + 1, sizeof *conns), *sub = conns ? &conns[n] : NULL;
+	double *v = calloc((size_t)jobs, sizeof *v), c0, t0;
+	struct epoll_event ev;
+	char path[600];
+
+	snprintf(path, sizeof path, "%s/poll-%ld.jsonl", dir, l->size);
+	if (!conns || !v || write_jobs(path, l->size - from, 2) != 0 ||
+	    (l->size > from && submit_file(p->url, path) < 0))
+		goto out;
+	unlink(path);
+	ep = epoll_create1(0);
+	for (int i = 0; i <= n; i++) {
+		conns[i].tag = i < n ? i : -1;
+		if (wire_open(&conns[i], p->port, 1) != 0 || (i < n && poll_request(&conns[i]) != 0)) {
+			fprintf(stderr, "backlog: poller %d: %s\n", i, strerror(errno));
+			goto out;
+		}
+		ev.events = EPOLLIN;
+		ev.data.ptr = &conns[i];
+		epoll_ctl(ep, EPOLL_CTL_ADD, conns[i].fd, &ev);
+	}
+	if (wait_parked(p->url, n) != 0)
+		goto out;
+	c0 = proc_cpu_s(p->pid);
+	t0 = now_s();
+	sleep_s((double)env_long("BENCH_REST_S", 10));
+	l->poll_cpu = (proc_cpu_s(p->pid) - c0) / (now_s() - t0) * 100;
+	for (int i = 0; i < jobs; i++) {
+		if ((v[i] = lease_of_submit(ep, sub)) < 0)
+			goto out;
+	}
+	l->poll_p50_ms = median(v, jobs);
+	l->poll_p99_ms = quantile(v, jobs, 0.99);
+	rc = 0;
+out:
+	for (int i = 0; conns && i <= n; i++)
+		if (conns[i].fd > 0)
+			wire_close(&conns[i]);
+	if (ep >= 0)
+		close(ep);
+	free(conns);
+	free(v);
+	fprintf(stderr, "backlog: %ld two-GPU jobs queued, %d one-GPU pollers: lease p50 %.2f p99 %.2f ms,"
+			" serve's CPU while they wait %.1f%% of a core\n",
+		l->size, n, l->poll_p50_ms, l->poll_p99_ms, l->poll_cpu);
+	return rc;
+}
+
 static int parse_sizes(long *sizes)
 {
 	const char *spec = getenv("BENCH_BACKLOG_SIZES") ? getenv("BENCH_BACKLOG_SIZES") : "0,100000,400000,1000000";
@@ -199,7 +335,7 @@ static int measure(struct serve *s, int nserves, struct level *l, long from, con
 
 	snprintf(path, sizeof path, "%s/jobs-%ld.jsonl", dir, l->size);
 	snprintf(probes, sizeof probes, "%s/probes.jsonl", dir);
-	if (write_jobs(path, l->size - from) != 0)
+	if (write_jobs(path, l->size - from, 1) != 0)
 		return -1;
 	if (scaler_runs(s[1].url, &sum0, &n0) != 0)
 		return -1;
@@ -223,7 +359,7 @@ static int measure(struct serve *s, int nserves, struct level *l, long from, con
 	/* The leases on the baseline, whose jobs no worker takes; their jobs
 	 * put there first, ahead in lease order whatever the backlog. */
 	http_free(&h);
-	if (write_jobs(probes, leases) != 0 || submit_file(s[0].url, probes) < 0 || http_init(&h, s[0].url) != 0 ||
+	if (write_jobs(probes, leases, 1) != 0 || submit_file(s[0].url, probes) < 0 || http_init(&h, s[0].url) != 0 ||
 	    time_leases(&h, leases, l) != 0)
 		goto out;
 	rc = 0;
@@ -298,17 +434,28 @@ static void report(const char *engine, const struct level *l, int n)
 		       mid->size, big->scrape_ms / mid->scrape_ms, mid->decision_ms > 0 ? big->decision_ms / mid->decision_ms : 0,
 		       big->lease_p99_ms / mid->lease_p99_ms);
 	printf(".\n\n");
+	printf("A third serve (no provider%s) with a backlog of as many two-GPU jobs, and %ld one-GPU workers\n"
+	       "long-polling it, which fit none of them: serve's CPU over %ld s while they wait, and the latency of\n"
+	       "a lease of a one-GPU job submitted behind the backlog (%ld, one at a time: from the submit's request\n"
+	       "to the lease reply that carries it, the submit's commit included).\n\n",
+	       strstr(engine, "PostgreSQL") ? ", one serve on a database of its own" : "", env_long("BENCH_POLLERS", 1000),
+	       env_long("BENCH_REST_S", 10), env_long("BENCH_POLL_JOBS", 50));
+	printf("| queued two-GPU jobs | lease behind them p50, ms | p99 | serve's CPU while the pollers wait |\n");
+	printf("|---:|---:|---:|---:|\n");
+	for (int i = 0; i < n; i++)
+		printf("| %ld | %.2f | %.2f | %.1f%% |\n", l[i].size, l[i].poll_p50_ms, l[i].poll_p99_ms, l[i].poll_cpu);
+	printf("\n");
 }
 
 /* One engine's run: 0, or -1. */
 static int run_engine(const char *engine, const long *sizes, int n)
 {
-	struct serve s[4];
+	struct serve s[5]; /* the last: the pollers' */
 	struct level l[MAX_SIZES] = {{0}};
-	char conf[2][2048];
+	char conf[3][2048];
 	int done = 0, pg = strcmp(engine, "postgres") == 0, nserves = pg ? 4 : 2, started = 0;
 
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < 3; k++) {
 		char store[900] = "";
 		if (pg) {
 			char db[32];
@@ -316,21 +463,24 @@ static int run_engine(const char *engine, const long *sizes, int n)
 			if (pg_create(db) != 0)
 				return -1;
 			snprintf(store, sizeof store, "[store]\nkind = postgres\n[postgres]\nurl = %s dbname=%s\n%s", pg_url,
-				 db, k ? "active = on\n" : "");
+				 db, k == 1 ? "active = on\n" : "");
 		}
 		snprintf(conf[k], sizeof conf[k], "%s[queue]\nmax_queued = %ld\nlanes = express,standard,batch\n%s", store,
 			 sizes[n - 1] + 100000,
-			 k ? "[provider]\nkind = local\n[local]\ngpus = 0\n[scaler]\ninterval = 500ms\n"
+			 k == 1 ? "[provider]\nkind = local\n[local]\ngpus = 0\n[scaler]\ninterval = 500ms\n"
 			     "[offer.one]\ngpus = 1\nprice_ondemand = 1.0\nmax_instances = 1\n"
 			   : "");
 	}
 	/* s[1] first of the three on its database: it leads. */
 	while (started < nserves && serve_start(&s[started], conf[started ? 1 : 0]) == 0)
 		started++;
-	for (int i = 0; i < n && started == nserves; i++) {
+	if (started == nserves && serve_start(&s[nserves], conf[2]) == 0)
+		started++;
+	for (int i = 0; i < n && started == nserves + 1; i++) {
 		l[i].size = sizes[i];
 		fprintf(stderr, "backlog: %s\n", engine);
-		if (measure(s, nserves, &l[i], i ? sizes[i - 1] : 0, s[0].dir) != 0)
+		if (measure(s, nserves, &l[i], i ? sizes[i - 1] : 0, s[0].dir) != 0 ||
+		    measure_pollers(&s[nserves], &l[i], i ? sizes[i - 1] : 0, s[0].dir) != 0)
 			break;
 		done++;
 	}
@@ -346,6 +496,14 @@ int main(void)
 	const char *engines = getenv("BENCH_BACKLOG_ENGINES") ? getenv("BENCH_BACKLOG_ENGINES") : "sqlite,postgres";
 	long sizes[MAX_SIZES];
 	int n = parse_sizes(sizes), rc = 0;
+	struct rlimit rl;
+
+	/* A descriptor per poller. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	signal(SIGPIPE, SIG_IGN);
 
 	printf("## 8. A million queued jobs\n\n");
 	if (strstr(engines, "sqlite") && run_engine("sqlite", sizes, n) != 0)

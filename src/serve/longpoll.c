@@ -204,6 +204,13 @@ static int dispatch(void *arg)
 			/* A shared store's counts lag the other serves'. */
 			if (!store_shared(q->store) && store_count_in_state(q->store, JOB_QUEUED) == 0)
 				break;
+			/* Nor does a request that fits no queued class read the
+			 * queue (the tallies' classes, before the types at their
+			 * limit and the teams' room narrow them): a thousand
+			 * one-GPU workers waiting behind a backlog of two-GPU
+			 * jobs cost a look at the classes each, per commit. */
+			if (!store_offer_may_fit(q->store, &w->r.offer))
+				continue;
 			/* Its instance may have been drained or terminated
 			 * since it asked: a job leased to a worker that is
 			 * going away would wait out its lease for nothing. */

@@ -16,7 +16,9 @@
  *
  * - Writers. SQLite assumes that one process writes (serve holds a lock
  *   on its data directory): the front end keeps the job counts in memory,
- *   and a job read cannot change before the same batch writes it back.
+ *   exact, which such an engine may read (st->counts: the queued classes
+ *   of a lease), and a job read cannot change before the same batch
+ *   writes it back.
  *   An engine shared by several processes at once (st->shared) must lock
  *   inside a batch every job and instance it reads by id until the batch
  *   ends (SELECT ... FOR UPDATE), pass over the ready and due jobs another
@@ -32,7 +34,9 @@
  * - Identity and order. Job and instance ids are assigned by the engine,
  *   positive and increasing; a job's lease token is the caller's (the
  *   queue increments it). job_next_ready orders queued jobs by lane rank,
- *   then priority (higher first), then seq, then id. Times are
+ *   then priority (higher first), then seq, then id, and gives the first
+ *   the offer fits, reading no more than the window and the heads of the
+ *   classes that fit (LEASE_WINDOW below). Times are
  *   milliseconds given by the caller: an engine never reads a clock.
  *
  * - Errors. 0 on success; STORE_NOT_FOUND where store.h allows it; -1
@@ -87,6 +91,17 @@ struct offer_filters {
 };
 void offer_filters_make(const struct lease_offer *o, struct offer_filters *f);
 void offer_filters_free(struct offer_filters *f);
+
+/* How a lease finds its job among many it cannot take (docs/ARCHITECTURE.md,
+ * "How a lease finds its job"): it reads the first LEASE_WINDOW ready jobs
+ * in lease order, and when none of them fits, the head of each queued
+ * class the offer fits (a seek each), and takes the first of those heads. */
+#define LEASE_WINDOW 32
+/* Whether the offer fits the jobs of a queued class (a tally's key): their
+ * GPUs, VRAM, type and team; labels are each job's, read with the job. */
+int offer_fits_class(const struct lease_offer *o, const struct job_count *c);
+/* Whether a comes before b in the lease order. */
+int job_leases_before(const struct job *a, const struct job *b);
 
 struct store_engine {
 	/* Its name ([store] kind) and, if it has keys of its own, its

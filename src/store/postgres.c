@@ -167,6 +167,61 @@ static const char *const migrations[] = {
 	"  WHERE r.key = jobs.team AND r.value::bigint < GREATEST(jobs.gpus, 1)))"
 	" AND (lane_rank, -priority, seq, id) > ($6, $7, $8, $9)"
 	" ORDER BY lane_rank, -priority, seq, id LIMIT 1 FOR UPDATE SKIP LOCKED; END $$;",
+	/* 10: SQLite's 15, each queued class in lease order; and the next
+	 * ready job read without walking a backlog the offer cannot take:
+	 * first the window of the lease order past the point, its first
+	 * LEASE_WINDOW jobs (bounded above by the last of them, so that the
+	 * scan stops there whether or not one fits); when none fits, the
+	 * queued classes, found in jobs_class_order by a loose index scan
+	 * (other serves' new classes show in the tallies a second late), and
+	 * the head of each that fits, by a seek; the first head in lease
+	 * order is locked, or, when another batch holds it (or leased it
+	 * since), passed over and the heads read again. The heads are
+	 * sorted, which enable_sort = off prices so high that the server
+	 * would compile the query (JIT: a second a lease): jit = off. */
+	"CREATE INDEX jobs_class_order ON jobs(lane, type, team, gpus, min_vram_gb, priority, lane_rank, seq, id)"
+	" WHERE state = 'queued';"
+	"CREATE OR REPLACE FUNCTION ebb_next_ready(int, int, jsonb, jsonb, jsonb, int, int, bigint, bigint)"
+	" RETURNS SETOF jobs LANGUAGE plpgsql ROWS 1 SET enable_sort = off SET jit = off AS $$"
+	" DECLARE er int := 2147483647; ep int := 2147483647; es bigint := 9223372036854775807;"
+	" ei bigint := 9223372036854775807; head jobs; skipped bigint[] := '{}'; BEGIN"
+	" SELECT lane_rank, -priority, seq, id INTO er, ep, es, ei FROM jobs WHERE state = 'queued'"
+	"  AND (lane_rank, -priority, seq, id) > ($6, $7, $8, $9)"
+	"  ORDER BY lane_rank, -priority, seq, id OFFSET 31 LIMIT 1;"
+	" IF NOT FOUND THEN er := 2147483647; ep := 2147483647; es := 9223372036854775807;"
+	"  ei := 9223372036854775807; END IF;"
+	" RETURN QUERY SELECT * FROM jobs WHERE state = 'queued'"
+	"  AND (lane_rank, -priority, seq, id) > ($6, $7, $8, $9)"
+	"  AND (lane_rank, -priority, seq, id) <= (er, ep, es, ei)"
+	"  AND gpus <= $1 AND min_vram_gb <= $2 AND ($3 IS NULL OR NOT $3 ? type)"
+	"  AND (labels IS NULL OR labels::jsonb <@ COALESCE($4, '[]'::jsonb))"
+	"  AND ($5 IS NULL OR NOT EXISTS (SELECT 1 FROM jsonb_each_text($5) r"
+	"   WHERE r.key = jobs.team AND r.value::bigint < GREATEST(jobs.gpus, 1)))"
+	"  ORDER BY lane_rank, -priority, seq, id LIMIT 1 FOR UPDATE SKIP LOCKED;"
+	" IF FOUND OR er = 2147483647 THEN RETURN; END IF;"
+	" LOOP"
+	"  SELECT j.* INTO head FROM (WITH RECURSIVE c AS ("
+	"   (SELECT q.lane, q.type, q.team, q.gpus, q.min_vram_gb, q.priority FROM jobs q WHERE q.state = 'queued'"
+	"    ORDER BY q.lane, q.type, q.team, q.gpus, q.min_vram_gb, q.priority LIMIT 1)"
+	"   UNION ALL SELECT n.* FROM c, LATERAL (SELECT q.lane, q.type, q.team, q.gpus, q.min_vram_gb, q.priority"
+	"    FROM jobs q WHERE q.state = 'queued' AND (q.lane, q.type, q.team, q.gpus, q.min_vram_gb, q.priority)"
+	"     > (c.lane, c.type, c.team, c.gpus, c.min_vram_gb, c.priority)"
+	"    ORDER BY q.lane, q.type, q.team, q.gpus, q.min_vram_gb, q.priority LIMIT 1) n)"
+	"   SELECT * FROM c) c,"
+	"  LATERAL (SELECT * FROM jobs q WHERE q.state = 'queued' AND q.lane = c.lane AND q.type = c.type"
+	"   AND q.team = c.team AND q.gpus = c.gpus AND q.min_vram_gb = c.min_vram_gb AND q.priority = c.priority"
+	"   AND (q.labels IS NULL OR q.labels::jsonb <@ COALESCE($4, '[]'::jsonb))"
+	"   AND (q.lane_rank, -q.priority, q.seq, q.id) > ($6, $7, $8, $9) AND q.id <> ALL (skipped)"
+	"   ORDER BY q.lane_rank, q.seq, q.id LIMIT 1) j"
+	"  WHERE c.gpus <= $1 AND c.min_vram_gb <= $2 AND ($3 IS NULL OR NOT $3 ? c.type)"
+	"   AND ($5 IS NULL OR NOT EXISTS (SELECT 1 FROM jsonb_each_text($5) r"
+	"    WHERE r.key = c.team AND r.value::bigint < GREATEST(c.gpus, 1)))"
+	"  ORDER BY j.lane_rank, -j.priority, j.seq, j.id LIMIT 1;"
+	"  IF NOT FOUND THEN RETURN; END IF;"
+	"  RETURN QUERY SELECT * FROM jobs WHERE id = head.id AND state = 'queued' FOR UPDATE SKIP LOCKED;"
+	"  IF FOUND THEN RETURN; END IF;"
+	"  skipped := skipped || head.id;"
+	" END LOOP; END $$;",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -192,7 +247,9 @@ static const char *const migrations[] = {
 
 /* The next ready job that fits the offer of a lease ($1 to $5: its
  * GPUs, its VRAM, the types it refuses, its labels, the teams' room)
- * past a point of the lease order (key), migration 9's ebb_next_ready. A
+ * past a point of the lease order (key), ebb_next_ready (migration 10's,
+ * which reads the window of the lease order, then the heads of the
+ * queued classes that fit, as SQLite's lease does: engine.h). A
  * job's labels must all be among the worker's: jsonb containment of
  * string arrays. SKIP LOCKED: a job another serve's open batch holds is
  * not waited for, and never leased twice.

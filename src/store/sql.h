@@ -24,8 +24,8 @@ enum stmt_id {
 	S_INSERT, S_NEXT_READY, S_LIST, S_LEASED_ON, S_NEXT_DEADLINE, S_RECENT_DURATIONS, S_USAGE,
 	S_DEAD, S_INST_INSERT, S_STAT_ADD, S_STATS, S_LEDGER, S_LEDGER_OPEN, S_SUMS, S_ALERTS, S_BUDGETS,
 	S_TUNINGS,
-	/* SQLite's alone: a batch's frame (PostgreSQL's is sent deferred) */
-	S_BEGIN, S_COMMIT, S_ROLLBACK, S_SAVEPOINT, S_RELEASE, S_ROLLBACK_TO,
+	/* SQLite's alone: a batch's frame (PostgreSQL's is sent deferred), a class's head */
+	S_BEGIN, S_COMMIT, S_ROLLBACK, S_SAVEPOINT, S_RELEASE, S_ROLLBACK_TO, S_CLASS_HEAD,
 	/* PostgreSQL's alone: reads that lock, and what several serves share */
 	S_GET_LOCKED, S_INST_GET_LOCKED, S_DUE_LOCKED, S_NEXT_READY_AFTER, S_TALLIES, S_TALLY_ADD, S_TALLY_LOCK, S_NOW, S_LEADER,
 	S_COUNT

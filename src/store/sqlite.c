@@ -173,6 +173,12 @@ static const char *const migrations[] = {
 	"CREATE INDEX jobs_queued_class ON jobs(lane, type, team, gpus, min_vram_gb, priority, created_at)"
 	" WHERE state = 'queued';"
 	"CREATE INDEX jobs_leased_on ON jobs(instance_id) WHERE state = 'leased';",
+	/* 15: each queued class in lease order, for the head of a class that
+	 * fits a lease when the window of the lease order holds none
+	 * (S_CLASS_HEAD); lane_rank within the lane, as a lane's rank may
+	 * change with the configuration */
+	"CREATE INDEX jobs_class_order ON jobs(lane, type, team, gpus, min_vram_gb, priority, lane_rank, seq)"
+	" WHERE state = 'queued';",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -184,21 +190,34 @@ static const char *const migrations[] = {
 	" FROM segments s JOIN instances i ON i.id = s.instance_id"                                 \
 	" LEFT JOIN jobs j ON j.id = s.job_id AND s.kind = 'job'"
 
+/* A job's labels are all among the offer's (parameter p, a JSON array,
+ * or NULL for none). */
+#define LABELS_FIT(p)                                                                                  \
+	"(labels IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(jobs.labels) l"                          \
+	"  WHERE l.value NOT IN (SELECT value FROM json_each(COALESCE(" p ", '[]')))))"
+
 /* The statements in this engine's dialect; the others are store/sql.c's. */
 static const char *const stmt_sql[S_COUNT] = {
 	/* A batch's frame, prepared as the rest: one per request. */
 	[S_BEGIN] = "BEGIN", [S_COMMIT] = "COMMIT", [S_ROLLBACK] = "ROLLBACK",
 	[S_SAVEPOINT] = "SAVEPOINT request", [S_RELEASE] = "RELEASE request", [S_ROLLBACK_TO] = "ROLLBACK TO request",
 	[S_INSERT] = "INSERT INTO jobs ({jobs:fields}) VALUES ({jobs:marks})",
-	/* The partial index gives the order; the filters are checked per row. */
-	[S_NEXT_READY] = "SELECT {jobs} FROM jobs WHERE state = 'queued'"
-			 " AND gpus <= ?1 AND min_vram_gb <= ?2"
+	/* The window: the first LEASE_WINDOW ready jobs (?6) in lease order,
+	 * read from the partial index jobs_ready; the filters are checked on
+	 * those alone. */
+	[S_NEXT_READY] = "SELECT {jobs} FROM (SELECT * FROM jobs WHERE state = 'queued'"
+			 " ORDER BY lane_rank, priority DESC, seq, id LIMIT ?6) AS jobs"
+			 " WHERE gpus <= ?1 AND min_vram_gb <= ?2"
 			 " AND (?3 IS NULL OR type NOT IN (SELECT value FROM json_each(?3)))"
-			 " AND (labels IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(jobs.labels) l"
-			 "  WHERE l.value NOT IN (SELECT value FROM json_each(COALESCE(?4, '[]')))))"
+			 " AND " LABELS_FIT("?4")
 			 " AND (?5 IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(?5) r"
 			 "  WHERE r.key = jobs.team AND r.value < MAX(jobs.gpus, 1)))"
 			 " ORDER BY lane_rank, priority DESC, seq, id LIMIT 1",
+	/* A class's first job in lease order whose labels the offer has: a
+	 * seek into jobs_class_order, which keeps each class in that order. */
+	[S_CLASS_HEAD] = "SELECT {jobs} FROM jobs WHERE state = 'queued' AND lane = ?1 AND type = ?2"
+			 " AND team = ?3 AND gpus = ?4 AND min_vram_gb = ?5 AND priority = ?6"
+			 " AND " LABELS_FIT("?7") " ORDER BY lane_rank, seq, id LIMIT 1",
 	[S_LIST] = "SELECT {jobs} FROM jobs WHERE id > ?5"
 		   " AND (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR lane = ?2)"
 		   " AND (?3 IS NULL OR team = ?3) AND (?4 IS NULL OR type = ?4)"
@@ -484,10 +503,54 @@ static int op_job_get_by_key(struct store *base, const char *team, const char *k
 	return fetch(impl(base), S_GET_BY_KEY, &schema_jobs, out);
 }
 
+/* The head of each queued class the offer fits, in the tallies (exact:
+ * one writer), and the first of them in lease order. */
+struct class_heads {
+	struct sqlite_store *s;
+	const struct lease_offer *offer;
+	const char *labels;
+	struct job *best;
+	int found;
+};
+
+static int class_head(void *arg, const struct job_count *c, int64_t *oldest_ms)
+{
+	struct class_heads *w = arg;
+	sqlite3_stmt *st = w->s->stmt[S_CLASS_HEAD];
+	struct job head;
+	int rc;
+
+	(void)oldest_ms;
+	if (!offer_fits_class(w->offer, c))
+		return 0;
+	bind_text(st, 1, c->lane);
+	bind_text(st, 2, c->type);
+	bind_text(st, 3, c->team);
+	sqlite3_bind_int(st, 4, c->gpus);
+	sqlite3_bind_int(st, 5, c->min_vram_gb);
+	sqlite3_bind_int(st, 6, c->priority);
+	bind_text(st, 7, w->labels);
+	if ((rc = fetch(w->s, S_CLASS_HEAD, &schema_jobs, &head)) == STORE_NOT_FOUND)
+		return 0; /* its jobs all ask for labels the offer lacks */
+	if (rc != 0)
+		return -1;
+	if (w->found && !job_leases_before(&head, w->best)) {
+		job_free(&head);
+		return 0;
+	}
+	if (w->found)
+		job_free(w->best);
+	*w->best = head;
+	w->found = 1;
+	return 0;
+}
+
 static int op_job_next_ready(struct store *base, const struct lease_offer *o, struct job *out)
 {
-	sqlite3_stmt *st = impl(base)->stmt[S_NEXT_READY];
+	struct sqlite_store *s = impl(base);
+	sqlite3_stmt *st = s->stmt[S_NEXT_READY];
 	struct offer_filters f;
+	struct class_heads w = {s, o, NULL, out, 0};
 	int rc;
 
 	offer_filters_make(o, &f);
@@ -496,7 +559,16 @@ static int op_job_next_ready(struct store *base, const struct lease_offer *o, st
 	bind_text(st, 3, f.full_types);
 	bind_text(st, 4, f.labels);
 	bind_text(st, 5, f.rooms);
-	rc = fetch(impl(base), S_NEXT_READY, &schema_jobs, out);
+	sqlite3_bind_int(st, 6, LEASE_WINDOW);
+	rc = fetch(s, S_NEXT_READY, &schema_jobs, out);
+	/* The window held every queued job, or one that fits. */
+	if (rc == STORE_NOT_FOUND && counts_in_state(base->counts, JOB_QUEUED) > LEASE_WINDOW) {
+		w.labels = f.labels;
+		rc = counts_queued(base->counts, class_head, &w);
+		if (rc != 0 && w.found)
+			job_free(out);
+		rc = rc != 0 ? -1 : w.found ? 0 : STORE_NOT_FOUND;
+	}
 	offer_filters_free(&f);
 	return rc;
 }

@@ -285,8 +285,48 @@ void offer_filters_free(struct offer_filters *f)
 	free(f->rooms);
 }
 
+int offer_fits_class(const struct lease_offer *o, const struct job_count *c)
+{
+	if (c->gpus > o->gpus || c->min_vram_gb > o->vram_gb)
+		return 0;
+	for (int i = 0; i < o->nfull_types; i++)
+		if (strcmp(o->full_types[i], c->type) == 0)
+			return 0;
+	for (int i = 0; i < o->nteams; i++)
+		if (strcmp(o->teams[i], c->team) == 0)
+			return o->team_rooms[i] >= (c->gpus > 1 ? c->gpus : 1);
+	return 1;
+}
+
+int job_leases_before(const struct job *a, const struct job *b)
+{
+	if (a->lane_rank != b->lane_rank)
+		return a->lane_rank < b->lane_rank;
+	if (a->priority != b->priority)
+		return a->priority > b->priority;
+	if (a->seq != b->seq)
+		return a->seq < b->seq;
+	return a->id < b->id;
+}
+
+static int class_fits(void *arg, const struct job_count *c, int64_t *oldest_ms)
+{
+	(void)oldest_ms;
+	return offer_fits_class(arg, c);
+}
+
+int store_offer_may_fit(struct store *st, const struct lease_offer *offer)
+{
+	/* Another serve's jobs show in the tallies a second late: any may fit. */
+	if (st->shared)
+		return 1;
+	return counts_queued(st->counts, class_fits, (void *)offer) != 0;
+}
+
 int store_job_next_ready(struct store *st, const struct lease_offer *offer, struct job *out)
 {
+	if (!store_offer_may_fit(st, offer))
+		return STORE_NOT_FOUND;
 	return read_job(ENGINE(st, job_next_ready(st, offer, out)), out);
 }
 

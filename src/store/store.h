@@ -330,6 +330,10 @@ int store_job_update(struct store *st, struct job *job) STORE_CHECK;
 int store_job_get(struct store *st, int64_t id, struct job *out) STORE_CHECK;
 int store_job_get_by_key(struct store *st, const char *team, const char *key,
 			 struct job *out) STORE_CHECK;
+/* Whether a queued job may fit the offer: 0 when the tallies say that
+ * none does (exact with one writer; a shared store's always may). Reads
+ * no job. */
+int store_offer_may_fit(struct store *st, const struct lease_offer *offer);
 /* The first queued job the offer fits, in lane, priority, seq order. */
 int store_job_next_ready(struct store *st, const struct lease_offer *offer,
 			 struct job *out) STORE_CHECK;

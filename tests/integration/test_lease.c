@@ -155,6 +155,36 @@ static void longpoll_waits_for_a_fit(void **state)
 	harness_server_free(s);
 }
 
+/* Parked workers behind more jobs than a lease's window, none of which
+ * they fit: each submit of another leaves them parked, and the one job
+ * they fit, last in the lease order, goes to the first of them. */
+static void longpoll_waits_behind_a_backlog_it_cannot_take(void **state)
+{
+	struct harness_server *s = harness_serve(NULL, 0);
+	struct harness_async a, b;
+	json_t *ra = NULL, *rb = NULL;
+	int64_t small;
+
+	(void)state;
+	harness_async_start(&a, s, "POST", "/v1/lease", "{\"worker\": \"a\", \"gpus\": 1, \"wait_s\": 30}");
+	harness_wait_waiting(s, 1);
+	harness_async_start(&b, s, "POST", "/v1/lease", "{\"worker\": \"b\", \"gpus\": 1, \"wait_s\": 30}");
+	harness_wait_waiting(s, 2);
+	for (int k = 0; k < 40; k++)
+		submit(s, "{\"command\": [\"train\"], \"gpus\": 2, \"priority\": 9}");
+	harness_wait_waiting(s, 2);
+	small = submit(s, "{\"command\": [\"eval\"], \"gpus\": 1, \"priority\": -9}");
+	assert_int(harness_async_join(&a, &ra), 200);
+	assert_int(JINT(ra, "job.id"), small);
+	harness_wait_waiting(s, 1);
+	assert_int(harness_server_stop(s), 0);
+	assert_int(harness_async_join(&b, &rb), 200);
+	assert_true(json_is_null(harness_jget(rb, "job")));
+	json_decref(ra);
+	json_decref(rb);
+	harness_server_free(s);
+}
+
 /* SIGTERM answers a parked worker with no job and exits cleanly. */
 static void shutdown_releases_waiters(void **state)
 {
@@ -493,6 +523,7 @@ int main(void)
 		T(longpoll_times_out),
 		T(longpoll_two_waiters),
 		T(longpoll_waits_for_a_fit),
+		T(longpoll_waits_behind_a_backlog_it_cannot_take),
 		T(shutdown_releases_waiters),
 		T(gone_worker_gets_no_job),
 		T(deadline_timer_wakes_waiter),

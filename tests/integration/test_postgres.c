@@ -457,7 +457,9 @@ static void lease_in_order(struct harness_store *h, const struct lease_offer *o,
  * lease (it did: 200 ms a lease, until autovacuum's first analyze).
  * Each lease's query reads jobs_ready_order in lease order and stops at
  * the first row, with every offer's parameters and in the plan the
- * function caches, and leases come out in the policy's order. The
+ * function caches, and leases come out in the policy's order; a lease
+ * whose offer fits none of the burst, only a few jobs behind it, seeks
+ * the heads of the classes instead (jobs_class_order). The
  * leases' times are printed, not held to a bound: this machine's load is
  * not the store's. */
 static void lease_reads_the_index_before_any_analyze(void **state)
@@ -493,6 +495,18 @@ static void lease_reads_the_index_before_any_analyze(void **state)
 		}
 		STORE_OK(h, store_commit(h->st));
 	}
+	/* Behind them all, a few of a type the burst has none of. */
+	STORE_OK(h, store_begin(h->st));
+	for (int k = 0; k < 5; k++) {
+		struct job j = {.gpus = 1, .items = 1, .max_attempts = 3, .created_ms = 1, .updated_ms = 1,
+				.lane_rank = 1};
+		snprintf(j.lane, sizeof j.lane, "batch");
+		snprintf(j.type, sizeof j.type, "embed");
+		snprintf(j.team, sizeof j.team, "t0");
+		STORE_OK(h, store_job_insert(h->st, &j));
+		job_free(&j);
+	}
+	STORE_OK(h, store_commit(h->st));
 	print_message("%d jobs submitted in %.1f s\n", NJOBS, (now_us() - t0) / 1e6);
 	qsort(keys, NJOBS, sizeof *keys, lease_compare);
 
@@ -519,6 +533,26 @@ static void lease_reads_the_index_before_any_analyze(void **state)
 		assert_contains(plans, "Limit");
 		if (strstr(plans, "Sort") || strstr(plans, "Bitmap") || strstr(plans, "Seq Scan"))
 			fail_msg("a lease's plan reads more than the index in order:\n%s", plans);
+	}
+
+	/* An offer that refuses every type of the burst: the window holds
+	 * none it fits, and the lease finds the classes and their heads by
+	 * index seeks, never by reading the burst. */
+	plans = next_ready_plans(db, "1, 80, '[\"train\", \"infer\"]', NULL, NULL, -1, 0, 0, 0");
+	assert_contains(plans, "Index Scan using jobs_class_order on jobs");
+	if (strstr(plans, "Bitmap") || strstr(plans, "Seq Scan"))
+		fail_msg("a lease past the burst reads more than index seeks:\n%s", plans);
+	{
+		const char *refused[] = {"train", "infer"};
+		struct lease_offer behind = {.gpus = 1, .vram_gb = 80, .full_types = refused, .nfull_types = 2};
+		struct job j;
+		STORE_OK(h, store_begin(h->st));
+		t0 = now_us();
+		STORE_OK(h, store_job_next_ready(h->st, &behind, &j));
+		print_message("a lease behind %d jobs it cannot take: %.0f us\n", NJOBS, now_us() - t0);
+		assert_string_equal(j.type, "embed");
+		job_free(&j);
+		STORE_OK(h, store_commit(h->st));
 	}
 
 	lease_in_order(h, &plain, keys, NLEASES, 1);

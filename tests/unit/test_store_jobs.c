@@ -643,6 +643,223 @@ static void next_ready_filters(void **state)
 	json_decref(cba);
 }
 
+/* ---- the lease past a backlog it cannot take ---- */
+
+/* The reference: every queued job, read by a list, and the first in the
+ * lease order that the offer fits, by a plain loop over them all. */
+struct first_fit {
+	const struct lease_offer *o;
+	struct lease_key best;
+	int found;
+};
+
+static int labels_fit(const char *labels, const json_t *offer)
+{
+	json_t *want = labels ? json_loads(labels, 0, NULL) : NULL;
+	size_t i, k;
+	json_t *l, *have;
+	int fits = 1;
+
+	json_array_foreach(want, i, l) {
+		int has = 0;
+		json_array_foreach(offer, k, have)
+			has |= json_equal(l, have);
+		fits &= has;
+	}
+	json_decref(want);
+	return fits;
+}
+
+static int fits_offer(const struct lease_offer *o, const struct job *j)
+{
+	if (j->gpus > o->gpus || j->min_vram_gb > o->vram_gb || !labels_fit(j->labels, o->labels))
+		return 0;
+	for (int i = 0; i < o->nfull_types; i++)
+		if (strcmp(o->full_types[i], j->type) == 0)
+			return 0;
+	for (int i = 0; i < o->nteams; i++)
+		if (strcmp(o->teams[i], j->team) == 0 && o->team_rooms[i] < (j->gpus > 1 ? j->gpus : 1))
+			return 0;
+	return 1;
+}
+
+static int first_fit_row(void *arg, const struct job *j)
+{
+	struct first_fit *f = arg;
+	struct lease_key k = {.lane_rank = j->lane_rank, .priority = j->priority, .seq = j->seq, .id = j->id};
+
+	if (fits_offer(f->o, j) && (!f->found || lease_before(&k, &f->best))) {
+		f->best = k;
+		f->found = 1;
+	}
+	return 0;
+}
+
+struct first_fit_walk {
+	struct first_fit *f;
+	int rows;
+};
+
+static int first_fit_count(void *arg, const struct job *j)
+{
+	struct first_fit_walk *w = arg;
+
+	w->rows++;
+	return first_fit_row(w->f, j);
+}
+
+static int64_t first_fit(struct harness_store *h, const struct lease_offer *o)
+{
+	struct first_fit f = {o, {0}, 0};
+	struct first_fit_walk w = {&f, 0};
+	struct job_filter flt = {.state = JOB_QUEUED, .limit = 1000};
+
+	STORE_OK(h, store_job_list(h->st, &flt, first_fit_count, &w));
+	assert_true(w.rows < flt.limit); /* one page held them all */
+	return f.found ? f.best.id : 0;
+}
+
+/* Leases as the queue does and checks the store's choice against the
+ * reference: the job's id, or 0 for none. */
+static int64_t lease_checked(struct harness_store *h, const struct lease_offer *o, const char *what)
+{
+	int64_t want = first_fit(h, o);
+	struct job j;
+	int rc = store_job_next_ready(h->st, o, &j);
+
+	if (rc == STORE_NOT_FOUND) {
+		if (want)
+			fail_msg("%s: the store found no job, the first that fits is %lld", what, (long long)want);
+		return 0;
+	}
+	STORE_OK(h, rc);
+	if (j.id != want)
+		fail_msg("%s: the store gave job %lld (%s), the first that fits is %lld", what, (long long)j.id,
+			 j.worker, (long long)want);
+	j.state = JOB_LEASED;
+	STORE_OK(h, store_job_update(h->st, &j));
+	job_free(&j);
+	return want;
+}
+
+/* A queued job of the lease order's keys and the offer's filters. */
+static void put_class(struct harness_store *h, const char *name, const char *type, const char *team, int gpus,
+		      int lane_rank, int priority, const char *labels)
+{
+	struct job j = job_of(name, lane_rank ? "batch" : "standard", type, team, 1);
+
+	j.gpus = gpus;
+	j.lane_rank = lane_rank;
+	j.priority = priority;
+	j.labels = labels ? strdup(labels) : NULL;
+	STORE_OK(h, store_job_insert(h->st, &j));
+	job_free(&j);
+}
+
+/* Far more jobs than the lease's window ahead of the few the offer fits,
+ * each passed over for one reason: the lease still takes them in the
+ * lease order, first the one at the head of its class, then one behind
+ * a class head whose labels the offer lacks. */
+static void next_ready_past_a_backlog_it_cannot_take(void **state)
+{
+	struct harness_store *h = *state;
+	json_t *gpu_a = json_pack("[s]", "a");
+	const char *full[] = {"infer"}, *teams[] = {"poor"};
+	const int64_t rooms[] = {0};
+	struct lease_offer o = {.gpus = 1, .vram_gb = 80, .labels = gpu_a, .full_types = full, .nfull_types = 1,
+				.teams = teams, .team_rooms = rooms, .nteams = 1};
+	const char *want[] = {"hi-late", "rank0-lo", "a-behind-b", "rank1-hi", "none"};
+
+	begin(h);
+	for (int k = 0; k < 3 * 40; k++) {
+		const char *why = k % 3 == 0 ? "2gpus" : k % 3 == 1 ? "refused" : "poor";
+		put_class(h, harness_fmt("%s%d", why, k), k % 3 == 1 ? "infer" : "train", k % 3 == 2 ? "poor" : "t",
+			  k % 3 == 0 ? 2 : 1, 0, 50, NULL);
+	}
+	/* A class whose head asks for a label the offer lacks, then one it has. */
+	put_class(h, "b-head", "train", "t", 1, 0, 5, "[\"b\"]");
+	put_class(h, "a-behind-b", "train", "t", 1, 0, 5, "[\"a\"]");
+	put_class(h, "rank1-hi", "train", "t", 1, 1, 100, NULL);
+	put_class(h, "rank0-lo", "train", "u", 1, 0, 10, NULL);
+	put_class(h, "hi-late", "train", "u", 1, 0, 40, NULL);
+	commit(h);
+	for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
+		int64_t id;
+		begin(h);
+		id = lease_checked(h, &o, want[k]);
+		commit(h);
+		if (id) {
+			struct job j = get(h, id);
+			assert_string_equal(j.worker, want[k]);
+			job_free(&j);
+		} else {
+			assert_string_equal("none", want[k]);
+		}
+	}
+	/* An offer that fits no class leases nothing, nor does it read. */
+	o.gpus = 0;
+	assert_string_equal(next_ready(h, &o), "none");
+	assert_int(store_offer_may_fit(h->st, &o), 0);
+	o.gpus = 2;
+	assert_int(store_offer_may_fit(h->st, &o), 1);
+	json_decref(gpu_a);
+}
+
+/* Many random jobs and offers, leased several to a batch: each lease is
+ * the first queued job in the lease order that the offer fits, as a
+ * plain loop over every queued job finds it. */
+static void next_ready_is_the_first_that_fits(void **state)
+{
+	struct harness_store *h = *state;
+	const char *types[] = {"train", "infer", "embed"}, *teams[] = {"t", "u", "v"};
+	const char *labels[] = {NULL, "[\"a\"]", "[\"b\"]", "[\"a\",\"b\"]"};
+	json_t *offer_labels[] = {NULL, json_pack("[s]", "a"), json_pack("[ss]", "b", "a")};
+	unsigned seed = 26;
+	int leased = 0;
+
+	begin(h);
+	for (int k = 0; k < 600; k++) {
+		/* Mostly big jobs ahead, so that the window rarely holds one that fits. */
+		int big = rand_r(&seed) % 5 != 0;
+		struct job j = job_of(harness_fmt("r%d", k), "standard", types[rand_r(&seed) % 3],
+				      teams[rand_r(&seed) % 3], 1);
+		j.gpus = big ? 4 + rand_r(&seed) % 4 : rand_r(&seed) % 3;
+		j.min_vram_gb = (rand_r(&seed) % 3) * 40;
+		j.lane_rank = rand_r(&seed) % 3;
+		j.priority = big ? 100 : rand_r(&seed) % 3 - 1;
+		j.seq = rand_r(&seed) % 50;
+		const char *l = labels[rand_r(&seed) % 4];
+		j.labels = l ? strdup(l) : NULL;
+		STORE_OK(h, store_job_insert(h->st, &j));
+		job_free(&j);
+	}
+	commit(h);
+	for (int b = 0; b < 60; b++) {
+		begin(h);
+		for (int k = 0; k < 3; k++) {
+			const char *full[1] = {types[rand_r(&seed) % 3]};
+			const char *room_teams[1] = {teams[rand_r(&seed) % 3]};
+			const int64_t room[1] = {rand_r(&seed) % 3};
+			struct lease_offer o = {.gpus = 1 + rand_r(&seed) % 3, .vram_gb = (rand_r(&seed) % 3) * 40,
+						.labels = offer_labels[rand_r(&seed) % 3]};
+			if (rand_r(&seed) % 2) {
+				o.full_types = full;
+				o.nfull_types = 1;
+			}
+			if (rand_r(&seed) % 2) {
+				o.teams = room_teams;
+				o.team_rooms = room;
+				o.nteams = 1;
+			}
+			leased += lease_checked(h, &o, harness_fmt("batch %d lease %d", b, k)) != 0;
+		}
+		commit(h);
+	}
+	assert_true(leased > 20); /* the offers did lease, past the big jobs */
+	for (int k = 0; k < 3; k++)
+		json_decref(offer_labels[k]);
+}
+
 /* ---- lists and the queue's timers ---- */
 
 static void job_list_filters_and_pages(void **state)
@@ -1048,6 +1265,8 @@ int main(void)
 		T(next_ready_order),
 		T(next_ready_is_the_policy_order),
 		T(next_ready_filters),
+		T(next_ready_past_a_backlog_it_cannot_take),
+		T(next_ready_is_the_first_that_fits),
 		T(job_list_filters_and_pages),
 		T(jobs_leased_on_an_instance),
 		T(job_due_at_now),
