@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/lease_key.h"
 #include "common/mem.h"
 #include "store/engine.h"
 
@@ -300,13 +301,10 @@ int offer_fits_class(const struct lease_offer *o, const struct job_count *c)
 
 int job_leases_before(const struct job *a, const struct job *b)
 {
-	if (a->lane_rank != b->lane_rank)
-		return a->lane_rank < b->lane_rank;
-	if (a->priority != b->priority)
-		return a->priority > b->priority;
-	if (a->seq != b->seq)
-		return a->seq < b->seq;
-	return a->id < b->id;
+	struct lease_key ka = {a->lane_rank, a->priority, a->seq, a->id};
+	struct lease_key kb = {b->lane_rank, b->priority, b->seq, b->id};
+
+	return lease_before(&ka, &kb);
 }
 
 static int class_fits(void *arg, const struct job_count *c, int64_t *oldest_ms)
