@@ -643,7 +643,7 @@ static int placed_target(const struct sim *s, const struct trace_reclaim *r)
 				break;
 		}
 	}
-	if (k >= s->ninst || s->inst[k].state == S_GONE || s->inst[k].market != MARKET_SPOT)
+	if (k < 0 || k >= s->ninst || s->inst[k].state == S_GONE || s->inst[k].market != MARKET_SPOT)
 		return -1;
 	return k;
 }
