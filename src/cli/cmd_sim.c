@@ -45,8 +45,9 @@ static const struct option_spec options[] = {
 	 .parse = add_policy},
 	{.kind = OPTION_GROUP, .group = simcli_options, .at = OPTION_AT(struct sim_args, sim)},
 	{"jobs", 0, OPTION_STRING, "FILE.csv", OPTION_AT(struct sim_args, jobs),
-	 "write when each job first started and how long it had\n"
-	 "waited, a line per job and policy"},
+	 "write when each job first started, how long it had\n"
+	 "waited, and when it last started (after a reclaim),\n"
+	 "a line per job and policy"},
 	{0},
 };
 

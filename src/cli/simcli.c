@@ -46,6 +46,10 @@ static int add_filter(void *at, const char *arg, char *why, size_t size)
 const struct option_spec simcli_options[] = {
 	{"offers", 0, OPTION_STRING, "FILE", SIM(offers), "an ebb config: its [offer.*] sections and ebb's settings"},
 	{"seed", 0, OPTION_CALL, "N", SIM(o.seed), "seed of the spot reclaims", .def = "1", .parse = seed},
+	{"reclaims", 0, OPTION_STRING, "FILE.csv", SIM(reclaims),
+	 "spot reclaims at chosen times instead of random ones:\n"
+	 "CSV time_s,instance (the Nth launched, from 1) or\n"
+	 "time_s,job (the instance running job N of --jobs)"},
 	{"checkpoint-every", 0, OPTION_SECONDS, "S", SIM(checkpoint_s), "jobs checkpoint every S seconds (default: never)",
 	 /* 0 ms would mean never, the opposite of what was asked. */
 	 .fmin = 0.001, .fmax = SECONDS_MAX},
@@ -97,6 +101,11 @@ int simcli_load(struct simcli *c, const char *trace_path, struct trace *t)
 	c->o.checkpoint_every_ms = (int64_t)(c->checkpoint_s * 1000);
 	if (sim_load(trace_path, c->offers, c->filters.f, c->filters.n, c->skip_bad, t, &c->o, err, sizeof err) != 0) {
 		fprintf(stderr, "%s: %s\n", c->name, err);
+		return 1;
+	}
+	if (c->reclaims && trace_load_reclaims(c->reclaims, t, err, sizeof err) != 0) {
+		fprintf(stderr, "%s: --reclaims %s\n", c->name, err);
+		trace_free(t);
 		return 1;
 	}
 	n = t->n;

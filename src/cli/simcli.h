@@ -18,7 +18,7 @@ struct simcli_filters {
 
 struct simcli {
 	const char *name; /* "ebb sim", "ebb tune": main's argv[0], for messages */
-	const char *offers, *plot;
+	const char *offers, *plot, *reclaims;
 	struct simcli_filters filters;
 	int skip_bad, json;
 	double from_s, to_s, checkpoint_s;

@@ -302,6 +302,8 @@ static void start_job(struct sim *s, int k, int job)
 	take(s, job);
 	if (!j->ran && s->result->first_start_ms)
 		s->result->first_start_ms[job] = s->now;
+	if (s->result->last_start_ms)
+		s->result->last_start_ms[job] = s->now;
 	j->waited_ms += s->now - j->since;
 	if (j->ran)
 		requeue_wait(s, s->now - j->since);
@@ -559,8 +561,9 @@ static void start(struct sim *s)
 	s->jobs = sim_grown(NULL, t->n + 1, sizeof *s->jobs);
 	if (s->opts->job_starts) {
 		s->result->first_start_ms = sim_grown(NULL, t->n + 1, sizeof *s->result->first_start_ms);
+		s->result->last_start_ms = sim_grown(NULL, t->n + 1, sizeof *s->result->last_start_ms);
 		for (size_t k = 0; k < t->n; k++)
-			s->result->first_start_ms[k] = -1;
+			s->result->first_start_ms[k] = s->result->last_start_ms[k] = -1;
 	}
 	s->waits = sim_grown(NULL, t->n + 1, sizeof *s->waits);
 	for (int k = 0; k < s->opts->noffers; k++)
@@ -608,6 +611,43 @@ static void release(struct sim *s)
 	window_free(&s->idled);
 }
 
+/* Spot reclaims instance k: the policy does what it does of one (its
+ * replacement, say), else the instance stops; either way every job on
+ * it is put back. */
+static void reclaim(struct sim *s, int k)
+{
+	s->result->reclaims++;
+	if (s->kind->reclaim)
+		s->kind->reclaim(s, k);
+	else
+		sim_stop(s, k);
+}
+
+/* The spot instance a reclaim of the trace's takes now, -1: none (sim.h,
+ * reclaims_missed). A job's instance is where it runs only while its
+ * instance's list holds it. */
+static int placed_target(const struct sim *s, const struct trace_reclaim *r)
+{
+	int k = r->target - 1;
+
+	if (s->trace->reclaims_by_job) {
+		if ((size_t)r->target >= s->trace->n || !s->jobs[r->target].ran)
+			return -1;
+		k = s->jobs[r->target].inst;
+		if (k < 0 || k >= s->ninst || s->inst[k].state == S_GONE)
+			return -1;
+		for (int j = s->inst[k].newest;; j = s->jobs[j].next_on) {
+			if (j < 0)
+				return -1;
+			if (j == r->target)
+				break;
+		}
+	}
+	if (k < 0 || k >= s->ninst || s->inst[k].state == S_GONE || s->inst[k].market != MARKET_SPOT)
+		return -1;
+	return k;
+}
+
 /* What the policy is told of durations, for the outputs to say: one told
  * estimates is told the trace's own with --oracle-durations. */
 static const char *durations_told(const struct policy *p, const struct sim_options *o)
@@ -636,6 +676,8 @@ void sim_run(const struct trace *t, const struct policy *p, const struct sim_opt
 		s.policy_state = xcalloc(1, s.kind->state_size);
 	if (s.kind->start)
 		s.kind->start(&s);
+	for (size_t k = 0; k < t->nreclaims; k++)
+		sim_push(&s, (struct event){t->reclaims[k].at_ms, EV_PLACED, -1, (int)k});
 	for (;;) {
 		int64_t t_arrival, t_event = s.events.n ? s.events.e[0].at : INT64_MAX, t_policy = policy_due(&s), at;
 
@@ -683,14 +725,16 @@ void sim_run(const struct trace *t, const struct policy *p, const struct sim_opt
 				s.dirty = 1;
 				continue;
 			}
+			if (e.kind == EV_PLACED) {
+				int k = placed_target(&s, &t->reclaims[e.job]);
+				if (k >= 0)
+					reclaim(&s, k);
+				continue;
+			}
 			if (s.inst[e.inst].state == S_GONE)
 				continue;
 			if (e.kind == EV_RECLAIM) {
-				s.result->reclaims++;
-				if (s.kind->reclaim)
-					s.kind->reclaim(&s, e.inst);
-				else
-					sim_stop(&s, e.inst);
+				reclaim(&s, e.inst);
 			} else if (e.kind == EV_READY) {
 				s.booting--;
 				sim_make_idle(&s, e.inst);
@@ -715,6 +759,8 @@ void sim_run(const struct trace *t, const struct policy *p, const struct sim_opt
 		if (s.inst[k].state != S_GONE)
 			sim_bill(&s, k);
 	}
+	/* Those the trace placed are all the reclaims there were. */
+	r->reclaims_missed = t->has_reclaims ? (int64_t)t->nreclaims - r->reclaims : 0;
 	summarise(&s);
 	release(&s);
 }
@@ -723,6 +769,8 @@ void sim_result_free(struct sim_result *r)
 {
 	free(r->first_start_ms);
 	r->first_start_ms = NULL;
+	free(r->last_start_ms);
+	r->last_start_ms = NULL;
 	free(r->samples);
 	r->samples = NULL;
 	r->nsamples = 0;

@@ -145,7 +145,8 @@ int sim_launch(struct sim *s, int offer, enum market m, int warm)
 		sim_push(s, (struct event){s->now + o->boot_ms, EV_READY, k, -1});
 	}
 	sim_changed(s, k);
-	if (m == MARKET_SPOT && o->reclaims_per_hour > 0) {
+	/* A trace that places its reclaims has those alone. */
+	if (m == MARKET_SPOT && o->reclaims_per_hour > 0 && !s->trace->has_reclaims) {
 		double hours = -log(1.0 - rng_uniform(&s->rng)) / o->reclaims_per_hour;
 		sim_push(s, (struct event){s->now + (int64_t)(hours * 3600000.0), EV_RECLAIM, k, -1});
 	}

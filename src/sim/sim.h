@@ -70,6 +70,7 @@ struct sim_result {
 	/* With sim_options.job_starts, per job of the trace (its index),
 	 * when it first started, -1: never; else NULL. bound runs none. */
 	int64_t *first_start_ms;
+	int64_t *last_start_ms; /* and when it last started (after a reclaim, say) */
 	/* What the policy knew of durations: "estimated" (ebb, as serve
 	 * would), "oracle" (ebb told the trace's own: --oracle-durations),
 	 * "foresight" (the references, which see the whole trace by
@@ -87,6 +88,10 @@ struct sim_result {
 	double cost_usd;
 	double gpu_hours_billed, gpu_hours_busy, idle_gpu_hours;
 	int64_t cold_starts, reclaims, max_instances;
+	/* Reclaims of the trace's (trace.reclaims) that found no spot
+	 * instance to take: not launched yet, gone, on demand, the job not
+	 * running, or after the replay's end. */
+	int64_t reclaims_missed;
 	int64_t preemptions; /* ebb with teams: runs plan() preempted */
 	/* A job's wait is all its time in the queue: before it first ran and
 	 * after each time it was put back (a reclaim, a scale-in that

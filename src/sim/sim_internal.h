@@ -15,8 +15,10 @@
 #include "sim/sim_policy.h"
 
 /* EV_RESUME: a job preempted twice in a row back in the queue once its
- * [scaler] preempt_backoff is over (inst: -1). */
-enum ev_kind { EV_READY, EV_FINISH, EV_RECLAIM, EV_RESUME };
+ * [scaler] preempt_backoff is over (inst: -1). EV_PLACED: a reclaim of
+ * the trace's (job: its index in trace.reclaims; inst: -1), whose
+ * instance is known when it comes. */
+enum ev_kind { EV_READY, EV_FINISH, EV_RECLAIM, EV_RESUME, EV_PLACED };
 
 /* An event of an instance gone since is stale (an instance gone never
  * comes back), and a job's end once the job was put back (sim_put_back:
@@ -25,7 +27,7 @@ struct event {
 	int64_t at;
 	enum ev_kind kind;
 	int inst;
-	int job; /* EV_FINISH: the job that ends; EV_RESUME: the job back */
+	int job; /* EV_FINISH: the job that ends; EV_RESUME: the job back; EV_PLACED: the reclaim */
 };
 
 /* Events, the earliest first (then by kind and instance). */

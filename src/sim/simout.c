@@ -56,6 +56,10 @@ void simout_table(const struct sim_result *r, int n, FILE *out)
 		if (r[k].tail_cut)
 			fprintf(out, "note: %s still held more than its standing floor %.0f days after its last job;"
 				" its tail is cut there\n", r[k].policy, (double)r[k].tail_ms / 86400000.0);
+		if (r[k].reclaims_missed)
+			fprintf(out, "note: %s: %lld of the --reclaims found no spot instance to reclaim (not"
+				" launched, gone, on demand, the job not running, or after the end)\n", r[k].policy,
+				(long long)r[k].reclaims_missed);
 		if (r[k].unplaceable)
 			fprintf(out, "note: %s left out %lld of %lld jobs: they fit none of its offers\n", r[k].policy,
 				(long long)r[k].unplaceable, (long long)r[k].jobs);
@@ -81,6 +85,11 @@ json_t *simout_result_json(const struct sim_result *x)
 			 "requeue_wait_p95_s", x->requeue_wait_p95_s, "max_instances", (json_int_t)x->max_instances,
 			 "end_s", (json_int_t)(x->end_ms / 1000), "stalled", x->stalled);
 
+	/* Only where the trace placed reclaims: the others have none. */
+	if (o && x->reclaims_missed && json_object_set_new(o, "reclaims_missed", json_integer(x->reclaims_missed))) {
+		json_decref(o);
+		return NULL;
+	}
 	if (o && simout_teams_json(x, o) != 0) {
 		json_decref(o);
 		return NULL;
@@ -301,15 +310,16 @@ int simout_jobs(const struct sim_result *r, int n, const struct trace *t, const 
 		snprintf(err, errsize, "--jobs %s: cannot write", path);
 		return -1;
 	}
-	fprintf(f, "policy,job,submit_s,start_s,wait_s\n");
+	fprintf(f, "policy,job,submit_s,start_s,wait_s,last_start_s\n");
 	for (int k = 0; k < n; k++) {
 		for (size_t j = 0; r[k].first_start_ms && j < t->n; j++) {
 			int64_t at = r[k].first_start_ms[j], submit = t->jobs[j].submit_ms;
 			fprintf(f, "\"%s\",%zu,%.3f,", r[k].policy, j, (double)submit / 1000.0);
 			if (at >= 0)
-				fprintf(f, "%.3f,%.3f\n", (double)at / 1000.0, (double)(at - submit) / 1000.0);
+				fprintf(f, "%.3f,%.3f,%.3f\n", (double)at / 1000.0, (double)(at - submit) / 1000.0,
+					(double)r[k].last_start_ms[j] / 1000.0);
 			else
-				fprintf(f, ",\n");
+				fprintf(f, ",,\n");
 		}
 	}
 	if (fclose(f) != 0) {

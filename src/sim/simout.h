@@ -18,9 +18,10 @@ json_t *simout_result_json(const struct sim_result *r);
  * offer. */
 int simout_plot(const struct sim_result *r, int n, const struct sim_options *o, const char *path,
 		char *err, size_t errsize);
-/* Each job's first start and wait under each policy that ran jobs, as
- * CSV: policy,job,submit_s,start_s,wait_s (start_s and wait_s empty for a
- * job that never started); job is its row among the trace's, in
+/* Each job's first start and wait under each policy that ran jobs, and
+ * its last start (after a reclaim, say; else its first), as CSV:
+ * policy,job,submit_s,start_s,wait_s,last_start_s (the last three empty
+ * for a job that never started); job is its row among the trace's, in
  * submission order. */
 int simout_jobs(const struct sim_result *r, int n, const struct trace *t, const char *path, char *err,
 		size_t errsize);

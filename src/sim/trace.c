@@ -466,6 +466,7 @@ void trace_free(struct trace *t)
 	free(t->lanes);
 	free(t->types);
 	free(t->jobs);
+	free(t->reclaims);
 	memset(t, 0, sizeof *t);
 }
 
@@ -481,4 +482,12 @@ void trace_window(struct trace *t, int64_t from_ms, int64_t to_ms)
 	}
 	t->n = n;
 	t->origin_ms += from_ms;
+	n = 0;
+	for (size_t k = 0; k < t->nreclaims; k++) {
+		if (t->reclaims[k].at_ms < from_ms)
+			continue;
+		t->reclaims[n] = t->reclaims[k];
+		t->reclaims[n++].at_ms -= from_ms;
+	}
+	t->nreclaims = n;
 }

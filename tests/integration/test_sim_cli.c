@@ -314,6 +314,62 @@ static void malformed_trace_names_file_line_and_column(void **state)
 	harness_run_free(&r);
 }
 
+/* --reclaims: reclaims at chosen times, on the trace's clock (--from
+ * moves both, and drops the reclaims before it); no random one besides
+ * (the offers' reliabilities of 0.6 and 0.7 would draw some). The job of
+ * 600 s, at 100 s in the file, is at 0 s after --from 100, on
+ * always-on's one spot instance (small, up from the start); the reclaim
+ * at 300 s in the file, 200 s after --from, puts it back until the
+ * replacement's boot of 60 s is over: it starts again at 260 s. The one
+ * at 50 s is before --from; the one of job 1 finds no such job; the one
+ * at 5,000 s comes after the end. A bad line stops the replay, naming
+ * it. */
+static void reclaims_from_a_file(void **state)
+{
+	char reclaims[4300], jobs[4300], *csv;
+	struct harness_run r;
+	struct files f;
+	json_t *v;
+
+	(void)state;
+	files(&f, "submit_time_s,duration_s\n100,600\n");
+	snprintf(reclaims, sizeof reclaims, "%s/reclaims.csv", f.dir);
+	snprintf(jobs, sizeof jobs, "%s/jobs.csv", f.dir);
+	harness_write_file(reclaims, "time_s,job\n300,0\n50,0\n400,1\n5000,0\n");
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--from", "100", "--policy",
+		    "always-on:market=spot,n=1", "--reclaims", reclaims, "--jobs", jobs, "--json", NULL);
+	if (r.status != 0)
+		fail_msg("status %d: %s", r.status, r.err);
+	v = harness_json(r.out);
+	assert_int(JINT(json_array_get(v, 0), "reclaims"), 1);
+	assert_int(JINT(json_array_get(v, 0), "reclaims_missed"), 2);
+	assert_int(JINT(json_array_get(v, 0), "requeues"), 1);
+	json_decref(v);
+	harness_run_free(&r);
+	csv = harness_read_file(jobs, NULL);
+	assert_string_equal(csv, "policy,job,submit_s,start_s,wait_s,last_start_s\n"
+				 "\"always-on:market=spot,n=1\",0,0.000,0.000,0.000,260.000\n");
+	free(csv);
+
+	/* The table says what found no instance. */
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--from", "100", "--policy",
+		    "always-on:market=spot,n=1", "--reclaims", reclaims, NULL);
+	assert_int(r.status, 0);
+	assert_contains(r.out, "note: always-on:market=spot,n=1: 2 of the --reclaims found no spot instance");
+	harness_run_free(&r);
+
+	harness_write_file(reclaims, "time_s,instance\n300,1\n3oo,1\n");
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--reclaims", reclaims, NULL);
+	assert_one_line_error(&r, 1,
+			      (const char *const[]){harness_fmt("--reclaims %s:3: time_s", reclaims), "'3oo'", NULL});
+	harness_run_free(&r);
+
+	harness_ebb(&r, NULL, "sim", f.trace, "--offers", f.conf, "--reclaims", harness_fmt("%s/none.csv", f.dir),
+		    NULL);
+	assert_one_line_error(&r, 1, (const char *const[]){"none.csv", "cannot open", NULL});
+	harness_run_free(&r);
+}
+
 static void skip_bad_reports_the_count(void **state)
 {
 	struct harness_run r;
@@ -563,10 +619,10 @@ static void replays_in_serves_lease_order(void **state)
 				    "--jobs", jobs, NULL);
 			assert_int(r.status, 0);
 			csv = harness_read_file(jobs, NULL);
-			assert_string_equal(csv, "policy,job,submit_s,start_s,wait_s\n"
-						 "\"ebb\",0,0.000,130.000,130.000\n"
-						 "\"ebb\",1,1.000,430.000,429.000\n"
-						 "\"ebb\",2,2.000,120.000,118.000\n");
+			assert_string_equal(csv, "policy,job,submit_s,start_s,wait_s,last_start_s\n"
+						 "\"ebb\",0,0.000,130.000,130.000,130.000\n"
+						 "\"ebb\",1,1.000,430.000,429.000,430.000\n"
+						 "\"ebb\",2,2.000,120.000,118.000,120.000\n");
 			free(csv);
 		}
 		if (json_number_value(json_object_get(p, "wait_p95_s")) != 429 ||
@@ -667,6 +723,7 @@ int main(void)
 		cmocka_unit_test(serve_config_with_plugin_sections),
 		cmocka_unit_test(malformed_trace_names_file_line_and_column),
 		cmocka_unit_test(skip_bad_reports_the_count),
+		cmocka_unit_test(reclaims_from_a_file),
 		cmocka_unit_test(policy_errors_are_clear),
 		cmocka_unit_test(no_jobs_to_replay),
 		cmocka_unit_test(tune_wait_p95_is_checked),

@@ -486,6 +486,135 @@ static void test_reclaim_interrupts_every_job(void **state)
 	trace_free(&s.t);
 }
 
+/* A reclaim placed at a chosen time (--reclaims) is the event a random
+ * one is. always-on's one spot instance of $3.60/h (billed by the
+ * second), up at 0, runs the one job of 600 s from 0; a reclaim at 200 s
+ * takes its instance (billed 200 s), the job goes back to the queue and
+ * always-on launches a replacement, up after its boot at 300 s, where the
+ * job starts again: from 0 s of work, it ends at 900 s; with a
+ * checkpoint every 60 s, from its checkpoint at 180 s, it ends at 720 s.
+ * The replacement is billed from 200 s to the end: $0.90 in all, $0.72
+ * with checkpoints. Whether the file names the job (0, as --jobs counts)
+ * or the instance (the first launched is 1), the same; the reliability
+ * of 0.01 an hour would draw reclaims at random, the file's are the
+ * only ones. */
+static void test_placed_reclaim(void **state)
+{
+	static const struct {
+		const char *file;
+		int64_t checkpoint_ms;
+		double cost, end_s;
+	} cases[] = {
+		{"time_s,job\n200,0\n", 0, 0.90, 900},
+		{"time_s,instance\r\n200,1\r\n", 0, 0.90, 900},
+		{"time_s,job\n200,0\n", 60000, 0.72, 720},
+	};
+	char path[4300], err[600];
+
+	(void)state;
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		struct sim_result r;
+		struct setup s;
+		setup(&s, "submit_time_s,duration_s\n0,600\n",
+		      "[offer.q]\ngpus = 1\nprice_spot = 3.6\nreliability = 0.01\nboot = 100s\nbilling = " PER_SECOND);
+		snprintf(path, sizeof path, "%s/reclaims.csv", s.dir);
+		harness_write_file(path, cases[c].file);
+		if (trace_load_reclaims(path, &s.t, err, sizeof err) != 0)
+			fail_msg("trace_load_reclaims: %s", err);
+		s.o.checkpoint_every_ms = cases[c].checkpoint_ms;
+		s.o.job_starts = 1;
+		run_policy(&s, "always-on:market=spot,n=1", &r);
+		assert_int(r.jobs_done, 1);
+		assert_int(r.reclaims, 1);
+		assert_int(r.reclaims_missed, 0);
+		assert_int(r.requeues, 1);
+		assert_int(r.cold_starts, 1);
+		assert_int(r.first_start_ms[0], 0);
+		assert_int(r.last_start_ms[0], 300000);
+		assert_near(r.requeue_wait_p95_s, 100);
+		assert_near(r.wait_p50_s, 100);
+		assert_near(r.cost_usd, cases[c].cost);
+		assert_int(r.end_ms, (int64_t)(cases[c].end_s * 1000));
+		sim_result_free(&r);
+		trace_free(&s.t);
+	}
+}
+
+/* A placed reclaim that finds no spot instance does nothing and is
+ * counted: one before the job arrives (job 0 not running yet), one of an
+ * instance never launched, one after the replay's end, and one of an on
+ * demand instance. A file with no reclaims turns the random ones off. */
+static void test_placed_reclaim_missed(void **state)
+{
+	static const struct {
+		const char *offer, *policy, *file;
+		int64_t missed;
+	} cases[] = {
+		{"price_spot = 3.6\nreliability = 0.01", "always-on:market=spot,n=1",
+		 "time_s,job\n5,0\n1000000,0\n", 2},
+		{"price_spot = 3.6\nreliability = 0.01", "always-on:market=spot,n=1", "time_s,instance\n50,2\n", 1},
+		{"price_spot = 3.6\nreliability = 0.01", "always-on:market=spot,n=1", "time_s,instance\n", 0},
+		{"price_ondemand = 3.6", "always-on:n=1", "time_s,instance\n50,1\n", 1},
+	};
+	char path[4300], conf[200], err[600];
+
+	(void)state;
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		struct sim_result r;
+		struct setup s;
+		snprintf(conf, sizeof conf, "[offer.q]\ngpus = 1\n%s\nboot = 100s\nbilling = " PER_SECOND,
+			 cases[c].offer);
+		setup(&s, "submit_time_s,duration_s\n10,600\n", conf);
+		snprintf(path, sizeof path, "%s/reclaims.csv", s.dir);
+		harness_write_file(path, cases[c].file);
+		if (trace_load_reclaims(path, &s.t, err, sizeof err) != 0)
+			fail_msg("trace_load_reclaims: %s", err);
+		run_policy(&s, cases[c].policy, &r);
+		assert_int(r.jobs_done, 1);
+		assert_int(r.reclaims, 0);
+		assert_int(r.reclaims_missed, cases[c].missed);
+		assert_near(r.wait_p50_s, 0);
+		assert_near(r.cost_usd, 0.61);
+		sim_result_free(&r);
+		trace_free(&s.t);
+	}
+}
+
+/* A bad file of reclaims: an error that names its line, and the trace
+ * as it was. */
+static void test_placed_reclaim_bad_file(void **state)
+{
+	static const struct {
+		const char *file, *error;
+	} cases[] = {
+		{"", "reclaims.csv:1: empty file"},
+		{"time,instance\n", "reclaims.csv:1: expected the header time_s,instance or time_s,job, got 'time,instance'"},
+		{"time_s,job\n10,0\nten,1\n", "reclaims.csv:3: time_s: expected seconds from 0 to 1e+10, got 'ten'"},
+		{"time_s,job\n-5,1\n", "reclaims.csv:2: time_s: expected seconds"},
+		{"time_s,job\n5,-1\n", "reclaims.csv:2: job: expected a whole number from 0, got '-1'"},
+		{"time_s,instance\n5,0\n", "reclaims.csv:2: instance: expected a whole number from 1, got '0'"},
+		{"time_s,instance\n\n5,1.5\n", "reclaims.csv:3: instance: expected a whole number from 1, got '1.5'"},
+		{"time_s,instance\n5\n", "reclaims.csv:2: expected two fields, time_s,instance, got '5'"},
+		{"time_s,instance\n5,1,2\n", "reclaims.csv:2: expected two fields"},
+	};
+	char path[4300], err[600];
+	struct setup s;
+
+	(void)state;
+	setup(&s, "submit_time_s,duration_s\n10,600\n", OFFER_A(PER_SECOND));
+	snprintf(path, sizeof path, "%s/reclaims.csv", s.dir);
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		harness_write_file(path, cases[c].file);
+		if (trace_load_reclaims(path, &s.t, err, sizeof err) == 0)
+			fail_msg("%s: loaded", cases[c].file);
+		if (!strstr(err, cases[c].error))
+			fail_msg("%s: '%s', expected '%s'", cases[c].file, err, cases[c].error);
+		assert_false(s.t.has_reclaims);
+		assert_int(s.t.n, 1);
+	}
+	trace_free(&s.t);
+}
+
 /* ebb's idle timeout (10 min): a job ends at 160 s and the instance idles
  * from then on; plan() releases it at 760 s. */
 static void test_gap_around_idle_timeout(void **state)
@@ -1811,6 +1940,9 @@ int main(void)
 		cmocka_unit_test(test_job_waits_for_enough_free_gpus),
 		cmocka_unit_test(test_idle_timer_starts_at_last_job_end),
 		cmocka_unit_test(test_reclaim_interrupts_every_job),
+		cmocka_unit_test(test_placed_reclaim),
+		cmocka_unit_test(test_placed_reclaim_missed),
+		cmocka_unit_test(test_placed_reclaim_bad_file),
 		cmocka_unit_test(test_keda_replicas_per_job_size),
 		cmocka_unit_test(test_clairvoyant_packs),
 		cmocka_unit_test(test_expected_arrivals),
