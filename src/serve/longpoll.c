@@ -208,7 +208,9 @@ static int dispatch(void *arg)
 			 * queue (the tallies' classes, before the types at their
 			 * limit and the teams' room narrow them): a thousand
 			 * one-GPU workers waiting behind a backlog of two-GPU
-			 * jobs cost a look at the classes each, per commit. */
+			 * jobs cost a look at the classes each, per commit. With
+			 * several serves, another's job shows in the tallies by
+			 * its word (server.c, on_woken). */
 			if (!store_offer_may_fit(q->store, &w->r.offer))
 				continue;
 			/* Its instance may have been drained or terminated

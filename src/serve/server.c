@@ -248,6 +248,9 @@ static void on_woken(void *arg)
 
 	if (longpoll_waiting(s->longpoll) > 0) {
 		s->queue.ready_changed = 1; /* not queue_ready_changed(): it is theirs, not news */
+		/* The waiting workers are matched by the tallies' classes:
+		 * read with the batch below, they hold the job the word is of. */
+		store_counts_stale(s->store);
 		deadline_run(s->deadline);
 	} else {
 		deadline_rearm(s->deadline);

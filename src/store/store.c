@@ -315,15 +315,16 @@ static int class_fits(void *arg, const struct job_count *c, int64_t *oldest_ms)
 
 int store_offer_may_fit(struct store *st, const struct lease_offer *offer)
 {
-	/* Another serve's jobs show in the tallies a second late: any may fit. */
-	if (st->shared)
-		return 1;
 	return counts_queued(st->counts, class_fits, (void *)offer) != 0;
 }
 
+void store_counts_stale(struct store *st) { st->counts_read_ms = 0; }
+
 int store_job_next_ready(struct store *st, const struct lease_offer *offer, struct job *out)
 {
-	if (!store_offer_may_fit(st, offer))
+	/* Another serve's jobs show in the tallies a second late: with
+	 * several, any may fit. */
+	if (!st->shared && !store_offer_may_fit(st, offer))
 		return STORE_NOT_FOUND;
 	return read_job(ENGINE(st, job_next_ready(st, offer, out)), out);
 }

@@ -331,9 +331,13 @@ int store_job_get(struct store *st, int64_t id, struct job *out) STORE_CHECK;
 int store_job_get_by_key(struct store *st, const char *team, const char *key,
 			 struct job *out) STORE_CHECK;
 /* Whether a queued job may fit the offer: 0 when the tallies say that
- * none does (exact with one writer; a shared store's always may). Reads
- * no job. */
+ * none does. Reads no job. Exact with one writer; with several, as of
+ * the last read of the tallies, which another serve's word that a job is
+ * ready makes stale (store_counts_stale(): the next batch reads them),
+ * so that a waiting lease woken by the word sees that job's class. */
 int store_offer_may_fit(struct store *st, const struct lease_offer *offer);
+/* The next batch reads the tallies again, whatever their age. */
+void store_counts_stale(struct store *st);
 /* The first queued job the offer fits, in lane, priority, seq order. */
 int store_job_next_ready(struct store *st, const struct lease_offer *offer,
 			 struct job *out) STORE_CHECK;
