@@ -48,6 +48,7 @@ struct level {
 	long decisions;
 	double lease_p50_ms, lease_p99_ms;
 	double rest_cpu[2]; /* % of a core */
+	double settle_s;    /* waited for the server's autovacuum before */
 	long rss_kb[2];
 	/* The pollers' serve: lease latency behind two-GPU jobs, its CPU
 	 * while they wait. */
@@ -179,7 +180,15 @@ static double pg_cpu_s(void)
  * followers, s[2] and s[3], where it has them), and their RSS. */
 static void at_rest(const struct serve *s, int nserves, double rest_s, struct level *l)
 {
-	double c0[4], pg0 = pg_cpu_s(), pg, t0 = now_s(), used[2] = {0, 0};
+	double c0[4], pg0, pg, t0, used[2] = {0, 0}, settle = now_s();
+
+	/* After a burst, the server's autovacuum passes first (at most a few
+	 * minutes): at rest is after them. */
+	while (pg_autovacuum_running() && now_s() - settle < 300)
+		sleep_s(1);
+	l->settle_s = now_s() - settle;
+	pg0 = pg_cpu_s();
+	t0 = now_s();
 
 	for (int k = 0; k < nserves; k++)
 		c0[k] = proc_cpu_s(s[k].pid);
@@ -366,9 +375,9 @@ static int measure(struct serve *s, int nserves, struct level *l, long from, con
 out:
 	http_free(&h);
 	fprintf(stderr, "backlog: %ld queued: /metrics %.2f ms, dashboard %.2f ms, scaler run %.2f ms (%ld runs),"
-			" lease p50 %.2f p99 %.2f ms, at rest %.1f%% / %.1f%% of a core\n",
+			" lease p50 %.2f p99 %.2f ms, at rest %.1f%% / %.1f%% of a core (after %.0f s of autovacuum)\n",
 		l->size, l->scrape_ms, l->dashboard_ms, l->decision_ms, l->decisions, l->lease_p50_ms, l->lease_p99_ms,
-		l->rest_cpu[0], l->rest_cpu[1]);
+		l->rest_cpu[0], l->rest_cpu[1], l->settle_s);
 	return rc;
 }
 
@@ -396,7 +405,7 @@ static void report(const char *engine, const struct level *l, int n)
 	       "up), the mean scaler run while the submits to that size came (`ebb_scaler_run_seconds`: the view,\n"
 	       "the plan and the actions; each submit wakes the scaler),\n"
 	       "and serve's CPU at rest over %ld s with nothing asked (on PostgreSQL, with the server's, which both\n"
-	       "share); on the baseline, %ld leases one after another (jobs that are there: a lease's round trip,\n"
+	       "share, once the server's autovacuum workers have finished their passes over the burst); on the baseline, %ld leases one after another (jobs that are there: a lease's round trip,\n"
 	       "its commit included, through the lease query at that backlog). One run.\n\n",
 	       env_long("BENCH_SCRAPES", 20), env_long("BENCH_SCRAPES", 20) / 2, env_long("BENCH_REST_S", 10),
 	       env_long("BENCH_LEASES", 200));

@@ -137,4 +137,28 @@ static inline int pg_pids(pid_t *out, int max)
 	return n;
 }
 
+/* Whether one of the server's processes is an autovacuum worker now: its
+ * passes over a table a burst filled take seconds of a core, the
+ * server's maintenance and not what a serve at rest asks of it. */
+static inline int pg_autovacuum_running(void)
+{
+	pid_t pids[256];
+	int n = pg_dir[0] ? pg_pids(pids, 256) : 0;
+
+	for (int i = 0; i < n; i++) {
+		char path[64], cmd[256];
+		size_t len;
+		FILE *f;
+		snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pids[i]);
+		if (!(f = fopen(path, "r")))
+			continue;
+		len = fread(cmd, 1, sizeof cmd - 1, f);
+		fclose(f);
+		cmd[len] = '\0';
+		if (strstr(cmd, "autovacuum worker"))
+			return 1;
+	}
+	return 0;
+}
+
 #endif
