@@ -24,11 +24,13 @@
 static const double margins[] = {0.5, 1, 2};
 
 /* The trace's jobs submitted within the first TUNE_SCREEN_PART of its
- * time, sharing its arrays (the replay only reads them). */
+ * time, from its first job (a history's times can be the epoch's),
+ * sharing its arrays (the replay only reads them). */
 static struct trace prefix_of(const struct trace *t)
 {
 	struct trace p = *t;
-	int64_t end = t->n ? t->jobs[t->n - 1].submit_ms / TUNE_SCREEN_PART : 0;
+	int64_t first = t->n ? t->jobs[0].submit_ms : 0;
+	int64_t end = t->n ? first + (t->jobs[t->n - 1].submit_ms - first) / TUNE_SCREEN_PART : 0;
 
 	p.n = 0;
 	while (p.n < t->n && t->jobs[p.n].submit_ms < end)
