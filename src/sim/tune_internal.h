@@ -89,8 +89,8 @@ int tune_flush(struct tune_space *s, struct tune_job *j, size_t *batch, size_t *
 int tune_waits(const struct tune_space *s, const struct tune_job *j, double *w);
 /* Coordinate descent over the grids whose searched flag is `searched`,
  * from the settings replayed so far, toward each of tune_waits(): rounds
- * until every setting one knob away from each wait's two best has been
- * replayed. */
+ * until every setting one knob away from each wait's best few (four in
+ * ebb's grid of knobs, two in the others) has been replayed. */
 int tune_descend(struct tune_space *s, struct tune_job *j, int searched, char *err, size_t errsize);
 
 #endif

@@ -15,11 +15,16 @@
 #include "common/mem.h"
 #include "sim/tune_internal.h"
 
-/* The best settings at each wait whose neighbours are replayed: with the
- * best alone, descent stopped 14% dearer than the grid's best on genai
- * with the mix (two knobs away); with two it found every answer of the
- * whole grid on the shared traces. */
-#define TUNE_LEADS 2
+/* The best settings at each wait whose neighbours are replayed, in
+ * ebb's grid of knobs: with the best alone, descent stopped 14% dearer
+ * than the grid's best on genai with the mix (two knobs away); with two,
+ * 20% dearer on genai's first six days with the mix, the grid's best
+ * (wait_target 600 s, idle_timeout 0, arrival_window 60 s) reached from
+ * no corner; with four it found every answer of the whole grid on the
+ * shared traces, whole and first halves. In the others' grids (a
+ * screened search's baselines and warm floors), two. */
+#define TUNE_LEADS 4
+#define TUNE_LEADS_OTHERS 2
 
 /* Orders the replayed cells of a grid for a wait: those within it by
  * cost, then wait; then those beyond it by wait, then cost; then those
@@ -149,7 +154,8 @@ int tune_descend(struct tune_space *s, struct tune_job *j, int searched, char *e
 				continue;
 			for (int k = 0; k < nw; k++) {
 				size_t lead[TUNE_LEADS];
-				for (int l = 0, nl = tune_leads(s, &s->grids[g], w[k], lead, TUNE_LEADS); l < nl; l++)
+				int most = searched ? TUNE_LEADS : TUNE_LEADS_OTHERS;
+				for (int l = 0, nl = tune_leads(s, &s->grids[g], w[k], lead, most); l < nl; l++)
 					neighbours(s, &s->grids[g], lead[l], batch, &n, queued);
 			}
 		}

@@ -398,8 +398,10 @@ static const char *traces_dir(void)
  * offer and with the mix: the search's recommendation is the grid's, or
  * at most 1% dearer within the same wait, and ebb's ratio to the best
  * baseline at each wait of the comparisons is within 1% of the grid's,
- * for at most four fifths of the replays (the baselines are replayed
- * whole: about half of the grid). Not every window holds: on the first 6
+ * for at most nine tenths of the replays (the baselines are replayed
+ * whole, about half of the grid, and the descent from four leads a
+ * wait replays about half of ebb's: 84% of the grid on openb's day with
+ * the mix, its most). Not every window holds: on the first 6
  * hours of this genai one, with one offer, the search's ebb within
  * keda-default's p95 is 12% dearer than the grid's (docs/SIMULATION.md). */
 static void test_search_matches_the_grid_on_shared_traces(void **state)
@@ -450,7 +452,7 @@ static void test_search_matches_the_grid_on_shared_traces(void **state)
 			fail_msg("%s: %s", what, err);
 		printf("%s: %zu jobs, %zu replays of %zu\n", what, t.n, search.n + search.partial, search.grid);
 		assert_int(whole_grid.grid, search.grid);
-		assert_true((search.n + search.partial) * 5 <= search.grid * 4);
+		assert_true((search.n + search.partial) * 10 <= search.grid * 9);
 		assert_int(whole_grid.recommended >= 0, search.recommended >= 0);
 		if (search.recommended >= 0) {
 			const struct tune_point *w = &whole_grid.points[whole_grid.recommended];
