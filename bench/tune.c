@@ -169,9 +169,11 @@ int main(void)
 	       "user runs it: loading, the replays on %s threads, the output. The median of %d\n"
 	       "run(s); CPU is the process's, all its threads.\n\n",
 	       jobs, rows, t.n, (double)rows / (double)t.n, jobs, runs);
-	printf("| | replays | wall | CPU | recommended | goal |\n|---|---|---|---|---|---|\n");
+	/* The goal is two idle cores' wall time: CPU over two, which the
+	 * other loads of a shared machine do not stretch as they do the wall. */
+	printf("| | replays | wall | CPU | recommended | goal: CPU/2 |\n|---|---|---|---|---|---|\n");
 	printf("| the search (the default) | %ld | %.1f s | %.1f s | $%.2f | within %.0f s: %s |\n", s.points,
-	       s.wall_s, s.cpu_s, s.cost, GOAL_S, goal_word(s.wall_s <= GOAL_S));
+	       s.wall_s, s.cpu_s, s.cost, GOAL_S, goal_word(s.cpu_s / 2 <= GOAL_S));
 	printf("| --exhaustive | %ld | %.1f s | %.1f s | $%.2f | |\n", w.points, w.wall_s, w.cpu_s, w.cost);
 	printf("\nThe same recommendation: %s (%s).\n\n", strcmp(s.recommended, w.recommended) == 0 ? "yes" : "**no**",
 	       s.recommended);

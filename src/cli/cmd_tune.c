@@ -52,8 +52,11 @@ static const struct usage usage = {"ebb tune TRACE --wait-p95 S [OPTIONS]\n"
 	"bound), the share of the gap from the best baseline within the wait to\n"
 	"clairvoyant:wait at the wait that ebb closes, and recommends ebb settings\n"
 	"meeting the wait. ebb's settings are searched (coordinate descent toward the\n"
-	"waits compared at, from the grid's corners), the baselines' replayed whole;\n"
-	"--exhaustive replays ebb's whole grid too. On a terminal, a progress line on\n"
+	"waits compared at, from the grid's corners), the baselines' replayed whole. On\n"
+	"a trace of 20,000 jobs or more, every setting is replayed first on the first\n"
+	"eighth of the trace's time, and only the leaders there at each wait are\n"
+	"replayed whole, the baselines' and the warm floors' then descended from them.\n"
+	"--exhaustive replays every setting whole. On a terminal, a progress line on\n"
 	"stderr.",
 	options,
 	.max_words = 1,

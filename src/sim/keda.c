@@ -136,17 +136,28 @@ static void scale_up(struct sim *s, int64_t gpus)
 }
 
 /* The GPUs of the replicas each size's ScaledObject desires now, and in
- * *jobs its jobs queued and running, all sizes together. */
+ * *jobs its jobs queued and running, all sizes together. Over the sizes
+ * the queues have, not all INSTANCE_GPUS_MAX: it runs at every look, and
+ * the 64 divisions of the empty ones were half of a long replay. */
 static int64_t desired_gpus(const struct sim *s, int64_t *jobs)
 {
-	int64_t of_size[INSTANCE_GPUS_MAX + 1] = {0}, gpus = 0;
+	int64_t of_size[INSTANCE_GPUS_MAX + 1], gpus = 0;
+	char seen[INSTANCE_GPUS_MAX + 1] = {0};
+	int sizes[INSTANCE_GPUS_MAX], n = 0;
 
-	for (int c = 0; c < s->nq; c++)
-		of_size[s->q[c].gpus > 1 ? s->q[c].gpus : 1] += (int64_t)s->q[c].len + s->q[c].running;
+	for (int c = 0; c < s->nq; c++) {
+		int g = s->q[c].gpus > 1 ? s->q[c].gpus : 1;
+		if (!seen[g]) {
+			seen[g] = 1;
+			of_size[g] = 0;
+			sizes[n++] = g;
+		}
+		of_size[g] += (int64_t)s->q[c].len + s->q[c].running;
+	}
 	*jobs = 0;
-	for (int g = 1; g <= INSTANCE_GPUS_MAX; g++) {
-		*jobs += of_size[g];
-		gpus += g * (int64_t)ceil((double)of_size[g] / kp(s)->target);
+	for (int k = 0; k < n; k++) {
+		*jobs += of_size[sizes[k]];
+		gpus += sizes[k] * (int64_t)ceil((double)of_size[sizes[k]] / kp(s)->target);
 	}
 	return gpus;
 }

@@ -319,6 +319,8 @@ int tune_run(const struct trace *tr, const struct sim_options *o, const char *co
 			all[k] = k;
 		rc = tune_replay(&s, &j, all, s.n, err, errsize);
 		free(all);
+	} else if (tr->n >= (to->screen_jobs ? to->screen_jobs : TUNE_SCREEN_JOBS)) {
+		rc = tune_screen(&s, &j, err, errsize);
 	} else {
 		rc = tune_search(&s, &j, err, errsize);
 	}

@@ -88,11 +88,14 @@ struct tune_progress {
 };
 
 /* How the sweep runs: jobs replays at once (threads; at least 1), every
- * point of the grid or the search (tune_search.c), and a function told
- * after each replay, on the calling thread (NULL: none). */
+ * point of the grid or the search (tune_search.c; on a trace of
+ * screen_jobs or more, tune_screen.c), and a function told after each
+ * replay, on the calling thread (NULL: none). */
+#define TUNE_SCREEN_JOBS 20000
 struct tune_options {
 	int jobs;
 	int exhaustive;
+	size_t screen_jobs; /* a trace of this many jobs or more is screened on a prefix first; 0: TUNE_SCREEN_JOBS */
 	void (*progress)(const struct tune_progress *p, void *arg);
 	void *arg;
 };

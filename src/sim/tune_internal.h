@@ -52,6 +52,7 @@ struct tune_job {
 	const struct tune_options *to;
 	struct tune_progress progress; /* carried over from batch to batch */
 	double start_s;
+	int screening; /* replays of a prefix (tune_screen.c): no best so far */
 };
 
 /* The monotonic clock, in seconds. */
@@ -65,5 +66,31 @@ int tune_replay(struct tune_space *s, struct tune_job *j, const size_t *batch, s
 /* Replays what the search picks: the fixed points, then rounds of
  * coordinate descent over the searched grids (see docs/SIMULATION.md). */
 int tune_search(struct tune_space *s, struct tune_job *j, char *err, size_t errsize);
+
+/* The search on a long trace: every setting replayed on a prefix of it,
+ * then the fixed points and each grid's leads there replayed whole
+ * (tune_screen.c). */
+int tune_screen(struct tune_space *s, struct tune_job *j, char *err, size_t errsize);
+
+/* What both searches share (tune_search.c). The grid's `most` best
+ * replayed cells for the wait (positions in the grid) into lead, best
+ * first: within the wait the cheapest, then beyond it the quickest;
+ * returns how many. */
+int tune_leads(const struct tune_space *s, const struct tune_grid *g, double wait_s, size_t *lead, int most);
+/* Queues setting k unless it has been replayed or queued. */
+void tune_queue(const struct tune_space *s, size_t k, size_t *batch, size_t *n, unsigned char *queued);
+/* Replays the batch in sweep order and empties it. */
+int tune_flush(struct tune_space *s, struct tune_job *j, size_t *batch, size_t *n, unsigned char *queued, char *err,
+	       size_t errsize);
+/* The waits the searches aim at, into w (room for TUNE_MAX_WAITS): the
+ * target, two boots, and the p95 of each reference replayed (keda's
+ * defaults, the clairvoyant), once it is. Returns how many. */
+#define TUNE_MAX_WAITS (2 + TUNE_MAX_FIXED)
+int tune_waits(const struct tune_space *s, const struct tune_job *j, double *w);
+/* Coordinate descent over the grids whose searched flag is `searched`,
+ * from the settings replayed so far, toward each of tune_waits(): rounds
+ * until every setting one knob away from each wait's best few (four in
+ * ebb's grid of knobs, two in the others) has been replayed. */
+int tune_descend(struct tune_space *s, struct tune_job *j, int searched, char *err, size_t errsize);
 
 #endif

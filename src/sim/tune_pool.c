@@ -93,7 +93,7 @@ static void report(struct pool *pl, size_t from)
 {
 	struct tune_progress *p = &pl->j->progress;
 
-	for (size_t k = from; k < pl->done; k++)
+	for (size_t k = from; k < pl->done && !pl->j->screening; k++)
 		best_so_far(p, &pl->s->cands[pl->batch[pl->finished[k]]], pl->j->wait_p95_s);
 	p->done = pl->base + pl->done;
 	p->elapsed_s = tune_now_s() - pl->j->start_s;

@@ -7,19 +7,24 @@
  * few, and the baselines' grids, whose answers are the ratios' other
  * half and whose replays are the cheaper, are replayed whole: coordinate
  * descent misses their best settings, which can be two knobs away from
- * any other as quick (docs/SIMULATION.md). */
+ * any other as quick (docs/SIMULATION.md). On a long trace the search
+ * screens on a prefix first (tune_screen.c). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/mem.h"
 #include "sim/tune_internal.h"
 
-#define TUNE_MAX_WAITS (2 + TUNE_MAX_FIXED)
-/* The best settings at each wait whose neighbours are replayed: with the
- * best alone, descent stopped 14% dearer than the grid's best on genai
- * with the mix (two knobs away); with two it found every answer of the
- * whole grid on the shared traces. */
-#define TUNE_LEADS 2
+/* The best settings at each wait whose neighbours are replayed, in
+ * ebb's grid of knobs: with the best alone, descent stopped 14% dearer
+ * than the grid's best on genai with the mix (two knobs away); with two,
+ * 20% dearer on genai's first six days with the mix, the grid's best
+ * (wait_target 600 s, idle_timeout 0, arrival_window 60 s) reached from
+ * no corner; with four it found every answer of the whole grid on the
+ * shared traces, whole and first halves. In the others' grids (a
+ * screened search's baselines and warm floors), two. */
+#define TUNE_LEADS 4
+#define TUNE_LEADS_OTHERS 2
 
 /* Orders the replayed cells of a grid for a wait: those within it by
  * cost, then wait; then those beyond it by wait, then cost; then those
@@ -41,9 +46,7 @@ static int closer(const struct tune_space *s, size_t a, size_t b, double wait_s)
 	return (a > b) - (a < b);
 }
 
-/* The grid's TUNE_LEADS best replayed cells for the wait (positions in
- * the grid) into lead, best first; returns how many. */
-static int leads(const struct tune_space *s, const struct tune_grid *g, double wait_s, size_t *lead)
+int tune_leads(const struct tune_space *s, const struct tune_grid *g, double wait_s, size_t *lead, int most)
 {
 	int n = 0;
 
@@ -53,11 +56,11 @@ static int leads(const struct tune_space *s, const struct tune_grid *g, double w
 			continue;
 		while (at > 0 && closer(s, g->cells[k], g->cells[lead[at - 1]], wait_s) < 0)
 			at--;
-		if (at == TUNE_LEADS)
+		if (at == most)
 			continue;
-		memmove(lead + at + 1, lead + at, (size_t)(n < TUNE_LEADS ? n - at : n - at - 1) * sizeof *lead);
+		memmove(lead + at + 1, lead + at, (size_t)(n < most ? n - at : n - at - 1) * sizeof *lead);
 		lead[at] = k;
-		n += n < TUNE_LEADS;
+		n += n < most;
 	}
 	return n;
 }
@@ -72,8 +75,7 @@ static size_t stride(const struct tune_grid *g, int d)
 	return st;
 }
 
-/* Queues setting k unless it has been replayed or queued. */
-static void queue(const struct tune_space *s, size_t k, size_t *batch, size_t *n, unsigned char *queued)
+void tune_queue(const struct tune_space *s, size_t k, size_t *batch, size_t *n, unsigned char *queued)
 {
 	if (s->cands[k].state == CAND_NEW && !queued[k]) {
 		queued[k] = 1;
@@ -88,7 +90,7 @@ static void neighbours(const struct tune_space *s, const struct tune_grid *g, si
 	for (int d = 0; d < g->ndims; d++) {
 		size_t st = stride(g, d), base = cell - (cell / st % (size_t)g->size[d]) * st;
 		for (int v = 0; v < g->size[d]; v++)
-			queue(s, g->cells[base + (size_t)v * st], batch, n, queued);
+			tune_queue(s, g->cells[base + (size_t)v * st], batch, n, queued);
 	}
 }
 
@@ -100,7 +102,7 @@ static void corners(const struct tune_space *s, const struct tune_grid *g, size_
 		size_t cell = 0;
 		for (int d = 0; d < g->ndims; d++)
 			cell += (bits >> d & 1 ? (size_t)g->size[d] - 1 : 0) * stride(g, d);
-		queue(s, g->cells[cell], batch, n, queued);
+		tune_queue(s, g->cells[cell], batch, n, queued);
 	}
 }
 
@@ -111,8 +113,7 @@ static int by_index(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Replays the batch in sweep order and empties it. */
-static int flush(struct tune_space *s, struct tune_job *j, size_t *batch, size_t *n, unsigned char *queued,
+int tune_flush(struct tune_space *s, struct tune_job *j, size_t *batch, size_t *n, unsigned char *queued,
 		 char *err, size_t errsize)
 {
 	int rc;
@@ -124,9 +125,7 @@ static int flush(struct tune_space *s, struct tune_job *j, size_t *batch, size_t
 	return rc;
 }
 
-/* The waits the descent aims at: the target, two boots, and the p95 of
- * each reference replayed (keda's defaults, the clairvoyant), once it is. */
-static int waits(const struct tune_space *s, const struct tune_job *j, double *w)
+int tune_waits(const struct tune_space *s, const struct tune_job *j, double *w)
 {
 	int n = 0;
 
@@ -138,41 +137,53 @@ static int waits(const struct tune_space *s, const struct tune_job *j, double *w
 	return n;
 }
 
-int tune_search(struct tune_space *s, struct tune_job *j, char *err, size_t errsize)
+int tune_descend(struct tune_space *s, struct tune_job *j, int searched, char *err, size_t errsize)
 {
 	size_t *batch = xcalloc(s->n, sizeof *batch), n = 0;
 	unsigned char *queued = xcalloc(s->n, 1);
 	double w[TUNE_MAX_WAITS];
-	int nw, rc;
+	int nw = tune_waits(s, j, w), rc = 0;
+
+	/* Rounds: at each wait, every setting one knob away from the grid's
+	 * two best for that wait so far, until those have all been
+	 * replayed. The best can move from one round to the next, and a
+	 * setting found for one wait can be the best for another. */
+	do {
+		for (int g = 0; g < s->ngrids; g++) {
+			if (s->grids[g].searched != searched)
+				continue;
+			for (int k = 0; k < nw; k++) {
+				size_t lead[TUNE_LEADS];
+				int most = searched ? TUNE_LEADS : TUNE_LEADS_OTHERS;
+				for (int l = 0, nl = tune_leads(s, &s->grids[g], w[k], lead, most); l < nl; l++)
+					neighbours(s, &s->grids[g], lead[l], batch, &n, queued);
+			}
+		}
+	} while (n > 0 && (rc = tune_flush(s, j, batch, &n, queued, err, errsize)) == 0);
+	free(batch);
+	free(queued);
+	return rc;
+}
+
+int tune_search(struct tune_space *s, struct tune_job *j, char *err, size_t errsize)
+{
+	size_t *batch = xcalloc(s->n, sizeof *batch), n = 0;
+	unsigned char *queued = xcalloc(s->n, 1);
+	int rc;
 
 	/* First the fixed points, the baselines' grids and the corners. */
 	for (int k = 0; k < s->nfixed; k++)
-		queue(s, s->fixed[k], batch, &n, queued);
+		tune_queue(s, s->fixed[k], batch, &n, queued);
 	for (int g = 0; g < s->ngrids; g++) {
 		if (s->grids[g].searched)
 			corners(s, &s->grids[g], batch, &n, queued);
 		else
 			for (size_t c = 0; c < s->grids[g].ncells; c++)
-				queue(s, s->grids[g].cells[c], batch, &n, queued);
+				tune_queue(s, s->grids[g].cells[c], batch, &n, queued);
 	}
-	rc = flush(s, j, batch, &n, queued, err, errsize);
-	nw = waits(s, j, w);
-	/* Then rounds: at each wait, every setting one knob away from the
-	 * grid's two best for that wait so far, until those have all been
-	 * replayed. The best can move from one round to the next, and a
-	 * setting found for one wait can be the best for another. */
-	do {
-		for (int g = 0; g < s->ngrids && rc == 0; g++) {
-			if (!s->grids[g].searched)
-				continue;
-			for (int k = 0; k < nw; k++) {
-				size_t lead[TUNE_LEADS];
-				for (int l = 0, nl = leads(s, &s->grids[g], w[k], lead); l < nl; l++)
-					neighbours(s, &s->grids[g], lead[l], batch, &n, queued);
-			}
-		}
-	} while (rc == 0 && n > 0 && (rc = flush(s, j, batch, &n, queued, err, errsize)) == 0);
+	rc = tune_flush(s, j, batch, &n, queued, err, errsize);
 	free(batch);
 	free(queued);
-	return rc;
+	/* Then coordinate descent over the searched grids. */
+	return rc ? rc : tune_descend(s, j, 1, err, errsize);
 }

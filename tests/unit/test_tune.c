@@ -398,8 +398,10 @@ static const char *traces_dir(void)
  * offer and with the mix: the search's recommendation is the grid's, or
  * at most 1% dearer within the same wait, and ebb's ratio to the best
  * baseline at each wait of the comparisons is within 1% of the grid's,
- * for at most four fifths of the replays (the baselines are replayed
- * whole: about half of the grid). Not every window holds: on the first 6
+ * for at most nine tenths of the replays (the baselines are replayed
+ * whole, about half of the grid, and the descent from four leads a
+ * wait replays about half of ebb's: 84% of the grid on openb's day with
+ * the mix, its most). Not every window holds: on the first 6
  * hours of this genai one, with one offer, the search's ebb within
  * keda-default's p95 is 12% dearer than the grid's (docs/SIMULATION.md). */
 static void test_search_matches_the_grid_on_shared_traces(void **state)
@@ -450,7 +452,7 @@ static void test_search_matches_the_grid_on_shared_traces(void **state)
 			fail_msg("%s: %s", what, err);
 		printf("%s: %zu jobs, %zu replays of %zu\n", what, t.n, search.n + search.partial, search.grid);
 		assert_int(whole_grid.grid, search.grid);
-		assert_true((search.n + search.partial) * 5 <= search.grid * 4);
+		assert_true((search.n + search.partial) * 10 <= search.grid * 9);
 		assert_int(whole_grid.recommended >= 0, search.recommended >= 0);
 		if (search.recommended >= 0) {
 			const struct tune_point *w = &whole_grid.points[whole_grid.recommended];
@@ -472,6 +474,124 @@ static void test_search_matches_the_grid_on_shared_traces(void **state)
 	}
 }
 
+/* Traces made here, each a different load: bursts on a quiet day
+ * (bursty_trace), a two-day cycle of steady arrivals, and jobs of 1 to 4
+ * GPUs on a 4-GPU offer, hours long. Jobs in the order they come. */
+static char *cycle_trace(void)
+{
+	size_t cap = 128 * 1024, len = 0;
+	char *csv = malloc(cap);
+	unsigned x = 12345;
+	double t = 0;
+
+	len += (size_t)snprintf(csv, cap, "submit_time_s,duration_s\n");
+	for (int k = 0; k < 1500; k++) {
+		/* Gaps of 20 s to 10 min, shorter in the day's busy half. */
+		x = x * 1103515245u + 12345u;
+		t += (sin(t / 86400.0 * 2 * M_PI) > 0 ? 20 : 120) + (double)((x >> 16) % 32768) / 32768.0 * 480;
+		len += (size_t)snprintf(csv + len, cap - len, "%.0f,%u\n", t, 30 + (x >> 8) % 1770);
+	}
+	return csv;
+}
+
+static char *gpus_trace(void)
+{
+	size_t cap = 64 * 1024, len = 0;
+	char *csv = malloc(cap);
+	unsigned x = 777;
+	double t = 0;
+
+	len += (size_t)snprintf(csv, cap, "submit_time_s,duration_s,gpus\n");
+	for (int k = 0; k < 600; k++) {
+		x = x * 1103515245u + 12345u;
+		t += 60 + (x >> 16) % 1200;
+		len += (size_t)snprintf(csv + len, cap - len, "%.0f,%u,%u\n", t, 300 + (x >> 4) % 14400, 1 + (x >> 12) % 4);
+	}
+	return csv;
+}
+
+static const char gpus_offers[] = "[scaler]\nmax_instances = 16\nmax_gpus = 64\nmax_spend_per_hour = 0\n"
+				  "[offer.q]\ngpus = 4\nprice_ondemand = 4.0\nboot = 120s\n"
+				  "billing = per-second\nbilling_minimum = 60s\n";
+
+/* The cheapest point of a family within the wait; NULL if none. */
+static const struct tune_point *cheapest(const struct tune *t, const char *family, double wait_s)
+{
+	const struct tune_point *best = NULL;
+
+	for (size_t k = 0; k < t->n; k++) {
+		const struct tune_point *p = &t->points[k];
+		if (strcmp(p->family, family) == 0 && p->wait_p95_s <= wait_s && (!best || p->cost_usd < best->cost_usd))
+			best = p;
+	}
+	return best;
+}
+
+/* The screened search (a prefix first, then the leads there whole: the
+ * search of a long trace, here forced on short ones) against the whole
+ * grid, on three traces made here and two targets: ebb's recommendation
+ * and each family's cheapest point within the target (the "tuned"
+ * baselines of scripts/simulate.sh) are the grid's, or at most 1%
+ * dearer within the target, for at most a quarter of the grid's
+ * replays. */
+static void test_screened_search_matches_the_grid_on_made_traces(void **state)
+{
+	static const struct made {
+		const char *name;
+		char *(*csv)(void);
+		const char *conf;
+	} made[] = {{"bursts", bursty_trace, offers}, {"cycle", cycle_trace, offers}, {"gpus", gpus_trace, gpus_offers}};
+	static const double targets[] = {60, 600};
+	const char *families[TUNE_MAX_FAMILIES];
+	int nfamilies = tune_families(families);
+	size_t nmade = sizeof made / sizeof *made, ntargets = sizeof targets / sizeof *targets;
+
+	(void)state;
+#ifdef EBB_SANITIZER
+	/* Four thousand replays: a sanitizer's slowness takes them past the
+	 * runner's limit; one trace and one target check the screening's
+	 * memory, the plain pass the rest. */
+	nmade = ntargets = 1;
+#endif
+	for (size_t m = 0; m < nmade; m++) {
+		struct sweep s;
+		char err[600], *csv = made[m].csv();
+
+		snprintf(s.dir, sizeof s.dir, "%s", harness_tmpdir());
+		snprintf(s.trace, sizeof s.trace, "%s/trace.csv", s.dir);
+		snprintf(s.conf, sizeof s.conf, "%s/offers.conf", s.dir);
+		harness_write_file(s.trace, csv);
+		harness_write_file(s.conf, made[m].conf);
+		free(csv);
+		memset(&s.o, 0, sizeof s.o);
+		s.o.seed = 1;
+		if (sim_load(s.trace, s.conf, NULL, 0, 0, &s.t, &s.o, err, sizeof err) != 0)
+			fail_msg("%s: sim_load: %s", made[m].name, err);
+		for (size_t w = 0; w < ntargets; w++) {
+			struct tune grid;
+			sweep_run(&s, &whole, targets[w]);
+			grid = s.tune;
+			sweep_run(&s, &(struct tune_options){.jobs = 2, .screen_jobs = 1}, targets[w]);
+			printf("%s, --wait-p95 %.0f: %zu jobs, %zu replays whole of %zu\n", made[m].name, targets[w], s.t.n,
+			       s.tune.n + s.tune.partial, s.tune.grid);
+			assert_true((s.tune.n + s.tune.partial) * 4 <= s.tune.grid);
+			for (int f = 0; f < nfamilies; f++) {
+				const struct tune_point *g = cheapest(&grid, families[f], targets[w]);
+				const struct tune_point *p = cheapest(&s.tune, families[f], targets[w]);
+				if (!g != !p || (p && p->cost_usd > g->cost_usd * 1.01))
+					fail_msg("%s, --wait-p95 %.0f, %s: the screened search's cheapest is %s ($%.2f), the "
+						 "grid's %s ($%.2f)", made[m].name, targets[w], families[f],
+						 p ? p->spec : "none", p ? p->cost_usd : 0, g ? g->spec : "none",
+						 g ? g->cost_usd : 0);
+			}
+			assert_int(grid.recommended >= 0, s.tune.recommended >= 0);
+			tune_free(&grid);
+			tune_free(&s.tune);
+		}
+		trace_free(&s.t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -483,6 +603,7 @@ int main(void)
 		cmocka_unit_test(test_threads_give_the_same_points),
 		cmocka_unit_test(test_search_reports_its_progress),
 		cmocka_unit_test(test_search_matches_the_grid_on_shared_traces),
+		cmocka_unit_test(test_screened_search_matches_the_grid_on_made_traces),
 	};
 	return cmocka_run_group_tests(tests, NULL, harness_cleanup);
 }
