@@ -195,12 +195,6 @@ static int dispatch(void *arg)
 			next = w->next;
 			if (!w->r.may_lease)
 				continue;
-			if (request_peer_gone(w->req)) {
-				/* A job leased to it would wait out its lease for nothing. */
-				unpark(w);
-				reply_none(w);
-				continue;
-			}
 			/* A shared store's counts lag the other serves'. */
 			if (!store_shared(q->store) && store_count_in_state(q->store, JOB_QUEUED) == 0)
 				break;
@@ -213,6 +207,15 @@ static int dispatch(void *arg)
 			 * its word (server.c, on_woken). */
 			if (!store_offer_may_fit(q->store, &w->r.offer))
 				continue;
+			/* Asked of those that could lease only: a look at the
+			 * socket each, a thousand a commit, was most of what the
+			 * waiters behind a backlog cost. */
+			if (request_peer_gone(w->req)) {
+				/* A job leased to it would wait out its lease for nothing. */
+				unpark(w);
+				reply_none(w);
+				continue;
+			}
 			/* Its instance may have been drained or terminated
 			 * since it asked: a job leased to a worker that is
 			 * going away would wait out its lease for nothing. */
