@@ -13,7 +13,8 @@
  * has seen), where the setup with the scaler is three active serves on
  * one database (the first leads and is the one measured; the others
  * read the tallies again every second), and the CPU at rest is the
- * serves' and the server's.
+ * serves' and that of the server's processes that work for their
+ * database or for every database (not those of the other setups').
  *
  * A third serve (no provider; on PostgreSQL one serve on a database of
  * its own) holds a backlog of the same size of two-GPU jobs, and
@@ -161,18 +162,29 @@ static int time_leases(struct http *h, int n, struct level *l)
 	return 0;
 }
 
-/* The CPU seconds of the PostgreSQL server's processes, 0 without one. */
-static double pg_cpu_s(void)
+/* The CPU seconds of the PostgreSQL server's processes that work for
+ * database db (pg_works_for), 0 without a server. */
+static double pg_cpu_s(const char *db)
 {
 	pid_t pids[256];
 	int n = pg_dir[0] ? pg_pids(pids, 256) : 0;
 	double sum = 0;
 
 	for (int i = 0; i < n; i++) {
-		double c = proc_cpu_s(pids[i]);
+		double c = pg_works_for(pids[i], db) ? proc_cpu_s(pids[i]) : 0;
 		sum += c > 0 ? c : 0;
 	}
 	return sum;
+}
+
+/* The database of setup k (0 the baseline, 1 the scaler's three serves,
+ * 2 the pollers' serve) on PostgreSQL. */
+static const char *setup_db(int k)
+{
+	static char db[3][32];
+
+	snprintf(db[k], sizeof db[k], "backlog_%d_%d", (int)getpid(), k);
+	return db[k];
 }
 
 /* After a burst, the PostgreSQL server's autovacuum passes first (at
@@ -187,24 +199,26 @@ static double settle(void)
 	return now_s() - t0;
 }
 
-/* The setups' CPU over rest_s seconds of nothing asked (with the
- * PostgreSQL server's, which both share; the scaler's with its two
+/* The setups' CPU over rest_s seconds of nothing asked (on PostgreSQL,
+ * with the server's processes that work for the setup's database and
+ * those that work for every database; the scaler's with its two
  * followers, s[2] and s[3], where it has them), and their RSS. */
 static void at_rest(const struct serve *s, int nserves, double rest_s, struct level *l)
 {
-	double c0[4], pg0, pg, t0, used[2] = {0, 0};
+	double c0[4], pg0[2], t0, used[2] = {0, 0};
 
 	l->settle_s = settle();
-	pg0 = pg_cpu_s();
+	for (int k = 0; k < 2; k++)
+		pg0[k] = pg_cpu_s(setup_db(k));
 	t0 = now_s();
 
 	for (int k = 0; k < nserves; k++)
 		c0[k] = proc_cpu_s(s[k].pid);
 	sleep_s(rest_s);
-	pg = pg_cpu_s() - pg0;
 	for (int k = 0; k < nserves; k++)
 		used[k ? 1 : 0] += proc_cpu_s(s[k].pid) - c0[k];
 	for (int k = 0; k < 2; k++) {
+		double pg = pg_cpu_s(setup_db(k)) - pg0[k];
 		l->rest_cpu[k] = (used[k] + pg) / (now_s() - t0) * 100;
 		l->rss_kb[k] = proc_status(s[k].pid, "VmRSS");
 	}
@@ -413,8 +427,9 @@ static void report(const char *engine, const struct level *l, int n)
 	       "with the scaler: `GET /metrics` and `GET /v1/dashboard` (medians of %ld and %ld, after one to warm\n"
 	       "up), the mean scaler run while the submits to that size came (`ebb_scaler_run_seconds`: the view,\n"
 	       "the plan and the actions; each submit wakes the scaler),\n"
-	       "and serve's CPU at rest over %ld s with nothing asked (on PostgreSQL, with the server's, which both\n"
-	       "share, once the server's autovacuum workers have finished their passes over the burst); on the baseline, %ld leases one after another (jobs that are there: a lease's round trip,\n"
+	       "and serve's CPU at rest over %ld s with nothing asked (on PostgreSQL, with the server's processes that\n"
+	       "work for the setup's database and those that work for all, once the server's autovacuum workers\n"
+	       "have finished their passes over the burst); on the baseline, %ld leases one after another (jobs that are there: a lease's round trip,\n"
 	       "its commit included, through the lease query at that backlog). One run.\n\n",
 	       env_long("BENCH_SCRAPES", 20), env_long("BENCH_SCRAPES", 20) / 2, env_long("BENCH_REST_S", 10),
 	       env_long("BENCH_LEASES", 200));
@@ -477,12 +492,10 @@ static int run_engine(const char *engine, const long *sizes, int n)
 	for (int k = 0; k < 3; k++) {
 		char store[900] = "";
 		if (pg) {
-			char db[32];
-			snprintf(db, sizeof db, "backlog_%d_%d", (int)getpid(), k);
-			if (pg_create(db) != 0)
+			if (pg_create(setup_db(k)) != 0)
 				return -1;
 			snprintf(store, sizeof store, "[store]\nkind = postgres\n[postgres]\nurl = %s dbname=%s\n%s", pg_url,
-				 db, k == 1 ? "active = on\n" : "");
+				 setup_db(k), k == 1 ? "active = on\n" : "");
 		}
 		snprintf(conf[k], sizeof conf[k], "%s[queue]\nmax_queued = %ld\nlanes = express,standard,batch\n%s", store,
 			 sizes[n - 1] + 100000,

@@ -137,6 +137,24 @@ static inline int pg_pids(pid_t *out, int max)
 	return n;
 }
 
+/* A server process's title ("postgres: checkpointer", "postgres: ebb
+ * DBNAME [local] idle", "postgres: autovacuum worker DBNAME") into buf;
+ * "" when it is gone. */
+static inline const char *pg_title(pid_t pid, char *buf, size_t size)
+{
+	char path[64];
+	size_t len = 0;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+	if ((f = fopen(path, "r"))) {
+		len = fread(buf, 1, size - 1, f);
+		fclose(f);
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
 /* Whether one of the server's processes is an autovacuum worker now: its
  * passes over a table a burst filled take seconds of a core, the
  * server's maintenance and not what a serve at rest asks of it. */
@@ -144,21 +162,26 @@ static inline int pg_autovacuum_running(void)
 {
 	pid_t pids[256];
 	int n = pg_dir[0] ? pg_pids(pids, 256) : 0;
+	char title[256];
 
-	for (int i = 0; i < n; i++) {
-		char path[64], cmd[256];
-		size_t len;
-		FILE *f;
-		snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pids[i]);
-		if (!(f = fopen(path, "r")))
-			continue;
-		len = fread(cmd, 1, sizeof cmd - 1, f);
-		fclose(f);
-		cmd[len] = '\0';
-		if (strstr(cmd, "autovacuum worker"))
+	for (int i = 0; i < n; i++)
+		if (strstr(pg_title(pids[i], title, sizeof title), "autovacuum worker"))
 			return 1;
-	}
 	return 0;
+}
+
+/* Whether a server process works for database db: a backend or an
+ * autovacuum worker of it, or one that works for all of them (the
+ * postmaster, the checkpointer, the WAL writer...); db NULL: every one. */
+static inline int pg_works_for(pid_t pid, const char *db)
+{
+	char title[256], word[80];
+	const char *t = pg_title(pid, title, sizeof title);
+
+	if (!db || (strncmp(t, "postgres: ebb ", 14) != 0 && !strstr(t, "autovacuum worker ")))
+		return 1;
+	snprintf(word, sizeof word, " %s", db);
+	return strstr(t, word) != NULL;
 }
 
 #endif
