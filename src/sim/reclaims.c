@@ -130,6 +130,7 @@ int trace_load_reclaims(const char *path, struct trace *t, char *err, size_t err
 		t->has_reclaims = 0;
 		return -1;
 	}
-	qsort(t->reclaims, t->nreclaims, sizeof *t->reclaims, by_time);
+	if (t->nreclaims > 1) /* a header alone has none: qsort takes no NULL */
+		qsort(t->reclaims, t->nreclaims, sizeof *t->reclaims, by_time);
 	return 0;
 }
