@@ -224,32 +224,6 @@ static void at_rest(const struct serve *s, int nserves, double rest_s, struct le
 	}
 }
 
-/* A poller's lease request: one GPU, parked up to a minute. */
-static int poll_request(struct wire *w)
-{
-	char body[128];
-
-	snprintf(body, sizeof body, "{\"worker\":\"p%d\",\"wait_s\":60,\"gpus\":1,\"lease_s\":3600}", w->tag);
-	return wire_send(w, "/v1/lease", body);
-}
-
-/* The stats reply's waiting_workers, polled until it reaches n. */
-static int wait_parked(const char *url, int n)
-{
-	struct http h;
-	long long got = -1;
-
-	http_init(&h, url);
-	for (double deadline = now_s() + 120; now_s() < deadline; sleep_s(0.05)) {
-		if (http_call(&h, "/v1/stats", NULL) == 200 && (got = reply_int(h.body, "waiting_workers")) >= n)
-			break;
-	}
-	http_free(&h);
-	if (got < n)
-		fprintf(stderr, "backlog: only %lld of %d pollers parked\n", got, n);
-	return got < n ? -1 : 0;
-}
-
 /* Sends a one-GPU job's submit on sub and reads the replies that come on
  * the pollers (parking again each that was answered) and on sub until
  * the job is leased, or 10 s pass: the time from the submit's request
@@ -278,7 +252,7 @@ static double lease_of_submit(int ep, struct wire *sub)
 				if (status != 201)
 					return -1;
 				id = reply_int(body, "id");
-			} else if (status != 200 || poll_request(c) != 0) {
+			} else if (status != 200 || wire_lease_parked(c) != 0) {
 				return -1;
 			} else if (!strstr(body, "\"job\":null")) {
 				leased = reply_int(body, "id");
@@ -311,7 +285,7 @@ static int measure_pollers(struct serve *p, struct level *l, long from, const ch
 	ep = epoll_create1(0);
 	for (int i = 0; i <= n; i++) {
 		conns[i].tag = i < n ? i : -1;
-		if (wire_open(&conns[i], p->port, 1) != 0 || (i < n && poll_request(&conns[i]) != 0)) {
+		if (wire_open(&conns[i], p->port, 1) != 0 || (i < n && wire_lease_parked(&conns[i]) != 0)) {
 			fprintf(stderr, "backlog: poller %d: %s\n", i, strerror(errno));
 			goto out;
 		}
@@ -319,7 +293,7 @@ static int measure_pollers(struct serve *p, struct level *l, long from, const ch
 		ev.data.ptr = &conns[i];
 		epoll_ctl(ep, EPOLL_CTL_ADD, conns[i].fd, &ev);
 	}
-	if (wait_parked(p->url, n) != 0)
+	if (wait_parked("backlog", p->url, n, 120) != 0)
 		goto out;
 	settle();
 	c0 = proc_cpu_s(p->pid);

@@ -546,6 +546,36 @@ static inline int wire_call(struct wire *w, const char *path, const char *body, 
 	return r < 0 ? -1 : status;
 }
 
+/* A parked worker's lease request on w: one GPU, waiting up to a minute
+ * (benchmarks 3 and 8's long-pollers). */
+static inline int wire_lease_parked(struct wire *w)
+{
+	char body[128];
+
+	snprintf(body, sizeof body, "{\"worker\":\"w%d\",\"wait_s\":60,\"gpus\":1,\"lease_s\":3600}", w->tag);
+	return wire_send(w, "/v1/lease", body);
+}
+
+/* The stats reply's waiting_workers at url, polled until it reaches n
+ * or timeout_s pass: 0, or -1 after saying so as who. */
+static inline int wait_parked(const char *who, const char *url, int n, double timeout_s)
+{
+	struct http h;
+	long long got = -1;
+
+	http_init(&h, url);
+	for (double deadline = now_s() + timeout_s; now_s() < deadline; sleep_s(0.05)) {
+		if (http_call(&h, "/v1/stats", NULL) == 200 && (got = reply_int(h.body, "waiting_workers")) >= n)
+			break;
+	}
+	http_free(&h);
+	if (got < n) {
+		fprintf(stderr, "%s: only %lld of %d workers parked\n", who, got, n);
+		return -1;
+	}
+	return 0;
+}
+
 /* How a goal reads in the report. */
 static inline const char *goal_word(int met) { return met ? "**pass**" : "**miss**"; }
 

@@ -18,36 +18,9 @@
 
 #define MAX_RUNS 15
 
-static int lease_request(struct wire *w)
-{
-	char body[128];
-
-	snprintf(body, sizeof body, "{\"worker\":\"w%d\",\"wait_s\":60,\"gpus\":1,\"lease_s\":3600}", w->tag);
-	return wire_send(w, "/v1/lease", body);
-}
-
 struct sample {
 	double from_reply, from_request; /* ms */
 };
-
-/* The stats reply's waiting_workers, polled until it reaches n. */
-static int wait_parked(const char *url, int n)
-{
-	struct http h;
-	long long got = -1;
-
-	http_init(&h, url);
-	for (double deadline = now_s() + 60; now_s() < deadline; sleep_s(0.05)) {
-		if (http_call(&h, "/v1/stats", NULL) == 200 && (got = reply_int(h.body, "waiting_workers")) >= n)
-			break;
-	}
-	http_free(&h);
-	if (got < n) {
-		fprintf(stderr, "longpoll: only %lld of %d workers parked\n", got, n);
-		return -1;
-	}
-	return 0;
-}
 
 /* One run: n parked workers, jobs submitted one by one; fills samples and
  * serve's resident memory with the n connections parked. */
@@ -62,7 +35,7 @@ static int run(int n, int jobs, struct sample *samples, long *rss_kb)
 		goto out;
 	for (int i = 0; i <= n; i++) {
 		conns[i].tag = i < n ? i : -1;
-		if (wire_open(&conns[i], s.port, 1) != 0 || (i < n && lease_request(&conns[i]) != 0)) {
+		if (wire_open(&conns[i], s.port, 1) != 0 || (i < n && wire_lease_parked(&conns[i]) != 0)) {
 			fprintf(stderr, "longpoll: connection %d: %s\n", i, strerror(errno));
 			goto out;
 		}
@@ -70,7 +43,7 @@ static int run(int n, int jobs, struct sample *samples, long *rss_kb)
 		ev.data.ptr = &conns[i];
 		epoll_ctl(ep, EPOLL_CTL_ADD, conns[i].fd, &ev);
 	}
-	if (wait_parked(s.url, n) != 0)
+	if (wait_parked("longpoll", s.url, n, 60) != 0)
 		goto out;
 	*rss_kb = proc_status(s.pid, "VmRSS");
 	while (done < jobs) {
@@ -104,7 +77,7 @@ static int run(int n, int jobs, struct sample *samples, long *rss_kb)
 						leased = t;
 						leased_id = reply_int(body, "id");
 					}
-					if (lease_request(c) != 0) /* park again */
+					if (wire_lease_parked(c) != 0) /* park again */
 						goto out;
 				}
 			}
