@@ -1621,6 +1621,23 @@ static void test_teams_preempt_backoff_in_the_replay(void **state)
 	sim_result_free(&r);
 }
 
+/* a, with a $1 monthly budget, and b, each one GPU of two, on the trace
+ * csv: b's job starts at once, and a's second waits for the month to end,
+ * want seconds and at most a boot and a scaler interval more. */
+static void budget_case(const char *csv, double want)
+{
+	const char *conf = OFFER_A(PER_SECOND) "[scaler]\nmax_gpus = 2\n[team.a]\nquota_gpus = 1\n"
+					       "monthly_budget = 1\n[team.b]\nquota_gpus = 1\n";
+	struct sim_result r;
+
+	sim(csv, conf, "ebb", &r);
+	assert_int(r.jobs_done, 3);
+	assert_near(r.teams[1].wait_p95_s, 0);
+	assert_true(r.teams[0].wait_p95_s >= want - 1e-9);
+	assert_true(r.teams[0].wait_p95_s <= want + 100 + 2 + 1e-9); /* a boot, a scaler interval */
+	sim_result_free(&r);
+}
+
 /* A monthly budget in the replay, by the trace's clock (UTC; a trace from
  * 0 starts on 1 January 1970). a's budget is $1; its 1500 s job at
  * 2,670,000 s (31 January, 21:40) runs from +100 to +1600 and spends
@@ -1630,19 +1647,10 @@ static void test_teams_preempt_backoff_in_the_replay(void **state)
  * waited 6,700 s, a boot more if its instance was released meanwhile. */
 static void test_teams_budget_in_the_replay(void **state)
 {
-	const char *csv = "submit_time_s,duration_s,est_s,team\n2670000,1500,1500,a\n2671700,100,100,a\n"
-			  "2671800,100,100,b\n";
-	const char *conf = OFFER_A(PER_SECOND) "[scaler]\nmax_gpus = 2\n[team.a]\nquota_gpus = 1\n"
-					       "monthly_budget = 1\n[team.b]\nquota_gpus = 1\n";
-	struct sim_result r;
-
 	(void)state;
-	sim(csv, conf, "ebb", &r);
-	assert_int(r.jobs_done, 3);
-	assert_near(r.teams[1].wait_p95_s, 0);
-	assert_true(r.teams[0].wait_p95_s >= 6700 - 1e-9);
-	assert_true(r.teams[0].wait_p95_s <= 6700 + 100 + 2 + 1e-9); /* a boot, a scaler interval */
-	sim_result_free(&r);
+	budget_case("submit_time_s,duration_s,est_s,team\n2670000,1500,1500,a\n2671700,100,100,a\n"
+		    "2671800,100,100,b\n",
+		    6700);
 }
 
 /* The same with the trace's origin (`ebb trace export` writes it): its 0
@@ -1650,19 +1658,10 @@ static void test_teams_budget_in_the_replay(void **state)
  * February 1970. a's second job, at +1700, waits 1,900 s for it. */
 static void test_teams_budget_by_the_origin(void **state)
 {
-	const char *csv = "# origin=1796079600\nsubmit_time_s,duration_s,est_s,team\n0,1500,1500,a\n1700,100,100,a\n"
-			  "1800,100,100,b\n";
-	const char *conf = OFFER_A(PER_SECOND) "[scaler]\nmax_gpus = 2\n[team.a]\nquota_gpus = 1\n"
-					       "monthly_budget = 1\n[team.b]\nquota_gpus = 1\n";
-	struct sim_result r;
-
 	(void)state;
-	sim(csv, conf, "ebb", &r);
-	assert_int(r.jobs_done, 3);
-	assert_near(r.teams[1].wait_p95_s, 0);
-	assert_true(r.teams[0].wait_p95_s >= 1900 - 1e-9);
-	assert_true(r.teams[0].wait_p95_s <= 1900 + 100 + 2 + 1e-9); /* a boot, a scaler interval */
-	sim_result_free(&r);
+	budget_case("# origin=1796079600\nsubmit_time_s,duration_s,est_s,team\n0,1500,1500,a\n1700,100,100,a\n"
+		    "1800,100,100,b\n",
+		    1900);
 }
 
 /* A trace of one team (or none) has no per-team results: the replay's
