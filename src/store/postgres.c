@@ -51,6 +51,11 @@ static const struct conf_key pg_keys[] = {
 /* Each entry takes the schema one version further; never edit a shipped
  * one, append a new one. The first is SQLite's eight migrations, whole:
  * the same tables, columns and indexes, in PostgreSQL's types. */
+/* LEASE_WINDOW (engine.h) in the text of migration 10's function. */
+#define TEXT_OF(n) #n
+#define EXPANDED_TEXT_OF(n) TEXT_OF(n)
+#define WINDOW_TEXT EXPANDED_TEXT_OF(LEASE_WINDOW)
+
 static const char *const migrations[] = {
 	"CREATE TABLE jobs ("
 	" id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
@@ -187,7 +192,7 @@ static const char *const migrations[] = {
 	" RETURNS SETOF jobs LANGUAGE plpgsql ROWS 1 SET enable_sort = off SET jit = off AS $$"
 	" DECLARE w jobs; head jobs; seen int := 0; skipped bigint[] := '{}'; BEGIN"
 	" FOR w IN SELECT * FROM jobs WHERE state = 'queued' AND (lane_rank, -priority, seq, id) > ($6, $7, $8, $9)"
-	"  ORDER BY lane_rank, -priority, seq, id LIMIT 32 LOOP"
+	"  ORDER BY lane_rank, -priority, seq, id LIMIT " WINDOW_TEXT " LOOP"
 	"  seen := seen + 1;"
 	"  IF w.gpus <= $1 AND w.min_vram_gb <= $2 AND ($3 IS NULL OR NOT $3 ? w.type)"
 	"   AND (w.labels IS NULL OR w.labels::jsonb <@ COALESCE($4, '[]'::jsonb))"
@@ -197,7 +202,7 @@ static const char *const migrations[] = {
 	"   IF FOUND THEN RETURN; END IF;"
 	"  END IF;"
 	" END LOOP;"
-	" IF seen < 32 THEN RETURN; END IF;"
+	" IF seen < " WINDOW_TEXT " THEN RETURN; END IF;"
 	" LOOP"
 	"  SELECT j.* INTO head FROM (WITH RECURSIVE c AS ("
 	"   (SELECT q.lane, q.type, q.team, q.gpus, q.min_vram_gb, q.priority FROM jobs q WHERE q.state = 'queued'"
