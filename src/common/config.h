@@ -146,6 +146,7 @@ struct config {
 	int64_t log_max;
 	int64_t log_retention_ms;
 	int64_t logs_max_total;
+	int64_t result_max;
 	/* [scaler] */
 	int64_t scaler_interval_ms;
 	int64_t max_instances;

@@ -13,6 +13,7 @@
 
 #include "common/clock.h"
 #include "common/instance.h"
+#include "common/job.h"
 #include "common/log.h"
 #include "common/mem.h"
 
@@ -371,6 +372,8 @@ static const char *serve_jobs(struct worker *w)
 		}
 		if (w->o->idle_timeout_ms < 0 && json_is_number(json_object_get(reply, "idle_timeout_s")))
 			w->idle_timeout_ms = (int64_t)(json_number_value(json_object_get(reply, "idle_timeout_s")) * 1000);
+		if (json_is_integer(json_object_get(reply, "result_max")))
+			w->result_max = json_integer_value(json_object_get(reply, "result_max"));
 		job = json_object_get(reply, "job");
 		if (json_is_object(job)) {
 			rc = run_job(w, job, &next);
@@ -405,6 +408,7 @@ int worker_run(const struct worker_options *o)
 	else if (gethostname(host, sizeof host) == 0)
 		snprintf(w.name, sizeof w.name, "%.40s-%d", host, (int)getpid());
 	w.reclaim_grace_ms = o->reclaim_grace_ms < 0 ? 25000 : o->reclaim_grace_ms;
+	w.result_max = JOB_RESULT_DEFAULT; /* a serve that does not say it */
 	if (o->notice_url && o->notice_url[0]) {
 		char err[300];
 		if (!(w.notice = open_notice(&w, err, sizeof err))) {

@@ -1,5 +1,5 @@
 /* See logwait.h. */
-#include "serve/logwait.h"
+#include "serve/jobwait.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +13,7 @@
 
 struct waiter {
 	struct request_keeper keeper; /* first: the request's keeper is the waiter */
-	struct logwait *lw;
+	struct jobwait *lw;
 	struct request *req;
 	int64_t job, deadline_ms;
 	struct event *timer;
@@ -22,17 +22,17 @@ struct waiter {
 	int listed; /* in lw's list: not answered yet */
 };
 
-struct logwait {
+struct jobwait {
 	struct event_base *base;
 	struct batch *batch;
-	logwait_try try;
+	jobwait_try try;
 	void *ctx;
 	struct waiter *head;
 	int stopping;
 };
 
 /* Answered: off the list; its memory stays until the request is gone. */
-static void unlink_waiter(struct logwait *lw, struct waiter *w)
+static void unlink_waiter(struct jobwait *lw, struct waiter *w)
 {
 	for (struct waiter **p = &lw->head; *p; p = &(*p)->next) {
 		if (*p == w) {
@@ -60,7 +60,7 @@ static void gone(struct request_keeper *k, int sent)
 static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
 	struct waiter *w = arg;
-	struct logwait *lw = w->lw;
+	struct jobwait *lw = w->lw;
 	int64_t left = w->deadline_ms - clock_monotonic_ms();
 	int last = left <= 0 || lw->stopping || request_peer_gone(w->req), answered = 0;
 
@@ -80,7 +80,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	timer_add_ms(w->timer, left < RECHECK_MS ? (left > 0 ? left : 0) : RECHECK_MS);
 }
 
-int logwait_park(struct logwait *lw, struct request *req, int64_t job, const void *query, size_t size,
+int jobwait_park(struct jobwait *lw, struct request *req, int64_t job, const void *query, size_t size,
 		 int64_t wait_ms)
 {
 	struct waiter *w = mem_calloc(1, sizeof *w);
@@ -105,7 +105,7 @@ int logwait_park(struct logwait *lw, struct request *req, int64_t job, const voi
 	return 0;
 }
 
-void logwait_wake(struct logwait *lw, int64_t job)
+void jobwait_wake(struct jobwait *lw, int64_t job)
 {
 	for (struct waiter *w = lw->head; w; w = w->next) {
 		if (w->job == job)
@@ -113,7 +113,13 @@ void logwait_wake(struct logwait *lw, int64_t job)
 	}
 }
 
-void logwait_release_all(struct logwait *lw)
+void jobwait_wake_all(struct jobwait *lw)
+{
+	for (struct waiter *w = lw->head; w; w = w->next)
+		timer_add_ms(w->timer, 0);
+}
+
+void jobwait_release_all(struct jobwait *lw)
 {
 	lw->stopping = 1;
 	while (lw->head) {
@@ -123,14 +129,14 @@ void logwait_release_all(struct logwait *lw)
 	}
 }
 
-struct logwait *logwait_new(struct event_base *base, struct batch *b, logwait_try try, void *ctx)
+struct jobwait *jobwait_new(struct event_base *base, struct batch *b, jobwait_try try, void *ctx)
 {
-	struct logwait *lw = mem_calloc(1, sizeof *lw);
+	struct jobwait *lw = mem_calloc(1, sizeof *lw);
 
 	if (!lw)
 		return NULL;
-	*lw = (struct logwait){.base = base, .batch = b, .try = try, .ctx = ctx};
+	*lw = (struct jobwait){.base = base, .batch = b, .try = try, .ctx = ctx};
 	return lw;
 }
 
-void logwait_free(struct logwait *lw) { free(lw); }
+void jobwait_free(struct jobwait *lw) { free(lw); }
