@@ -61,10 +61,10 @@ static const struct option_spec options[] = {
 	 "hold its GPUs and memory (for workers to come)",
 	 .field = "allow_unplaceable"},
 	{"wait", 0, OPTION_FLAG, NULL, OPTION_AT(struct submit_args, wait),
-	 "wait for the job to finish and print its result (one line of\n"
-	 "JSON) if it has one; exit 0 when it succeeded, the last\n"
-	 "attempt's exit status when it failed (1 when it has none), 130\n"
-	 "when it was cancelled"},
+	 "wait for the job to finish; print its result, if any, as a line\n"
+	 "of JSON (--json: the finished job); exit 0 when it succeeded,\n"
+	 "the last attempt's exit status when it failed (1 when it has\n"
+	 "none), 130 when it was cancelled"},
 	{"follow", 0, OPTION_FLAG, NULL, OPTION_AT(struct submit_args, follow),
 	 "with --wait: print the job's log as it runs (as ebb logs -f)"},
 	{.kind = OPTION_GROUP, .group = cli_client_options, .at = OPTION_AT(struct submit_args, cli)},
@@ -169,7 +169,9 @@ static int wait_for(struct cli *cli, int64_t id, int follow)
 	rc = job_exit_code(job);
 	error = json_string_value(json_object_get(job, "error"));
 	result = json_object_get(job, "result");
-	if (rc == 0 && result) {
+	if (cli->json) {
+		cli_print_json(job);
+	} else if (rc == 0 && result) {
 		char *text = json_dumps(result, JSON_COMPACT | JSON_ENCODE_ANY);
 		if (text)
 			printf("%s\n", text);

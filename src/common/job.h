@@ -19,12 +19,6 @@ enum job_state {
 };
 
 #define JOB_CHECKPOINT_MAX (64 * 1024)
-/* A job's result, as serve stores it (job_stored_json): at most [queue]
- * result_max bytes, by default JOB_RESULT_DEFAULT, never above
- * JOB_RESULT_MAX (the longest control line a worker reads is sized
- * for it). */
-#define JOB_RESULT_DEFAULT (64 * 1024)
-#define JOB_RESULT_MAX (1024 * 1024)
 #define JOB_KEY_MAX 256
 /* The longest estimate a submitter may give (est_s): serve's API and the
  * simulator's traces take the same. */

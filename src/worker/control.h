@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/config.h"
 #include "common/job.h"
 
 struct control_line {
@@ -26,9 +27,9 @@ struct control_line {
  * token is cut from its count in place (line is written). */
 int control_parse(char *line, struct control_line *out);
 
-/* The longest line: "result " and a result of JOB_RESULT_MAX bytes, the
+/* The longest line: "result " and a result of CONF_RESULT_MAX bytes, the
  * most [queue] result_max may allow (a checkpoint's line is shorter). */
-#define CONTROL_LINE_MAX (JOB_RESULT_MAX + 64)
+#define CONTROL_LINE_MAX (CONF_RESULT_MAX + 64)
 
 /* Cuts what is read from the control fd, in whatever pieces the reads
  * give, into lines. A line longer than CONTROL_LINE_MAX, or with a NUL

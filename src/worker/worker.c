@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/config.h"
 #include "common/instance.h"
-#include "common/job.h"
 #include "common/log.h"
 #include "common/mem.h"
 
@@ -408,7 +408,7 @@ int worker_run(const struct worker_options *o)
 	else if (gethostname(host, sizeof host) == 0)
 		snprintf(w.name, sizeof w.name, "%.40s-%d", host, (int)getpid());
 	w.reclaim_grace_ms = o->reclaim_grace_ms < 0 ? 25000 : o->reclaim_grace_ms;
-	w.result_max = JOB_RESULT_DEFAULT; /* a serve that does not say it */
+	w.result_max = CONF_RESULT_MAX; /* a serve that does not say it has no limit of its own */
 	if (o->notice_url && o->notice_url[0]) {
 		char err[300];
 		if (!(w.notice = open_notice(&w, err, sizeof err))) {
