@@ -61,6 +61,16 @@ static void result_returned(void **state)
 	assert_int(WEXITSTATUS(harness_stop_hand_worker(s, w, 10000)), 0);
 }
 
+/* A job whose result is a JSON string of n letters (n + 2 bytes), with
+ * one attempt. */
+static int64_t submit_letters(struct harness_server *s, int n)
+{
+	return harness_submit(s, harness_fmt("{\"command\": [\"sh\", \"-c\", \"s=$(head -c %d /dev/zero | tr '\\\\0' a); "
+					     "echo \\\"result \\\\\\\"$s\\\\\\\"\\\" >&$EBB_CONTROL_FD\"], "
+					     "\"max_attempts\": 1}",
+					     n));
+}
+
 static void bad_results_fail_the_attempt(void **state)
 {
 	struct harness_server *s = harness_serve(NULL, 0);
@@ -70,9 +80,8 @@ static void bad_results_fail_the_attempt(void **state)
 	pid_t w = worker(s);
 
 	(void)state;
-	/* A JSON string of 69,998 letters: 70,000 bytes with its quotes. */
-	big = harness_submit(s, "{\"command\": [\"sh\", \"-c\", \"s=$(head -c 69998 /dev/zero | tr '\\\\0' a); "
-				"echo \\\"result \\\\\\\"$s\\\\\\\"\\\" >&$EBB_CONTROL_FD\"], \"max_attempts\": 1}");
+	/* 70,000 bytes with its quotes. */
+	big = submit_letters(s, 69998);
 	bad = harness_submit(s, "{\"command\": [\"sh\", \"-c\", \"echo 'result {oops' >&$EBB_CONTROL_FD\"]}");
 	job = ended(s, big);
 	assert_string_equal(JSTR(job, "state"), "failed");
@@ -84,6 +93,17 @@ static void bad_results_fail_the_attempt(void **state)
 	assert_string_equal(JSTR(job, "state"), "failed");
 	assert_int(JINT(job, "attempts"), 1);
 	assert_contains(JSTR(job, "error"), "result is not JSON: ");
+	json_decref(job);
+
+	/* Longer than any result_max, a line the worker does not keep, and
+	 * one with a NUL byte: neither is dropped unsaid. */
+	big = submit_letters(s, 1100000);
+	bad = harness_submit(s, "{\"command\": [\"sh\", \"-c\", \"printf 'result \\\"a\\\\0b\\\"\\\\n' >&$EBB_CONTROL_FD\"]}");
+	job = ended(s, big);
+	assert_string_equal(JSTR(job, "error"), "result is 1100002 bytes, over [queue] result_max (65536)");
+	json_decref(job);
+	job = ended(s, bad);
+	assert_string_equal(JSTR(job, "error"), "result is not JSON: it holds a NUL byte");
 	json_decref(job);
 
 	/* --wait says why, and exits 1. */
