@@ -300,9 +300,11 @@ static void reply_job_runs(struct api *api, struct request *req, struct job *job
 	struct jsonout o = {0};
 	struct ebb_error err;
 	char why[400] = "", *text;
-	int held = job->state == JOB_QUEUED && api->cfg->nteams > 0 ? why_held(api, job, why, sizeof why) : 0, rc = -1;
+	int held = 0, rc = -1;
 
-	if (held >= 0) {
+	if (job->state == JOB_QUEUED && api->cfg->nteams > 0)
+		held = why_held(api, job, why, sizeof why);
+	if (held >= 0) { /* the job and every lease of it */
 		job_write_json_held(&o, NULL, job, held ? why : NULL);
 		jsonout_reopen(&o);
 		rc = attempts_write_json(api->store, job->id, &o, "runs");

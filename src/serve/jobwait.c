@@ -1,4 +1,4 @@
-/* See logwait.h. */
+/* See jobwait.h. */
 #include "serve/jobwait.h"
 
 #include <stdlib.h>
@@ -13,13 +13,13 @@
 
 struct waiter {
 	struct request_keeper keeper; /* first: the request's keeper is the waiter */
-	struct jobwait *lw;
+	struct jobwait *jw;
 	struct request *req;
 	int64_t job, deadline_ms;
 	struct event *timer;
 	struct waiter *next;
 	void *query;
-	int listed; /* in lw's list: not answered yet */
+	int listed; /* in jw's list: not answered yet */
 };
 
 struct jobwait {
@@ -32,9 +32,9 @@ struct jobwait {
 };
 
 /* Answered: off the list; its memory stays until the request is gone. */
-static void unlink_waiter(struct jobwait *lw, struct waiter *w)
+static void unlink_waiter(struct jobwait *jw, struct waiter *w)
 {
-	for (struct waiter **p = &lw->head; *p; p = &(*p)->next) {
+	for (struct waiter **p = &jw->head; *p; p = &(*p)->next) {
 		if (*p == w) {
 			*p = w->next;
 			break;
@@ -51,7 +51,7 @@ static void gone(struct request_keeper *k, int sent)
 
 	(void)sent;
 	if (w->listed)
-		unlink_waiter(w->lw, w);
+		unlink_waiter(w->jw, w);
 	event_free(w->timer);
 	free(w->query);
 	free(w);
@@ -60,32 +60,32 @@ static void gone(struct request_keeper *k, int sent)
 static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
 	struct waiter *w = arg;
-	struct jobwait *lw = w->lw;
+	struct jobwait *jw = w->jw;
 	int64_t left = w->deadline_ms - clock_monotonic_ms();
-	int last = left <= 0 || lw->stopping || request_peer_gone(w->req), answered = 0;
+	int last = left <= 0 || jw->stopping || request_peer_gone(w->req), answered = 0;
 
 	(void)fd;
 	(void)what;
-	if (batch_begin(lw->batch) == 0) {
-		answered = lw->try(lw->ctx, w->req, w->query, last);
-		batch_end(lw->batch, 1);
+	if (batch_begin(jw->batch) == 0) {
+		answered = jw->try(jw->ctx, w->req, w->query, last);
+		batch_end(jw->batch, 1);
 	} else if (last) {
-		answered = lw->try(lw->ctx, w->req, w->query, 1);
+		answered = jw->try(jw->ctx, w->req, w->query, 1);
 	}
 	if (answered) {
-		unlink_waiter(lw, w);
-		batch_flush(lw->batch);
+		unlink_waiter(jw, w);
+		batch_flush(jw->batch);
 		return;
 	}
 	timer_add_ms(w->timer, left < RECHECK_MS ? (left > 0 ? left : 0) : RECHECK_MS);
 }
 
-int jobwait_park(struct jobwait *lw, struct request *req, int64_t job, const void *query, size_t size,
+int jobwait_park(struct jobwait *jw, struct request *req, int64_t job, const void *query, size_t size,
 		 int64_t wait_ms)
 {
 	struct waiter *w = mem_calloc(1, sizeof *w);
 
-	if (!w || !(w->query = mem_calloc(1, size)) || !(w->timer = evtimer_new(lw->base, on_timer, w))) {
+	if (!w || !(w->query = mem_calloc(1, size)) || !(w->timer = evtimer_new(jw->base, on_timer, w))) {
 		if (w)
 			free(w->query);
 		free(w);
@@ -93,50 +93,50 @@ int jobwait_park(struct jobwait *lw, struct request *req, int64_t job, const voi
 	}
 	memcpy(w->query, query, size);
 	w->keeper.gone = gone;
-	w->lw = lw;
+	w->jw = jw;
 	w->req = req;
 	w->listed = 1;
 	w->job = job;
 	w->deadline_ms = clock_monotonic_ms() + wait_ms;
-	w->next = lw->head;
-	lw->head = w;
+	w->next = jw->head;
+	jw->head = w;
 	request_set_keeper(req, &w->keeper);
-	timer_add_ms(w->timer, lw->stopping ? 0 : wait_ms < RECHECK_MS ? wait_ms : RECHECK_MS);
+	timer_add_ms(w->timer, jw->stopping ? 0 : wait_ms < RECHECK_MS ? wait_ms : RECHECK_MS);
 	return 0;
 }
 
-void jobwait_wake(struct jobwait *lw, int64_t job)
+void jobwait_wake(struct jobwait *jw, int64_t job)
 {
-	for (struct waiter *w = lw->head; w; w = w->next) {
+	for (struct waiter *w = jw->head; w; w = w->next) {
 		if (w->job == job)
 			timer_add_ms(w->timer, 0);
 	}
 }
 
-void jobwait_wake_all(struct jobwait *lw)
+void jobwait_wake_all(struct jobwait *jw)
 {
-	for (struct waiter *w = lw->head; w; w = w->next)
+	for (struct waiter *w = jw->head; w; w = w->next)
 		timer_add_ms(w->timer, 0);
 }
 
-void jobwait_release_all(struct jobwait *lw)
+void jobwait_release_all(struct jobwait *jw)
 {
-	lw->stopping = 1;
-	while (lw->head) {
-		struct waiter *w = lw->head;
-		lw->try(lw->ctx, w->req, w->query, 1);
-		unlink_waiter(lw, w);
+	jw->stopping = 1;
+	while (jw->head) {
+		struct waiter *w = jw->head;
+		jw->try(jw->ctx, w->req, w->query, 1);
+		unlink_waiter(jw, w);
 	}
 }
 
 struct jobwait *jobwait_new(struct event_base *base, struct batch *b, jobwait_try try, void *ctx)
 {
-	struct jobwait *lw = mem_calloc(1, sizeof *lw);
+	struct jobwait *jw = mem_calloc(1, sizeof *jw);
 
-	if (!lw)
+	if (!jw)
 		return NULL;
-	*lw = (struct jobwait){.base = base, .batch = b, .try = try, .ctx = ctx};
-	return lw;
+	*jw = (struct jobwait){.base = base, .batch = b, .try = try, .ctx = ctx};
+	return jw;
 }
 
-void jobwait_free(struct jobwait *lw) { free(lw); }
+void jobwait_free(struct jobwait *jw) { free(jw); }

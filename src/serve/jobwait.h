@@ -23,16 +23,16 @@ struct jobwait;
 typedef int (*jobwait_try)(void *ctx, struct request *req, const void *query, int last);
 
 struct jobwait *jobwait_new(struct event_base *base, struct batch *b, jobwait_try try, void *ctx);
-void jobwait_free(struct jobwait *lw);
+void jobwait_free(struct jobwait *jw);
 /* Parks req, on news of job, for up to wait_ms, with a copy of query:
  * 0, or -1 when out of memory (nothing parked). */
-int jobwait_park(struct jobwait *lw, struct request *req, int64_t job, const void *query, size_t size,
+int jobwait_park(struct jobwait *jw, struct request *req, int64_t job, const void *query, size_t size,
 		 int64_t wait_ms);
 /* News of job here: its waiters try again at once. */
-void jobwait_wake(struct jobwait *lw, int64_t job);
+void jobwait_wake(struct jobwait *jw, int64_t job);
 /* News from another serve, of any job: every waiter tries again. */
-void jobwait_wake_all(struct jobwait *lw);
+void jobwait_wake_all(struct jobwait *jw);
 /* Answers every waiter now, and every later one at once (at shutdown). */
-void jobwait_release_all(struct jobwait *lw);
+void jobwait_release_all(struct jobwait *jw);
 
 #endif
