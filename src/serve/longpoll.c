@@ -64,8 +64,6 @@ static void reply_jobs(struct waiter *w, struct job *jobs, int n)
 	 * and with the warm floor. */
 	if (w->lp->scaler && w->r.instance)
 		jsonout_real(&o, "idle_timeout_s", (double)scaler_worker_idle_timeout(w->lp->scaler) / 1000.0);
-	/* The worker fails a run whose result it could not report. */
-	jsonout_int(&o, "result_max", w->lp->queue->cfg->result_max);
 	jsonout_close(&o, '}');
 	if (w->r.done)
 		jsonout_close(&o, '}');

@@ -157,6 +157,15 @@ static void log_failed(const struct worker *w, const char *msg, int status, json
 	log_warn(msg, "worker=%s reason=%s", w->name, log_quote(quoted, sizeof quoted, why));
 }
 
+/* The largest result serve takes, as its register reply says; a serve
+ * that does not say has no limit of its own. */
+static void set_result_max(struct worker *w, json_t *reply)
+{
+	json_t *v = json_object_get(reply, "result_max");
+
+	w->result_max = json_is_integer(v) ? json_integer_value(v) : CONF_RESULT_MAX;
+}
+
 /* Registers the instance; the reply sets the timeouts in force. 0 on
  * success, 1 when serve says the instance is gone, -1 when orphaned. */
 static int register_instance(struct worker *w)
@@ -188,6 +197,7 @@ static int register_instance(struct worker *w)
 	w->heartbeat_ms = (int64_t)(json_real_value(json_object_get(reply, "heartbeat_s")) * 1000);
 	if (w->o->reclaim_grace_ms < 0 && json_is_number(json_object_get(reply, "reclaim_grace_s")))
 		w->reclaim_grace_ms = (int64_t)(json_number_value(json_object_get(reply, "reclaim_grace_s")) * 1000);
+	set_result_max(w, reply);
 	json_decref(reply);
 	log_info("worker registered", "worker=%s idle_timeout_ms=%lld orphan_timeout_ms=%lld", w->name,
 		 (long long)w->idle_timeout_ms, (long long)w->orphan_timeout_ms);
@@ -204,6 +214,7 @@ static void register_name(struct worker *w)
 
 	if (status != 200)
 		log_failed(w, "register failed", status, reply);
+	set_result_max(w, reply);
 	json_decref(body);
 	json_decref(reply);
 }
@@ -372,8 +383,6 @@ static const char *serve_jobs(struct worker *w)
 		}
 		if (w->o->idle_timeout_ms < 0 && json_is_number(json_object_get(reply, "idle_timeout_s")))
 			w->idle_timeout_ms = (int64_t)(json_number_value(json_object_get(reply, "idle_timeout_s")) * 1000);
-		if (json_is_integer(json_object_get(reply, "result_max")))
-			w->result_max = json_integer_value(json_object_get(reply, "result_max"));
 		job = json_object_get(reply, "job");
 		if (json_is_object(job)) {
 			rc = run_job(w, job, &next);
@@ -408,7 +417,6 @@ int worker_run(const struct worker_options *o)
 	else if (gethostname(host, sizeof host) == 0)
 		snprintf(w.name, sizeof w.name, "%.40s-%d", host, (int)getpid());
 	w.reclaim_grace_ms = o->reclaim_grace_ms < 0 ? 25000 : o->reclaim_grace_ms;
-	w.result_max = CONF_RESULT_MAX; /* a serve that does not say it has no limit of its own */
 	if (o->notice_url && o->notice_url[0]) {
 		char err[300];
 		if (!(w.notice = open_notice(&w, err, sizeof err))) {
