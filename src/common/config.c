@@ -323,6 +323,13 @@ static const struct conf_key offer_keys[] = {
 static const struct conf_key type_keys[] = {
 	{"max_running", CONF_INT, TYPE(max_running), 0, 1000000, "0", NULL,
 	 "Jobs of this type leased at once at most; 0 means no limit."},
+	{"gpu_share", CONF_DOUBLE, TYPE(gpu_share), 0, 0, "1", NULL,
+	 "The part of one GPU a job of this type takes (1/4 or 0.25): jobs of shared types run on one GPU, "
+	 "time-sliced, up to shares adding to 1. Only for one-GPU jobs; 1 is a whole GPU.",
+	 .fmin = 0, .fmax = 1, .fraction = 1},
+	{"vram_gb", CONF_INT, TYPE(vram_gb), 0, 4096, "0", NULL,
+	 "GPU memory a job of this type needs; on a shared GPU the jobs' vram_gb add up to at most its memory. "
+	 "0: not said."},
 	{0},
 };
 
@@ -981,6 +988,13 @@ const struct type_conf *config_type(const struct config *cfg, const char *type)
 			return &cfg->types[i];
 	}
 	return NULL;
+}
+
+double config_gpu_share(const struct config *cfg, const char *type)
+{
+	const struct type_conf *t = config_type(cfg, type);
+
+	return t ? t->gpu_share : 1;
 }
 
 const struct team_conf *config_team(const struct config *cfg, const char *team)

@@ -22,6 +22,11 @@ enum role { ROLE_ADMIN, ROLE_SUBMIT, ROLE_WORKER };
 struct type_conf {
 	char *name;
 	int64_t max_running; /* 0: no limit */
+	/* The part of one GPU a job of the type takes (docs/SCALING.md,
+	 * "GPUs shared"): 1, a whole one, unless set; and the GPU memory it
+	 * needs there, to keep the sum within the GPU's (0: not said). */
+	double gpu_share;
+	int64_t vram_gb;
 };
 
 struct lane_conf {
@@ -243,6 +248,9 @@ void config_write(const struct config *cfg, FILE *out);
 
 int config_lane_rank(const struct config *cfg, const char *lane); /* -1: unknown */
 const struct type_conf *config_type(const struct config *cfg, const char *type);
+/* The part of a GPU a job of the type takes: its gpu_share, 1 (a whole
+ * GPU) for a type without a section. */
+double config_gpu_share(const struct config *cfg, const char *type);
 /* The [team.NAME] section, or NULL. */
 const struct team_conf *config_team(const struct config *cfg, const char *team);
 /* The [offer.NAME] section as a JSON object (conftab_json), its name

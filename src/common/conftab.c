@@ -170,7 +170,13 @@ int conftab_set(const struct conf_key *k, void *base, const char *value, const v
 			*(double *)p = CONF_ABSENT;
 			return 0;
 		}
-		if (parse_double(value, &d) != 0 || d < k->fmin || d > k->fmax) {
+		if (k->fraction) {
+			if (parse_fraction(value, &d) != 0 || d <= k->fmin || d > k->fmax) {
+				conftab_errf(err, errsize, "expected a fraction above %g and at most %g (1/4 or 0.25), got '%s'",
+					     k->fmin, k->fmax, value);
+				return -1;
+			}
+		} else if (parse_double(value, &d) != 0 || d < k->fmin || d > k->fmax) {
 			conftab_errf(err, errsize, "expected a number from %g to %g, got '%s'", k->fmin, k->fmax, value);
 			return -1;
 		}
@@ -251,7 +257,10 @@ static void write_key_doc(FILE *out, const struct conf_key *k, const char *inden
 	case CONF_BOOL:
 		break;
 	case CONF_DOUBLE:
-		fprintf(out, "%s# From %g to %g%s.\n", indent, k->fmin, k->fmax, k->optional ? ", or empty" : "");
+		if (k->fraction)
+			fprintf(out, "%s# Above %g, at most %g: 1/4 or 0.25.\n", indent, k->fmin, k->fmax);
+		else
+			fprintf(out, "%s# From %g to %g%s.\n", indent, k->fmin, k->fmax, k->optional ? ", or empty" : "");
 		break;
 	default:
 		format_bound(lo, sizeof lo, k, k->min);

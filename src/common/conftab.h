@@ -29,6 +29,9 @@ struct conf_key {
 	int auto_ok; /* a duration that may be "auto" (CONF_AUTO) */
 	int optional; /* a number that may be left empty (CONF_ABSENT) */
 	double fmin, fmax; /* CONF_DOUBLE bounds */
+	/* A CONF_DOUBLE that is a share: "1/4" as well as "0.25", and above
+	 * fmin rather than at it (a share of nothing is no share). */
+	int fraction;
 	/* A check of the value's text beyond its type, with what the caller
 	 * of conftab_set passes as ctx: 0, or -1 with what was expected in
 	 * why. NULL: none. */

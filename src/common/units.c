@@ -83,6 +83,24 @@ int parse_double(const char *s, double *out)
 	return 0;
 }
 
+int parse_fraction(const char *s, double *out)
+{
+	const char *slash = strchr(s, '/');
+	char num[64];
+	double n, d;
+
+	if (!slash)
+		return parse_double(s, out);
+	if ((size_t)(slash - s) >= sizeof num)
+		return -1;
+	memcpy(num, s, (size_t)(slash - s));
+	num[slash - s] = '\0';
+	if (parse_double(num, &n) != 0 || parse_double(slash + 1, &d) != 0 || d == 0)
+		return -1;
+	*out = n / d;
+	return 0;
+}
+
 static void format_exact(char *buf, size_t size, int64_t v, const struct unit *units,
 			 const char *zero)
 {

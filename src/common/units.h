@@ -11,6 +11,8 @@ int parse_duration_ms(const char *s, int64_t *out_ms);
 int parse_size_bytes(const char *s, int64_t *out_bytes);
 int parse_int64(const char *s, int64_t *out);
 int parse_double(const char *s, double *out);
+/* A number or a fraction of two: "0.25" or "1/4". */
+int parse_fraction(const char *s, double *out);
 
 /* The shortest exact form: 90000 -> "90s", 3600000 -> "1h". */
 void format_duration(char *buf, size_t size, int64_t ms);

@@ -97,6 +97,11 @@ static int job_from_body(struct api_call *c, json_t *b, const char *team, struct
 	job->labels = job_stored_json(json_object_get(b, "labels"));
 	job->gpus = (int)json_get_int(b, "gpus", 1);
 	job->min_vram_gb = (int)json_get_int(b, "min_vram_gb", 0);
+	/* A share is of one GPU: a job of several cannot take part of each. */
+	if (job->gpus > 1 && config_gpu_share(cfg, job->type) < 1)
+		return error_set(err, 400, "bad_value", "gpus",
+				 "type '%s' has gpu_share %g (of one GPU): its jobs take one GPU, not %d", job->type,
+				 config_gpu_share(cfg, job->type), job->gpus);
 	job->items = json_get_int(b, "items", 1);
 	job->timeout_s = json_get_int(b, "timeout_s", cfg->default_timeout_ms / 1000);
 	job->est_s = json_get_int(b, "est_s", 0);

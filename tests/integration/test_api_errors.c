@@ -13,7 +13,8 @@
 
 static const char tokens[] = "[token.ml]\nsecret = " ML "\nrole = submit\nteam = ml\n"
 			     "[token.vision]\nsecret = " VISION "\nrole = submit\nteam = vision\n"
-			     "[token.worker]\nsecret = " WORKER "\nrole = worker\n";
+			     "[token.worker]\nsecret = " WORKER "\nrole = worker\n"
+			     "[type.embed]\ngpu_share = 1/2\n";
 
 static struct harness_server *srv; /* shared by the tests, in order */
 
@@ -135,6 +136,8 @@ static void bad_values(void **state)
 	refused("{\"command\": [\"echo\", 5]}", "bad_value", "command");
 	refused("{\"priority\": 1}", "missing_field", "command");
 	refused("{\"command\": [\"true\"], \"delay_s\": 5, \"run_at\": 4000000000}", "bad_value", "run_at");
+	/* A shared type's jobs take part of one GPU, never several. */
+	refused("{\"command\": [\"true\"], \"type\": \"embed\", \"gpus\": 2}", "bad_value", "gpus");
 }
 
 /* A field set to null counts as absent: delay_s null beside run_at is

@@ -324,6 +324,37 @@ static void types(void **state)
 			  "%s:2: [type.]: expected a name of letters, digits, '_', '.' or '-'");
 }
 
+/* gpu_share: a fraction or a number, above 0 and at most 1; a whole GPU
+ * unless set; vram_gb within its bounds. */
+static void type_gpu_share(void **state)
+{
+	struct config cfg;
+	char err[1024];
+	const char *path = conf_file("[type.embed]\ngpu_share = 1/4\nvram_gb = 20\n[type.asr]\ngpu_share = 0.5\n"
+				     "[type.train]\nmax_running = 1\n");
+
+	(void)state;
+	assert_int(config_load(&cfg, &cmd_plugins, path, err, sizeof err), 0);
+	assert_true(config_type(&cfg, "embed")->gpu_share == 0.25);
+	assert_int(config_type(&cfg, "embed")->vram_gb, 20);
+	assert_true(config_gpu_share(&cfg, "asr") == 0.5);
+	assert_true(config_gpu_share(&cfg, "train") == 1);
+	assert_true(config_gpu_share(&cfg, "none") == 1);
+	assert_int(config_type(&cfg, "train")->vram_gb, 0);
+	config_free(&cfg);
+
+	assert_load_error("[type.gpu]\ngpu_share = 0\n",
+			  "%s:2: [type.gpu] gpu_share: expected a fraction above 0 and at most 1 (1/4 or 0.25), got '0'");
+	assert_load_error("[type.gpu]\ngpu_share = 3/2\n",
+			  "%s:2: [type.gpu] gpu_share: expected a fraction above 0 and at most 1 (1/4 or 0.25), got '3/2'");
+	assert_load_error("[type.gpu]\ngpu_share = 1/0\n",
+			  "%s:2: [type.gpu] gpu_share: expected a fraction above 0 and at most 1 (1/4 or 0.25), got '1/0'");
+	assert_load_error("[type.gpu]\ngpu_share = half\n",
+			  "%s:2: [type.gpu] gpu_share: expected a fraction above 0 and at most 1 (1/4 or 0.25), got 'half'");
+	assert_load_error("[type.gpu]\nvram_gb = -1\n",
+			  "%s:2: [type.gpu] vram_gb: expected a value from 0 to 4096, got '-1'");
+}
+
 /* A result goes in a complete's body: result_max is cut to half of
  * max_body, and stays within its own bounds. */
 static void result_max_within_max_body(void **state)
@@ -698,6 +729,7 @@ int main(void)
 		cmocka_unit_test(mangled_lines),
 		cmocka_unit_test(directory),
 		cmocka_unit_test(types),
+		cmocka_unit_test(type_gpu_share),
 		cmocka_unit_test(tokens),
 		cmocka_unit_test(secrets_hidden),
 		cmocka_unit_test(lanes),
