@@ -45,6 +45,7 @@ static const char *type_name(enum field_type t)
 	case F_STRING: return "a string";
 	case F_NAME: return "a name of letters, digits, '_', '.' or '-'";
 	case F_INT: return "an integer";
+	case F_NUMBER: return "a number";
 	case F_BOOL: return "true or false";
 	case F_STRINGS: return "an array of names";
 	case F_IDS: return "an array of ids";
@@ -75,6 +76,13 @@ static int check_one(const struct field *f, json_t *v, struct ebb_error *err)
 			return error_set(err, 400, "out_of_range", f->name,
 					 "%s: expected %lld to %lld, got %lld", f->name, (long long)f->min,
 					 (long long)f->max, (long long)json_integer_value(v));
+		return 0;
+	case F_NUMBER:
+		if (!json_is_number(v))
+			break;
+		if (json_number_value(v) < (double)f->min || json_number_value(v) > (double)f->max)
+			return error_set(err, 400, "out_of_range", f->name, "%s: expected %lld to %lld, got %g", f->name,
+					 (long long)f->min, (long long)f->max, json_number_value(v));
 		return 0;
 	case F_BOOL:
 		if (!json_is_boolean(v))
@@ -146,6 +154,12 @@ int64_t json_get_int(json_t *obj, const char *name, int64_t def)
 {
 	json_t *v = json_object_get(obj, name);
 	return json_is_integer(v) ? json_integer_value(v) : def;
+}
+
+double json_get_number(json_t *obj, const char *name, double def)
+{
+	json_t *v = json_object_get(obj, name);
+	return json_is_number(v) ? json_number_value(v) : def;
 }
 
 int json_get_bool(json_t *obj, const char *name, int def)

@@ -14,6 +14,7 @@ enum field_type {
 	F_STRING,  /* length in bytes (UTF-8) from min to max */
 	F_NAME,    /* a lane, type, team or worker name */
 	F_INT,     /* integer from min to max */
+	F_NUMBER,  /* any number from min to max */
 	F_BOOL,
 	F_STRINGS, /* array of at most max strings, each a name */
 	F_IDS,     /* array of at most max ids (integers from 1) */
@@ -38,6 +39,7 @@ int json_has(json_t *obj, const char *name);
 /* Getters for checked objects: the default when the field is absent or null. */
 const char *json_get_str(json_t *obj, const char *name, const char *def);
 int64_t json_get_int(json_t *obj, const char *name, int64_t def);
+double json_get_number(json_t *obj, const char *name, double def);
 int json_get_bool(json_t *obj, const char *name, int def);
 
 /* A Unix time in ms as the API writes it: seconds (a number with the

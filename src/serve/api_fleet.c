@@ -9,6 +9,7 @@
 #include "serve/api_internal.h"
 #include "serve/reclaim.h"
 #include "serve/scaler.h"
+#include "serve/share.h"
 #include "serve/workers.h"
 #include "store/store.h"
 
@@ -24,11 +25,14 @@ static json_t *register_reply(struct api *a, const char *key, json_t *what)
 {
 	const struct config *cfg = a->cfg;
 
-	return json_pack("{s:o, s:f, s:f, s:f, s:f, s:f, s:I}", key, what, "idle_timeout_s",
+	/* gpu_shares: the types whose jobs share a GPU, for the worker to
+	 * place them (serve/share.h). */
+	return json_pack("{s:o, s:f, s:f, s:f, s:f, s:f, s:I, s:o*}", key, what, "idle_timeout_s",
 			 (double)(a->scaler ? scaler_worker_idle_timeout(a->scaler) : 0) / 1000.0, "orphan_timeout_s",
 			 (double)cfg->orphan_timeout_ms / 1000.0, "lease_s", (double)cfg->lease_timeout_ms / 1000.0,
 			 "heartbeat_s", (double)cfg->lease_timeout_ms / 3000.0, "reclaim_grace_s",
-			 (double)cfg->reclaim_grace_ms / 1000.0, "result_max", (json_int_t)cfg->result_max);
+			 (double)cfg->reclaim_grace_ms / 1000.0, "result_max", (json_int_t)cfg->result_max,
+			 "gpu_shares", share_types_json(cfg));
 }
 
 /* A worker registers: one started by a provider by its instance, one

@@ -8,6 +8,7 @@
 #include "common/mem.h"
 
 #include "serve/api_internal.h"
+#include "serve/share.h"
 #include "serve/workers.h"
 
 #define ITEMS_MAX 1000000000000LL
@@ -22,6 +23,8 @@ const struct field api_lease_fields[] = {
 	{"lease_s", F_INT, 1, 3600},
 	{"running", F_IDS, 0, INSTANCE_GPUS_MAX},
 	{"max_jobs", F_INT, 1, LEASE_MAX_JOBS},
+	{"share_free", F_NUMBER, 0, 1},
+	{"share_vram_gb", F_INT, 0, 4096},
 	{NULL, 0, 0, 0},
 };
 
@@ -64,6 +67,9 @@ static int read_lease_request(struct api_call *c, json_t *body, const char *what
 	json_array_foreach(json_object_get(body, "running"), i, id)
 		r->running[i] = json_integer_value(id);
 	r->nrunning = (int)json_array_size(json_object_get(body, "running"));
+	/* Its partly used GPU's room, for the shared types that fit it. */
+	if (share_offer_read(cfg, body, &r->offer, err) != 0)
+		return -1;
 	r->offer.labels = json_incref(json_object_get(body, "labels"));
 	return 0;
 }

@@ -7,6 +7,7 @@
 #include "common/mem.h"
 #include "common/timer.h"
 #include "serve/scaler.h"
+#include "serve/share.h"
 
 struct waiter {
 	struct request_keeper keeper; /* first: the request's keeper is the waiter */
@@ -129,6 +130,7 @@ static void gone(struct request_keeper *k, int sent);
 void lease_request_free(const struct lease_request *r)
 {
 	json_decref(r->offer.labels);
+	share_offer_free(&r->offer);
 	if (r->done) {
 		job_free(r->done);
 		free(r->done);

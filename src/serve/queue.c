@@ -9,6 +9,7 @@
 #include "common/rng.h"
 #include "policy/lease_order.h"
 #include "serve/metrics.h"
+#include "serve/share.h"
 #include "serve/team_state.h"
 
 void queue_init(struct queue *q, struct store *store, const struct config *cfg,
@@ -156,6 +157,7 @@ int queue_lease(struct queue *q, const struct lease_offer *offer, const char *wo
 {
 	struct lease_offer o = *offer;
 	struct full_types full = {.cfg = q->cfg};
+	struct share_refused refused;
 	const char *names[64];
 	int64_t now = clock_now(q->clock), ready_ms;
 	int rc;
@@ -170,11 +172,23 @@ int queue_lease(struct queue *q, const struct lease_offer *offer, const char *wo
 		}
 		o.full_types = names;
 	}
+	if (share_refused_read(q->store, &o, o.full_types, o.nfull_types, &refused) != 0) {
+		rc = refused.nomem;
+		share_refused_free(&refused);
+		return rc ? error_set(err, 500, "out_of_memory", NULL, ERROR_OUT_OF_MEMORY) : failed(q, err);
+	}
+	if (o.gpus == 0 && o.nshare_types > 0) {
+		/* Only a partly used GPU: a one-GPU job of a type that fits it. */
+		o.gpus = 1;
+		o.full_types = (const char *const *)refused.names;
+		o.nfull_types = refused.n;
+	}
 	if (q->cfg->nteams > 0) {
 		/* Each team's job only within its share (docs/TEAMS.md). */
 		struct team_state ts;
 		if ((rc = team_state_read(&ts, q->store, q->cfg, now)) != 0) {
 			team_state_free(&ts);
+			share_refused_free(&refused);
 			return rc == TEAM_STATE_NOMEM ? error_set(err, 500, "out_of_memory", NULL, ERROR_OUT_OF_MEMORY)
 						      : failed(q, err);
 		}
@@ -186,6 +200,7 @@ int queue_lease(struct queue *q, const struct lease_offer *offer, const char *wo
 	} else {
 		rc = store_job_next_ready(q->store, &o, out);
 	}
+	share_refused_free(&refused);
 	if (rc == STORE_NOT_FOUND)
 		return 0;
 	if (rc != 0)

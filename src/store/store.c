@@ -286,9 +286,17 @@ void offer_filters_free(struct offer_filters *f)
 	free(f->rooms);
 }
 
+static int share_type(const struct lease_offer *o, const char *type)
+{
+	for (int i = 0; i < o->nshare_types; i++)
+		if (strcmp(o->share_types[i], type) == 0)
+			return 1;
+	return 0;
+}
+
 int offer_fits_class(const struct lease_offer *o, const struct job_count *c)
 {
-	if (c->gpus > o->gpus || c->min_vram_gb > o->vram_gb)
+	if ((c->gpus > o->gpus && !(c->gpus <= 1 && share_type(o, c->type))) || c->min_vram_gb > o->vram_gb)
 		return 0;
 	for (int i = 0; i < o->nfull_types; i++)
 		if (strcmp(o->full_types[i], c->type) == 0)

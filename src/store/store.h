@@ -45,6 +45,11 @@ struct lease_offer {
 	const char *const *teams;
 	const int64_t *team_rooms;
 	int nteams;
+	/* The types whose jobs fit the worker's partly used GPU (its share
+	 * free and memory, serve/share.h): a one-GPU job of one of them is
+	 * leased even where gpus is 0. */
+	const char *const *share_types;
+	int nshare_types;
 };
 
 struct job_filter {

@@ -56,7 +56,7 @@ static int gpus_of(json_t *job)
 
 int runners_wanted(const struct worker *w, json_t *job)
 {
-	return w->nrunners > 0 || gpus_of(job) < w->ngpus;
+	return w->nrunners > 0 || gpus_of(job) < w->ngpus || share_of(w, job, NULL) < 1;
 }
 
 /* In the runner: a process of its own, then the job as the worker runs
@@ -75,12 +75,17 @@ static int run_alone(struct worker *w, json_t *job, const char *gpu_ids, pid_t w
 
 int runners_start(struct worker *w, json_t *job)
 {
-	int64_t id = json_integer_value(json_object_get(job, "id"));
-	int want = gpus_of(job), taken = 0, rc;
+	int64_t id = json_integer_value(json_object_get(job, "id")), vram_gb;
+	int want = gpus_of(job), taken = 0, rc, shared = -1;
+	double share = share_of(w, job, &vram_gb);
 	char ids[INSTANCE_GPUS_MAX * 17] = "";
 	size_t len = 0;
 	pid_t pid, worker = getpid();
 
+	if (share < 1 && (shared = share_place(w, share, vram_gb)) >= 0) {
+		snprintf(ids, sizeof ids, "%s", w->gpu_names[shared]);
+		want = 0;
+	}
 	/* serve leased it for the GPUs free; a job asking more than that
 	 * (a serve older than packing) gets those free. */
 	for (int g = 0; g < w->ngpus && taken < want; g++) {
@@ -98,12 +103,15 @@ int runners_start(struct worker *w, json_t *job)
 		for (int g = 0; g < w->ngpus; g++)
 			if (w->gpu_job[g] == id)
 				w->gpu_job[g] = 0;
+		if (shared >= 0)
+			share_release(w, shared, share, vram_gb);
 		w->no_next = 1;
 		rc = job_run(w, job, &(json_t *){NULL});
 		w->no_next = 0;
 		return rc;
 	}
-	w->runners[w->nrunners++] = (struct runner){.pid = pid, .job = id};
+	w->runners[w->nrunners++] =
+		(struct runner){.pid = pid, .job = id, .gpu = shared, .share = share, .vram_gb = vram_gb};
 	log_info("runner started", "worker=%s job=%lld pid=%d gpus=%s", w->name, (long long)id, (int)pid, ids);
 	return 0;
 }
@@ -127,6 +135,8 @@ int runners_reap(struct worker *w)
 		for (int g = 0; g < w->ngpus; g++)
 			if (w->gpu_job[g] == r->job)
 				w->gpu_job[g] = 0;
+		if (r->gpu >= 0)
+			share_release(w, r->gpu, r->share, r->vram_gb);
 		*r = w->runners[--w->nrunners];
 		ended++;
 	}

@@ -198,6 +198,7 @@ static int register_instance(struct worker *w)
 	if (w->o->reclaim_grace_ms < 0 && json_is_number(json_object_get(reply, "reclaim_grace_s")))
 		w->reclaim_grace_ms = (int64_t)(json_number_value(json_object_get(reply, "reclaim_grace_s")) * 1000);
 	set_result_max(w, reply);
+	share_read(w, reply);
 	json_decref(reply);
 	log_info("worker registered", "worker=%s idle_timeout_ms=%lld orphan_timeout_ms=%lld", w->name,
 		 (long long)w->idle_timeout_ms, (long long)w->orphan_timeout_ms);
@@ -215,6 +216,7 @@ static void register_name(struct worker *w)
 	if (status != 200)
 		log_failed(w, "register failed", status, reply);
 	set_result_max(w, reply);
+	share_read(w, reply);
 	json_decref(body);
 	json_decref(reply);
 }
@@ -231,8 +233,10 @@ static json_t *lease_body(const struct worker *w, int64_t wait_ms)
 	/* The lease names the instance it runs on: serve's fleet follows it. */
 	if (w->o->instance)
 		json_object_set_new(b, "instance", json_integer(w->o->instance));
-	if (w->nrunners)
+	if (w->nrunners) {
 		json_object_set_new(b, "running", runners_jobs(w));
+		share_offer(w, b);
+	}
 	if (w->o->labels && w->o->labels[0]) {
 		json_t *labels = json_array();
 		char *copy = xstrdup(w->o->labels), *save = NULL;
@@ -317,7 +321,7 @@ static const char *ask_lease(struct worker *w, int64_t *idle_since, int64_t *bac
 		if (left < wait_ms)
 			wait_ms = left < 1000 ? 1000 : left;
 	}
-	if (w->nrunners && !runners_free_gpus(w)) {
+	if (w->nrunners && ((!runners_free_gpus(w) && !share_room(w)) || w->nrunners == INSTANCE_GPUS_MAX)) {
 		worker_wait(w, wait_ms); /* a runner's end wakes it */
 		return NULL;
 	}
@@ -460,6 +464,7 @@ int worker_run(const struct worker_options *o)
 	else
 		run_on_exit(&w, why);
 	notice_free(w.notice);
+	json_decref(w.gpu_shares);
 	client_free(&w.client);
 	return w.refused[0] ? 1 : 0;
 }

@@ -28,7 +28,15 @@ struct worker_signals {
 struct runner {
 	pid_t pid;
 	int64_t job;
+	/* A job of a shared type (share.c): the GPU it shares, its part of
+	 * it and its memory there; gpu -1 for a job on GPUs of its own. */
+	int gpu;
+	double share;
+	int64_t vram_gb;
 };
+
+/* gpu_job's mark for a GPU that jobs of shared types share. */
+#define GPU_SHARED (-1)
 
 struct worker {
 	const struct worker_options *o;
@@ -48,7 +56,13 @@ struct worker {
 	 * for the GPUs left. */
 	int ngpus;
 	char gpu_names[INSTANCE_GPUS_MAX][16]; /* what CUDA_VISIBLE_DEVICES calls each */
-	int64_t gpu_job[INSTANCE_GPUS_MAX];    /* the job on each GPU; 0: free */
+	int64_t gpu_job[INSTANCE_GPUS_MAX];    /* the job on each GPU; 0: free; GPU_SHARED */
+	/* GPUs shared (share.c): the types whose jobs share one, as serve's
+	 * register reply said (NULL: none), and each shared GPU's parts
+	 * taken and memory held. */
+	json_t *gpu_shares;
+	double gpu_shared[INSTANCE_GPUS_MAX];
+	int64_t gpu_vram[INSTANCE_GPUS_MAX];
 	struct runner runners[INSTANCE_GPUS_MAX];
 	int nrunners;
 	int runner_orphaned; /* a runner ended because serve was out of reach */
@@ -89,6 +103,23 @@ int runners_reap(struct worker *w);
 json_t *runners_jobs(const struct worker *w);
 /* Waits for every runner to end; a stop asked meanwhile is passed on. */
 void runners_wait_all(struct worker *w);
+
+/* GPUs shared by jobs of shared types (share.c). Keeps the register
+ * reply's gpu_shares. */
+void share_read(struct worker *w, json_t *reply);
+/* The part of one GPU the job takes (1: a whole GPU, as for any type
+ * serve did not name) and, in *vram_gb (NULL: not wanted), its memory. */
+double share_of(const struct worker *w, json_t *job, int64_t *vram_gb);
+/* Takes the share on a GPU: one already shared with room first, else a
+ * free one; its index, or -1 when every GPU runs a whole job. */
+int share_place(struct worker *w, double share, int64_t vram_gb);
+/* Gives back what share_place took on GPU g. */
+void share_release(struct worker *w, int g, double share, int64_t vram_gb);
+/* Whether a shared GPU has room left. */
+int share_room(const struct worker *w);
+/* Adds to a lease request the room of the shared GPU with the most:
+ * share_free, and share_vram_gb where the worker knows its memory. */
+void share_offer(const struct worker *w, json_t *body);
 
 /* A process of its own for a runner: a self-pipe and a client of its
  * own (worker.c), so that nothing is shared with the worker. */
