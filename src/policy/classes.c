@@ -6,14 +6,23 @@
 /* The name plan()'s reasons give the lanes the config does not name. */
 static const char other_lanes[] = "(not in [queue] lanes)";
 
+double classes_gpu_share(const struct plan_settings *s, const char *type)
+{
+	for (size_t k = 0; k < s->ntypes; k++)
+		if (strcmp(s->types[k].name, type) == 0)
+			return s->types[k].gpu_share;
+	return 1;
+}
+
 struct plan_class *classes_find(struct plan_class *classes, int *n, int cap, const struct plan_settings *s, int gpus,
-				int min_vram_gb, int lane_rank, int team, int64_t oldest_ms)
+				double gpu_share, int min_vram_gb, int lane_rank, int team, int64_t oldest_ms)
 {
 	struct plan_class *c;
 
 	for (int k = 0; k < *n; k++) {
 		c = &classes[k];
-		if (c->gpus == gpus && c->min_vram_gb == min_vram_gb && c->lane_rank == lane_rank && c->team == team)
+		if (c->gpus == gpus && c->gpu_share == gpu_share && c->min_vram_gb == min_vram_gb &&
+		    c->lane_rank == lane_rank && c->team == team)
 			return c;
 	}
 	if (*n >= cap)
@@ -22,6 +31,7 @@ struct plan_class *classes_find(struct plan_class *classes, int *n, int cap, con
 	memset(c, 0, sizeof *c);
 	c->lane = lane_rank < s->nlanes ? s->lanes[lane_rank].name : other_lanes;
 	c->gpus = gpus;
+	c->gpu_share = gpu_share;
 	c->min_vram_gb = min_vram_gb;
 	c->lane_rank = lane_rank;
 	c->team = team;

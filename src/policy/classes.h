@@ -9,7 +9,11 @@
 
 #include "policy/plan.h"
 
-/* The class of queued jobs of (GPUs, VRAM, lane rank, team) among
+/* The part of one GPU a job of type takes: its [type.NAME] gpu_share, 1
+ * for a type without a section. */
+double classes_gpu_share(const struct plan_settings *s, const char *type);
+
+/* The class of queued jobs of (GPUs, GPU share, VRAM, lane rank, team) among
  * classes[0..*n), added when new if there is room (*n < cap): then empty,
  * its oldest job submitted at oldest_ms. NULL: none and no room (the
  * caller grows the array and asks again). lane_rank is lease_lane_rank()'s
@@ -17,7 +21,7 @@
  * wait_target, or the default one (5 min) for the lanes not in the
  * config, which are one class, after the others. */
 struct plan_class *classes_find(struct plan_class *classes, int *n, int cap, const struct plan_settings *s, int gpus,
-				int min_vram_gb, int lane_rank, int team, int64_t oldest_ms);
+				double gpu_share, int min_vram_gb, int lane_rank, int team, int64_t oldest_ms);
 
 /* Queued jobs of one priority join class c: jobs of them (items in all),
  * work_s of expected reference work, the oldest submitted at oldest_ms.

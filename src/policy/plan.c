@@ -264,10 +264,15 @@ double plan_cost_per_work_s(const struct offer *o, enum market m, int64_t checkp
 }
 
 /* How many jobs of class c an instance runs at once on `gpus` of its GPUs:
- * one where the view does not pack. */
+ * one where the view does not pack; a shared type's ⌊gpus / share⌋ (the
+ * slack: three shares of 1/3 fill a GPU). */
 static int64_t jobs_on(const struct planner *p, const struct plan_class *c, int gpus)
 {
-	return p->v->packs ? gpus / (c->gpus > 1 ? c->gpus : 1) : 1;
+	if (!p->v->packs)
+		return 1;
+	if (c->gpu_share > 0 && c->gpu_share < 1)
+		return (int64_t)((double)gpus / c->gpu_share + 1e-9);
+	return gpus / (c->gpus > 1 ? c->gpus : 1);
 }
 
 /* Offer k's price per reference second of work: plan_cost_per_work_s,

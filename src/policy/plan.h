@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "common/config.h"
 #include "common/instance.h"
 #include "common/offer.h"
 #include "common/warm.h"
@@ -16,6 +17,9 @@
 struct plan_class {
 	const char *lane;
 	int gpus;
+	/* The part of one GPU each of its jobs takes ([type.NAME] gpu_share):
+	 * 1, a whole GPU, or below for a shared type's one-GPU jobs. */
+	double gpu_share;
 	int min_vram_gb;
 	int lane_rank; /* smaller is served first */
 	int team;      /* index into the settings' teams; read only when there are teams */
@@ -104,6 +108,10 @@ struct plan_settings {
 	 * are off and every job draws on the whole fleet. */
 	struct plan_team teams[CONF_MAX_TEAMS + 1];
 	int nteams;
+	/* [type.NAME]: the types' gpu_share (classes_gpu_share()); the
+	 * config's, which outlives the settings. */
+	const struct type_conf *types;
+	size_t ntypes;
 	/* A job runs this long at least before it is preempted. */
 	int64_t preempt_min_runtime_ms;
 	/* callers: a job preempted twice in a row waits this long before its

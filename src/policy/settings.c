@@ -42,6 +42,8 @@ void plan_settings_from_config(const struct config *cfg, struct plan_settings *o
 	out->nlanes = cfg->nlanes;
 	out->default_wait_target_ms = config_wait_target_ms(cfg, NULL);
 	out->nteams = teams_from_config(cfg, out->teams);
+	out->types = cfg->types;
+	out->ntypes = cfg->ntypes;
 	out->preempt_min_runtime_ms = cfg->preempt_min_runtime_ms;
 	out->preempt_backoff_ms = cfg->preempt_backoff_ms;
 }

@@ -84,26 +84,28 @@ static double estimate_s(const struct medians *m, const char *type, int64_t est_
 
 /* The view's class of (GPUs, VRAM, lane, team), added when new
  * (policy/classes.h). Without teams, every job is of team 0. */
-static struct plan_class *class_for(struct view *b, int gpus, int min_vram_gb, const char *lane,
+static struct plan_class *class_for(struct view *b, int gpus, const char *type, int min_vram_gb, const char *lane,
 				    const char *team_name, int64_t oldest_ms)
 {
 	const struct plan_settings *st = b->settings;
 	int rank = lease_lane_rank(st, lane), team = teams_index(st->teams, st->nteams, team_name);
-	struct plan_class *c = classes_find(b->classes, &b->nclasses, b->nclasses, st, gpus, min_vram_gb, rank, team,
-					    oldest_ms), *grown;
+	double share = classes_gpu_share(st, type);
+	struct plan_class *c = classes_find(b->classes, &b->nclasses, b->nclasses, st, gpus, share, min_vram_gb, rank,
+					    team, oldest_ms), *grown;
 
 	if (c)
 		return c;
 	if (!(grown = mem_realloc(b->classes, (size_t)(b->nclasses + 1) * sizeof *b->classes)))
 		return NULL;
 	b->classes = grown;
-	return classes_find(b->classes, &b->nclasses, b->nclasses + 1, st, gpus, min_vram_gb, rank, team, oldest_ms);
+	return classes_find(b->classes, &b->nclasses, b->nclasses + 1, st, gpus, share, min_vram_gb, rank, team,
+			    oldest_ms);
 }
 
 static int add_demand(void *arg, const struct demand_row *r)
 {
 	struct view *b = arg;
-	struct plan_class *c = class_for(b, r->gpus, r->min_vram_gb, r->lane, r->team, r->oldest_ms);
+	struct plan_class *c = class_for(b, r->gpus, r->type, r->min_vram_gb, r->lane, r->team, r->oldest_ms);
 
 	if (!c)
 		return VIEW_NOMEM;
@@ -130,7 +132,7 @@ struct arrivals {
 static int add_arrival(void *arg, const struct arrival_row *r)
 {
 	struct arrivals *a = arg;
-	struct plan_class *c = class_for(a->b, r->gpus, r->min_vram_gb, r->lane, r->team, a->now_ms);
+	struct plan_class *c = class_for(a->b, r->gpus, r->type, r->min_vram_gb, r->lane, r->team, a->now_ms);
 	double w = exp(-(double)(a->now_ms - r->created_ms) / 1000.0 / a->window_s) / a->window_s;
 	double est = estimate_s(a->b->med, r->type, r->est_s, a->b->settings);
 

@@ -149,7 +149,7 @@ static void ebb_look(struct sim *s)
 		if (!q->len && (window_s <= 0 || eq->arrived_jobs < 1e-3))
 			continue;
 		/* Room for every queue: classes_find() cannot fail. */
-		pc = classes_find(classes, &nc, s->nq, st, q->gpus, 0, q->lane_rank, q->team, oldest);
+		pc = classes_find(classes, &nc, s->nq, st, q->gpus, 1, 0, q->lane_rank, q->team, oldest);
 		classes_add_queued(pc, q->priority, (int64_t)q->len, (int64_t)q->len,
 				   (known_estimates(s) ? (double)eq->est_work_ms : q->work_ms) / 1000.0, oldest);
 		if (window_s > 0) {

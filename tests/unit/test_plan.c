@@ -668,6 +668,41 @@ static void test_packing_sizes_and_prices_launches_by_gpus(void **state)
 	EXPECT_ONE_LAUNCH(f, 1, 8);
 }
 
+/* GPUs shared (gpu_share): a class of share s on an instance of G GPUs is
+ * capacity for ⌊G / s⌋ jobs at once. Eight jobs of 60 s, a 60 s target,
+ * on 1-GPU instances: whole, eight launches; shares of 1/4, ⌊1 / 0.25⌋ =
+ * 4 a GPU, two; of 1/3, 3 a GPU (three shares of 1/3 fill it, not 2.99),
+ * ⌈8 / 3⌉ = 3. An idle 1-GPU instance takes four quarters: of eight, four
+ * are left, one launch; a 2-GPU offer at the same price per instance
+ * takes 8 quarters at once, one launch of it. */
+static void test_shares_count_capacity_in_parts_of_a_gpu(void **state)
+{
+	struct fx *f = fx_reset();
+	struct plan_instance *i;
+
+	(void)state;
+	offer(f, "single", 1, 24, 1.0, 0);
+	demand(f, "standard", 1, 1, 8, 480, NOW - S_MS, 60 * S_MS);
+	f->packs = 1;
+	run(f);
+	EXPECT_ONE_LAUNCH(f, 0, 8);
+	f->classes[0].gpu_share = 0.25;
+	run(f);
+	EXPECT_ONE_LAUNCH(f, 0, 2);
+	f->classes[0].gpu_share = 1.0 / 3.0;
+	run(f);
+	EXPECT_ONE_LAUNCH(f, 0, 3);
+	f->classes[0].gpu_share = 0.25;
+	i = idle(f, 1, 0, NOW - S_MS);
+	run(f);
+	EXPECT_ONE_LAUNCH(f, 0, 1);
+	i->state = INST_TERMINATED;
+	f->nfleet = 0;
+	offer(f, "dual", 2, 24, 1.0, 0);
+	run(f);
+	EXPECT_ONE_LAUNCH(f, 1, 1);
+}
+
 /* A busy instance whose job outlasts the wait target gives no capacity
  * within it: a queued job must not wait for it as if it were free. */
 static void test_busy_past_the_target_holds_no_job(void **state)
@@ -1604,6 +1639,7 @@ int main(void)
 		cmocka_unit_test(test_packing_counts_an_idle_instance_by_its_gpus),
 		cmocka_unit_test(test_packing_counts_the_free_gpus_of_a_busy_one),
 		cmocka_unit_test(test_packing_sizes_and_prices_launches_by_gpus),
+		cmocka_unit_test(test_shares_count_capacity_in_parts_of_a_gpu),
 		cmocka_unit_test(test_boot_longer_than_target),
 		cmocka_unit_test(test_expected_arrivals),
 		cmocka_unit_test(test_oldest_past_target_launches_at_least_one),
