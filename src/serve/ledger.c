@@ -122,33 +122,65 @@ static int terminate(struct ledger *l, struct instance *inst, int64_t now)
 	return add_up(l, inst, &rest, inst->team, 0);
 }
 
+/* The part of a GPU job id holds: its type's gpu_share, 0 for a job of
+ * whole GPUs (or -1 on a store error). */
+static double part_of(struct ledger *l, int64_t id)
+{
+	struct job j;
+	double share;
+	int rc;
+
+	if (!l->cfg || l->cfg->ntypes == 0)
+		return 0;
+	if ((rc = store_job_get(l->store, id, &j)) != 0)
+		return rc == STORE_NOT_FOUND ? 0 : -1;
+	share = config_gpu_share(l->cfg, j.type);
+	job_free(&j);
+	return share < 1 ? share : 0;
+}
+
+/* Segment g holds `want` GPUs of the `left` no other holds, at most
+ * those: whole GPUs in gpus, a part of one (beside shared jobs) in
+ * gpu_part. */
+static void hold(struct segment *g, double want, double left)
+{
+	double got = want < left ? want : left;
+
+	g->gpus = (int)ceil(got - 1e-9);
+	g->gpu_part = fabs(got - round(got)) > 1e-9 ? got : 0;
+}
+
 /* A running instance's segments from now: one for each job leased on it,
- * holding that job's GPUs, and an idle one holding the GPUs they leave
- * (jobs side by side: each pays for its GPUs, the rest is idle). A job
- * past the instance's GPUs holds none: no time is counted twice. */
+ * holding that job's GPUs (a shared type's job its part of one), and an
+ * idle one holding the GPUs they leave (jobs side by side: each pays for
+ * its GPUs, the rest is idle). A job past the instance's GPUs holds none:
+ * no time is counted twice. */
 static int open_runs(struct ledger *l, const struct instance *inst, int64_t now)
 {
 	struct segment next = {.instance = inst->id, .start_ms = now};
 	struct job_on on[INSTANCE_GPUS_MAX];
-	int n, left = inst->gpus > 0 ? inst->gpus : 1;
+	int n, leased;
+	double left = inst->gpus > 0 ? inst->gpus : 1, part;
 
 	if (store_job_leased_on(l->store, inst->id, on, INSTANCE_GPUS_MAX, &n) != 0)
 		return -1;
-	if (n == 0) /* the fleet's job, whose lease the store does not hold: all of it */
-		on[n++] = (struct job_on){inst->job_id, left};
+	if ((leased = n) == 0) /* the fleet's job, whose lease the store does not hold: all of it */
+		on[n++] = (struct job_on){inst->job_id, (int)left};
 	strcpy(next.kind, "job");
-	for (int k = 0; k < n && left > 0; k++) {
-		next.gpus = on[k].gpus < left ? on[k].gpus : left;
+	for (int k = 0; k < n && left > 1e-9; k++) {
+		if ((part = leased ? part_of(l, on[k].id) : 0) < 0)
+			return -1;
+		hold(&next, part > 0 ? part : on[k].gpus, left);
 		next.job = on[k].id;
-		left -= next.gpus;
+		left -= next.gpu_part > 0 ? next.gpu_part : next.gpus;
 		if (store_segment_open(l->store, &next) != 0)
 			return -1;
 	}
-	if (left == 0)
+	if (left < 1e-9)
 		return 0;
 	strcpy(next.kind, "idle");
 	next.job = 0;
-	next.gpus = left;
+	hold(&next, left, left);
 	return store_segment_open(l->store, &next);
 }
 

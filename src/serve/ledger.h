@@ -14,6 +14,7 @@
 #define EBB_LEDGER_H
 
 #include "common/clock.h"
+#include "common/config.h"
 #include "common/instance.h"
 #include "store/store.h"
 
@@ -22,6 +23,9 @@ struct ledger {
 	const struct clock *clock;
 	const struct offer *offers; /* the catalogue as configured: its prices */
 	int noffers;
+	/* The types' gpu_share: a shared type's job holds its part of a GPU
+	 * (NULL: none shared). */
+	const struct config *cfg;
 };
 
 /* The instance moves to `to` (running inst->job_id, and on an instance of

@@ -341,7 +341,7 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 		   (uint64_t)clock_now(&s->clock) ^ ((uint64_t)getpid() << 32));
 	serve_metrics_init(&s->metrics);
 	s->queue.lease_latency = &s->metrics.lease_latency;
-	s->ledger = (struct ledger){s->store, &s->clock, s->offers, s->noffers};
+	s->ledger = (struct ledger){s->store, &s->clock, s->offers, s->noffers, cfg};
 	fleet_init(&s->fleet, s->store, &s->clock, &s->ledger);
 	queue_subscribe(&s->queue, fleet_on_job, &s->fleet);
 	queue_subscribe(&s->queue, on_job_end, s);

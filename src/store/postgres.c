@@ -226,6 +226,8 @@ static const char *const migrations[] = {
 	"  IF FOUND THEN RETURN; END IF;"
 	"  skipped := skipped || head.id;"
 	" END LOOP; END $$;",
+	/* 11: SQLite's 16, a segment the part of a GPU it holds */
+	"ALTER TABLE segments ADD COLUMN gpu_part DOUBLE PRECISION NOT NULL DEFAULT 0;",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -245,7 +247,7 @@ static const char *const migrations[] = {
 #define LEDGER_SELECT                                                                             \
 	"SELECT s.instance_id, s.kind, s.job_id, s.start_at, s.end_at, s.cost, i.offer, i.market," \
 	" i.gpus, j.team, j.type, j.items_done, j.items_lost, (i.reclaim_at > 0)::int, s.gpus,"     \
-	" i.team"                                                                                   \
+	" i.team, s.gpu_part"                                                                       \
 	" FROM segments s JOIN instances i ON i.id = s.instance_id"                                 \
 	" LEFT JOIN jobs j ON j.id = s.job_id AND s.kind = 'job'"
 

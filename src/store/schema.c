@@ -186,6 +186,7 @@ static const struct schema_column segment_columns[] = {
 	SEGMENT("end_at", INT64, end_ms),
 	SEGMENT("cost", REAL, cost),
 	SEGMENT("gpus", INT, gpus),
+	SEGMENT("gpu_part", REAL, gpu_part),
 };
 
 const struct schema_table schema_segments = {
@@ -422,6 +423,7 @@ static const struct schema_column ledger_columns[] = {
 	LEDGER("reclaimed", INT, row.reclaimed, 0),
 	LEDGER("gpus", INT, seg.gpus, 0),
 	LEDGER("launch team", BORROWED, row.launch_team, 0),
+	LEDGER("gpu_part", REAL, seg.gpu_part, 0),
 };
 
 static int emit_ledger(union schema_cb cb, void *arg, void *row)
@@ -515,6 +517,7 @@ static const struct schema_column segment_found_columns[] = {
 	FOUND("job_id", INT64, seg.job),
 	FOUND("start_at", INT64, seg.start_ms),
 	FOUND("gpus", INT, seg.gpus),
+	FOUND("gpu_part", REAL, seg.gpu_part),
 };
 
 const struct schema_table schema_segment_found = {

@@ -44,7 +44,7 @@ static const char *const common[S_COUNT] = {
 	[S_DEC_INSERT] = "INSERT INTO decisions ({decisions:fields}) VALUES ({decisions:marks})",
 	[S_DEC_LIST] = "SELECT {decisions} FROM decisions WHERE id < ?1 ORDER BY id DESC LIMIT ?2",
 	[S_SEG_OPEN] = "INSERT INTO segments ({segments:fields}) VALUES ({segments:marks})",
-	[S_SEG_FIND] = "SELECT id, kind, job_id, start_at, gpus FROM segments WHERE instance_id = ?1 AND end_at = 0"
+	[S_SEG_FIND] = "SELECT id, kind, job_id, start_at, gpus, gpu_part FROM segments WHERE instance_id = ?1 AND end_at = 0"
 		       " LIMIT 1",
 	[S_SEG_CLOSE] = "UPDATE segments SET end_at = ?2, cost = ?3 WHERE id = ?1",
 	[S_SEG_LAST] = "SELECT COALESCE(MAX(id), 0) FROM segments",

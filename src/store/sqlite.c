@@ -179,6 +179,9 @@ static const char *const migrations[] = {
 	 * change with the configuration */
 	"CREATE INDEX jobs_class_order ON jobs(lane, type, team, gpus, min_vram_gb, priority, lane_rank, seq)"
 	" WHERE state = 'queued';",
+	/* 16: GPUs shared by small services, a segment the part of a GPU it
+	 * holds (0: its gpus, as every segment before) */
+	"ALTER TABLE segments ADD COLUMN gpu_part REAL NOT NULL DEFAULT 0;",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -186,7 +189,8 @@ static const char *const migrations[] = {
 /* A ledger row: the segment, its instance, and the job a run was of. */
 #define LEDGER_SELECT                                                                             \
 	"SELECT s.instance_id, s.kind, s.job_id, s.start_at, s.end_at, s.cost, i.offer, i.market," \
-	" i.gpus, j.team, j.type, j.items_done, j.items_lost, i.reclaim_at > 0, s.gpus, i.team"     \
+	" i.gpus, j.team, j.type, j.items_done, j.items_lost, i.reclaim_at > 0, s.gpus, i.team,"    \
+	" s.gpu_part"                                                                               \
 	" FROM segments s JOIN instances i ON i.id = s.instance_id"                                 \
 	" LEFT JOIN jobs j ON j.id = s.job_id AND s.kind = 'job'"
 

@@ -565,6 +565,8 @@ int store_segment_close(struct store *st, int64_t instance, int64_t end_ms, doub
 
 double segment_share(const struct segment *g, int instance_gpus)
 {
+	if (g->gpu_part > 0)
+		return g->gpu_part < instance_gpus ? g->gpu_part / instance_gpus : 1.0;
 	return g->gpus > 0 && g->gpus < instance_gpus ? (double)g->gpus / instance_gpus : 1.0;
 }
 

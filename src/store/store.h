@@ -103,10 +103,15 @@ struct segment {
 	/* The instance's GPUs it holds, 0: all of them. Jobs side by side
 	 * on one instance each hold theirs, and idle the rest (ledger.c). */
 	int gpus;
+	/* The GPUs it holds where a part of one is: a shared type's job its
+	 * gpu_share, the idle rest beside shared jobs what is left (2.5);
+	 * 0: gpus says. */
+	double gpu_part;
 };
 
-/* The share of its instance's time a segment holds (its GPUs over the
- * instance's): what it costs, and what it counts in instance time. */
+/* The share of its instance's time a segment holds (its GPUs, or its
+ * part of them, over the instance's): what it costs, and what it counts
+ * in instance time. */
 double segment_share(const struct segment *g, int instance_gpus);
 
 /* What ebb has observed of one offer on one market; added up in the store. */

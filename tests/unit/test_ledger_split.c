@@ -23,17 +23,19 @@ struct split {
 	struct instance inst;
 };
 
-static int64_t leased_job(struct split *s, int gpus, const char *team)
+static int64_t leased_typed(struct split *s, int gpus, const char *team, const char *type)
 {
 	struct job j = {.state = JOB_LEASED, .gpus = gpus, .items = 1, .instance = s->inst.id,
 			.started_ms = clock_now(&s->clock)};
 
 	snprintf(j.lane, sizeof j.lane, "standard");
-	snprintf(j.type, sizeof j.type, "train");
+	snprintf(j.type, sizeof j.type, "%s", type);
 	snprintf(j.team, sizeof j.team, "%s", team);
 	STORE_OK(s->h, store_job_insert(s->h->st, &j));
 	return j.id;
 }
+
+static int64_t leased_job(struct split *s, int gpus, const char *team) { return leased_typed(s, gpus, team, "train"); }
 
 static void job_ends(struct split *s, int64_t id)
 {
@@ -146,6 +148,53 @@ static void one_job_on_all_gpus_pays_all(void **state)
 	assert_usd(s.inst.cost, 4 * 5000 * GPU_MS_USD);
 }
 
+/* GPUs shared: on a 1-GPU instance at $3.6/h ($0.000001 a GPU-ms), two
+ * jobs of a type of gpu_share 1/2, A from 1 s to 9 s and B from 3 s to
+ * 11 s, the instance alive 12 s. By hand, in GPU-ms: A 0.5 x 8000 = 4000,
+ * B 0.5 x 8000 = 4000; idle 1000 (0-1 s) + 0.5 x 2000 (1-3 s) + 0.5 x
+ * 2000 (9-11 s) + 1000 (11-12 s) = 4000; in all 12000 = the bill of 12 s,
+ * to the cent and below. */
+static void two_halves_split_one_gpu(void **state)
+{
+	struct split s = {.h = *state};
+	struct type_conf types[] = {{.name = "embed", .gpu_share = 0.5}, {.name = "train", .gpu_share = 1}};
+	struct config cfg = {.types = types, .ntypes = 2};
+	int64_t a, b;
+
+	clock_init_virtual(&s.clock, T0);
+	s.offer = (struct offer){.name = "one", .gpus = 1, .price = {3.6, -1}, .billing = BILL_PER_SECOND};
+	s.ledger = (struct ledger){.store = s.h->st, .clock = &s.clock, .offers = &s.offer, .noffers = 1, .cfg = &cfg};
+	s.inst = (struct instance){.market = MARKET_ONDEMAND, .state = INST_BOOTING, .gpus = 1, .launched_ms = T0};
+	snprintf(s.inst.offer, sizeof s.inst.offer, "one");
+	STORE_OK(s.h, store_begin(s.h->st));
+	STORE_OK(s.h, store_instance_insert(s.h->st, &s.inst));
+	move(&s, 0, INST_IDLE, 0);
+	clock_advance(&s.clock, 1000);
+	a = leased_typed(&s, 1, "red", "embed");
+	move(&s, 1000, INST_BUSY, a);
+	clock_advance(&s.clock, 2000);
+	b = leased_typed(&s, 1, "blue", "embed");
+	move(&s, 3000, INST_BUSY, b);
+	clock_advance(&s.clock, 6000);
+	job_ends(&s, a);
+	move(&s, 9000, INST_BUSY, b);
+	clock_advance(&s.clock, 2000);
+	job_ends(&s, b);
+	move(&s, 11000, INST_IDLE, 0);
+	move(&s, 12000, INST_TERMINATED, 0);
+	STORE_OK(s.h, store_commit(s.h->st));
+
+	assert_usd(job_cost(&s, a), 4000 * 0.000001);
+	assert_usd(job_cost(&s, b), 4000 * 0.000001);
+	assert_usd(s.inst.cost, 12000 * 0.000001);
+	assert_int(s.inst.billed_ms, 12000);
+	assert_string_equal(harness_ledger_sums(s.h, STORE_ALL_TIME),
+			    harness_fmt("one on-demand idle -: 4000ms 4000gpu-ms $%g items=0"
+					" | one on-demand job blue: 4000ms 4000gpu-ms $%g items=1"
+					" | one on-demand job red: 4000ms 4000gpu-ms $%g items=1",
+					4000 * 0.000001, 4000 * 0.000001, 4000 * 0.000001));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -153,6 +202,7 @@ int main(void)
 						harness_store_teardown),
 		cmocka_unit_test_setup_teardown(one_job_on_all_gpus_pays_all, harness_store_setup,
 						harness_store_teardown),
+		cmocka_unit_test_setup_teardown(two_halves_split_one_gpu, harness_store_setup, harness_store_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -33,6 +33,9 @@
 /* What migration 9 made, dropped. */
 #define UNDO_9 "ALTER TABLE segments DROP COLUMN gpus;"
 
+/* What migration 16 made, dropped. */
+#define UNDO_16 "ALTER TABLE segments DROP COLUMN gpu_part;"
+
 /* What migration 15 made, dropped. */
 #define UNDO_15 "DROP INDEX jobs_class_order;"
 
@@ -97,7 +100,7 @@ static void ledger_sums_filled_from_the_segments(void **state)
 		STORE_OK(h, store_segment_open(h->st, &g[n]));
 	}
 	STORE_OK(h, store_commit(h->st));
-	back_to(h, 6, UNDO_15 UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8 "DROP TABLE ledger_sums;");
+	back_to(h, 6, UNDO_16 UNDO_15 UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8 "DROP TABLE ledger_sums;");
 	/* 2 GPUs; the t4's 0 count as 1; the open idle segment is not summed. */
 	assert_string_equal(harness_ledger_sums(h, STORE_ALL_TIME), "a100 spot boot -: 1500ms 3000gpu-ms $3 items=0"
 						    " | a100 spot job ml: 1000ms 2000gpu-ms $0.5 items=20"
@@ -132,7 +135,7 @@ static void failing_since_from_the_last_failure(void **state)
 	STORE_OK(h, store_offer_stat_add(h->st, &working));
 	STORE_OK(h, store_offer_stat_add(h->st, &never));
 	STORE_OK(h, store_commit(h->st));
-	back_to(h, 7, UNDO_15 UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8);
+	back_to(h, 7, UNDO_16 UNDO_15 UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8);
 	STORE_OK(h, store_offer_stats(h->st, see_failing, &r));
 	assert_string_equal(harness_rows_text(&r, 1),
 			    "a spot: failing_since=900 | b spot: failing_since=0 | c on-demand: failing_since=0");
