@@ -53,6 +53,19 @@ int control_parse(char *line, struct control_line *out)
 		*items = '\0';
 		return token_ok(out->token) ? 0 : -1;
 	}
+	if (strncmp(line, "result ", 7) == 0) {
+		*out = (struct control_line){.kind = CONTROL_RESULT,
+					     .result = json_loads(line + 7, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, NULL)};
+		return out->result ? 0 : -1;
+	}
+	if (strncmp(line, "failed ", 7) == 0 && line[7]) {
+		*out = (struct control_line){.kind = CONTROL_FAILED, .reason = line + 7};
+		return 0;
+	}
+	if (strcmp(line, "ready") == 0 || strcmp(line, "done") == 0) {
+		*out = (struct control_line){.kind = line[0] == 'r' ? CONTROL_READY : CONTROL_DONE};
+		return 0;
+	}
 	return -1;
 }
 

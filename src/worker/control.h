@@ -1,30 +1,37 @@
 /* The lines a job writes on its control fd (EBB_CONTROL_FD), one at a
- * time, each ended by '\n': "progress N" (items done so far) and
+ * time, each ended by '\n': "progress N" (items done so far),
  * "checkpoint TOKEN N" (a token to resume from, with the items done up to
- * it; the token may hold spaces, N is after the last one). N is decimal
- * digits only, no sign, at most 2^63-1; the token is UTF-8 (serve takes
- * it as a JSON string) of at most JOB_CHECKPOINT_MAX bytes. */
+ * it; the token may hold spaces, N is after the last one) and "result
+ * JSON" (the job's result, one JSON value). N is decimal digits only, no
+ * sign, at most 2^63-1; the token is UTF-8 (serve takes it as a JSON
+ * string) of at most JOB_CHECKPOINT_MAX bytes. A resident handler
+ * (docs/JOBS.md) writes these too, and "ready" once its setup is done,
+ * "done" and "failed REASON" at the end of each job. */
 #ifndef EBB_CONTROL_H
 #define EBB_CONTROL_H
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/job.h"
 
 struct control_line {
-	enum { CONTROL_PROGRESS, CONTROL_CHECKPOINT } kind;
-	int64_t items;
-	const char *token; /* checkpoint: within the line; NULL for progress */
+	enum { CONTROL_PROGRESS, CONTROL_CHECKPOINT, CONTROL_RESULT, CONTROL_READY, CONTROL_DONE,
+	       CONTROL_FAILED } kind;
+	int64_t items;      /* progress, checkpoint */
+	const char *token;  /* checkpoint: within the line */
+	json_t *result;     /* result: the value, to json_decref */
+	const char *reason; /* failed: within the line, not empty */
 };
 
-/* 0 with *out filled, or -1 for a line of neither form. A checkpoint's
+/* 0 with *out filled, or -1 for a line of no known form. A checkpoint's
  * token is cut from its count in place (line is written). */
 int control_parse(char *line, struct control_line *out);
 
 /* The longest line: "checkpoint ", a token of JOB_CHECKPOINT_MAX bytes
- * and its count. */
-#define CONTROL_LINE_MAX (JOB_CHECKPOINT_MAX + 64)
+ * and its count; a result of up to 64 KiB. */
+#define CONTROL_LINE_MAX (JOB_CHECKPOINT_MAX + 65536 + 64)
 
 /* Cuts what is read from the control fd, in whatever pieces the reads
  * give, into lines. A line longer than CONTROL_LINE_MAX, or with a NUL

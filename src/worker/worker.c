@@ -15,6 +15,7 @@
 #include "common/instance.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "worker/handler.h"
 
 static struct worker_signals signals_seen = {.wake = {-1, -1}};
 
@@ -263,8 +264,12 @@ static void leave(struct worker *w, const char *why)
 static int run_job(struct worker *w, json_t *job, json_t **next)
 {
 	*next = NULL;
-	if (runners_wanted(w, job))
+	if (runners_wanted(w, job)) {
+		/* The worker's handler holds all its GPUs: a runner needs some. */
+		handler_stop(w->handler, KILL_AFTER_MS, w->name, "another job needs its GPUs");
+		w->handler = NULL;
 		return runners_start(w, job);
+	}
 	return job_run(w, job, next);
 }
 
@@ -438,6 +443,7 @@ int worker_run(const struct worker_options *o)
 			w.heartbeat_ms = w.orphan_timeout_ms / 3 > 100 ? w.orphan_timeout_ms / 3 : 100;
 		log_info("worker ready", "worker=%s server=%s", w.name, w.client.server);
 		why = serve_jobs(&w);
+		handler_stop(w.handler, KILL_AFTER_MS, w.name, "the worker stops");
 		runners_wait_all(&w);
 		if (o->instance && (strcmp(why, "idle") == 0 || strcmp(why, "spot reclaim notice") == 0))
 			leave(&w, why);
