@@ -222,6 +222,13 @@ static json_t *lease_body(const struct worker *w, int64_t wait_ms)
 		json_object_set_new(b, "instance", json_integer(w->o->instance));
 	if (w->nrunners)
 		json_object_set_new(b, "running", runners_jobs(w));
+	/* Its resident handler and its setup time, for serve's fleet. */
+	if (w->handler)
+		json_object_set_new(b, "handlers", json_pack("[{s:s, s:s, s:o}]", "type", w->handler->type, "state",
+							    w->handler->setup_ms >= 0 ? "ready" : "starting", "setup_s",
+							    w->handler->setup_ms >= 0
+								    ? json_real((double)w->handler->setup_ms / 1000.0)
+								    : json_null()));
 	if (w->o->labels && w->o->labels[0]) {
 		json_t *labels = json_array();
 		char *copy = xstrdup(w->o->labels), *save = NULL;

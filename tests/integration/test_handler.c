@@ -147,6 +147,27 @@ static int64_t submit_payload(struct harness_server *s, const char *payload, con
 	return harness_submit(s, harness_fmt("{\"type\": \"echo\", \"payload\": %s%s}", payload, more));
 }
 
+/* Whether serve shows the worker's echo handler ready, with a setup of
+ * at least the example's 2 s, in GET /v1/workers and in /metrics. */
+static int handler_told(struct harness_server *s)
+{
+	json_t *r = harness_get(s, "/v1/workers"), *h = json_array_get(harness_jget(r, "workers.0.handlers"), 0);
+	int told = h && strcmp(JSTR(h, "type"), "echo") == 0 && strcmp(JSTR(h, "state"), "ready") == 0 &&
+		   JNUM(h, "setup_s") >= 2.0;
+	char *text = NULL, ctype[128];
+	const char *line;
+
+	json_decref(r);
+	if (told && harness_get_text(s, NULL, "/metrics", &text, ctype, sizeof ctype) == 200 &&
+	    (line = strstr(text, "\nebb_handler_setup_seconds{type=\"echo\"} ")))
+		told = strtod(line + strlen("\nebb_handler_setup_seconds{type=\"echo\"} "), NULL) >= 2.0 &&
+		       strstr(text, "ebb_handlers{type=\"echo\",state=\"ready\"} 1\n") != NULL;
+	else
+		told = 0;
+	free(text);
+	return told;
+}
+
 /* The bar: 20 jobs behind a 2 s setup, the handler started once. */
 static void twenty_jobs_one_setup(void **state)
 {
@@ -154,6 +175,7 @@ static void twenty_jobs_one_setup(void **state)
 	struct harness_server *s = serve_with(doc_handler(dir), dir);
 	int64_t ids[20];
 	struct timespec t0, t1;
+	struct harness_run run;
 	json_t *r, *j;
 	int status;
 	double took;
@@ -174,6 +196,13 @@ static void twenty_jobs_one_setup(void **state)
 	/* 20 setups would be 40 s; one setup and the jobs, a few. */
 	if (took >= 20)
 		harness_fail_with_log(s, "20 jobs took %.1f s, expected well under 40 s", took);
+	/* The setup measured, told serve with the worker's next lease request. */
+	WAIT_FOR(s, 30000, handler_told(s), "serve was not told the handler and its setup");
+	harness_ebb(&run, s, "workers", NULL);
+	assert_int(run.status, 0);
+	assert_contains(run.out, "HANDLERS");
+	assert_contains(run.out, "echo ready 2s");
+	harness_run_free(&run);
 	for (int i = 0; i < 20; i++) {
 		j = harness_get_job(s, ids[i]);
 		assert_int(JINT(j, "attempts"), 1);
