@@ -10,7 +10,6 @@
 #ifndef EBB_CONTROL_H
 #define EBB_CONTROL_H
 
-#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,7 +20,7 @@ struct control_line {
 	       CONTROL_FAILED } kind;
 	int64_t items;      /* progress, checkpoint */
 	const char *token;  /* checkpoint: within the line */
-	json_t *result;     /* result: the value, to json_decref */
+	const char *text;   /* result: its JSON text, within the line (the worker judges it) */
 	const char *reason; /* failed: within the line, not empty */
 };
 

@@ -249,7 +249,9 @@ static void on_line(void *arg, char *line)
 		r->items_done = c.items;
 	if (c.kind == CONTROL_RESULT) {
 		json_decref(r->result);
-		r->result = c.result;
+		if (!(r->result = json_loads(c.text, JSON_DECODE_ANY, NULL)))
+			log_warn("bad result line", "worker=%s job=%lld expected=\"result JSON\"", r->w->name,
+				 (long long)r->id);
 	}
 	if (c.kind == CONTROL_CHECKPOINT) {
 		r->items_done = c.items;
