@@ -32,6 +32,14 @@ static void handler_free(struct handler *h)
 	free(h);
 }
 
+/* The job's type; "" for a lease reply without one. */
+static const char *type_of(json_t *job)
+{
+	const char *type = json_string_value(json_object_get(job, "type"));
+
+	return type ? type : "";
+}
+
 static struct handler *handler_start(json_t *job, json_t *argv, const char *worker, char *why, size_t whysize)
 {
 	struct handler *h = xcalloc(1, sizeof *h);
@@ -41,7 +49,7 @@ static struct handler *handler_start(json_t *job, json_t *argv, const char *work
 	json_t *arg;
 	pid_t self = getpid();
 
-	snprintf(h->type, sizeof h->type, "%s", json_string_value(json_object_get(job, "type")));
+	snprintf(h->type, sizeof h->type, "%s", type_of(job));
 	h->argv_text = argv_text(argv);
 	h->in = h->control = -1;
 	h->setup_ms = -1;
@@ -89,7 +97,7 @@ struct handler *handler_for(struct handler *w_handler, json_t *job, const char *
 	json_t *argv = json_object_get(job, "handler");
 	char *want = argv_text(argv);
 	int status, same = w_handler && want && strcmp(w_handler->argv_text, want) == 0 &&
-			   strcmp(w_handler->type, json_string_value(json_object_get(job, "type"))) == 0;
+			   strcmp(w_handler->type, type_of(job)) == 0;
 
 	free(want);
 	if (same && !handler_ended(w_handler, &status))

@@ -296,6 +296,7 @@ static void give(struct run *r, json_t *job)
 	char *ended = text ? xmalloc(strlen(text) + 2) : NULL;
 
 	r->given = 1;
+	output_drain(r->h->out); /* what it wrote before the job is the worker's */
 	output_set_ship(r->h->out, r->ship);
 	if (ended) {
 		sprintf(ended, "%s\n", text);

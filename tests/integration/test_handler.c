@@ -6,8 +6,10 @@
  * attempt (counted, with why) and the job is retried on a handler
  * started again; a cancel reaches the handler as `cancel ID` and the
  * handler is kept, one that ignores it is killed after the grace; one
- * silent past the job's timeout is killed; a payload job of a type with
- * no handler is refused at submit. */
+ * silent past the job's timeout is killed; a worker stopped mid-job
+ * interrupts it with the handler's last checkpoint; a payload job of a
+ * type with no handler is refused at submit. Serve is told each
+ * handler's setup time. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,14 +62,19 @@ static const char *doc_handler(const char *dir)
 
 /* A handler for the ways a job ends badly: payload "sleep" sleeps an hour
  * at its first attempt (and succeeds at the next), "wait" waits for the
- * cancel, writes it to DIR/cancels and fails the job; any other succeeds. */
+ * cancel, writes it to DIR/cancels and fails the job; any other succeeds.
+ * On SIGTERM it writes a last checkpoint and exits. */
 static const char *faulty_handler(const char *dir)
 {
 	const char *path = harness_fmt("%s/faulty.py", dir);
 
 	write_script(path, "#!/usr/bin/python3\n"
-			   "import json, os, sys, time\n"
+			   "import json, os, signal, sys, time\n"
 			   "control = os.fdopen(int(os.environ['EBB_CONTROL_FD']), 'w', buffering=1)\n"
+			   "def on_term(sig, frame):\n"
+			   "    control.write('checkpoint at-term 1\\n')\n"
+			   "    sys.exit(0)\n"
+			   "signal.signal(signal.SIGTERM, on_term)\n"
 			   "control.write('ready\\n')\n"
 			   "for line in sys.stdin:\n"
 			   "    if line.startswith('cancel '):\n"
@@ -306,6 +313,32 @@ static void timeout_kills(void **state)
 	WAIT_FOR(s, 30000, !harness_alive(last_handler(s), NULL), "the silent handler still runs");
 }
 
+/* The worker stopped mid-job: after its grace the handler gets SIGTERM,
+ * writes a last checkpoint, and the job is interrupted with it (queued
+ * again, the attempt not counted). */
+static void worker_stop_interrupts(void **state)
+{
+	const char *dir = test_dir();
+	struct harness_server *s = serve_with(faulty_handler(dir), dir);
+	pid_t w, handler;
+	int64_t id;
+	json_t *j;
+
+	(void)state;
+	w = worker(s);
+	id = submit_payload(s, "\"sleep\"", ", \"items\": 2");
+	WAIT_FOR(s, 60000, log_has(s, id, "sleeping"), "the handler never began the job");
+	handler = last_handler(s);
+	harness_stop_hand_worker(s, w, 30000);
+	assert_false(harness_alive(handler, NULL));
+	j = harness_get_job(s, id);
+	assert_string_equal(JSTR(j, "state"), "queued");
+	assert_string_equal(JSTR(j, "checkpoint"), "at-term");
+	assert_int(JINT(j, "interruptions"), 1);
+	assert_int(JINT(j, "attempts"), 0);
+	json_decref(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -314,6 +347,7 @@ int main(void)
 		cmocka_unit_test_teardown(cancel_reaches_handler, harness_cleanup),
 		cmocka_unit_test_teardown(ignored_cancel_kills, harness_cleanup),
 		cmocka_unit_test_teardown(timeout_kills, harness_cleanup),
+		cmocka_unit_test_teardown(worker_stop_interrupts, harness_cleanup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
