@@ -339,6 +339,41 @@ static void worker_stop_interrupts(void **state)
 	json_decref(j);
 }
 
+/* An instance's handler in GET /v1/fleet and `ebb fleet`: the local
+ * provider's worker keeps it after the job. */
+static int fleet_shows(struct harness_server *s)
+{
+	json_t *r = harness_get(s, "/v1/fleet"), *h = harness_jget(r, "instances.0.handlers.0");
+	int shown = h && strcmp(JSTR(h, "type"), "echo") == 0 && strcmp(JSTR(h, "state"), "ready") == 0 &&
+		    json_is_number(json_object_get(h, "setup_s"));
+
+	json_decref(r);
+	return shown;
+}
+
+static void fleet_shows_handlers(void **state)
+{
+	const char *dir = test_dir();
+	struct harness_server *s = harness_serve(
+		harness_fmt("[provider]\nkind = local\n[scaler]\ninterval = 200ms\nidle_timeout = 10m\n"
+			    "[lane.standard]\nwait_target = 1s\n[type.echo]\nhandler = '%s' '%s'\n",
+			    faulty_handler(dir), dir),
+		0);
+	struct harness_run run;
+	int64_t id;
+
+	(void)state;
+	harness_own_workers(s);
+	id = submit_payload(s, "5", "");
+	WAIT_FOR(s, 60000, harness_job_is(s, id, "succeeded"), "the job did not succeed");
+	WAIT_FOR(s, 30000, fleet_shows(s), "the fleet does not show the instance's handler");
+	harness_ebb(&run, s, "fleet", NULL);
+	assert_int(run.status, 0);
+	assert_contains(run.out, "HANDLERS");
+	assert_contains(run.out, "echo ready 0s");
+	harness_run_free(&run);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -348,6 +383,7 @@ int main(void)
 		cmocka_unit_test_teardown(ignored_cancel_kills, harness_cleanup),
 		cmocka_unit_test_teardown(timeout_kills, harness_cleanup),
 		cmocka_unit_test_teardown(worker_stop_interrupts, harness_cleanup),
+		cmocka_unit_test_teardown(fleet_shows_handlers, harness_cleanup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
