@@ -7,7 +7,11 @@
  * and shipped to serve (output.h, ship.h), all of them before the end is
  * reported; a failed run's error ends with its last lines. A job stopped from outside (a spot
  * reclaim notice, the worker stopped) is reported interrupted, with its
- * last checkpoint: it resumes elsewhere and the attempt does not count. */
+ * last checkpoint: it resumes elsewhere and the attempt does not count.
+ * A job with no command runs on its type's resident handler (handler.h)
+ * instead: given as a line on its stdin once the handler is ready, ended
+ * by its "done" or "failed REASON" (or its death), cancelled by "cancel
+ * ID"; the rest (heartbeats, timeout, stops, the report) is the same. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
