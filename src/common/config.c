@@ -15,6 +15,7 @@
 #include "common/mem.h"
 #include "common/suggest.h"
 #include "common/units.h"
+#include "common/words.h"
 
 const struct conf_plugin *config_plugin_named(const struct conf_plugin *const *list, const char *name)
 {
@@ -319,6 +320,16 @@ static const struct conf_key offer_keys[] = {
 	{0},
 };
 
+/* A handler's command line must cut into words: the lease hands them to
+ * the worker as the handler's argv. */
+static int check_handler(const void *ctx, const char *value, char *why, size_t whysize)
+{
+	char buf[WORDS_LINE_MAX + 1], *words[WORDS_MAX];
+
+	(void)ctx;
+	return !value[0] || words_split(value, buf, words, WORDS_MAX, why, whysize) > 0 ? 0 : -1;
+}
+
 #define TYPE(field) offsetof(struct type_conf, field)
 static const struct conf_key type_keys[] = {
 	{"max_running", CONF_INT, TYPE(max_running), 0, 1000000, "0", NULL,
@@ -330,6 +341,9 @@ static const struct conf_key type_keys[] = {
 	{"vram_gb", CONF_INT, TYPE(vram_gb), 0, 4096, "0", NULL,
 	 "GPU memory a job of this type needs; on a shared GPU the jobs' vram_gb add up to at most its memory. "
 	 "0: not said."},
+	{"handler", CONF_STRING, TYPE(handler), 0, WORDS_LINE_MAX, "", NULL,
+	 "A resident handler: a command line (words, no shell) a worker starts once and hands this type's payload jobs (docs/JOBS.md). Empty: none; each job needs a command.",
+	 .check = check_handler},
 	{0},
 };
 
@@ -377,7 +391,7 @@ static const struct conf_section core_sections[] = {
 	{"offer", 1, offer_keys, sizeof(struct offer_conf), CFG(offers), CFG(noffers),
 	 OFFER(name), "Instance types the provider can launch, e.g. [offer.a10g]. With none, one offer 'default': 1 GPU, price 0, boot 0."},
 	{"type", 1, type_keys, sizeof(struct type_conf), CFG(types), CFG(ntypes),
-	 TYPE(name), "One section per job type that needs a limit, e.g. [type.transcode]."},
+	 TYPE(name), "One section per job type that needs a limit or a resident handler, e.g. [type.transcode]."},
 	{"token", 1, token_keys, sizeof(struct token_conf), CFG(tokens), CFG(ntokens),
 	 TOKEN(name), "One section per bearer token, e.g. [token.ci]. With none, the API is open and listens on loopback only."},
 	{"webhook", 1, webhook_keys, sizeof(struct webhook_conf), CFG(webhooks), CFG(nwebhooks),
@@ -995,6 +1009,13 @@ double config_gpu_share(const struct config *cfg, const char *type)
 	const struct type_conf *t = config_type(cfg, type);
 
 	return t ? t->gpu_share : 1;
+}
+
+const char *config_handler(const struct config *cfg, const char *type)
+{
+	const struct type_conf *t = config_type(cfg, type);
+
+	return t && t->handler[0] ? t->handler : NULL;
 }
 
 const struct team_conf *config_team(const struct config *cfg, const char *team)

@@ -27,6 +27,7 @@ struct type_conf {
 	 * needs there, to keep the sum within the GPU's (0: not said). */
 	double gpu_share;
 	int64_t vram_gb;
+	char *handler;       /* a resident handler's command line (common/words.h); "": none */
 };
 
 struct lane_conf {
@@ -251,6 +252,8 @@ const struct type_conf *config_type(const struct config *cfg, const char *type);
 /* The part of a GPU a job of the type takes: its gpu_share, 1 (a whole
  * GPU) for a type without a section. */
 double config_gpu_share(const struct config *cfg, const char *type);
+/* The [type.NAME] handler's command line, or NULL when the type has none. */
+const char *config_handler(const struct config *cfg, const char *type);
 /* The [team.NAME] section, or NULL. */
 const struct team_conf *config_team(const struct config *cfg, const char *team);
 /* The [offer.NAME] section as a JSON object (conftab_json), its name
