@@ -10,8 +10,12 @@
  * - A plain 1-GPU job submitted before that third one does not go onto the
  *   half-used GPU (it would have been leased first: the lease order is
  *   the order of submission): it runs once both halves are free.
+ * - On an instance the scaler launched, two halves each pay half the GPU's
+ *   price while they run, and the report's total is the instance's bill,
+ *   to the cent.
  *
  * The worker runs in real time; every wait polls with a deadline. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,11 +123,65 @@ static void test_vram_keeps_shares_apart(void **state)
 	assert_int(harness_server_stop(s), 0);
 }
 
+/* A 1-GPU instance launched by the scaler (local provider) at $3.6/h runs
+ * two half-share jobs at once: each costs half the price for its run
+ * ($0.0005 a second), by hand; the report's total is the bill. */
+static void test_halves_pay_half_and_the_bill_adds_up(void **state)
+{
+	struct harness_server *s = harness_serve("[provider]\nkind = local\norphan_timeout = 20s\n"
+						 "[local]\ngpus = 0\n"
+						 "[offer.one]\ngpus = 1\nprice_ondemand = 3.6\nbilling = per-second\n"
+						 "billing_minimum = 1s\n"
+						 "[scaler]\ninterval = 200ms\nmax_instances = 1\nidle_timeout = 1s\n"
+						 "[type.embed]\ngpu_share = 1/2\n",
+						 0);
+	const char *dir = harness_tmpdir();
+	int64_t ids[2];
+	double jobs_cost = 0;
+	json_t *f, *i, *r;
+
+	(void)state;
+	harness_own_workers(s);
+	ids[0] = submit_typed(s, dir, "embed");
+	ids[1] = submit_typed(s, dir, "embed");
+	WAIT_FOR(s, 30000, started(dir, ids[0]) && started(dir, ids[1]), "the two halves have not both started");
+	assert_int(harness_live_instances(s, NULL), 1);
+	harness_write_file(harness_fmt("%s/end", dir), "");
+	WAIT_FOR(s, 20000, harness_job_is(s, ids[0], "succeeded") && harness_job_is(s, ids[1], "succeeded"),
+		 "the two halves did not both succeed");
+	WAIT_FOR(s, 20000, harness_live_instances(s, NULL) == 0, "the instance is still up after its jobs");
+
+	f = harness_get(s, "/v1/fleet?all=1");
+	i = json_array_get(harness_jget(f, "instances"), 0);
+	assert_int(json_array_size(harness_jget(f, "instances")), 1);
+	r = harness_get(s, "/v1/report?by=type");
+	if (fabs(JNUM(r, "total.cost_usd") - JNUM(i, "cost_usd")) > 0.005 ||
+	    fabs(JNUM(r, "total.seconds.billed") - JNUM(i, "billed_s")) > 0.0005)
+		harness_fail_with_log(s, "report: $%.6f for %.3f s; the instance was billed $%.6f for %.3f s",
+				      JNUM(r, "total.cost_usd"), JNUM(r, "total.seconds.billed"), JNUM(i, "cost_usd"),
+				      JNUM(i, "billed_s"));
+	for (int k = 0; k < 2; k++) {
+		json_t *j = harness_get_job(s, ids[k]);
+		double ran_s = JNUM(j, "finished_at") - JNUM(j, "started_at"), want = ran_s * 3.6 / 3600 / 2;
+		jobs_cost += JNUM(j, "cost_usd");
+		if (fabs(JNUM(j, "cost_usd") - want) > 1e-5)
+			harness_fail_with_log(s, "job %lld ran %.3f s on half a GPU: cost $%.6f, expected $%.6f",
+					      (long long)ids[k], ran_s, JNUM(j, "cost_usd"), want);
+		json_decref(j);
+	}
+	if (jobs_cost > JNUM(r, "total.cost_usd") + 1e-9)
+		harness_fail_with_log(s, "the halves' $%.6f is over the total $%.6f", jobs_cost, JNUM(r, "total.cost_usd"));
+	json_decref(r);
+	json_decref(f);
+	assert_int(harness_server_stop(s), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_two_halves_share_one_gpu, harness_cleanup),
 		cmocka_unit_test_teardown(test_vram_keeps_shares_apart, harness_cleanup),
+		cmocka_unit_test_teardown(test_halves_pay_half_and_the_bill_adds_up, harness_cleanup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
