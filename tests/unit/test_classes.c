@@ -71,11 +71,11 @@ static void test_rows_fold_into_classes(void **state)
 
 	(void)state;
 	settings(&st);
-	c = classes_find(cls, &n, 3, &st, 1, 0, lease_lane_rank(&st, "express"), 0, 500);
+	c = classes_find(cls, &n, 3, &st, 1, 1, 0, lease_lane_rank(&st, "express"), 0, 500);
 	classes_add_queued(c, 0, 4, 4, 40, 500);
-	c = classes_find(cls, &n, 3, &st, 1, 0, lease_lane_rank(&st, "express"), 0, 300);
+	c = classes_find(cls, &n, 3, &st, 1, 1, 0, lease_lane_rank(&st, "express"), 0, 300);
 	classes_add_queued(c, 7, 2, 3, 20, 300);
-	c = classes_find(cls, &n, 3, &st, 1, 0, lease_lane_rank(&st, "express"), 0, 900);
+	c = classes_find(cls, &n, 3, &st, 1, 1, 0, lease_lane_rank(&st, "express"), 0, 900);
 	classes_add_queued(c, 7, 1, 1, 5, 900);
 	classes_add_queued(c, -3, 5, 5, 50, 100);
 	assert_int(n, 1);
@@ -88,15 +88,38 @@ static void test_rows_fold_into_classes(void **state)
 	assert_int(cls[0].top_jobs, 3);
 	assert_int(cls[0].wait_target_ms, 10000);
 
-	c = classes_find(cls, &n, 3, &st, 1, 0, lease_lane_rank(&st, "nosuch"), 0, 50);
+	c = classes_find(cls, &n, 3, &st, 1, 1, 0, lease_lane_rank(&st, "nosuch"), 0, 50);
 	classes_add_queued(c, 0, 1, 1, 1, 50);
 	assert_int(n, 2);
 	assert_int(c->lane_rank, st.nlanes);
 	assert_int(c->wait_target_ms, st.default_wait_target_ms);
-	c = classes_find(cls, &n, 3, &st, 8, 0, 0, 0, 0);
+	c = classes_find(cls, &n, 3, &st, 8, 1, 0, 0, 0, 0);
 	assert_non_null(c);
-	assert_null(classes_find(cls, &n, 3, &st, 2, 0, 0, 0, 0));
+	assert_null(classes_find(cls, &n, 3, &st, 2, 1, 0, 0, 0, 0));
 	assert_int(n, 3);
+}
+
+/* A type's gpu_share makes a class of its own beside whole-GPU jobs of
+ * the same GPUs, lane and team; a type without a section takes a whole
+ * GPU. */
+static void test_shares_are_classes_apart(void **state)
+{
+	struct type_conf types[] = {{.name = "embed", .gpu_share = 0.25}};
+	struct plan_settings st;
+	struct plan_class cls[3], *whole, *quarter;
+	int n = 0;
+
+	(void)state;
+	settings(&st);
+	st.types = types;
+	st.ntypes = 1;
+	assert_true(classes_gpu_share(&st, "embed") == 0.25);
+	assert_true(classes_gpu_share(&st, "train") == 1);
+	whole = classes_find(cls, &n, 3, &st, 1, classes_gpu_share(&st, "train"), 0, 0, 0, 0);
+	quarter = classes_find(cls, &n, 3, &st, 1, classes_gpu_share(&st, "embed"), 0, 0, 0, 0);
+	assert_int(n, 2);
+	assert_true(whole != quarter && quarter->gpu_share == 0.25 && whole->gpu_share == 1);
+	assert_ptr_equal(classes_find(cls, &n, 3, &st, 1, 0.25, 0, 0, 0, 0), quarter);
 }
 
 int main(void)
@@ -105,6 +128,7 @@ int main(void)
 		cmocka_unit_test(test_lease_order_key_by_key),
 		cmocka_unit_test(test_unknown_lanes_rank_last),
 		cmocka_unit_test(test_rows_fold_into_classes),
+		cmocka_unit_test(test_shares_are_classes_apart),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

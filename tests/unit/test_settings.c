@@ -161,7 +161,7 @@ static int64_t wait_target_ms(const struct plan_settings *st, const char *lane)
 	struct plan_class c;
 	int n = 0;
 
-	return classes_find(&c, &n, 1, st, 1, 0, lease_lane_rank(st, lane), 0, 0)->wait_target_ms;
+	return classes_find(&c, &n, 1, st, 1, 1, 0, lease_lane_rank(st, lane), 0, 0)->wait_target_ms;
 }
 
 static void test_wait_targets_and_ranks(void **state)
