@@ -220,11 +220,14 @@ def main() -> None:
     (tests/run.sh reads the summary); exit status 1 if one failed."""
     tests: list[unittest.TestCase] = []
     only = os.environ.get("EBB_TEST")
-    for case in unittest.defaultTestLoader.loadTestsFromModule(sys.modules["__main__"]):
-        for t in case:  # type: ignore[attr-defined]
-            name = t.id().rsplit(".", 1)[-1]
-            if not only or fnmatch.fnmatch(name, only) or only == name:
-                tests.append(t)
+    pending: list[unittest.TestSuite | unittest.TestCase] = [
+        unittest.defaultTestLoader.loadTestsFromModule(sys.modules["__main__"])]
+    while pending:
+        t = pending.pop(0)
+        if isinstance(t, unittest.TestSuite):
+            pending[:0] = list(t)
+        elif not only or fnmatch.fnmatch(t.id().rsplit(".", 1)[-1], only):
+            tests.append(t)
     print(f"[==========] Running {len(tests)} test(s).", flush=True)
     failed: list[str] = []
     skipped: list[str] = []

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import queue
 import sys
 import threading
@@ -105,14 +106,24 @@ class Handler:
             raise _Stopping()
 
     def _read(self) -> None:
-        """stdin's lines: jobs into the queue, cancels to their job."""
-        for raw in sys.stdin.buffer:
-            line = raw.decode("utf-8", "replace").rstrip("\n")
-            if line.startswith("cancel "):
-                self._cancel(line[len("cancel "):].strip())
-            elif line.strip():
-                self._jobs.put(line)
+        """stdin's lines: jobs into the queue, cancels to their job. Read
+        with os.read, not through sys.stdin: a daemon thread blocked in
+        the buffered reader holds its lock, and Python aborts when it
+        exits with that lock held."""
+        pending = b""
+        while chunk := os.read(0, 1 << 16):
+            *lines, pending = (pending + chunk).split(b"\n")
+            for raw in lines:
+                self._line(raw.decode("utf-8", "replace"))
+        if pending:
+            self._line(pending.decode("utf-8", "replace"))
         self._jobs.put(None)
+
+    def _line(self, line: str) -> None:
+        if line.startswith("cancel "):
+            self._cancel(line[len("cancel "):].strip())
+        elif line.strip():
+            self._jobs.put(line)
 
     def _cancel(self, word: str) -> None:
         if not word.isdigit():
@@ -145,7 +156,7 @@ class Handler:
         try:
             if not ctx.cancelled:
                 value = self._fn(spec.get("payload"), ctx)
-                if value is not None:
+                if value is not None and not ctx.cancelled:
                     job.result(value)
         except Exception as e:
             traceback.print_exc()
