@@ -146,12 +146,15 @@ class Serve:
 
 class Worker:
     """`ebb worker --server URL --name NAME --grace 200ms ARGS...` started
-    by hand, with the client of this tree on its jobs' PYTHONPATH."""
+    by hand in serve's dir, with the client of this tree on its jobs'
+    PYTHONPATH."""
 
     def __init__(self, serve: Serve, name: str = "hand", args: tuple[str, ...] = (),
                  env: dict[str, str] | None = None) -> None:
         self.log = os.path.join(serve.dir, f"worker-{name}.log")
-        environ = dict(os.environ, PYTHONPATH=CLIENT, **(env or {}))
+        # Its jobs' python3 is Debian's, first in PATH.
+        environ = dict(os.environ, PYTHONPATH=CLIENT, PATH=f"{os.path.dirname(PYTHON)}:{os.environ['PATH']}",
+                       **(env or {}))
         if serve.token:
             environ["EBB_TOKEN"] = serve.token
         with open(self.log, "ab") as out:
