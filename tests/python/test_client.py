@@ -194,9 +194,11 @@ class Map(TestCase):
         t = threading.Thread(target=stand_in_worker, args=(s, stop, work))
         t.start()
         try:
-            got = list(c.map(range(12), type="square", gpus=0))
+            # A command for serve, which wants one of a type without a
+            # handler; the stand-in runs the payload.
+            got = list(c.map(range(12), type="square", gpus=0, command=["square"]))
             self.assertEqual(got, [{"square": i * i} for i in range(12)])
-            it = c.map([11, 12, 13, 14], type="square", gpus=0, key="m")
+            it = c.map([11, 12, 13, 14], type="square", gpus=0, key="m", command=["square"])
             self.assertEqual([next(it), next(it)], [{"square": 121}, {"square": 144}])
             with self.assertRaises(ebb.JobFailed) as e:
                 next(it)

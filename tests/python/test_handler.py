@@ -39,13 +39,13 @@ def handle(payload, ctx):
     if payload.get("fail"):
         raise ValueError(f"cannot do {payload['fail']}")
     if payload.get("wait_cancel"):
-        ebb.job.progress(1)
+        ebb.job.checkpoint("waiting", 0)  # serve hears of it at once
         until = time.monotonic() + 30
         while not ctx.cancelled and time.monotonic() < until:
             time.sleep(0.01)
         return "not cancelled"
     if payload.get("until_term"):
-        ebb.job.progress(1)
+        ebb.job.checkpoint("started", 0)
         until = time.monotonic() + 30
         while not ebb.job.terminating() and time.monotonic() < until:
             time.sleep(0.01)
@@ -197,7 +197,7 @@ class Handler(TestCase):
         p = self.start()
         p.answers("ready")
         p.job(7, {"wait_cancel": True})
-        self.assertEqual(p.answers("progress"), ["progress 1"])
+        self.assertEqual(p.answers("checkpoint"), ["checkpoint waiting 0"])
         p.send("cancel 8")  # not the job under way: nothing
         p.send("cancel 7")
         self.assertEqual(p.answers("failed"), ["failed cancelled"])
@@ -219,7 +219,7 @@ class Handler(TestCase):
         p = self.start()
         p.answers("ready")
         p.job(11, {"until_term": True})
-        p.answers("progress")
+        p.answers("checkpoint started")
         p.job(12, {"x": 1})
         p.proc.send_signal(signal.SIGTERM)
         self.assertEqual(p.answers("failed"), ["checkpoint at-1 1", "failed RuntimeError: stopped by SIGTERM"])
