@@ -74,17 +74,17 @@ static void listen_again(struct replica *r, int told)
 static void on_tick(evutil_socket_t fd, short what, void *arg)
 {
 	struct replica *r = arg;
+	int rc;
 
 	(void)fd, (void)what;
-	if (!r->leads) {
-		int rc = store_lead(r->store);
-		if (rc < 0)
-			log_error("cannot ask for the leader's lock", "error=\"%s\"", store_error(r->store));
-		if (rc == 1) {
-			r->leads = 1;
-			log_info("leading: this serve runs the scaler now", "store=%s", store_kind(r->store));
-			r->hooks.lead(r->hooks.arg);
-		}
+	/* The leader asks too: whether its lock still holds (store.h). */
+	rc = store_lead(r->store);
+	if (rc < 0)
+		log_error("cannot ask for the leader's lock", "error=\"%s\"", store_error(r->store));
+	if (rc == 1 && !r->leads) {
+		r->leads = 1;
+		log_info("leading: this serve runs the scaler now", "store=%s", store_kind(r->store));
+		r->hooks.lead(r->hooks.arg);
 	}
 	if (!r->wake)
 		listen_again(r, 1);

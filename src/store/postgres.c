@@ -380,6 +380,13 @@ struct pg_store {
 	 * notify: this batch tells them once it has committed. */
 	int shared, leads, notify;
 	PGconn *listener;
+	/* With several serves, SERVE_LOCK lives on a connection of its own,
+	 * on which a follower waits for it inside the server: it leads the
+	 * moment the leader's session ends and asks nothing meanwhile
+	 * (asking four times a second was most of what idle followers cost
+	 * the server). asked: pg_advisory_lock sent, its answer not read. */
+	PGconn *locker;
+	int asked;
 	/* Where the last lease of each offer in this batch stopped, in lease
 	 * order: a job before it that fits that offer was leased by this
 	 * batch or is held by another's, so the next lease of the same offer
@@ -750,16 +757,16 @@ static int read_array(struct pg_store *s, enum stmt_id id, const struct pg_args 
  * after the lock is free, at most. */
 #define STANDBY_POLL_MS 250
 
-/* Tries SERVE_LOCK once: 1 taken, 0 held by another, -1 error. */
-static int try_lock(struct pg_store *s)
+/* Tries SERVE_LOCK once on conn: 1 taken, 0 held by another, -1 error. */
+static int try_lock(struct pg_store *s, PGconn *conn)
 {
-	PGresult *r = PQexec(s->conn, "SELECT pg_try_advisory_lock(" SERVE_LOCK ")");
+	PGresult *r = PQexec(conn, "SELECT pg_try_advisory_lock(" SERVE_LOCK ")");
 	int ret = -1;
 
 	if (PQresultStatus(r) == PGRES_TUPLES_OK)
 		ret = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
 	else
-		fail(s, "lock the database", r);
+		conn_failed(s, conn, "lock the database");
 	PQclear(r);
 	return ret;
 }
@@ -771,25 +778,27 @@ static int try_lock(struct pg_store *s)
  * by hand or by systemd, would fail otherwise). */
 #define RESTART_GRACE_MS 3000
 
+static int lead_asked(struct pg_store *s);
+
 /* Takes SERVE_LOCK (0), or says that another serve holds it (1, the
- * reason in errmsg); a standby waits for it. -1: an error. */
+ * reason in errmsg); a standby waits for it. With several serves, asks
+ * for it on the locker. -1: an error. */
 static int lock_database(struct pg_store *s, int standby)
 {
-	int rc = try_lock(s);
+	int rc;
 
-	if (s->shared) { /* whoever holds it, this one starts */
-		s->leads = rc == 1;
-		return rc < 0 ? -1 : 0;
-	}
+	if (s->shared) /* whoever holds it, this one starts: the lock is the locker's */
+		return s->leads || s->locker || lead_asked(s) >= 0 ? 0 : -1;
+	rc = try_lock(s, s->conn);
 	for (int waited = 0; rc == 0 && !standby && waited < RESTART_GRACE_MS; waited += STANDBY_POLL_MS) {
 		nanosleep(&(struct timespec){0, STANDBY_POLL_MS * 1000000L}, NULL);
-		rc = try_lock(s);
+		rc = try_lock(s, s->conn);
 	}
 
 	if (rc == 0 && standby) {
 		log_info("standby: the database is in use by another ebb serve; waiting to take over",
 			 "database=%s host=%s", PQdb(s->conn), PQhost(s->conn));
-		while ((rc = try_lock(s)) == 0)
+		while ((rc = try_lock(s, s->conn)) == 0)
 			nanosleep(&(struct timespec){0, STANDBY_POLL_MS * 1000000L}, NULL);
 		if (rc == 1)
 			log_info("standby: the database is free; taking over", "database=%s", PQdb(s->conn));
@@ -1570,6 +1579,8 @@ static void op_close(struct store *base)
 		PQfinish(s->conn);
 	if (s->listener)
 		PQfinish(s->listener);
+	if (s->locker)
+		PQfinish(s->locker);
 	for (int i = 0; i < S_COUNT; i++)
 		free(s->sql[i]);
 	free(s);
@@ -1606,18 +1617,104 @@ static int op_open(struct store *base, const struct config *cfg)
 
 /* ---- several serves at once ---- */
 
-/* Takes SERVE_LOCK if free, between batches: 1 this serve leads. */
+/* A locker connected, with no time limit on the wait for the lock
+ * whatever the role's defaults; -1 with the reason in errmsg. */
+static int locker_open(struct pg_store *s)
+{
+	PGresult *r;
+	int ok;
+
+	if (connect_db(s, s->conf, &s->locker) != 0) {
+		if (s->locker)
+			PQfinish(s->locker);
+		s->locker = NULL;
+		return -1;
+	}
+	r = PQexec(s->locker, "SET lock_timeout = 0; SET statement_timeout = 0");
+	ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+	if (!ok)
+		conn_failed(s, s->locker, "lock the database");
+	PQclear(r);
+	s->asked = 0;
+	return ok ? 0 : -1;
+}
+
+static int locker_lost(struct pg_store *s)
+{
+	int rc = conn_failed(s, s->locker, "lock the database");
+
+	PQfinish(s->locker);
+	s->locker = NULL;
+	return rc;
+}
+
+/* Takes SERVE_LOCK on the locker if it is free, else asks the server
+ * for it once and reads its answer later, without waiting: 1 this serve
+ * leads, 0 not yet, -1 an error (the locker is made again next time). */
+static int lead_asked(struct pg_store *s)
+{
+	PGresult *r;
+	int rc;
+
+	if (!s->locker && locker_open(s) != 0)
+		return -1;
+	if (!s->asked) {
+		if ((rc = try_lock(s, s->locker)) != 0)
+			return rc < 0 ? locker_lost(s) : (s->leads = 1);
+		if (!PQsendQueryParams(s->locker, "SELECT pg_advisory_lock(" SERVE_LOCK ")", 0, NULL, NULL, NULL, NULL, 0))
+			return locker_lost(s);
+		s->asked = 1;
+	}
+	if (!PQconsumeInput(s->locker))
+		return locker_lost(s);
+	if (PQisBusy(s->locker))
+		return 0;
+	r = PQgetResult(s->locker);
+	rc = PQresultStatus(r) == PGRES_TUPLES_OK ? 1 : -1;
+	PQclear(r);
+	while ((r = PQgetResult(s->locker)))
+		PQclear(r);
+	s->asked = 0;
+	if (rc < 0)
+		return locker_lost(s);
+	return s->leads = 1;
+}
+
+/* The leader's lock is its locker's session: lost with it (the server
+ * restarted, a network cut). Taken again if still free; if another
+ * serve has it, that one leads now, and this one exits, as when its own
+ * connection is lost (reconnect_if_lost). */
+static int lead_kept(struct pg_store *s)
+{
+	int rc;
+
+	if (s->locker) {
+		if (PQconsumeInput(s->locker) && PQstatus(s->locker) == CONNECTION_OK)
+			return 1;
+		locker_lost(s);
+		log_warn("lost the connection that holds the leader's lock: asking again", "error=\"%s\"",
+			 s->st->errmsg);
+	}
+	if (locker_open(s) != 0) /* the server is away: asked again at the next tick */
+		return -1;
+	if ((rc = try_lock(s, s->locker)) < 0)
+		return locker_lost(s);
+	if (rc == 0) {
+		log_error("another ebb serve leads now: exiting", "database=%s host=%s", PQdb(s->conn),
+			  PQhost(s->conn));
+		exit(1);
+	}
+	return 1;
+}
+
+/* Between batches: 1 this serve leads. */
 static int op_lead(struct store *base)
 {
 	struct pg_store *s = impl(base);
-	int rc;
 
-	if (s->leads || s->in_batch)
+	if (s->in_batch)
 		return s->leads;
-	if (reconnect_if_lost(s) != 0 || (rc = try_lock(s)) < 0)
-		return -1;
-	s->leads = rc;
-	return rc;
+	return s->leads ? lead_kept(s) : lead_asked(s);
 }
 
 static void op_notify(struct store *base) { impl(base)->notify = 1; }

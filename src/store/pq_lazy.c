@@ -16,7 +16,7 @@ static const struct lazy_sym syms[] = {
 	SYM(cmdStatus), SYM(cmdTuples), SYM(ntuples), SYM(nfields), SYM(fname),
 	SYM(getvalue), SYM(getlength), SYM(getisnull), SYM(clear), SYM(enterPipelineMode),
 	SYM(exitPipelineMode), SYM(pipelineSync), SYM(sendQueryParams), SYM(sendQueryPrepared), SYM(getResult),
-	SYM(flush), SYM(socket), SYM(consumeInput), SYM(notifies), SYM(freemem),
+	SYM(flush), SYM(socket), SYM(consumeInput), SYM(isBusy), SYM(notifies), SYM(freemem),
 };
 
 const struct pq_lib *pq_lib(void) { return &lib; }

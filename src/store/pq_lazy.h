@@ -48,6 +48,7 @@ struct pq_lib {
 	PQ_FN(flush);
 	PQ_FN(socket);
 	PQ_FN(consumeInput);
+	PQ_FN(isBusy);
 	PQ_FN(notifies);
 	PQ_FN(freemem);
 };
@@ -91,6 +92,7 @@ const struct pq_lib *pq_lib(void);
 #define PQflush (pq_lib()->flush)
 #define PQsocket (pq_lib()->socket)
 #define PQconsumeInput (pq_lib()->consumeInput)
+#define PQisBusy (pq_lib()->isBusy)
 #define PQnotifies (pq_lib()->notifies)
 #define PQfreemem (pq_lib()->freemem)
 

@@ -291,9 +291,11 @@ uint64_t store_changes(const struct store *st);
 /* Other serves write this store at once: reads in a batch lock their
  * rows, and the counts are read again every second. */
 int store_shared(const struct store *st);
-/* Takes the leader's lock if it is free (never inside a batch): 1 this
- * serve leads (runs the scaler), 0 another does, -1 an error. A store
- * no one shares always leads. */
+/* Asks for the leader's lock without waiting (never inside a batch): 1
+ * this serve leads (runs the scaler), 0 another does, -1 an error. The
+ * leader calls it too, to keep its lock: one that has lost it to another
+ * serve exits (a lock lost while it is free is taken again). A store no
+ * one shares always leads. */
 int store_lead(struct store *st);
 /* Once this batch has committed, tell the other serves that a job may
  * have become ready: their waiting workers look. */

@@ -4,7 +4,9 @@
  * serve is woken by a submit on another (LISTEN/NOTIFY); workers leasing
  * from every serve at once never get the same job twice; a lease taken
  * on a serve killed with -9 expires on another; the leader killed with
- * -9, a follower leads (measured) and starts the scaler; the same
+ * -9, a follower leads (measured) and starts the scaler; a follower
+ * waits for the lock in the server, and a leader whose lock's session
+ * ends leads on or, with another serve leading, exits; the same
  * idempotency key submitted at once on two is refused as contended, to
  * retry. Every test skips itself with another engine. */
 #include <libpq-fe.h>
@@ -313,6 +315,70 @@ static void a_follower_leads_when_the_leader_dies(void **state)
 	assert_int(harness_server_stop(b), 0);
 }
 
+/* The first column of the first row of sql on conn, as an integer. */
+static long long sql_int(PGconn *conn, const char *sql)
+{
+	PGresult *r = PQexec(conn, sql);
+	long long v;
+
+	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) < 1)
+		fail_msg("%s: %s", sql, PQresultErrorMessage(r));
+	v = atoll(PQgetvalue(r, 0, 0));
+	PQclear(r);
+	return v;
+}
+
+/* Ends the session that holds the leader's lock, as a server restart or a
+ * network cut would; 1 if there was one. */
+static int cut_the_leaders_lock(PGconn *conn)
+{
+	return sql_int(conn, "SELECT count(pg_terminate_backend(pid)) FROM pg_locks WHERE locktype = 'advisory'"
+			     " AND classid = 0 AND objid = 7402 AND objsubid = 1 AND granted") == 1;
+}
+
+/* A follower waits for the leader's lock inside the server, asking
+ * nothing meanwhile (its session is seen waiting on the lock). The
+ * leader whose lock's session ends takes it again while it is free and
+ * goes on leading; when a follower got it first, that one leads and the
+ * old leader exits (docs/HA.md). */
+static void the_lock_is_waited_for_in_the_server(void **state)
+{
+	struct harness_server *a, *b;
+	PGconn *conn;
+	int st;
+
+	(void)state;
+	postgres_only();
+	a = active_serve(NULL, NULL);
+	conn = PQconnectdb(harness_store_url(a->data));
+	if (PQstatus(conn) != CONNECTION_OK)
+		fail_msg("connect: %s", PQerrorMessage(conn));
+	assert_true(cut_the_leaders_lock(conn));
+	WAIT_FOR(a, 15000, harness_file_lines(a->log, "asking again") == 1, "A never asked for its lock again");
+	WAIT_FOR(a, 15000, sql_int(conn, "SELECT count(*) FROM pg_locks WHERE objid = 7402 AND granted") == 1,
+		 "A never took its lock again");
+	assert_string_equal(role(a), "leader");
+	assert_int(harness_server_exited(a), -1);
+
+	b = active_serve(a, NULL);
+	assert_string_equal(role(b), "follower");
+	WAIT_FOR(b, 15000,
+		 sql_int(conn, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+			       " AND query LIKE '%pg_advisory_lock(7402)%'") == 1,
+		 "B's session never waited for the lock in the server");
+	assert_true(cut_the_leaders_lock(conn));
+	WAIT_FOR(b, 15000, strcmp(role(b), "leader") == 0, "B never came to lead");
+	for (int64_t until = harness_now_ms() + 15000; (st = harness_server_exited(a)) < 0;) {
+		if (harness_now_ms() > until)
+			harness_fail_with_log(a, "A led on with another serve holding the lock");
+		harness_sleep_ms(20);
+	}
+	assert_int(st, 1);
+	assert_int(harness_file_lines(a->log, "another ebb serve leads now: exiting"), 1);
+	PQfinish(conn);
+	assert_int(harness_server_stop(b), 0);
+}
+
 /* Runs sql on conn; fails the test unless it worked. */
 static void sql_ok(PGconn *conn, const char *sql)
 {
@@ -379,6 +445,7 @@ int main(void)
 		cmocka_unit_test_teardown(a_lease_of_a_dead_serve_expires_on_another, harness_cleanup),
 		cmocka_unit_test_teardown(a_follower_leads_when_the_leader_dies, harness_cleanup),
 		cmocka_unit_test_teardown(a_key_submitted_twice_at_once_is_contended, harness_cleanup),
+		cmocka_unit_test_teardown(the_lock_is_waited_for_in_the_server, harness_cleanup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
