@@ -190,13 +190,13 @@ class Client:
         """The job's attempt after attempt once it starts; None once the
         job has finished."""
         while True:
-            if self.get(job)["state"] in FINAL:
-                # Its last attempt may have begun just before it ended.
-                latest = self._http.call("GET", f"/v1/jobs/{job}/logs", query={"tail": 1})["attempt"]
-                return latest if latest > attempt else None
-            latest = self._http.call("GET", f"/v1/jobs/{job}/logs", query={"tail": 1})["attempt"]
+            # The state first: an attempt begun before the job ended is seen.
+            finished = self.get(job)["state"] in FINAL
+            latest = int(self._http.call("GET", f"/v1/jobs/{job}/logs", query={"tail": 1})["attempt"])
             if latest > attempt:
-                return int(latest)
+                return latest
+            if finished:
+                return None
             time.sleep(NEXT_ATTEMPT_S)
 
     def cancel(self, job: int) -> Job:
