@@ -203,11 +203,11 @@ static int print_job(struct cli *cli, json_t *job, void *arg)
 
 static const struct cli_by_id show_job = {
 	{"ebb job ID",
-	 "Shows one job (a leased one as `running`), its checkpoint and the current\n"
-	 "attempt's error, then each of its runs, oldest first: its outcome and exit\n"
-	 "status, the worker and the instance (offer, market) it ran on, when it began\n"
-	 "and how long it ran, the items done and the checkpoint as of its end, and why\n"
-	 "it ended. --json gives GET /v1/jobs/ID as is.",
+	 "Shows one job (a leased one as `running`), its checkpoint, the current\n"
+	 "attempt's error and its result, then each of its runs, oldest first: its\n"
+	 "outcome and exit status, the worker and the instance (offer, market) it ran\n"
+	 "on, when it began and how long it ran, the items done and the checkpoint as\n"
+	 "of its end, and why it ended. --json gives GET /v1/jobs/ID as is.",
 	 cli_client_options, .max_words = 1},
 	"job", "GET", "/v1/jobs/%lld", print_job, NULL,
 };

@@ -1,16 +1,21 @@
 /* `ebb submit [OPTIONS] [-- COMMAND ARGS...]`: POST /v1/jobs. One table
  * gives each flag its field in the request body and its bounds (the
  * server's, so that a typo is caught before the call and named by flag). */
+#include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cli/cmd.h"
 #include "cli/logs_follow.h"
 #include "cli/submit_jobs.h"
+#include "common/clock.h"
 #include "common/job.h"
 
 #define DAY_S (86400LL)
+/* How long one call of --wait asks serve to wait: its longest. */
+#define JOB_WAIT_ASK_MS 60000LL
 
 struct submit_args {
 	struct cli cli;
@@ -56,9 +61,10 @@ static const struct option_spec options[] = {
 	 "hold its GPUs and memory (for workers to come)",
 	 .field = "allow_unplaceable"},
 	{"wait", 0, OPTION_FLAG, NULL, OPTION_AT(struct submit_args, wait),
-	 "wait for the job to finish; exit 0 when it succeeded, the last\n"
-	 "attempt's exit status when it failed (1 when it has none), 130\n"
-	 "when it was cancelled"},
+	 "wait for the job to finish; print its result, if any, as a line\n"
+	 "of JSON (--json: the finished job); exit 0 when it succeeded,\n"
+	 "the last attempt's exit status when it failed (1 when it has\n"
+	 "none), 130 when it was cancelled"},
 	{"follow", 0, OPTION_FLAG, NULL, OPTION_AT(struct submit_args, follow),
 	 "with --wait: print the job's log as it runs (as ebb logs -f)"},
 	{.kind = OPTION_GROUP, .group = cli_client_options, .at = OPTION_AT(struct submit_args, cli)},
@@ -123,23 +129,54 @@ static int job_exit_code(json_t *job)
 	return 1;
 }
 
-/* --wait: follows the job to its end (printing its log with --follow)
- * and gives its exit code. */
+/* The job once it has ended: GET /v1/jobs/ID?wait=, a long-poll that
+ * answers at its end, asked again while it runs. A reply sooner than
+ * asked, from a serve that does not wait, is not asked again at once. */
+static json_t *job_at_end(struct cli *cli, int64_t id)
+{
+	char path[64];
+	json_t *job = NULL;
+
+	snprintf(path, sizeof path, "/v1/jobs/%lld?wait=%llds", (long long)id, JOB_WAIT_ASK_MS / 1000);
+	for (;;) {
+		int64_t asked = clock_monotonic_ms();
+		const char *state;
+
+		if (cli_call(cli, "GET", path, NULL, &job) < 0)
+			return NULL;
+		state = json_string_value(json_object_get(job, "state"));
+		if (state && job_state_terminal(job_state_parse(state)))
+			return job;
+		json_decref(job);
+		if (clock_monotonic_ms() - asked < 1000)
+			poll(NULL, 0, 1000);
+	}
+}
+
+/* --wait: follows the job to its end (printing its log with --follow),
+ * prints its result, and gives its exit code. */
 static int wait_for(struct cli *cli, int64_t id, int follow)
 {
-	struct logs_follow f = {.job = id, .follow = 1, .quiet = !follow};
-	char path[64];
+	struct logs_follow f = {.job = id, .follow = 1};
 	const char *error;
-	json_t *job;
+	json_t *job, *result;
 	int rc;
 
-	if (logs_follow(cli, &f) != 0)
+	if (follow && logs_follow(cli, &f) != 0)
 		return 1;
-	snprintf(path, sizeof path, "/v1/jobs/%lld", (long long)id);
-	if (cli_call(cli, "GET", path, NULL, &job) < 0)
+	if (!(job = job_at_end(cli, id)))
 		return 1;
 	rc = job_exit_code(job);
 	error = json_string_value(json_object_get(job, "error"));
+	result = json_object_get(job, "result");
+	if (cli->json) {
+		cli_print_json(job);
+	} else if (rc == 0 && result) {
+		char *text = json_dumps(result, JSON_COMPACT | JSON_ENCODE_ANY);
+		if (text)
+			printf("%s\n", text);
+		free(text);
+	}
 	if (rc != 0)
 		fprintf(stderr, "%s: job %lld %s%s%s\n", cli->name, (long long)id,
 			json_string_value(json_object_get(job, "state")), error ? ": " : "", error ? error : "");

@@ -16,12 +16,12 @@
 /* Prints the lines of a reply (under --json, the reply, a line each: the
  * first even without lines, so that an empty log is still a document):
  * how many. */
-static size_t print_lines(struct cli *cli, json_t *reply, int quiet, int first)
+static size_t print_lines(struct cli *cli, json_t *reply, int first)
 {
 	json_t *lines = json_object_get(reply, "lines"), *l;
 	size_t i;
 
-	if (cli->json && !quiet && (first || json_array_size(lines))) {
+	if (cli->json && (first || json_array_size(lines))) {
 		char *text = json_dumps(reply, JSON_COMPACT);
 		printf("%s\n", text ? text : "{}");
 		free(text);
@@ -29,9 +29,8 @@ static size_t print_lines(struct cli *cli, json_t *reply, int quiet, int first)
 	}
 	json_array_foreach(lines, i, l) {
 		const char *stream = json_string_value(json_object_get(l, "stream"));
-		if (!quiet)
-			fprintf(stream && strcmp(stream, "stderr") == 0 ? stderr : stdout, "%s\n",
-				json_string_value(json_object_get(l, "text")));
+		fprintf(stream && strcmp(stream, "stderr") == 0 ? stderr : stdout, "%s\n",
+			json_string_value(json_object_get(l, "text")));
 	}
 	fflush(stdout);
 	return json_array_size(json_object_get(reply, "lines"));
@@ -73,7 +72,7 @@ int logs_follow(struct cli *cli, const struct logs_follow *f)
 			snprintf(path + strlen(path), sizeof path - strlen(path), "&wait=%d", WAIT_S);
 		if (cli_call(cli, "GET", path, NULL, &reply) < 0)
 			return 1;
-		n = print_lines(cli, reply, f->quiet, first);
+		n = print_lines(cli, reply, first);
 		now = (int)json_integer_value(json_object_get(reply, "attempt"));
 		done = json_is_true(json_object_get(reply, "done"));
 		after = (long long)json_integer_value(json_object_get(reply, "next"));
@@ -102,8 +101,7 @@ int logs_follow(struct cli *cli, const struct logs_follow *f)
 			latest = (int)json_integer_value(json_object_get(reply, "attempt"));
 			json_decref(reply);
 			if (latest > attempt) {
-				if (!f->quiet)
-					fprintf(stderr, "%s: job %lld: attempt %d\n", cli->name, (long long)f->job, latest);
+				fprintf(stderr, "%s: job %lld: attempt %d\n", cli->name, (long long)f->job, latest);
 				attempt = latest;
 				after = -1;
 				break;

@@ -16,7 +16,6 @@ struct logs_follow {
 	int attempt; /* 0: the latest, and the later ones when following */
 	int tail;    /* the last N lines only; 0: all */
 	int follow;
-	int quiet;   /* print nothing: wait for the job's end alone */
 };
 
 /* 0, or 1 after a call failed (said on stderr). */

@@ -129,6 +129,8 @@ static const struct conf_key queue_keys[] = {
 	 "A job's log is deleted this long after its last line."},
 	{"logs_max_total", CONF_SIZE, CFG(logs_max_total), 1LL << 20, 1LL << 40, "1GiB", NULL,
 	 "Most bytes of all the jobs' logs in the store: past it, the oldest logs are deleted first."},
+	{"result_max", CONF_SIZE, CFG(result_max), 1024, CONF_RESULT_MAX, "64KiB", NULL,
+	 "Most bytes of a job's result (compact JSON), and no more than half of [server] max_body; a larger one fails the attempt, and serve refuses it on complete."},
 	{0},
 };
 
@@ -798,6 +800,9 @@ int config_check(struct config *cfg, char *err, size_t errsize)
 	}
 	if (check_teams(cfg, err, errsize) != 0)
 		return -1;
+	/* A complete carries the result in its body, with room to spare. */
+	if (cfg->result_max > cfg->max_body / 2)
+		cfg->result_max = cfg->max_body / 2;
 	if (cfg->ntypes > 64) {
 		conftab_errf(err, errsize, "[type.*]: %zu sections, 64 at most", cfg->ntypes);
 		return -1;

@@ -120,6 +120,11 @@ struct token_conf {
 	char *team;
 };
 
+/* The most [queue] result_max may be: a job's result, as serve stores it
+ * (job_stored_json), is never larger, and the longest control line a
+ * worker reads is sized for it. */
+#define CONF_RESULT_MAX (1024 * 1024)
+
 struct config {
 	/* [server] */
 	char *listen;
@@ -146,6 +151,7 @@ struct config {
 	int64_t log_max;
 	int64_t log_retention_ms;
 	int64_t logs_max_total;
+	int64_t result_max; /* at most half of max_body (config_check cuts it) */
 	/* [scaler] */
 	int64_t scaler_interval_ms;
 	int64_t max_instances;

@@ -147,6 +147,28 @@ int api_query_int(struct api_call *c, const char *name, int64_t min, int64_t max
 	return 0;
 }
 
+int api_query_wait(struct api_call *c, int64_t max_ms, int64_t *out_ms)
+{
+	const char *v = request_query(c->req, "wait");
+	struct ebb_error err;
+	char max[32];
+	int64_t s;
+
+	*out_ms = 0;
+	if (!v)
+		return 0;
+	if (parse_int64(v, &s) == 0 && s >= 0 && s <= max_ms / 1000)
+		*out_ms = s * 1000;
+	else if (parse_duration_ms(v, out_ms) != 0 || *out_ms > max_ms)
+		*out_ms = -1;
+	if (*out_ms >= 0)
+		return 0;
+	format_duration(max, sizeof max, max_ms);
+	error_set(&err, 400, "out_of_range", "wait",
+		  "wait: expected seconds (30) or a duration (30s, 500ms, 1m) from 0 to %s, got '%.40s'", max, v);
+	return api_fail(c, &err);
+}
+
 int api_query_page(struct api_call *c, int64_t def, int64_t *after, int *limit)
 {
 	int64_t n;

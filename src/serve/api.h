@@ -12,7 +12,7 @@
 #include "serve/batch.h"
 #include "serve/fleet.h"
 #include "serve/httpd.h"
-#include "serve/logwait.h"
+#include "serve/jobwait.h"
 #include "serve/slices.h"
 #include "serve/longpoll.h"
 #include "serve/watch.h"
@@ -40,7 +40,8 @@ struct api {
 	struct fleet *fleet;
 	struct longpoll *longpoll;
 	struct watch *watch;
-	struct logwait *logwait; /* log reads that wait for lines */
+	struct jobwait *logwait; /* log reads that wait for lines */
+	struct jobwait *endwait; /* job reads that wait for the job's end */
 	struct slices *slices;   /* requests that walk history a slice a turn */
 	struct scaler *scaler;     /* NULL: [provider] kind = none */
 	struct provider *provider; /* NULL: [provider] kind = none */
@@ -58,5 +59,7 @@ struct api {
 void api_handle(struct api *api, struct request *req);
 /* logwait's try for a log read that waits (api_logs.c); ctx: the api. */
 int api_logs_try(void *ctx, struct request *req, const void *query, int last);
+/* endwait's try for a job read that waits for its end (api_jobs.c). */
+int api_job_end_try(void *ctx, struct request *req, const void *query, int last);
 
 #endif

@@ -24,11 +24,11 @@ static json_t *register_reply(struct api *a, const char *key, json_t *what)
 {
 	const struct config *cfg = a->cfg;
 
-	return json_pack("{s:o, s:f, s:f, s:f, s:f, s:f}", key, what, "idle_timeout_s",
+	return json_pack("{s:o, s:f, s:f, s:f, s:f, s:f, s:I}", key, what, "idle_timeout_s",
 			 (double)(a->scaler ? scaler_worker_idle_timeout(a->scaler) : 0) / 1000.0, "orphan_timeout_s",
 			 (double)cfg->orphan_timeout_ms / 1000.0, "lease_s", (double)cfg->lease_timeout_ms / 1000.0,
 			 "heartbeat_s", (double)cfg->lease_timeout_ms / 3000.0, "reclaim_grace_s",
-			 (double)cfg->reclaim_grace_ms / 1000.0);
+			 (double)cfg->reclaim_grace_ms / 1000.0, "result_max", (json_int_t)cfg->result_max);
 }
 
 /* A worker registers: one started by a provider by its instance, one

@@ -58,6 +58,12 @@ const char *api_route_at(size_t i, const char **method, int *roles);
  * on error replies and returns -1. */
 int api_query_int(struct api_call *c, const char *name, int64_t min, int64_t max, int64_t def,
 		  int64_t *out);
+/* The query parameter wait, a duration from 0 to max_ms: seconds ("30")
+ * or with a unit ("30s", "500ms", "1m"); 0 when absent. On error replies
+ * 400 and returns -1. */
+int api_query_wait(struct api_call *c, int64_t max_ms, int64_t *out_ms);
+/* The longest wait of GET /v1/jobs/ID?wait= for the job's end. */
+#define JOB_WAIT_MAX_MS 60000
 /* A keyset page's query (docs/API.md, "Pages"): after, where the page
  * before ended (0: the first page), and limit, 1 to 1000, def when
  * absent; on error replies and returns -1. */

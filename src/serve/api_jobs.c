@@ -267,10 +267,10 @@ int api_list(struct api_call *c)
 
 /* Whether the job's team holds it back (docs/TEAMS.md): 1 with why, 0,
  * or -1 on a store error. */
-static int why_held(struct api_call *c, const struct job *job, char *why, size_t size)
+static int why_held(struct api *api, const struct job *job, char *why, size_t size)
 {
 	struct team_state ts;
-	int rc = team_state_read(&ts, c->api->store, c->api->cfg, clock_now(c->api->clock));
+	int rc = team_state_read(&ts, api->store, api->cfg, clock_now(api->clock));
 
 	if (rc == 0)
 		rc = team_state_held(&ts, job->team, job->gpus, why, size);
@@ -293,32 +293,82 @@ int api_job_read(struct api_call *c, struct job *job)
 	return 0;
 }
 
-int api_get(struct api_call *c)
+/* Replies to req with the job (freed) and every lease of it, as GET
+ * /v1/jobs/ID gives it, or with the store's failure. */
+static void reply_job_runs(struct api *api, struct request *req, struct job *job)
 {
-	struct job job;
 	struct jsonout o = {0};
+	struct ebb_error err;
 	char why[400] = "", *text;
-	int held, rc;
+	int held = 0, rc = -1;
 
-	if (api_job_read(c, &job) != 0)
-		return -1;
-	held = job.state == JOB_QUEUED && c->api->cfg->nteams > 0 ? why_held(c, &job, why, sizeof why) : 0;
-	if (held < 0) {
-		job_free(&job);
-		return api_store_failed(c);
+	if (job->state == JOB_QUEUED && api->cfg->nteams > 0)
+		held = why_held(api, job, why, sizeof why);
+	if (held >= 0) { /* the job and every lease of it */
+		job_write_json_held(&o, NULL, job, held ? why : NULL);
+		jsonout_reopen(&o);
+		rc = attempts_write_json(api->store, job->id, &o, "runs");
+		jsonout_close(&o, '}');
 	}
-	/* The job and every lease of it. */
-	job_write_json_held(&o, NULL, &job, held ? why : NULL);
-	jsonout_reopen(&o);
-	rc = attempts_write_json(c->api->store, job.id, &o, "runs");
-	jsonout_close(&o, '}');
-	job_free(&job);
+	job_free(job);
 	text = jsonout_finish(&o);
 	if (rc != 0) {
 		free(text);
-		return api_store_failed(c);
+		store_failure(api->store, &err);
+		request_reply(req, err.status, error_to_json(&err));
+		return;
 	}
-	request_reply_json(c->req, 200, text);
+	request_reply_json(req, 200, text);
+}
+
+/* A read that waits for the job's end (GET /v1/jobs/ID?wait=). */
+struct end_query {
+	int64_t job;
+	int has_team;
+	char team[CONF_NAME_MAX + 1];
+};
+
+int api_job_end_try(void *ctx, struct request *req, const void *query, int last)
+{
+	struct api *api = ctx;
+	const struct end_query *q = query;
+	struct ebb_error err;
+	struct job job;
+
+	if (queue_get(api->queue, q->job, q->has_team ? q->team : NULL, &job, &err) != 0) {
+		request_reply(req, err.status, error_to_json(&err));
+		return 1;
+	}
+	if (!job_state_terminal(job.state) && !last) {
+		job_free(&job);
+		return 0;
+	}
+	reply_job_runs(api, req, &job);
+	return 1;
+}
+
+int api_get(struct api_call *c)
+{
+	struct end_query q = {.job = c->id};
+	struct ebb_error err;
+	struct job job;
+	int64_t wait_ms;
+
+	if (api_query_wait(c, JOB_WAIT_MAX_MS, &wait_ms) != 0 || api_job_read(c, &job) != 0)
+		return -1;
+	if (wait_ms == 0 || job_state_terminal(job.state)) {
+		reply_job_runs(c->api, c->req, &job);
+		return 0;
+	}
+	job_free(&job);
+	if (c->team) {
+		q.has_team = 1;
+		snprintf(q.team, sizeof q.team, "%s", c->team);
+	}
+	if (jobwait_park(c->api->endwait, c->req, c->id, &q, sizeof q, wait_ms) != 0) {
+		error_set(&err, 500, "out_of_memory", NULL, ERROR_OUT_OF_MEMORY);
+		return api_fail(c, &err);
+	}
 	return 0;
 }
 

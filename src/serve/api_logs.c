@@ -6,7 +6,7 @@
 
 #include "serve/api_internal.h"
 #include "serve/joblog.h"
-#include "serve/logwait.h"
+#include "serve/jobwait.h"
 
 /* The most lines one POST may carry, and the longest line. */
 #define SHIP_LINES_MAX 20000
@@ -81,7 +81,7 @@ int api_logs_ship(struct api_call *c)
 	if (joblog_append(c->api->store, c->api->cfg, clock_now(c->api->clock), c->id, (int)attempt,
 			  json_get_int(c->body, "seq", 0), lines, json_get_int(c->body, "dropped", 0), &next) != 0)
 		return api_store_failed(c);
-	logwait_wake(c->api->logwait, c->id);
+	jobwait_wake(c->api->logwait, c->id);
 	request_reply(c->req, 200, json_pack("{s:I}", "next", (json_int_t)next));
 	return 0;
 }
@@ -170,7 +170,7 @@ int api_logs_read(struct api_call *c)
 	}
 	if (api_logs_try(c->api, c->req, &q, wait_s == 0))
 		return 0;
-	if (logwait_park(c->api->logwait, c->req, c->id, &q, sizeof q, wait_s * 1000) != 0) {
+	if (jobwait_park(c->api->logwait, c->req, c->id, &q, sizeof q, wait_s * 1000) != 0) {
 		error_set(&err, 500, "out_of_memory", NULL, ERROR_OUT_OF_MEMORY);
 		return api_fail(c, &err);
 	}

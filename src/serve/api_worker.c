@@ -265,9 +265,19 @@ int api_complete(struct api_call *c)
 	int64_t token;
 	int rc, next;
 
-	if (lease_token(c, api_complete_fields, &token) != 0 || read_next(c, &r, &next) != 0)
+	if (lease_token(c, api_complete_fields, &token) != 0)
 		return -1;
 	text = job_stored_json(json_object_get(c->body, "result"));
+	if (text && (int64_t)strlen(text) > c->api->cfg->result_max) {
+		error_set(&err, 413, "too_large", "result", "result is %zu bytes, over [queue] result_max (%lld)",
+			  strlen(text), (long long)c->api->cfg->result_max);
+		free(text);
+		return api_fail(c, &err);
+	}
+	if (read_next(c, &r, &next) != 0) {
+		free(text);
+		return -1;
+	}
 	rc = queue_complete(c->api->queue, c->id, token, json_get_int(c->body, "items_done", -1), text,
 			    &job, &err);
 	free(text);

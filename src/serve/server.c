@@ -55,7 +55,7 @@ struct server {
 	struct deadline *deadline;
 	struct longpoll *longpoll;
 	struct watch *watch; /* running jobs' wake-ups */
-	struct logwait *logwait;
+	struct jobwait *logwait, *endwait;
 	struct slices *slices;
 	struct event *log_sweep; /* the jobs' logs past their retention or the total */
 	struct provider *provider; /* NULL: [provider] kind = none */
@@ -111,7 +111,8 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	log_info("shutting down", "signal=%s", sig == SIGTERM ? "TERM" : "INT");
 	longpoll_release_all(s->longpoll);
 	watch_release_all(s->watch);
-	logwait_release_all(s->logwait);
+	jobwait_release_all(s->logwait);
+	jobwait_release_all(s->endwait);
 	slices_release_all(s->slices);
 	batch_flush(s->batch);
 	event_base_loopbreak(s->base);
@@ -240,12 +241,25 @@ static void on_lead(void *arg)
 	alerts_lead(s->alerts);
 }
 
+/* A job's end here answers the reads that wait for it. */
+static int on_job_end(void *arg, const struct job_change *c)
+{
+	struct server *s = arg;
+
+	if (job_state_terminal(c->job->state))
+		jobwait_wake(s->endwait, c->job->id);
+	return 0;
+}
+
 /* Another serve's word: a job became ready there, for the workers
- * waiting here, or one of its deadlines is nearer than ours. */
+ * waiting here, or one of its deadlines is nearer than ours; a job may
+ * have ended there too (a complete, a fail and a cancel send the word),
+ * for the reads that wait for it here. */
 static void on_woken(void *arg)
 {
 	struct server *s = arg;
 
+	jobwait_wake_all(s->endwait);
 	if (longpoll_waiting(s->longpoll) > 0) {
 		s->queue.ready_changed = 1; /* not queue_ready_changed(): it is theirs, not news */
 		/* The waiting workers are matched by the tallies' classes:
@@ -330,6 +344,7 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 	s->ledger = (struct ledger){s->store, &s->clock, s->offers, s->noffers};
 	fleet_init(&s->fleet, s->store, &s->clock, &s->ledger);
 	queue_subscribe(&s->queue, fleet_on_job, &s->fleet);
+	queue_subscribe(&s->queue, on_job_end, s);
 	/* Timers are set from the time now, not from when the loop woke: a
 	 * long pass must not make a long-poll end early. */
 	if (!(ec = event_config_new()))
@@ -369,7 +384,8 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 		goto nomem;
 	if (!(s->longpoll = longpoll_new(s->base, s->batch, &s->queue, s->scaler, &s->fleet)) ||
 	    !(s->watch = watch_new(s->base, s->batch, &s->queue)) ||
-	    !(s->logwait = logwait_new(s->base, s->batch, api_logs_try, &s->api)) ||
+	    !(s->logwait = jobwait_new(s->base, s->batch, api_logs_try, &s->api)) ||
+	    !(s->endwait = jobwait_new(s->base, s->batch, api_job_end_try, &s->api)) ||
 	    !(s->slices = slices_new(s->base, s->batch)) ||
 	    !(s->log_sweep = evtimer_new(s->base, on_log_sweep, s)) ||
 	    !(s->workers = mem_calloc(1, sizeof *s->workers)))
@@ -378,7 +394,8 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 	s->api = (struct api){
 		.cfg = cfg, .clock = &s->clock, .test_clock = o->test_clock, .started_ms = clock_now(&s->clock),
 		.store = s->store, .batch = s->batch, .queue = &s->queue, .fleet = &s->fleet,
-		.longpoll = s->longpoll, .watch = s->watch, .logwait = s->logwait, .slices = s->slices,
+		.longpoll = s->longpoll, .watch = s->watch, .logwait = s->logwait, .endwait = s->endwait,
+		.slices = s->slices,
 		.scaler = s->scaler,
 		.provider = s->provider, .offers = s->offers,
 		.noffers = s->noffers, .settings = &s->settings, .metrics = &s->metrics, .alerts = s->alerts,
@@ -407,7 +424,8 @@ static void stop(struct server *s)
 	replica_free(s->replica);
 	longpoll_free(s->longpoll);
 	watch_free(s->watch);
-	logwait_free(s->logwait);
+	jobwait_free(s->logwait);
+	jobwait_free(s->endwait);
 	slices_free(s->slices);
 	if (s->log_sweep)
 		event_free(s->log_sweep);

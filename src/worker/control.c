@@ -53,6 +53,10 @@ int control_parse(char *line, struct control_line *out)
 		*items = '\0';
 		return token_ok(out->token) ? 0 : -1;
 	}
+	if (strncmp(line, "result ", 7) == 0) {
+		*out = (struct control_line){.kind = CONTROL_RESULT, .text = line + 7};
+		return 0;
+	}
 	return -1;
 }
 
@@ -61,14 +65,16 @@ void control_feed(struct control_reader *cr, const char *buf, size_t n, void (*f
 {
 	for (size_t i = 0; i < n; i++) {
 		if (buf[i] == '\n') {
-			cr->line[cr->len] = '\0';
+			cr->line[cr->len < CONTROL_LINE_MAX ? cr->len : CONTROL_LINE_MAX] = '\0';
 			fn(arg, cr->bad ? NULL : cr->line);
 			cr->len = 0;
 			cr->bad = 0;
-		} else if (buf[i] == '\0' || cr->len == CONTROL_LINE_MAX) {
-			cr->bad = 1;
-		} else {
-			cr->line[cr->len++] = buf[i];
+			continue;
 		}
+		if (buf[i] == '\0' || cr->len >= CONTROL_LINE_MAX)
+			cr->bad = 1;
+		if (cr->len < CONTROL_LINE_MAX)
+			cr->line[cr->len] = buf[i];
+		cr->len++;
 	}
 }

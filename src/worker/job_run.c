@@ -1,7 +1,8 @@
 /* Runs one leased job (see worker.h): the command as a child process in
  * its own process group, with EBB_JOB_ID, EBB_ATTEMPT, EBB_ITEMS,
  * EBB_CHECKPOINT and EBB_CONTROL_FD, on which it writes lines
- * "progress N" and "checkpoint TOKEN N". Those are forwarded, heartbeats
+ * "progress N", "checkpoint TOKEN N" and "result JSON". Those are
+ * forwarded (a result with the complete), heartbeats
  * keep the lease, the job is killed past its timeout, and its end is
  * reported with the items done. Its stdout and stderr are read as lines
  * and shipped to serve (output.h, ship.h), all of them before the end is
@@ -51,6 +52,8 @@ struct run {
 	const char *killed_why;
 	int interrupted;      /* stopped from outside: report an interruption */
 	char *checkpoint;     /* the last checkpoint of this run, or NULL */
+	json_t *result;       /* the last result it wrote, or NULL */
+	char result_error[200]; /* why that last result cannot go to serve; "" if it can */
 	int64_t checkpoint_items;
 	char preempted[440]; /* killed_why of a preemption */
 	json_t *next;         /* the lease reply that came with the report, or NULL */
@@ -200,14 +203,69 @@ static void job_report(struct run *r, const char *what, json_t *body, int ask_ne
 	json_decref(body);
 }
 
+/* A result line: kept for the complete when it is JSON within [queue]
+ * result_max as serve measures it (job_stored_json), else the reason the
+ * run fails. The last one written counts, good or bad. */
+static void take_result(struct run *r, const char *text)
+{
+	json_error_t jerr;
+	json_t *v = json_loads(text, JSON_DECODE_ANY, &jerr);
+	char *stored;
+	size_t n;
+
+	json_decref(r->result);
+	r->result = NULL;
+	r->result_error[0] = '\0';
+	if (!v) {
+		snprintf(r->result_error, sizeof r->result_error, "result is not JSON: %s at byte %d", jerr.text,
+			 jerr.position);
+		return;
+	}
+	stored = job_stored_json(v);
+	n = stored ? strlen(stored) : 0;
+	free(stored);
+	if ((int64_t)n > r->w->result_max) {
+		snprintf(r->result_error, sizeof r->result_error, "result is %zu bytes, over [queue] result_max (%lld)", n,
+			 (long long)r->w->result_max);
+		json_decref(v);
+		return;
+	}
+	r->result = v;
+}
+
+/* A result line the reader refused: longer than any result_max, or with
+ * a NUL byte. Either way the run must not end as if it had none. */
+static int refused_result(struct run *r)
+{
+	const struct control_reader *cr = r->reader;
+
+	if (strncmp(cr->line, "result ", 7) != 0)
+		return 0;
+	json_decref(r->result);
+	r->result = NULL;
+	if (cr->len - 7 > (size_t)r->w->result_max)
+		snprintf(r->result_error, sizeof r->result_error, "result is %zu bytes, over [queue] result_max (%lld)",
+			 cr->len - 7, (long long)r->w->result_max);
+	else
+		snprintf(r->result_error, sizeof r->result_error, "result is not JSON: it holds a NUL byte");
+	return 1;
+}
+
 static void on_line(void *arg, char *line)
 {
 	struct run *r = arg;
 	struct control_line c;
 
+	if (!line && refused_result(r))
+		return;
 	if (!line || control_parse(line, &c) != 0) {
-		log_warn("bad control line", "worker=%s job=%lld expected=\"progress N | checkpoint TOKEN N\"%s",
+		log_warn("bad control line",
+			 "worker=%s job=%lld expected=\"progress N | checkpoint TOKEN N | result JSON\"%s",
 			 r->w->name, (long long)r->id, line ? "" : " detail=\"too long, or a NUL byte\"");
+		return;
+	}
+	if (c.kind == CONTROL_RESULT) {
+		take_result(r, c.text);
 		return;
 	}
 	r->items_done = c.items;
@@ -385,10 +443,20 @@ static void report(struct run *r, int status)
 		job_report(r, "interrupt", body, 0);
 		return;
 	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !r->killed_why && r->result_error[0]) {
+		/* Not retried: the same run would write the same result. */
+		log_info("job failed", "worker=%s job=%lld run_ms=%lld error=\"%s\"", r->w->name, (long long)r->id,
+			 (long long)run_ms, r->result_error);
+		job_report(r, "fail", json_pack("{s:s, s:b, s:i}", "error", r->result_error, "retry", 0, "exit", 0), 1);
+		return;
+	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !r->killed_why) {
+		json_t *done = json_pack("{s:I}", "items_done", (json_int_t)r->items_done);
+		if (r->result)
+			json_object_set(done, "result", r->result);
 		log_info("job done", "worker=%s job=%lld run_ms=%lld items_done=%lld", r->w->name,
 			 (long long)r->id, (long long)run_ms, (long long)r->items_done);
-		job_report(r, "complete", json_pack("{s:I}", "items_done", (json_int_t)r->items_done), 1);
+		job_report(r, "complete", done, 1);
 		return;
 	}
 	if (r->killed_why)
@@ -483,6 +551,7 @@ int job_run(struct worker *w, json_t *job, json_t **next)
 	output_close(r.out);
 	free(r.reader);
 	free(r.checkpoint);
+	json_decref(r.result);
 	*next = r.next;
 	return status < 0 ? -1 : 0;
 }

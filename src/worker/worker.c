@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/config.h"
 #include "common/instance.h"
 #include "common/log.h"
 #include "common/mem.h"
@@ -156,6 +157,15 @@ static void log_failed(const struct worker *w, const char *msg, int status, json
 	log_warn(msg, "worker=%s reason=%s", w->name, log_quote(quoted, sizeof quoted, why));
 }
 
+/* The largest result serve takes, as its register reply says; a serve
+ * that does not say has no limit of its own. */
+static void set_result_max(struct worker *w, json_t *reply)
+{
+	json_t *v = json_object_get(reply, "result_max");
+
+	w->result_max = json_is_integer(v) ? json_integer_value(v) : CONF_RESULT_MAX;
+}
+
 /* Registers the instance; the reply sets the timeouts in force. 0 on
  * success, 1 when serve says the instance is gone, -1 when orphaned. */
 static int register_instance(struct worker *w)
@@ -187,6 +197,7 @@ static int register_instance(struct worker *w)
 	w->heartbeat_ms = (int64_t)(json_real_value(json_object_get(reply, "heartbeat_s")) * 1000);
 	if (w->o->reclaim_grace_ms < 0 && json_is_number(json_object_get(reply, "reclaim_grace_s")))
 		w->reclaim_grace_ms = (int64_t)(json_number_value(json_object_get(reply, "reclaim_grace_s")) * 1000);
+	set_result_max(w, reply);
 	json_decref(reply);
 	log_info("worker registered", "worker=%s idle_timeout_ms=%lld orphan_timeout_ms=%lld", w->name,
 		 (long long)w->idle_timeout_ms, (long long)w->orphan_timeout_ms);
@@ -203,6 +214,7 @@ static void register_name(struct worker *w)
 
 	if (status != 200)
 		log_failed(w, "register failed", status, reply);
+	set_result_max(w, reply);
 	json_decref(body);
 	json_decref(reply);
 }

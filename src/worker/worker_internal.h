@@ -39,6 +39,7 @@ struct worker {
 	int64_t last_contact_ms; /* the last reply from serve */
 	struct notice *notice;   /* NULL: none watched */
 	int64_t reclaim_grace_ms;
+	int64_t result_max;      /* [queue] result_max, as serve's register reply said */
 	int reclaimed;           /* a reclaim notice was seen: the instance is going away */
 	int64_t terminate_ms;    /* when, by the wall clock, if the notice said; else 0 */
 	char refused[400];       /* why serve refused the lease request, if it did */

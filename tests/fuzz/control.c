@@ -4,7 +4,8 @@
  * by control_parse. The lines do not depend on the pieces; a line is
  * refused, or read into a count that serve's API takes (0 to 2^63-1)
  * and, for a checkpoint, a token of at most JOB_CHECKPOINT_MAX bytes
- * that can travel to serve as a JSON string. */
+ * that can travel to serve as a JSON string; a result's text is the
+ * rest of its line. */
 #include "common/job.h"
 #include "worker/control.h"
 
@@ -47,6 +48,7 @@ static void on_line(void *arg, char *line)
 		return;
 	FUZZ_ASSERT(c.items >= 0);
 	FUZZ_ASSERT((c.kind == CONTROL_CHECKPOINT) == (c.token != NULL));
+	FUZZ_ASSERT((c.kind == CONTROL_RESULT) == (c.text != NULL));
 	if (c.kind != CONTROL_CHECKPOINT)
 		return;
 	body = json_pack("{s:s, s:I}", "checkpoint", c.token, "items_done", (json_int_t)c.items);

@@ -3,7 +3,7 @@
  * serve, stopped half-way (the worker's SIGTERM: the job checkpoints and
  * is interrupted) and run again by another worker, which must start at
  * the checkpoint (EBB_CHECKPOINT) and end the job with all its items,
- * each item done once. */
+ * each item done once, and its result (the items it did). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +99,7 @@ static void run_stop_resume(struct harness_server *s, const char *dir, const cha
 	assert_int(JINT(j, "attempts"), 1); /* the interrupted run did not count */
 	assert_int(JINT(j, "items_lost"), 0);
 	assert_string_equal(JSTR(j, "checkpoint"), harness_fmt("%d", ITEMS));
+	assert_int(JINT(j, "result.items"), ITEMS);
 	json_decref(j);
 	assert_each_item_once(out);
 }

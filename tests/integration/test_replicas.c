@@ -62,12 +62,14 @@ static int leader_gauge(struct harness_server *s)
 /* A and B both answer, B naming A as the leader (GET /healthz, ebb
  * status). A worker on B long-polls; the job is submitted on A: B hears of it
  * from the database at A's commit, well before the long-poll's end, and
- * the lease B gave is completed through A. Each serve's counts of the
- * jobs not finished show the other's work within a second or so. */
+ * the lease B gave is completed through A, with a result, which a read
+ * waiting on B for the job's end gets long before its wait is over. Each
+ * serve's counts of the jobs not finished show the other's work within
+ * a second or so. */
 static void a_submit_on_one_wakes_a_worker_on_another(void **state)
 {
 	struct harness_server *a, *b;
-	struct harness_async w;
+	struct harness_async w, end;
 	struct harness_run run;
 	json_t *r = NULL, *h;
 	int64_t id, token;
@@ -98,12 +100,20 @@ static void a_submit_on_one_wakes_a_worker_on_another(void **state)
 	assert_between(w.elapsed_ms, 0, 10000); /* woken, not timed out at 20 s */
 	token = JINT(r, "job.lease.token");
 	json_decref(r);
+	harness_async_start(&end, b, "GET", harness_fmt("/v1/jobs/%lld?wait=60s", (long long)id), NULL);
 	/* B's own lease counts at once; A sees it at its next read. */
 	assert_int(harness_stat(b, "states.leased"), 1);
 	WAIT_FOR(a, 10000, harness_stat(a, "states.leased") == 1, "A's counts never showed B's lease");
 
 	json_decref(harness_call_ok(a, "POST", harness_fmt("/v1/jobs/%lld/complete", (long long)id),
-				    harness_fmt("{\"lease_token\": %lld}", (long long)token), 200));
+				    harness_fmt("{\"lease_token\": %lld, \"result\": {\"n\": 3}}", (long long)token),
+				    200));
+	assert_int(harness_async_join(&end, &r), 200);
+	assert_string_equal(JSTR(r, "state"), "succeeded");
+	assert_int(JINT(r, "result.n"), 3);
+	print_message("a read waiting on B for the job's end was answered after %lld ms\n", (long long)end.elapsed_ms);
+	assert_between(end.elapsed_ms, 0, 30000); /* woken, not timed out at 60 s */
+	json_decref(r);
 	assert_true(harness_job_is(b, id, "succeeded"));
 	assert_int(harness_stat(a, "states.leased"), 0);
 	WAIT_FOR(b, 10000, harness_stat(b, "states.leased") == 0, "B's counts never showed A's complete");

@@ -324,6 +324,29 @@ static void types(void **state)
 			  "%s:2: [type.]: expected a name of letters, digits, '_', '.' or '-'");
 }
 
+/* A result goes in a complete's body: result_max is cut to half of
+ * max_body, and stays within its own bounds. */
+static void result_max_within_max_body(void **state)
+{
+	struct config cfg;
+	char err[1024];
+
+	(void)state;
+	assert_int(config_load(&cfg, &cmd_plugins, conf_file("[queue]\nresult_max = 1MiB\n"), err, sizeof err), 0);
+	assert_int(cfg.result_max, 512 * 1024); /* max_body's default is 1 MiB */
+	config_free(&cfg);
+	assert_int(config_load(&cfg, &cmd_plugins, conf_file("[server]\nmax_body = 4MiB\n[queue]\nresult_max = 1MiB\n"),
+			       err, sizeof err),
+		   0);
+	assert_int(cfg.result_max, 1024 * 1024);
+	config_free(&cfg);
+	assert_int(config_load(&cfg, &cmd_plugins, conf_file("[server]\nmax_body = 4KiB\n"), err, sizeof err), 0);
+	assert_int(cfg.result_max, 2048);
+	config_free(&cfg);
+	assert_load_error("[queue]\nresult_max = 2MiB\n",
+			  "%s:2: [queue] result_max: expected a value from 1KiB to 1MiB, got '2MiB'");
+}
+
 static void tokens(void **state)
 {
 	struct config cfg;
@@ -682,6 +705,7 @@ int main(void)
 		cmocka_unit_test(name_check),
 		cmocka_unit_test(example_loads),
 		cmocka_unit_test(example_shipped),
+		cmocka_unit_test(result_max_within_max_body),
 		cmocka_unit_test(keys_documented),
 		cmocka_unit_test(webhooks_checked),
 		cmocka_unit_test(keys_as_text),

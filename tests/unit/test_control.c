@@ -51,6 +51,12 @@ static void lines_read(void **state)
 	assert_int(c.items, 7);
 	c = parsed("checkpoint caf\xc3\xa9 1", copy, sizeof copy);
 	assert_string_equal(c.token, "caf\xc3\xa9");
+	/* A result's text is the worker's to judge, JSON or not. */
+	c = parsed("result {\"n\": 3}", copy, sizeof copy);
+	assert_int(c.kind, CONTROL_RESULT);
+	assert_string_equal(c.text, "{\"n\": 3}");
+	c = parsed("result not json", copy, sizeof copy);
+	assert_string_equal(c.text, "not json");
 }
 
 static void lines_refused(void **state)
@@ -59,6 +65,7 @@ static void lines_refused(void **state)
 	assert_true(refused(""));
 	assert_true(refused("hello"));
 	assert_true(refused("progress"));
+	assert_true(refused("result"));
 	assert_true(refused("progress "));
 	assert_true(refused("progress -1"));
 	assert_true(refused("progress +1"));
@@ -99,6 +106,9 @@ static void token_at_most_64_kib(void **state)
 struct lines {
 	char text[256];
 	size_t longest;
+	const struct control_reader *cr;
+	size_t refused_len; /* the last refused line's, as cr told it */
+	int refused_progress; /* it began "progress 000" */
 };
 
 static void on_line(void *arg, char *line)
@@ -107,6 +117,10 @@ static void on_line(void *arg, char *line)
 	size_t used = strlen(l->text);
 
 	snprintf(l->text + used, sizeof l->text - used, "%s|", line ? line : "!");
+	if (!line) {
+		l->refused_len = l->cr->len;
+		l->refused_progress = strncmp(l->cr->line, "progress 000", 12) == 0;
+	}
 	if (line && strlen(line) > l->longest)
 		l->longest = strlen(line);
 }
@@ -114,11 +128,12 @@ static void on_line(void *arg, char *line)
 static void lines_cut(void **state)
 {
 	struct control_reader *cr = calloc(1, sizeof *cr);
-	struct lines l = {{0}, 0};
+	struct lines l = {{0}, 0, cr, 0, 0};
 	char *big = malloc(CONTROL_LINE_MAX + 100);
 
 	(void)state;
 	assert_non_null(cr);
+	l.cr = cr;
 	assert_non_null(big);
 	/* In pieces, as a pipe gives them: a line waits for its end. */
 	control_feed(cr, "progress 1\nprog", 15, on_line, &l);
@@ -134,6 +149,10 @@ static void lines_cut(void **state)
 	memcpy(big + 9 + CONTROL_LINE_MAX + 10, "7\n", 2);
 	l.text[0] = '\0';
 	control_feed(cr, big, 9 + CONTROL_LINE_MAX + 12, on_line, &l);
+	assert_string_equal(l.text, "!|");
+	/* What the refused line was is there for fn: its start, its length. */
+	assert_int(l.refused_len, 9 + CONTROL_LINE_MAX + 11);
+	assert_true(l.refused_progress);
 	control_feed(cr, "progress 8\n", 11, on_line, &l);
 	assert_string_equal(l.text, "!|progress 8|");
 	/* The longest line is read. */
