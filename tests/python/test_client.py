@@ -12,6 +12,7 @@ import subprocess
 import threading
 import time
 from typing import Any
+from unittest import mock
 
 from ebbtest import TestCase, api, ebb, main, wait_for
 
@@ -37,6 +38,22 @@ class Submit(TestCase):
         self.assertEqual((one["state"], len(one["runs"]), one["runs"][0]["worker"]), ("succeeded", 1, "hand"))
         with self.assertRaises(TypeError):
             c.submit("echo hello")  # a str is a Sequence[str] to mypy: refused when called
+
+    def test_wait_long_polls(self) -> None:
+        # While the job runs, wait asks serve once and is answered at the
+        # job's end: no polling loop.
+        s = self.serve()
+        c = s.client()
+        job = c.submit(["sleep", "5"])
+        self.worker(s)
+        wait_for(lambda: c.get(job["id"])["state"] == "leased", "the job leased", log=s)
+        with mock.patch.object(c._http, "call", wraps=c._http.call) as call:
+            started = time.monotonic()
+            self.assertEqual(c.wait(job["id"], timeout=60)["state"], "succeeded")
+            took = time.monotonic() - started
+        self.assertEqual(call.call_count, 1, call.call_args_list)
+        self.assertEqual(call.call_args.kwargs["query"], {"wait": 30})
+        self.assertLess(took, 30, "answered by the wait's end, not the job's")
 
     def test_wait_timeout(self) -> None:
         s = self.serve()

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""ebb.job, the job's side: the lines it writes as the worker reads
-them, the values it refuses, the same job run by hand, outside ebb. (A
+"""ebb.job, the job's side: a result returned through a real worker; the
+lines it writes as the worker reads them, the values it refuses, the
+same job run by hand, outside ebb. (A
 job that checkpoints, is stopped and resumes in a real worker is
 docs/PYTHON.md's count.py: test_python_doc.py.)"""
 
@@ -29,6 +30,16 @@ class Job(TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(lines, ["progress 3", "checkpoint s3://ckpt/7 with spaces 12",
                                  'result {"n":3,"name":"café","list":[1.5,null,true]}', 'result "second wins"'])
+
+    def test_result(self) -> None:
+        s = self.serve()
+        self.worker(s)
+        c = s.client()
+        script = self.script("result.py", "#!/usr/bin/python3\nimport ebb\n\n"
+                                          "ebb.job.result('a first one')\n"
+                                          "ebb.job.result({'n': 3, 'payload': ebb.job.payload()})\n")
+        job = c.submit([script], payload=[1, "two"])
+        self.assertEqual(c.wait(job["id"], timeout=60)["result"], {"n": 3, "payload": [1, "two"]})
 
     def test_bad_values(self) -> None:
         calls: list[Callable[[], None]] = [

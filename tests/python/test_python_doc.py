@@ -127,6 +127,7 @@ class Doc(TestCase):
         with open(out) as f:
             self.assertEqual(f.read(), "".join(f"item {i}\n" for i in range(100)))
         self.assertEqual([ln.text for ln in c.logs(1, follow=False)], [f"items {stopped['items_done']} to 100"])
+        self.assertEqual(done["result"], {"last": 99})
 
 
 def handler_worker(s: Serve, stop: threading.Event, argv: list[str]) -> None:

@@ -4,6 +4,7 @@ their logs, cancel and requeue them, and map payloads to results."""
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -23,8 +24,6 @@ FINAL = frozenset({"succeeded", "failed", "dead", "cancelled"})
 # callback, how often it hears of a running job at least.
 WAIT_S = 30
 PROGRESS_S = 5
-# Between two looks at a job when serve answered a long-poll at once.
-POLL_S = 1.0
 # Between two looks for a job's next attempt, once one ended (as `ebb logs -f`).
 NEXT_ATTEMPT_S = 1.0
 
@@ -146,16 +145,12 @@ class Client:
         return done[ids[0]] if isinstance(jobs, int) else [done[i] for i in ids]
 
     def _wait_one(self, job_id: int, wait_s: int, left: float | None) -> Job:
-        """One long-poll of the job: at its final state, or after wait_s
-        (less when left, the time left, is shorter)."""
+        """One long-poll of the job (GET /v1/jobs/ID?wait=): answered at
+        its final state, or after wait_s (less when left, the time left, is
+        shorter; at least a second, serve's unit)."""
         if left is not None:
-            wait_s = max(0, min(wait_s, int(left)))
-        asked = time.monotonic()
+            wait_s = max(1, min(wait_s, math.ceil(left)))
         job: Job = self._http.call("GET", f"/v1/jobs/{job_id}", query={"wait": wait_s}, wait_s=wait_s)
-        # A serve that does not long-poll answers at once: ask again a
-        # little later, not in a loop that keeps it busy.
-        if job["state"] not in FINAL and time.monotonic() - asked < wait_s / 2:
-            time.sleep(POLL_S if left is None else max(0, min(POLL_S, left)))
         return job
 
     def logs(self, job: int, follow: bool = True, attempt: int | None = None) -> Iterator[LogLine]:
