@@ -249,6 +249,25 @@ void cli_span_text(double seconds, char *buf, size_t size)
 		snprintf(buf, size, "%lldd", s / 86400);
 }
 
+void cli_handlers_text(json_t *handlers, char *buf, size_t size)
+{
+	json_t *h;
+	size_t i, n = 0;
+
+	snprintf(buf, size, "-");
+	json_array_foreach(handlers, i, h) {
+		char setup[16] = "";
+		if (json_is_number(json_object_get(h, "setup_s"))) {
+			setup[0] = ' ';
+			cli_span_text(cli_num(h, "setup_s"), setup + 1, sizeof setup - 1);
+		}
+		if (n < size)
+			n += (size_t)snprintf(buf + n, size - n, "%s%s %s%s", i ? "," : "",
+					      json_string_value(json_object_get(h, "type")),
+					      json_string_value(json_object_get(h, "state")), setup);
+	}
+}
+
 void cli_print_json(json_t *v)
 {
 	/* 13 digits: Unix times to the millisecond, without float noise. */

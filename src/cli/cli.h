@@ -88,6 +88,10 @@ double cli_num(json_t *v, const char *path);
 void cli_print_json(json_t *v);
 /* "5s", "3m", "2h", "4d": the largest unit that fits, as people glance. */
 void cli_span_text(double seconds, char *buf, size_t size);
+/* The resident handlers of a worker or instance (GET /v1/workers, /v1/fleet)
+ * for a table: "embed ready 41s", "embed starting", comma-separated; "-"
+ * for none. */
+void cli_handlers_text(json_t *handlers, char *buf, size_t size);
 
 /* A command's argv as a shell would read it back ("sh -c 'a b'"), cut
  * with "..." at size; control characters shown as '?'. */

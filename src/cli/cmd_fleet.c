@@ -19,7 +19,8 @@ static const struct option_spec options[] = {
 static const struct usage usage = {"ebb fleet [--all [--limit N] [--after ID]]",
 	"Lists the instances the scaler runs: GPUS is how many each has, GPU IDS the\n"
 	"devices it was given (the local provider's; `-` where the provider does not\n"
-	"say, as exec).",
+	"say, as exec), HANDLERS the resident handlers its worker keeps (type, state,\n"
+	"setup time).",
 	options,
 };
 
@@ -27,7 +28,7 @@ static void add_row(struct table *t, json_t *inst)
 {
 	json_t *job = json_object_get(inst, "job"), *idle = json_object_get(inst, "idle_s");
 	const char *gpu_ids = json_string_value(json_object_get(inst, "gpu_ids"));
-	char idle_text[16] = "-";
+	char idle_text[16] = "-", handlers[256];
 
 	if (json_is_number(idle))
 		cli_span_text(json_number_value(idle), idle_text, sizeof idle_text);
@@ -43,13 +44,15 @@ static void add_row(struct table *t, json_t *inst)
 		table_add(t, "%lld", (long long)json_integer_value(job));
 	else
 		table_add(t, "-");
+	cli_handlers_text(json_object_get(inst, "handlers"), handlers, sizeof handlers);
+	table_add(t, "%s", handlers);
 	table_add(t, "%s", json_string_value(json_object_get(inst, "reason")));
 }
 
 static int print_fleet(struct cli *cli, json_t *reply, void *arg)
 {
 	static const char *const headers[] = {"ID", "STATE", "OFFER", "MARKET", "GPUS", "GPU IDS", "IDLE",
-					      "JOB", "REASON", NULL};
+					      "JOB", "HANDLERS", "REASON", NULL};
 	json_t *inst, *limits = json_object_get(reply, "limits"), *next = json_object_get(reply, "next_after");
 	struct table t;
 	size_t i;

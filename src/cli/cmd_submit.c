@@ -55,7 +55,7 @@ static const struct option_spec options[] = {
 	 .min = 1, .max = 30 * DAY_S, .field = "est_s"},
 	{"idempotency-key", 0, OPTION_STRING, "K", BODY, "a retried submit with the same key and body returns the same job",
 	 .field = "idempotency_key"},
-	{"payload", 0, OPTION_JSON, "JSON", BODY, "any JSON value for the worker", .field = "payload"},
+	{"payload", 0, OPTION_JSON, "JSON", BODY, "any JSON value; without a command, for its type's handler", .field = "payload"},
 	{"allow-unplaceable", 0, OPTION_FLAG, NULL, BODY,
 	 "queue it even if no offer and no worker registered now can\n"
 	 "hold its GPUs and memory (for workers to come)",
@@ -73,7 +73,7 @@ static const struct option_spec options[] = {
 
 static const struct usage usage = {"ebb submit [OPTIONS] [-- COMMAND ARGS...]\n"
 	"ebb submit [OPTIONS] --jobs FILE",
-	"Submits a job that runs COMMAND (or hands --payload to its worker) and prints its id.",
+	"Submits a job that runs COMMAND (or hands --payload to its type's handler) and prints its id.",
 	options,
 	"A DURATION is whole seconds: a plain number, or with a unit (ms, s, m, h, d).",
 	OPTIONS_ANY_WORDS,

@@ -10,14 +10,15 @@
 
 static const struct usage usage = {"ebb workers",
 	"Lists the workers: those a provider started (by instance) and those started by\n"
-	"hand (by name), when each last called serve, and the jobs it runs.",
+	"hand (by name), when each last called serve, the jobs it runs, and the resident\n"
+	"handlers it keeps (type, state, setup time).",
 	cli_client_options,
 };
 
 static void add_row(struct table *t, json_t *w)
 {
 	json_t *inst = json_object_get(w, "instance"), *seen = json_object_get(w, "last_seen_at"), *id;
-	char ago[32] = "-", jobs[256] = "";
+	char ago[32] = "-", jobs[256] = "", handlers[256];
 	size_t i, n = 0;
 
 	if (json_is_number(seen)) {
@@ -37,11 +38,13 @@ static void add_row(struct table *t, json_t *w)
 	table_add(t, "%lld", (long long)json_integer_value(json_object_get(w, "gpus")));
 	table_add(t, "%s", ago);
 	table_add(t, "%s", jobs[0] ? jobs : "-");
+	cli_handlers_text(json_object_get(w, "handlers"), handlers, sizeof handlers);
+	table_add(t, "%s", handlers);
 }
 
 static int print_workers(struct cli *cli, json_t *reply, void *arg)
 {
-	static const char *const headers[] = {"NAME", "INSTANCE", "GPUS", "LAST SEEN", "JOBS", NULL};
+	static const char *const headers[] = {"NAME", "INSTANCE", "GPUS", "LAST SEEN", "JOBS", "HANDLERS", NULL};
 	struct table t;
 	int rc;
 

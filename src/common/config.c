@@ -15,6 +15,7 @@
 #include "common/mem.h"
 #include "common/suggest.h"
 #include "common/units.h"
+#include "common/words.h"
 
 const struct conf_plugin *config_plugin_named(const struct conf_plugin *const *list, const char *name)
 {
@@ -319,10 +320,23 @@ static const struct conf_key offer_keys[] = {
 	{0},
 };
 
+/* A handler's command line must cut into words: the lease hands them to
+ * the worker as the handler's argv. */
+static int check_handler(const void *ctx, const char *value, char *why, size_t whysize)
+{
+	char buf[WORDS_LINE_MAX + 1], *words[WORDS_MAX];
+
+	(void)ctx;
+	return !value[0] || words_split(value, buf, words, WORDS_MAX, why, whysize) > 0 ? 0 : -1;
+}
+
 #define TYPE(field) offsetof(struct type_conf, field)
 static const struct conf_key type_keys[] = {
 	{"max_running", CONF_INT, TYPE(max_running), 0, 1000000, "0", NULL,
 	 "Jobs of this type leased at once at most; 0 means no limit."},
+	{"handler", CONF_STRING, TYPE(handler), 0, WORDS_LINE_MAX, "", NULL,
+	 "A resident handler: a command line (words, no shell) a worker starts once and hands this type's payload jobs (docs/JOBS.md). Empty: none; each job needs a command.",
+	 .check = check_handler},
 	{0},
 };
 
@@ -370,7 +384,7 @@ static const struct conf_section core_sections[] = {
 	{"offer", 1, offer_keys, sizeof(struct offer_conf), CFG(offers), CFG(noffers),
 	 OFFER(name), "Instance types the provider can launch, e.g. [offer.a10g]. With none, one offer 'default': 1 GPU, price 0, boot 0."},
 	{"type", 1, type_keys, sizeof(struct type_conf), CFG(types), CFG(ntypes),
-	 TYPE(name), "One section per job type that needs a limit, e.g. [type.transcode]."},
+	 TYPE(name), "One section per job type that needs a limit or a resident handler, e.g. [type.transcode]."},
 	{"token", 1, token_keys, sizeof(struct token_conf), CFG(tokens), CFG(ntokens),
 	 TOKEN(name), "One section per bearer token, e.g. [token.ci]. With none, the API is open and listens on loopback only."},
 	{"webhook", 1, webhook_keys, sizeof(struct webhook_conf), CFG(webhooks), CFG(nwebhooks),
@@ -981,6 +995,13 @@ const struct type_conf *config_type(const struct config *cfg, const char *type)
 			return &cfg->types[i];
 	}
 	return NULL;
+}
+
+const char *config_handler(const struct config *cfg, const char *type)
+{
+	const struct type_conf *t = config_type(cfg, type);
+
+	return t && t->handler[0] ? t->handler : NULL;
 }
 
 const struct team_conf *config_team(const struct config *cfg, const char *team)

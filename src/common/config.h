@@ -22,6 +22,7 @@ enum role { ROLE_ADMIN, ROLE_SUBMIT, ROLE_WORKER };
 struct type_conf {
 	char *name;
 	int64_t max_running; /* 0: no limit */
+	char *handler;       /* a resident handler's command line (common/words.h); "": none */
 };
 
 struct lane_conf {
@@ -243,6 +244,8 @@ void config_write(const struct config *cfg, FILE *out);
 
 int config_lane_rank(const struct config *cfg, const char *lane); /* -1: unknown */
 const struct type_conf *config_type(const struct config *cfg, const char *type);
+/* The [type.NAME] handler's command line, or NULL when the type has none. */
+const char *config_handler(const struct config *cfg, const char *type);
 /* The [team.NAME] section, or NULL. */
 const struct team_conf *config_team(const struct config *cfg, const char *team);
 /* The [offer.NAME] section as a JSON object (conftab_json), its name

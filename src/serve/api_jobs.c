@@ -83,6 +83,12 @@ static int job_from_body(struct api_call *c, json_t *b, const char *team, struct
 		return -1;
 	if (!json_has(b, "command") && !json_has(b, "payload"))
 		return error_set(err, 400, "missing_field", "command", "a job needs a command or a payload");
+	/* A payload alone goes to its type's handler: without one, no worker
+	 * would know what to run. */
+	if (!json_has(b, "command") && !config_handler(cfg, json_get_str(b, "type", "default")))
+		return error_set(err, 400, "missing_field", "command",
+				 "a job needs a command, or a type with a handler ([type.%s] handler in serve's config)",
+				 json_get_str(b, "type", "default"));
 	if (config_lane_rank(cfg, lane) < 0)
 		return error_set(err, 400, "bad_value", "lane", "lane '%s' is not one of [queue] lanes (%s)",
 				 lane, cfg->lanes);

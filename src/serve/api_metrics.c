@@ -241,6 +241,41 @@ static int write_team_shares(struct prom *p, struct api *a)
 	return rc;
 }
 
+/* The resident handlers the workers keep, by type of serve's config
+ * with a handler: how many, starting and ready, and the longest setup
+ * measured among them (0 while none is ready). */
+static void write_handlers(struct prom *p, const struct api *a)
+{
+	const struct config *cfg = a->cfg;
+
+	prom_family(p, "ebb_handlers", "gauge", "Resident handlers the workers keep, by type and state.");
+	for (size_t t = 0; t < cfg->ntypes; t++) {
+		int n[2] = {0, 0};
+		if (!cfg->types[t].handler[0])
+			continue;
+		for (int i = 0; i < a->workers->n; i++)
+			for (int k = 0; k < a->workers->at[i].nhandlers; k++)
+				if (strcmp(a->workers->at[i].handlers[k].type, cfg->types[t].name) == 0)
+					n[a->workers->at[i].handlers[k].ready]++;
+		prom_sample(p, "", n[0], "type", cfg->types[t].name, "state", "starting", NULL);
+		prom_sample(p, "", n[1], "type", cfg->types[t].name, "state", "ready", NULL);
+	}
+	prom_family(p, "ebb_handler_setup_seconds", "gauge",
+		    "The longest setup (start to ready) of the resident handlers of the type the workers keep.");
+	for (size_t t = 0; t < cfg->ntypes; t++) {
+		int64_t longest = 0;
+		if (!cfg->types[t].handler[0])
+			continue;
+		for (int i = 0; i < a->workers->n; i++)
+			for (int k = 0; k < a->workers->at[i].nhandlers; k++) {
+				const struct handler_seen *h = &a->workers->at[i].handlers[k];
+				if (strcmp(h->type, cfg->types[t].name) == 0 && h->setup_ms > longest)
+					longest = h->setup_ms;
+			}
+		prom_sample(p, "", (double)longest / 1000.0, "type", cfg->types[t].name, NULL);
+	}
+}
+
 int api_metrics(struct api_call *c)
 {
 	struct snapshot *x = mem_alloc(sizeof *x);
@@ -258,6 +293,7 @@ int api_metrics(struct api_call *c)
 	}
 	write_queue(&p, x);
 	write_fleet(&p, x);
+	write_handlers(&p, c->api);
 	write_cost(&p, x);
 	write_teams(&p, x);
 	if (write_team_shares(&p, c->api) != 0) {

@@ -22,8 +22,41 @@ const struct field api_lease_fields[] = {
 	{"lease_s", F_INT, 1, 3600},
 	{"running", F_IDS, 0, INSTANCE_GPUS_MAX},
 	{"max_jobs", F_INT, 1, LEASE_MAX_JOBS},
+	{"handlers", F_ANY, 0, 0},
 	{NULL, 0, 0, 0},
 };
+
+/* The resident handlers the worker keeps: [{"type", "state": "starting"
+ * or "ready", "setup_s": seconds or null}], at most WORKER_HANDLERS_MAX. */
+static int read_handlers(json_t *list, struct lease_request *r, struct ebb_error *err)
+{
+	json_t *h;
+	size_t i;
+
+	if (!list)
+		return 0;
+	if (!json_is_array(list) || json_array_size(list) > WORKER_HANDLERS_MAX)
+		return error_set(err, 400, "bad_value", "handlers", "handlers: expected an array of at most %d handlers",
+				 WORKER_HANDLERS_MAX);
+	json_array_foreach(list, i, h) {
+		const char *type = json_string_value(json_object_get(h, "type"));
+		const char *state = json_string_value(json_object_get(h, "state"));
+		json_t *setup = json_object_get(h, "setup_s");
+		struct handler_seen *s = &r->handlers[i];
+
+		if (!type || !config_name_ok(type) || !state || (strcmp(state, "starting") != 0 && strcmp(state, "ready") != 0) ||
+		    (setup && !json_is_null(setup) && (!json_is_number(setup) || json_number_value(setup) < 0 ||
+							json_number_value(setup) > 1e9)))
+			return error_set(err, 400, "bad_value", "handlers",
+					 "handlers[%zu]: expected {\"type\": a type name, \"state\": \"starting\" or \"ready\", "
+					 "\"setup_s\": seconds or null}", i);
+		snprintf(s->type, sizeof s->type, "%s", type);
+		s->ready = state[0] == 'r';
+		s->setup_ms = json_is_number(setup) ? (int64_t)(json_number_value(setup) * 1000.0) : -1;
+	}
+	r->nhandlers = (int)json_array_size(list);
+	return 0;
+}
 
 /* Reads the lease request in body (a lease's, or the "next" of a complete
  * or a fail) into r, which holds its labels when it succeeds: no write
@@ -39,7 +72,8 @@ static int read_lease_request(struct api_call *c, json_t *body, const char *what
 	*r = (struct lease_request){0};
 	if (!json_is_object(body))
 		return error_set(err, 400, "bad_value", what, "%s: expected a lease request (an object)", what);
-	if (json_check_fields(body, api_lease_fields, err) != 0)
+	if (json_check_fields(body, api_lease_fields, err) != 0 ||
+	    read_handlers(json_object_get(body, "handlers"), r, err) != 0)
 		return -1;
 	if (!json_get_str(body, "worker", NULL))
 		return error_set(err, 400, "missing_field", "worker", "worker: required, the worker's name");
@@ -76,6 +110,7 @@ static int lease(struct api_call *c, struct lease_request *r)
 	int nheld = 0, rc = 0;
 
 	workers_seen(c->api->workers, r->worker, r->instance, r->offer.gpus, clock_now(c->api->clock), 0);
+	workers_handlers(c->api->workers, r->worker, r->handlers, r->nhandlers);
 	/* A worker that asks for work runs only the jobs it names ("running",
 	 * beside which its free GPUs take more): without them its instance is
 	 * idle, or drains and gets no job. A job still leased on it that it

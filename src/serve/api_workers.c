@@ -35,14 +35,16 @@ static json_t *times(int64_t ms) { return ms ? json_real((double)ms / 1000.0) : 
 static int add_worker(struct workers_list *l, const char *name, int64_t instance, int gpus,
 		      const struct worker_seen *seen)
 {
-	json_t *jobs = json_object_get(l->jobs, name);
+	json_t *jobs = json_object_get(l->jobs, name), *handlers = workers_handlers_json(seen);
 
-	return json_array_append_new(
-		l->workers,
-		json_pack("{s:s, s:o, s:i, s:o, s:o, s:o}", "name", name, "instance",
-			  instance ? json_integer(instance) : json_null(), "gpus", gpus, "registered_at",
-			  times(seen ? seen->registered_ms : 0), "last_seen_at", times(seen ? seen->last_ms : 0),
-			  "jobs", jobs ? json_incref(jobs) : json_array()));
+	return !handlers ? -1
+			 : json_array_append_new(
+				   l->workers,
+				   json_pack("{s:s, s:o, s:i, s:o, s:o, s:o, s:o}", "name", name, "instance",
+					     instance ? json_integer(instance) : json_null(), "gpus", gpus, "registered_at",
+					     times(seen ? seen->registered_ms : 0), "last_seen_at",
+					     times(seen ? seen->last_ms : 0), "jobs", jobs ? json_incref(jobs) : json_array(),
+					     "handlers", handlers));
 }
 
 static int add_instance(void *arg, const struct instance *inst)

@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/timer.h"
+#include "common/words.h"
 #include "serve/scaler.h"
 
 struct waiter {
@@ -36,6 +37,26 @@ struct longpoll {
 	int stopping;
 };
 
+/* A leased job; one with no command of its own carries its type's
+ * handler as "handler", the argv the worker starts (docs/JOBS.md). The
+ * config was checked at load, so the line cuts into words. */
+static void write_leased(const struct longpoll *lp, struct jsonout *o, const char *key, const struct job *j)
+{
+	char buf[WORDS_LINE_MAX + 1], *words[WORDS_MAX], why[80];
+	const char *handler = j->command ? NULL : config_handler(lp->queue->cfg, j->type);
+	int n = handler ? words_split(handler, buf, words, WORDS_MAX, why, sizeof why) : 0;
+
+	job_write_json(o, key, j);
+	if (n <= 0)
+		return;
+	jsonout_reopen(o);
+	jsonout_open(o, "handler", '[');
+	for (int i = 0; i < n; i++)
+		jsonout_string(o, NULL, words[i]);
+	jsonout_close(o, ']');
+	jsonout_close(o, '}');
+}
+
 /* The lease reply: {"job": a job or null} or, with max_jobs, {"jobs":
  * [...]}; after a complete or a fail, the job it reported with that as
  * its "next". Frees the n jobs. */
@@ -53,10 +74,10 @@ static void reply_jobs(struct waiter *w, struct job *jobs, int n)
 	if (w->r.max_jobs) {
 		jsonout_open(&o, "jobs", '[');
 		for (int i = 0; i < n; i++)
-			job_write_json(&o, NULL, &jobs[i]);
+			write_leased(w->lp, &o, NULL, &jobs[i]);
 		jsonout_close(&o, ']');
 	} else if (n) {
-		job_write_json(&o, "job", &jobs[0]);
+		write_leased(w->lp, &o, "job", &jobs[0]);
 	} else {
 		jsonout_null(&o, "job");
 	}

@@ -11,6 +11,7 @@
 #include "serve/fleet.h"
 #include "serve/httpd.h"
 #include "serve/queue.h"
+#include "serve/workers.h"
 
 struct longpoll;
 struct scaler;
@@ -34,6 +35,9 @@ struct lease_request {
 	/* The job a complete or fail just reported, owned: the reply is that
 	 * job with this lease as its member "next". NULL: a lease alone. */
 	struct job *done;
+	/* The resident handlers the worker keeps (workers.h). */
+	struct handler_seen handlers[WORKER_HANDLERS_MAX];
+	int nhandlers;
 };
 
 /* sc (NULL: none) tells workers of instances the idle timeout in force;

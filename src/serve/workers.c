@@ -4,6 +4,33 @@
 #include <stdio.h>
 #include <string.h>
 
+void workers_handlers(struct workers *w, const char *name, const struct handler_seen *h, int n)
+{
+	struct worker_seen *s = (struct worker_seen *)workers_find(w, name);
+
+	if (!s)
+		return;
+	memcpy(s->handlers, h, (size_t)n * sizeof *h);
+	s->nhandlers = n;
+}
+
+json_t *workers_handlers_json(const struct worker_seen *s)
+{
+	json_t *list = json_array();
+
+	for (int i = 0; s && list && i < s->nhandlers; i++) {
+		const struct handler_seen *h = &s->handlers[i];
+		if (json_array_append_new(list, json_pack("{s:s, s:s, s:o}", "type", h->type, "state",
+							  h->ready ? "ready" : "starting", "setup_s",
+							  h->setup_ms >= 0 ? json_real((double)h->setup_ms / 1000.0)
+									   : json_null())) != 0) {
+			json_decref(list);
+			return NULL;
+		}
+	}
+	return list;
+}
+
 const struct worker_seen *workers_find(const struct workers *w, const char *name)
 {
 	for (int i = 0; i < w->n; i++) {

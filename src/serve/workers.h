@@ -6,18 +6,30 @@
 #ifndef EBB_WORKERS_H
 #define EBB_WORKERS_H
 
+#include <jansson.h>
 #include <stdint.h>
 
 #include "common/config.h"
 
 /* The most kept; past it the one heard from least recently is forgotten. */
 #define WORKERS_MAX 1024
+/* The resident handlers a worker tells of, at most (docs/JOBS.md). */
+#define WORKER_HANDLERS_MAX 4
+
+/* A resident handler a worker keeps, as its last lease request said. */
+struct handler_seen {
+	char type[CONF_NAME_MAX + 1];
+	int ready;        /* 0: starting, its setup under way */
+	int64_t setup_ms; /* from its start to its "ready"; -1 until then */
+};
 
 struct worker_seen {
 	char name[CONF_NAME_MAX + 1];
 	int64_t instance;
 	int gpus;
 	int64_t registered_ms, last_ms; /* registered 0: it never did */
+	struct handler_seen handlers[WORKER_HANDLERS_MAX];
+	int nhandlers;
 };
 
 struct workers {
@@ -29,6 +41,11 @@ struct workers {
  * gpus < 0: not said (kept). */
 void workers_seen(struct workers *w, const char *name, int64_t instance, int gpus, int64_t now_ms,
 		  int registered);
+/* The handlers worker name keeps now, as its lease request said. */
+void workers_handlers(struct workers *w, const char *name, const struct handler_seen *h, int n);
+/* The handlers of s (NULL: none) as GET /v1/workers and /v1/fleet show
+ * them: [{"type", "state", "setup_s"}]; NULL when out of memory. */
+json_t *workers_handlers_json(const struct worker_seen *s);
 /* The worker of that name, or NULL. */
 const struct worker_seen *workers_find(const struct workers *w, const char *name);
 

@@ -57,6 +57,14 @@ int control_parse(char *line, struct control_line *out)
 		*out = (struct control_line){.kind = CONTROL_RESULT, .text = line + 7};
 		return 0;
 	}
+	if (strncmp(line, "failed ", 7) == 0 && line[7]) {
+		*out = (struct control_line){.kind = CONTROL_FAILED, .reason = line + 7};
+		return 0;
+	}
+	if (strcmp(line, "ready") == 0 || strcmp(line, "done") == 0) {
+		*out = (struct control_line){.kind = line[0] == 'r' ? CONTROL_READY : CONTROL_DONE};
+		return 0;
+	}
 	return -1;
 }
 

@@ -1,12 +1,14 @@
 /* The lines a job writes on its control fd (EBB_CONTROL_FD), one at a
  * time, each ended by '\n': "progress N" (items done so far),
  * "checkpoint TOKEN N" (a token to resume from, with the items done up to
- * it; the token may hold spaces, N is after the last one) and
- * "result JSON" (the job's result, a JSON value; the last one counts).
- * N is decimal digits only, no sign, at most 2^63-1; the token is UTF-8
- * (serve takes it as a JSON string) of at most JOB_CHECKPOINT_MAX bytes.
- * A result's text is not looked at here: whether it is JSON and within
- * [queue] result_max is for the worker to say, with a reason. */
+ * it; the token may hold spaces, N is after the last one) and "result
+ * JSON" (the job's result, a JSON value; the last one counts). N is
+ * decimal digits only, no sign, at most 2^63-1; the token is UTF-8 (serve
+ * takes it as a JSON string) of at most JOB_CHECKPOINT_MAX bytes. A
+ * result's text is not looked at here: whether it is JSON and within
+ * [queue] result_max is for the worker to say, with a reason. A resident
+ * handler (docs/JOBS.md) writes these too, and "ready" once its setup is
+ * done, "done" and "failed REASON" at the end of each job. */
 #ifndef EBB_CONTROL_H
 #define EBB_CONTROL_H
 
@@ -17,13 +19,15 @@
 #include "common/job.h"
 
 struct control_line {
-	enum { CONTROL_PROGRESS, CONTROL_CHECKPOINT, CONTROL_RESULT } kind;
-	int64_t items;     /* progress, checkpoint */
-	const char *token; /* checkpoint: within the line; NULL for progress */
-	const char *text;  /* result: its JSON text, within the line */
+	enum { CONTROL_PROGRESS, CONTROL_CHECKPOINT, CONTROL_RESULT, CONTROL_READY, CONTROL_DONE,
+	       CONTROL_FAILED } kind;
+	int64_t items;      /* progress, checkpoint */
+	const char *token;  /* checkpoint: within the line */
+	const char *text;   /* result: its JSON text, within the line (the worker judges it) */
+	const char *reason; /* failed: within the line, not empty */
 };
 
-/* 0 with *out filled, or -1 for a line of neither form. A checkpoint's
+/* 0 with *out filled, or -1 for a line of no known form. A checkpoint's
  * token is cut from its count in place (line is written). */
 int control_parse(char *line, struct control_line *out);
 

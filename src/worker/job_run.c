@@ -8,7 +8,11 @@
  * and shipped to serve (output.h, ship.h), all of them before the end is
  * reported; a failed run's error ends with its last lines. A job stopped from outside (a spot
  * reclaim notice, the worker stopped) is reported interrupted, with its
- * last checkpoint: it resumes elsewhere and the attempt does not count. */
+ * last checkpoint: it resumes elsewhere and the attempt does not count.
+ * A job with no command runs on its type's resident handler (handler.h)
+ * instead: given as a line on its stdin once the handler is ready, ended
+ * by its "done" or "failed REASON" (or its death), cancelled by "cancel
+ * ID"; the rest (heartbeats, timeout, stops, the report) is the same. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -25,13 +29,14 @@
 #include "common/job.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "worker/child.h"
 #include "worker/control.h"
+#include "worker/handler.h"
 #include "worker/output.h"
 #include "worker/ship.h"
 #include "worker/wakeup.h"
 #include "worker/worker_internal.h"
 
-#define KILL_AFTER_MS 5000 /* from SIGTERM to SIGKILL of a job that must stop */
 /* The longest wait, at the job's end, for serve to take the last of its
  * output before the end is reported. */
 #define SHIP_FLUSH_MS 10000
@@ -58,6 +63,14 @@ struct run {
 	char preempted[440]; /* killed_why of a preemption */
 	json_t *next;         /* the lease reply that came with the report, or NULL */
 	struct wakeup *wakeup; /* serve's news of the lease between heartbeats, or NULL */
+	/* A payload job runs on its type's resident handler (handler.h);
+	 * NULL: on its own command. */
+	struct handler *h;
+	int given;            /* its line was written to the handler's stdin */
+	int cancel_sent;      /* "cancel ID" was */
+	int said;             /* CONTROL_DONE or CONTROL_FAILED: the handler ended the job; 0: not yet */
+	char said_why[150];   /* the reason of "failed REASON", cut */
+	int died;             /* the handler ended while the job ran */
 };
 
 /* SIGTERM to the job's process group, SIGKILL kill_after_ms later. */
@@ -251,6 +264,28 @@ static int refused_result(struct run *r)
 	return 1;
 }
 
+/* A handler's line about its own state ("ready"), or one that ends the
+ * job ("done", "failed REASON"); 0, or -1 when it has no place here. */
+static int handler_line(struct run *r, const struct control_line *c)
+{
+	if (!r->h)
+		return -1;
+	if (c->kind == CONTROL_READY) {
+		if (r->h->setup_ms >= 0)
+			return -1;
+		r->h->setup_ms = clock_monotonic_ms() - r->h->spawned_ms;
+		log_info("handler ready", "worker=%s type=%s setup_ms=%lld", r->w->name, r->h->type,
+			 (long long)r->h->setup_ms);
+		return 0;
+	}
+	if (!r->given || r->said)
+		return -1;
+	r->said = c->kind;
+	if (c->kind == CONTROL_FAILED)
+		snprintf(r->said_why, sizeof r->said_why, "%s", c->reason);
+	return 0;
+}
+
 static void on_line(void *arg, char *line)
 {
 	struct run *r = arg;
@@ -258,18 +293,20 @@ static void on_line(void *arg, char *line)
 
 	if (!line && refused_result(r))
 		return;
-	if (!line || control_parse(line, &c) != 0) {
+	if (!line || control_parse(line, &c) != 0 ||
+	    ((c.kind == CONTROL_READY || c.kind == CONTROL_DONE || c.kind == CONTROL_FAILED) && handler_line(r, &c) != 0)) {
 		log_warn("bad control line",
-			 "worker=%s job=%lld expected=\"progress N | checkpoint TOKEN N | result JSON\"%s",
-			 r->w->name, (long long)r->id, line ? "" : " detail=\"too long, or a NUL byte\"");
+			 "worker=%s job=%lld expected=\"progress N | checkpoint TOKEN N | result JSON%s\"%s", r->w->name,
+			 (long long)r->id, r->h ? " | ready (once) | done | failed REASON" : "",
+			 line ? "" : " detail=\"too long, or a NUL byte\"");
 		return;
 	}
-	if (c.kind == CONTROL_RESULT) {
+	if (c.kind == CONTROL_PROGRESS)
+		r->items_done = c.items;
+	if (c.kind == CONTROL_RESULT)
 		take_result(r, c.text);
-		return;
-	}
-	r->items_done = c.items;
 	if (c.kind == CONTROL_CHECKPOINT) {
+		r->items_done = c.items;
 		free(r->checkpoint);
 		r->checkpoint = xstrdup(c.token);
 		r->checkpoint_items = c.items;
@@ -277,16 +314,88 @@ static void on_line(void *arg, char *line)
 	}
 }
 
-/* Reads what the job wrote on its control fd; 0 at end of file. */
+/* Reads what the job wrote on its control fd: 1 when it read some, -1
+ * when there is none now, 0 at end of file. */
 static int read_control(struct run *r)
 {
 	char buf[4096];
 	ssize_t n = read(r->control, buf, sizeof buf);
 
 	if (n <= 0)
-		return n < 0 && errno == EAGAIN ? 1 : 0;
+		return n < 0 && (errno == EAGAIN || errno == EINTR) ? -1 : 0;
 	control_feed(r->reader, buf, (size_t)n, on_line, r);
 	return 1;
+}
+
+/* At the end of the control pipe: a handler's is its own. */
+static void close_control(struct run *r)
+{
+	close(r->control);
+	r->control = -1;
+	if (r->h)
+		r->h->control = -1;
+}
+
+/* The job to the handler, once it is ready: one JSON line on its stdin,
+ * and its output from now on the job's log. */
+static void give(struct run *r, json_t *job)
+{
+	json_t *line = json_pack("{s:I, s:I, s:O?, s:O?, s:I}", "id", (json_int_t)r->id, "attempt",
+				 json_integer_value(json_object_get(job, "attempts")), "payload",
+				 json_object_get(job, "payload"), "checkpoint", json_object_get(job, "checkpoint"),
+				 "items", (json_int_t)r->items);
+	char *text = line ? json_dumps(line, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+	char *ended = text ? xmalloc(strlen(text) + 2) : NULL;
+
+	r->given = 1;
+	output_drain(r->h->out); /* what it wrote before the job is the worker's */
+	output_set_ship(r->h->out, r->ship);
+	if (ended) {
+		sprintf(ended, "%s\n", text);
+		handler_send(r->h, ended); /* one gone is seen by the wait */
+	}
+	free(ended);
+	free(text);
+	json_decref(line);
+}
+
+/* Cancelled: a plain job is stopped; a handler is told, and killed if it
+ * has not ended the job within the grace (a job not yet given to it is
+ * over at once). */
+static void cancel_job(struct run *r)
+{
+	char line[64];
+
+	if (!r->h) {
+		stop_job(r, "its lease is gone (cancelled, or leased again)", KILL_AFTER_MS);
+		return;
+	}
+	if (r->cancel_sent || !r->given)
+		return;
+	r->cancel_sent = 1;
+	r->killed_why = "its lease is gone (cancelled, or leased again)";
+	r->kill_at_ms = clock_monotonic_ms() + KILL_AFTER_MS;
+	snprintf(line, sizeof line, "cancel %lld\n", (long long)r->id);
+	handler_send(r->h, line);
+	log_info("cancel sent to the handler", "worker=%s job=%lld kill_in_ms=%lld", r->w->name, (long long)r->id,
+		 (long long)KILL_AFTER_MS);
+}
+
+/* Whether the job has ended: its process exited, or its handler said so
+ * or ended. */
+static int ended(struct run *r, json_t *job, int *status)
+{
+	if (!r->h)
+		return waitpid(r->pid, status, WNOHANG) == r->pid;
+	if (handler_ended(r->h, status))
+		return r->died = 1;
+	if (r->said || (r->lost && !r->given)) {
+		*status = 0;
+		return 1;
+	}
+	if (!r->given && r->h->setup_ms >= 0 && !r->term_sent_ms)
+		give(r, job);
+	return 0;
 }
 
 static char **command_argv(json_t *command)
@@ -307,57 +416,28 @@ static void set_env_int(const char *name, long long v)
 	setenv(name, buf, 1);
 }
 
-/* The child: its own process group (so a stop reaches its children too),
- * the job's environment, its output's pipes as stdout and stderr, and the
- * write end of the control pipe. It dies
- * with its worker: a worker killed -9 could not stop it, and once the
- * lease expired the job would run twice at once. (Only the job's own
- * process: those it starts live on until they end.) */
+/* The child: the job's environment, then its command (child.h). */
 static void exec_job(json_t *job, char **argv, int control_w, const int out[2], pid_t worker)
 {
 	json_t *checkpoint = json_object_get(job, "checkpoint"), *payload = json_object_get(job, "payload");
-	struct sigaction dfl = {.sa_handler = SIG_DFL};
-	sigset_t none;
 
-	setpgid(0, 0);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != worker) /* gone before prctl */
-		_exit(128 + SIGKILL);
-	sigemptyset(&dfl.sa_mask);
-	sigaction(SIGTERM, &dfl, NULL);
-	sigaction(SIGINT, &dfl, NULL);
-	sigaction(SIGCHLD, &dfl, NULL);
-	sigaction(SIGPIPE, &dfl, NULL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	dup2(out[0], STDOUT_FILENO);
-	dup2(out[1], STDERR_FILENO);
-	/* fd 3: a shell's `>&$EBB_CONTROL_FD` takes one digit only (dash). */
-	if (control_w != 3 && dup2(control_w, 3) == 3) {
-		close(control_w);
-		control_w = 3;
-	}
-	fcntl(control_w, F_SETFD, 0);
 	set_env_int("EBB_JOB_ID", json_integer_value(json_object_get(job, "id")));
 	set_env_int("EBB_ATTEMPT", json_integer_value(json_object_get(job, "attempts")));
 	set_env_int("EBB_ITEMS", json_integer_value(json_object_get(job, "items")));
-	set_env_int("EBB_CONTROL_FD", control_w);
 	setenv("EBB_CHECKPOINT", json_is_string(checkpoint) ? json_string_value(checkpoint) : "", 1);
 	if (payload) {
 		char *text = json_dumps(payload, JSON_COMPACT | JSON_ENCODE_ANY);
 		setenv("EBB_PAYLOAD", text, 1);
 		free(text);
 	}
-	execvp(argv[0], argv);
-	fprintf(stderr, "ebb worker: cannot run %s: %s\n", argv[0], strerror(errno));
-	_exit(127);
+	child_exec(argv, -1, control_w, out, worker);
 }
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 /* Waits for the job to end, doing what is due meanwhile; returns its wait
  * status, or -1 when serve was out of reach for orphan_timeout. */
-static int supervise(struct run *r)
+static int supervise(struct run *r, json_t *job)
 {
 	struct worker *w = r->w;
 	int status;
@@ -369,10 +449,10 @@ static int supervise(struct run *r)
 				      {.fd = r->control, .events = POLLIN}};
 		int nout = output_pollfds(r->out, &p[3]);
 
-		if (waitpid(r->pid, &status, WNOHANG) == r->pid)
+		if (ended(r, job, &status))
 			return status;
 		if (r->lost)
-			stop_job(r, "its lease is gone (cancelled, or leased again)", KILL_AFTER_MS);
+			cancel_job(r);
 		if (!r->term_sent_ms && worker_notice(w)) {
 			r->interrupted = 1;
 			stop_job(r, "spot reclaim notice", reclaim_grace_ms(w));
@@ -396,6 +476,8 @@ static int supervise(struct run *r)
 		if (now - w->last_contact_ms >= w->orphan_timeout_ms) {
 			kill(-r->pid, SIGKILL);
 			waitpid(r->pid, &status, 0);
+			if (r->h)
+				r->h->pid = 0;
 			return -1;
 		}
 		wait_ms = min64(wait_ms, r->next_heartbeat_ms - now);
@@ -416,11 +498,18 @@ static int supervise(struct run *r)
 		}
 		if (p[1].revents)
 			woken(r);
-		if (r->control >= 0 && p[2].revents && read_control(r) == 0) {
-			close(r->control);
-			r->control = -1;
-		}
+		if (r->control >= 0 && p[2].revents && read_control(r) == 0)
+			close_control(r);
 	}
+}
+
+/* Whether the job did all it was to: its command exited 0, or its
+ * handler said "done"; and nothing stopped it first. */
+static int succeeded(const struct run *r, int status)
+{
+	if (r->killed_why)
+		return 0;
+	return r->h ? r->said == CONTROL_DONE : WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 static void report(struct run *r, int status)
@@ -443,24 +532,30 @@ static void report(struct run *r, int status)
 		job_report(r, "interrupt", body, 0);
 		return;
 	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !r->killed_why && r->result_error[0]) {
+	if (succeeded(r, status) && r->result_error[0]) {
 		/* Not retried: the same run would write the same result. */
 		log_info("job failed", "worker=%s job=%lld run_ms=%lld error=\"%s\"", r->w->name, (long long)r->id,
 			 (long long)run_ms, r->result_error);
 		job_report(r, "fail", json_pack("{s:s, s:b, s:i}", "error", r->result_error, "retry", 0, "exit", 0), 1);
 		return;
 	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !r->killed_why) {
+	if (succeeded(r, status)) {
 		json_t *done = json_pack("{s:I}", "items_done", (json_int_t)r->items_done);
-		if (r->result)
-			json_object_set(done, "result", r->result);
 		log_info("job done", "worker=%s job=%lld run_ms=%lld items_done=%lld", r->w->name,
 			 (long long)r->id, (long long)run_ms, (long long)r->items_done);
+		if (done && r->result)
+			json_object_set(done, "result", r->result);
 		job_report(r, "complete", done, 1);
 		return;
 	}
 	if (r->killed_why)
 		snprintf(why, sizeof why, "%s after %llds", r->killed_why, (long long)(run_ms / 1000));
+	else if (r->said == CONTROL_FAILED)
+		snprintf(why, sizeof why, "%s", r->said_why);
+	else if (r->died && WIFEXITED(status))
+		snprintf(why, sizeof why, "the handler died: exit status %d", WEXITSTATUS(status));
+	else if (r->died)
+		snprintf(why, sizeof why, "the handler died: killed by signal %d", WTERMSIG(status));
 	else if (WIFEXITED(status))
 		snprintf(why, sizeof why, "exit status %d", WEXITSTATUS(status));
 	else
@@ -472,9 +567,79 @@ static void report(struct run *r, int status)
 	snprintf(error, sizeof error, "%s%s%s", why, last[0] ? ": " : "", last);
 	json_t *fail = json_pack("{s:s, s:b}", "error", error, "retry", 1);
 	/* Its exit status, when it exited: what the job's attempt shows. */
-	if (fail && WIFEXITED(status) && !r->killed_why)
+	if (fail && !r->h && WIFEXITED(status) && !r->killed_why)
 		json_object_set_new(fail, "exit", json_integer(WEXITSTATUS(status)));
 	job_report(r, "fail", fail, 1);
+}
+
+/* Fails the job before it ran (no report of a run: nothing ran). */
+static void fail_unrun(struct run *r, const char *why, int retry)
+{
+	job_call(r, "fail", json_pack("{s:s, s:b}", "error", why, "retry", retry));
+}
+
+/* Starts the job's own command: 0, or -1 when it could not be (the job
+ * was failed). */
+static int start_command(struct run *r, json_t *job, json_t *command)
+{
+	int pipefd[2], outfd[2];
+	char **argv;
+	pid_t worker = getpid();
+
+	if (pipe(pipefd) != 0 || fcntl(pipefd[0], F_SETFD, FD_CLOEXEC) != 0 ||
+	    fcntl(pipefd[1], F_SETFD, FD_CLOEXEC) != 0) {
+		fail_unrun(r, "worker: no pipe", 1);
+		return -1;
+	}
+	if (!(r->out = output_open(r->ship, outfd))) {
+		close(pipefd[0]);
+		close(pipefd[1]);
+		fail_unrun(r, "worker: no pipe", 1);
+		return -1;
+	}
+	argv = command_argv(command);
+	r->reader = xcalloc(1, sizeof *r->reader);
+	r->pid = fork();
+	if (r->pid == 0)
+		exec_job(job, argv, pipefd[1], outfd, worker);
+	close(pipefd[1]);
+	output_forked(r->out);
+	free(argv);
+	r->control = pipefd[0];
+	fcntl(r->control, F_SETFL, O_NONBLOCK);
+	if (r->pid < 0) {
+		fail_unrun(r, "worker: cannot fork", 1);
+		return -1;
+	}
+	return 0;
+}
+
+/* Takes the type's handler for the job, started if it is not running:
+ * 0, or -1 when it could not be (the job was failed). */
+static int start_on_handler(struct run *r, json_t *job)
+{
+	char why[300];
+
+	if (!(r->h = r->w->handler = handler_for(r->w->handler, job, r->w->name, why, sizeof why))) {
+		fail_unrun(r, why, 1);
+		return -1;
+	}
+	r->pid = r->h->pid;
+	r->control = r->h->control;
+	r->reader = &r->h->reader;
+	r->out = r->h->out;
+	return 0;
+}
+
+/* After the run on a handler: its output is the worker's again; one that
+ * ended (died, or was killed) is gone, and the next job starts another. */
+static void leave_handler(struct run *r)
+{
+	output_set_ship(r->h->out, NULL);
+	if (r->died || r->h->pid <= 0) {
+		handler_stop(r->h, 0, r->w->name, "it ended");
+		r->w->handler = NULL;
+	}
 }
 
 int job_run(struct worker *w, json_t *job, json_t **next)
@@ -486,70 +651,57 @@ int job_run(struct worker *w, json_t *job, json_t **next)
 		.token = json_integer_value(json_object_get(json_object_get(job, "lease"), "token")),
 		.items = json_integer_value(json_object_get(job, "items")),
 		.timeout_ms = json_integer_value(json_object_get(job, "timeout_s")) * 1000,
+		.control = -1,
 	};
-	int pipefd[2], outfd[2], status;
-	char **argv;
-	pid_t worker;
+	int status = 0, rc;
 
 	r.items_done = r.items;
-	if (!json_is_array(command)) {
-		job_call(&r, "fail", json_pack("{s:s, s:b}", "error", "the job has no command to run", "retry", 0));
+	if (!json_is_array(command) && !json_is_array(json_object_get(job, "handler"))) {
+		fail_unrun(&r, "the job has no command to run, and its type no handler", 0);
 		return 0;
 	}
-	if (pipe(pipefd) != 0 || fcntl(pipefd[0], F_SETFD, FD_CLOEXEC) != 0 ||
-	    fcntl(pipefd[1], F_SETFD, FD_CLOEXEC) != 0) {
-		job_call(&r, "fail", json_pack("{s:s, s:b}", "error", "worker: no pipe", "retry", 1));
-		return 0;
+	/* The jobs the worker runs itself take all its GPUs: a handler of
+	 * another type, or of none, leaves them first. */
+	if (json_is_array(command) && w->handler) {
+		handler_stop(w->handler, KILL_AFTER_MS, w->name, "another job needs its GPUs");
+		w->handler = NULL;
 	}
 	r.ship = ship_start(&w->client, r.id, r.token);
-	if (!(r.out = output_open(r.ship, outfd))) {
-		close(pipefd[0]);
-		close(pipefd[1]);
-		ship_finish(r.ship, 0);
-		job_call(&r, "fail", json_pack("{s:s, s:b}", "error", "worker: no pipe", "retry", 1));
-		return 0;
-	}
-	argv = command_argv(command);
-	r.reader = xcalloc(1, sizeof *r.reader);
 	r.started_ms = clock_monotonic_ms();
 	r.next_heartbeat_ms = r.started_ms + w->heartbeat_ms;
-	log_info("job started", "worker=%s job=%lld attempt=%lld lease_token=%lld", w->name, (long long)r.id,
-		 (long long)json_integer_value(json_object_get(job, "attempts")), (long long)r.token);
-	worker = getpid();
-	r.pid = fork();
-	if (r.pid == 0)
-		exec_job(job, argv, pipefd[1], outfd, worker);
-	close(pipefd[1]);
-	output_forked(r.out);
-	free(argv);
-	r.control = pipefd[0];
-	fcntl(r.control, F_SETFL, O_NONBLOCK);
+	log_info("job started", "worker=%s job=%lld attempt=%lld lease_token=%lld%s", w->name, (long long)r.id,
+		 (long long)json_integer_value(json_object_get(job, "attempts")), (long long)r.token,
+		 json_is_array(command) ? "" : " on=handler");
+	rc = json_is_array(command) ? start_command(&r, job, command) : start_on_handler(&r, job);
 	/* A job that never writes progress did all its items when it succeeds. */
 	r.items_done = json_integer_value(json_object_get(job, "items_done"));
-	if (r.pid < 0) {
-		job_call(&r, "fail", json_pack("{s:s, s:b}", "error", "worker: cannot fork", "retry", 1));
-		status = 0;
-	} else {
+	if (rc == 0) {
 		r.wakeup = wakeup_start(&w->o->conn, w->client.current, r.id, r.token);
-		status = supervise(&r);
+		status = supervise(&r, job);
 		wakeup_stop(r.wakeup);
 	}
-	if (r.pid >= 0 && status >= 0) {
-		while (r.control >= 0 && read_control(&r) > 0)
+	if (rc == 0 && status >= 0) {
+		while (r.control >= 0 && (rc = read_control(&r)) > 0)
 			;
+		if (rc == 0)
+			close_control(&r);
 		output_drain(r.out);
 		ship_finish(r.ship, SHIP_FLUSH_MS);
 		r.ship = NULL;
-		if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && r.items_done == 0)
+		if (succeeded(&r, status) && r.items_done == 0)
 			r.items_done = r.items;
 		report(&r, status);
 	}
-	if (r.control >= 0)
-		close(r.control);
 	if (r.ship)
 		ship_finish(r.ship, 0);
-	output_close(r.out);
-	free(r.reader);
+	if (r.h) {
+		leave_handler(&r);
+	} else {
+		if (r.control >= 0)
+			close(r.control);
+		output_close(r.out);
+		free(r.reader);
+	}
 	free(r.checkpoint);
 	json_decref(r.result);
 	*next = r.next;

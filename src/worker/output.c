@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "common/mem.h"
 
 /* The lines kept for the error of a failed run, each cut to LAST_MAX. */
@@ -57,11 +58,18 @@ static size_t utf8_len(const unsigned char *p, size_t n)
 	return p[0] == 0 ? 0 : len;
 }
 
+/* clean[0..n) as a string, for the log (the room for its NUL is there). */
+static const char *clean_z(char *clean, size_t n)
+{
+	clean[n] = '\0';
+	return clean;
+}
+
 /* The line as JSON may carry it: a NUL or a byte that is not UTF-8
  * becomes U+FFFD. */
 static void emit(struct output *o, struct stream *st, const char *text, size_t len)
 {
-	char clean[OUTPUT_LINE_MAX * 3];
+	char clean[OUTPUT_LINE_MAX * 3 + 1], quoted[1024];
 	size_t n = 0;
 
 	for (size_t i = 0; i < len;) {
@@ -78,7 +86,11 @@ static void emit(struct output *o, struct stream *st, const char *text, size_t l
 	}
 	if (n && clean[n - 1] == '\r')
 		n--;
-	ship_line(o->ship, st->which, now_ms(), clean, n);
+	if (o->ship)
+		ship_line(o->ship, st->which, now_ms(), clean, n);
+	else /* a resident handler between jobs: the worker's own log */
+		log_info("handler output", "stream=%s line=%s", st->which == SHIP_STDERR ? "stderr" : "stdout",
+			 log_quote(quoted, sizeof quoted, clean_z(clean, n)));
 	/* Cut where a character begins: the error must be UTF-8 too. */
 	while (n > LAST_MAX && (clean[LAST_MAX] & 0xC0) == 0x80)
 		n--;
@@ -159,6 +171,13 @@ struct output *output_open(struct ship *ship, int fds[2])
 		st->child = fds[i] = p[1];
 	}
 	return o;
+}
+
+void output_set_ship(struct output *o, struct ship *ship)
+{
+	o->ship = ship;
+	for (int i = 0; i < 2; i++)
+		o->s[i].nlast = 0;
 }
 
 void output_forked(struct output *o)

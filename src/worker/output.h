@@ -16,9 +16,13 @@
 
 struct output;
 
-/* The pipes, their write ends in fds[0] (stdout) and fds[1] (stderr)
+/* The pipes, their lines to ship (NULL: the worker's log), their write ends in fds[0] (stdout) and fds[1] (stderr)
  * for the child; NULL when no pipe could be made. */
 struct output *output_open(struct ship *ship, int fds[2]);
+/* Where the lines go from now on: a job's shipper, or NULL for the
+ * worker's own log (a resident handler between jobs); the last lines
+ * kept for an error start again. */
+void output_set_ship(struct output *o, struct ship *ship);
 /* After the fork: the write ends are the child's alone. */
 void output_forked(struct output *o);
 /* Sets the pollfds of the pipes still open into p (room for 2): how many. */

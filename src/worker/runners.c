@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "worker/handler.h"
 #include "worker/worker_internal.h"
 
 /* The exit status of a runner whose job ended because serve was out of
@@ -63,6 +64,8 @@ int runners_wanted(const struct worker *w, json_t *job)
  * it, on its GPUs. */
 static int run_alone(struct worker *w, json_t *job, const char *gpu_ids, pid_t worker)
 {
+	int rc;
+
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != worker) /* gone before prctl */
 		return RUNNER_ORPHANED;
@@ -70,7 +73,10 @@ static int run_alone(struct worker *w, json_t *job, const char *gpu_ids, pid_t w
 	w->nrunners = 0;
 	setenv("CUDA_VISIBLE_DEVICES", gpu_ids, 1);
 	w->no_next = 1;
-	return job_run(w, job, &(json_t *){NULL}) < 0 ? RUNNER_ORPHANED : 0;
+	rc = job_run(w, job, &(json_t *){NULL});
+	/* A runner lives for one job: so does a handler it started. */
+	handler_stop(w->handler, KILL_AFTER_MS, w->name, "its runner ends");
+	return rc < 0 ? RUNNER_ORPHANED : 0;
 }
 
 int runners_start(struct worker *w, json_t *job)

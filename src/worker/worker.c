@@ -16,6 +16,7 @@
 #include "common/instance.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "worker/handler.h"
 
 static struct worker_signals signals_seen = {.wake = {-1, -1}};
 
@@ -233,6 +234,13 @@ static json_t *lease_body(const struct worker *w, int64_t wait_ms)
 		json_object_set_new(b, "instance", json_integer(w->o->instance));
 	if (w->nrunners)
 		json_object_set_new(b, "running", runners_jobs(w));
+	/* Its resident handler and its setup time, for serve's fleet. */
+	if (w->handler)
+		json_object_set_new(b, "handlers", json_pack("[{s:s, s:s, s:o}]", "type", w->handler->type, "state",
+							    w->handler->setup_ms >= 0 ? "ready" : "starting", "setup_s",
+							    w->handler->setup_ms >= 0
+								    ? json_real((double)w->handler->setup_ms / 1000.0)
+								    : json_null()));
 	if (w->o->labels && w->o->labels[0]) {
 		json_t *labels = json_array();
 		char *copy = xstrdup(w->o->labels), *save = NULL;
@@ -275,8 +283,12 @@ static void leave(struct worker *w, const char *why)
 static int run_job(struct worker *w, json_t *job, json_t **next)
 {
 	*next = NULL;
-	if (runners_wanted(w, job))
+	if (runners_wanted(w, job)) {
+		/* The worker's handler holds all its GPUs: a runner needs some. */
+		handler_stop(w->handler, KILL_AFTER_MS, w->name, "another job needs its GPUs");
+		w->handler = NULL;
 		return runners_start(w, job);
+	}
 	return job_run(w, job, next);
 }
 
@@ -450,6 +462,7 @@ int worker_run(const struct worker_options *o)
 			w.heartbeat_ms = w.orphan_timeout_ms / 3 > 100 ? w.orphan_timeout_ms / 3 : 100;
 		log_info("worker ready", "worker=%s server=%s", w.name, w.client.server);
 		why = serve_jobs(&w);
+		handler_stop(w.handler, KILL_AFTER_MS, w.name, "the worker stops");
 		runners_wait_all(&w);
 		if (o->instance && (strcmp(why, "idle") == 0 || strcmp(why, "spot reclaim notice") == 0))
 			leave(&w, why);

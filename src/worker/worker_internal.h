@@ -14,6 +14,8 @@
 #include "worker/notice.h"
 #include "worker/worker.h"
 
+#define KILL_AFTER_MS 5000 /* from SIGTERM to SIGKILL of a job or handler that must stop */
+
 /* Set by the signal handlers; the self-pipe wakes the waits. */
 struct worker_signals {
 	volatile sig_atomic_t stop;
@@ -55,6 +57,8 @@ struct worker {
 	/* A report asks for no next job: in a runner (the worker leases for
 	 * the GPUs it frees), or a job the worker runs beside runners. */
 	int no_next;
+	/* The resident handler kept between jobs (handler.h), or NULL. */
+	struct handler *handler;
 };
 
 

@@ -2,10 +2,10 @@
  * as the worker reads it: cut into lines by control_feed, in pieces of
  * the sizes the first byte picks (a pipe gives any), and each line read
  * by control_parse. The lines do not depend on the pieces; a line is
- * refused, or read into a count that serve's API takes (0 to 2^63-1)
- * and, for a checkpoint, a token of at most JOB_CHECKPOINT_MAX bytes
- * that can travel to serve as a JSON string; a result's text is the
- * rest of its line. */
+ * refused, or read into a count that serve's API takes (0 to 2^63-1),
+ * a resident handler's line (ready, done, failed with its reason), a
+ * result's text and, for a checkpoint, a token of at most JOB_CHECKPOINT_MAX bytes
+ * that can travel to serve as a JSON string. */
 #include "common/job.h"
 #include "worker/control.h"
 
@@ -48,6 +48,8 @@ static void on_line(void *arg, char *line)
 		return;
 	FUZZ_ASSERT(c.items >= 0);
 	FUZZ_ASSERT((c.kind == CONTROL_CHECKPOINT) == (c.token != NULL));
+	/* A handler's failure says why; a result is the rest of its line. */
+	FUZZ_ASSERT((c.kind == CONTROL_FAILED) == (c.reason != NULL && c.reason[0] != '\0'));
 	FUZZ_ASSERT((c.kind == CONTROL_RESULT) == (c.text != NULL));
 	if (c.kind != CONTROL_CHECKPOINT)
 		return;

@@ -402,7 +402,7 @@ static void submit_jobs_json_lines(void **state)
 	int n = 0;
 
 	(void)state;
-	harness_write_file(file, "{\"command\": [\"true\"]}\n{\"command\": []}\n{\"payload\": 1}\n");
+	harness_write_file(file, "{\"command\": [\"true\"]}\n{\"command\": []}\n{\"command\": [\"true\"], \"payload\": 1}\n");
 	harness_ebb(&r, srv, "submit", "--jobs", file, "--json", NULL);
 	assert_int(r.status, 1); /* one refused */
 	for (line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save), n++) {

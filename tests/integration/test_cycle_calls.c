@@ -10,6 +10,11 @@
 #include "harness.h"
 
 /* POST body to path, which must answer want: the reply. */
+/* The payload jobs these tests submit are for the test itself, the
+ * worker here: their type needs a handler all the same, or serve refuses
+ * them (nothing would know what to run). */
+#define PAYLOADS "[type.default]\nhandler = the-test\n"
+
 static json_t *post(struct harness_server *s, const char *path, const char *body, int want)
 {
 	return harness_call_ok(s, "POST", path, body, want);
@@ -42,7 +47,7 @@ static void assert_state(struct harness_server *s, int64_t id, const char *want)
 
 static void batch_submit_mixed(void **state)
 {
-	struct harness_server *s = harness_serve(NULL, 0);
+	struct harness_server *s = harness_serve(PAYLOADS, 0);
 	json_t *r, *jobs;
 
 	(void)state;
@@ -95,7 +100,7 @@ static void batch_submit_mixed(void **state)
 
 static void batch_submit_limits(void **state)
 {
-	struct harness_server *s = harness_serve(NULL, 0);
+	struct harness_server *s = harness_serve(PAYLOADS, 0);
 	char *big = malloc(1001 * 20 + 3), *p = big;
 	json_t *r = NULL;
 	int st;
@@ -125,7 +130,7 @@ static void batch_submit_limits(void **state)
 /* A submit token submits for its own team, job by job. */
 static void batch_submit_per_job_team(void **state)
 {
-	struct harness_server *s = harness_serve("[team.a]\n[team.b]\n"
+	struct harness_server *s = harness_serve(PAYLOADS "[team.a]\n[team.b]\n"
 						 "[token.asub]\nsecret = team-a-secret-0123456789\nteam = a\n",
 						 HARNESS_TOKENS);
 	json_t *r = NULL;
@@ -152,7 +157,7 @@ static void batch_submit_per_job_team(void **state)
 
 static void complete_with_next(void **state)
 {
-	struct harness_server *s = harness_serve(NULL, 0);
+	struct harness_server *s = harness_serve(PAYLOADS, 0);
 	int64_t a, b, id, token;
 	json_t *r;
 
@@ -203,7 +208,7 @@ static void complete_with_next(void **state)
  * is refused before the complete is done. */
 static void stale_complete_leases_nothing(void **state)
 {
-	struct harness_server *s = harness_serve(NULL, HARNESS_TEST_CLOCK);
+	struct harness_server *s = harness_serve(PAYLOADS, HARNESS_TEST_CLOCK);
 	int64_t a, b, id, token, token2;
 	json_t *r = NULL;
 	int st;
@@ -254,7 +259,7 @@ static void stale_complete_leases_nothing(void **state)
  * straight back), and the reply's next is a batch when max_jobs asks. */
 static void fail_with_next_jobs(void **state)
 {
-	struct harness_server *s = harness_serve(NULL, 0);
+	struct harness_server *s = harness_serve(PAYLOADS, 0);
 	int64_t a, id, token;
 	json_t *r;
 
@@ -284,7 +289,7 @@ static void fail_with_next_jobs(void **state)
 
 static void lease_max_jobs(void **state)
 {
-	struct harness_server *s = harness_serve(NULL, 0);
+	struct harness_server *s = harness_serve(PAYLOADS, 0);
 	struct harness_async a;
 	json_t *r = NULL, *jobs;
 	int st;
@@ -341,7 +346,7 @@ static void lease_max_jobs(void **state)
 /* The clients that know none of it get what they always did. */
 static void old_shapes_unchanged(void **state)
 {
-	struct harness_server *s = harness_serve(NULL, 0);
+	struct harness_server *s = harness_serve(PAYLOADS, 0);
 	int64_t id, token;
 	json_t *r;
 
@@ -375,7 +380,7 @@ static void old_shapes_unchanged(void **state)
 
 static void cli_submit_jobs(void **state)
 {
-	struct harness_server *s = harness_serve(NULL, 0);
+	struct harness_server *s = harness_serve(PAYLOADS, 0);
 	struct harness_run r;
 	const char *argv[] = {harness_ebb_bin(), "submit", "--jobs", "-", "--lane", "batch", "--", "echo", "hi", NULL};
 	const char *env[] = {harness_fmt("EBB_SERVER=%s", s->url), NULL};
@@ -426,7 +431,7 @@ static int64_t replies_200(struct harness_server *s)
  * cost one lease call and five reports, not ten calls. */
 static void worker_takes_next_with_report(void **state)
 {
-	struct harness_server *s = harness_serve(NULL, 0);
+	struct harness_server *s = harness_serve(PAYLOADS, 0);
 	struct harness_run r;
 	int64_t before, after;
 	json_t *reply;

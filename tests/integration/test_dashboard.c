@@ -326,7 +326,8 @@ static void the_jobs_and_a_job(void **state)
 	struct harness_server *s = harness_serve(
 		"[provider]\nkind = local\norphan_timeout = 20s\n[local]\ngpus = 0\n"
 		"[offer.a10]\ngpus = 1\nprice_ondemand = 3.06\nbilling_minimum = 0s\n"
-		"[scaler]\ninterval = 200ms\nmax_instances = 1\nidle_timeout = 10m\n",
+		"[scaler]\ninterval = 200ms\nmax_instances = 1\nidle_timeout = 10m\n"
+		"[type.video]\nhandler = false\n",
 		HARNESS_TOKENS);
 	struct cdp *c = &browser;
 	int64_t done, failed, running, queued;
@@ -337,9 +338,11 @@ static void the_jobs_and_a_job(void **state)
 	harness_own_workers(s);
 	done = harness_submit(s, "{\"command\": [\"sh\", \"-c\", \"echo progress 4 >&$EBB_CONTROL_FD\"], \"items\": 4,"
 				 " \"team\": \"ml\"}");
-	/* No command to run: the worker fails it for good. */
-	failed = harness_submit(s, "{\"payload\": {\"video\": \"v1.mp4\"}, \"team\": \"cv\"}");
-	WAIT_FOR(s, 30000, harness_job_is(s, done, "succeeded") && harness_job_is(s, failed, "failed"),
+	/* Its type's handler exits at once: the job fails, and at its one
+	 * attempt it is dead. */
+	failed = harness_submit(s, "{\"type\": \"video\", \"payload\": {\"video\": \"v1.mp4\"}, \"team\": \"cv\","
+				   " \"max_attempts\": 1}");
+	WAIT_FOR(s, 30000, harness_job_is(s, done, "succeeded") && harness_job_is(s, failed, "dead"),
 		 "the first jobs did not end");
 	running = harness_submit(s, "{\"command\": [\"sh\", \"-c\", \"echo checkpoint c1 3 >&$EBB_CONTROL_FD; sleep 60\"],"
 				    " \"items\": 10, \"lane\": \"batch\", \"team\": \"ml\"}");
@@ -359,7 +362,7 @@ static void the_jobs_and_a_job(void **state)
 	wait_text(s, c, job_cell(done, 3), "standard");
 	wait_text(s, c, job_cell(done, 4), "ml");
 	wait_text(s, c, job_cell(done, 5), "4/4");
-	wait_text(s, c, job_cell(failed, 2), "failed");
+	wait_text(s, c, job_cell(failed, 2), "dead");
 	wait_text(s, c, job_cell(failed, 4), "cv");
 	wait_text(s, c, job_cell(failed, 5), "0/1");
 	wait_text(s, c, job_cell(running, 2), "running");
@@ -429,8 +432,8 @@ static void the_jobs_and_a_job(void **state)
 
 	/* A failed job's page: why it failed. */
 	go(c, harness_fmt("#job/%lld", (long long)failed));
-	wait_text(s, c, field_of("state"), "failed");
-	wait_text(s, c, field_of("error"), "the job has no command to run");
+	wait_text(s, c, field_of("state"), "dead");
+	wait_text(s, c, field_of("error"), "the handler died: exit status 1");
 	wait_text(s, c, field_of("payload"), "{\"video\":\"v1.mp4\"}");
 	/* At a phone's width, the list and a page fit. */
 	json_decref(cdp_call(c, "Emulation.setDeviceMetricsOverride",

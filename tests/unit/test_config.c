@@ -304,11 +304,15 @@ static void types(void **state)
 {
 	struct config cfg;
 	char err[1024];
-	const char *path = conf_file("[type.transcode]\nmax_running = 2\n\n[type.train]\nmax_running = 0\n");
+	const char *path = conf_file("[type.transcode]\nmax_running = 2\n\n[type.train]\nmax_running = 0\n"
+				     "[type.embed]\nhandler = /opt/embed --model 'big one'\n");
 
 	(void)state;
 	assert_int(config_load(&cfg, &cmd_plugins, path, err, sizeof err), 0);
-	assert_int(cfg.ntypes, 2);
+	assert_int(cfg.ntypes, 3);
+	assert_string_equal(config_handler(&cfg, "embed"), "/opt/embed --model 'big one'");
+	assert_null(config_handler(&cfg, "train"));
+	assert_null(config_handler(&cfg, "other"));
 	assert_non_null(config_type(&cfg, "transcode"));
 	assert_int(config_type(&cfg, "transcode")->max_running, 2);
 	assert_int(config_type(&cfg, "train")->max_running, 0);
@@ -318,6 +322,7 @@ static void types(void **state)
 	assert_load_error("[type.gpu]\nmax_running = -1\n",
 			  "%s:2: [type.gpu] max_running: expected a value from 0 to 1000000, got '-1'");
 	assert_load_error("[type.gpu]\nlimit = 1\n", "%s:2: [type.gpu] limit: unknown key");
+	assert_load_error("[type.gpu]\nhandler = run 'open\n", "%s:2: [type.gpu] handler: a ' quote is not closed");
 	assert_load_error("[type.a b]\nmax_running = 1\n",
 			  "%s:2: [type.a b]: expected a name of letters, digits, '_', '.' or '-'");
 	assert_load_error("[type.]\nmax_running = 1\n",

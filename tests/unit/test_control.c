@@ -82,6 +82,28 @@ static void lines_refused(void **state)
 	assert_true(refused("checkpoint \xed\xa0\x80 1")); /* a surrogate */
 }
 
+/* A resident handler's lines, and the result any job may write. */
+static void handler_lines(void **state)
+{
+	char copy[256];
+	struct control_line c;
+
+	(void)state;
+	assert_int(parsed("ready", copy, sizeof copy).kind, CONTROL_READY);
+	assert_int(parsed("done", copy, sizeof copy).kind, CONTROL_DONE);
+	c = parsed("failed CUDA out of memory", copy, sizeof copy);
+	assert_int(c.kind, CONTROL_FAILED);
+	assert_string_equal(c.reason, "CUDA out of memory");
+	c = parsed("result {\"label\": \"cat\", \"p\": 0.9}", copy, sizeof copy);
+	assert_int(c.kind, CONTROL_RESULT);
+	assert_string_equal(c.text, "{\"label\": \"cat\", \"p\": 0.9}");
+	assert_true(refused("ready now"));
+	assert_true(refused("done "));
+	assert_true(refused("failed"));
+	assert_true(refused("failed "));
+	assert_true(refused("result"));
+}
+
 static void token_at_most_64_kib(void **state)
 {
 	size_t n = JOB_CHECKPOINT_MAX + 40;
@@ -171,6 +193,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(lines_read),
 		cmocka_unit_test(lines_refused),
+		cmocka_unit_test(handler_lines),
 		cmocka_unit_test(token_at_most_64_kib),
 		cmocka_unit_test(lines_cut),
 	};
