@@ -14,7 +14,7 @@ import time
 from typing import Any
 from unittest import mock
 
-from ebbtest import TestCase, api, ebb, main, wait_for
+from ebbtest import PYTHON, TestCase, api, ebb, main, wait_for
 
 
 class Submit(TestCase):
@@ -224,6 +224,49 @@ class Map(TestCase):
         finally:
             stop.set()
             t.join()
+
+
+SQUARE = """#!/usr/bin/python3
+import os
+import ebb
+
+
+def setup():
+    with open(os.environ["SETUPS"], "a") as f:
+        f.write("setup\\n")
+
+
+@ebb.handler(setup=setup)
+def handle(payload, ctx):
+    if payload == 13:
+        raise ValueError("13 is unlucky")
+    return {"square": payload * payload}
+
+
+handle.run()
+"""
+
+
+class MapHandler(TestCase):
+    def test_map_with_a_handler(self) -> None:
+        # A real worker hands the payload jobs to the type's handler,
+        # started once, and sends each result with its complete.
+        handler = self.script("square.py", SQUARE)
+        s = self.serve(f"[type.square]\nhandler = {PYTHON} {handler}\n")
+        setups = os.path.join(self.tmp, "setups")
+        self.worker(s, env={"SETUPS": setups})
+        c = s.client()
+        payloads = [i for i in range(40) if i != 13]
+        self.assertEqual(list(c.map(payloads, type="square")), [{"square": i * i} for i in payloads])
+        with open(setups) as f:
+            self.assertEqual(f.read(), "setup\n")
+        it = c.map([12, 13], type="square", max_attempts=1)
+        self.assertEqual(next(it), {"square": 144})
+        with self.assertRaises(ebb.JobFailed) as e:
+            next(it)
+        # The handler's REASON, then its last lines on stderr (the traceback).
+        self.assertEqual(e.exception.state, "dead")
+        self.assertRegex(e.exception.error or "", r"^ValueError: 13 is unlucky: .*\| ValueError: 13 is unlucky$")
 
 
 class Errors(TestCase):

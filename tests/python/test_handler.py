@@ -17,7 +17,7 @@ import threading
 import time
 from typing import IO, Any
 
-from ebbtest import CLIENT, PYTHON, TestCase, main
+from ebbtest import CLIENT, PYTHON, TestCase, main, wait_for
 
 HANDLER = """#!/usr/bin/python3
 import os
@@ -233,6 +233,41 @@ class Handler(TestCase):
         self.assertEqual(p.exited(), 1)
         self.assertIsNone(next_line(p.control), "ready before a setup that failed")
         self.assertIn("OSError: no model", drain(p.err))
+
+    def test_in_a_real_worker(self) -> None:
+        # A real worker: the jobs' results, a cancel answered in time (so
+        # the handler is kept, not started again), the job's log.
+        s = self.serve(f"[type.h]\nhandler = {PYTHON} {self.script('handler.py', HANDLER)}\n")
+        self.setups = os.path.join(self.tmp, "setups")
+        self.worker(s, env={"SETUPS": self.setups})
+        c = s.client()
+        job = c.submit(type="h", payload={"x": 4}, items=2)
+        done = c.wait(job["id"], timeout=60)
+        self.assertEqual((done["state"], done["items_done"], done["result"]), ("succeeded", 2, {"x": 40, "from": 0}))
+        logs = {(ln.stream, ln.text) for ln in c.logs(job["id"], follow=False)}
+        self.assertEqual(logs, {("stdout", "job 1 attempt 1: {'x': 4}"), ("stderr", "to stderr")})
+        waiting = c.submit(type="h", payload={"wait_cancel": True})
+        wait_for(lambda: c.get(waiting["id"]).get("checkpoint") == "waiting", "the job under way", log=s)
+        self.assertEqual(c.cancel(waiting["id"])["state"], "cancelled")
+        after = c.submit(type="h", payload={"x": 1})
+        self.assertEqual(c.wait(after["id"], timeout=60)["result"], {"x": 10, "from": 0})
+        with open(self.setups) as f:
+            self.assertEqual(f.read(), "setup\n", "the handler was started again")
+
+    def test_real_worker_stopped(self) -> None:
+        # The worker stopped with a job under way: SIGTERM reaches the
+        # handler, whose job checkpoints; the job is interrupted, to
+        # resume elsewhere from that checkpoint.
+        s = self.serve(f"[type.h]\nhandler = {PYTHON} {self.script('handler.py', HANDLER)}\n")
+        self.setups = os.path.join(self.tmp, "setups")
+        w = self.worker(s, env={"SETUPS": self.setups})
+        c = s.client()
+        job = c.submit(type="h", payload={"until_term": True})
+        wait_for(lambda: c.get(job["id"]).get("checkpoint") == "started", "the job under way", log=s)
+        w.stop()
+        stopped = c.get(job["id"])
+        self.assertEqual((stopped["state"], stopped["interruptions"], stopped.get("checkpoint")), ("queued", 1, "at-1"),
+                         stopped)
 
     def test_plain_decorator(self) -> None:
         path = self.script("plain.py", "import ebb\n\n\n@ebb.handler\ndef handle(payload, ctx):\n"

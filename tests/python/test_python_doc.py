@@ -7,24 +7,22 @@ runs fails the page's check."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
 import subprocess
-import threading
-from typing import Any
 
-from ebbtest import BIN, CLIENT, PYTHON, SRC, Serve, TestCase, api, main, wait_for
+from ebbtest import BIN, CLIENT, PYTHON, SRC, Serve, TestCase, main, wait_for
 
 PAGE = os.path.join(SRC, "docs", "PYTHON.md")
-RUN = {"install.sh", "wait.py", "many.py", "map.py", "errors.py", "count.py", "embed_handler.py"}
+RUN = {"install.sh", "wait.py", "many.py", "map.py", "errors.py", "count.py", "embed_handler.py", "serve.ini"}
 
 
 def page() -> tuple[dict[str, str], dict[str, str]]:
     """The page's examples by name (a python block's first line is "#
-    NAME.py: ...", the sh block is install.sh), and its output blocks by
-    their command line ("$ python3 wait.py")."""
+    NAME.py: ...", the sh block is install.sh, the ini block, serve's
+    config, serve.ini), and its output blocks by their command line ("$
+    python3 wait.py")."""
     with open(PAGE) as f:
         text = f.read()
     examples: dict[str, str] = {}
@@ -34,6 +32,9 @@ def page() -> tuple[dict[str, str], dict[str, str]]:
             m = re.match(r"# (\S+\.py): ", body)
             assert m, f"docs/PYTHON.md: a python block that does not start '# NAME.py: ': {body[:60]!r}"
             examples[m.group(1)] = body
+        elif lang == "ini":
+            assert "serve.ini" not in examples, "docs/PYTHON.md: a second ini block"
+            examples["serve.ini"] = body
         elif lang == "sh":
             assert "install.sh" not in examples, "docs/PYTHON.md: a second sh block"
             examples["install.sh"] = body
@@ -93,16 +94,13 @@ class Doc(TestCase):
         self.run_example("python3 errors.py", s)
 
     def test_map(self) -> None:
-        s = self.serve()
-        stop = threading.Event()
-        t = threading.Thread(target=handler_worker, args=(s, stop, [PYTHON, self.write("embed_handler.py")]))
-        t.start()
-        try:
-            self.write("map.py")
-            self.run_example("python3 map.py", s)
-        finally:
-            stop.set()
-            t.join()
+        # The page's handler, run by a real worker as serve's config on
+        # the page says.
+        handler = self.write("embed_handler.py")
+        s = self.serve(EXAMPLES["serve.ini"].replace("/opt/jobs/embed_handler.py", handler))
+        self.worker(s)
+        self.write("map.py")
+        self.run_example("python3 map.py", s)
 
     def test_count(self) -> None:
         # Submitted as the page says, with count.py and its file in the
@@ -128,40 +126,6 @@ class Doc(TestCase):
             self.assertEqual(f.read(), "".join(f"item {i}\n" for i in range(100)))
         self.assertEqual([ln.text for ln in c.logs(1, follow=False)], [f"items {stopped['items_done']} to 100"])
         self.assertEqual(done["result"], {"last": 99})
-
-
-def handler_worker(s: Serve, stop: threading.Event, argv: list[str]) -> None:
-    """Stands for `ebb worker` with a handler until it has one: leases
-    jobs, hands each to the handler on its stdin, and reports what it
-    answers on its control descriptor."""
-    r, w = os.pipe()
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, pass_fds=(w,),
-                            env=dict(os.environ, PYTHONPATH=CLIENT, EBB_CONTROL_FD=str(w)))
-    os.close(w)
-    control = os.fdopen(r)
-    assert proc.stdin
-    try:
-        assert control.readline() == "ready\n"
-        while not stop.is_set():
-            st, reply = api(s, "POST", "/v1/lease", {"worker": "stand-in", "wait_s": 1})
-            job = reply["job"]
-            if not job:
-                continue
-            proc.stdin.write(json.dumps({"id": job["id"], "attempt": job["attempts"], "payload": job["payload"],
-                                         "checkpoint": job.get("checkpoint"), "items": job["items"]}).encode() + b"\n")
-            proc.stdin.flush()
-            result: Any = None
-            while (line := control.readline().rstrip("\n")) not in ("done",) and not line.startswith("failed"):
-                if line.startswith("result "):
-                    result = json.loads(line[len("result "):])
-            token = job["lease"]["token"]
-            if line == "done":
-                api(s, "POST", f"/v1/jobs/{job['id']}/complete", {"lease_token": token, "result": result})
-            else:
-                api(s, "POST", f"/v1/jobs/{job['id']}/fail", {"lease_token": token, "error": line[7:]})
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 if __name__ == "__main__":
