@@ -53,6 +53,9 @@ HARNESS   := $(BUILD)/tests/harness.o $(BUILD)/tests/receiver.o $(BUILD)/tests/c
 BENCH     := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 FUZZ      := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/*.c))
 FUZZ_SECONDS ?= 60
+# The Python client's suites (clients/python, docs/PYTHON.md): each file
+# runs its tests against the ebb built here and prints cmocka's lines.
+PYTHON_TESTS := $(wildcard tests/python/test_*.py)
 
 all: $(BUILD)/ebb
 
@@ -112,7 +115,7 @@ $(BUILD)/tests $(BUILD)/bench $(BUILD)/fuzz:
 # The benchmarks are built with the tests, so that a change cannot break
 # them unseen; make bench runs them.
 test: $(BUILD)/ebb $(UNIT) $(INTEG) $(BENCH) $(BUILD)/tests/imds
-	EBB_BIN=$(abspath $(BUILD)/ebb) EBB_SRC=$(CURDIR) ./tests/run.sh $(UNIT) $(INTEG)
+	EBB_BIN=$(abspath $(BUILD)/ebb) EBB_SRC=$(CURDIR) ./tests/run.sh $(UNIT) $(INTEG) $(PYTHON_TESTS)
 
 # The tests that open a store or start serve, again against a throwaway
 # PostgreSQL (scripts/test-pg.sh). Left out: the SQLite schema's own test,

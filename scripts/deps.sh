@@ -23,6 +23,10 @@
 # (images/build.sh); systemd-container (systemd-nspawn) and iproute2 boot
 # them in the boot test (tests/boot/run.sh), and qemu-system-x86 with ovmf
 # (UEFI's firmware) boots the disk image whole in a virtual machine there.
+# python3-venv, python3-setuptools and python3-wheel: the Python client's
+# install into a venv with no network (pip install --no-build-isolation
+# ./clients/python builds its wheel with them), which its tests do; mypy
+# checks the client's types (--strict) in those tests (docs/PYTHON.md).
 set -eu
 
 PACKAGES="
@@ -66,6 +70,10 @@ systemd-container
 iproute2
 qemu-system-x86
 ovmf
+python3-venv
+python3-setuptools
+python3-wheel
+mypy
 "
 
 missing=""
