@@ -34,6 +34,11 @@ static void check_accepted(json_t *body, const struct field *fields)
 			FUZZ_ASSERT(json_is_integer(v));
 			FUZZ_ASSERT(json_get_int(body, key, 0) >= f->min && json_get_int(body, key, 0) <= f->max);
 			break;
+		case F_NUMBER:
+			FUZZ_ASSERT(json_is_number(v));
+			FUZZ_ASSERT(json_get_number(body, key, 0) >= (double)f->min &&
+				    json_get_number(body, key, 0) <= (double)f->max);
+			break;
 		case F_STRING:
 		case F_NAME:
 			FUZZ_ASSERT(json_get_str(body, key, NULL) != NULL);
