@@ -1619,6 +1619,8 @@ static int op_open(struct store *base, const struct config *cfg)
 
 /* ---- several serves at once ---- */
 
+static int locker_lost(struct pg_store *s);
+
 /* A locker connected, with no time limit on the wait for the lock
  * whatever the role's defaults; -1 with the reason in errmsg. */
 static int locker_open(struct pg_store *s)
@@ -1634,11 +1636,10 @@ static int locker_open(struct pg_store *s)
 	}
 	r = PQexec(s->locker, "SET lock_timeout = 0; SET statement_timeout = 0");
 	ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-	if (!ok)
-		conn_failed(s, s->locker, "lock the database");
 	PQclear(r);
 	s->asked = 0;
-	return ok ? 0 : -1;
+	/* Closed if not set up: a locker kept would be taken for the lock. */
+	return ok ? 0 : locker_lost(s);
 }
 
 static int locker_lost(struct pg_store *s)
