@@ -344,6 +344,9 @@ static const struct conf_key type_keys[] = {
 	{"handler", CONF_STRING, TYPE(handler), 0, WORDS_LINE_MAX, "", NULL,
 	 "A resident handler: a command line (words, no shell) a worker starts once and hands this type's payload jobs (docs/JOBS.md). Empty: none; each job needs a command.",
 	 .check = check_handler},
+	{"setup", CONF_DURATION, TYPE(setup_ms), 0, DAY_MS, "0s", NULL,
+	 "A handler's setup (start to ready) until a worker measured one: a launch's cold start is its boot plus this "
+	 "(docs/SCALING.md); ebb sim replays it. Only with a handler."},
 	{0},
 };
 
@@ -824,9 +827,16 @@ int config_check(struct config *cfg, char *err, size_t errsize)
 	/* A complete carries the result in its body, with room to spare. */
 	if (cfg->result_max > cfg->max_body / 2)
 		cfg->result_max = cfg->max_body / 2;
-	if (cfg->ntypes > 64) {
-		conftab_errf(err, errsize, "[type.*]: %zu sections, 64 at most", cfg->ntypes);
+	if (cfg->ntypes > CONF_MAX_TYPES) {
+		conftab_errf(err, errsize, "[type.*]: %zu sections, %d at most", cfg->ntypes, CONF_MAX_TYPES);
 		return -1;
+	}
+	for (size_t i = 0; i < cfg->ntypes; i++) {
+		if (cfg->types[i].setup_ms > 0 && !cfg->types[i].handler[0]) {
+			conftab_errf(err, errsize, "[type.%s] setup: is a resident handler's; the type has no handler",
+				     cfg->types[i].name);
+			return -1;
+		}
 	}
 
 	if (warm_parse(cfg->warm, &cfg->warm_schedule, why, sizeof why) != 0) {

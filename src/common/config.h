@@ -16,6 +16,7 @@
 #define CONF_MAX_LANES 16
 #define CONF_NAME_MAX 64
 #define CONF_MAX_PLUGINS 16
+#define CONF_MAX_TYPES 64
 
 enum role { ROLE_ADMIN, ROLE_SUBMIT, ROLE_WORKER };
 
@@ -28,6 +29,9 @@ struct type_conf {
 	double gpu_share;
 	int64_t vram_gb;
 	char *handler;       /* a resident handler's command line (common/words.h); "": none */
+	/* The handler's setup (start to ready) to expect until a worker
+	 * measured one: what the scaler adds to a boot, and the simulator's. */
+	int64_t setup_ms;
 };
 
 struct lane_conf {

@@ -14,6 +14,37 @@ double classes_gpu_share(const struct plan_settings *s, const char *type)
 	return 1;
 }
 
+static int64_t setup_of(const struct plan_settings *s, const int64_t *measured, size_t k)
+{
+	if (!s->types[k].handler[0])
+		return 0;
+	return measured && measured[k] >= 0 ? measured[k] : s->types[k].setup_ms;
+}
+
+int64_t classes_setup_ms(const struct plan_settings *s, const int64_t *measured, const char *type)
+{
+	for (size_t k = 0; k < s->ntypes; k++)
+		if (strcmp(s->types[k].name, type) == 0)
+			return setup_of(s, measured, k);
+	return 0;
+}
+
+int64_t classes_longest_setup_ms(const struct plan_settings *s, const int64_t *measured)
+{
+	int64_t longest = 0;
+
+	for (size_t k = 0; k < s->ntypes; k++)
+		if (setup_of(s, measured, k) > longest)
+			longest = setup_of(s, measured, k);
+	return longest;
+}
+
+void classes_add_setup(struct plan_class *c, int64_t setup_ms)
+{
+	if ((double)setup_ms / 1000.0 > c->setup_s)
+		c->setup_s = (double)setup_ms / 1000.0;
+}
+
 struct plan_class *classes_find(struct plan_class *classes, int *n, int cap, const struct plan_settings *s, int gpus,
 				double gpu_share, int min_vram_gb, int lane_rank, int team, int64_t oldest_ms)
 {

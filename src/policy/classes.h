@@ -13,6 +13,17 @@
  * for a type without a section. */
 double classes_gpu_share(const struct plan_settings *s, const char *type);
 
+/* How long a resident handler of type takes to be ready: measured[t]
+ * where a worker measured the type's (t its index among s->types; -1
+ * or NULL: none), else its [type.NAME] setup; 0 for a type without a
+ * handler. */
+int64_t classes_setup_ms(const struct plan_settings *s, const int64_t *measured, const char *type);
+/* The longest of them over the types: what an idle instance's release
+ * may cost again (policy/idle.h). */
+int64_t classes_longest_setup_ms(const struct plan_settings *s, const int64_t *measured);
+/* Queued jobs of a type whose handler takes setup_ms join class c. */
+void classes_add_setup(struct plan_class *c, int64_t setup_ms);
+
 /* The class of queued jobs of (GPUs, GPU share, VRAM, lane rank, team) among
  * classes[0..*n), added when new if there is room (*n < cap): then empty,
  * its oldest job submitted at oldest_ms. NULL: none and no room (the

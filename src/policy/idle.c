@@ -29,10 +29,10 @@ static double cost_s(const int64_t *g, const double *sum, size_t m, int64_t t, d
 	return (sum[k] + (double)(m - k) * ((double)t / 1000.0 + release_s)) / (double)m;
 }
 
-int64_t idle_timeout_auto(int64_t *gaps, size_t n, int64_t boot_ms, int64_t wait_target_ms, int64_t min_ms,
-			  int64_t max_ms, char *why, size_t why_size)
+int64_t idle_timeout_auto(int64_t *gaps, size_t n, int64_t boot_ms, int64_t setup_ms, int64_t wait_target_ms,
+			  int64_t min_ms, int64_t max_ms, char *why, size_t why_size)
 {
-	double boot_s = (double)boot_ms / 1000.0, share = wait_target_ms > 0 ? boot_s * 1000.0 / (double)wait_target_ms : 1;
+	double boot_s = (double)(boot_ms + setup_ms) / 1000.0, share = wait_target_ms > 0 ? boot_s * 1000.0 / (double)wait_target_ms : 1;
 	double wait_s = boot_s * (share < 1 ? share : 1), release_s = boot_s + wait_s, best_cost, *sum;
 	size_t m, bridged = 0, first = 0;
 	const int64_t *g;
@@ -73,10 +73,11 @@ int64_t idle_timeout_auto(int64_t *gaps, size_t n, int64_t boot_ms, int64_t wait
 		bridged += g[i] <= best;
 	snprintf(why, why_size, "auto: holding %llds bridges %zu of the %zu gaps of %llds or more; expected"
 		 " %.0fs of the instance's price a gap, against %.0fs releasing at %llds and %.0fs holding %llds"
-		 " (a release costs a %.0fs boot and %.0fs for the wait it makes, against a %llds wait target)",
+		 " (a release costs a %.0fs %s and %.0fs for the wait it makes, against a %llds wait target)",
 		 (long long)(best / 1000), bridged, m, (long long)(min_ms / 1000), best_cost,
 		 cost_s(g, sum, m, min_ms, release_s), (long long)(min_ms / 1000),
-		 cost_s(g, sum, m, max_ms, release_s), (long long)(max_ms / 1000), boot_s, wait_s,
+		 cost_s(g, sum, m, max_ms, release_s), (long long)(max_ms / 1000), boot_s,
+		 setup_ms > 0 ? "boot and handler setup" : "boot", wait_s,
 		 (long long)(wait_target_ms / 1000));
 	free(sum);
 	return best;

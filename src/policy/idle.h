@@ -3,8 +3,10 @@
  * alike.
  *
  * An instance that went idle at the start of a gap g and is held for T
- * costs its price for min(g, T). Released at T < g, it costs a boot when
- * the next job comes (billed), and that job waits the boot: the wait is
+ * costs its price for min(g, T). Released at T < g, it costs a cold start
+ * when the next job comes (billed): a boot, and a resident handler's
+ * setup (setup_ms, the longest of the types'; a warm handler is worth
+ * holding longer when it is long). That job waits the cold start: the wait is
  * priced at the instance's rate times the share of the lane's wait target
  * it takes, at most all of it (a boot that takes a tenth of the target
  * costs a tenth of its seconds; one as long as the target or longer, all
@@ -22,7 +24,7 @@
  * cost, so they do not move the choice. gaps is sorted (so the same
  * gaps serve one offer after another). why gets one
  * line with the figures behind the choice, for `ebb fleet`. */
-int64_t idle_timeout_auto(int64_t *gaps, size_t n, int64_t boot_ms, int64_t wait_target_ms, int64_t min_ms,
-			  int64_t max_ms, char *why, size_t why_size);
+int64_t idle_timeout_auto(int64_t *gaps, size_t n, int64_t boot_ms, int64_t setup_ms, int64_t wait_target_ms,
+			  int64_t min_ms, int64_t max_ms, char *why, size_t why_size);
 
 #endif

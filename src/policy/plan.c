@@ -247,9 +247,9 @@ struct candidate {
 #define MAX_CANDIDATES 128
 
 double plan_cost_per_work_s(const struct offer *o, enum market m, int64_t checkpoint_every_ms,
-			    double run_ref_s, double job_ref_s)
+			    double run_ref_s, double job_ref_s, double setup_s)
 {
-	double speed = o->speed > 0 ? o->speed : 1, run_s, boot_s = (double)o->boot_ms / 1000.0, lost_s = 0;
+	double speed = o->speed > 0 ? o->speed : 1, run_s, boot_s = (double)o->boot_ms / 1000.0 + setup_s, lost_s = 0;
 
 	/* Jobs estimated at 0 s still take a launch: priced as a second of
 	 * work, not divided by zero. */
@@ -287,7 +287,7 @@ static double cost_per_work_s(const struct planner *p, const struct plan_class *
 	double hold_s = p->v->idle_timeout_ms ? (double)p->v->idle_timeout_ms[k] / 1000.0 : 0;
 	double tail = price_of(o, m) / 3600.0 * hold_s / (run_ref_s > 1 ? run_ref_s : 1);
 
-	return (plan_cost_per_work_s(o, m, p->s->checkpoint_every_ms, run_ref_s, job_ref_s) + tail) /
+	return (plan_cost_per_work_s(o, m, p->s->checkpoint_every_ms, run_ref_s, job_ref_s, c->setup_s) + tail) /
 	       (double)jobs_on(p, c, o->gpus);
 }
 
@@ -521,8 +521,10 @@ static double busy_remaining_s(const struct planner *p, const struct plan_instan
 								     : 0;
 }
 
-/* Seconds of work an instance can take on within the next target_s. */
-static double capacity_within(const struct planner *p, const struct plan_instance *i, double target_s)
+/* Seconds of work an instance can take on within the next target_s; one
+ * still booting starts its handler's setup_s after. */
+static double capacity_within(const struct planner *p, const struct plan_instance *i, double target_s,
+			      double setup_s)
 {
 	double boot_left, c = target_s;
 
@@ -533,7 +535,7 @@ static double capacity_within(const struct planner *p, const struct plan_instanc
 	case INST_REQUESTED:
 	case INST_BOOTING:
 		boot_left = (double)(offer_of(p, i)->boot_ms - (p->v->now_ms - i->launched_ms)) / 1000.0;
-		c = target_s - (boot_left > 0 ? boot_left : 0);
+		c = target_s - (boot_left > 0 ? boot_left : 0) - setup_s;
 		break;
 	default:
 		break;
@@ -582,6 +584,8 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 
 	if ((boot_s = fastest_boot_s(p, c, &speed)) < 0)
 		return;
+	/* A launch takes jobs once its handler is ready too: the cold start. */
+	boot_s += c->setup_s;
 	p->team = p->s->nteams ? plan_team_of(p, c->team) : -1;
 	p->team_gpus = c->gpus > 1 ? c->gpus : 1;
 	for (int o = 0; o < p->v->noffers; o++)
@@ -617,7 +621,7 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 		 * take them: two divisions, for each instance of each plan. */
 		beside = busy && p->v->packs ? jobs_on(p, c, i->free_gpus) : 0;
 		slots = busy ? beside : jobs_on(p, c, offer_of(p, i)->gpus);
-		cap = capacity_within(p, i, horizon_s);
+		cap = capacity_within(p, i, horizon_s, c->setup_s);
 		/* A busy one whose job outlasts the horizon takes none of these
 		 * jobs within it, but on its free GPUs: it must not stand in
 		 * for a launch. */
@@ -643,10 +647,10 @@ static void scale_up(struct planner *p, const struct plan_class *c)
 			need = jobs - matched;
 		if (!p->v->no_reasons)
 			snprintf(why, sizeof why,
-			 "lane %s: %lld jobs queued%s, %.0f s of work, cannot drain within a %.0f s boot and its"
+			 "lane %s: %lld jobs queued%s, %.0f s of work, cannot drain within a %.0f s %s and its"
 			 " %.0f s wait target with %lld instances up or booting", c->lane, (long long)c->jobs,
 			 jobs > c->jobs ? expected_note(jobs - c->jobs, note, sizeof note) : "", work_s, boot_s,
-			 target_s, (long long)matched);
+			 c->setup_s > 0 ? "boot and handler setup" : "boot", target_s, (long long)matched);
 	}
 	if (need <= 0 && c->jobs > 0 && waiting_ms >= c->wait_target_ms && ready == 0) {
 		need = 1;

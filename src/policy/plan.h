@@ -31,6 +31,10 @@ struct plan_class {
 	int64_t items;          /* units of work of those jobs, summed */
 	double work_s;          /* estimated run time on the reference GPU, summed */
 	int64_t oldest_ms;      /* submit time of the oldest of them */
+	/* The longest resident handler setup among its jobs' types
+	 * (classes_setup_ms()): a launch's cold start is its offer's boot
+	 * plus this. */
+	double setup_s;
 	int64_t wait_target_ms; /* the lane's wait target */
 	/* The rate at which the class's jobs and work arrived lately,
 	 * weighted by exp(-age / arrival_window): what is expected to keep
@@ -207,11 +211,12 @@ struct plan_result {
 void plan(const struct plan_view *v, struct plan_result *out);
 
 /* Expected USD per second of reference work on offer o and market m, for
- * an instance that will do run_ref_s of it in jobs of job_ref_s: its boot
- * is billed, it runs at o->speed, and on spot each reclaim loses half a
- * checkpoint interval (or half a job, if shorter) plus a new boot. The
- * price plan() compares offers by (docs/COST.md); 0 when m is not sold. */
+ * an instance that will do run_ref_s of it in jobs of job_ref_s: its cold
+ * start (boot and a resident handler's setup_s) is billed, it runs at
+ * o->speed, and on spot each reclaim loses half a checkpoint interval (or
+ * half a job, if shorter) plus a new cold start. The price plan() compares
+ * offers by (docs/COST.md); 0 when m is not sold. */
 double plan_cost_per_work_s(const struct offer *o, enum market m, int64_t checkpoint_every_ms,
-			    double run_ref_s, double job_ref_s);
+			    double run_ref_s, double job_ref_s, double setup_s);
 
 #endif

@@ -61,8 +61,8 @@ static int64_t strictest_wait_target_ms(const struct plan_settings *s)
 	return t;
 }
 
-void plan_idle_timeouts(const struct plan_settings *s, const struct offer *offers, int noffers, int64_t *gaps,
-			size_t n, int64_t *out_ms, int64_t *surplus_ms, char (*why)[PLAN_IDLE_WHY])
+void plan_idle_timeouts(const struct plan_settings *s, const struct offer *offers, int noffers, int64_t setup_ms,
+			int64_t *gaps, size_t n, int64_t *out_ms, int64_t *surplus_ms, char (*why)[PLAN_IDLE_WHY])
 {
 	const struct plan_idle_timeout *t = &s->idle_timeout;
 	int auto_surplus = surplus_ms && s->idle_surplus_ms == CONF_AUTO;
@@ -84,7 +84,7 @@ void plan_idle_timeouts(const struct plan_settings *s, const struct offer *offer
 			snprintf(line, PLAN_IDLE_WHY, "fixed: [scaler] idle_timeout");
 			out_ms[k] = t->ms;
 		} else {
-			out_ms[k] = idle_timeout_auto(gaps, n, offers[k].boot_ms, wait_target_ms, t->min_ms, t->max_ms,
+			out_ms[k] = idle_timeout_auto(gaps, n, offers[k].boot_ms, setup_ms, wait_target_ms, t->min_ms, t->max_ms,
 						      line, PLAN_IDLE_WHY);
 		}
 		if (!surplus_ms)
@@ -93,7 +93,7 @@ void plan_idle_timeouts(const struct plan_settings *s, const struct offer *offer
 			surplus_ms[k] = s->idle_surplus_ms;
 			continue;
 		}
-		surplus_ms[k] = idle_timeout_auto(pairs, npairs, offers[k].boot_ms, wait_target_ms,
+		surplus_ms[k] = idle_timeout_auto(pairs, npairs, offers[k].boot_ms, setup_ms, wait_target_ms,
 						  t->min_ms < out_ms[k] ? t->min_ms : out_ms[k], out_ms[k], surplus_why,
 						  sizeof surplus_why);
 		used = strlen(line);

@@ -29,8 +29,10 @@ void plan_settings_from_config(const struct config *cfg, struct plan_settings *o
 /* How many of the latest gaps auto looks at: serve reads that many from
  * its store, a replay keeps that many as jobs arrive. */
 #define PLAN_IDLE_GAPS 1000
-void plan_idle_timeouts(const struct plan_settings *s, const struct offer *offers, int noffers, int64_t *gaps,
-			size_t n, int64_t *out_ms, int64_t *surplus_ms, char (*why)[PLAN_IDLE_WHY]);
+/* setup_ms: the longest resident handler setup (classes_longest_setup_ms()),
+ * added to each offer's boot. */
+void plan_idle_timeouts(const struct plan_settings *s, const struct offer *offers, int noffers, int64_t setup_ms,
+			int64_t *gaps, size_t n, int64_t *out_ms, int64_t *surplus_ms, char (*why)[PLAN_IDLE_WHY]);
 
 /* The lane's rank (0 is served first), or -1 for a lane not in [queue]
  * lanes. */

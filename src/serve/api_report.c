@@ -233,7 +233,7 @@ static json_t *market_json(const struct config *cfg, const struct offer *live, e
 			   const struct offer_samples *x, double run_s, double job_s)
 {
 	const char *no = why_not(cfg, live, m);
-	double per_s = plan_cost_per_work_s(live, m, cfg->checkpoint_every_ms, run_s, job_s);
+	double per_s = plan_cost_per_work_s(live, m, cfg->checkpoint_every_ms, run_s, job_s, 0);
 	json_t *j = json_pack("{s:o, s:b, s:o, s:o, s:I, s:I}", "price", price_json(live->price[m]), "usable", !no,
 			      "why_not", no ? json_string(no) : json_null(), "usd_per_work_hour",
 			      maybe(live->price[m] >= 0, per_s * 3600.0), "launches", (json_int_t)x->launches[m],

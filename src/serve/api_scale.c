@@ -99,7 +99,7 @@ int api_scale(struct api_call *c)
 {
 	struct api *a = c->api;
 	struct decide_env e = {a->store, a->settings, a->offers, a->noffers, a->provider != NULL,
-			       &a->queue->preempts};
+			       &a->queue->preempts, a->workers};
 	struct decision_now *d = mem_calloc(1, sizeof *d);
 	struct snapshot *x = mem_alloc(sizeof *x);
 	struct desired *w = mem_calloc(1, sizeof *w);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/mem.h"
+#include "policy/classes.h"
 #include "policy/settings.h"
 #include "serve/estimates.h"
 
@@ -24,15 +25,26 @@ static int add_gap(void *arg, int64_t ms)
 	return 0;
 }
 
-int decide_idle_timeouts(struct store *st, const struct plan_settings *s, const struct offer *offers, int noffers,
-			 int64_t *out_ms, int64_t *surplus_ms, char (*why)[PLAN_IDLE_WHY], char *error,
-			 size_t error_size)
+void decide_setups(const struct workers *w, const struct plan_settings *s, int64_t *out_ms)
 {
+	if (w) {
+		workers_setups(w, s->types, s->ntypes, out_ms);
+		return;
+	}
+	for (size_t k = 0; k < s->ntypes; k++)
+		out_ms[k] = -1;
+}
+
+int decide_idle_timeouts(struct store *st, const struct plan_settings *s, const int64_t *setups,
+			 const struct offer *offers, int noffers, int64_t *out_ms, int64_t *surplus_ms,
+			 char (*why)[PLAN_IDLE_WHY], char *error, size_t error_size)
+{
+	int64_t setup_ms = classes_longest_setup_ms(s, setups);
 	struct gaps *g;
 
 	/* Fixed timeouts need no gaps: no read. */
 	if (s->idle_timeout.ms != CONF_AUTO && s->idle_surplus_ms != CONF_AUTO) {
-		plan_idle_timeouts(s, offers, noffers, NULL, 0, out_ms, surplus_ms, why);
+		plan_idle_timeouts(s, offers, noffers, setup_ms, NULL, 0, out_ms, surplus_ms, why);
 		return 0;
 	}
 	if (!(g = mem_calloc(1, sizeof *g)) || store_recent_submits(st, PLAN_IDLE_GAPS + 1, add_gap, g) != 0) {
@@ -40,7 +52,7 @@ int decide_idle_timeouts(struct store *st, const struct plan_settings *s, const 
 		free(g);
 		return -1;
 	}
-	plan_idle_timeouts(s, offers, noffers, g->v, g->n, out_ms, surplus_ms, why);
+	plan_idle_timeouts(s, offers, noffers, setup_ms, g->v, g->n, out_ms, surplus_ms, why);
 	free(g);
 	return 0;
 }
@@ -59,10 +71,11 @@ int decide_now(const struct decide_env *e, int64_t now_ms, struct decision_now *
 	} else {
 		memcpy(d->offers, e->configured, (size_t)e->noffers * sizeof *d->offers);
 	}
-	if (decide_idle_timeouts(e->store, e->settings, d->offers, d->noffers, d->idle_timeout_ms, d->idle_surplus_ms,
-				 NULL, d->error, sizeof d->error) != 0)
+	decide_setups(e->workers, e->settings, d->setups);
+	if (decide_idle_timeouts(e->store, e->settings, d->setups, d->offers, d->noffers, d->idle_timeout_ms,
+				 d->idle_surplus_ms, NULL, d->error, sizeof d->error) != 0)
 		return -1;
-	if (view_build(&d->view, e->store, e->settings, now_ms, d->offers, d->noffers, e->preempts) != 0) {
+	if (view_build(&d->view, e->store, e->settings, d->setups, now_ms, d->offers, d->noffers, e->preempts) != 0) {
 		snprintf(d->error, sizeof d->error, "%s", d->view.error);
 		return -1;
 	}

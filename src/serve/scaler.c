@@ -79,7 +79,10 @@ int scaler_idle_timeouts(struct scaler *sc, const struct offer **offers, int *n,
 		snprintf(error, error_size, "%s", store_error(sc->env.store));
 		return -1;
 	}
-	return decide_idle_timeouts(sc->env.store, &sc->settings, *offers, *n, out_ms, surplus_ms, why, error,
+	int64_t setups[CONF_MAX_TYPES];
+
+	decide_setups(sc->env.workers, &sc->settings, setups);
+	return decide_idle_timeouts(sc->env.store, &sc->settings, setups, *offers, *n, out_ms, surplus_ms, why, error,
 				    error_size);
 }
 
@@ -416,7 +419,7 @@ static int run(struct scaler *sc, const struct listed *l)
 {
 	int64_t now = clock_now(sc->env.clock), started = clock_monotonic_ns();
 	struct decide_env e = {sc->env.store, &sc->settings, sc->env.offers, sc->env.noffers, 1,
-			       &sc->env.queue->preempts};
+			       &sc->env.queue->preempts, sc->env.workers};
 	struct decision_now *d = mem_calloc(1, sizeof *d); /* freed whole, whatever was filled */
 	int rc = -1;
 

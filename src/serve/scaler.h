@@ -33,6 +33,7 @@ struct scaler_env {
 	const struct offer *offers; /* the catalogue as configured */
 	int noffers;
 	struct histogram *run_seconds; /* each run's time; NULL: not measured */
+	const struct workers *workers; /* their handlers' setups count (decide.h) */
 };
 
 /* Adopts the live instances a previous serve left, and plans soon. */

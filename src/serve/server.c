@@ -203,7 +203,7 @@ static int start_scaler(struct server *s, char *err, size_t errsize)
 	struct scaler_env senv = {
 		.cfg = cfg, .clock = &s->clock, .base = s->base, .store = s->store, .batch = s->batch,
 		.queue = &s->queue, .fleet = &s->fleet, .offers = s->offers, .noffers = s->noffers,
-		.run_seconds = &s->metrics.scaler_run,
+		.run_seconds = &s->metrics.scaler_run, .workers = s->workers,
 	};
 
 	if (strcmp(cfg->provider_kind, "none") == 0)
@@ -373,6 +373,9 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 	else
 		snprintf(s->url, sizeof s->url, "%s://%.*s:%d", s->tls ? "https" : "http",
 			 (int)(strrchr(cfg->listen, ':') - cfg->listen), cfg->listen, httpd_port(s->httpd));
+	/* Before the scaler, which counts their handlers' setups. */
+	if (!(s->workers = mem_calloc(1, sizeof *s->workers)))
+		goto nomem;
 	if (leads && start_scaler(s, err, errsize) != 0)
 		return -1;
 	if (!(s->webhooks = webhooks_new(s->base, cfg)) ||
@@ -387,8 +390,7 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 	    !(s->logwait = jobwait_new(s->base, s->batch, api_logs_try, &s->api)) ||
 	    !(s->endwait = jobwait_new(s->base, s->batch, api_job_end_try, &s->api)) ||
 	    !(s->slices = slices_new(s->base, s->batch)) ||
-	    !(s->log_sweep = evtimer_new(s->base, on_log_sweep, s)) ||
-	    !(s->workers = mem_calloc(1, sizeof *s->workers)))
+	    !(s->log_sweep = evtimer_new(s->base, on_log_sweep, s)))
 		goto nomem;
 	timer_add_ms(s->log_sweep, LOG_SWEEP_MS);
 	s->api = (struct api){

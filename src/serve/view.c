@@ -109,6 +109,7 @@ static int add_demand(void *arg, const struct demand_row *r)
 
 	if (!c)
 		return VIEW_NOMEM;
+	classes_add_setup(c, classes_setup_ms(b->settings, b->setups, r->type));
 	classes_add_queued(c, r->priority, r->jobs, r->items,
 			   (double)r->est_s + (double)r->jobs_without_est * estimate_s(b->med, r->type, 0, b->settings),
 			   r->oldest_ms);
@@ -267,14 +268,15 @@ static int add_launch_work(void *arg, const struct offer_stat *stat)
 	return 0;
 }
 
-int view_build(struct view *v, struct store *st, const struct plan_settings *settings, int64_t now_ms,
-	       const struct offer *offers, int noffers, const struct preempts *preempts)
+int view_build(struct view *v, struct store *st, const struct plan_settings *settings, const int64_t *setups,
+	       int64_t now_ms, const struct offer *offers, int noffers, const struct preempts *preempts)
 {
 	struct fleet_walk fw = {.b = v, .st = st, .preempts = preempts};
 	struct launch_work lw = {.offers = offers, .noffers = noffers};
 
 	memset(v, 0, sizeof *v);
 	v->settings = settings;
+	v->setups = setups;
 	v->offers = offers;
 	v->noffers = noffers;
 	if (!(v->med = mem_calloc(1, sizeof *v->med)))

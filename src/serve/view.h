@@ -23,6 +23,7 @@ struct view {
 	int nfleet;
 	struct medians *med;
 	const struct plan_settings *settings;
+	const int64_t *setups;      /* view_build()'s */
 	const struct offer *offers; /* the offers in force */
 	int noffers;
 	uint64_t over_budget; /* bit t: team t spent its monthly budget */
@@ -33,9 +34,11 @@ struct view {
 /* Reads everything plan() looks at (but the offers and the settings) from
  * the store: 0, or -1 with the reason in v->error (a store error, or
  * memory). Free it with view_free(), whatever it returned. */
-/* preempts: the jobs asked to stop already (NULL: none). */
-int view_build(struct view *v, struct store *st, const struct plan_settings *settings, int64_t now_ms,
-	       const struct offer *offers, int noffers, const struct preempts *preempts) STORE_CHECK;
+/* setups: the handlers' measured setups, for each of the settings' types
+ * (NULL: none; policy/classes.h); preempts: the jobs asked to stop
+ * already (NULL: none). */
+int view_build(struct view *v, struct store *st, const struct plan_settings *settings, const int64_t *setups,
+	       int64_t now_ms, const struct offer *offers, int noffers, const struct preempts *preempts) STORE_CHECK;
 void view_free(struct view *v);
 
 #endif

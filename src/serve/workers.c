@@ -31,6 +31,20 @@ json_t *workers_handlers_json(const struct worker_seen *s)
 	return list;
 }
 
+void workers_setups(const struct workers *w, const struct type_conf *types, size_t ntypes, int64_t *out_ms)
+{
+	for (size_t k = 0; k < ntypes; k++) {
+		out_ms[k] = -1;
+		for (int i = 0; i < w->n; i++) {
+			for (int h = 0; h < w->at[i].nhandlers; h++) {
+				const struct handler_seen *s = &w->at[i].handlers[h];
+				if (s->setup_ms > out_ms[k] && strcmp(s->type, types[k].name) == 0)
+					out_ms[k] = s->setup_ms;
+			}
+		}
+	}
+}
+
 const struct worker_seen *workers_find(const struct workers *w, const char *name)
 {
 	for (int i = 0; i < w->n; i++) {

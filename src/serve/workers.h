@@ -46,6 +46,11 @@ void workers_handlers(struct workers *w, const char *name, const struct handler_
 /* The handlers of s (NULL: none) as GET /v1/workers and /v1/fleet show
  * them: [{"type", "state", "setup_s"}]; NULL when out of memory. */
 json_t *workers_handlers_json(const struct worker_seen *s);
+/* For each of the types, the longest setup a worker heard from measured
+ * of its handler (out_ms[k]; -1: none yet): the scaler's cold start
+ * (policy/classes.h). Workers forgotten or from before serve started are
+ * not counted: their types' [type.NAME] setup stands in. */
+void workers_setups(const struct workers *w, const struct type_conf *types, size_t ntypes, int64_t *out_ms);
 /* The worker of that name, or NULL. */
 const struct worker_seen *workers_find(const struct workers *w, const char *name);
 

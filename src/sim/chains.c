@@ -42,7 +42,7 @@ static int pool_of(const struct sim *s, size_t k)
 			double c;
 			if (o->gpus < j->gpus || o->price[m] < 0)
 				continue;
-			c = plan_cost_per_work_s(o, (enum market)m, ckpt, PRICED_OVER_S, (double)j->duration_ms / 1000.0) *
+			c = plan_cost_per_work_s(o, (enum market)m, ckpt, PRICED_OVER_S, (double)j->duration_ms / 1000.0, 0) *
 			    sim_job_gpus(s, (int)k) / o->gpus;
 			if (c < best) {
 				best = c;

@@ -45,7 +45,8 @@ static void ebb_arrival(struct sim *s, int job)
 			oldest = 0;
 		memcpy(gaps, e->gaps + oldest, (n - oldest) * sizeof *gaps);
 		memcpy(gaps + (n - oldest), e->gaps, oldest * sizeof *gaps);
-		plan_idle_timeouts(st, s->opts->offers, s->opts->noffers, gaps, n, e->idle_timeout_ms,
+		plan_idle_timeouts(st, s->opts->offers, s->opts->noffers, classes_longest_setup_ms(st, NULL), gaps, n,
+				   e->idle_timeout_ms,
 				   e->idle_surplus_ms, NULL);
 	}
 }
@@ -212,7 +213,8 @@ static void ebb_start(struct sim *s)
 	e->fleet = sim_grown(NULL, 1, sizeof *e->fleet); /* grown with the instances */
 	e->last_submit = -1;
 	/* Before any gap: the fixed timeout, or auto's least. */
-	plan_idle_timeouts(st, s->opts->offers, s->opts->noffers, NULL, 0, e->idle_timeout_ms, e->idle_surplus_ms, NULL);
+	plan_idle_timeouts(st, s->opts->offers, s->opts->noffers, classes_longest_setup_ms(st, NULL), NULL, 0,
+			   e->idle_timeout_ms, e->idle_surplus_ms, NULL);
 	/* The floor it keeps at all times is up when the replay starts, as
 	 * always-on's fleet is: the warm pool. Made here, not as one of the
 	 * engine's looks: the first arrival is looked at at once. */

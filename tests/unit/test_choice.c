@@ -126,7 +126,7 @@ static int launched(const struct fx *f, int off, enum market m)
 static const char *per_item(const struct fx *f, int off, enum market m)
 {
 	double run_ref = f->cls.work_s / (double)f->cls.jobs; /* the view's job: need * job >= shortfall */
-	double usd = plan_cost_per_work_s(&f->offers[off], m, f->set.checkpoint_every_ms, run_ref, run_ref);
+	double usd = plan_cost_per_work_s(&f->offers[off], m, f->set.checkpoint_every_ms, run_ref, run_ref, 0);
 
 	return harness_fmt("%s %s $%.4f/item", f->offers[off].name, market_name(m),
 			   usd * f->cls.work_s / (double)f->cls.items);
@@ -225,8 +225,8 @@ static void test_spot_left_out_when_reclaims_make_it_dearer(void **state)
 	f->offers[x].boot_ms = 10 * MIN_MS;
 	f->offers[x].reclaims_per_hour = 2;
 	f->set.checkpoint_every_ms = HOUR_MS;
-	spot = plan_cost_per_work_s(&f->offers[x], MARKET_SPOT, HOUR_MS, 3600, 3600);
-	od = plan_cost_per_work_s(&f->offers[x], MARKET_ONDEMAND, HOUR_MS, 3600, 3600);
+	spot = plan_cost_per_work_s(&f->offers[x], MARKET_SPOT, HOUR_MS, 3600, 3600, 0);
+	od = plan_cost_per_work_s(&f->offers[x], MARKET_ONDEMAND, HOUR_MS, 3600, 3600, 0);
 	assert_true(spot > od);
 	run(f);
 	EXPECT_LAUNCH(f, x, MARKET_SPOT, 0);

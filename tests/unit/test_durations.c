@@ -196,7 +196,7 @@ static void test_serve_and_sim_agree(void **state)
 		j.est_s = 77;
 		put(h, &j);
 	}
-	if (view_build(&v, h->st, &settings, 5000000, NULL, 0, NULL) != 0)
+	if (view_build(&v, h->st, &settings, NULL, 5000000, NULL, 0, NULL) != 0)
 		fail_msg("view_build: %s", v.error);
 	assert_int(v.nclasses, TYPES + 2);
 	for (int c = 0; c < v.nclasses; c++) {

@@ -14,7 +14,7 @@
 
 static int64_t choose(int64_t *gaps, size_t n, int64_t boot_ms, int64_t target_ms, char *why, size_t size)
 {
-	return idle_timeout_auto(gaps, n, boot_ms, target_ms, MIN_MS, MAX_MS, why, size);
+	return idle_timeout_auto(gaps, n, boot_ms, 0, target_ms, MIN_MS, MAX_MS, why, size);
 }
 
 /* A 120 s boot and a wait target as long: a release costs the boot and
@@ -101,7 +101,7 @@ static void test_bounds(void **state)
 	/* Holding 1800 s of a 2400 s gap and then booting anyway: worse. */
 	assert_int(choose(gaps, 3, 3600 * S, 600 * S, why, sizeof why), MIN_MS);
 	/* min = max pins it. */
-	assert_int(idle_timeout_auto(gaps, 3, 120 * S, 600 * S, 5 * MIN_MS, 5 * MIN_MS, why, sizeof why),
+	assert_int(idle_timeout_auto(gaps, 3, 120 * S, 0, 600 * S, 5 * MIN_MS, 5 * MIN_MS, why, sizeof why),
 		   5 * MIN_MS);
 }
 

@@ -583,6 +583,52 @@ static void test_busy_counts_for_target_minus_remaining(void **state)
 	}
 }
 
+/* A resident handler's setup is part of a launch's cold start: 150 s of
+ * work queued, a 60 s boot, a 60 s target, and one instance busy for 100
+ * s more. Without a setup the horizon is 120 s: the busy one covers 20 s
+ * and the rest is launched for. With a 100 s setup the horizon is 220 s:
+ * the busy one, whose handler is warm, covers 120 s of it, and the job
+ * left over is better off waiting for it than for a 160 s cold start
+ * (ready before a launch would be): nothing is launched. */
+static void test_cold_start_counts_the_handler_setup(void **state)
+{
+	struct fx *f = fx_reset();
+	struct plan_class *c;
+
+	(void)state;
+	offer(f, "a", 1, 24, 1.0, 60 * S_MS);
+	c = demand(f, "standard", 1, 1, 2, 150, NOW - S_MS, 60 * S_MS);
+	busy(f, 1, 0, 100);
+	run(f);
+	EXPECT_ONE_LAUNCH(f, 0, 1);
+	EXPECT(f, strstr(f->r.actions[0].reason, "a 60 s boot and its 60 s wait target"));
+
+	c->setup_s = 100;
+	c->work_s = 300;
+	run(f);
+	EXPECT_ONE_LAUNCH(f, 0, 1);
+	EXPECT(f, strstr(f->r.actions[0].reason, "a 160 s boot and handler setup and its 60 s wait target"));
+	c->work_s = 110;
+	run(f);
+	EXPECT_INT(f, launched(&f->r, -1), 0);
+}
+
+/* The cost per item prices the setup as the boot is: billed on every
+ * launch, so it weighs more the less work a launch does. */
+static void test_cost_per_work_bills_the_setup(void **state)
+{
+	struct fx *f = fx_reset();
+	double cold, warm;
+
+	(void)state;
+	offer(f, "a", 1, 24, 3.6, 60 * S_MS);
+	warm = plan_cost_per_work_s(&f->offers[0], MARKET_ONDEMAND, 0, 100, 100, 0);
+	cold = plan_cost_per_work_s(&f->offers[0], MARKET_ONDEMAND, 0, 100, 100, 40);
+	/* $0.001 a second: (60 + 100) / 100 against (60 + 40 + 100) / 100. */
+	assert_true(fabs(warm - 0.0016) < 1e-9);
+	assert_true(fabs(cold - 0.0020) < 1e-9);
+}
+
 /* ---- several jobs per instance ---- */
 
 /* Four 1-GPU jobs of 50 s, a 60 s target, no boot (a horizon of 60 s),
@@ -1076,7 +1122,7 @@ static void test_jobs_of_no_work_launch_one(void **state)
 	EXPECT_INT(f, f->r.n, 1);
 	EXPECT_INT(f, f->r.actions[0].kind, ACTION_LAUNCH);
 	EXPECT_INT(f, f->r.actions[0].count, 1);
-	assert_true(isfinite(plan_cost_per_work_s(&f->offers[0], MARKET_ONDEMAND, 0, 0, 0)));
+	assert_true(isfinite(plan_cost_per_work_s(&f->offers[0], MARKET_ONDEMAND, 0, 0, 0, 0)));
 	/* Once one boots, no more. */
 	inst(f, 1, 0, INST_BOOTING)->launched_ms = NOW;
 	run(f);
@@ -1633,6 +1679,8 @@ int main(void)
 		cmocka_unit_test(test_launch_capped_at_the_jobs),
 		cmocka_unit_test(test_enough_capacity_launches_nothing),
 		cmocka_unit_test(test_booting_capacity_counts),
+		cmocka_unit_test(test_cold_start_counts_the_handler_setup),
+		cmocka_unit_test(test_cost_per_work_bills_the_setup),
 		cmocka_unit_test(test_no_second_launch_while_booting),
 		cmocka_unit_test(test_busy_counts_for_target_minus_remaining),
 		cmocka_unit_test(test_busy_past_the_target_holds_no_job),

@@ -203,20 +203,20 @@ static void test_idle_timeout_in_force(void **state)
 	(void)state;
 	config_defaults(&cfg, NULL);
 	plan_settings_from_config(&cfg, &st);
-	plan_idle_timeouts(&st, offers, 2, gaps, 3, ms, NULL, why);
+	plan_idle_timeouts(&st, offers, 2, 0, gaps, 3, ms, NULL, why);
 	assert_int(ms[0], 600000);
 	assert_int(ms[1], 600000);
 	assert_contains(why[1], "fixed");
 	assert_int(config_set(&cfg, "scaler", "idle_timeout", "auto", err, sizeof err), 0);
 	assert_int(config_set(&cfg, "lane.express", "wait_target", "1m", err, sizeof err), 0);
 	plan_settings_from_config(&cfg, &st);
-	plan_idle_timeouts(&st, offers, 2, gaps, 3, ms, NULL, why);
+	plan_idle_timeouts(&st, offers, 2, 0, gaps, 3, ms, NULL, why);
 	assert_int(ms[0], 60000);
 	assert_int(ms[1], 180000);
 	assert_contains(why[1], "auto");
 	assert_contains(why[1], "against a 60s wait target");
 	assert_int(plan_idle_timeout_longest(ms, 2), 180000);
-	plan_idle_timeouts(&st, offers, 2, NULL, 0, ms, NULL, NULL);
+	plan_idle_timeouts(&st, offers, 2, 0, NULL, 0, ms, NULL, NULL);
 	assert_int(ms[1], 60000);
 	config_free(&cfg);
 }
@@ -242,7 +242,7 @@ static void test_surplus_timeout_in_force(void **state)
 	assert_int(config_set(&cfg, "scaler", "idle_surplus_timeout", "auto", err, sizeof err), 0);
 	assert_int(config_set(&cfg, "lane.express", "wait_target", "1m", err, sizeof err), 0);
 	plan_settings_from_config(&cfg, &st);
-	plan_idle_timeouts(&st, offers, 2, gaps, 4, ms, surplus, why);
+	plan_idle_timeouts(&st, offers, 2, 0, gaps, 4, ms, surplus, why);
 	assert_int(ms[0], 600000);
 	assert_int(ms[1], 600000);
 	assert_int(surplus[0], 60000);
@@ -250,11 +250,11 @@ static void test_surplus_timeout_in_force(void **state)
 	assert_contains(why[1], "fixed: [scaler] idle_timeout; the other idle ones");
 	assert_contains(why[1], "holding 530s bridges 3 of the 3 gaps");
 	/* Before any gap: the least. */
-	plan_idle_timeouts(&st, offers, 2, NULL, 0, ms, surplus, NULL);
+	plan_idle_timeouts(&st, offers, 2, 0, NULL, 0, ms, surplus, NULL);
 	assert_int(surplus[1], 60000);
 	assert_int(config_set(&cfg, "scaler", "idle_surplus_timeout", "90s", err, sizeof err), 0);
 	plan_settings_from_config(&cfg, &st);
-	plan_idle_timeouts(&st, offers, 2, gaps, 4, ms, surplus, NULL);
+	plan_idle_timeouts(&st, offers, 2, 0, gaps, 4, ms, surplus, NULL);
 	assert_int(surplus[0], 90000);
 	assert_int(surplus[1], 90000);
 	config_free(&cfg);
