@@ -133,17 +133,28 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
 /* The most jobs r may be given at once. */
 static int most_jobs(const struct lease_request *r) { return r->max_jobs ? r->max_jobs : 1; }
 
-/* Leases up to max_jobs (at least one) into jobs: how many, or -1 on an
- * error (in err) before the first. An error after it ends the batch of
- * leases early: those taken are the worker's. */
-static int try_lease(struct waiter *w, struct job *jobs, struct ebb_error *err)
+/* Leases up to max_jobs (at least one) into jobs, of only's types if it
+ * names any: how many, or -1 on an error (in err) before the first. An
+ * error after it ends the batch of leases early: those taken are the
+ * worker's. */
+static int try_lease(struct waiter *w, const struct lease_types *only, struct job *jobs, struct ebb_error *err)
 {
 	int n = 0, max = most_jobs(&w->r), rc = 1;
 
-	while (n < max && (rc = queue_lease(w->lp->queue, &w->r.offer, w->r.worker, w->r.instance,
+	while (n < max && (rc = queue_lease(w->lp->queue, &w->r.offer, only, w->r.worker, w->r.instance,
 					    w->r.lease_ms, &jobs[n], err)) == 1)
 		n++;
 	return rc < 0 && n == 0 ? -1 : n;
+}
+
+/* The types of the handlers the worker keeps ready: where their next job
+ * goes first (docs/SCALING.md, "Warm handlers"). */
+static void warm_types(const struct lease_request *r, struct lease_types *t)
+{
+	t->n = 0;
+	for (int k = 0; k < r->nhandlers; k++)
+		if (r->handlers[k].ready)
+			t->names[t->n++] = r->handlers[k].type;
 }
 
 static void gone(struct request_keeper *k, int sent);
@@ -179,7 +190,7 @@ void longpoll_lease(struct longpoll *lp, struct request *req, const struct lease
 	w->keeper.gone = gone;
 	request_set_keeper(req, &w->keeper);
 	if (r->may_lease && !lp->stopping)
-		n = try_lease(w, jobs, &err);
+		n = try_lease(w, &(struct lease_types){.n = 0}, jobs, &err);
 	if (n < 0) {
 		request_reply(req, err.status, error_to_json(&err));
 	} else if (n > 0 || r->wait_ms <= 0 || lp->stopping) {
@@ -200,69 +211,84 @@ void longpoll_lease(struct longpoll *lp, struct request *req, const struct lease
 	free(jobs);
 }
 
+/* Offers the queued jobs to parked request w, those of only's types if
+ * it names any: 0, or -1 on a store error or no memory. */
+static int offer_to(struct longpoll *lp, struct waiter *w, const struct lease_types *only)
+{
+	struct queue *q = lp->queue;
+	struct ebb_error err;
+	struct job *jobs;
+	int rc;
+
+	/* A request that fits no queued class does not read the queue (the
+	 * tallies' classes, before the types at their limit and the teams'
+	 * room narrow them): a thousand one-GPU workers waiting behind a
+	 * backlog of two-GPU jobs cost a look at the classes each, per
+	 * commit. With several serves, another's job shows in the tallies by
+	 * its word (server.c, on_woken). */
+	if (!w->r.may_lease || !store_offer_may_fit(q->store, &w->r.offer))
+		return 0;
+	/* Asked of those that could lease only: a look at the socket each, a
+	 * thousand a commit, was most of what the waiters behind a backlog
+	 * cost. */
+	if (request_peer_gone(w->req)) {
+		/* A job leased to it would wait out its lease for nothing. */
+		unpark(w);
+		reply_none(w);
+		return 0;
+	}
+	/* Its instance may have been drained or terminated since it asked: a
+	 * job leased to a worker that is going away would wait out its lease
+	 * for nothing. */
+	if ((rc = fleet_may_lease(lp->fleet, w->r.instance)) < 0)
+		return -1;
+	if (!rc) {
+		w->r.may_lease = 0;
+		return 0;
+	}
+	if (!(jobs = mem_calloc((size_t)most_jobs(&w->r), sizeof *jobs)))
+		return -1;
+	if (batch_begin(lp->batch) != 0) {
+		free(jobs);
+		return -1;
+	}
+	rc = try_lease(w, only, jobs, &err);
+	batch_end(lp->batch, rc >= 0);
+	if (rc > 0) {
+		unpark(w);
+		reply_jobs(w, jobs, rc);
+	}
+	free(jobs);
+	return rc < 0 ? -1 : 0;
+}
+
 /* The batch's precommit subscriber: offers the queued jobs to the parked
- * requests, oldest first, when a job may have become leasable. */
+ * requests when a job may have become leasable. A worker whose handler of
+ * the next job's type is ready takes it first, as it needs no setup;
+ * then the others, oldest first. */
 static int dispatch(void *arg)
 {
 	struct longpoll *lp = arg;
 	struct queue *q = lp->queue;
-	struct ebb_error err;
 	struct waiter *w, *next;
+	struct lease_types warm;
 
 	while (q->ready_changed && lp->head) {
 		q->ready_changed = 0;
-		for (w = lp->head; w; w = next) {
-			struct job *jobs;
-			int rc;
-
-			next = w->next;
-			if (!w->r.may_lease)
-				continue;
-			/* A shared store's counts lag the other serves'. */
-			if (!store_shared(q->store) && store_count_in_state(q->store, JOB_QUEUED) == 0)
-				break;
-			/* Nor does a request that fits no queued class read the
-			 * queue (the tallies' classes, before the types at their
-			 * limit and the teams' room narrow them): a thousand
-			 * one-GPU workers waiting behind a backlog of two-GPU
-			 * jobs cost a look at the classes each, per commit. With
-			 * several serves, another's job shows in the tallies by
-			 * its word (server.c, on_woken). */
-			if (!store_offer_may_fit(q->store, &w->r.offer))
-				continue;
-			/* Asked of those that could lease only: a look at the
-			 * socket each, a thousand a commit, was most of what the
-			 * waiters behind a backlog cost. */
-			if (request_peer_gone(w->req)) {
-				/* A job leased to it would wait out its lease for nothing. */
-				unpark(w);
-				reply_none(w);
-				continue;
+		for (int pass = 0; pass < 2; pass++) {
+			for (w = lp->head; w; w = next) {
+				next = w->next;
+				/* A shared store's counts lag the other serves'. */
+				if (!store_shared(q->store) && store_count_in_state(q->store, JOB_QUEUED) == 0)
+					break;
+				warm_types(&w->r, &warm);
+				if (pass == 0 && warm.n == 0)
+					continue;
+				if (pass == 1)
+					warm.n = 0;
+				if (offer_to(lp, w, &warm) != 0)
+					return -1;
 			}
-			/* Its instance may have been drained or terminated
-			 * since it asked: a job leased to a worker that is
-			 * going away would wait out its lease for nothing. */
-			if ((rc = fleet_may_lease(lp->fleet, w->r.instance)) < 0)
-				return -1;
-			if (!rc) {
-				w->r.may_lease = 0;
-				continue;
-			}
-			if (!(jobs = mem_calloc((size_t)most_jobs(&w->r), sizeof *jobs)))
-				return -1;
-			if (batch_begin(lp->batch) != 0) {
-				free(jobs);
-				return -1;
-			}
-			rc = try_lease(w, jobs, &err);
-			batch_end(lp->batch, rc >= 0);
-			if (rc > 0) {
-				unpark(w);
-				reply_jobs(w, jobs, rc);
-			}
-			free(jobs);
-			if (rc < 0)
-				return -1;
 		}
 	}
 	q->ready_changed = 0;

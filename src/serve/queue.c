@@ -152,7 +152,16 @@ static int add_running(void *arg, const struct job_count *c)
 	return 0;
 }
 
-int queue_lease(struct queue *q, const struct lease_offer *offer, const char *worker,
+/* Is the job of one of the types? */
+static int of_types(const struct job *j, const struct lease_types *t)
+{
+	for (int k = 0; k < t->n; k++)
+		if (strcmp(j->type, t->names[k]) == 0)
+			return 1;
+	return 0;
+}
+
+int queue_lease(struct queue *q, const struct lease_offer *offer, const struct lease_types *only, const char *worker,
 		int64_t instance, int64_t lease_ms, struct job *out, struct ebb_error *err)
 {
 	struct lease_offer o = *offer;
@@ -205,6 +214,10 @@ int queue_lease(struct queue *q, const struct lease_offer *offer, const char *wo
 		return 0;
 	if (rc != 0)
 		return failed(q, err);
+	if (only->n > 0 && !of_types(out, only)) {
+		job_free(out);
+		return 0;
+	}
 	ready_ms = out->updated_ms; /* it became ready then: queued, due or requeued */
 	out->state = JOB_LEASED;
 	out->attempts++;

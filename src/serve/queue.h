@@ -16,6 +16,7 @@
 #include "common/error.h"
 #include "serve/attempts.h"
 #include "serve/preempt.h"
+#include "serve/workers.h"
 #include "store/store.h"
 
 struct histogram;
@@ -70,10 +71,17 @@ void queue_ready_changed(struct queue *q);
 int queue_submit(struct queue *q, struct job *job, int64_t delay_ms, int *existed,
 		 struct ebb_error *err);
 
-/* 1 and the leased job in out, 0 when nothing fits, -1 on error. The
- * lease names the worker and the instance it runs on (0: a worker ebb did
- * not launch). */
-int queue_lease(struct queue *q, const struct lease_offer *offer, const char *worker,
+/* The types a lease is for only, or none (n 0): a worker's warm handlers
+ * take the next job in lease order only when it is theirs. */
+struct lease_types {
+	const char *names[WORKER_HANDLERS_MAX];
+	int n;
+};
+
+/* 1 and the leased job in out, 0 when nothing fits (or the first that
+ * fits is of none of only's types), -1 on error. The lease names the
+ * worker and the instance it runs on (0: a worker ebb did not launch). */
+int queue_lease(struct queue *q, const struct lease_offer *offer, const struct lease_types *only, const char *worker,
 		int64_t instance, int64_t lease_ms, struct job *out, struct ebb_error *err);
 
 int queue_get(struct queue *q, int64_t id, const char *team, struct job *out,
