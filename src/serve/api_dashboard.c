@@ -1,9 +1,10 @@
 /* GET /v1/dashboard: what the dashboard page shows, in one reply (API.md,
  * docs/DASHBOARD.md): the queue by lane, the fleet by offer and market,
- * the spend rate now, money and items today, this month and in all, the
- * spot share, idle GPU-hours, the alerts firing, the last decisions, the
- * teams, and the last hours of the queue and the fleet. The figures are
- * the snapshot's (snapshot.h), as /metrics has them. */
+ * the live instances with their resident handlers, the spend rate now,
+ * money and items today, this month and in all, the spot share, idle
+ * GPU-hours, the alerts firing, the last decisions, the teams, and the
+ * last hours of the queue and the fleet. The figures are the snapshot's
+ * (snapshot.h), as /metrics has them. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,7 +43,8 @@ static json_t *queue_json(const struct snapshot *x)
 			 (json_int_t)x->states[JOB_LEASED]);
 }
 
-static json_t *fleet_json(const struct snapshot *x)
+/* instances: the live ones, as GET /v1/fleet lists them. */
+static json_t *fleet_json(const struct snapshot *x, json_t *instances)
 {
 	json_t *offers = json_array();
 	int64_t live = 0, spot = 0, busy = 0, idle = 0;
@@ -61,7 +63,8 @@ static json_t *fleet_json(const struct snapshot *x)
 		busy += r->inst[INST_BUSY];
 		idle += r->inst[INST_IDLE];
 	}
-	return json_pack("{s:o, s:I, s:I, s:I, s:o, s:f}", "offers", offers, "live", (json_int_t)live, "busy",
+	return json_pack("{s:o, s:o, s:I, s:I, s:I, s:o, s:f}", "offers", offers, "instances", instances, "live",
+			 (json_int_t)live, "busy",
 			 (json_int_t)busy, "idle", (json_int_t)idle, "spot_share", ratio((double)spot, (double)live),
 			 "spend_per_hour", x->spend_per_hour);
 }
@@ -97,6 +100,19 @@ static json_t *teams_json(const struct snapshot *x, const struct team_state *ts)
 	return teams;
 }
 
+struct live_list {
+	const struct api *api;
+	json_t *instances;
+	int64_t now_ms;
+};
+
+static int add_live(void *arg, const struct instance *inst)
+{
+	struct live_list *l = arg;
+
+	return json_array_append_new(l->instances, api_instance_json(l->api, inst, l->now_ms));
+}
+
 static int add_decision(void *arg, const struct decision *d)
 {
 	json_array_append_new(arg, json_pack("{s:f, s:s, s:s, s:s}", "at", (double)d->at_ms / 1000.0, "kind", d->kind,
@@ -126,18 +142,23 @@ int api_dashboard(struct api_call *c)
 	struct api *a = c->api;
 	struct snapshot *x = mem_alloc(sizeof *x);
 	json_t *decisions = json_array(), *tuning = NULL;
+	struct live_list live = {.api = a, .instances = json_array()};
 	struct team_state ts = {0};
 	struct ebb_error err;
 	int rc;
 
 	if (!x) {
 		json_decref(decisions);
+		json_decref(live.instances);
 		error_set(&err, 500, "out_of_memory", NULL, ERROR_OUT_OF_MEMORY);
 		return api_fail(c, &err);
 	}
 	if ((rc = snapshot_take(x, &a->snap)) == 0 &&
 	    (rc = store_decision_list(a->store, INT64_MAX, DECISIONS, add_decision, decisions)) == 0)
 		rc = team_state_read(&ts, a->store, a->cfg, x->now_ms);
+	live.now_ms = x->now_ms;
+	if (rc == 0)
+		rc = store_instance_list(a->store, add_live, &live);
 	if (rc == 0)
 		rc = api_tuning_last(c, &tuning);
 	if (rc != 0) {
@@ -145,11 +166,12 @@ int api_dashboard(struct api_call *c)
 		team_state_free(&ts);
 		free(x);
 		json_decref(decisions);
+		json_decref(live.instances);
 		return api_store_failed(c);
 	}
 	request_reply(c->req, 200,
 		      json_pack("{s:f, s:o, s:o, s:{s:o, s:o, s:o}, s:o, s:o, s:o, s:o, s:o}", "at", (double)x->now_ms / 1000.0,
-				"queue", queue_json(x), "fleet", fleet_json(x), "money", "today",
+				"queue", queue_json(x), "fleet", fleet_json(x, live.instances), "money", "today",
 				money_json(&x->money[SNAP_TODAY]), "month", money_json(&x->money[SNAP_MONTH]), "all",
 				money_json(&x->money[SNAP_ALL]), "alerts", firing(a), "decisions", decisions, "teams",
 				teams_json(x, &ts), "history", history_json(a->history), "tuning", tuning));

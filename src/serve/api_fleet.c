@@ -103,28 +103,34 @@ int api_leave(struct api_call *c)
 	return 0;
 }
 
+json_t *api_instance_json(const struct api *a, const struct instance *inst, int64_t now_ms)
+{
+	char name[32];
+	json_t *row = instance_to_json(inst, now_ms), *handlers;
+
+	snprintf(name, sizeof name, "i-%lld", (long long)inst->id);
+	handlers = workers_handlers_json(workers_find(a->workers, name));
+	if (!row || !handlers || json_object_set_new(row, "handlers", handlers) != 0) {
+		json_decref(row);
+		return NULL;
+	}
+	return row;
+}
+
 struct fleet_list {
-	const struct workers *workers;
+	const struct api *api;
 	json_t *instances;
 	int64_t now_ms;
 	int n;
 	int64_t last_id;
 };
 
-/* An instance, with the resident handlers its worker keeps. */
 static int add_instance(void *arg, const struct instance *inst)
 {
 	struct fleet_list *l = arg;
-	char name[32];
-	json_t *row = instance_to_json(inst, l->now_ms), *handlers;
 
-	snprintf(name, sizeof name, "i-%lld", (long long)inst->id);
-	handlers = workers_handlers_json(workers_find(l->workers, name));
-	if (!row || !handlers || json_object_set_new(row, "handlers", handlers) != 0 ||
-	    json_array_append_new(l->instances, row) != 0) {
-		json_decref(row);
+	if (json_array_append_new(l->instances, api_instance_json(l->api, inst, l->now_ms)) != 0)
 		return -1;
-	}
 	l->n++;
 	l->last_id = inst->id;
 	return 0;
@@ -183,7 +189,7 @@ static json_t *idle_timeouts_json(struct scaler *sc)
 int api_fleet(struct api_call *c)
 {
 	struct api *a = c->api;
-	struct fleet_list l = {.workers = a->workers, .instances = json_array(), .now_ms = clock_now(a->clock)};
+	struct fleet_list l = {.api = a, .instances = json_array(), .now_ms = clock_now(a->clock)};
 	json_t *reply, *idle = NULL, *next = NULL;
 	int64_t instance_ms = 0, job_ms = 0;
 	int rc = list_instances(c, &l, &next);

@@ -115,6 +115,10 @@ int api_logs_read(struct api_call *c);
 int api_register(struct api_call *c);
 int api_leave(struct api_call *c);
 int api_fleet(struct api_call *c);
+/* Instance inst as GET /v1/fleet lists it: instance_to_json() with the
+ * resident handlers its worker keeps (also the dashboard's); NULL out of
+ * memory. */
+json_t *api_instance_json(const struct api *a, const struct instance *inst, int64_t now_ms);
 int api_decisions(struct api_call *c);
 int api_drain(struct api_call *c);
 int api_reclaim(struct api_call *c);

@@ -1,8 +1,9 @@
 /* The dashboard at / in headless Chromium (Debian's chromium, driven over
  * its DevTools protocol through a pipe: cdp.h), against a real serve whose
  * local instances ran real jobs: the page asks for the token once, shows
- * the numbers the API shows, follows the queue when it changes, fits a
- * phone's width, and reports no error (console, exceptions, a refused or
+ * the numbers the API shows, follows the queue when it changes, shows
+ * each instance's resident handlers with their setup times, fits a phone's
+ * width, and reports no error (console, exceptions, a refused or
  * missing resource); its jobs view lists jobs in each state with their
  * progress, cost and wait, filters them, pages them, and shows one job's
  * fields, its attempts, and its log as it comes. EBB_SCREENSHOT=FILE keeps a
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cdp.h"
@@ -210,6 +212,71 @@ static void the_page_against_the_api(void **state)
 	assert_true(cdp_eval_true(c, "[...document.querySelectorAll('main > section')].every(e =>"
 					     " e.hidden || e.getBoundingClientRect().right <= window.innerWidth + 1)"));
 	screenshot(c, harness_fmt("%s/phone.png", harness_tmpdir()));
+	no_errors(c);
+}
+
+/* The setup time GET /v1/fleet shows of the first instance's handler,
+ * and that instance's id into id; -1 before its handler is ready. */
+static double fleet_setup(struct harness_server *s, char *id, size_t size)
+{
+	json_t *r = harness_get(s, "/v1/fleet");
+	double setup = -1;
+
+	if (json_is_number(harness_jget(r, "instances.0.handlers.0.setup_s"))) {
+		setup = JNUM(r, "instances.0.handlers.0.setup_s");
+		snprintf(id, size, "%lld", (long long)JINT(r, "instances.0.id"));
+	}
+	json_decref(r);
+	return setup;
+}
+
+/* A live instance's resident handler: a payload job of type embed runs on
+ * a real local instance, whose worker keeps the handler (a setup of 1 s,
+ * then ready); the page's instances show it ready, with the setup time
+ * GET /v1/fleet has, in that instance's row. */
+static void an_instance_s_handler(void **state)
+{
+	const char *handler = harness_fmt("%s/embed.sh", harness_tmpdir());
+	struct harness_server *s;
+	struct cdp *c = &browser;
+	char buf[400], id[32];
+	double setup, shown;
+	int64_t job;
+
+	(void)state;
+	harness_write_file(handler, "#!/bin/sh\n"
+				    "sleep 1\n"
+				    "echo ready >&$EBB_CONTROL_FD\n"
+				    "while read -r line; do\n"
+				    "  case $line in cancel*) continue ;; esac\n"
+				    "  echo done >&$EBB_CONTROL_FD\n"
+				    "done\n");
+	if (chmod(handler, 0755) != 0)
+		fail_msg("chmod %s", handler);
+	s = harness_serve(harness_fmt("[provider]\nkind = local\n[local]\ngpus = 0\n"
+				      "[scaler]\ninterval = 200ms\nmax_instances = 1\nidle_timeout = 10m\n"
+				      "[type.embed]\nhandler = '%s'\n",
+				      handler),
+			  HARNESS_TOKENS);
+	harness_own_workers(s);
+	job = harness_submit(s, "{\"type\": \"embed\", \"payload\": {\"text\": \"hello\"}}");
+	WAIT_FOR(s, 60000, harness_job_is(s, job, "succeeded"), "the payload job did not succeed");
+	/* The worker tells serve of its handler on its next lease request. */
+	WAIT_FOR(s, 30000, (setup = fleet_setup(s, id, sizeof id)) >= 0,
+		 "GET /v1/fleet does not show the instance's handler ready");
+	assert_true(setup >= 1.0);
+
+	cdp_start(c, harness_tmpdir());
+	cdp_navigate(c, harness_fmt("%s/", s->url));
+	give_token(s, c, "board");
+	wait_text(s, c, harness_fmt("#instances tr[data-instance=\"%s\"] td:nth-child(1)", id), id);
+	wait_text(s, c, harness_fmt("#instances tr[data-instance=\"%s\"] td:nth-child(4)", id), "idle");
+	/* "embed ready (1.0 s)": the setup to a tenth of a second. */
+	text_of(c, harness_fmt("#instances tr[data-instance=\"%s\"] td:nth-child(6)", id), buf, sizeof buf);
+	if (sscanf(buf, "embed ready (%lf s)", &shown) != 1 || strcmp(buf, harness_fmt("embed ready (%.1f s)", shown)) != 0)
+		fail_msg("the instance's handlers show '%s', not 'embed ready (N s)'", buf);
+	assert_true(fabs(shown - setup) <= 0.051);
+	assert_true(cdp_eval_true(c, "document.querySelectorAll('#instances tbody tr').length === 1"));
 	no_errors(c);
 }
 
@@ -548,6 +615,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(the_page_against_the_api),
+		T(an_instance_s_handler),
 		T(the_jobs_and_a_job),
 		T(a_job_s_attempts_and_its_log),
 		T(open_api_no_token),

@@ -34,6 +34,12 @@ function span(s) {
   }
 }
 
+// An instance's resident handlers: "embed ready (3.1 s)", "embed starting".
+function handlers(list) {
+  return list.map((h) => h.type + " " + h.state +
+    (h.setup_s === null ? "" : " (" + (h.setup_s < 60 ? h.setup_s.toFixed(1) + " s" : span(h.setup_s)) + ")")).join(", ");
+}
+
 function clock(t) {
   return new Date(t * 1000).toISOString().slice(11, 19) + "Z";
 }
@@ -89,6 +95,8 @@ function showTables(d) {
         {lane: l.name})));
   fill($("fleet").tBodies[0], d.fleet.offers.map((o) =>
     row([o.offer, o.market, o.requested, o.booting, o.idle, o.busy, o.draining], {offer: o.offer, market: o.market})));
+  fill($("instances").tBodies[0], d.fleet.instances.map((i) =>
+    row([i.id, i.offer, i.market, i.state, i.job === null ? "-" : i.job, handlers(i.handlers)], {instance: i.id})));
   set("fleet-sum", d.fleet.live + " live: " + d.fleet.busy + " busy, " + d.fleet.idle + " idle");
   $("teams-section").hidden = d.teams.length === 0;
   fill($("teams").tBodies[0], d.teams.map((t) =>
