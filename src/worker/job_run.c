@@ -176,6 +176,23 @@ static void woken(struct run *r)
 		r->lost = 1;
 }
 
+/* The fail report that replaces a complete serve refused as too large
+ * (its reason, serve's message), asking for the next job as it did;
+ * complete is released. */
+static json_t *too_large(struct run *r, json_t *complete, json_t *message)
+{
+	const char *why = json_string_value(message);
+	json_t *fail = json_pack("{s:s, s:b, s:i}", "error", why ? why : "result: over serve's [queue] result_max",
+				 "retry", 0, "exit", 0), *next = json_object_get(complete, "next");
+
+	log_warn("result refused as too large", "worker=%s job=%lld reason=\"%s\"", r->w->name, (long long)r->id,
+		 json_string_value(json_object_get(fail, "error")));
+	if (next)
+		json_object_set(fail, "next", next);
+	json_decref(complete);
+	return fail;
+}
+
 /* The end of a run must reach serve, or the job runs again once its lease
  * expires: while serve is out of reach, try again, until orphaned. With
  * ask_next, the report asks for the worker's next job too (one round trip
@@ -197,6 +214,16 @@ static void job_report(struct run *r, const char *what, json_t *body, int ask_ne
 		int again = status == 400 && refused && strcmp(refused, "exit") == 0;
 		if (status == 200 && next)
 			r->next = json_incref(json_object_get(reply, "next"));
+		/* A result over serve's [queue] result_max, lowered since this
+		 * worker registered: the run fails as one over the limit the
+		 * worker knew does, not retried, rather than leave the job
+		 * leased until its lease expires. */
+		if (status == 413 && strcmp(what, "complete") == 0) {
+			body = too_large(r, body, json_object_get(json_object_get(reply, "error"), "message"));
+			what = "fail";
+			json_decref(reply);
+			continue;
+		}
 		json_decref(reply);
 		if (again && json_object_del(body, "exit") == 0)
 			continue;

@@ -146,6 +146,39 @@ static void complete_over_result_max_refused(void **state)
 	free(body);
 }
 
+/* A worker that learnt a larger limit than serve's now (serve restarted
+ * with a lower result_max under it): the complete serve refuses becomes a
+ * failed run with serve's reason, not retried, rather than a job left
+ * leased until its lease expires. */
+static void limit_lowered_under_the_worker(void **state)
+{
+	int port = harness_free_port();
+	struct harness_server *s = harness_serve(harness_fmt("[server]\nlisten = 127.0.0.1:%d\n", port), 0);
+	const char *go = harness_fmt("%s/go", s->dir);
+	pid_t w = worker(s);
+	json_t *job;
+	int64_t id;
+	FILE *f;
+
+	(void)state;
+	id = harness_submit(s, harness_fmt("{\"command\": [\"sh\", \"-c\", \"while [ ! -e '%s' ]; do sleep 0.1; done; "
+					   "echo result '\\\"'$(head -c 1500 /dev/zero | tr '\\\\0' a)'\\\"' >&$EBB_CONTROL_FD\"]}",
+					   go));
+	WAIT_FOR(s, 60000, harness_job_is(s, id, "leased"), "the job was not leased");
+	assert_int(harness_server_stop(s), 0);
+	assert_non_null((f = fopen(s->conf, "a")));
+	fputs("[queue]\nresult_max = 1KiB\n", f);
+	fclose(f);
+	harness_server_start(s);
+	harness_write_file(go, "");
+	job = ended(s, id);
+	assert_string_equal(JSTR(job, "state"), "failed");
+	assert_int(JINT(job, "attempts"), 1);
+	assert_string_equal(JSTR(job, "error"), "result is 1502 bytes, over [queue] result_max (1024)");
+	json_decref(job);
+	assert_int(WEXITSTATUS(harness_stop_hand_worker(s, w, 10000)), 0);
+}
+
 static void wait_answers_at_the_end(void **state)
 {
 	struct harness_server *s = harness_serve(NULL, 0);
@@ -222,6 +255,7 @@ int main(void)
 		cmocka_unit_test_teardown(result_returned, harness_cleanup),
 		cmocka_unit_test_teardown(bad_results_fail_the_attempt, harness_cleanup),
 		cmocka_unit_test_teardown(complete_over_result_max_refused, harness_cleanup),
+		cmocka_unit_test_teardown(limit_lowered_under_the_worker, harness_cleanup),
 		cmocka_unit_test_teardown(wait_answers_at_the_end, harness_cleanup),
 		cmocka_unit_test_teardown(wait_sees_only_the_team, harness_cleanup),
 	};
