@@ -1178,6 +1178,111 @@ static void test_spot_only_offer_after_wait_target(void **state)
 	assert_int(r.jobs_done, 2);
 }
 
+/* ---- resident handlers ---- */
+
+/* Offer a by the second, with types x and z whose resident handlers take
+ * 50 s to set up, and y, plain (its jobs run as commands). */
+#define HANDLERS OFFER_A(PER_SECOND) \
+	"[type.x]\nhandler = run-x\nsetup = 50s\n[type.z]\nhandler = run-z\nsetup = 50s\n[type.y]\ngpu_share = 1\n"
+
+/* Three 100 s jobs of x at 0 s on always-on's one warm instance: the
+ * first starts x's handler, 50 s, and the two after find it ready. They
+ * run 0-150, 150-250, 250-350 (waits 0, 150, 250): the replay ends at
+ * 350 s, all of it busy, the setup once. Of y, no setup: 300 s. ebb
+ * held to one instance launches it at 0, up at 100: 100 + 50 + 300 =
+ * 450 s, then its 10 minute idle timeout: 1,050 s. */
+static void test_handler_setup_once(void **state)
+{
+	struct sim_result r;
+
+	(void)state;
+	sim("submit_time_s,duration_s,job_class\n0,100,x\n0,100,x\n0,100,x\n", HANDLERS, "always-on:n=1", &r);
+	assert_int(r.jobs_done, 3);
+	assert_int(r.end_ms, 350000);
+	assert_near(r.cost_usd, 0.350);
+	assert_near(r.gpu_hours_busy, 350 / 3600.0);
+	assert_near(r.wait_p50_s, 150);
+	assert_near(r.wait_p99_s, 250);
+	sim_result_free(&r);
+	sim("submit_time_s,duration_s,job_class\n0,100,y\n0,100,y\n0,100,y\n", HANDLERS, "always-on:n=1", &r);
+	assert_int(r.end_ms, 300000);
+	assert_near(r.gpu_hours_busy, 300 / 3600.0);
+	assert_near(r.wait_p99_s, 200);
+	sim_result_free(&r);
+	sim("submit_time_s,duration_s,job_class\n0,100,x\n0,100,x\n0,100,x\n", HANDLERS,
+	    "ebb:scaler.max_instances=1", &r);
+	assert_int(r.cold_starts, 1);
+	assert_near(r.gpu_hours_busy, 350 / 3600.0);
+	assert_near(r.cost_usd, 1.050);
+	assert_near(r.wait_p99_s, 100 + 250);
+	sim_result_free(&r);
+}
+
+/* always-on's two instances: x's job at 0 s (100 s) goes to the first,
+ * which starts x's handler (ends at 150), z's (200 s) to the second (ends
+ * at 250). At 300 s a z job then an x job, 10 s each: in lease order z's
+ * first, which the second, ready for z, takes before the first, then x's
+ * on the first: no setup, both end at 310. Taken in the instances' order
+ * instead, each would start a handler and end at 360. Their GPUs are
+ * busy 150 + 250 + 10 + 10 s. */
+static void test_warm_instance_takes_its_type(void **state)
+{
+	const char *csv = "submit_time_s,duration_s,job_class\n0,100,x\n0,200,z\n300,10,z\n300,10,x\n";
+	struct sim_result r;
+
+	(void)state;
+	sim(csv, HANDLERS, "always-on:n=2", &r);
+	assert_int(r.jobs_done, 4);
+	assert_int(r.end_ms, 310000);
+	assert_near(r.gpu_hours_busy, 420 / 3600.0);
+	assert_near(r.cost_usd, 2 * 0.310);
+	assert_near(r.wait_p99_s, 0);
+	sim_result_free(&r);
+	/* A plain type has no handler to prefer: y at 300 s goes to the first
+	 * in their order, though it is ready for x, and x's job after it to
+	 * the second, ready for z: it sets x's handler up, ending at 360. */
+	sim("submit_time_s,duration_s,job_class\n0,100,x\n0,200,z\n300,10,y\n300,10,x\n", HANDLERS, "always-on:n=2",
+	    &r);
+	assert_int(r.end_ms, 360000);
+	assert_near(r.gpu_hours_busy, (150 + 250 + 10 + 60) / 3600.0);
+	sim_result_free(&r);
+}
+
+/* plan() is told each class's setup, as serve's view tells it: a launch
+ * is up after boot and setup, and a busy instance that ends within that
+ * longer horizon stands for one. Jobs with exact estimates: A (10 s) at
+ * 0 s, B (450 s) and C (250 s) at 400 s. ebb launches one for A at 0, up
+ * at 100. Of type y, A runs 100-110; at 400 the idle instance takes B (to
+ * 850), which outlasts the 400 s horizon (boot and the 300 s target): a
+ * second launch for C, up at 500, C runs to 750 (a 100 s wait). Of x,
+ * with a 200 s setup: A runs 100-310 (its setup first); at 400 the
+ * instance, ready for x, takes B at once; within the 600 s horizon B
+ * ends: no launch. C waits for it, nearer than a launch's boot and setup
+ * once its wait passes the target: it runs 850-1,100, a 450 s wait. */
+#define HANDLER_200 OFFER_A(PER_SECOND) "[type.x]\nhandler = run-x\nsetup = 200s\n"
+static void test_plan_sees_handler_setup(void **state)
+{
+	struct sim_result r;
+
+	(void)state;
+	sim("submit_time_s,duration_s,job_class,est_s\n0,10,y,10\n400,450,y,450\n400,250,y,250\n", HANDLER_200, "ebb",
+	    &r);
+	assert_int(r.cold_starts, 2);
+	assert_near(r.wait_p99_s, 100);
+	assert_near(r.gpu_hours_busy, (10 + 450 + 250) / 3600.0);
+	/* The first goes 10 minutes after B's end, the second after C's. */
+	assert_near(r.cost_usd, (850 + 600) * 0.001 + (750 + 600 - 400) * 0.001);
+	sim_result_free(&r);
+	sim("submit_time_s,duration_s,job_class,est_s\n0,10,x,10\n400,450,x,450\n400,250,x,250\n", HANDLER_200, "ebb",
+	    &r);
+	assert_int(r.cold_starts, 1);
+	assert_near(r.wait_p50_s, 100);
+	assert_near(r.wait_p99_s, 450);
+	assert_near(r.gpu_hours_busy, (210 + 450 + 250) / 3600.0);
+	assert_near(r.cost_usd, (1100 + 600) * 0.001);
+	sim_result_free(&r);
+}
+
 /* ---- properties on random traces ---- */
 
 static const char property_offers[] =
@@ -1960,6 +2065,9 @@ int main(void)
 		cmocka_unit_test(test_bound_cheapest_per_work),
 		cmocka_unit_test(test_unplaceable_jobs_are_left_out_alike),
 		cmocka_unit_test(test_spot_only_offer_after_wait_target),
+		cmocka_unit_test(test_handler_setup_once),
+		cmocka_unit_test(test_warm_instance_takes_its_type),
+		cmocka_unit_test(test_plan_sees_handler_setup),
 		cmocka_unit_test(test_bound_is_never_above_a_policy),
 		cmocka_unit_test(test_clairvoyant_wait_keeps_its_budget),
 		cmocka_unit_test(test_exact_estimates_are_the_oracle),
