@@ -1188,7 +1188,10 @@ static void test_spot_only_offer_after_wait_target(void **state)
 /* Three 100 s jobs of x at 0 s on always-on's one warm instance: the
  * first starts x's handler, 50 s, and the two after find it ready. They
  * run 0-150, 150-250, 250-350 (waits 0, 150, 250): the replay ends at
- * 350 s, all of it busy, the setup once. Of y, no setup: 300 s. ebb
+ * 350 s, all of it busy, the setup once. Of y, no setup: 300 s. A y
+ * job between two of x leaves x's handler ready (350 s again); a z job
+ * replaces it, and the x job after sets it up again: 150 + 150 + 150 s.
+ * ebb
  * held to one instance launches it at 0, up at 100: 100 + 50 + 300 =
  * 450 s, then its 10 minute idle timeout: 1,050 s. */
 static void test_handler_setup_once(void **state)
@@ -1208,6 +1211,13 @@ static void test_handler_setup_once(void **state)
 	assert_int(r.end_ms, 300000);
 	assert_near(r.gpu_hours_busy, 300 / 3600.0);
 	assert_near(r.wait_p99_s, 200);
+	sim_result_free(&r);
+	sim("submit_time_s,duration_s,job_class\n0,100,x\n0,100,y\n0,100,x\n", HANDLERS, "always-on:n=1", &r);
+	assert_int(r.end_ms, 350000);
+	sim_result_free(&r);
+	sim("submit_time_s,duration_s,job_class\n0,100,x\n0,100,z\n0,100,x\n", HANDLERS, "always-on:n=1", &r);
+	assert_int(r.end_ms, 450000);
+	assert_near(r.gpu_hours_busy, 450 / 3600.0);
 	sim_result_free(&r);
 	sim("submit_time_s,duration_s,job_class\n0,100,x\n0,100,x\n0,100,x\n", HANDLERS,
 	    "ebb:scaler.max_instances=1", &r);
