@@ -406,9 +406,10 @@ static void share_teams(struct sim *s)
 
 /* serve's warm preference: a job goes first to an instance whose
  * resident handler is of its type. Each open instance with one takes the
- * job it would take (the next in lease order that fits it) only if it is
- * of that type; passes repeat while one did, as a job taken can bring
- * another instance's type to the head. Those left go to the usual pass. */
+ * job serve's lease would give it (the next in lease order that fits it)
+ * only if it is of that type; passes repeat while one did, as a job taken
+ * can bring another instance's type to the head. Those left go to the
+ * usual pass. */
 static void dispatch_warm(struct sim *s)
 {
 	int took = 1;
@@ -421,7 +422,8 @@ static void dispatch_warm(struct sim *s)
 
 			if (i->state == S_GONE || i->warm < 0 || i->draining)
 				continue;
-			while (i->free_gpus > 0 && (job = job_for(s, k)) >= 0 && s->trace->jobs[job].type == i->warm) {
+			while (i->free_gpus > 0 && (job = sim_lease_next(s, i->free_gpus)) >= 0 &&
+			       s->trace->jobs[job].type == i->warm) {
 				start_job(s, k, job);
 				took = 1;
 			}
@@ -435,7 +437,9 @@ static void dispatch(struct sim *s)
 
 	if (s->nteams && s->queued > 0)
 		share_teams(s);
-	if (s->setup_ms)
+	/* A policy that picks each instance's job (sim_policy.take) picks
+	 * it alone. */
+	if (s->setup_ms && !s->kind->take)
 		dispatch_warm(s);
 
 	/* Over the open instances only, in index order: a long replay

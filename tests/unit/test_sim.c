@@ -1329,19 +1329,24 @@ static double uniform01(void) { return ((double)rand() + 0.5) / ((double)RAND_MA
 /* A trace of n jobs: bursts of a few jobs with short gaps, long gaps
  * between bursts, durations from seconds to hours (log-uniform), GPUs
  * mostly 1. max_gpus caps the GPUs of a job. */
-static char *random_trace(int n, int max_gpus)
+/* n jobs; with types, of types h1, h2 and plain, at random (the
+ * property configs' HANDLER_TYPES). */
+static char *random_trace(int n, int max_gpus, int types)
 {
 	static const int gpus[] = {1, 1, 1, 1, 2, 4, 8};
-	size_t cap = (size_t)n * 40 + 64, len = 0;
+	static const char *const type_names[] = {"h1", "h2", "plain"};
+	size_t cap = (size_t)n * 48 + 64, len = 0;
 	char *csv = malloc(cap);
 	double t = 0;
 
-	len += (size_t)snprintf(csv, cap, "submit_time_s,duration_s,gpus\n");
+	len += (size_t)snprintf(csv, cap, "submit_time_s,duration_s,gpus%s\n", types ? ",job_class" : "");
 	for (int k = 0; k < n; k++) {
 		int g = gpus[rand() % 7];
 		double d = rand() % 100 == 0 ? 0 : exp(log(1.0) + uniform01() * (log(3 * 3600.0) - log(1.0)));
 		t += rand() % 5 == 0 ? -log(uniform01()) * 1800 : -log(uniform01()) * 20;
-		len += (size_t)snprintf(csv + len, cap - len, "%.3f,%.3f,%d\n", t, d, g < max_gpus ? g : max_gpus);
+		len += (size_t)snprintf(csv + len, cap - len, "%.3f,%.3f,%d", t, d, g < max_gpus ? g : max_gpus);
+		len += (size_t)snprintf(csv + len, cap - len, "%s%s\n", types ? "," : "",
+					types ? type_names[rand() % 3] : "");
 	}
 	return csv;
 }
@@ -1389,7 +1394,7 @@ static void test_clairvoyant_wait_keeps_its_budget(void **state)
 	(void)state;
 	srand(20261128);
 	for (int trial = 0; trial < 20; trial++) {
-		char *csv = random_trace(20 + rand() % 181, 8);
+		char *csv = random_trace(20 + rand() % 181, 8, 0);
 		double plain = 0;
 		struct setup s;
 		setup(&s, csv, offers);
@@ -1418,19 +1423,24 @@ static void test_clairvoyant_wait_keeps_its_budget(void **state)
 
 /* EBB_SIM_TRIALS=N runs N random traces instead of 50, and
  * EBB_SIM_SEED=S starts from another seed, for a longer hunt. */
+/* Every other trial, resident handlers with setups (none for the bound):
+ * each policy still runs every job, and no cheaper than the bound. */
+#define HANDLER_TYPES "[type.h1]\nhandler = run-h1\nsetup = 2m\n[type.h2]\nhandler = run-h2\nsetup = 30s\n"
 static void test_bound_is_never_above_a_policy(void **state)
 {
 	const char *env = getenv("EBB_SIM_TRIALS"), *seed = getenv("EBB_SIM_SEED");
 	int checked = 0, trials = env && atoi(env) > 0 ? atoi(env) : 50;
+	char handlers[sizeof property_offers + sizeof HANDLER_TYPES];
 
 	(void)state;
+	snprintf(handlers, sizeof handlers, "%s%s", property_offers, HANDLER_TYPES);
 	srand(seed ? (unsigned)atoi(seed) : 20240611);
 	for (int trial = 0; trial < trials; trial++) {
 		int n = 20 + rand() % 181;
-		char *csv = random_trace(n, 8);
+		char *csv = random_trace(n, 8, trial % 2);
 		struct setup s;
 
-		setup(&s, csv, property_offers);
+		setup(&s, csv, trial % 2 ? handlers : property_offers);
 		free(csv);
 		s.o.seed = (uint64_t)trial + 1;
 		s.o.checkpoint_every_ms = trial % 3 == 0 ? 0 : 600000;
@@ -1548,7 +1558,7 @@ static void test_same_seed_same_output(void **state)
 
 	(void)state;
 	srand(7);
-	csv = random_trace(400, 8);
+	csv = random_trace(400, 8, 0);
 	setup(&s, csv, property_offers);
 	free(csv);
 	s.o.sample_ms = 60000;
