@@ -153,6 +153,10 @@ static void ebb_look(struct sim *s)
 		pc = classes_find(classes, &nc, s->nq, st, q->gpus, 1, 0, q->lane_rank, q->team, oldest);
 		classes_add_queued(pc, q->priority, (int64_t)q->len, (int64_t)q->len,
 				   (known_estimates(s) ? (double)eq->est_work_ms : q->work_ms) / 1000.0, oldest);
+		/* As serve's view, for queued jobs (not arrivals): their type's
+		 * handler setup, the config's (no worker measures one here). */
+		if (q->len && q->type >= 0)
+			classes_add_setup(pc, s->setup_ms[q->type]);
 		if (window_s > 0) {
 			pc->arrival_jobs_per_s += eq->arrived_jobs / window_s;
 			pc->arrival_work_per_s += eq->arrived_work_ms / 1000.0 / window_s;

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "common/rng.h"
+#include "policy/classes.h"
 #include "policy/lease_order.h"
 
 void *sim_grown(void *p, size_t n, size_t size)
@@ -97,19 +98,29 @@ void sim_push(struct sim *s, struct event e)
 
 /* ---- the queue ---- */
 
+/* The type a job's class is kept by: its own if its handler has a
+ * setup (plan() is told the setup per class), else -1, which leaves the
+ * classes of a config without one as they were. */
+static int class_type(const struct sim *s, const struct trace_job *j)
+{
+	return s->setup_ms && s->setup_ms[j->type] > 0 ? j->type : -1;
+}
+
 /* The class of job k, made if new. */
 static int class_of(struct sim *s, const struct trace_job *j, int team)
 {
 	struct squeue *q;
+	int type = class_type(s, j);
 
 	for (int k = 0; k < s->nq; k++) {
 		q = &s->q[k];
-		if (q->gpus == j->gpus && q->lane == j->lane && q->team == team && q->priority == j->priority)
+		if (q->gpus == j->gpus && q->lane == j->lane && q->team == team && q->priority == j->priority &&
+		    q->type == type)
 			return k;
 	}
 	s->q = sim_grown(s->q, (size_t)s->nq + 1, sizeof *s->q);
 	q = &s->q[s->nq];
-	*q = (struct squeue){.gpus = j->gpus, .lane = j->lane, .team = team, .priority = j->priority,
+	*q = (struct squeue){.gpus = j->gpus, .lane = j->lane, .team = team, .priority = j->priority, .type = type,
 			     .lane_rank = lease_lane_rank(&s->policy->settings, s->trace->lanes[j->lane])};
 	return s->nq++;
 }
@@ -221,11 +232,17 @@ int64_t sim_now(const struct sim *s)
 	return s->now;
 }
 
+int64_t sim_setup_ms(const struct sim *s, int job)
+{
+	return s->jobs[job].setup ? s->setup_ms[s->trace->jobs[job].type] : 0;
+}
+
 int64_t sim_run_end(const struct sim *s, int job)
 {
 	const struct sjob *j = &s->jobs[job];
+	double work_ms = ceil((double)j->left_ms / sim_offer(s, &s->inst[j->inst])->speed);
 
-	return j->since + (int64_t)ceil((double)j->left_ms / sim_offer(s, &s->inst[j->inst])->speed);
+	return j->since + sim_setup_ms(s, job) + (int64_t)work_ms;
 }
 
 /* Whether the end e is still due: its job runs on its instance and ends
@@ -241,7 +258,7 @@ static int still_due(const struct sim *s, const struct event *e)
 static void finish(struct sim *s, int job)
 {
 	struct sjob *j = &s->jobs[job];
-	int64_t ran = s->now - j->since;
+	int64_t ran = s->now - j->since - sim_setup_ms(s, job); /* its work's */
 
 	sim_job_leaves(s, job);
 	if (s->kind->finished)
@@ -292,6 +309,22 @@ int sim_lease_next(struct sim *s, int room)
 	return best < 0 ? -1 : s->q[best].items[s->q[best].head];
 }
 
+/* Job starts on instance i: with the resident handler of its type ready
+ * or setting up there, it runs at once; else it starts it first, which
+ * takes the type's setup and stops the handler of another type the
+ * instance had, as the worker stops an idle one whose GPUs another type
+ * needs. A type without a handler leaves the instance's as it was. */
+static void start_handler(const struct sim *s, struct sinst *i, struct sjob *j, int job)
+{
+	int type = s->trace->jobs[job].type;
+
+	j->setup = 0;
+	if (!s->setup_ms || s->setup_ms[type] == 0 || i->warm == type)
+		return;
+	j->setup = 1;
+	i->warm = type;
+}
+
 /* Instance k starts a queued job beside those it runs. */
 static void start_job(struct sim *s, int k, int job)
 {
@@ -310,6 +343,7 @@ static void start_job(struct sim *s, int k, int job)
 	j->ran = 1;
 	j->since = s->now;
 	j->inst = k;
+	start_handler(s, i, j, job);
 	if (i->njobs++ == 0) {
 		i->state = S_BUSY;
 		s->idling--;
@@ -370,12 +404,43 @@ static void share_teams(struct sim *s)
 		s->team_room[t] = s->over_budget >> t & 1 ? 0 : sh[t].allowed_gpus - sh[t].used_gpus;
 }
 
+/* serve's warm preference: a job goes first to an instance whose
+ * resident handler is of its type. Each open instance with one takes the
+ * job serve's lease would give it (the next in lease order that fits it)
+ * only if it is of that type; passes repeat while one did, as a job taken
+ * can bring another instance's type to the head. Those left go to the
+ * usual pass. */
+static void dispatch_warm(struct sim *s)
+{
+	int took = 1;
+
+	while (took && s->queued > 0) {
+		took = 0;
+		for (int a = 0; a < s->nopen && s->queued > 0; a++) {
+			int k = s->open[a], job;
+			struct sinst *i = &s->inst[k];
+
+			if (i->state == S_GONE || i->warm < 0 || i->draining)
+				continue;
+			while (i->free_gpus > 0 && (job = sim_lease_next(s, i->free_gpus)) >= 0 &&
+			       s->trace->jobs[job].type == i->warm) {
+				start_job(s, k, job);
+				took = 1;
+			}
+		}
+	}
+}
+
 static void dispatch(struct sim *s)
 {
 	int a, kept = 0, need = s->queued > 0 ? least_gpus_queued(s) : 0;
 
 	if (s->nteams && s->queued > 0)
 		share_teams(s);
+	/* A policy that picks each instance's job (sim_policy.take) picks
+	 * it alone. */
+	if (s->setup_ms && !s->kind->take)
+		dispatch_warm(s);
 
 	/* Over the open instances only, in index order: a long replay
 	 * launches hundreds of thousands, and this runs after every event.
@@ -568,6 +633,12 @@ static void start(struct sim *s)
 	s->waits = sim_grown(NULL, t->n + 1, sizeof *s->waits);
 	for (int k = 0; k < s->opts->noffers; k++)
 		slowest = fmin(slowest, s->opts->offers[k].speed);
+	/* The trace's types map to the config's [type.NAME] by name. */
+	if (classes_longest_setup_ms(&s->policy->settings, NULL) > 0) {
+		s->setup_ms = sim_grown(NULL, (size_t)t->ntypes + 1, sizeof *s->setup_ms);
+		for (int k = 0; k < t->ntypes; k++)
+			s->setup_ms[k] = classes_setup_ms(&s->policy->settings, NULL, t->types[k]);
+	}
 	/* Teams are those of a policy that shares GPUs among them: a
 	 * job of a team with no [team.NAME] is the default team's, as in
 	 * serve. */
@@ -602,6 +673,7 @@ static void release(struct sim *s)
 	free(s->roster);
 	free(s->open);
 	free(s->jobs);
+	free(s->setup_ms);
 	free(s->team_index);
 	free(s->waits);
 	free(s->requeue_waits);

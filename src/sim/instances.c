@@ -129,6 +129,7 @@ int sim_launch(struct sim *s, int offer, enum market m, int warm)
 	i->launched = s->now;
 	i->newest = -1;
 	i->launch_team = -1;
+	i->warm = -1;
 	i->free_gpus = o->gpus;
 	i->state = S_BOOTING;
 	s->roster[s->nroster++] = k;
@@ -217,8 +218,9 @@ void sim_interrupt(struct sim *s, int job)
 {
 	struct sjob *j = &s->jobs[job];
 	const struct offer *o = sim_offer(s, &s->inst[j->inst]);
-	int64_t ran = s->now - j->since, ckpt = s->opts->checkpoint_every_ms;
-	int64_t saved = ckpt > 0 ? (int64_t)((double)(ran / ckpt * ckpt) * o->speed) : 0;
+	/* Its work ran after its handler's setup. */
+	int64_t ran = s->now - j->since - sim_setup_ms(s, job), ckpt = s->opts->checkpoint_every_ms;
+	int64_t saved = ckpt > 0 && ran > 0 ? (int64_t)((double)(ran / ckpt * ckpt) * o->speed) : 0;
 
 	sim_job_leaves(s, job);
 	j->left_ms -= saved < j->left_ms ? saved : j->left_ms;
@@ -245,6 +247,7 @@ void sim_stop(struct sim *s, int k)
 	sim_bill(s, k);
 	s->gpus_live -= sim_offer(s, i)->gpus;
 	i->state = S_GONE;
+	i->warm = -1; /* its handler went with it */
 	s->nup--;
 	s->dirty = 1;
 	if (s->nroster - s->nup > s->nup + 64)

@@ -56,6 +56,10 @@ struct sinst {
 	 * what no job used is known as it is billed. */
 	int launch_team;
 	double busy_usd;
+	/* The trace's type whose resident handler it has started (ready, or
+	 * setting up for the job that started it), -1: none. One at a time:
+	 * a job of another handler's type replaces it. */
+	int warm;
 };
 
 /* A job of the trace (t->jobs, same index) as it replays: 40 bytes, a
@@ -69,17 +73,22 @@ struct sjob {
 	int inst;          /* running: its instance */
 	int next_on;       /* running: the job its instance started before it, -1: none */
 	int cls;
-	char ran;     /* it started once at least */
-	char queued;  /* in its class's queue now */
-	char counted; /* its wait is in waits[] (it ended), or it was left out */
-	char preempted; /* its last run ended by a preemption */
+	unsigned ran : 1;       /* it started once at least */
+	unsigned queued : 1;    /* in its class's queue now */
+	unsigned counted : 1;   /* its wait is in waits[] (it ended), or it was left out */
+	unsigned preempted : 1; /* its last run ended by a preemption */
+	/* Running: its run started its type's resident handler on its
+	 * instance first, which takes the type's setup (sim.setup_ms). */
+	unsigned setup : 1;
 };
 
-/* Queued jobs of one class (GPUs, lane, team, priority) in lease order
+/* Queued jobs of one class (GPUs, lane, team, priority, and the type for
+ * a type whose handler has a setup) in lease order
  * (policy/lease_order.h): those put back first, then the others as they
  * were submitted. */
 struct squeue {
 	int gpus, lane;
+	int type; /* the trace's type of its jobs if it has a setup, else -1 */
 	int team; /* its [team.NAME] index (teams_index), 0 without teams */
 	int priority;
 	int lane_rank; /* lease_lane_rank() of its lane, looked up once */
@@ -122,6 +131,10 @@ struct sim {
 	int *roster, nroster;
 	int *open, nopen;
 	struct sjob *jobs;
+	/* Per type of the trace: its resident handler's setup, the config's
+	 * [type.NAME] setup (policy/classes.h; 0: no handler). NULL when no
+	 * type has one: the replay then skips all that concerns handlers. */
+	int64_t *setup_ms;
 	struct squeue *q;
 	int nq;
 	int64_t queued, queued_gpus;
@@ -190,7 +203,10 @@ void sim_enqueue(struct sim *s, int job, int front);
 int sim_lease_next(struct sim *s, int room);
 /* The replay's clock: an on_change that looks at every change at once. */
 int64_t sim_now(const struct sim *s);
-/* When a running job ends, at its instance's speed. */
+/* The setup of the resident handler a running job started first, 0: none. */
+int64_t sim_setup_ms(const struct sim *s, int job);
+/* When a running job ends: its handler's setup, then its work at its
+ * instance's speed. */
 int64_t sim_run_end(const struct sim *s, int job);
 
 /* Waits (non-negative milliseconds) in ascending order. */

@@ -1178,6 +1178,121 @@ static void test_spot_only_offer_after_wait_target(void **state)
 	assert_int(r.jobs_done, 2);
 }
 
+/* ---- resident handlers ---- */
+
+/* Offer a by the second, with types x and z whose resident handlers take
+ * 50 s to set up, and y, plain (its jobs run as commands). */
+#define HANDLERS OFFER_A(PER_SECOND) \
+	"[type.x]\nhandler = run-x\nsetup = 50s\n[type.z]\nhandler = run-z\nsetup = 50s\n[type.y]\ngpu_share = 1\n"
+
+/* Three 100 s jobs of x at 0 s on always-on's one warm instance: the
+ * first starts x's handler, 50 s, and the two after find it ready. They
+ * run 0-150, 150-250, 250-350 (waits 0, 150, 250): the replay ends at
+ * 350 s, all of it busy, the setup once. Of y, no setup: 300 s. A y
+ * job between two of x leaves x's handler ready (350 s again); a z job
+ * replaces it, and the x job after sets it up again: 150 + 150 + 150 s.
+ * ebb
+ * held to one instance launches it at 0, up at 100: 100 + 50 + 300 =
+ * 450 s, then its 10 minute idle timeout: 1,050 s. */
+static void test_handler_setup_once(void **state)
+{
+	struct sim_result r;
+
+	(void)state;
+	sim("submit_time_s,duration_s,job_class\n0,100,x\n0,100,x\n0,100,x\n", HANDLERS, "always-on:n=1", &r);
+	assert_int(r.jobs_done, 3);
+	assert_int(r.end_ms, 350000);
+	assert_near(r.cost_usd, 0.350);
+	assert_near(r.gpu_hours_busy, 350 / 3600.0);
+	assert_near(r.wait_p50_s, 150);
+	assert_near(r.wait_p99_s, 250);
+	sim_result_free(&r);
+	sim("submit_time_s,duration_s,job_class\n0,100,y\n0,100,y\n0,100,y\n", HANDLERS, "always-on:n=1", &r);
+	assert_int(r.end_ms, 300000);
+	assert_near(r.gpu_hours_busy, 300 / 3600.0);
+	assert_near(r.wait_p99_s, 200);
+	sim_result_free(&r);
+	sim("submit_time_s,duration_s,job_class\n0,100,x\n0,100,y\n0,100,x\n", HANDLERS, "always-on:n=1", &r);
+	assert_int(r.end_ms, 350000);
+	sim_result_free(&r);
+	sim("submit_time_s,duration_s,job_class\n0,100,x\n0,100,z\n0,100,x\n", HANDLERS, "always-on:n=1", &r);
+	assert_int(r.end_ms, 450000);
+	assert_near(r.gpu_hours_busy, 450 / 3600.0);
+	sim_result_free(&r);
+	sim("submit_time_s,duration_s,job_class\n0,100,x\n0,100,x\n0,100,x\n", HANDLERS,
+	    "ebb:scaler.max_instances=1", &r);
+	assert_int(r.cold_starts, 1);
+	assert_near(r.gpu_hours_busy, 350 / 3600.0);
+	assert_near(r.cost_usd, 1.050);
+	assert_near(r.wait_p99_s, 100 + 250);
+	sim_result_free(&r);
+}
+
+/* always-on's two instances: x's job at 0 s (100 s) goes to the first,
+ * which starts x's handler (ends at 150), z's (200 s) to the second (ends
+ * at 250). At 300 s a z job then an x job, 10 s each: in lease order z's
+ * first, which the second, ready for z, takes before the first, then x's
+ * on the first: no setup, both end at 310. Taken in the instances' order
+ * instead, each would start a handler and end at 360. Their GPUs are
+ * busy 150 + 250 + 10 + 10 s. */
+static void test_warm_instance_takes_its_type(void **state)
+{
+	const char *csv = "submit_time_s,duration_s,job_class\n0,100,x\n0,200,z\n300,10,z\n300,10,x\n";
+	struct sim_result r;
+
+	(void)state;
+	sim(csv, HANDLERS, "always-on:n=2", &r);
+	assert_int(r.jobs_done, 4);
+	assert_int(r.end_ms, 310000);
+	assert_near(r.gpu_hours_busy, 420 / 3600.0);
+	assert_near(r.cost_usd, 2 * 0.310);
+	assert_near(r.wait_p99_s, 0);
+	sim_result_free(&r);
+	/* A plain type has no handler to prefer: y at 300 s goes to the first
+	 * in their order, though it is ready for x, and x's job after it to
+	 * the second, ready for z: it sets x's handler up, ending at 360. */
+	sim("submit_time_s,duration_s,job_class\n0,100,x\n0,200,z\n300,10,y\n300,10,x\n", HANDLERS, "always-on:n=2",
+	    &r);
+	assert_int(r.end_ms, 360000);
+	assert_near(r.gpu_hours_busy, (150 + 250 + 10 + 60) / 3600.0);
+	sim_result_free(&r);
+}
+
+/* plan() is told each class's setup, as serve's view tells it: a launch
+ * is up after boot and setup, and a busy instance that ends within that
+ * longer horizon stands for one. Jobs with exact estimates: A (10 s) at
+ * 0 s, B (450 s) and C (250 s) at 400 s. ebb launches one for A at 0, up
+ * at 100. Of type y, A runs 100-110; at 400 the idle instance takes B (to
+ * 850), which outlasts the 400 s horizon (boot and the 300 s target): a
+ * second launch for C, up at 500, C runs to 750 (a 100 s wait). Of x,
+ * with a 200 s setup: A runs 100-310 (its setup first); at 400 the
+ * instance, ready for x, takes B at once; within the 600 s horizon B
+ * ends: no launch. C waits for it, nearer than a launch's boot and setup
+ * once its wait passes the target: it runs 850-1,100, a 450 s wait. */
+#define HANDLER_200 OFFER_A(PER_SECOND) "[type.x]\nhandler = run-x\nsetup = 200s\n"
+static void test_plan_sees_handler_setup(void **state)
+{
+	struct sim_result r;
+
+	(void)state;
+	sim("submit_time_s,duration_s,job_class,est_s\n0,10,y,10\n400,450,y,450\n400,250,y,250\n", HANDLER_200, "ebb",
+	    &r);
+	assert_int(r.cold_starts, 2);
+	assert_near(r.wait_p99_s, 100);
+	assert_near(r.gpu_hours_busy, (10 + 450 + 250) / 3600.0);
+	/* The first goes 10 minutes after B's end, the second after C's. */
+	assert_near(r.cost_usd, (850 + 600) * 0.001 + (750 + 600 - 400) * 0.001);
+	sim_result_free(&r);
+	sim("submit_time_s,duration_s,job_class,est_s\n0,10,x,10\n400,450,x,450\n400,250,x,250\n", HANDLER_200, "ebb",
+	    &r);
+	assert_int(r.cold_starts, 1);
+	assert_near(r.wait_p50_s, 100);
+	assert_near(r.wait_p99_s, 450);
+	assert_near(r.gpu_hours_busy, (210 + 450 + 250) / 3600.0);
+	assert_near(r.cost_usd, (1100 + 600) * 0.001);
+	sim_result_free(&r);
+}
+
 /* ---- properties on random traces ---- */
 
 static const char property_offers[] =
@@ -1214,19 +1329,24 @@ static double uniform01(void) { return ((double)rand() + 0.5) / ((double)RAND_MA
 /* A trace of n jobs: bursts of a few jobs with short gaps, long gaps
  * between bursts, durations from seconds to hours (log-uniform), GPUs
  * mostly 1. max_gpus caps the GPUs of a job. */
-static char *random_trace(int n, int max_gpus)
+/* n jobs; with types, of types h1, h2 and plain, at random (the
+ * property configs' HANDLER_TYPES). */
+static char *random_trace(int n, int max_gpus, int types)
 {
 	static const int gpus[] = {1, 1, 1, 1, 2, 4, 8};
-	size_t cap = (size_t)n * 40 + 64, len = 0;
+	static const char *const type_names[] = {"h1", "h2", "plain"};
+	size_t cap = (size_t)n * 48 + 64, len = 0;
 	char *csv = malloc(cap);
 	double t = 0;
 
-	len += (size_t)snprintf(csv, cap, "submit_time_s,duration_s,gpus\n");
+	len += (size_t)snprintf(csv, cap, "submit_time_s,duration_s,gpus%s\n", types ? ",job_class" : "");
 	for (int k = 0; k < n; k++) {
 		int g = gpus[rand() % 7];
 		double d = rand() % 100 == 0 ? 0 : exp(log(1.0) + uniform01() * (log(3 * 3600.0) - log(1.0)));
 		t += rand() % 5 == 0 ? -log(uniform01()) * 1800 : -log(uniform01()) * 20;
-		len += (size_t)snprintf(csv + len, cap - len, "%.3f,%.3f,%d\n", t, d, g < max_gpus ? g : max_gpus);
+		len += (size_t)snprintf(csv + len, cap - len, "%.3f,%.3f,%d", t, d, g < max_gpus ? g : max_gpus);
+		len += (size_t)snprintf(csv + len, cap - len, "%s%s\n", types ? "," : "",
+					types ? type_names[rand() % 3] : "");
 	}
 	return csv;
 }
@@ -1274,7 +1394,7 @@ static void test_clairvoyant_wait_keeps_its_budget(void **state)
 	(void)state;
 	srand(20261128);
 	for (int trial = 0; trial < 20; trial++) {
-		char *csv = random_trace(20 + rand() % 181, 8);
+		char *csv = random_trace(20 + rand() % 181, 8, 0);
 		double plain = 0;
 		struct setup s;
 		setup(&s, csv, offers);
@@ -1303,19 +1423,24 @@ static void test_clairvoyant_wait_keeps_its_budget(void **state)
 
 /* EBB_SIM_TRIALS=N runs N random traces instead of 50, and
  * EBB_SIM_SEED=S starts from another seed, for a longer hunt. */
+/* Every other trial, resident handlers with setups (none for the bound):
+ * each policy still runs every job, and no cheaper than the bound. */
+#define HANDLER_TYPES "[type.h1]\nhandler = run-h1\nsetup = 2m\n[type.h2]\nhandler = run-h2\nsetup = 30s\n"
 static void test_bound_is_never_above_a_policy(void **state)
 {
 	const char *env = getenv("EBB_SIM_TRIALS"), *seed = getenv("EBB_SIM_SEED");
 	int checked = 0, trials = env && atoi(env) > 0 ? atoi(env) : 50;
+	char handlers[sizeof property_offers + sizeof HANDLER_TYPES];
 
 	(void)state;
+	snprintf(handlers, sizeof handlers, "%s%s", property_offers, HANDLER_TYPES);
 	srand(seed ? (unsigned)atoi(seed) : 20240611);
 	for (int trial = 0; trial < trials; trial++) {
 		int n = 20 + rand() % 181;
-		char *csv = random_trace(n, 8);
+		char *csv = random_trace(n, 8, trial % 2);
 		struct setup s;
 
-		setup(&s, csv, property_offers);
+		setup(&s, csv, trial % 2 ? handlers : property_offers);
 		free(csv);
 		s.o.seed = (uint64_t)trial + 1;
 		s.o.checkpoint_every_ms = trial % 3 == 0 ? 0 : 600000;
@@ -1433,7 +1558,7 @@ static void test_same_seed_same_output(void **state)
 
 	(void)state;
 	srand(7);
-	csv = random_trace(400, 8);
+	csv = random_trace(400, 8, 0);
 	setup(&s, csv, property_offers);
 	free(csv);
 	s.o.sample_ms = 60000;
@@ -1960,6 +2085,9 @@ int main(void)
 		cmocka_unit_test(test_bound_cheapest_per_work),
 		cmocka_unit_test(test_unplaceable_jobs_are_left_out_alike),
 		cmocka_unit_test(test_spot_only_offer_after_wait_target),
+		cmocka_unit_test(test_handler_setup_once),
+		cmocka_unit_test(test_warm_instance_takes_its_type),
+		cmocka_unit_test(test_plan_sees_handler_setup),
 		cmocka_unit_test(test_bound_is_never_above_a_policy),
 		cmocka_unit_test(test_clairvoyant_wait_keeps_its_budget),
 		cmocka_unit_test(test_exact_estimates_are_the_oracle),
