@@ -561,7 +561,7 @@ static int run_store(int per_cycle, double secs, struct result *r)
 		job_free(&job);
 		if (!per_cycle)
 			rc = rc || store_commit(st) || store_begin(st);
-		rc = rc || queue_lease(&q, &offer, "w1", 0, 600000, &job, &err) != 1;
+		rc = rc || queue_lease(&q, &offer, &(struct lease_types){.n = 0}, "w1", 0, 600000, &job, &err) != 1;
 		if (!per_cycle)
 			rc = rc || store_commit(st) || store_begin(st);
 		if (rc == 0) {

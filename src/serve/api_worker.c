@@ -30,8 +30,9 @@ const struct field api_lease_fields[] = {
 };
 
 /* The resident handlers the worker keeps: [{"type", "state": "starting"
- * or "ready", "setup_s": seconds or null}], at most WORKER_HANDLERS_MAX. */
-static int read_handlers(json_t *list, struct lease_request *r, struct ebb_error *err)
+ * or "ready", "setup_s": seconds or null}], at most WORKER_HANDLERS_MAX,
+ * into out[*n]; none (list NULL): *n is 0. */
+static int read_handlers(json_t *list, struct handler_seen *out, int *n, struct ebb_error *err)
 {
 	json_t *h;
 	size_t i;
@@ -45,7 +46,7 @@ static int read_handlers(json_t *list, struct lease_request *r, struct ebb_error
 		const char *type = json_string_value(json_object_get(h, "type"));
 		const char *state = json_string_value(json_object_get(h, "state"));
 		json_t *setup = json_object_get(h, "setup_s");
-		struct handler_seen *s = &r->handlers[i];
+		struct handler_seen *s = &out[i];
 
 		if (!type || !config_name_ok(type) || !state || (strcmp(state, "starting") != 0 && strcmp(state, "ready") != 0) ||
 		    (setup && !json_is_null(setup) && (!json_is_number(setup) || json_number_value(setup) < 0 ||
@@ -57,7 +58,7 @@ static int read_handlers(json_t *list, struct lease_request *r, struct ebb_error
 		s->ready = state[0] == 'r';
 		s->setup_ms = json_is_number(setup) ? (int64_t)(json_number_value(setup) * 1000.0) : -1;
 	}
-	r->nhandlers = (int)json_array_size(list);
+	*n = (int)json_array_size(list);
 	return 0;
 }
 
@@ -76,7 +77,7 @@ static int read_lease_request(struct api_call *c, json_t *body, const char *what
 	if (!json_is_object(body))
 		return error_set(err, 400, "bad_value", what, "%s: expected a lease request (an object)", what);
 	if (json_check_fields(body, api_lease_fields, err) != 0 ||
-	    read_handlers(json_object_get(body, "handlers"), r, err) != 0)
+	    read_handlers(json_object_get(body, "handlers"), r->handlers, &r->nhandlers, err) != 0)
 		return -1;
 	if (!json_get_str(body, "worker", NULL))
 		return error_set(err, 400, "missing_field", "worker", "worker: required, the worker's name");
@@ -146,6 +147,7 @@ int api_lease(struct api_call *c)
 
 const struct field api_heartbeat_fields[] = {
 	{"lease_token", F_INT, 1, INT64_MAX},
+	{"handlers", F_ANY, 0, 0},
 	{NULL, 0, 0, 0},
 };
 
@@ -229,14 +231,22 @@ int api_heartbeat(struct api_call *c)
 {
 	struct ebb_error err;
 	struct job job;
+	struct handler_seen handlers[WORKER_HANDLERS_MAX];
 	int64_t token;
+	int nhandlers = 0;
+	json_t *list;
 	const char *preempt;
 
 	if (lease_token(c, api_heartbeat_fields, &token) != 0)
 		return -1;
+	/* Read before the heartbeat writes: a bad list changes nothing. */
+	if ((list = json_object_get(c->body, "handlers")) && read_handlers(list, handlers, &nhandlers, &err) != 0)
+		return api_fail(c, &err);
 	if (queue_heartbeat(c->api->queue, c->id, token, &job, &err) != 0)
 		return api_fail(c, &err);
 	workers_seen(c->api->workers, job.worker, job.instance, -1, clock_now(c->api->clock), 0);
+	if (list)
+		workers_handlers(c->api->workers, job.worker, handlers, nhandlers);
 	/* The worker stops the job at its checkpoint when told "preempt". */
 	if (!(preempt = preempt_reason(&c->api->queue->preempts, c->id, token)))
 		return reply(c, 0, &job, &err);

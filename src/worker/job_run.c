@@ -148,14 +148,28 @@ static void preempt(struct run *r, const char *why)
 	stop_job(r, r->preempted, reclaim_grace_ms(r->w));
 }
 
-/* A heartbeat; its reply may say "preempt". */
+/* A heartbeat; its reply may say "preempt". It carries the worker's
+ * handler: a long setup shows as "starting" in serve's fleet while the
+ * job waits for it, and its measured time reaches the scaler before the
+ * job ends (docs/SCALING.md, "Warm handlers"). */
 static void heartbeat(struct run *r)
 {
-	json_t *reply = NULL;
-	const char *why;
+	json_t *reply = NULL, *body = json_object(), *handlers = NULL;
+	const char *why, *refused;
+	int status;
 
-	if (job_call_reply(r, "heartbeat", json_object(), &reply) == 200 &&
-	    (why = json_string_value(json_object_get(reply, "preempt"))))
+	if (!r->w->no_heartbeat_handlers && (handlers = worker_handlers(r->w)))
+		json_object_set_new(body, "handlers", handlers);
+	status = job_call_reply(r, "heartbeat", body, &reply);
+	refused = json_string_value(json_object_get(json_object_get(reply, "error"), "field"));
+	if (status == 400 && handlers && refused && strcmp(refused, "handlers") == 0) {
+		/* A serve older than this worker: the heartbeat goes again without. */
+		r->w->no_heartbeat_handlers = 1;
+		json_decref(reply);
+		heartbeat(r);
+		return;
+	}
+	if (status == 200 && (why = json_string_value(json_object_get(reply, "preempt"))))
 		preempt(r, why);
 	json_decref(reply);
 }

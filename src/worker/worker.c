@@ -216,10 +216,24 @@ static void register_name(struct worker *w)
 
 	if (status != 200)
 		log_failed(w, "register failed", status, reply);
+	/* Its heartbeats keep its leases: at serve's pace, a third of
+	 * [queue] lease_timeout, which may be shorter than the default's. */
+	if (json_number_value(json_object_get(reply, "heartbeat_s")) > 0)
+		w->heartbeat_ms = (int64_t)(json_number_value(json_object_get(reply, "heartbeat_s")) * 1000);
 	set_result_max(w, reply);
 	share_read(w, reply);
 	json_decref(body);
 	json_decref(reply);
+}
+
+json_t *worker_handlers(const struct worker *w)
+{
+	const struct handler *h = w->handler;
+
+	if (!h)
+		return NULL;
+	return json_pack("[{s:s, s:s, s:o}]", "type", h->type, "state", h->setup_ms >= 0 ? "ready" : "starting",
+			 "setup_s", h->setup_ms >= 0 ? json_real((double)h->setup_ms / 1000.0) : json_null());
 }
 
 /* What the worker offers: its GPUs free, and the jobs its runners run
@@ -240,11 +254,7 @@ static json_t *lease_body(const struct worker *w, int64_t wait_ms)
 	}
 	/* Its resident handler and its setup time, for serve's fleet. */
 	if (w->handler)
-		json_object_set_new(b, "handlers", json_pack("[{s:s, s:s, s:o}]", "type", w->handler->type, "state",
-							    w->handler->setup_ms >= 0 ? "ready" : "starting", "setup_s",
-							    w->handler->setup_ms >= 0
-								    ? json_real((double)w->handler->setup_ms / 1000.0)
-								    : json_null()));
+		json_object_set_new(b, "handlers", worker_handlers(w));
 	if (w->o->labels && w->o->labels[0]) {
 		json_t *labels = json_array();
 		char *copy = xstrdup(w->o->labels), *save = NULL;

@@ -73,6 +73,9 @@ struct worker {
 	int no_next;
 	/* The resident handler kept between jobs (handler.h), or NULL. */
 	struct handler *handler;
+	/* serve refused "handlers" on a heartbeat (a serve older than this
+	 * worker): they go on lease requests only. */
+	int no_heartbeat_handlers;
 };
 
 
@@ -81,6 +84,11 @@ struct worker {
  * asks for the next job at once (worker_next_request): *next is the lease
  * reply that came back with it ({"job": ...}, to json_decref), or NULL. */
 int job_run(struct worker *w, json_t *job, json_t **next);
+
+/* Its resident handler as serve's fleet shows it ([{"type", "state",
+ * "setup_s"}], docs/API.md), or NULL when it keeps none: on each lease
+ * request, and on a job's heartbeats while the handler sets up. */
+json_t *worker_handlers(const struct worker *w);
 
 /* The lease request a report carries as "next": NULL when the worker is
  * to take no new job (stopping, or a reclaim notice was seen). It does

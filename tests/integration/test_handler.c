@@ -442,6 +442,59 @@ static void warm_handler_takes_its_type_first(void **state)
 	assert_string_equal(worker_of(s, two[1]), "cold");
 }
 
+/* The state of the worker's first handler in GET /v1/workers ("" for
+ * none), and its setup_s (-1 for null). */
+static const char *handler_state(struct harness_server *s, double *setup_s)
+{
+	static char state[16];
+	json_t *r = harness_get(s, "/v1/workers"), *h = harness_jget(r, "workers.0.handlers.0"), *setup;
+
+	snprintf(state, sizeof state, "%s", h ? JSTR(h, "state") : "");
+	setup = h ? json_object_get(h, "setup_s") : NULL;
+	*setup_s = json_is_number(setup) ? json_number_value(setup) : -1;
+	json_decref(r);
+	return state;
+}
+
+/* A handler's setup shows while its first job waits for it: the job's
+ * heartbeats carry it, "starting" and then "ready" with its time, before
+ * the job ends (a worker running its only job sends no lease request).
+ * A worker started by hand heartbeats at serve's pace (a third of a
+ * lease_timeout of 3 s here, not its own 10 s). */
+static void setup_shown_while_its_job_waits(void **state)
+{
+	const char *dir = test_dir(), *handler = harness_fmt("%s/gated.py", dir);
+	struct harness_server *s;
+	double setup_s;
+	int64_t id;
+
+	(void)state;
+	write_script(handler, "#!/usr/bin/python3\n"
+			      "import os, sys, time\n"
+			      "control = os.fdopen(int(os.environ['EBB_CONTROL_FD']), 'w', buffering=1)\n"
+			      "while not os.path.exists(sys.argv[1] + '/go'):\n"
+			      "    time.sleep(0.05)\n"
+			      "control.write('ready\\n')\n"
+			      "for line in sys.stdin:\n"
+			      "    while not os.path.exists(sys.argv[1] + '/end'):\n"
+			      "        time.sleep(0.05)\n"
+			      "    control.write('done\\n')\n");
+	s = harness_serve(harness_fmt("[queue]\nlease_timeout = 3s\n[type.echo]\nhandler = '%s' '%s'\n", handler, dir),
+			  0);
+	worker(s);
+	id = submit_payload(s, "1", "");
+	WAIT_FOR(s, 60000, strcmp(handler_state(s, &setup_s), "starting") == 0 && setup_s < 0,
+		 "the handler is not shown starting while it sets up");
+	harness_write_file(harness_fmt("%s/go", dir), "");
+	WAIT_FOR(s, 60000, strcmp(handler_state(s, &setup_s), "ready") == 0 && setup_s > 0,
+		 "the handler is not shown ready with its setup while its job runs");
+	assert_true(harness_job_is(s, id, "leased"));
+	harness_write_file(harness_fmt("%s/end", dir), "");
+	WAIT_FOR(s, 60000, harness_job_is(s, id, "succeeded"), "the job did not succeed");
+	/* Its heartbeats, at serve's pace, kept its 3 s lease throughout. */
+	assert_int(attempts(s, id), 1);
+}
+
 /* Issue 24's bar: 200 payload jobs of 50 ms behind a setup of 3 s, on
  * one local instance: the handler started once, the whole far less than
  * 200 setups (600 s), each job's result shown by `ebb job`. */
@@ -509,6 +562,7 @@ int main(void)
 		cmocka_unit_test_teardown(worker_stop_interrupts, harness_cleanup),
 		cmocka_unit_test_teardown(fleet_shows_handlers, harness_cleanup),
 		cmocka_unit_test_teardown(warm_handler_takes_its_type_first, harness_cleanup),
+		cmocka_unit_test_teardown(setup_shown_while_its_job_waits, harness_cleanup),
 		cmocka_unit_test_teardown(two_hundred_jobs_on_a_local_instance, harness_cleanup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -113,25 +113,62 @@ static int64_t submit(struct fx *f, const char *lane, int priority)
 	return submit_job(f, &j, 0);
 }
 
+static int64_t submit_typed(struct fx *f, const char *type)
+{
+	struct job j = request("standard", 0);
+
+	snprintf(j.type, sizeof j.type, "%s", type);
+	return submit_job(f, &j, 0);
+}
+
+
 static struct lease_offer offer(int gpus, int vram_gb)
 {
 	struct lease_offer o = {.gpus = gpus, .vram_gb = vram_gb};
 	return o;
 }
 
-/* queue_lease in its own transaction: 1 with the job, 0 if none fits. */
-static int lease_with(struct fx *f, const struct lease_offer *o, int64_t lease_ms, struct job *out)
+/* queue_lease in its own transaction, for jobs of only's types (NULL:
+ * any): 1 with the job, 0 if none fits. */
+static int lease_only(struct fx *f, const struct lease_offer *o, const struct lease_types *only, int64_t lease_ms,
+		      struct job *out)
 {
+	struct lease_types any = {.n = 0};
 	struct ebb_error err;
 	int rc;
 
 	memset(out, 0, sizeof *out);
 	begin(f);
-	rc = queue_lease(&f->q, o, "w1", 0, lease_ms, out, &err);
+	rc = queue_lease(&f->q, o, only ? only : &any, "w1", 0, lease_ms, out, &err);
 	commit(f);
 	if (rc < 0)
 		fail_msg("queue_lease: %d %s", err.status, err.message);
 	return rc;
+}
+
+static int lease_with(struct fx *f, const struct lease_offer *o, int64_t lease_ms, struct job *out)
+{
+	return lease_only(f, o, NULL, lease_ms, out);
+}
+
+/* A lease for a warm handler's types takes the next job in lease order
+ * only when it is of one of them: it never passes over another's job. */
+static void lease_for_warm_types(void **state)
+{
+	struct fx *f = *state;
+	struct lease_offer o = offer(1, 0);
+	struct lease_types embed = {.names = {"transcode", "embed"}, .n = 2}, whisper = {.names = {"whisper"}, .n = 1};
+	struct job j;
+	int64_t first = submit_typed(f, "embed"), second = submit_typed(f, "whisper");
+
+	assert_int(lease_only(f, &o, &whisper, 60000, &j), 0);
+	assert_int(lease_only(f, &o, &embed, 60000, &j), 1);
+	assert_int(j.id, first);
+	job_free(&j);
+	assert_int(lease_only(f, &o, &embed, 60000, &j), 0);
+	assert_int(lease_only(f, &o, &whisper, 60000, &j), 1);
+	assert_int(j.id, second);
+	job_free(&j);
 }
 
 /* The id of the next lease, 0 if none; the lease is held for 60 s. */
@@ -837,7 +874,7 @@ static struct job lease_on(struct fx *f, int64_t instance)
 	struct job j;
 
 	begin(f);
-	if (queue_lease(&f->q, &o, "w1", instance, 60000, &j, &err) != 1)
+	if (queue_lease(&f->q, &o, &(struct lease_types){.n = 0}, "w1", instance, 60000, &j, &err) != 1)
 		fail_msg("queue_lease: %d %s", err.status, err.message);
 	commit(f);
 	return j;
@@ -895,6 +932,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(lanes_then_priority_then_fifo),
 		T(submit_fills_in),
+		T(lease_for_warm_types),
 		T(delay_promoted_when_due),
 		T(run_at),
 		T(many_due_at_once),
