@@ -455,6 +455,23 @@ static void report(const char *engine, const struct level *l, int n)
 	printf("\n");
 }
 
+/* The local provider's workers outlive serve, as a cloud's instances
+ * outlive their control plane: each would wait out its orphan timeout
+ * after the bench. Each leads its process group (provider/local.c). */
+static void stop_local_workers(const char *url)
+{
+	static const char ref[] = "\"provider_ref\":\"pid:";
+	struct http h;
+
+	if (http_init(&h, url) != 0)
+		return;
+	if (http_call(&h, "/v1/fleet", NULL) == 200)
+		for (const char *p = h.body; (p = strstr(p, ref)); p += sizeof ref - 1)
+			if (atol(p + sizeof ref - 1) > 1)
+				kill(-(pid_t)atol(p + sizeof ref - 1), SIGTERM);
+	http_free(&h);
+}
+
 /* One engine's run: 0, or -1. */
 static int run_engine(const char *engine, const long *sizes, int n)
 {
@@ -490,6 +507,8 @@ static int run_engine(const char *engine, const long *sizes, int n)
 			break;
 		done++;
 	}
+	if (started > 1)
+		stop_local_workers(s[1].url);
 	while (started > 0)
 		serve_stop(&s[--started]);
 	if (done)
