@@ -1430,7 +1430,7 @@ static const char property_offers[] =
 	"billing = per-second\nbilling_minimum = 60s\n"
 	"[offer.fast]\ngpus = 1\nprice_ondemand = 2.5\nspeed = 2.0\nboot = 120s\n"
 	"billing = per-minute\nbilling_minimum = 0s\n"
-	"[offer.quad]\ngpus = 4\nprice_ondemand = 4.0\nprice_spot = 1.5\nboot = 180s\nreliability = 0.9\n"
+	"[offer.quad]\ngpus = 4\nvram_gb = 24\nprice_ondemand = 4.0\nprice_spot = 1.5\nboot = 180s\nreliability = 0.9\n"
 	"billing = per-hour\n"
 	"[offer.octo]\ngpus = 8\nprice_ondemand = 14.0\nprice_spot = 6.0\nboot = 300s\nreliability = 0.5\n"
 	"billing = per-second\n"
@@ -1499,7 +1499,8 @@ static double bound_for(const struct setup *s, const struct policy *p, int64_t *
 		if (fits)
 			sub.jobs[sub.n++] = s->t.jobs[k];
 	}
-	if (policy_parse("bound", NULL, NULL, &b, err, sizeof err) != 0)
+	/* With the trace's config: its shared types' jobs pay their share. */
+	if (policy_parse("bound", s->conf, NULL, &b, err, sizeof err) != 0)
 		fail_msg("%s", err);
 	sim_run(&sub, &b, &s->o, &r);
 	policy_free(&b);
@@ -1554,23 +1555,29 @@ static void test_clairvoyant_wait_keeps_its_budget(void **state)
 /* EBB_SIM_TRIALS=N runs N random traces instead of 50, and
  * EBB_SIM_SEED=S starts from another seed, for a longer hunt. */
 /* Every other trial, resident handlers with setups (none for the bound):
- * each policy still runs every job, and no cheaper than the bound. */
+ * each policy still runs every job, and no cheaper than the bound. Every
+ * fourth, the plain type's one-GPU jobs share GPUs too, a third each and
+ * 10 GB, two at most on the quad's GPUs of 24 GB (the bound pays the
+ * third). */
 #define HANDLER_TYPES "[type.h1]\nhandler = run-h1\nsetup = 2m\n[type.h2]\nhandler = run-h2\nsetup = 30s\n"
+#define SHARED_TYPE "[type.plain]\ngpu_share = 1/3\nvram_gb = 10\n"
 static void test_bound_is_never_above_a_policy(void **state)
 {
 	const char *env = getenv("EBB_SIM_TRIALS"), *seed = getenv("EBB_SIM_SEED");
 	int checked = 0, trials = env && atoi(env) > 0 ? atoi(env) : 50;
 	char handlers[sizeof property_offers + sizeof HANDLER_TYPES];
+	char shared[sizeof property_offers + sizeof HANDLER_TYPES + sizeof SHARED_TYPE + 16];
 
 	(void)state;
 	snprintf(handlers, sizeof handlers, "%s%s", property_offers, HANDLER_TYPES);
+	snprintf(shared, sizeof shared, "%s%s%s", property_offers, HANDLER_TYPES, SHARED_TYPE);
 	srand(seed ? (unsigned)atoi(seed) : 20240611);
 	for (int trial = 0; trial < trials; trial++) {
 		int n = 20 + rand() % 181;
 		char *csv = random_trace(n, 8, trial % 2);
 		struct setup s;
 
-		setup(&s, csv, trial % 2 ? handlers : property_offers);
+		setup(&s, csv, trial % 4 == 3 ? shared : trial % 2 ? handlers : property_offers);
 		free(csv);
 		s.o.seed = (uint64_t)trial + 1;
 		s.o.checkpoint_every_ms = trial % 3 == 0 ? 0 : 600000;
