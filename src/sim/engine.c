@@ -122,7 +122,8 @@ static int class_of(struct sim *s, const struct trace_job *j, int team)
 	s->q = sim_grown(s->q, (size_t)s->nq + 1, sizeof *s->q);
 	q = &s->q[s->nq];
 	*q = (struct squeue){.gpus = j->gpus, .lane = j->lane, .team = team, .priority = j->priority, .type = type,
-			     .share = sim_share_of(s, j), .lane_rank = lease_lane_rank(&s->policy->settings, s->trace->lanes[j->lane])};
+			     .share = sim_share_of(s, j),
+			     .lane_rank = lease_lane_rank(&s->policy->settings, s->trace->lanes[j->lane])};
 	return s->nq++;
 }
 
@@ -422,8 +423,8 @@ static void dispatch_warm(struct sim *s)
 
 			if (i->state == S_GONE || i->warm < 0 || i->draining)
 				continue;
-			while ((i->free_gpus > 0 || sim_share_room(s, k)) && (job = sim_lease_next(s, k, i->free_gpus)) >= 0 &&
-			       s->trace->jobs[job].type == i->warm) {
+			while ((i->free_gpus > 0 || sim_share_room(s, k)) &&
+			       (job = sim_lease_next(s, k, i->free_gpus)) >= 0 && s->trace->jobs[job].type == i->warm) {
 				start_job(s, k, job);
 				took = 1;
 			}
