@@ -6,12 +6,19 @@
 /* The name plan()'s reasons give the lanes the config does not name. */
 static const char other_lanes[] = "(not in [queue] lanes)";
 
-double classes_gpu_share(const struct plan_settings *s, const char *type)
+const struct type_conf *classes_type(const struct plan_settings *s, const char *type)
 {
 	for (size_t k = 0; k < s->ntypes; k++)
 		if (strcmp(s->types[k].name, type) == 0)
-			return s->types[k].gpu_share;
-	return 1;
+			return &s->types[k];
+	return NULL;
+}
+
+double classes_gpu_share(const struct plan_settings *s, const char *type)
+{
+	const struct type_conf *t = classes_type(s, type);
+
+	return t ? t->gpu_share : 1;
 }
 
 static int64_t setup_of(const struct plan_settings *s, const int64_t *measured, size_t k)
@@ -23,10 +30,9 @@ static int64_t setup_of(const struct plan_settings *s, const int64_t *measured, 
 
 int64_t classes_setup_ms(const struct plan_settings *s, const int64_t *measured, const char *type)
 {
-	for (size_t k = 0; k < s->ntypes; k++)
-		if (strcmp(s->types[k].name, type) == 0)
-			return setup_of(s, measured, k);
-	return 0;
+	const struct type_conf *t = classes_type(s, type);
+
+	return t ? setup_of(s, measured, (size_t)(t - s->types)) : 0;
 }
 
 int64_t classes_longest_setup_ms(const struct plan_settings *s, const int64_t *measured)

@@ -9,6 +9,8 @@
 
 #include "policy/plan.h"
 
+/* The [type.NAME] section of type, NULL: none. */
+const struct type_conf *classes_type(const struct plan_settings *s, const char *type);
 /* The part of one GPU a job of type takes: its [type.NAME] gpu_share, 1
  * for a type without a section. */
 double classes_gpu_share(const struct plan_settings *s, const char *type);

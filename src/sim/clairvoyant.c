@@ -118,7 +118,8 @@ static void clairvoyant_start(struct sim *s)
 
 /* The job instance k takes now: one of its chain's put back by a
  * reclaim, else the next of its chain once queued, if it fits the
- * instance's free GPUs; -1 if none. */
+ * instance (its free GPUs, or a shared GPU's room: sim_fits); -1 if
+ * none. */
 static int clairvoyant_take(struct sim *s, int k)
 {
 	struct chain *ch = &cv_of(s)->chains[cv_of(s)->chain_of[k]];
@@ -126,14 +127,14 @@ static int clairvoyant_take(struct sim *s, int k)
 
 	/* Those a reclaim put back first: they came before the others. */
 	for (int *at = &ch->retake; *at >= 0; at = &cv_of(s)->retake_next[*at]) {
-		if (sim_job_gpus(s, *at) <= free_gpus) {
+		if (sim_fits(s, k, *at, free_gpus)) {
 			j = *at;
 			*at = cv_of(s)->retake_next[j];
 			return j;
 		}
 	}
 	j = chain_next(s, cv_of(s)->chain_of[k]);
-	return j >= 0 && s->jobs[j].queued && sim_job_gpus(s, j) <= free_gpus ? j : -1;
+	return j >= 0 && s->jobs[j].queued && sim_fits(s, k, j, free_gpus) ? j : -1;
 }
 
 /* Instance k was reclaimed: its chain is launched again. */

@@ -69,7 +69,8 @@ static void ebb_fleet_sync(struct sim *s, int k)
 
 	/* Launch order is index order, and removals keep the order: roster[]
 	 * is sorted. A busy one is shown by its newest job, as serve shows
-	 * it, with the GPUs none of its jobs holds. */
+	 * it, with the GPUs none of its jobs holds: whole ones, a shared GPU's
+	 * room left out, as in serve's view. */
 	struct plan_instance *p = &ebb_of(s)->fleet[sim_position(s->roster, s->nroster, k)];
 
 	*p = (struct plan_instance){
@@ -149,13 +150,15 @@ static void ebb_look(struct sim *s)
 		 * needs nothing: left out, as serve leaves it out. */
 		if (!q->len && (window_s <= 0 || eq->arrived_jobs < 1e-3))
 			continue;
-		/* Room for every queue: classes_find() cannot fail. */
-		pc = classes_find(classes, &nc, s->nq, st, q->gpus, 1, 0, q->lane_rank, q->team, oldest);
+		/* Room for every queue: classes_find() cannot fail. Each class
+		 * with its jobs' GPU share, as serve's view has it: plan() counts
+		 * a shared type's capacity in shares. */
+		pc = classes_find(classes, &nc, s->nq, st, q->gpus, q->share, 0, q->lane_rank, q->team, oldest);
 		classes_add_queued(pc, q->priority, (int64_t)q->len, (int64_t)q->len,
 				   (known_estimates(s) ? (double)eq->est_work_ms : q->work_ms) / 1000.0, oldest);
 		/* As serve's view, for queued jobs (not arrivals): their type's
 		 * handler setup, the config's (no worker measures one here). */
-		if (q->len && q->type >= 0)
+		if (q->len && q->type >= 0 && s->setup_ms)
 			classes_add_setup(pc, s->setup_ms[q->type]);
 		if (window_s > 0) {
 			pc->arrival_jobs_per_s += eq->arrived_jobs / window_s;

@@ -99,11 +99,12 @@ void sim_push(struct sim *s, struct event e)
 /* ---- the queue ---- */
 
 /* The type a job's class is kept by: its own if its handler has a
- * setup (plan() is told the setup per class), else -1, which leaves the
- * classes of a config without one as they were. */
+ * setup (plan() is told the setup per class) or it shares a GPU (what
+ * fits beside it is the type's share and memory), else -1, which leaves
+ * the classes of a config without either as they were. */
 static int class_type(const struct sim *s, const struct trace_job *j)
 {
-	return s->setup_ms && s->setup_ms[j->type] > 0 ? j->type : -1;
+	return (s->setup_ms && s->setup_ms[j->type] > 0) || sim_share_of(s, j) < 1 ? j->type : -1;
 }
 
 /* The class of job k, made if new. */
@@ -121,6 +122,7 @@ static int class_of(struct sim *s, const struct trace_job *j, int team)
 	s->q = sim_grown(s->q, (size_t)s->nq + 1, sizeof *s->q);
 	q = &s->q[s->nq];
 	*q = (struct squeue){.gpus = j->gpus, .lane = j->lane, .team = team, .priority = j->priority, .type = type,
+			     .share = sim_share_of(s, j),
 			     .lane_rank = lease_lane_rank(&s->policy->settings, s->trace->lanes[j->lane])};
 	return s->nq++;
 }
@@ -290,7 +292,7 @@ static struct lease_key head_key(const struct sim *s, int c)
 				  .seq = lease_seq(job, s->jobs[job].ran), .id = job};
 }
 
-int sim_lease_next(struct sim *s, int room)
+int sim_lease_next(struct sim *s, int k, int room)
 {
 	int best = -1;
 	struct lease_key best_key = {0}, key;
@@ -298,7 +300,7 @@ int sim_lease_next(struct sim *s, int room)
 	for (int c = 0; c < s->nq; c++) {
 		struct squeue *q = &s->q[c];
 		int gpus = q->gpus > 1 ? q->gpus : 1;
-		if (!q->len || gpus > room || (s->nteams && gpus > s->team_room[q->team]))
+		if (!q->len || (s->nteams && gpus > s->team_room[q->team]) || !sim_fits(s, k, q->items[q->head], room))
 			continue;
 		key = head_key(s, c);
 		if (best < 0 || lease_before(&key, &best_key)) {
@@ -330,7 +332,6 @@ static void start_job(struct sim *s, int k, int job)
 {
 	struct sinst *i = &s->inst[k];
 	struct sjob *j = &s->jobs[job];
-	int gpus = sim_job_gpus(s, job);
 
 	take(s, job);
 	if (!j->ran && s->result->first_start_ms)
@@ -352,11 +353,11 @@ static void start_job(struct sim *s, int k, int job)
 	}
 	j->next_on = i->newest;
 	i->newest = job;
-	i->free_gpus -= gpus;
+	sim_hold(s, k, job);
 	s->q[j->cls].running++;
-	s->team_room[s->q[j->cls].team] -= gpus;
+	/* A shared job counts one GPU to its team, as in serve. */
+	s->team_room[s->q[j->cls].team] -= sim_job_gpus(s, job);
 	s->running++;
-	s->gpus_busy += gpus;
 	sim_push(s, (struct event){sim_run_end(s, job), EV_FINISH, k, job});
 	if (s->kind->running)
 		s->kind->running(s, k, 1);
@@ -367,7 +368,7 @@ static void start_job(struct sim *s, int k, int job)
  * in lease order that fits its free GPUs. */
 static int job_for(struct sim *s, int k)
 {
-	return s->kind->take ? s->kind->take(s, k) : sim_lease_next(s, s->inst[k].free_gpus);
+	return s->kind->take ? s->kind->take(s, k) : sim_lease_next(s, k, s->inst[k].free_gpus);
 }
 
 /* Instances with room take queued jobs, as many as fit each. */
@@ -422,8 +423,8 @@ static void dispatch_warm(struct sim *s)
 
 			if (i->state == S_GONE || i->warm < 0 || i->draining)
 				continue;
-			while (i->free_gpus > 0 && (job = sim_lease_next(s, i->free_gpus)) >= 0 &&
-			       s->trace->jobs[job].type == i->warm) {
+			while ((i->free_gpus > 0 || sim_share_room(s, k)) &&
+			       (job = sim_lease_next(s, k, i->free_gpus)) >= 0 && s->trace->jobs[job].type == i->warm) {
 				start_job(s, k, job);
 				took = 1;
 			}
@@ -453,9 +454,9 @@ static void dispatch(struct sim *s)
 
 		if (i->state == S_GONE)
 			continue;
-		while (!i->draining && i->free_gpus >= need && (job = job_for(s, k)) >= 0)
+		while (!i->draining && (i->free_gpus >= need || sim_share_room(s, k)) && (job = job_for(s, k)) >= 0)
 			start_job(s, k, job);
-		if (i->free_gpus > 0)
+		if (i->free_gpus > 0 || sim_share_room(s, k))
 			s->open[kept++] = k;
 		else
 			i->open = 0;
@@ -639,6 +640,7 @@ static void start(struct sim *s)
 		for (int k = 0; k < t->ntypes; k++)
 			s->setup_ms[k] = classes_setup_ms(&s->policy->settings, NULL, t->types[k]);
 	}
+	sim_shares_start(s);
 	/* Teams are those of a policy that shares GPUs among them: a
 	 * job of a team with no [team.NAME] is the default team's, as in
 	 * serve. */
@@ -667,6 +669,8 @@ static void release(struct sim *s)
 {
 	for (int c = 0; c < s->nq; c++)
 		free(s->q[c].items);
+	for (int k = 0; k < s->ninst; k++)
+		free(s->inst[k].parts); /* of those still up */
 	free(s->q);
 	free(s->events.e);
 	free(s->inst);
@@ -674,6 +678,7 @@ static void release(struct sim *s)
 	free(s->open);
 	free(s->jobs);
 	free(s->setup_ms);
+	free(s->shares);
 	free(s->team_index);
 	free(s->waits);
 	free(s->requeue_waits);
@@ -739,7 +744,7 @@ void sim_run(const struct trace *t, const struct policy *p, const struct sim_opt
 	r->durations = durations_told(p, o);
 	r->jobs = (int64_t)t->n;
 	if (p->kind->offline) {
-		p->kind->offline(t, o, r);
+		p->kind->offline(t, &p->settings, o, r);
 		return;
 	}
 	start(&s);

@@ -5,6 +5,7 @@
  * and open[] as a hole, skipped by those who walk them, until the holes
  * outnumber the instances up and one pass takes them all out. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/rng.h"
@@ -131,6 +132,8 @@ int sim_launch(struct sim *s, int offer, enum market m, int warm)
 	i->launch_team = -1;
 	i->warm = -1;
 	i->free_gpus = o->gpus;
+	if (s->shares)
+		i->parts = xcalloc((size_t)o->gpus, sizeof *i->parts);
 	i->state = S_BOOTING;
 	s->roster[s->nroster++] = k;
 	s->nup++;
@@ -188,12 +191,14 @@ static void unlink_job(struct sim *s, int k, int job)
 void sim_job_leaves(struct sim *s, int job)
 {
 	struct sjob *j = &s->jobs[job];
-	int k = j->inst, gpus = sim_job_gpus(s, job), newest = s->inst[k].newest == job;
+	int k = j->inst, newest = s->inst[k].newest == job;
 	struct sinst *i = &s->inst[k];
-	/* its share of the instance by the GPUs it held */
-	double usd = price_per_ms(s, i) * (double)(s->now - j->since) * gpus / sim_offer(s, i)->gpus;
+	/* its share of the instance by the GPUs it held, or its part of one,
+	 * as the ledger splits it (segments' gpu_part) */
+	double held = sim_job_held(s, job);
+	double usd = price_per_ms(s, i) * (double)(s->now - j->since) * held / sim_offer(s, i)->gpus;
 
-	s->result->gpu_hours_busy += (double)(s->now - j->since) * gpus / 3600000.0;
+	s->result->gpu_hours_busy += (double)(s->now - j->since) * held / 3600000.0;
 	i->busy_usd += usd;
 	sim_teams_ran(s, job, usd);
 	if (newest && s->kind->running)
@@ -201,8 +206,7 @@ void sim_job_leaves(struct sim *s, int job)
 	unlink_job(s, k, job);
 	s->q[j->cls].running--;
 	s->running--;
-	s->gpus_busy -= gpus;
-	i->free_gpus += gpus;
+	sim_release(s, k, job);
 	if (--i->njobs == 0) {
 		sim_make_idle(s, k);
 	} else {
@@ -248,6 +252,8 @@ void sim_stop(struct sim *s, int k)
 	s->gpus_live -= sim_offer(s, i)->gpus;
 	i->state = S_GONE;
 	i->warm = -1; /* its handler went with it */
+	free(i->parts);
+	i->parts = NULL;
 	s->nup--;
 	s->dirty = 1;
 	if (s->nroster - s->nup > s->nup + 64)

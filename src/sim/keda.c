@@ -247,7 +247,7 @@ static int keda_take(struct sim *s, int k)
 
 	if (keda_of(s)->replica_gpus - s->gpus_busy < room)
 		room = (int)(keda_of(s)->replica_gpus - s->gpus_busy);
-	return sim_lease_next(s, room);
+	return sim_lease_next(s, k, room);
 }
 
 /* It polls from the start. */

@@ -38,6 +38,27 @@ struct heap {
 
 enum sstate { S_BOOTING, S_IDLE, S_BUSY, S_GONE };
 
+/* Two shares that add to 1 in floating point (1/3 three times) fit, as
+ * on the worker (worker/share.c). */
+#define SIM_SHARE_SLACK 1e-9
+
+/* A GPU of an instance that jobs of shared types run on, time-sliced
+ * (docs/SCALING.md, "GPUs shared by small services"): the shares and the
+ * memory ([type.NAME] vram_gb) of those jobs, and how many run there. A
+ * slot with none is no GPU: the instance's GPUs are its free_gpus, those
+ * whole jobs hold, and one per slot in use. */
+struct sgpu {
+	double used;
+	int64_t vram_gb;
+	int jobs;
+};
+
+/* What a job of a shared type takes of one GPU, per type of the trace. */
+struct sshare {
+	double part; /* its [type.NAME] gpu_share; 1: not shared */
+	int64_t vram_gb; /* its [type.NAME] vram_gb; 0: not said */
+};
+
 /* An instance runs several jobs at once whose GPUs fit its own, as
  * serve's workers do: S_BUSY while any runs, S_IDLE (from idle_since) once
  * all its GPUs are free. */
@@ -47,7 +68,7 @@ struct sinst {
 	enum sstate state;
 	int draining;
 	int64_t launched, idle_since;
-	int free_gpus;    /* that none of its jobs holds */
+	int free_gpus;    /* whole: that none of its jobs holds, whole or shared */
 	int njobs;        /* jobs running on it */
 	int newest;       /* the job it started last, -1: none; the others follow (sjob.next_on) */
 	char open;        /* in open[] */
@@ -60,6 +81,9 @@ struct sinst {
 	 * setting up for the job that started it), -1: none. One at a time:
 	 * a job of another handler's type replaces it. */
 	int warm;
+	/* With shared types (sim.shares): a slot per GPU of its offer, for
+	 * those shared jobs run on (sgpu), else NULL. */
+	struct sgpu *parts;
 };
 
 /* A job of the trace (t->jobs, same index) as it replays: 40 bytes, a
@@ -80,15 +104,19 @@ struct sjob {
 	/* Running: its run started its type's resident handler on its
 	 * instance first, which takes the type's setup (sim.setup_ms). */
 	unsigned setup : 1;
+	/* Running, of a shared type: its GPU, a slot of its instance's parts
+	 * (an offer has 64 GPUs at most). */
+	unsigned part : 6;
 };
 
 /* Queued jobs of one class (GPUs, lane, team, priority, and the type for
- * a type whose handler has a setup) in lease order
+ * a type whose handler has a setup or whose jobs share GPUs) in lease order
  * (policy/lease_order.h): those put back first, then the others as they
  * were submitted. */
 struct squeue {
 	int gpus, lane;
-	int type; /* the trace's type of its jobs if it has a setup, else -1 */
+	int type; /* the trace's type of its jobs if it has a setup or shares, else -1 */
+	double share; /* the part of one GPU each of its jobs takes: 1, or a shared type's */
 	int team; /* its [team.NAME] index (teams_index), 0 without teams */
 	int priority;
 	int lane_rank; /* lease_lane_rank() of its lane, looked up once */
@@ -135,6 +163,10 @@ struct sim {
 	 * [type.NAME] setup (policy/classes.h; 0: no handler). NULL when no
 	 * type has one: the replay then skips all that concerns handlers. */
 	int64_t *setup_ms;
+	/* Per type of the trace: what its jobs take of a GPU, the config's
+	 * [type.NAME] gpu_share and vram_gb. NULL when no type shares: the
+	 * replay then gives every job whole GPUs, as it always did. */
+	struct sshare *shares;
 	struct squeue *q;
 	int nq;
 	int64_t queued, queued_gpus;
@@ -199,8 +231,9 @@ void sim_push(struct sim *s, struct event e);
 void sim_enqueue(struct sim *s, int job, int front);
 /* The queued job instance k takes, -1 if none: the first in serve's
  * lease order (policy/lease_order.h) of the heads of the classes' queues
- * whose jobs fit in room GPUs (and their team's share). */
-int sim_lease_next(struct sim *s, int room);
+ * that fit it (sim_fits) with room of its whole GPUs free, and their
+ * team's share. */
+int sim_lease_next(struct sim *s, int k, int room);
 /* The replay's clock: an on_change that looks at every change at once. */
 int64_t sim_now(const struct sim *s);
 /* The setup of the resident handler a running job started first, 0: none. */
@@ -250,11 +283,13 @@ void sim_interrupt(struct sim *s, int job);
 void sim_put_back(struct sim *s, int job);
 /* Instance k becomes idle now (all its GPUs free), and open. */
 void sim_make_idle(struct sim *s, int k);
-/* The GPUs job holds while it runs: those it asks for, one at least. */
+/* The GPUs job asks for, one at least: those it holds while it runs,
+ * unless it shares one (sim_share_of). */
 static inline int sim_job_gpus(const struct sim *s, int job)
 {
 	return s->trace->jobs[job].gpus > 1 ? s->trace->jobs[job].gpus : 1;
 }
+
 /* The policy's view of the fleet (sim_policy.changed) follows every
  * change of an instance. */
 void sim_changed(struct sim *s, int k);
@@ -286,6 +321,40 @@ static inline int sim_position(const int *a, int n, int k)
 
 /* The earlier of two times, 0 meaning none. */
 static inline int64_t min_positive(int64_t a, int64_t b) { return a == 0 ? b : b == 0 ? a : a < b ? a : b; }
+
+/* ---- GPUs shared by small services (shares.c) ---- */
+
+/* sim.shares from the config's [type.NAME] gpu_share and vram_gb, by the
+ * trace's type names; left NULL when no type shares. */
+void sim_shares_start(struct sim *s);
+/* The part of one GPU a job of the trace takes: its type's gpu_share for
+ * a one-GPU job of a shared type (serve takes no other), else 1: whole
+ * GPUs. */
+static inline double sim_share_of(const struct sim *s, const struct trace_job *j)
+{
+	return s->shares && j->gpus <= 1 ? s->shares[j->type].part : 1;
+}
+/* The GPUs a running job holds, as the ledger splits the cost by them:
+ * its part of one if it shares, else its GPUs. */
+static inline double sim_job_held(const struct sim *s, int job)
+{
+	double part = sim_share_of(s, &s->trace->jobs[job]);
+
+	return part < 1 ? part : sim_job_gpus(s, job);
+}
+/* Whether instance k can take job now with room of its whole GPUs free
+ * (a policy may allow fewer than it has): a job of whole GPUs in room;
+ * one of a shared type on a GPU already shared whose shares and memory
+ * leave it room, else on a whole one, as the worker places it. */
+int sim_fits(const struct sim *s, int k, int job, int room);
+/* Whether a GPU of instance k is shared with share left on it. */
+int sim_share_room(const struct sim *s, int k);
+/* Job starts on instance k, which has room for it (sim_fits): it holds
+ * its GPUs there, or its part of one. */
+void sim_hold(struct sim *s, int k, int job);
+/* Job leaves instance k: what it held is free; a shared GPU whose last
+ * job it was is whole again. */
+void sim_release(struct sim *s, int k, int job);
 
 /* ---- sliding windows (window.c) ---- */
 

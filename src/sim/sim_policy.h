@@ -15,6 +15,7 @@
 
 /* Declared only: the engine (sim_internal.h) includes this, not the other
  * way round, and the spec reader (spec.h) needs none of its insides. */
+struct plan_settings;
 struct policy;
 struct sim;
 struct sim_options;
@@ -101,8 +102,10 @@ struct sim_policy {
 	 * instances idle for it (sim_longest_idle). */
 	int picks_stops;
 	/* A reference that replays nothing: the whole result, instead of a
-	 * replay. NULL: it is replayed, through the hooks below. */
-	void (*offline)(const struct trace *t, const struct sim_options *o, struct sim_result *r);
+	 * replay, with the policy's settings (its config's [type.NAME]).
+	 * NULL: it is replayed, through the hooks below. */
+	void (*offline)(const struct trace *t, const struct plan_settings *st, const struct sim_options *o,
+			struct sim_result *r);
 	/* Its own state, state_size bytes zeroed (s->policy_state): made
 	 * with the replay, and what it holds freed by free (NULL: nothing). */
 	size_t state_size;

@@ -1293,6 +1293,136 @@ static void test_plan_sees_handler_setup(void **state)
 	sim_result_free(&r);
 }
 
+/* ---- GPUs shared by small services ---- */
+
+/* Offer a (one GPU, $3.6/h: $0.001 a second, 100 s boot) with type s
+ * whose jobs take a quarter of a GPU, and w without a section (whole). */
+#define SHARED(share) OFFER_A(PER_SECOND) "[type.s]\ngpu_share = " share "\n"
+
+/* Four jobs of s at 0 s, 100 to 400 s, of teams A (100, 200) and B
+ * (300, 400), on always-on's one instance: all four run at once, waits
+ * 0, the replay ends with the longest at 400 s: $0.40. Each pays its
+ * quarter of the GPU for its run, as the ledger's gpu_part: A (100 + 200)
+ * / 4 s = $0.075, B (300 + 400) / 4 = $0.175; busy GPU-hours the same
+ * quarters, 250 s. With a share of 1 they run one after another: ends
+ * 0-100, 100-300, 300-600, 600-1,000, waits 0, 100, 300, 600, $1.00, each
+ * team paying its whole runs. ebb held to one instance launches it at 0,
+ * up at 100: the four at once, waits 100, until 500, then its 10 minute
+ * idle timeout: 1,100 s, $1.10. */
+static void test_shared_gpu_runs_them_at_once(void **state)
+{
+	const char *csv = "submit_time_s,duration_s,job_class,team\n0,100,s,A\n0,200,s,A\n0,300,s,B\n0,400,s,B\n";
+	struct sim_result r;
+
+	(void)state;
+	sim(csv, SHARED("1/4"), "always-on:n=1", &r);
+	assert_int(r.jobs_done, 4);
+	assert_int(r.end_ms, 400000);
+	assert_near(r.cost_usd, 0.400);
+	assert_near(r.gpu_hours_busy, 250 / 3600.0);
+	assert_near(r.wait_p99_s, 0);
+	assert_int(r.nteams, 2);
+	assert_string_equal(r.teams[0].name, "A");
+	assert_near(r.teams[0].busy_cost_usd, 0.075);
+	assert_near(r.teams[1].busy_cost_usd, 0.175);
+	sim_result_free(&r);
+	sim(csv, SHARED("1"), "always-on:n=1", &r);
+	assert_int(r.end_ms, 1000000);
+	assert_near(r.cost_usd, 1.000);
+	assert_near(r.gpu_hours_busy, 1000 / 3600.0);
+	assert_near(r.wait_p50_s, 100);
+	assert_near(r.wait_p99_s, 600);
+	assert_near(r.teams[0].busy_cost_usd, 0.300);
+	assert_near(r.teams[1].busy_cost_usd, 0.700);
+	sim_result_free(&r);
+	sim(csv, SHARED("1/4"), "ebb:scaler.max_instances=1", &r);
+	assert_int(r.cold_starts, 1);
+	assert_near(r.wait_p50_s, 100);
+	assert_near(r.wait_p99_s, 100);
+	assert_near(r.cost_usd, 1.100);
+	sim_result_free(&r);
+}
+
+/* Two 100 s jobs of a type of half a GPU that needs 16 GB, on a GPU of
+ * 24 GB: the second does not fit beside the first (32 GB), so they run
+ * one after the other: ends at 200 s, waits 0 and 100, $0.20. On a GPU
+ * of 32 GB they run together: ends at 100 s, $0.10 (the minute's minimum
+ * is below it). */
+static void test_shared_gpu_keeps_within_its_memory(void **state)
+{
+	const char *csv = "submit_time_s,duration_s,job_class\n0,100,h\n0,100,h\n";
+	struct sim_result r;
+
+	(void)state;
+	sim(csv, "[offer.a]\ngpus = 1\nvram_gb = 24\nprice_ondemand = 3.6\nboot = 100s\nbilling = " PER_SECOND
+	    "[type.h]\ngpu_share = 1/2\nvram_gb = 16\n", "always-on:n=1", &r);
+	assert_int(r.end_ms, 200000);
+	assert_near(r.wait_p99_s, 100);
+	assert_near(r.cost_usd, 0.200);
+	assert_near(r.gpu_hours_busy, 100 / 3600.0);
+	sim_result_free(&r);
+	sim(csv, "[offer.a]\ngpus = 1\nvram_gb = 32\nprice_ondemand = 3.6\nboot = 100s\nbilling = " PER_SECOND
+	    "[type.h]\ngpu_share = 1/2\nvram_gb = 16\n", "always-on:n=1", &r);
+	assert_int(r.end_ms, 100000);
+	assert_near(r.wait_p99_s, 0);
+	assert_near(r.cost_usd, 0.100);
+	sim_result_free(&r);
+}
+
+/* One GPU: s (300 s) at 0 shares it; w, whole, at 10 s does not go on
+ * it, though three quarters are free, and waits for it to be whole
+ * again; a second s (100 s) at 20 s passes w and runs beside the first
+ * (20-120). The first ends at 300: the GPU is whole, w runs 300-400 (a
+ * 290 s wait). On two GPUs, s2 goes beside s, not on the free GPU, which
+ * w (now at 30 s) takes at once: no wait, ends at 300; w2 at 40 s waits
+ * for w's GPU (it ends at 130) rather than go on the shared one: 130-230. */
+static void test_whole_job_waits_for_a_whole_gpu(void **state)
+{
+	struct sim_result r;
+
+	(void)state;
+	sim("submit_time_s,duration_s,job_class\n0,300,s\n10,100,w\n20,100,s\n", SHARED("1/4"), "always-on:n=1", &r);
+	assert_int(r.end_ms, 400000);
+	assert_near(r.wait_p50_s, 0);
+	assert_near(r.wait_p99_s, 290);
+	assert_near(r.gpu_hours_busy, (300 / 4.0 + 100 / 4.0 + 100) / 3600.0);
+	sim_result_free(&r);
+	sim("submit_time_s,duration_s,job_class\n0,300,s\n20,100,s\n30,100,w\n40,100,w\n",
+	    "[offer.a]\ngpus = 2\nprice_ondemand = 3.6\nboot = 100s\nbilling = " PER_SECOND "[type.s]\ngpu_share = 1/4\n",
+	    "always-on:n=1", &r);
+	assert_int(r.end_ms, 300000);
+	assert_near(r.wait_p95_s, 90);
+	assert_near(r.wait_p50_s, 0);
+	sim_result_free(&r);
+}
+
+/* ebb's plan() counts capacity in shares, as serve's view tells it each
+ * class's: four 1,000 s jobs of s at 0 s are one launch (up at 100, all
+ * four at once to 1,100, then the idle timeout: 1,700 s, $1.70). Of
+ * whole GPUs, one instance would keep the last waiting 3,100 s, past the
+ * 5-minute target: plan() launches more than one. The lower bound pays
+ * each its quarter: 4 × 1,000 / 4 s, $1.00. */
+static void test_plan_launches_one_for_four_quarters(void **state)
+{
+	const char *csv = "submit_time_s,duration_s,job_class\n0,1000,s\n0,1000,s\n0,1000,s\n0,1000,s\n";
+	struct sim_result r;
+
+	(void)state;
+	sim(csv, SHARED("1/4"), "ebb", &r);
+	assert_int(r.cold_starts, 1);
+	assert_int(r.max_instances, 1);
+	assert_near(r.wait_p99_s, 100);
+	assert_near(r.cost_usd, 1.700);
+	sim_result_free(&r);
+	sim(csv, SHARED("1"), "ebb", &r);
+	assert_true(r.cold_starts > 1);
+	sim_result_free(&r);
+	sim(csv, SHARED("1/4"), "bound", &r);
+	assert_near(r.cost_usd, 1.000);
+	assert_near(r.gpu_hours_busy, 1000 / 3600.0);
+	sim_result_free(&r);
+}
+
 /* ---- properties on random traces ---- */
 
 static const char property_offers[] =
@@ -1300,7 +1430,7 @@ static const char property_offers[] =
 	"billing = per-second\nbilling_minimum = 60s\n"
 	"[offer.fast]\ngpus = 1\nprice_ondemand = 2.5\nspeed = 2.0\nboot = 120s\n"
 	"billing = per-minute\nbilling_minimum = 0s\n"
-	"[offer.quad]\ngpus = 4\nprice_ondemand = 4.0\nprice_spot = 1.5\nboot = 180s\nreliability = 0.9\n"
+	"[offer.quad]\ngpus = 4\nvram_gb = 24\nprice_ondemand = 4.0\nprice_spot = 1.5\nboot = 180s\nreliability = 0.9\n"
 	"billing = per-hour\n"
 	"[offer.octo]\ngpus = 8\nprice_ondemand = 14.0\nprice_spot = 6.0\nboot = 300s\nreliability = 0.5\n"
 	"billing = per-second\n"
@@ -1369,7 +1499,8 @@ static double bound_for(const struct setup *s, const struct policy *p, int64_t *
 		if (fits)
 			sub.jobs[sub.n++] = s->t.jobs[k];
 	}
-	if (policy_parse("bound", NULL, NULL, &b, err, sizeof err) != 0)
+	/* With the trace's config: its shared types' jobs pay their share. */
+	if (policy_parse("bound", s->conf, NULL, &b, err, sizeof err) != 0)
 		fail_msg("%s", err);
 	sim_run(&sub, &b, &s->o, &r);
 	policy_free(&b);
@@ -1424,23 +1555,29 @@ static void test_clairvoyant_wait_keeps_its_budget(void **state)
 /* EBB_SIM_TRIALS=N runs N random traces instead of 50, and
  * EBB_SIM_SEED=S starts from another seed, for a longer hunt. */
 /* Every other trial, resident handlers with setups (none for the bound):
- * each policy still runs every job, and no cheaper than the bound. */
+ * each policy still runs every job, and no cheaper than the bound. Every
+ * fourth, the plain type's one-GPU jobs share GPUs too, a third each and
+ * 10 GB, two at most on the quad's GPUs of 24 GB (the bound pays the
+ * third). */
 #define HANDLER_TYPES "[type.h1]\nhandler = run-h1\nsetup = 2m\n[type.h2]\nhandler = run-h2\nsetup = 30s\n"
+#define SHARED_TYPE "[type.plain]\ngpu_share = 1/3\nvram_gb = 10\n"
 static void test_bound_is_never_above_a_policy(void **state)
 {
 	const char *env = getenv("EBB_SIM_TRIALS"), *seed = getenv("EBB_SIM_SEED");
 	int checked = 0, trials = env && atoi(env) > 0 ? atoi(env) : 50;
 	char handlers[sizeof property_offers + sizeof HANDLER_TYPES];
+	char shared[sizeof property_offers + sizeof HANDLER_TYPES + sizeof SHARED_TYPE + 16];
 
 	(void)state;
 	snprintf(handlers, sizeof handlers, "%s%s", property_offers, HANDLER_TYPES);
+	snprintf(shared, sizeof shared, "%s%s%s", property_offers, HANDLER_TYPES, SHARED_TYPE);
 	srand(seed ? (unsigned)atoi(seed) : 20240611);
 	for (int trial = 0; trial < trials; trial++) {
 		int n = 20 + rand() % 181;
 		char *csv = random_trace(n, 8, trial % 2);
 		struct setup s;
 
-		setup(&s, csv, trial % 2 ? handlers : property_offers);
+		setup(&s, csv, trial % 4 == 3 ? shared : trial % 2 ? handlers : property_offers);
 		free(csv);
 		s.o.seed = (uint64_t)trial + 1;
 		s.o.checkpoint_every_ms = trial % 3 == 0 ? 0 : 600000;
@@ -2088,6 +2225,10 @@ int main(void)
 		cmocka_unit_test(test_handler_setup_once),
 		cmocka_unit_test(test_warm_instance_takes_its_type),
 		cmocka_unit_test(test_plan_sees_handler_setup),
+		cmocka_unit_test(test_shared_gpu_runs_them_at_once),
+		cmocka_unit_test(test_shared_gpu_keeps_within_its_memory),
+		cmocka_unit_test(test_whole_job_waits_for_a_whole_gpu),
+		cmocka_unit_test(test_plan_launches_one_for_four_quarters),
 		cmocka_unit_test(test_bound_is_never_above_a_policy),
 		cmocka_unit_test(test_clairvoyant_wait_keeps_its_budget),
 		cmocka_unit_test(test_exact_estimates_are_the_oracle),
