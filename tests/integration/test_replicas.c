@@ -121,6 +121,45 @@ static void a_submit_on_one_wakes_a_worker_on_another(void **state)
 	assert_int(harness_server_stop(a), 0);
 }
 
+/* The leader plans for a job submitted on a follower at the follower's
+ * word, with the job in its counts: its launch comes within a second or
+ * two of the submit, not at its look every 10 s (the word alone, with
+ * counts a second old, found no job and launched nothing). */
+static void a_submit_on_a_follower_is_planned_at_once(void **state)
+{
+	const char *scale = "[provider]\nkind = local\n[local]\ngpus = 0\n[scaler]\ninterval = 200ms\n"
+			    "[offer.one]\ngpus = 1\nprice_ondemand = 1.0\n";
+	struct harness_server *a, *b;
+	json_t *job, *d, *first;
+	double created, at;
+	int64_t id;
+
+	(void)state;
+	postgres_only();
+	a = active_serve(NULL, scale);
+	harness_own_workers(a);
+	b = active_serve(a, scale);
+	harness_own_workers(b);
+	assert_string_equal(role(a), "leader");
+	/* The leader's first runs are behind it. */
+	WAIT_FOR(a, 10000, harness_stat(a, "states.queued") == 0, "no stats");
+	id = harness_submit(b, "{\"command\": [\"true\"]}");
+	WAIT_FOR(a, 30000, harness_job_is(a, id, "succeeded"), "the job did not run");
+	job = harness_get_job(a, id);
+	created = JNUM(job, "created_at");
+	json_decref(job);
+	d = harness_get(a, "/v1/decisions?limit=1000");
+	first = json_array_get(harness_jget(d, "decisions"), json_array_size(harness_jget(d, "decisions")) - 1);
+	assert_non_null(first);
+	assert_string_equal(JSTR(first, "kind"), "launch");
+	at = JNUM(first, "at");
+	json_decref(d);
+	print_message("the leader launched %.3f s after the submit on the follower\n", at - created);
+	assert_true(at - created < 2.0);
+	assert_int(harness_server_stop(b), 0);
+	assert_int(harness_server_stop(a), 0);
+}
+
 /* ---- many workers on every serve ---- */
 
 #define NJOBS 300
@@ -451,6 +490,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(a_submit_on_one_wakes_a_worker_on_another, harness_cleanup),
+		cmocka_unit_test_teardown(a_submit_on_a_follower_is_planned_at_once, harness_cleanup),
 		cmocka_unit_test_teardown(no_job_is_leased_twice, harness_cleanup),
 		cmocka_unit_test_teardown(a_lease_of_a_dead_serve_expires_on_another, harness_cleanup),
 		cmocka_unit_test_teardown(a_follower_leads_when_the_leader_dies, harness_cleanup),
