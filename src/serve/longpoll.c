@@ -2,6 +2,7 @@
 #include "serve/longpoll.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/log.h"
 #include "common/mem.h"
@@ -212,7 +213,7 @@ void longpoll_lease(struct longpoll *lp, struct request *req, const struct lease
 }
 
 /* Offers the queued jobs to parked request w, those of only's types if
- * it names any: 0, or -1 on a store error or no memory. */
+ * it names any: how many it took, or -1 on a store error or no memory. */
 static int offer_to(struct longpoll *lp, struct waiter *w, const struct lease_types *only)
 {
 	struct queue *q = lp->queue;
@@ -259,7 +260,46 @@ static int offer_to(struct longpoll *lp, struct waiter *w, const struct lease_ty
 		reply_jobs(w, jobs, rc);
 	}
 	free(jobs);
-	return rc < 0 ? -1 : 0;
+	return rc;
+}
+
+static int queued_of(void *arg, const struct job_count *c)
+{
+	const struct lease_types *t = arg;
+
+	if (c->state != JOB_QUEUED)
+		return 0;
+	for (int k = 0; k < t->n; k++)
+		if (strcmp(c->type, t->names[k]) == 0)
+			return 1;
+	return 0;
+}
+
+/* The most warm requests a dispatch tries and leaves without a job: each
+ * is a read of the queue, and a thousand idle warm workers must not cost
+ * a thousand reads a commit while another type's job heads the queue. */
+#define WARM_MISSES_MAX 16
+
+/* The warm pass: each request whose handler is ready takes the next job
+ * in lease order if it is of its type; only those whose types have jobs
+ * queued (the tallies) read the queue. 0, or -1 as offer_to(). */
+static int offer_warm(struct longpoll *lp)
+{
+	struct queue *q = lp->queue;
+	struct waiter *w, *next;
+	struct lease_types warm;
+	int misses = 0, rc;
+
+	for (w = lp->head; w && misses < WARM_MISSES_MAX; w = next) {
+		next = w->next;
+		warm_types(&w->r, &warm);
+		if (warm.n == 0 || store_job_counts(q->store, queued_of, &warm) == 0)
+			continue;
+		if ((rc = offer_to(lp, w, &warm)) < 0)
+			return -1;
+		misses += rc == 0;
+	}
+	return 0;
 }
 
 /* The batch's precommit subscriber: offers the queued jobs to the parked
@@ -271,24 +311,18 @@ static int dispatch(void *arg)
 	struct longpoll *lp = arg;
 	struct queue *q = lp->queue;
 	struct waiter *w, *next;
-	struct lease_types warm;
 
 	while (q->ready_changed && lp->head) {
 		q->ready_changed = 0;
-		for (int pass = 0; pass < 2; pass++) {
-			for (w = lp->head; w; w = next) {
-				next = w->next;
-				/* A shared store's counts lag the other serves'. */
-				if (!store_shared(q->store) && store_count_in_state(q->store, JOB_QUEUED) == 0)
-					break;
-				warm_types(&w->r, &warm);
-				if (pass == 0 && warm.n == 0)
-					continue;
-				if (pass == 1)
-					warm.n = 0;
-				if (offer_to(lp, w, &warm) != 0)
-					return -1;
-			}
+		if (offer_warm(lp) != 0)
+			return -1;
+		for (w = lp->head; w; w = next) {
+			next = w->next;
+			/* A shared store's counts lag the other serves'. */
+			if (!store_shared(q->store) && store_count_in_state(q->store, JOB_QUEUED) == 0)
+				break;
+			if (offer_to(lp, w, &(struct lease_types){.n = 0}) < 0)
+				return -1;
 		}
 	}
 	q->ready_changed = 0;
