@@ -457,7 +457,9 @@ static void report(const char *engine, const struct level *l, int n)
 
 /* The local provider's workers outlive serve, as a cloud's instances
  * outlive their control plane: each would wait out its orphan timeout
- * after the bench. Each leads its process group (provider/local.c). */
+ * after the bench (a SIGTERM too: its sleeping job's interrupt must reach
+ * a serve). Each leads its process group, its job's with it
+ * (provider/local.c). */
 static void stop_local_workers(const char *url)
 {
 	static const char ref[] = "\"provider_ref\":\"pid:";
@@ -468,7 +470,7 @@ static void stop_local_workers(const char *url)
 	if (http_call(&h, "/v1/fleet", NULL) == 200)
 		for (const char *p = h.body; (p = strstr(p, ref)); p += sizeof ref - 1)
 			if (atol(p + sizeof ref - 1) > 1)
-				kill(-(pid_t)atol(p + sizeof ref - 1), SIGTERM);
+				kill(-(pid_t)atol(p + sizeof ref - 1), SIGKILL);
 	http_free(&h);
 }
 
