@@ -2,7 +2,6 @@
 #include "serve/longpoll.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "common/log.h"
 #include "common/mem.h"
@@ -265,14 +264,7 @@ static int offer_to(struct longpoll *lp, struct waiter *w, const struct lease_ty
 
 static int queued_of(void *arg, const struct job_count *c)
 {
-	const struct lease_types *t = arg;
-
-	if (c->state != JOB_QUEUED)
-		return 0;
-	for (int k = 0; k < t->n; k++)
-		if (strcmp(c->type, t->names[k]) == 0)
-			return 1;
-	return 0;
+	return c->state == JOB_QUEUED && lease_types_has(arg, c->type);
 }
 
 /* The most warm requests a dispatch tries and leaves without a job: each

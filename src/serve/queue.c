@@ -152,11 +152,10 @@ static int add_running(void *arg, const struct job_count *c)
 	return 0;
 }
 
-/* Is the job of one of the types? */
-static int of_types(const struct job *j, const struct lease_types *t)
+int lease_types_has(const struct lease_types *t, const char *type)
 {
 	for (int k = 0; k < t->n; k++)
-		if (strcmp(j->type, t->names[k]) == 0)
+		if (strcmp(type, t->names[k]) == 0)
 			return 1;
 	return 0;
 }
@@ -214,7 +213,7 @@ int queue_lease(struct queue *q, const struct lease_offer *offer, const struct l
 		return 0;
 	if (rc != 0)
 		return failed(q, err);
-	if (only->n > 0 && !of_types(out, only)) {
+	if (only->n > 0 && !lease_types_has(only, out->type)) {
 		job_free(out);
 		return 0;
 	}

@@ -77,6 +77,8 @@ struct lease_types {
 	const char *names[WORKER_HANDLERS_MAX];
 	int n;
 };
+/* Whether type is one of t's. */
+int lease_types_has(const struct lease_types *t, const char *type);
 
 /* 1 and the leased job in out, 0 when nothing fits (or the first that
  * fits is of none of only's types), -1 on error. The lease names the
