@@ -311,20 +311,35 @@ int sim_lease_next(struct sim *s, int k, int room)
 	return best < 0 ? -1 : s->q[best].items[s->q[best].head];
 }
 
-/* Job starts on instance i: with the resident handler of its type ready
- * or setting up there, it runs at once; else it starts it first, which
- * takes the type's setup and stops the handler of another type the
- * instance had, as the worker stops an idle one whose GPUs another type
- * needs. A type without a handler leaves the instance's as it was. */
+/* The jobs of type that instance i runs. */
+static int running_of_type(const struct sim *s, const struct sinst *i, int type)
+{
+	int n = 0;
+
+	for (int job = i->newest; job >= 0; job = s->jobs[job].next_on)
+		n += s->trace->jobs[job].type == type;
+	return n;
+}
+
+/* Job starts on instance i: with a resident handler of its type waiting
+ * there (one more than its jobs running), it runs at once; else it
+ * starts one first, which takes the type's setup and stops the handlers
+ * of another type the instance had, as the worker stops waiting ones
+ * whose GPUs another type needs. A type without a handler leaves the
+ * instance's as they were. */
 static void start_handler(const struct sim *s, struct sinst *i, struct sjob *j, int job)
 {
 	int type = s->trace->jobs[job].type;
 
 	j->setup = 0;
-	if (!s->setup_ms || s->setup_ms[type] == 0 || i->warm == type)
+	if (!s->setup_ms || s->setup_ms[type] == 0 ||
+	    (i->warm == type && running_of_type(s, i, type) < i->handlers))
 		return;
 	j->setup = 1;
+	if (i->warm != type)
+		i->handlers = 0;
 	i->warm = type;
+	i->handlers++;
 }
 
 /* Instance k starts a queued job beside those it runs. */

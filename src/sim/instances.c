@@ -251,7 +251,8 @@ void sim_stop(struct sim *s, int k)
 	sim_bill(s, k);
 	s->gpus_live -= sim_offer(s, i)->gpus;
 	i->state = S_GONE;
-	i->warm = -1; /* its handler went with it */
+	i->warm = -1; /* its handlers went with it */
+	i->handlers = 0;
 	free(i->parts);
 	i->parts = NULL;
 	s->nup--;

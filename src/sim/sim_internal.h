@@ -77,10 +77,14 @@ struct sinst {
 	 * what no job used is known as it is billed. */
 	int launch_team;
 	double busy_usd;
-	/* The trace's type whose resident handler it has started (ready, or
-	 * setting up for the job that started it), -1: none. One at a time:
-	 * a job of another handler's type replaces it. */
+	/* The trace's type whose resident handlers it has started (ready,
+	 * or setting up for the job that started one), -1: none; and how
+	 * many: as serve's worker keeps one a runner, jobs of the type side
+	 * by side each need one. One type at a time: a job of another
+	 * handler's type replaces them (serve's worker stops only those
+	 * whose GPUs it needs: an upper bound on setups where types mix). */
 	int warm;
+	int handlers;
 	/* With shared types (sim.shares): a slot per GPU of its offer, for
 	 * those shared jobs run on (sgpu), else NULL. */
 	struct sgpu *parts;

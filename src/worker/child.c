@@ -43,3 +43,18 @@ void child_exec(char **argv, int in, int control_w, const int out[2], pid_t work
 	fprintf(stderr, "ebb worker: cannot run %s: %s\n", argv[0], strerror(errno));
 	_exit(127);
 }
+
+int child_send(int fd, const char *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = write(fd, buf + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		done += (size_t)n;
+	}
+	return 0;
+}

@@ -107,20 +107,7 @@ struct handler *handler_for(struct handler *w_handler, json_t *job, const char *
 	return handler_start(job, argv, worker, why, whysize);
 }
 
-int handler_send(struct handler *h, const char *line)
-{
-	size_t len = strlen(line), done = 0;
-
-	while (done < len) {
-		ssize_t n = write(h->in, line + done, len - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		done += (size_t)n;
-	}
-	return 0;
-}
+int handler_send(struct handler *h, const char *line) { return child_send(h->in, line, strlen(line)); }
 
 int handler_ended(struct handler *h, int *status)
 {

@@ -1,8 +1,9 @@
 /* A resident handler (docs/JOBS.md): the process a type's handler
  * command starts, kept by the worker and handed that type's payload jobs
  * one after another, each as a JSON line on its stdin. The worker keeps
- * one at a time: the jobs it runs itself take all its GPUs, so a handler
- * of another type, or a plain job, needs the one there stopped first. Its
+ * one at a time for the jobs it runs itself: they take all its GPUs, so
+ * a handler of another type, or a plain job, needs the one there stopped
+ * first; each runner (runners.c) keeps its own, on its GPUs. Its
  * stdout and stderr are the running job's log while it runs one, the
  * worker's log between jobs. The run of a job on it is job_run.c's. */
 #ifndef EBB_WORKER_HANDLER_H

@@ -31,7 +31,9 @@ double share_of(const struct worker *w, json_t *job, int64_t *vram_gb)
 	return s > 0 && s < 1 ? s : 1;
 }
 
-/* The share and memory a GPU has left, shared or free. */
+/* The share and memory a GPU has left, shared or free: held by what
+ * runs there and by the handlers that wait there, which keep their
+ * memory on it. */
 static double room(const struct worker *w, int g) { return w->gpu_job[g] == 0 ? 1 : 1 - w->gpu_shared[g]; }
 
 static int64_t vram_left(const struct worker *w, int g) { return w->o->vram_gb - w->gpu_vram[g]; }
@@ -42,17 +44,22 @@ static int fits(const struct worker *w, int g, double share, int64_t vram_gb)
 	       (w->o->vram_gb <= 0 || vram_gb <= vram_left(w, g));
 }
 
+int share_fit(const struct worker *w, double share, int64_t vram_gb)
+{
+	/* A GPU already shared first: whole ones stay free for whole jobs. */
+	for (int g = 0; g < w->ngpus; g++)
+		if (w->gpu_job[g] == GPU_SHARED && fits(w, g, share, vram_gb))
+			return g;
+	for (int g = 0; g < w->ngpus; g++)
+		if (fits(w, g, share, vram_gb))
+			return g;
+	return -1;
+}
+
 int share_place(struct worker *w, double share, int64_t vram_gb)
 {
-	int g, best = -1;
+	int g, best = share_fit(w, share, vram_gb);
 
-	/* A GPU already shared first: whole ones stay free for whole jobs. */
-	for (g = 0; g < w->ngpus && best < 0; g++)
-		if (w->gpu_job[g] == GPU_SHARED && fits(w, g, share, vram_gb))
-			best = g;
-	for (g = 0; g < w->ngpus && best < 0; g++)
-		if (fits(w, g, share, vram_gb))
-			best = g;
 	/* Leased where none fits (another serve's lease raced ours): the
 	 * least used shared GPU, if any is shared. */
 	for (g = 0; g < w->ngpus && best < 0; g++)
@@ -80,26 +87,53 @@ void share_release(struct worker *w, int g, double share, int64_t vram_gb)
 	}
 }
 
-/* The shared GPU with the most share left, or -1. */
-static int roomiest(const struct worker *w)
+/* What the lease offers of a shared GPU: the share and memory that no
+ * running job holds (a waiting handler's are stopped for a job that
+ * needs them). */
+static double offered(const struct worker *w, int g, int64_t *vram_left_gb)
+{
+	double idle = 0;
+	int64_t idle_vram = 0;
+
+	runners_idle_on(w, g, &idle, &idle_vram);
+	*vram_left_gb = vram_left(w, g) + idle_vram;
+	return room(w, g) + idle;
+}
+
+/* The shared GPU partly taken by running jobs with the most share left
+ * (one that only waiting handlers hold is offered whole), or -1. */
+static int roomiest(const struct worker *w, double *free_share, int64_t *vram_left_gb)
 {
 	int best = -1;
 
-	for (int g = 0; g < w->ngpus; g++)
-		if (w->gpu_job[g] == GPU_SHARED && room(w, g) > SLACK && (best < 0 || room(w, g) > room(w, best)))
+	for (int g = 0; g < w->ngpus; g++) {
+		int64_t vram;
+		double r = w->gpu_job[g] == GPU_SHARED ? offered(w, g, &vram) : 0;
+		if (r > SLACK && r < 1 - SLACK && (best < 0 || r > *free_share)) {
 			best = g;
+			*free_share = r;
+			*vram_left_gb = vram;
+		}
+	}
 	return best;
 }
 
-int share_room(const struct worker *w) { return roomiest(w) >= 0; }
+int share_room(const struct worker *w)
+{
+	double r;
+	int64_t vram;
+
+	return roomiest(w, &r, &vram) >= 0;
+}
 
 void share_offer(const struct worker *w, json_t *body)
 {
-	int g = roomiest(w);
+	double r;
+	int64_t vram;
 
-	if (g < 0)
+	if (roomiest(w, &r, &vram) < 0)
 		return;
-	json_object_set_new(body, "share_free", json_real(room(w, g)));
+	json_object_set_new(body, "share_free", json_real(r));
 	if (w->o->vram_gb > 0)
-		json_object_set_new(body, "share_vram_gb", json_integer(vram_left(w, g) > 0 ? vram_left(w, g) : 0));
+		json_object_set_new(body, "share_vram_gb", json_integer(vram > 0 ? vram : 0));
 }

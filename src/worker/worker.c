@@ -48,6 +48,7 @@ static void install_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL); /* a runner's handler waits: its GPUs are free */
 	signal(SIGPIPE, SIG_IGN);
 }
 
@@ -229,11 +230,19 @@ static void register_name(struct worker *w)
 json_t *worker_handlers(const struct worker *w)
 {
 	const struct handler *h = w->handler;
+	json_t *list = json_array();
 
-	if (!h)
+	if (h)
+		json_array_append_new(list, json_pack("{s:s, s:s, s:o}", "type", h->type, "state",
+						      h->setup_ms >= 0 ? "ready" : "starting", "setup_s",
+						      h->setup_ms >= 0 ? json_real((double)h->setup_ms / 1000.0)
+								       : json_null()));
+	runners_handlers(w, list);
+	if (json_array_size(list) == 0) {
+		json_decref(list);
 		return NULL;
-	return json_pack("[{s:s, s:s, s:o}]", "type", h->type, "state", h->setup_ms >= 0 ? "ready" : "starting",
-			 "setup_s", h->setup_ms >= 0 ? json_real((double)h->setup_ms / 1000.0) : json_null());
+	}
+	return list;
 }
 
 /* What the worker offers: its GPUs free, and the jobs its runners run
@@ -241,7 +250,7 @@ json_t *worker_handlers(const struct worker *w)
  * reply was lost). A worker that runs nothing sends what it always did. */
 static json_t *lease_body(const struct worker *w, int64_t wait_ms)
 {
-	json_t *b = json_pack("{s:s, s:i, s:i, s:I}", "worker", w->name, "gpus",
+	json_t *handlers, *b = json_pack("{s:s, s:i, s:i, s:I}", "worker", w->name, "gpus",
 			      w->nrunners ? runners_free_gpus(w) : w->o->gpus, "vram_gb", w->o->vram_gb, "wait_s",
 			      (json_int_t)(wait_ms / 1000));
 
@@ -252,9 +261,9 @@ static json_t *lease_body(const struct worker *w, int64_t wait_ms)
 		json_object_set_new(b, "running", runners_jobs(w));
 		share_offer(w, b);
 	}
-	/* Its resident handler and its setup time, for serve's fleet. */
-	if (w->handler)
-		json_object_set_new(b, "handlers", worker_handlers(w));
+	/* Its resident handlers and their setup, for serve's fleet and lease. */
+	if ((handlers = worker_handlers(w)))
+		json_object_set_new(b, "handlers", handlers);
 	if (w->o->labels && w->o->labels[0]) {
 		json_t *labels = json_array();
 		char *copy = xstrdup(w->o->labels), *save = NULL;
@@ -309,7 +318,7 @@ static int run_job(struct worker *w, json_t *job, json_t **next)
 /* Long-polls for a job: NULL with the lease reply in *reply, or with
  * *reply NULL to ask again (serve out of reach, after a backoff; a
  * runner's end; no GPU free, until a runner's end); else the reason to
- * exit. While runners run, the worker is not idle. */
+ * exit. While runners run jobs, the worker is not idle. */
 static const char *ask_lease(struct worker *w, int64_t *idle_since, int64_t *backoff, json_t **reply)
 {
 	int64_t now, wait_ms = 20000;
@@ -324,7 +333,7 @@ static const char *ask_lease(struct worker *w, int64_t *idle_since, int64_t *bac
 			return WORKER_ORPHANED;
 	}
 	now = clock_monotonic_ms();
-	if (w->nrunners)
+	if (runners_busy(w))
 		*idle_since = now;
 	if (w->sig->stop)
 		return "stopped by signal";
@@ -343,7 +352,7 @@ static const char *ask_lease(struct worker *w, int64_t *idle_since, int64_t *bac
 		if (left < wait_ms)
 			wait_ms = left < 1000 ? 1000 : left;
 	}
-	if (w->nrunners && ((!runners_free_gpus(w) && !share_room(w)) || w->nrunners == INSTANCE_GPUS_MAX)) {
+	if (w->nrunners && ((!runners_free_gpus(w) && !share_room(w)) || runners_busy(w) == INSTANCE_GPUS_MAX)) {
 		worker_wait(w, wait_ms); /* a runner's end wakes it */
 		return NULL;
 	}
@@ -380,7 +389,7 @@ static const char *ask_lease(struct worker *w, int64_t *idle_since, int64_t *bac
 	json_decref(*reply);
 	*reply = NULL;
 	/* Runners judge for themselves, by their own calls. */
-	if (!w->nrunners && orphaned(w))
+	if (!runners_busy(w) && orphaned(w))
 		return WORKER_ORPHANED;
 	worker_wait(w, *backoff);
 	*backoff = *backoff < 5000 ? *backoff * 2 : 5000;

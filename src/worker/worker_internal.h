@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "common/client.h"
+#include "common/config.h"
 #include "common/instance.h"
 #include "worker/notice.h"
 #include "worker/worker.h"
@@ -26,15 +27,27 @@ struct worker_signals {
 };
 
 
-/* A job run beside others, in a process of its own (runners.c). */
+/* A job run beside others, in a process of its own (runners.c). A
+ * runner whose job ran on a resident handler keeps the handler and waits
+ * for the next job of its type: its GPUs, or its share, stay its own
+ * while it waits, and are offered to serve as free all the same. */
 struct runner {
 	pid_t pid;
-	int64_t job;
+	int64_t job;       /* the job it runs; 0 while its handler waits */
+	uint64_t gpus;     /* its whole GPUs, a bit each */
 	/* A job of a shared type (share.c): the GPU it shares, its part of
 	 * it and its memory there; gpu -1 for a job on GPUs of its own. */
 	int gpu;
 	double share;
 	int64_t vram_gb;
+	/* The pipes to a runner of a handler job: the next job goes down
+	 * `to` as a JSON value; `from` says "idle SETUP_MS" when its job
+	 * ended and the handler waits. -1 for a runner of a plain job. */
+	int to, from;
+	char type[CONF_NAME_MAX + 1];
+	char *handler;      /* the handler's command as the job gave it, compact JSON */
+	int64_t setup_ms;   /* its handler's, once the runner said; -1 before */
+	int64_t idle_since; /* monotonic ms: the runner waiting longest goes first */
 };
 
 /* gpu_job's mark for a GPU that jobs of shared types share. */
@@ -58,7 +71,8 @@ struct worker {
 	 * for the GPUs left. */
 	int ngpus;
 	char gpu_names[INSTANCE_GPUS_MAX][16]; /* what CUDA_VISIBLE_DEVICES calls each */
-	int64_t gpu_job[INSTANCE_GPUS_MAX];    /* the job on each GPU; 0: free; GPU_SHARED */
+	int64_t gpu_job[INSTANCE_GPUS_MAX];    /* the job on each GPU (the last one while a
+	                                        * runner's handler waits there); 0: free; GPU_SHARED */
 	/* GPUs shared (share.c): the types whose jobs share one, as serve's
 	 * register reply said (NULL: none), and each shared GPU's parts
 	 * taken and memory held. */
@@ -102,18 +116,29 @@ void runners_init(struct worker *w);
 /* GPUs no job runs on. */
 int runners_free_gpus(const struct worker *w);
 /* Whether the job must run beside others: it leaves GPUs free, or some
- * already run. Otherwise the worker runs it itself (job_run), as on an
- * instance of one GPU. */
+ * already run, or a runner's handler waits. Otherwise the worker runs it
+ * itself (job_run), as on an instance of one GPU. */
 int runners_wanted(const struct worker *w, json_t *job);
-/* Runs the job in a runner on GPUs of its own (as many as it asks, at
- * least one); 0, or -1 when no process could be started (the job ran in
- * the worker itself then, and -1 means it ended orphaned). */
+/* Runs the job in a runner: one whose handler of its type waits on as
+ * many GPUs (or the same share), else a new one on GPUs of its own (as
+ * many as it asks, at least one), waiting handlers stopped first where
+ * their GPUs are needed. 0, or -1 when no process could be started (the
+ * job ran in the worker itself then, and -1 means it ended orphaned). */
 int runners_start(struct worker *w, json_t *job);
-/* Reaps the runners that ended and frees their GPUs; how many ended. */
+/* Reaps the runners that ended and frees their GPUs, and hears those
+ * whose handler now waits; how many did either. */
 int runners_reap(struct worker *w);
+/* The runners that run a job. */
+int runners_busy(const struct worker *w);
+/* Whether a waiting runner holds GPU g whole; adds to *share and
+ * *vram_gb its waiting runners' parts of it (the lease offers them). */
+int runners_idle_on(const struct worker *w, int g, double *share, int64_t *vram_gb);
 /* The ids of the jobs the runners run: the lease's "running". */
 json_t *runners_jobs(const struct worker *w);
-/* Waits for every runner to end; a stop asked meanwhile is passed on. */
+/* The runners' handlers into list, one entry a type (serve keeps a few). */
+void runners_handlers(const struct worker *w, json_t *list);
+/* Waits for every runner to end; waiting handlers are stopped, a stop
+ * asked meanwhile is passed on. */
 void runners_wait_all(struct worker *w);
 
 /* GPUs shared by jobs of shared types (share.c). Keeps the register
@@ -127,7 +152,10 @@ double share_of(const struct worker *w, json_t *job, int64_t *vram_gb);
 int share_place(struct worker *w, double share, int64_t vram_gb);
 /* Gives back what share_place took on GPU g. */
 void share_release(struct worker *w, int g, double share, int64_t vram_gb);
-/* Whether a shared GPU has room left. */
+/* share_place's first choices only: a GPU where the share fits beside
+ * what holds it now, waiting handlers included; -1 for none. */
+int share_fit(const struct worker *w, double share, int64_t vram_gb);
+/* Whether a shared GPU has room left for the lease to offer. */
 int share_room(const struct worker *w);
 /* Adds to a lease request the room of the shared GPU with the most:
  * share_free, and share_vram_gb where the worker knows its memory. */

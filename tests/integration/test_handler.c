@@ -495,6 +495,138 @@ static void setup_shown_while_its_job_waits(void **state)
 	assert_int(attempts(s, id), 1);
 }
 
+/* A handler that tells which GPU it was started on: it appends
+ * "CUDA_VISIBLE_DEVICES PID" to DIR/starts, sets up for a second, then
+ * sleeps each job's payload seconds and returns {"gpu", "pid"}. */
+static const char *gpu_handler(const char *dir)
+{
+	const char *path = harness_fmt("%s/gpus.py", dir);
+
+	write_script(path, "#!/usr/bin/python3\n"
+			   "import json, os, sys, time\n"
+			   "gpu = os.environ.get('CUDA_VISIBLE_DEVICES', '')\n"
+			   "with open(sys.argv[1] + '/starts', 'a') as f:\n"
+			   "    f.write('%s %d\\n' % (gpu, os.getpid()))\n"
+			   "control = os.fdopen(int(os.environ['EBB_CONTROL_FD']), 'w', buffering=1)\n"
+			   "time.sleep(1)\n"
+			   "control.write('ready\\n')\n"
+			   "for line in sys.stdin:\n"
+			   "    if line.startswith('cancel '):\n"
+			   "        continue\n"
+			   "    time.sleep(json.loads(line)['payload'])\n"
+			   "    control.write('result %s\\n' % json.dumps({'gpu': gpu, 'pid': os.getpid()}))\n"
+			   "    control.write('done\\n')\n");
+	return path;
+}
+
+/* The handlers DIR/starts lists, and the pid of the one on line k. */
+static int handler_starts(const char *dir, int k, pid_t *pid)
+{
+	char *text = harness_read_file(harness_fmt("%s/starts", dir), NULL), *line = text;
+	int n = 0;
+
+	for (; line && *line; line = strchr(line, '\n') + 1, n++)
+		if (n == k && pid)
+			*pid = (pid_t)atoi(strchr(line, ' ') + 1);
+	free(text);
+	return n;
+}
+
+/* Runs n jobs of type with payload (a JSON number of seconds) at once and
+ * waits for them; the pids of the handlers that ran them into pids. */
+static void run_payloads(struct harness_server *s, const char *type, int n, const char *payload, pid_t *pids,
+			 char gpus[][8])
+{
+	int64_t ids[8];
+
+	for (int i = 0; i < n; i++)
+		ids[i] = harness_submit(s, harness_fmt("{\"type\": \"%s\", \"payload\": %s}", type, payload));
+	for (int i = 0; i < n; i++) {
+		json_t *j;
+		WAIT_FOR(s, 120000, harness_job_is(s, ids[i], "succeeded"), "job %lld did not succeed", (long long)ids[i]);
+		j = harness_get_job(s, ids[i]);
+		pids[i] = (pid_t)JINT(j, "result.pid");
+		if (gpus)
+			snprintf(gpus[i], sizeof gpus[i], "%s", JSTR(j, "result.gpu"));
+		json_decref(j);
+	}
+}
+
+/* On an instance of two GPUs jobs run side by side in runners, and each
+ * runner keeps its handler: two jobs at once start one handler on each
+ * GPU, the next jobs of the type go to those two; serve is told they are
+ * ready; a plain job of both GPUs stops them first (and their GPUs were
+ * offered for it); the next job starts one again; the worker's stop
+ * stops it. */
+static void each_runner_keeps_its_handler(void **state)
+{
+	const char *dir = test_dir();
+	struct harness_server *s = serve_with(gpu_handler(dir), dir);
+	pid_t worker, first[2], more[6], handlers[2], last;
+	char gpus[2][8], log[4200];
+	double setup_s;
+	int64_t plain;
+
+	(void)state;
+	snprintf(log, sizeof log, "%s/worker.log", s->dir);
+	worker = harness_hand_worker(s, log, "0,1", "--gpus", "2", NULL);
+	run_payloads(s, "echo", 2, "1", first, gpus);
+	assert_int(handler_starts(dir, 0, &handlers[0]), 2);
+	handler_starts(dir, 1, &handlers[1]);
+	assert_true(strcmp(gpus[0], gpus[1]) != 0);
+	assert_true(first[0] != first[1]);
+	run_payloads(s, "echo", 6, "0.2", more, NULL);
+	assert_int(handler_starts(dir, 0, NULL), 2);
+	for (int i = 0; i < 6; i++)
+		assert_true(more[i] == handlers[0] || more[i] == handlers[1]);
+	assert_int(harness_file_lines(log, "msg=\"job handed to a waiting handler\""), 6);
+	WAIT_FOR(s, 30000, strcmp(handler_state(s, &setup_s), "ready") == 0 && setup_s >= 1,
+		 "serve was not told the runners' handlers are ready");
+	plain = harness_submit(s, "{\"command\": [\"true\"], \"gpus\": 2}");
+	WAIT_FOR(s, 60000, harness_job_is(s, plain, "succeeded"), "the job of two GPUs did not succeed");
+	assert_int(harness_file_lines(log, "msg=\"stopping a waiting handler\""), 2);
+	assert_false(harness_alive(handlers[0], NULL));
+	assert_false(harness_alive(handlers[1], NULL));
+	run_payloads(s, "echo", 1, "0", &last, NULL);
+	assert_int(handler_starts(dir, 2, &handlers[0]), 3);
+	assert_int(last, handlers[0]);
+	assert_int(harness_stop_hand_worker(s, worker, 30000), 0);
+	assert_false(harness_alive(last, NULL));
+}
+
+/* Handlers of a type that takes half a GPU stay too: two side by side
+ * on the one GPU, told the same CUDA_VISIBLE_DEVICES, and the next jobs
+ * go to them; a job of the whole GPU stops both first. */
+static void shared_handlers_stay(void **state)
+{
+	const char *dir = test_dir();
+	struct harness_server *s = harness_serve(
+		harness_fmt("[queue]\nretry_base = 0s\n[type.half]\nhandler = '%s' '%s'\ngpu_share = 1/2\n",
+			    gpu_handler(dir), dir),
+		0);
+	pid_t first[2], more[4], handlers[2];
+	char gpus[2][8], log[4200];
+	int64_t whole;
+
+	(void)state;
+	snprintf(log, sizeof log, "%s/worker.log", s->dir);
+	harness_hand_worker(s, log, "0", NULL);
+	run_payloads(s, "half", 2, "1", first, gpus);
+	assert_int(handler_starts(dir, 0, &handlers[0]), 2);
+	handler_starts(dir, 1, &handlers[1]);
+	assert_string_equal(gpus[0], "0");
+	assert_string_equal(gpus[1], "0");
+	run_payloads(s, "half", 4, "0.2", more, NULL);
+	assert_int(handler_starts(dir, 0, NULL), 2);
+	for (int i = 0; i < 4; i++)
+		assert_true(more[i] == handlers[0] || more[i] == handlers[1]);
+	whole = harness_submit(s, "{\"command\": [\"true\"]}");
+	WAIT_FOR(s, 60000, harness_job_is(s, whole, "succeeded"), "the job of the whole GPU did not succeed");
+	assert_int(harness_file_lines(log, "msg=\"stopping a waiting handler\""), 2);
+	assert_false(harness_alive(handlers[0], NULL));
+	assert_false(harness_alive(handlers[1], NULL));
+}
+
 /* Issue 24's bar: 200 payload jobs of 50 ms behind a setup of 3 s, on
  * one local instance: the handler started once, the whole far less than
  * 200 setups (600 s), each job's result shown by `ebb job`. */
@@ -564,6 +696,8 @@ int main(void)
 		cmocka_unit_test_teardown(warm_handler_takes_its_type_first, harness_cleanup),
 		cmocka_unit_test_teardown(setup_shown_while_its_job_waits, harness_cleanup),
 		cmocka_unit_test_teardown(two_hundred_jobs_on_a_local_instance, harness_cleanup),
+		cmocka_unit_test_teardown(each_runner_keeps_its_handler, harness_cleanup),
+		cmocka_unit_test_teardown(shared_handlers_stay, harness_cleanup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

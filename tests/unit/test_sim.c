@@ -1228,6 +1228,27 @@ static void test_handler_setup_once(void **state)
 	sim_result_free(&r);
 }
 
+/* An instance of two GPUs keeps a handler a GPU, as serve's worker keeps
+ * one a runner: two x jobs at 0 s side by side each set one up (both end
+ * at 150 s), and two more at 200 s find both waiting (end at 300 s): 500
+ * GPU-seconds busy. One handler for the instance would have let the
+ * second of the first two skip its setup (ending at 100 s, 450 busy). */
+static void test_handler_a_gpu(void **state)
+{
+	struct sim_result r;
+
+	(void)state;
+	sim("submit_time_s,duration_s,job_class\n0,100,x\n0,100,x\n200,100,x\n200,100,x\n",
+	    "[offer.two]\ngpus = 2\nprice_ondemand = 7.2\nboot = 100s\nbilling = " PER_SECOND
+	    "[type.x]\nhandler = run-x\nsetup = 50s\n",
+	    "always-on:n=1", &r);
+	assert_int(r.jobs_done, 4);
+	assert_int(r.end_ms, 300000);
+	assert_near(r.gpu_hours_busy, 500 / 3600.0);
+	assert_near(r.wait_p99_s, 0);
+	sim_result_free(&r);
+}
+
 /* always-on's two instances: x's job at 0 s (100 s) goes to the first,
  * which starts x's handler (ends at 150), z's (200 s) to the second (ends
  * at 250). At 300 s a z job then an x job, 10 s each: in lease order z's
@@ -2224,6 +2245,7 @@ int main(void)
 		cmocka_unit_test(test_spot_only_offer_after_wait_target),
 		cmocka_unit_test(test_handler_setup_once),
 		cmocka_unit_test(test_warm_instance_takes_its_type),
+		cmocka_unit_test(test_handler_a_gpu),
 		cmocka_unit_test(test_plan_sees_handler_setup),
 		cmocka_unit_test(test_shared_gpu_runs_them_at_once),
 		cmocka_unit_test(test_shared_gpu_keeps_within_its_memory),
