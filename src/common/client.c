@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/mem.h"
 #include "common/version.h"
 
@@ -235,12 +236,19 @@ static CURLcode perform(struct client *c, CURL *h)
 	CURLMsg *m;
 	int running = 1, left;
 
+	int64_t give_up = -1; /* monotonic ms; -1: not asked to */
+
 	if (!c->multi)
 		return curl_easy_perform(h);
 	curl_multi_add_handle(c->multi, h);
-	while (running && !*c->abort_flag && curl_multi_perform(c->multi, &running) == CURLM_OK) {
-		if (running && !*c->abort_flag)
-			curl_multi_poll(c->multi, NULL, 0, 1000, NULL);
+	for (;;) {
+		int64_t now = clock_monotonic_ms();
+		if (give_up < 0 && c->abort_flag && *c->abort_flag)
+			give_up = now + c->abort_grace_ms;
+		if ((give_up >= 0 && now >= give_up) || curl_multi_perform(c->multi, &running) != CURLM_OK ||
+		    !running)
+			break;
+		curl_multi_poll(c->multi, NULL, 0, give_up >= 0 ? (int)(give_up - now) : 1000, NULL);
 	}
 	while ((m = curl_multi_info_read(c->multi, &left)))
 		if (m->msg == CURLMSG_DONE)
@@ -294,7 +302,7 @@ static int call_once(struct client *c, const char *method, const char *path, con
 		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)(text ? strlen(text) : 0));
 	}
 	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-	if (c->abort_flag) {
+	if (c->abort_flag && !c->multi) {
 		curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
 		curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
 		curl_easy_setopt(h, CURLOPT_XFERINFODATA, (void *)c->abort_flag);

@@ -31,6 +31,10 @@ struct client {
 	/* When it points at a nonzero flag, a call in flight is given up (a
 	 * worker's long-poll on SIGTERM). NULL: calls run to their end. */
 	volatile sig_atomic_t *abort_flag;
+	/* With client_interruptible: how long a call may still end once the
+	 * flag is set, so that a reply on its way is read rather than lost
+	 * (a long-poll answered as it is cut). 0: given up at once. */
+	int abort_grace_ms;
 	/* CURLM *, with client_interruptible: a call in another thread is
 	 * cut short at once by client_interrupt. NULL: none. */
 	void *multi;

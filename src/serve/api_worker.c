@@ -102,10 +102,26 @@ static int read_lease_request(struct api_call *c, json_t *body, const char *what
 	json_array_foreach(json_object_get(body, "running"), i, id)
 		r->running[i] = json_integer_value(id);
 	r->nrunning = (int)json_array_size(json_object_get(body, "running"));
+	r->names_running = json_object_get(body, "running") != NULL;
 	/* Its partly used GPU's room, for the shared types that fit it. */
 	if (share_offer_read(cfg, body, &r->offer, err) != 0)
 		return -1;
 	r->offer.labels = json_incref(json_object_get(body, "labels"));
+	return 0;
+}
+
+/* A worker started by hand names the jobs it runs: a lease of its last
+ * reply that it does not name never reached it (workers.h), and goes
+ * back to the queue now, its attempt not counted. One it ended since is
+ * no longer leased with that token, and stays as it is. */
+static int take_back_unread(struct api_call *c, const struct lease_request *r, struct ebb_error *err)
+{
+	int64_t id[WORKER_GRANTED_MAX], token[WORKER_GRANTED_MAX];
+	int n = workers_not_running(c->api->workers, r->worker, r->running, r->nrunning, id, token);
+
+	for (int k = 0; k < n; k++)
+		if (queue_unlease(c->api->queue, id[k], token[k], err) != 0 && err->status >= 500)
+			return -1;
 	return 0;
 }
 
@@ -127,6 +143,8 @@ static int lease(struct api_call *c, struct lease_request *r)
 		rc = -1;
 	for (int k = 0; k < nheld && rc == 0; k++)
 		rc = queue_unlease_instance(c->api->queue, held[k], r->instance, &err);
+	if (!r->instance && r->names_running && rc == 0)
+		rc = take_back_unread(c, r, &err);
 	if (rc != 0) {
 		lease_request_free(r);
 		return api_fail(c, &err);

@@ -1,5 +1,6 @@
 /* Parked lease requests (see longpoll.h). */
 #include "serve/longpoll.h"
+#include "serve/workers.h"
 
 #include <stdlib.h>
 
@@ -30,6 +31,7 @@ struct longpoll {
 	struct queue *queue;
 	const struct scaler *scaler;
 	struct fleet *fleet;
+	struct workers *workers;
 	struct waiter *head, *tail; /* oldest first */
 	int n;
 	/* serve stops: a request is answered at once, with no job. One
@@ -330,6 +332,9 @@ static void gone(struct request_keeper *k, int sent)
 	struct ebb_error err;
 
 	unpark(w);
+	/* Sent is not read: a worker by hand names what it runs next time. */
+	if (sent && !w->r.instance && w->ngranted)
+		workers_granted(lp->workers, w->r.worker, w->granted_id, w->granted_token, w->ngranted);
 	for (int i = 0; !sent && i < w->ngranted; i++) {
 		if (batch_begin(lp->batch) != 0)
 			log_error("lease reply lost, and the store failed: the lease runs out instead",
@@ -356,7 +361,7 @@ void longpoll_release_all(struct longpoll *lp)
 int longpoll_waiting(const struct longpoll *lp) { return lp->n; }
 
 struct longpoll *longpoll_new(struct event_base *base, struct batch *b, struct queue *q,
-			      const struct scaler *sc, struct fleet *f)
+			      const struct scaler *sc, struct fleet *f, struct workers *wk)
 {
 	struct longpoll *lp = mem_calloc(1, sizeof *lp);
 
@@ -367,6 +372,7 @@ struct longpoll *longpoll_new(struct event_base *base, struct batch *b, struct q
 	lp->queue = q;
 	lp->scaler = sc;
 	lp->fleet = f;
+	lp->workers = wk;
 	batch_on_precommit(b, dispatch, lp);
 	return lp;
 }

@@ -32,6 +32,7 @@ struct lease_request {
 	 * gpus) take more: several at once on an instance of several GPUs. */
 	int64_t running[INSTANCE_GPUS_MAX];
 	int nrunning;
+	int names_running; /* it sent "running" (an empty list too) */
 	/* The job a complete or fail just reported, owned: the reply is that
 	 * job with this lease as its member "next". NULL: a lease alone. */
 	struct job *done;
@@ -41,9 +42,10 @@ struct lease_request {
 };
 
 /* sc (NULL: none) tells workers of instances the idle timeout in force;
- * f says whether a parked worker's instance may still take a job. */
+ * f says whether a parked worker's instance may still take a job; wk
+ * keeps what a reply to a worker started by hand carried (workers.h). */
 struct longpoll *longpoll_new(struct event_base *base, struct batch *b, struct queue *q,
-			      const struct scaler *sc, struct fleet *f);
+			      const struct scaler *sc, struct fleet *f, struct workers *wk);
 void longpoll_free(struct longpoll *lp);
 /* The scaler from now on (this serve came to lead, docs/HA.md). */
 void longpoll_set_scaler(struct longpoll *lp, const struct scaler *sc);

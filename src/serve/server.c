@@ -398,7 +398,7 @@ static int start(struct server *s, const struct server_options *o, char *err, si
 					 !leads)) ||
 	    !(s->history = history_new(s->base, &s->clock, s->store, s->batch)))
 		goto nomem;
-	if (!(s->longpoll = longpoll_new(s->base, s->batch, &s->queue, s->scaler, &s->fleet)) ||
+	if (!(s->longpoll = longpoll_new(s->base, s->batch, &s->queue, s->scaler, &s->fleet, s->workers)) ||
 	    !(s->watch = watch_new(s->base, s->batch, &s->queue)) ||
 	    !(s->logwait = jobwait_new(s->base, s->batch, api_logs_try, &s->api)) ||
 	    !(s->endwait = jobwait_new(s->base, s->batch, api_job_end_try, &s->api)) ||

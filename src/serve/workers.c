@@ -14,6 +14,37 @@ void workers_handlers(struct workers *w, const char *name, const struct handler_
 	s->nhandlers = n;
 }
 
+void workers_granted(struct workers *w, const char *name, const int64_t *id, const int64_t *token, int n)
+{
+	struct worker_seen *s = (struct worker_seen *)workers_find(w, name);
+
+	if (!s)
+		return;
+	s->ngranted = n <= WORKER_GRANTED_MAX ? n : 0;
+	memcpy(s->granted_id, id, (size_t)s->ngranted * sizeof *id);
+	memcpy(s->granted_token, token, (size_t)s->ngranted * sizeof *token);
+}
+
+int workers_not_running(struct workers *w, const char *name, const int64_t *running, int nrunning, int64_t *id,
+			int64_t *token)
+{
+	struct worker_seen *s = (struct worker_seen *)workers_find(w, name);
+	int n = 0;
+
+	for (int k = 0; s && k < s->ngranted; k++) {
+		int named = 0;
+		for (int i = 0; i < nrunning; i++)
+			named |= running[i] == s->granted_id[k];
+		if (!named) {
+			id[n] = s->granted_id[k];
+			token[n++] = s->granted_token[k];
+		}
+	}
+	if (s)
+		s->ngranted = 0;
+	return n;
+}
+
 json_t *workers_handlers_json(const struct worker_seen *s)
 {
 	json_t *list = json_array();

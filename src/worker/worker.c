@@ -20,6 +20,9 @@
 
 static struct worker_signals signals_seen = {.wake = {-1, -1}};
 
+/* How long a lease request cut short may still bring its reply. */
+#define LEASE_CUT_GRACE_MS 250
+
 static void on_signal(int sig)
 {
 	int saved = errno;
@@ -358,9 +361,10 @@ static const char *ask_lease(struct worker *w, int64_t *idle_since, int64_t *bac
 	}
 	body = lease_body(w, wait_ms);
 	/* A signal cuts a long-poll short: SIGTERM, or a runner's end (its
-	 * GPUs are offered again at once). A lease it would have brought is
-	 * taken back by serve when the reply finds nobody. Only this call: a
-	 * job's last report must still go out after SIGTERM. */
+	 * GPUs are offered again within LEASE_CUT_GRACE_MS). A lease it would
+	 * have brought is taken back by serve when the reply finds nobody,
+	 * or when the next request does not name it. Only this call: a job's
+	 * last report must still go out after SIGTERM. */
 	w->client.abort_flag = &w->sig->cut;
 	status = worker_call(w, "POST", "/v1/lease", body, reply);
 	w->client.abort_flag = NULL;
@@ -441,10 +445,14 @@ int worker_run(const struct worker_options *o)
 	char host[64];
 
 	install_signals();
-	if (client_init(&w.client, o->conn.server, o->conn.token, o->conn.cacert) != 0) {
+	if (client_init(&w.client, o->conn.server, o->conn.token, o->conn.cacert) != 0 ||
+	    client_interruptible(&w.client) != 0) {
 		fprintf(stderr, "ebb worker: %s\n", w.client.err);
 		return 1;
 	}
+	/* A long-poll cut short still reads a reply already on its way: a
+	 * lease lost so would wait for serve to take it back. */
+	w.client.abort_grace_ms = LEASE_CUT_GRACE_MS;
 	if (o->instance)
 		snprintf(w.name, sizeof w.name, "i-%lld", (long long)o->instance);
 	else if (o->name)

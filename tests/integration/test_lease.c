@@ -236,6 +236,52 @@ static void gone_worker_gets_no_job(void **state)
 	harness_server_free(s);
 }
 
+/* A worker started by hand that cut its long-poll short as the reply
+ * came (to offer GPUs a runner freed) may never read it; its next lease
+ * request names the jobs it runs, and a job of that reply it does not
+ * name goes back to the queue at once, its attempt not counted, rather
+ * than wait out its lease. One it names stays leased; a worker that
+ * names none (one GPU, no runners) keeps what it leased. */
+static void unread_reply_taken_back(void **state)
+{
+	struct harness_server *s = harness_serve(NULL, 0);
+	int64_t a = submit(s, job), b, token;
+	json_t *j, *runs;
+
+	(void)state;
+	j = post(s, "/v1/lease", "{\"worker\": \"hand\", \"gpus\": 2}", 200);
+	assert_int(JINT(j, "job.id"), a);
+	token = JINT(j, "job.lease.token");
+	json_decref(j);
+	/* Not naming "running": kept. */
+	j = post(s, "/v1/lease", "{\"worker\": \"hand\", \"gpus\": 1}", 200);
+	assert_true(json_is_null(json_object_get(j, "job")));
+	json_decref(j);
+	j = get_job(s, a);
+	assert_string_equal(JSTR(j, "state"), "leased");
+	assert_int(JINT(j, "lease.token"), token);
+	json_decref(j);
+	/* Named: kept too, and the reply's job is the next one's. */
+	b = submit(s, job);
+	j = post(s, "/v1/lease", harness_fmt("{\"worker\": \"hand\", \"gpus\": 1, \"running\": [%lld]}", (long long)a), 200);
+	assert_int(JINT(j, "job.id"), b);
+	json_decref(j);
+	/* b's reply unread: the next request names a alone, and b is
+	 * leased again in its reply, at its first attempt still. */
+	j = post(s, "/v1/lease", harness_fmt("{\"worker\": \"hand\", \"gpus\": 1, \"running\": [%lld]}", (long long)a), 200);
+	assert_int(JINT(j, "job.id"), b);
+	assert_int(JINT(j, "job.attempts"), 1);
+	json_decref(j);
+	j = get_job(s, b);
+	runs = harness_jget(j, "runs");
+	assert_int(json_array_size(runs), 2);
+	assert_string_equal(JSTR(json_array_get(runs, 0), "outcome"), "interrupted");
+	json_decref(j);
+	j = get_job(s, a);
+	assert_int(JINT(j, "lease.token"), token);
+	json_decref(j);
+}
+
 /* A delay or a lease runs out on serve's own timer, on the real clock,
  * and a parked worker gets the job that became ready. */
 static void deadline_timer_wakes_waiter(void **state)
@@ -526,6 +572,7 @@ int main(void)
 		T(longpoll_waits_behind_a_backlog_it_cannot_take),
 		T(shutdown_releases_waiters),
 		T(gone_worker_gets_no_job),
+		T(unread_reply_taken_back),
 		T(deadline_timer_wakes_waiter),
 		T(lease_expires_after_restart),
 		T(wait_capped),
