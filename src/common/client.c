@@ -235,7 +235,6 @@ static CURLcode perform(struct client *c, CURL *h)
 	CURLcode rc = CURLE_ABORTED_BY_CALLBACK;
 	CURLMsg *m;
 	int running = 1, left;
-
 	int64_t give_up = -1; /* monotonic ms; -1: not asked to */
 
 	if (!c->multi)

@@ -16,10 +16,14 @@
 #include "common/mem.h"
 #include "worker/child.h"
 
-static char *argv_text(json_t *argv)
+const char *handler_type(json_t *job)
 {
-	return json_dumps(argv, JSON_COMPACT);
+	const char *type = json_string_value(json_object_get(job, "type"));
+
+	return type ? type : "";
 }
+
+char *handler_command(json_t *job) { return json_dumps(json_object_get(job, "handler"), JSON_COMPACT); }
 
 static void handler_free(struct handler *h)
 {
@@ -32,14 +36,6 @@ static void handler_free(struct handler *h)
 	free(h);
 }
 
-/* The job's type; "" for a lease reply without one. */
-static const char *type_of(json_t *job)
-{
-	const char *type = json_string_value(json_object_get(job, "type"));
-
-	return type ? type : "";
-}
-
 static struct handler *handler_start(json_t *job, json_t *argv, const char *worker, char *why, size_t whysize)
 {
 	struct handler *h = xcalloc(1, sizeof *h);
@@ -49,8 +45,8 @@ static struct handler *handler_start(json_t *job, json_t *argv, const char *work
 	json_t *arg;
 	pid_t self = getpid();
 
-	snprintf(h->type, sizeof h->type, "%s", type_of(job));
-	h->argv_text = argv_text(argv);
+	snprintf(h->type, sizeof h->type, "%s", handler_type(job));
+	h->argv_text = handler_command(job);
 	h->in = h->control = -1;
 	h->setup_ms = -1;
 	if (pipe(in) != 0 || pipe(control) != 0 || !(h->out = output_open(NULL, outfd))) {
@@ -95,9 +91,9 @@ static struct handler *handler_start(json_t *job, json_t *argv, const char *work
 struct handler *handler_for(struct handler *w_handler, json_t *job, const char *worker, char *why, size_t whysize)
 {
 	json_t *argv = json_object_get(job, "handler");
-	char *want = argv_text(argv);
+	char *want = handler_command(job);
 	int status, same = w_handler && want && strcmp(w_handler->argv_text, want) == 0 &&
-			   strcmp(w_handler->type, type_of(job)) == 0;
+			   strcmp(w_handler->type, handler_type(job)) == 0;
 
 	free(want);
 	if (same && !handler_ended(w_handler, &status))

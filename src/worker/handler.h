@@ -29,6 +29,11 @@ struct handler {
 	int64_t setup_ms;  /* from its start to its "ready"; -1 until then */
 };
 
+/* The type a leased job names ("" for a lease reply without one), and
+ * its handler's command as compact JSON (to free; NULL without memory):
+ * together, which handler the job wants. */
+const char *handler_type(json_t *job);
+char *handler_command(json_t *job);
 /* The handler for job (its type and "handler" argv): w_handler when it is
  * that one and alive, else a new one started after w_handler is stopped
  * (and freed). NULL, with why, when it could not be started. */

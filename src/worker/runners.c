@@ -80,8 +80,7 @@ int runners_free_gpus(const struct worker *w)
 	for (int g = 0; g < w->ngpus; g++) {
 		double idle = 0;
 		int64_t vram = 0;
-		int whole = runners_idle_on(w, g, &idle, &vram);
-		n += w->gpu_job[g] == 0 || whole || (w->gpu_job[g] == GPU_SHARED && w->gpu_shared[g] - idle < 1e-9);
+		n += w->gpu_job[g] == 0 || runners_idle_on(w, g, &idle, &vram) || share_only_waiting(w, g);
 	}
 	return n;
 }
@@ -92,14 +91,6 @@ static int gpus_of(json_t *job)
 	json_int_t n = json_integer_value(json_object_get(job, "gpus"));
 
 	return n > 1 ? (int)n : 1;
-}
-
-/* The job's type; "" for a lease reply without one. */
-static const char *type_of(json_t *job)
-{
-	const char *type = json_string_value(json_object_get(job, "type"));
-
-	return type ? type : "";
 }
 
 int runners_wanted(const struct worker *w, json_t *job)
@@ -197,21 +188,28 @@ static void drop(struct worker *w, int k)
 	*r = w->runners[--w->nrunners];
 }
 
+/* Waits for runner k to end, then drops it. */
+static void reap(struct worker *w, int k)
+{
+	int status;
+
+	while (waitpid(w->runners[k].pid, &status, 0) < 0 && errno == EINTR)
+		;
+	drop(w, k);
+}
+
 /* Stops a waiting runner (the end of its pipe: it stops its handler)
  * and waits for it: the job that needs its GPUs must not meet its
  * handler's memory there. */
 static void stop_idle(struct worker *w, int k, const char *why)
 {
 	struct runner *r = &w->runners[k];
-	int status;
 
 	log_info("stopping a waiting handler", "worker=%s type=%s pid=%d reason=\"%s\"", w->name, r->type, (int)r->pid,
 		 why);
 	close(r->to);
 	r->to = -1;
-	while (waitpid(r->pid, &status, 0) < 0 && errno == EINTR)
-		;
-	drop(w, k);
+	reap(w, k);
 }
 
 /* Stops the runner that has waited longest, of the kind wanted (shared
@@ -251,10 +249,10 @@ static int waiting_for(const struct worker *w, json_t *job, double share)
 
 	if (json_is_array(json_object_get(job, "command")) || !json_is_array(json_object_get(job, "handler")))
 		return -1;
-	want = json_dumps(json_object_get(job, "handler"), JSON_COMPACT);
+	want = handler_command(job);
 	for (int k = 0; k < w->nrunners && found < 0 && want; k++) {
 		const struct runner *r = &w->runners[k];
-		if (!r->job && r->to >= 0 && strcmp(r->type, type_of(job)) == 0 && strcmp(r->handler, want) == 0 &&
+		if (!r->job && r->to >= 0 && strcmp(r->type, handler_type(job)) == 0 && strcmp(r->handler, want) == 0 &&
 		    (share < 1 ? r->gpu >= 0 : r->gpu < 0 && __builtin_popcountll(r->gpus) == gpus_of(job)))
 			found = k;
 	}
@@ -268,16 +266,13 @@ static int hand_over(struct worker *w, int k, json_t *job)
 {
 	struct runner *r = &w->runners[k];
 	int64_t id = json_integer_value(json_object_get(job, "id"));
-
 	char *text = json_dumps(job, JSON_COMPACT);
-	int sent = text && child_send(r->to, text, strlen(text)) == 0, status;
+	int sent = text && child_send(r->to, text, strlen(text)) == 0;
 
 	free(text);
 	if (!sent) { /* gone, or no memory: it must not take a half job */
 		kill(r->pid, SIGKILL);
-		while (waitpid(r->pid, &status, 0) < 0 && errno == EINTR)
-			;
-		drop(w, k);
+		reap(w, k);
 		return -1;
 	}
 	r->job = id;
@@ -384,10 +379,10 @@ int runners_start(struct worker *w, json_t *job)
 		.vram_gb = vram_gb,
 		.to = ends[0],
 		.from = ends[1],
-		.handler = ends[0] >= 0 ? json_dumps(json_object_get(job, "handler"), JSON_COMPACT) : NULL,
+		.handler = ends[0] >= 0 ? handler_command(job) : NULL,
 		.setup_ms = -1,
 	};
-	snprintf(w->runners[w->nrunners - 1].type, sizeof w->runners[0].type, "%s", type_of(job));
+	snprintf(w->runners[w->nrunners - 1].type, sizeof w->runners[0].type, "%s", handler_type(job));
 	log_info("runner started", "worker=%s job=%lld pid=%d gpus=%s", w->name, (long long)id, (int)pid, ids);
 	return 0;
 }

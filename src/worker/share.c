@@ -100,6 +100,13 @@ static double offered(const struct worker *w, int g, int64_t *vram_left_gb)
 	return room(w, g) + idle;
 }
 
+int share_only_waiting(const struct worker *w, int g)
+{
+	int64_t vram;
+
+	return w->gpu_job[g] == GPU_SHARED && offered(w, g, &vram) > 1 - SLACK;
+}
+
 /* The shared GPU partly taken by running jobs with the most share left
  * (one that only waiting handlers hold is offered whole), or -1. */
 static int roomiest(const struct worker *w, double *free_share, int64_t *vram_left_gb)

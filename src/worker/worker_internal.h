@@ -155,6 +155,8 @@ void share_release(struct worker *w, int g, double share, int64_t vram_gb);
 /* share_place's first choices only: a GPU where the share fits beside
  * what holds it now, waiting handlers included; -1 for none. */
 int share_fit(const struct worker *w, double share, int64_t vram_gb);
+/* Whether shared GPU g holds waiting handlers only: offered whole. */
+int share_only_waiting(const struct worker *w, int g);
 /* Whether a shared GPU has room left for the lease to offer. */
 int share_room(const struct worker *w);
 /* Adds to a lease request the room of the shared GPU with the most:
