@@ -373,9 +373,11 @@ phase_gcp() {
 		fail "gcp: startup-script and user-data differ"
 	fi
 	# Idle, the VM powers itself off and is kept, stopped (its disk
-	# billed), until ebb deletes it.
-	if wait_for 90 machine_ended "$vm" && [ "$(gcp_listed "$vm")" = stopped ]; then
-		pass "gcp: idle, the VM powered itself off, and the list shows it stopped"
+	# billed), until ebb deletes it: listed stopped, or deleted already
+	# by serve's next list, found TERMINATED.
+	if wait_for 90 machine_ended "$vm" &&
+		{ [ "$(gcp_listed "$vm")" = stopped ] || [ "$(cat "$(machine_dir "$vm")/deleted" 2>/dev/null)" = TERMINATED ]; }; then
+		pass "gcp: idle, the VM powered itself off, and was listed stopped until ebb deleted it"
 	else
 		show "console of $vm" "$(machine_dir "$vm")/console"
 		fail "gcp: VM $vm did not power itself off, or is not listed stopped"
