@@ -100,6 +100,11 @@ void offer_filters_free(struct offer_filters *f);
 /* Whether the offer fits the jobs of a queued class (a tally's key): their
  * GPUs, VRAM, type and team; labels are each job's, read with the job. */
 int offer_fits_class(const struct lease_offer *o, const struct job_count *c);
+/* The queued classes in st's counts that the offer fits, a JSON array of
+ * objects of a tally's keys (lane, type, team, gpus, min_vram_gb,
+ * priority), for a query that seeks each one's head; NULL when out of
+ * memory (said in st). */
+char *offer_classes_json(struct store *st, const struct lease_offer *o);
 /* Whether a comes before b in the lease order. */
 int job_leases_before(const struct job *a, const struct job *b);
 

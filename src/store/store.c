@@ -307,6 +307,34 @@ int offer_fits_class(const struct lease_offer *o, const struct job_count *c)
 	return 1;
 }
 
+struct fitting {
+	const struct lease_offer *offer;
+	json_t *classes;
+};
+
+static int add_fitting(void *arg, const struct job_count *c)
+{
+	struct fitting *f = arg;
+
+	if (c->state != JOB_QUEUED || !offer_fits_class(f->offer, c))
+		return 0;
+	return json_array_append_new(f->classes, json_pack("{s:s,s:s,s:s,s:i,s:i,s:i}", "lane", c->lane, "type",
+							   c->type, "team", c->team, "gpus", c->gpus,
+							   "min_vram_gb", c->min_vram_gb, "priority", c->priority));
+}
+
+char *offer_classes_json(struct store *st, const struct lease_offer *o)
+{
+	struct fitting f = {o, json_array()};
+	char *text = f.classes && counts_each(st->counts, add_fitting, &f) == 0 ? json_dumps(f.classes, JSON_COMPACT)
+										: NULL;
+
+	json_decref(f.classes);
+	if (!text)
+		out_of_memory(st);
+	return text;
+}
+
 int job_leases_before(const struct job *a, const struct job *b)
 {
 	struct lease_key ka = {a->lane_rank, a->priority, a->seq, a->id};

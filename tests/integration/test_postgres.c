@@ -17,6 +17,7 @@
 
 #include "harness.h"
 #include "policy/lease_order.h"
+#include "store/engine.h"
 #include "store/store.h"
 
 static void postgres_only(void)
@@ -388,7 +389,7 @@ static void collect_notice(void *arg, const char *message)
 static const char *next_ready_plans(const char *db, const char *args)
 {
 	static char notices[65536];
-	char sql[512];
+	char sql[8192];
 	PGconn *c = PQconnectdb(harness_fmt("%s dbname=%s", getenv("EBB_TEST_PG"), db));
 	const char *setup = "LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0;"
 			    " SET auto_explain.log_nested_statements = on; SET auto_explain.log_level = notice; BEGIN";
@@ -469,7 +470,7 @@ static void lease_reads_the_index_before_any_analyze(void **state)
 	struct lease_offer plain = {.gpus = 1, .vram_gb = 80};
 	struct lease_key *keys;
 	const char *plans;
-	char db[64];
+	char db[64], *classes;
 	PGconn *c;
 	PGresult *r;
 	double t0;
@@ -519,33 +520,43 @@ static void lease_reads_the_index_before_any_analyze(void **state)
 	PQfinish(c);
 
 	/* The offers' parameters as the store sends them: gpus, VRAM, the
-	 * types at their limit, the labels, the teams' room; then the point
-	 * of the lease order to start past (from below every job's, or past
-	 * the first job's). */
+	 * types at their limit, the labels, the teams' room, the queued
+	 * classes the offer fits; then the point of the lease order to
+	 * start past (from below every job's, or past the first job's). */
+	classes = offer_classes_json(h->st, &plain);
 	for (int k = 0; k < 4; k++) {
 		const char *offer = k % 2 ? "1, 80, NULL, NULL, NULL"
 					  : "1, 80, '[\"infer\"]', '[\"a\"]', '{\"t1\": \"8\"}'";
 		const char *from = k < 2 ? "-1, 0, 0, 0"
 					 : harness_fmt("%d, %d, 0, %lld", keys[0].lane_rank, -keys[0].priority,
 						       (long long)keys[0].id);
-		plans = next_ready_plans(db, harness_fmt("%s, %s", offer, from));
+		char args[8192];
+		snprintf(args, sizeof args, "%s, '%s', %s", offer, classes, from);
+		plans = next_ready_plans(db, args);
 		assert_contains(plans, "Index Scan using jobs_ready_order on jobs");
 		assert_contains(plans, "Limit");
 		if (strstr(plans, "Sort") || strstr(plans, "Bitmap") || strstr(plans, "Seq Scan"))
 			fail_msg("a lease's plan reads more than the index in order:\n%s", plans);
 	}
 
+	free(classes);
+
 	/* An offer that refuses every type of the burst: the window holds
-	 * none it fits, and the lease finds the classes and their heads by
-	 * index seeks, never by reading the burst. */
-	plans = next_ready_plans(db, "1, 80, '[\"train\", \"infer\"]', NULL, NULL, -1, 0, 0, 0");
-	assert_contains(plans, "Index Scan using jobs_class_order on jobs");
-	if (strstr(plans, "Bitmap") || strstr(plans, "Seq Scan"))
-		fail_msg("a lease past the burst reads more than index seeks:\n%s", plans);
+	 * none it fits, and the lease seeks the heads of the classes it
+	 * fits, the one of the five, never reading the burst. */
 	{
 		const char *refused[] = {"train", "infer"};
 		struct lease_offer behind = {.gpus = 1, .vram_gb = 80, .full_types = refused, .nfull_types = 2};
 		struct job j;
+		classes = offer_classes_json(h->st, &behind);
+		assert_string_equal(classes, "[{\"lane\":\"batch\",\"type\":\"embed\",\"team\":\"t0\",\"gpus\":1,"
+					     "\"min_vram_gb\":0,\"priority\":0}]");
+		plans = next_ready_plans(db, harness_fmt("1, 80, '[\"train\", \"infer\"]', NULL, NULL, '%s', -1, 0, 0, 0",
+							 classes));
+		free(classes);
+		assert_contains(plans, "Index Scan using jobs_class_order on jobs");
+		if (strstr(plans, "Bitmap") || strstr(plans, "Seq Scan"))
+			fail_msg("a lease past the burst reads more than index seeks:\n%s", plans);
 		STORE_OK(h, store_begin(h->st));
 		t0 = now_us();
 		STORE_OK(h, store_job_next_ready(h->st, &behind, &j));
