@@ -267,8 +267,8 @@ static double lease_of_submit(int ep, struct wire *sub)
 }
 
 /* The one-GPU jobs submitted behind the backlog, each one's lease timed:
- * of 50, the p99 was about their slowest, which in the runs that printed
- * them was the first (docs/BENCHMARKS.md, section 8). */
+ * of 50, the p99 was about their slowest, one lease in a run
+ * (docs/BENCHMARKS.md, section 8). */
 static long poll_jobs(void) { return env_long("BENCH_POLL_JOBS", 200); }
 
 /* The pollers' serve p, its backlog grown to l->size two-GPU jobs: n
