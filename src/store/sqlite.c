@@ -13,6 +13,7 @@
 #include "store/engine.h"
 #include "store/rows.h"
 #include "store/sql.h"
+#include "store/sqlite_wal.h"
 
 /* Each entry takes the schema one version further; never edit a shipped
  * one, append a new one. */
@@ -272,6 +273,7 @@ struct sqlite_store {
 	sqlite3 *db;
 	char *sql[S_COUNT]; /* every statement's text (sql_texts); NULL: PostgreSQL's alone */
 	sqlite3_stmt *stmt[S_COUNT];
+	struct sqlite_wal *wal; /* the log copied back off this thread */
 };
 
 static struct sqlite_store *impl(struct store *st) { return st->db; }
@@ -889,6 +891,7 @@ static void op_close(struct store *base)
 {
 	struct sqlite_store *s = impl(base);
 
+	sqlite_wal_stop(s->wal);
 	for (int i = 0; i < S_COUNT; i++) {
 		sqlite3_finalize(s->stmt[i]);
 		free(s->sql[i]);
@@ -994,7 +997,8 @@ static int op_open(struct store *base, const struct config *cfg)
 	 * log per commit, which the server's batching amortises. */
 	if (exec(s, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
 		    " PRAGMA busy_timeout = 5000;") != 0 ||
-	    migrate(s) != 0 || prepare(s) != 0) {
+	    migrate(s) != 0 || prepare(s) != 0 ||
+	    !(s->wal = sqlite_wal_start(s->db, path, base->errmsg, sizeof base->errmsg))) {
 		char why[sizeof base->errmsg];
 		snprintf(why, sizeof why, "%s", base->errmsg);
 		snprintf(base->errmsg, sizeof base->errmsg, "%.250s: %.250s", path, why);
