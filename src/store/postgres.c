@@ -57,6 +57,31 @@ static const struct conf_key pg_keys[] = {
 #define EXPANDED_TEXT_OF(n) TEXT_OF(n)
 #define WINDOW_TEXT EXPANDED_TEXT_OF(LEASE_WINDOW)
 
+/* The two statements of the lease function of migrations 12 and 13
+ * (their text is the same in both; 13 changed only how the job found is
+ * locked). The window: the fitting ids of the first LEASE_WINDOW queued
+ * jobs past the point, in lease order, and how many it read. */
+#define NEXT_READY_WINDOW \
+	" SELECT array_agg(w.id ORDER BY w.lane_rank, -w.priority, w.seq, w.id) FILTER (WHERE w.gpus <= $1" \
+	"   AND w.min_vram_gb <= $2 AND ($3 IS NULL OR NOT $3 ? w.type)" \
+	"   AND (w.labels IS NULL OR w.labels::jsonb <@ COALESCE($4, '[]'::jsonb))" \
+	"   AND ($5 IS NULL OR NOT EXISTS (SELECT 1 FROM jsonb_each_text($5) r" \
+	"    WHERE r.key = w.team AND r.value::bigint < GREATEST(w.gpus, 1)))), count(*)" \
+	"  INTO fit, seen FROM (SELECT id, lane_rank, priority, seq, gpus, min_vram_gb, type, labels, team FROM jobs" \
+	"   WHERE state = 'queued' AND (lane_rank, -priority, seq, id) > ($7, $8, $9, $10)" \
+	"   ORDER BY lane_rank, -priority, seq, id LIMIT " WINDOW_TEXT ") w;"
+/* The head of each queued class the offer fits ($6), the first of them
+ * in lease order: what follows the statement's SELECT ... INTO. */
+#define NEXT_READY_HEADS \
+	" FROM jsonb_to_recordset($6)" \
+	"   AS c(lane text, type text, team text, gpus int, min_vram_gb int, priority int)," \
+	"  LATERAL (SELECT * FROM jobs q WHERE q.state = 'queued' AND q.lane = c.lane AND q.type = c.type" \
+	"   AND q.team = c.team AND q.gpus = c.gpus AND q.min_vram_gb = c.min_vram_gb AND q.priority = c.priority" \
+	"   AND (q.labels IS NULL OR q.labels::jsonb <@ COALESCE($4, '[]'::jsonb))" \
+	"   AND (q.lane_rank, -q.priority, q.seq, q.id) > ($7, $8, $9, $10) AND q.id <> ALL (skipped)" \
+	"   ORDER BY q.lane_rank, q.seq, q.id LIMIT 1) j" \
+	"  ORDER BY j.lane_rank, -j.priority, j.seq, j.id LIMIT 1;"
+
 static const char *const migrations[] = {
 	"CREATE TABLE jobs ("
 	" id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
@@ -248,28 +273,14 @@ static const char *const migrations[] = {
 	" RETURNS SETOF jobs LANGUAGE plpgsql ROWS 1"
 	" SET enable_sort = off SET jit = off SET plan_cache_mode = force_generic_plan AS $$"
 	" DECLARE fit bigint[]; seen int; i bigint; head jobs; skipped bigint[] := '{}'; BEGIN"
-	" SELECT array_agg(w.id ORDER BY w.lane_rank, -w.priority, w.seq, w.id) FILTER (WHERE w.gpus <= $1"
-	"   AND w.min_vram_gb <= $2 AND ($3 IS NULL OR NOT $3 ? w.type)"
-	"   AND (w.labels IS NULL OR w.labels::jsonb <@ COALESCE($4, '[]'::jsonb))"
-	"   AND ($5 IS NULL OR NOT EXISTS (SELECT 1 FROM jsonb_each_text($5) r"
-	"    WHERE r.key = w.team AND r.value::bigint < GREATEST(w.gpus, 1)))), count(*)"
-	"  INTO fit, seen FROM (SELECT id, lane_rank, priority, seq, gpus, min_vram_gb, type, labels, team FROM jobs"
-	"   WHERE state = 'queued' AND (lane_rank, -priority, seq, id) > ($7, $8, $9, $10)"
-	"   ORDER BY lane_rank, -priority, seq, id LIMIT " WINDOW_TEXT ") w;"
+	NEXT_READY_WINDOW
 	" FOREACH i IN ARRAY COALESCE(fit, '{}') LOOP"
 	"  RETURN QUERY SELECT * FROM jobs WHERE id = i AND state = 'queued' FOR UPDATE SKIP LOCKED;"
 	"  IF FOUND THEN RETURN; END IF;"
 	" END LOOP;"
 	" IF seen < " WINDOW_TEXT " THEN RETURN; END IF;"
 	" LOOP"
-	"  SELECT j.* INTO head FROM jsonb_to_recordset($6)"
-	"   AS c(lane text, type text, team text, gpus int, min_vram_gb int, priority int),"
-	"  LATERAL (SELECT * FROM jobs q WHERE q.state = 'queued' AND q.lane = c.lane AND q.type = c.type"
-	"   AND q.team = c.team AND q.gpus = c.gpus AND q.min_vram_gb = c.min_vram_gb AND q.priority = c.priority"
-	"   AND (q.labels IS NULL OR q.labels::jsonb <@ COALESCE($4, '[]'::jsonb))"
-	"   AND (q.lane_rank, -q.priority, q.seq, q.id) > ($7, $8, $9, $10) AND q.id <> ALL (skipped)"
-	"   ORDER BY q.lane_rank, q.seq, q.id LIMIT 1) j"
-	"  ORDER BY j.lane_rank, -j.priority, j.seq, j.id LIMIT 1;"
+	"  SELECT j.* INTO head" NEXT_READY_HEADS
 	"  IF NOT FOUND THEN RETURN; END IF;"
 	"  RETURN QUERY SELECT * FROM jobs WHERE id = head.id AND state = 'queued' FOR UPDATE SKIP LOCKED;"
 	"  IF FOUND THEN RETURN; END IF;"
@@ -289,28 +300,14 @@ static const char *const migrations[] = {
 	" RETURNS SETOF jobs LANGUAGE plpgsql ROWS 1"
 	" SET enable_sort = off SET enable_seqscan = off SET jit = off SET plan_cache_mode = force_generic_plan AS $$"
 	" DECLARE fit bigint[]; seen int; i bigint; head jobs; skipped bigint[] := '{}'; BEGIN"
-	" SELECT array_agg(w.id ORDER BY w.lane_rank, -w.priority, w.seq, w.id) FILTER (WHERE w.gpus <= $1"
-	"   AND w.min_vram_gb <= $2 AND ($3 IS NULL OR NOT $3 ? w.type)"
-	"   AND (w.labels IS NULL OR w.labels::jsonb <@ COALESCE($4, '[]'::jsonb))"
-	"   AND ($5 IS NULL OR NOT EXISTS (SELECT 1 FROM jsonb_each_text($5) r"
-	"    WHERE r.key = w.team AND r.value::bigint < GREATEST(w.gpus, 1)))), count(*)"
-	"  INTO fit, seen FROM (SELECT id, lane_rank, priority, seq, gpus, min_vram_gb, type, labels, team FROM jobs"
-	"   WHERE state = 'queued' AND (lane_rank, -priority, seq, id) > ($7, $8, $9, $10)"
-	"   ORDER BY lane_rank, -priority, seq, id LIMIT " WINDOW_TEXT ") w;"
+	NEXT_READY_WINDOW
 	" FOREACH i IN ARRAY COALESCE(fit, '{}') LOOP"
 	"  SELECT * INTO head FROM jobs WHERE id = i FOR UPDATE SKIP LOCKED;"
 	"  IF FOUND AND head.state = 'queued' THEN RETURN NEXT head; RETURN; END IF;"
 	" END LOOP;"
 	" IF seen < " WINDOW_TEXT " THEN RETURN; END IF;"
 	" LOOP"
-	"  SELECT j.id INTO i FROM jsonb_to_recordset($6)"
-	"   AS c(lane text, type text, team text, gpus int, min_vram_gb int, priority int),"
-	"  LATERAL (SELECT * FROM jobs q WHERE q.state = 'queued' AND q.lane = c.lane AND q.type = c.type"
-	"   AND q.team = c.team AND q.gpus = c.gpus AND q.min_vram_gb = c.min_vram_gb AND q.priority = c.priority"
-	"   AND (q.labels IS NULL OR q.labels::jsonb <@ COALESCE($4, '[]'::jsonb))"
-	"   AND (q.lane_rank, -q.priority, q.seq, q.id) > ($7, $8, $9, $10) AND q.id <> ALL (skipped)"
-	"   ORDER BY q.lane_rank, q.seq, q.id LIMIT 1) j"
-	"  ORDER BY j.lane_rank, -j.priority, j.seq, j.id LIMIT 1;"
+	"  SELECT j.id INTO i" NEXT_READY_HEADS
 	"  IF NOT FOUND THEN RETURN; END IF;"
 	"  SELECT * INTO head FROM jobs WHERE id = i FOR UPDATE SKIP LOCKED;"
 	"  IF FOUND AND head.state = 'queued' THEN RETURN NEXT head; RETURN; END IF;"

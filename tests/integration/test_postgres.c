@@ -588,6 +588,30 @@ static void lease_reads_the_index_before_any_analyze(void **state)
 	free(keys);
 }
 
+/* n queued one-GPU jobs of three lanes and two types, in batches of
+ * 1,000 as submits come: the id of the first. */
+static int64_t insert_jobs(struct harness_store *h, int n)
+{
+	static const char *const lanes[] = {"express", "standard", "batch"};
+	int64_t first = 0;
+
+	for (int b = 0; b < (n + 999) / 1000; b++) {
+		STORE_OK(h, store_begin(h->st));
+		for (int k = b * 1000; k < n && k < (b + 1) * 1000; k++) {
+			struct job j = {.gpus = 1, .items = 1, .max_attempts = 3, .created_ms = 1, .updated_ms = 1,
+					.lane_rank = k % 3};
+			snprintf(j.lane, sizeof j.lane, "%s", lanes[k % 3]);
+			snprintf(j.type, sizeof j.type, "%s", k % 2 ? "infer" : "embed");
+			snprintf(j.team, sizeof j.team, "default");
+			STORE_OK(h, store_job_insert(h->st, &j));
+			first = first ? first : j.id;
+			job_free(&j);
+		}
+		STORE_OK(h, store_commit(h->st));
+	}
+	return first;
+}
+
 /* A serve's connection keeps the plans ebb_next_ready made at its first
  * leases (generic ones: the function says so), and a database is often
  * small then: a few hundred jobs, analyzed or not yet. A burst that
@@ -601,34 +625,20 @@ static void plans_made_small_hold_after_a_burst(struct harness_store *h, int ana
 	struct lease_offer plain = {.gpus = 1, .vram_gb = 80};
 	char db[64], *classes, args[4096];
 	const char *plans;
-	PGconn *c = NULL;
+	PGconn *c;
 
 	snprintf(db, sizeof db, "%s", conn_value(harness_store_url(h->dir), "dbname"));
 	psql(db, "ALTER TABLE jobs SET (autovacuum_enabled = false)");
-	for (int round = 0; round < 2; round++) {
-		int n = round ? 50000 : 200;
-		STORE_OK(h, store_begin(h->st));
-		for (int k = 0; k < n; k++) {
-			struct job j = {.gpus = 1, .items = 1, .max_attempts = 3, .created_ms = 1, .updated_ms = 1,
-					.lane_rank = k % 3};
-			snprintf(j.lane, sizeof j.lane, "%s", k % 3 == 0 ? "express" : k % 3 == 1 ? "standard" : "batch");
-			snprintf(j.type, sizeof j.type, "%s", k % 2 ? "infer" : "embed");
-			snprintf(j.team, sizeof j.team, "default");
-			STORE_OK(h, store_job_insert(h->st, &j));
-			job_free(&j);
-		}
-		STORE_OK(h, store_commit(h->st));
-		if (round > 0)
-			continue;
-		/* The session's plans, made on the small table. */
-		if (analyzed)
-			psql(db, "ANALYZE jobs");
-		c = explaining(db);
-		classes = offer_classes_json(h->st, &plain);
-		snprintf(args, sizeof args, "1, 80, NULL, NULL, NULL, '%s', -1, 0, 0, 0", classes);
-		free(classes);
-		session_plans(c, args);
-	}
+	insert_jobs(h, 200);
+	/* The session's plans, made on the small table. */
+	if (analyzed)
+		psql(db, "ANALYZE jobs");
+	c = explaining(db);
+	classes = offer_classes_json(h->st, &plain);
+	snprintf(args, sizeof args, "1, 80, NULL, NULL, NULL, '%s', -1, 0, 0, 0", classes);
+	free(classes);
+	session_plans(c, args);
+	insert_jobs(h, 50000);
 	plans = session_plans(c, args);
 	PQfinish(c);
 	assert_contains(plans, "Index Scan using jobs_ready_order on jobs");
@@ -696,6 +706,7 @@ static void plans_made_again_after_a_burst(void **state)
 {
 	struct harness_store *h = *state;
 	struct instance inst = {.market = MARKET_ONDEMAND, .state = INST_BUSY, .gpus = 1, .launched_ms = 1};
+	struct segment seg = {.kind = "job", .start_ms = 1};
 	char db[64];
 	const char *plan;
 	PGconn *c;
@@ -709,26 +720,15 @@ static void plans_made_again_after_a_burst(void **state)
 	psql(db, harness_fmt("ALTER DATABASE %s SET auto_explain.log_min_duration = 0", db));
 	harness_store_reopen(h);
 	snprintf(inst.offer, sizeof inst.offer, "one");
+	seg.job = insert_jobs(h, 5);
+	STORE_OK(h, store_begin(h->st));
+	STORE_OK(h, store_instance_insert(h->st, &inst));
+	seg.instance = inst.id;
+	STORE_OK(h, store_segment_open(h->st, &seg));
+	STORE_OK(h, store_commit(h->st));
 	for (int round = 0; round < 2; round++) {
-		int n = round ? 50000 : 5;
-		for (int b = 0; b < (n + 999) / 1000; b++) {
-			STORE_OK(h, store_begin(h->st));
-			for (int k = b * 1000; k < n && k < (b + 1) * 1000; k++) {
-				struct job j = {.gpus = 1, .items = 1, .max_attempts = 3, .created_ms = 1, .updated_ms = 1};
-				snprintf(j.lane, sizeof j.lane, "default");
-				snprintf(j.type, sizeof j.type, "default");
-				snprintf(j.team, sizeof j.team, "default");
-				STORE_OK(h, store_job_insert(h->st, &j));
-				if (round == 0 && k == 0) {
-					struct segment seg = {.kind = "job", .job = j.id, .start_ms = 1};
-					STORE_OK(h, store_instance_insert(h->st, &inst));
-					seg.instance = inst.id;
-					STORE_OK(h, store_segment_open(h->st, &seg));
-				}
-				job_free(&j);
-			}
-			STORE_OK(h, store_commit(h->st));
-		}
+		if (round)
+			insert_jobs(h, 50000);
 		/* Ten runs in a batch of their own each, as scrapes are. */
 		for (int k = 0; k < 10; k++) {
 			int segments = 0;
