@@ -22,6 +22,7 @@
 
 #define MAX_CONNS 32
 #define MAX_REQUESTS 256
+#define MAX_SCRIPTED 32
 
 struct conn {
 	int fd;
@@ -34,8 +35,15 @@ struct request {
 	char *body;
 };
 
+struct scripted {
+	char *route, *body;
+	int status, used;
+};
+
 struct receiver {
 	int listen_fd, stop, answer;
+	struct scripted script[MAX_SCRIPTED];
+	int nscript;
 	char url[64];
 	pthread_t thread;
 	pthread_mutex_t lock;
@@ -57,12 +65,32 @@ static char *header(char *buf, const char *end, const char *name)
 	return NULL;
 }
 
+/* The reply scripted for the request at buf: the route's next one not
+ * yet used, else its last; NULL when the route has none. */
+static struct scripted *scripted_for(struct receiver *r, const char *buf)
+{
+	struct scripted *last = NULL;
+
+	for (int i = 0; i < r->nscript; i++) {
+		struct scripted *s = &r->script[i];
+		if (strncmp(buf, s->route, strlen(s->route)) != 0)
+			continue;
+		if (!s->used) {
+			s->used = 1;
+			return s;
+		}
+		last = s;
+	}
+	return last;
+}
+
 /* A whole request at the start of c->buf: taken out, kept and answered. */
 static int take(struct receiver *r, struct conn *c)
 {
-	char *end = c->buf ? strstr(c->buf, "\r\n\r\n") : NULL, *cl;
+	char *end = c->buf ? strstr(c->buf, "\r\n\r\n") : NULL, *cl, reply[8192];
 	size_t head, body = 0;
-	int answer;
+	struct scripted *s;
+	int answer, n = 0;
 
 	if (!end)
 		return 0;
@@ -78,15 +106,17 @@ static int take(struct receiver *r, struct conn *c)
 		q->body = strndup(c->buf + head, body);
 	}
 	answer = r->answer;
+	if ((s = scripted_for(r, c->buf)) && (answer = s->status) > 0)
+		n = snprintf(reply, sizeof reply,
+			     "HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s", answer,
+			     strlen(s->body), s->body);
+	else if (answer > 0)
+		n = snprintf(reply, sizeof reply, "HTTP/1.1 %d X\r\nContent-Length: 0\r\n\r\n", answer);
 	pthread_mutex_unlock(&r->lock);
 	memmove(c->buf, c->buf + head + body, c->len - head - body + 1);
 	c->len -= head + body;
-	if (answer > 0) {
-		char reply[128];
-		int n = snprintf(reply, sizeof reply, "HTTP/1.1 %d X\r\nContent-Length: 0\r\n\r\n", answer);
-		if (write(c->fd, reply, (size_t)n) != n)
-			return -1;
-	}
+	if (n > 0 && write(c->fd, reply, (size_t)n) != n)
+		return -1;
 	return 1;
 }
 
@@ -171,6 +201,10 @@ void receiver_stop(struct receiver *r)
 		free(r->reqs[i].head);
 		free(r->reqs[i].body);
 	}
+	for (int i = 0; i < r->nscript; i++) {
+		free(r->script[i].route);
+		free(r->script[i].body);
+	}
 	pthread_mutex_destroy(&r->lock);
 	free(r);
 }
@@ -181,6 +215,16 @@ void receiver_answer(struct receiver *r, int status)
 {
 	pthread_mutex_lock(&r->lock);
 	r->answer = status;
+	pthread_mutex_unlock(&r->lock);
+}
+
+void receiver_script(struct receiver *r, const char *route, int status, const char *body)
+{
+	/* The test's thread alone adds them. */
+	if (r->nscript == MAX_SCRIPTED || strlen(body) > 8000)
+		fail_msg("receiver: more than %d scripted replies, or one too long", MAX_SCRIPTED);
+	pthread_mutex_lock(&r->lock);
+	r->script[r->nscript++] = (struct scripted){.route = strdup(route), .body = strdup(body), .status = status};
 	pthread_mutex_unlock(&r->lock);
 }
 
@@ -201,6 +245,17 @@ json_t *receiver_body(struct receiver *r, int i)
 	pthread_mutex_lock(&r->lock);
 	if (i < r->nreqs)
 		v = json_loads(r->reqs[i].body, 0, NULL);
+	pthread_mutex_unlock(&r->lock);
+	return v;
+}
+
+char *receiver_line(struct receiver *r, int i)
+{
+	char *v = NULL;
+
+	pthread_mutex_lock(&r->lock);
+	if (i < r->nreqs)
+		v = strndup(r->reqs[i].head, strcspn(r->reqs[i].head, "\r\n"));
 	pthread_mutex_unlock(&r->lock);
 	return v;
 }

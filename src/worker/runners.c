@@ -340,6 +340,15 @@ int runners_start(struct worker *w, json_t *job)
 		gpus |= (uint64_t)1 << g;
 		len += (size_t)snprintf(ids + len, sizeof ids - len, "%s%s", taken++ ? "," : "", w->gpu_names[g]);
 	}
+	/* None at all: serve leased a whole-GPU job onto a shared GPU's room
+	 * (with several serves, one whose tallies had not yet seen its type
+	 * queued). Run, it would see no GPU; left out of the next lease
+	 * request's `running`, it goes back to the queue at once. */
+	if (want > 0 && taken == 0) {
+		log_warn("job given back: no GPU free for it", "worker=%s job=%lld gpus=%d", w->name, (long long)id,
+			 gpus_of(job));
+		return 0;
+	}
 	pipes_for(job, ends);
 	pid = w->nrunners < INSTANCE_GPUS_MAX ? fork() : (errno = EAGAIN, -1);
 	if (pid == 0) {

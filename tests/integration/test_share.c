@@ -13,16 +13,24 @@
  * - On an instance the scaler launched, two halves each pay half the GPU's
  *   price while they run, and the report's total is the instance's bill,
  *   to the cent.
+ * - A whole-GPU job leased onto a shared GPU's room (a race between
+ *   serves, played by a stand-in for serve) is not run with no GPU: the
+ *   worker's next lease request leaves it out of `running`.
  *
  * The worker runs in real time; every wait polls with a deadline. */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
+#include "receiver.h"
 
 /* A job of type that writes the GPUs it sees to dir/started.ID (written
  * aside, then renamed: whole when found), then waits for dir/end.ID or
@@ -176,12 +184,118 @@ static void test_halves_pay_half_and_the_bill_adds_up(void **state)
 	assert_int(harness_server_stop(s), 0);
 }
 
+/* The lease requests r has had so far, and the index of the nth (from 1)
+ * in *at (-1: not yet). */
+static int lease_requests(struct receiver *r, int nth, int *at)
+{
+	int n = 0, count = receiver_count(r);
+
+	*at = -1;
+	for (int i = 0; i < count; i++) {
+		char *line = receiver_line(r, i);
+		if (line && strncmp(line, "POST /v1/lease ", 15) == 0 && ++n == nth)
+			*at = i;
+		free(line);
+	}
+	return n;
+}
+
+/* Requests about job id that r has had: its reports, logs, heartbeats. */
+static int job_calls(struct receiver *r, int64_t id)
+{
+	char prefix[64];
+	int n = 0, count = receiver_count(r);
+
+	snprintf(prefix, sizeof prefix, "POST /v1/jobs/%lld/", (long long)id);
+	for (int i = 0; i < count; i++) {
+		char *line = receiver_line(r, i);
+		n += line && strncmp(line, prefix, strlen(prefix)) == 0;
+		free(line);
+	}
+	return n;
+}
+
+static void test_whole_gpu_job_on_shared_room_is_given_back(void **state)
+{
+	struct receiver *r = receiver_start();
+	const char *dir = harness_tmpdir(), *log = harness_fmt("%s/worker.log", dir);
+	char base[64], *text;
+	int at = -1;
+	json_t *body;
+	pid_t pid;
+
+	(void)state;
+	snprintf(base, sizeof base, "%.*s", (int)(strlen(receiver_url(r)) - strlen("/hook")), receiver_url(r));
+	receiver_script(r, "POST /v1/workers/register", 200,
+			"{\"heartbeat_s\": 60, \"gpu_shares\": {\"small\": {\"gpu_share\": 0.5, \"vram_gb\": 10}}}");
+	/* A half-share job that runs until the test ends it, then a whole-GPU
+	 * job onto the half left, then no reply (a long-poll). */
+	receiver_script(r, "POST /v1/lease", 200,
+			harness_fmt("{\"job\": {\"id\": 1, \"state\": \"leased\", \"type\": \"small\", \"gpus\": 1,"
+				    " \"attempts\": 1, \"timeout_s\": 600, \"lease\": {\"token\": 1}, \"command\": [\"sh\", \"-c\","
+				    " \"echo $CUDA_VISIBLE_DEVICES > %s/seen.1; until [ -e %s/end ]; do sleep 0.05; done\"]}}",
+				    dir, dir));
+	receiver_script(r, "POST /v1/lease", 200,
+			harness_fmt("{\"job\": {\"id\": 2, \"state\": \"leased\", \"type\": \"big\", \"gpus\": 1,"
+				    " \"attempts\": 1, \"timeout_s\": 600, \"lease\": {\"token\": 1}, \"command\": [\"sh\", \"-c\","
+				    " \"echo \\\"[$CUDA_VISIBLE_DEVICES]\\\" > %s/seen.2\"]}}",
+				    dir));
+	receiver_script(r, "POST /v1/lease", 0, "");
+	receiver_script(r, "GET /v1/jobs/", 0, "");
+	receiver_script(r, "POST /v1/jobs/", 200, "{}");
+
+	if ((pid = fork()) < 0)
+		fail_msg("fork: %s", strerror(errno));
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		setenv("CUDA_VISIBLE_DEVICES", "7", 1);
+		execl(harness_ebb_bin(), "ebb", "worker", "--server", base, "--name", "hand", "--gpus", "1", "--vram",
+		      "24", "--grace", "200ms", (char *)NULL);
+		_exit(127);
+	}
+	for (int64_t until = harness_now_ms() + 30000; lease_requests(r, 3, &at) < 3;) {
+		if (harness_now_ms() > until) {
+			text = harness_read_file(log, NULL);
+			fail_msg("the worker has not asked for a third lease; its log:\n%s", text ? text : "");
+		}
+		harness_sleep_ms(50);
+	}
+	body = receiver_body(r, at);
+	text = json_dumps(json_object_get(body, "running"), JSON_COMPACT);
+	/* The half-share job runs on the GPU; the whole one is not among
+	 * the jobs the worker runs, so serve takes it back. */
+	if (!text || strcmp(text, "[1]") != 0) {
+		char *worker_log = harness_read_file(log, NULL);
+		fail_msg("the lease request after the whole-GPU job names running %s, not [1]; the worker's log:\n%s",
+			 text ? text : "(none)", worker_log ? worker_log : "");
+	}
+	free(text);
+	json_decref(body);
+	assert_int_equal(job_calls(r, 2), 0);
+	assert_int_equal(access(harness_fmt("%s/seen.2", dir), F_OK), -1);
+	assert_true(harness_file_lines(log, "job given back: no GPU free for it") >= 1);
+	text = harness_read_file(harness_fmt("%s/seen.1", dir), NULL);
+	assert_non_null(text);
+	assert_string_equal(text, "7\n");
+	free(text);
+
+	harness_write_file(harness_fmt("%s/end", dir), "");
+	kill(-pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	receiver_stop(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_two_halves_share_one_gpu, harness_cleanup),
 		cmocka_unit_test_teardown(test_vram_keeps_shares_apart, harness_cleanup),
 		cmocka_unit_test_teardown(test_halves_pay_half_and_the_bill_adds_up, harness_cleanup),
+		cmocka_unit_test_teardown(test_whole_gpu_job_on_shared_room_is_given_back, harness_cleanup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
