@@ -8,6 +8,7 @@
 #include "common/mem.h"
 #include "common/timer.h"
 #include "common/words.h"
+#include "policy/placement.h"
 #include "serve/scaler.h"
 #include "serve/share.h"
 
@@ -32,7 +33,9 @@ struct longpoll {
 	const struct scaler *scaler;
 	struct fleet *fleet;
 	struct workers *workers;
-	struct waiter *head, *tail; /* oldest first */
+	/* Parked, in the order jobs are offered to them: policy/placement.h's,
+	 * and among those alike the oldest first. */
+	struct waiter *head, *tail;
 	int n;
 	/* serve stops: a request is answered at once, with no job. One
 	 * parked now would still be suspended when the HTTP daemon stops,
@@ -171,6 +174,27 @@ void lease_request_free(const struct lease_request *r)
 	}
 }
 
+/* Into the list in placement order, after those alike: walked from the
+ * tail, where a request of the newest instance belongs. */
+static void park(struct longpoll *lp, struct waiter *w)
+{
+	struct waiter *after = lp->tail;
+
+	while (after && placement_before(w->r.instance, after->r.instance))
+		after = after->prev;
+	w->prev = after;
+	w->next = after ? after->next : lp->head;
+	if (w->next)
+		w->next->prev = w;
+	else
+		lp->tail = w;
+	if (after)
+		after->next = w;
+	else
+		lp->head = w;
+	w->parked = 1;
+}
+
 void longpoll_lease(struct longpoll *lp, struct request *req, const struct lease_request *r)
 {
 	struct waiter *w = mem_calloc(1, sizeof *w);
@@ -198,14 +222,7 @@ void longpoll_lease(struct longpoll *lp, struct request *req, const struct lease
 	} else if (n > 0 || r->wait_ms <= 0 || lp->stopping) {
 		reply_jobs(w, jobs, n);
 	} else {
-		w->prev = lp->tail;
-		w->next = NULL;
-		if (lp->tail)
-			lp->tail->next = w;
-		else
-			lp->head = w;
-		lp->tail = w;
-		w->parked = 1;
+		park(lp, w);
 		lp->n++;
 		w->timer = evtimer_new(lp->base, on_timeout, w);
 		timer_add_ms(w->timer, r->wait_ms);
@@ -299,7 +316,7 @@ static int offer_warm(struct longpoll *lp)
 /* The batch's precommit subscriber: offers the queued jobs to the parked
  * requests when a job may have become leasable. A worker whose handler of
  * the next job's type is ready takes it first, as it needs no setup;
- * then the others, oldest first. */
+ * then the others, in placement order. */
 static int dispatch(void *arg)
 {
 	struct longpoll *lp = arg;

@@ -458,8 +458,10 @@ static void dispatch(struct sim *s)
 	if (s->setup_ms && !s->kind->take)
 		dispatch_warm(s);
 
-	/* Over the open instances only, in index order: a long replay
-	 * launches hundreds of thousands, and this runs after every event.
+	/* Over the open instances only, in index order, which is launch
+	 * order, the order serve offers a job to its workers in
+	 * (policy/placement.h): a long replay launches hundreds of
+	 * thousands, and this runs after every event.
 	 * Those left full leave the list in one pass at the end (one at a
 	 * time from its head was quadratic when a burst of a million jobs met
 	 * as many instances). */

@@ -13,8 +13,8 @@
  * provider kills what is left [local] reclaim_notice later), in the
  * replay by `ebb sim --reclaims` (the instance stops then). Serve's job
  * and instance take the worker's few seconds more, which the tolerances
- * absorb. Not in it: which of several idle instances takes a job that
- * arrives (below).
+ * absorb. A job that arrives while two instances are idle goes to the
+ * same one in both (below).
  *
  * How serve is driven: the test is the trace's clock. Each job is a shell
  * command that ends when the test creates its file, which it does when
@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "policy/plan.h"
 
 /* What real time adds to serve's clock at each step (a submit, a job's
  * end reported, a worker up) is well under this on a busy machine. */
@@ -107,12 +108,11 @@ struct sjob {
  * leave the second instance in lease order, not in arrival order: the
  * express job 5, the standard job 4 (priority 10), the standard job 3
  * (priority 0), the batch job 2 at 610 s; ml's batch job 6, at 605 s,
- * waits for it, at 710 s (two instances at most). No job arrives while
- * two instances are idle: serve gives it to the worker whose lease
- * request has waited longest (its long polls are served first come,
- * first served), the replay to the instance launched first (its
- * dispatch walks the instances in launch order): a difference this
- * scenario leaves out, and a team's share can hide. */
+ * waits for it, at 710 s (two instances at most). Job 7 arrives at
+ * 1000 s with both instances idle: both give it to the instance launched
+ * first (policy/placement.h: serve offers jobs to its parked lease
+ * requests in that order, the replay to its instances), and release the
+ * replacement, idle since 800 s, at 1100 s. */
 static const struct sjob scenario[] = {
 	{0, 600, "standard", 0, "ml", "train"},
 	{10, 300, "express", 0, "web", "infer"},
@@ -254,6 +254,7 @@ static int64_t idle_due(struct harness_server *s, int64_t now)
 
 struct outcome {
 	int launches, terminations;
+	int64_t kept_launched_ms; /* the instance up at the end: its launch, from t0; -1: none */
 	double waits_s[NJOBS]; /* sorted */
 	double cost_usd;       /* of the instances from t0 to end_ms */
 };
@@ -268,6 +269,7 @@ static void fleet_outcome(struct harness_server *s, int64_t from, int64_t to, st
 	json_t *f = harness_get(s, "/v1/fleet?all=1"), *i;
 	size_t k;
 
+	o->kept_launched_ms = -1;
 	json_array_foreach(harness_jget(f, "instances"), k, i) {
 		int64_t launched = ms_of(i, "launched_at"), ended = ms_of(i, "terminated_at");
 		int64_t a = launched > from ? launched : from, b = ended >= 0 && ended < to ? ended : to;
@@ -275,7 +277,11 @@ static void fleet_outcome(struct harness_server *s, int64_t from, int64_t to, st
 			      JSTR(i, "market"), (double)(launched - from) / 1000.0,
 			      ended >= 0 ? (double)(ended - from) / 1000.0 : -1.0);
 		o->launches += launched > from;
-		o->terminations += ended >= 0 && ended <= to;
+		/* serve ends an idle instance its workers' time to leave after
+		 * the replay does (PLAN_LEAVE_GRACE_MS). */
+		o->terminations += ended >= 0 && ended <= to + PLAN_LEAVE_GRACE_MS + (int64_t)(WAIT_TOLERANCE_S * 1000);
+		if (ended < 0)
+			o->kept_launched_ms = launched - from;
 		if (b > a)
 			o->cost_usd += (double)(b - a) / 3600e3 * price_of(JSTR(i, "market"));
 	}
@@ -526,6 +532,14 @@ static void serve_and_sim_agree(void **state)
 	 * past it was ended (or the instance it replaced), in serve too by
 	 * then. */
 	assert_int(o.terminations, JINT(sim, "cold_starts"));
+	/* Job 7 went to the instance launched first of the two idle: the
+	 * replacement, idle since 800 s, was released at 1100 s in the
+	 * replay, and in serve the one kept is the one launched before the
+	 * reclaim. */
+	assert_int(JINT(sim, "end_s"), 1100);
+	if (o.kept_launched_ms < 0 || o.kept_launched_ms >= RECLAIM_S * 1000LL)
+		fail_msg("serve kept the instance launched at %.1f s, not the one launched before the reclaim",
+			 (double)o.kept_launched_ms / 1000.0);
 	assert_int(JINT(sim, "max_instances"), 2);
 	assert_near("wait p50 (s)", o.waits_s[(NJOBS + 1) / 2 - 1], JNUM(sim, "wait_p50_s"), WAIT_TOLERANCE_S);
 	assert_near("wait p95 (s)", o.waits_s[NJOBS - 1], JNUM(sim, "wait_p95_s"), WAIT_TOLERANCE_S);

@@ -698,6 +698,41 @@ static void test_slow_launch_leaves_the_api_free(void **state)
 	json_decref(f);
 }
 
+/* Two instances of the warm floor wait for work: one job after another
+ * goes to the one launched first every time (policy/placement.h), so
+ * that the other stays idle, as the simulator's dispatch has it. Served
+ * to the request that had waited longest, they took turns. */
+static void test_jobs_go_to_the_instance_launched_first(void **state)
+{
+	const char *exits = exits_file();
+	struct harness_server *s = serve(exits, "max_instances = 2\nidle_timeout = 5m\nwarm = * * 2\n", HARNESS_TEST_CLOCK);
+	int64_t first = 0;
+	json_t *f;
+
+	(void)state;
+	WAIT_FOR(s, 20000, idle_instances(s) == 2 && harness_stat(s, "waiting_workers") == 2,
+		 "the warm floor's two workers are not both waiting for work after 20 s");
+	f = fleet(s, 0);
+	for (int k = 0; k < 2; k++) {
+		int64_t id = JINT(json_array_get(harness_jget(f, "instances"), (size_t)k), "id");
+		first = first && first < id ? first : id;
+	}
+	json_decref(f);
+	for (int k = 0; k < 4; k++) {
+		int64_t id = submit(s, "true", 1), ran;
+		WAIT_FOR(s, 20000, harness_job_is(s, id, "succeeded"), "job %d has not succeeded after 20 s", k + 1);
+		f = harness_get_job(s, id);
+		ran = JINT(json_array_get(harness_jget(f, "runs"), 0), "instance");
+		json_decref(f);
+		if (ran != first)
+			harness_fail_with_log(s, "job %d ran on instance %lld, not on %lld, launched first", k + 1,
+					      (long long)ran, (long long)first);
+		/* Its worker asks again before the next job comes. */
+		WAIT_FOR(s, 20000, harness_stat(s, "waiting_workers") == 2, "the worker of job %d has not asked again",
+			 k + 1);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -713,6 +748,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_job_dies_with_its_worker, harness_cleanup),
 		cmocka_unit_test_teardown(test_long_job_is_not_an_orphan, harness_cleanup),
 		cmocka_unit_test_teardown(test_slow_launch_leaves_the_api_free, harness_cleanup),
+		cmocka_unit_test_teardown(test_jobs_go_to_the_instance_launched_first, harness_cleanup),
 	};
 	return cmocka_run_group_tests(tests, NULL, harness_cleanup);
 }
