@@ -198,10 +198,11 @@ static void reap(struct worker *w, int k)
 	drop(w, k);
 }
 
-/* Stops a waiting runner (the end of its pipe: it stops its handler)
- * and waits for it: the job that needs its GPUs must not meet its
- * handler's memory there. */
-static void stop_idle(struct worker *w, int k, const char *why)
+/* Tells waiting runner k to stop (the end of its pipe: it stops its
+ * handler) and takes back what it holds at once; whoever tells it waits
+ * for it (reap) before a job runs there: a job must not meet its
+ * handler's memory on its GPUs. */
+static void tell_stop(struct worker *w, int k, const char *why)
 {
 	struct runner *r = &w->runners[k];
 
@@ -209,26 +210,30 @@ static void stop_idle(struct worker *w, int k, const char *why)
 		 why);
 	close(r->to);
 	r->to = -1;
-	reap(w, k);
+	for (int g = 0; g < w->ngpus; g++)
+		if ((r->gpus >> g) & 1)
+			w->gpu_job[g] = 0;
+	r->gpus = 0;
+	if (r->gpu >= 0)
+		share_release(w, r->gpu, r->share, r->vram_gb);
+	r->gpu = -1;
 }
 
-/* Stops the runner that has waited longest, of the kind wanted (shared
- * or whole) if one waits, else of any; 0 when none waits. */
-static int stop_longest_idle(struct worker *w, int shared, const char *why)
+/* The waiting runner (one not yet told to stop) that has waited
+ * longest, of the kind wanted (shared or whole) if one waits, else of
+ * any; -1 when none waits. */
+static int longest_idle(const struct worker *w, int shared)
 {
 	int best = -1;
 
 	for (int pass = 0; pass < 2 && best < 0; pass++)
 		for (int k = 0; k < w->nrunners; k++) {
 			const struct runner *r = &w->runners[k];
-			if (!r->job && (pass || (r->gpu >= 0) == shared) &&
+			if (!r->job && r->to >= 0 && (pass || (r->gpu >= 0) == shared) &&
 			    (best < 0 || r->idle_since < w->runners[best].idle_since))
 				best = k;
 		}
-	if (best < 0)
-		return 0;
-	stop_idle(w, best, why);
-	return 1;
+	return best;
 }
 
 static int free_whole(const struct worker *w)
@@ -309,6 +314,29 @@ static void pipes_for(json_t *job, int ends[4])
 	ends[3] = from[1];
 }
 
+/* Waiting handlers leave what a job of `want` whole GPUs (or of a
+ * share) needs, and a runner's slot, the longest waiting first. All are
+ * told before any is waited for, so that they unload side by side: the
+ * job waits for the slowest of them, not for all of them in turn. */
+static void make_room(struct worker *w, double share, int64_t vram_gb, int want)
+{
+	pid_t told[INSTANCE_GPUS_MAX];
+	int n = 0, k;
+
+	while ((w->nrunners - n == INSTANCE_GPUS_MAX ||
+		(share < 1 ? share_fit(w, share, vram_gb) < 0 : free_whole(w) < want)) &&
+	       (k = longest_idle(w, share < 1)) >= 0) {
+		told[n++] = w->runners[k].pid;
+		tell_stop(w, k, "another job needs its GPUs");
+	}
+	for (int i = 0; i < n; i++)
+		for (k = 0; k < w->nrunners; k++)
+			if (w->runners[k].pid == told[i]) {
+				reap(w, k);
+				break;
+			}
+}
+
 int runners_start(struct worker *w, json_t *job)
 {
 	int64_t id = json_integer_value(json_object_get(job, "id")), vram_gb;
@@ -322,11 +350,7 @@ int runners_start(struct worker *w, json_t *job)
 	while ((k = waiting_for(w, job, share)) >= 0)
 		if (hand_over(w, k, job) == 0)
 			return 0;
-	/* Waiting handlers leave what this job needs, and a slot. */
-	while ((w->nrunners == INSTANCE_GPUS_MAX ||
-		(share < 1 ? share_fit(w, share, vram_gb) < 0 : free_whole(w) < want)) &&
-	       stop_longest_idle(w, share < 1, "another job needs its GPUs"))
-		;
+	make_room(w, share, vram_gb, want);
 	if (share < 1 && (shared = share_place(w, share, vram_gb)) >= 0) {
 		snprintf(ids, sizeof ids, "%s", w->gpu_names[shared]);
 		want = 0;

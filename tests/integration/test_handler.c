@@ -594,6 +594,62 @@ static void each_runner_keeps_its_handler(void **state)
 	assert_false(harness_alive(last, NULL));
 }
 
+/* A handler that takes its time to unload: told to stop (its stdin at
+ * its end; SIGTERM ignored), it writes DIR/stopping.PID, waits up to 4 s
+ * for as many such files as there are handlers (DIR/starts' lines), then
+ * writes in DIR/saw.PID how many it saw, and exits. */
+static const char *unloading_handler(const char *dir)
+{
+	const char *path = harness_fmt("%s/unload.py", dir);
+
+	write_script(path, "#!/usr/bin/python3\n"
+			   "import glob, json, os, signal, sys, time\n"
+			   "signal.signal(signal.SIGTERM, lambda *a: None)\n"
+			   "d = sys.argv[1]\n"
+			   "with open(d + '/starts', 'a') as f:\n"
+			   "    f.write('%s %d\\n' % (os.environ.get('CUDA_VISIBLE_DEVICES', ''), os.getpid()))\n"
+			   "control = os.fdopen(int(os.environ['EBB_CONTROL_FD']), 'w', buffering=1)\n"
+			   "control.write('ready\\n')\n"
+			   "for line in sys.stdin:\n"
+			   "    time.sleep(json.loads(line)['payload'])\n"
+			   "    control.write('result %s\\n' % json.dumps({'pid': os.getpid()}))\n"
+			   "    control.write('done\\n')\n"
+			   "open('%s/stopping.%d' % (d, os.getpid()), 'w').close()\n"
+			   "handlers = len(open(d + '/starts').readlines())\n"
+			   "until = time.time() + 4\n"
+			   "while len(glob.glob(d + '/stopping.*')) < handlers and time.time() < until:\n"
+			   "    time.sleep(0.05)\n"
+			   "with open('%s/saw.%d' % (d, os.getpid()), 'w') as f:\n"
+			   "    f.write('%d\\n' % len(glob.glob(d + '/stopping.*')))\n");
+	return path;
+}
+
+/* Two waiting handlers that a job of both GPUs needs gone are told to
+ * stop together, not one after the other: each, unloading, sees the
+ * other unload too. (One at a time, the first waits out its 4 s alone.) */
+static void waiting_handlers_stop_side_by_side(void **state)
+{
+	const char *dir = test_dir();
+	struct harness_server *s = serve_with(unloading_handler(dir), dir);
+	pid_t handlers[2], ran[2];
+	int64_t plain;
+
+	(void)state;
+	harness_hand_worker(s, harness_fmt("%s/worker.log", s->dir), "0,1", "--gpus", "2", NULL);
+	run_payloads(s, "echo", 2, "1", ran, NULL);
+	assert_int(handler_starts(dir, 0, &handlers[0]), 2);
+	handler_starts(dir, 1, &handlers[1]);
+	plain = harness_submit(s, "{\"command\": [\"true\"], \"gpus\": 2}");
+	WAIT_FOR(s, 60000, harness_job_is(s, plain, "succeeded"), "the job of two GPUs did not succeed");
+	for (int k = 0; k < 2; k++) {
+		char *saw = harness_read_file(harness_fmt("%s/saw.%d", dir, (int)handlers[k]), NULL);
+		if (!saw || atoi(saw) != 2)
+			harness_fail_with_log(s, "handler %d saw %d of the two unload (-1: it wrote nothing): they were"
+					      " not stopped together", (int)handlers[k], saw ? atoi(saw) : -1);
+		free(saw);
+	}
+}
+
 /* Handlers of a type that takes half a GPU stay too: two side by side
  * on the one GPU, told the same CUDA_VISIBLE_DEVICES, and the next jobs
  * go to them; a job of the whole GPU stops both first. */
@@ -698,6 +754,7 @@ int main(void)
 		cmocka_unit_test_teardown(two_hundred_jobs_on_a_local_instance, harness_cleanup),
 		cmocka_unit_test_teardown(each_runner_keeps_its_handler, harness_cleanup),
 		cmocka_unit_test_teardown(shared_handlers_stay, harness_cleanup),
+		cmocka_unit_test_teardown(waiting_handlers_stop_side_by_side, harness_cleanup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
