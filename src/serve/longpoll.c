@@ -193,6 +193,7 @@ static void park(struct longpoll *lp, struct waiter *w)
 	else
 		lp->head = w;
 	w->parked = 1;
+	lp->n++;
 }
 
 void longpoll_lease(struct longpoll *lp, struct request *req, const struct lease_request *r)
@@ -223,7 +224,6 @@ void longpoll_lease(struct longpoll *lp, struct request *req, const struct lease
 		reply_jobs(w, jobs, n);
 	} else {
 		park(lp, w);
-		lp->n++;
 		w->timer = evtimer_new(lp->base, on_timeout, w);
 		timer_add_ms(w->timer, r->wait_ms);
 	}

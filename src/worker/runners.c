@@ -170,16 +170,24 @@ static int run_alone(struct worker *w, json_t *job, const char *gpu_ids, pid_t w
 	return rc < 0 ? RUNNER_ORPHANED : 0;
 }
 
+/* Gives back the GPUs (or the share) runner r holds. */
+static void give_back(struct worker *w, struct runner *r)
+{
+	for (int g = 0; g < w->ngpus; g++)
+		if ((r->gpus >> g) & 1)
+			w->gpu_job[g] = 0;
+	r->gpus = 0;
+	if (r->gpu >= 0)
+		share_release(w, r->gpu, r->share, r->vram_gb);
+	r->gpu = -1;
+}
+
 /* Gives back what runner k holds and drops it (its process is gone). */
 static void drop(struct worker *w, int k)
 {
 	struct runner *r = &w->runners[k];
 
-	for (int g = 0; g < w->ngpus; g++)
-		if ((r->gpus >> g) & 1)
-			w->gpu_job[g] = 0;
-	if (r->gpu >= 0)
-		share_release(w, r->gpu, r->share, r->vram_gb);
+	give_back(w, r);
 	if (r->to >= 0)
 		close(r->to);
 	if (r->from >= 0)
@@ -210,13 +218,7 @@ static void tell_stop(struct worker *w, int k, const char *why)
 		 why);
 	close(r->to);
 	r->to = -1;
-	for (int g = 0; g < w->ngpus; g++)
-		if ((r->gpus >> g) & 1)
-			w->gpu_job[g] = 0;
-	r->gpus = 0;
-	if (r->gpu >= 0)
-		share_release(w, r->gpu, r->share, r->vram_gb);
-	r->gpu = -1;
+	give_back(w, r);
 }
 
 /* The waiting runner (one not yet told to stop) that has waited

@@ -184,32 +184,17 @@ static void test_halves_pay_half_and_the_bill_adds_up(void **state)
 	assert_int(harness_server_stop(s), 0);
 }
 
-/* The lease requests r has had so far, and the index of the nth (from 1)
- * in *at (-1: not yet). */
-static int lease_requests(struct receiver *r, int nth, int *at)
+/* The requests r has had so far whose line starts with prefix, and the
+ * index of the nth of them (from 1; 0: none wanted) in *at (-1: not yet). */
+static int requests_to(struct receiver *r, const char *prefix, int nth, int *at)
 {
 	int n = 0, count = receiver_count(r);
 
 	*at = -1;
 	for (int i = 0; i < count; i++) {
 		char *line = receiver_line(r, i);
-		if (line && strncmp(line, "POST /v1/lease ", 15) == 0 && ++n == nth)
+		if (line && strncmp(line, prefix, strlen(prefix)) == 0 && ++n == nth)
 			*at = i;
-		free(line);
-	}
-	return n;
-}
-
-/* Requests about job id that r has had: its reports, logs, heartbeats. */
-static int job_calls(struct receiver *r, int64_t id)
-{
-	char prefix[64];
-	int n = 0, count = receiver_count(r);
-
-	snprintf(prefix, sizeof prefix, "POST /v1/jobs/%lld/", (long long)id);
-	for (int i = 0; i < count; i++) {
-		char *line = receiver_line(r, i);
-		n += line && strncmp(line, prefix, strlen(prefix)) == 0;
 		free(line);
 	}
 	return n;
@@ -257,7 +242,7 @@ static void test_whole_gpu_job_on_shared_room_is_given_back(void **state)
 		      "24", "--grace", "200ms", (char *)NULL);
 		_exit(127);
 	}
-	for (int64_t until = harness_now_ms() + 30000; lease_requests(r, 3, &at) < 3;) {
+	for (int64_t until = harness_now_ms() + 30000; requests_to(r, "POST /v1/lease ", 3, &at) < 3;) {
 		if (harness_now_ms() > until) {
 			text = harness_read_file(log, NULL);
 			fail_msg("the worker has not asked for a third lease; its log:\n%s", text ? text : "");
@@ -275,7 +260,7 @@ static void test_whole_gpu_job_on_shared_room_is_given_back(void **state)
 	}
 	free(text);
 	json_decref(body);
-	assert_int_equal(job_calls(r, 2), 0);
+	assert_int_equal(requests_to(r, "POST /v1/jobs/2/", 0, &(int){0}), 0);
 	assert_int_equal(access(harness_fmt("%s/seen.2", dir), F_OK), -1);
 	assert_true(harness_file_lines(log, "job given back: no GPU free for it") >= 1);
 	text = harness_read_file(harness_fmt("%s/seen.1", dir), NULL);
